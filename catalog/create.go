@@ -1,0 +1,284 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"storefront/ent"
+	"storefront/enums"
+	"storefront/inventory"
+	"storefront/money"
+	"storefront/skumatrix"
+	"storefront/store"
+)
+
+// SpecInput is a dimension and its value names, in display order.
+type SpecInput struct {
+	Name   string
+	Values []string
+}
+
+// SkuTerms are the per-SKU commercial terms an admin sets.
+type SkuTerms struct {
+	SellPrice, LineationPrice, CostPrice money.Money
+	Stock                                int64
+}
+
+// SkuOverride sets terms for one combination, named by its value names.
+type SkuOverride struct {
+	Values []string
+	SkuTerms
+	SkuCode *string
+	Enabled *bool
+}
+
+// CreateInput is a new goods; the backend generates its SKUs.
+type CreateInput struct {
+	Name, Code string
+	Status     enums.GoodsStatus
+	Specs      []SpecInput
+	DefaultSku SkuTerms
+	Skus       []SkuOverride
+}
+
+// Create validates the input, generates the cartesian product of the specs
+// and writes goods, specs, values, SKUs and one opening ledger row per SKU in
+// one transaction: it either all exists or none of it does.
+func (s *Service) Create(ctx context.Context, in CreateInput) (*Goods, error) {
+	plan, err := s.planCreate(in)
+	if err != nil {
+		return nil, err
+	}
+	var id int64
+	err = store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+		id, err = writeCreate(ctx, tx, in, plan)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Goods(ctx, Viewer{Admin: true}, id)
+}
+
+type plannedSku struct {
+	valueIdx []int // per dimension, index into that spec's values
+	terms    SkuTerms
+	code     *string
+	enabled  bool
+}
+
+func (s *Service) planCreate(in CreateInput) ([]plannedSku, error) {
+	if err := checkName("goods name", in.Name, 120); err != nil {
+		return nil, err
+	}
+	if utf8.RuneCountInString(in.Code) > 64 {
+		return nil, fmt.Errorf("%w: goods code is longer than 64 characters", ErrInvalidInput)
+	}
+	if in.Status == "" {
+		return nil, fmt.Errorf("%w: goods status is required", ErrInvalidInput)
+	}
+	dims := make([][]int64, len(in.Specs))
+	// Placeholders stand in for value ids until the values exist; they must be
+	// unique across dimensions, like the ids will be.
+	placeholder := map[int64][2]int{}
+	seenSpec := map[string]bool{}
+	for i, sp := range in.Specs {
+		if err := checkName("spec name", sp.Name, 64); err != nil {
+			return nil, err
+		}
+		if seenSpec[sp.Name] {
+			return nil, fmt.Errorf("%w: duplicate spec name %q", ErrInvalidInput, sp.Name)
+		}
+		seenSpec[sp.Name] = true
+		seenVal := map[string]bool{}
+		for j, v := range sp.Values {
+			if err := checkName("spec value", v, 64); err != nil {
+				return nil, err
+			}
+			if seenVal[v] {
+				return nil, fmt.Errorf("%w: duplicate value %q in spec %q", ErrInvalidInput, v, sp.Name)
+			}
+			seenVal[v] = true
+			id := int64(len(placeholder) + 1)
+			placeholder[id] = [2]int{i, j}
+			dims[i] = append(dims[i], id)
+		}
+	}
+	combos, err := skumatrix.Cartesian(dims, s.cfg.Limits)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkTerms(in.DefaultSku); err != nil {
+		return nil, err
+	}
+	plan := make([]plannedSku, len(combos))
+	index := map[string]int{}
+	for k, combo := range combos {
+		idx := make([]int, len(combo))
+		names := make([]string, len(combo))
+		for d, id := range combo {
+			idx[d] = placeholder[id][1]
+			names[d] = in.Specs[d].Values[idx[d]]
+		}
+		plan[k] = plannedSku{valueIdx: idx, terms: in.DefaultSku, enabled: true}
+		index[strings.Join(names, "\x00")] = k
+	}
+	codes := map[string]bool{}
+	for _, o := range in.Skus {
+		k, ok := index[strings.Join(o.Values, "\x00")]
+		if !ok || len(o.Values) != len(in.Specs) {
+			return nil, fmt.Errorf("%w: SKU %v is not a combination of the specs (give one value per spec, in spec order)", ErrInvalidInput, o.Values)
+		}
+		if err := s.checkTerms(o.SkuTerms); err != nil {
+			return nil, fmt.Errorf("SKU %v: %w", o.Values, err)
+		}
+		plan[k].terms = o.SkuTerms
+		if o.Enabled != nil {
+			plan[k].enabled = *o.Enabled
+		}
+		if code := normaliseCode(o.SkuCode); code != nil {
+			if codes[*code] {
+				return nil, fmt.Errorf("%w: skuCode %q is given twice", ErrInvalidInput, *code)
+			}
+			codes[*code] = true
+			plan[k].code = code
+		}
+	}
+	return plan, nil
+}
+
+func writeCreate(ctx context.Context, tx *ent.Tx, in CreateInput, plan []plannedSku) (int64, error) {
+	specType := enums.SpecMulti
+	if len(in.Specs) == 0 {
+		specType = enums.SpecSingle
+	}
+	g, err := tx.Goods.Create().SetName(in.Name).SetCode(in.Code).SetStatus(in.Status).SetSpecType(specType).Save(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("creating goods: %w", err)
+	}
+	valueIDs := make([][]int64, len(in.Specs))
+	for i, sp := range in.Specs {
+		spRow, err := tx.Spec.Create().SetGoodsID(g.ID).SetName(sp.Name).SetSort(i).Save(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("creating spec %q: %w", sp.Name, err)
+		}
+		builders := make([]*ent.SpecValueCreate, len(sp.Values))
+		for j, v := range sp.Values {
+			builders[j] = tx.SpecValue.Create().SetSpecID(spRow.ID).SetGoodsID(g.ID).SetName(v).SetSort(j)
+		}
+		rows, err := tx.SpecValue.CreateBulk(builders...).Save(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("creating values of spec %q: %w", sp.Name, err)
+		}
+		for _, r := range rows {
+			valueIDs[i] = append(valueIDs[i], r.ID)
+		}
+	}
+	builders := make([]*ent.SkuCreate, len(plan))
+	for k, p := range plan {
+		ids := make([]int64, len(p.valueIdx))
+		names := make([]string, len(p.valueIdx))
+		for d, j := range p.valueIdx {
+			ids[d] = valueIDs[d][j]
+			names[d] = in.Specs[d].Values[j]
+		}
+		builders[k] = newSku(tx, g.ID, ids, names, p)
+	}
+	skus, err := createSkus(ctx, tx, builders)
+	if err != nil {
+		return 0, err
+	}
+	return g.ID, bookOpening(ctx, tx, skus)
+}
+
+func newSku(tx *ent.Tx, goodsID int64, ids []int64, names []string, p plannedSku) *ent.SkuCreate {
+	status := enums.SkuEnabled
+	if !p.enabled {
+		status = enums.SkuDisabled
+	}
+	return tx.Sku.Create().SetGoodsID(goodsID).
+		SetSpecValueIds(formatIDList(ids)).SetSpecValueStr(strings.Join(names, ",")).
+		SetSpecKey(skumatrix.SpecKey(ids)).SetNillableSkuCode(p.code).
+		SetSellPrice(p.terms.SellPrice).SetLineationPrice(p.terms.LineationPrice).SetCostPrice(p.terms.CostPrice).
+		SetStock(p.terms.Stock).SetStatus(status)
+}
+
+// ErrSkuCodeTaken reports a skuCode already used by another SKU.
+var ErrSkuCodeTaken = fmt.Errorf("%w: skuCode is already used by another SKU", ErrInvalidInput)
+
+func createSkus(ctx context.Context, tx *ent.Tx, builders []*ent.SkuCreate) ([]*ent.Sku, error) {
+	var out []*ent.Sku
+	for start := 0; start < len(builders); start += 200 {
+		rows, err := tx.Sku.CreateBulk(builders[start:min(start+200, len(builders))]...).Save(ctx)
+		if err != nil {
+			return nil, skuWriteError(err)
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
+}
+
+// skuWriteError names which unique key refused the write.
+func skuWriteError(err error) error {
+	if !ent.IsConstraintError(err) {
+		return fmt.Errorf("writing SKUs: %w", err)
+	}
+	if strings.Contains(err.Error(), "sku_code") {
+		return errors.Join(ErrSkuCodeTaken, err)
+	}
+	return fmt.Errorf("%w: a SKU with the same spec combination already exists: %v", ErrVersionConflict, err)
+}
+
+// bookOpening writes each SKU's initial stock as a ledger row, so the ledger
+// sum equals stock from the very first row (seed 003, 7.4).
+func bookOpening(ctx context.Context, tx *ent.Tx, skus []*ent.Sku) error {
+	entries := make([]inventory.Entry, len(skus))
+	for i, s := range skus {
+		entries[i] = inventory.Entry{
+			ItemID: s.ID, GoodsID: s.GoodsID, Type: inventory.Adjust, Num: s.Stock, Before: 0, After: s.Stock,
+			BizType: inventory.BizOpening, BizSn: fmt.Sprintf("sku-%d", s.ID), Remark: "opening stock",
+		}
+	}
+	return inventory.Book(ctx, tx, entries...)
+}
+
+func (s *Service) checkTerms(t SkuTerms) error {
+	for _, p := range []struct {
+		name string
+		v    money.Money
+	}{{"sellPrice", t.SellPrice}, {"lineationPrice", t.LineationPrice}, {"costPrice", t.CostPrice}} {
+		if p.v < 0 {
+			return fmt.Errorf("%w: %s %s is negative", ErrInvalidInput, p.name, p.v)
+		}
+		if p.v > s.cfg.MaxPrice {
+			return fmt.Errorf("%w: %s %s is above the maximum %s", ErrInvalidInput, p.name, p.v, s.cfg.MaxPrice)
+		}
+	}
+	if t.Stock < 0 || t.Stock > s.cfg.MaxStock {
+		return fmt.Errorf("%w: stock %d must be between 0 and %d", ErrInvalidInput, t.Stock, s.cfg.MaxStock)
+	}
+	return nil
+}
+
+func checkName(what, s string, maxLen int) error {
+	if strings.TrimSpace(s) == "" {
+		return fmt.Errorf("%w: %s is empty", ErrInvalidInput, what)
+	}
+	if utf8.RuneCountInString(s) > maxLen {
+		return fmt.Errorf("%w: %s %q is longer than %d characters", ErrInvalidInput, what, s, maxLen)
+	}
+	return nil
+}
+
+// normaliseCode stores "no code" as NULL: an empty string would take part in
+// the unique index (seed 003, 3.4).
+func normaliseCode(c *string) *string {
+	if c == nil || strings.TrimSpace(*c) == "" {
+		return nil
+	}
+	v := strings.TrimSpace(*c)
+	return &v
+}

@@ -1,0 +1,136 @@
+// Package catalog owns goods, specs, spec values and SKUs: reading product
+// views and (for admins) editing them without breaking history.
+package catalog
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"storefront/ent"
+	"storefront/ent/goods"
+	"storefront/enums"
+	"storefront/store"
+)
+
+// Service reads and edits the catalog.
+type Service struct {
+	db  *store.DB
+	cfg Config
+}
+
+// New returns a catalog service on db.
+func New(db *store.DB, cfg Config) *Service { return &Service{db: db, cfg: cfg} }
+
+// Viewer is what the catalog needs to know about the caller.
+type Viewer struct{ Admin bool }
+
+// visibleTo limits customers and anonymous visitors to on-shelf goods;
+// soft-deleted goods are hidden from everyone.
+func visibleTo(v Viewer, q *ent.GoodsQuery) *ent.GoodsQuery {
+	q = q.Where(goods.DeleteTimeIsNil())
+	if !v.Admin {
+		q = q.Where(goods.StatusEQ(enums.GoodsOnShelf))
+	}
+	return q
+}
+
+// Goods returns the product view of one goods, or nil when it does not
+// exist or is not visible to v.
+func (s *Service) Goods(ctx context.Context, v Viewer, id int64) (*Goods, error) {
+	row, err := visibleTo(v, s.db.Client.Goods.Query().Where(goods.ID(id))).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, store.Classify(fmt.Errorf("loading goods %d: %w", id, err))
+	}
+	views, err := loadViews(ctx, s.db.Client, []*ent.Goods{row})
+	if err != nil {
+		return nil, err
+	}
+	return views[0], nil
+}
+
+// MaxPageSize caps `first` on every connection.
+const MaxPageSize = 100
+
+// ListParams selects a page of goods.
+type ListParams struct {
+	First  int
+	After  string
+	Status *enums.GoodsStatus
+}
+
+// GoodsPage is one page of a goods connection.
+type GoodsPage struct {
+	Goods       []*Goods
+	HasNextPage bool
+}
+
+// List pages through visible goods in id order (stable under inserts).
+func (s *Service) List(ctx context.Context, v Viewer, p ListParams) (*GoodsPage, error) {
+	first := p.First
+	switch {
+	case first < 0:
+		return nil, fmt.Errorf("%w: first must not be negative", ErrInvalidInput)
+	case first == 0:
+		first = 20
+	}
+	first = min(first, MaxPageSize)
+	q := visibleTo(v, s.db.Client.Goods.Query())
+	if p.Status != nil {
+		q = q.Where(goods.StatusEQ(*p.Status))
+	}
+	if p.After != "" {
+		after, err := DecodeCursor(p.After)
+		if err != nil {
+			return nil, err
+		}
+		q = q.Where(goods.IDGT(after))
+	}
+	rows, err := q.Order(goods.ByID()).Limit(first + 1).All(ctx)
+	if err != nil {
+		return nil, store.Classify(fmt.Errorf("listing goods: %w", err))
+	}
+	page := &GoodsPage{HasNextPage: len(rows) > first}
+	if page.HasNextPage {
+		rows = rows[:first]
+	}
+	page.Goods, err = loadViews(ctx, s.db.Client, rows)
+	return page, err
+}
+
+const cursorPrefix = "goods:"
+
+// Cursor is the opaque connection cursor of a goods.
+func Cursor(id int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + strconv.FormatInt(id, 10)))
+}
+
+// DecodeCursor reverses Cursor.
+func DecodeCursor(c string) (int64, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil {
+		if rest, ok := strings.CutPrefix(string(b), cursorPrefix); ok {
+			if id, err := strconv.ParseInt(rest, 10, 64); err == nil {
+				return id, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("%w: malformed cursor %q", ErrInvalidInput, c)
+}
+
+// IDByCode finds a live goods by its code (0 when none).
+func (s *Service) IDByCode(ctx context.Context, code string) (int64, error) {
+	id, err := s.db.Client.Goods.Query().Where(goods.Code(code), goods.DeleteTimeIsNil()).FirstID(ctx)
+	if ent.IsNotFound(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, store.Classify(fmt.Errorf("finding goods %q: %w", code, err))
+	}
+	return id, nil
+}

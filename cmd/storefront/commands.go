@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"storefront/auth"
+	"storefront/catalog"
+	"storefront/demo"
+	"storefront/store"
+)
+
+func openDB(ctx context.Context, c *config) (*store.DB, error) {
+	db, err := store.Open(ctx, c.DB)
+	if err != nil {
+		return nil, err
+	}
+	if c.Migrate {
+		if err := db.Migrate(ctx); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	return db, nil
+}
+
+func migrate(ctx context.Context, args []string) error {
+	var c config
+	if err := flagSet("migrate", &c).Parse(args); err != nil {
+		return err
+	}
+	c.Migrate = true
+	db, err := openDB(ctx, &c)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	fmt.Println("schema is up to date")
+	return nil
+}
+
+func seedDemo(ctx context.Context, args []string) error {
+	var c config
+	if err := flagSet("seed-demo", &c).Parse(args); err != nil {
+		return err
+	}
+	c.Migrate = true
+	db, err := openDB(ctx, &c)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ids, err := demo.Seed(ctx, catalog.New(db, catalog.DefaultConfig()))
+	if err != nil {
+		return err
+	}
+	printDemo(ids)
+	return nil
+}
+
+func printDemo(ids map[string]int64) {
+	fmt.Printf("demo catalog: T-shirt goods id %d, bag goods id %d, 500-SKU shoe goods id %d\n",
+		ids[demo.TShirtCode], ids[demo.BagCode], ids[demo.ShoeCode])
+}
+
+func token(args []string) error {
+	fs := flag.NewFlagSet("token", flag.ContinueOnError)
+	sub := fs.String("sub", "", "user id (the token's sub)")
+	role := fs.String("role", "customer", "admin or customer")
+	ttl := fs.Duration("ttl", time.Hour, "how long the token is valid")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	secret := env("JWT_SECRET", "")
+	if secret == "" {
+		return errors.New("STOREFRONT_JWT_SECRET is not set: tokens are signed with the server's secret")
+	}
+	s, err := auth.NewSigner(secret)
+	if err != nil {
+		return err
+	}
+	t, err := s.Issue(strings.TrimSpace(*sub), auth.Role(*role), *ttl)
+	if err != nil {
+		return err
+	}
+	fmt.Println(t)
+	return nil
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"storefront/store"
+)
+
+// config is the whole configuration: defaults, then STOREFRONT_* variables,
+// then flags.
+type config struct {
+	DB              string
+	Addr            string
+	Migrate         bool
+	Demo            bool
+	JWTSecret       string
+	Introspection   bool
+	ShutdownTimeout time.Duration
+}
+
+// flagSet registers the flags shared by commands that open the database.
+func flagSet(name string, c *config) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.StringVar(&c.DB, "db", env("DB", store.DefaultDB), "database: sqlite:PATH or mysql:DSN (STOREFRONT_DB)")
+	c.JWTSecret = os.Getenv("STOREFRONT_JWT_SECRET")
+	return fs
+}
+
+func env(name, def string) string {
+	if v, ok := os.LookupEnv("STOREFRONT_" + name); ok {
+		return v
+	}
+	return def
+}
+
+func envBool(name string, def bool) bool {
+	if v, err := strconv.ParseBool(env(name, "")); err == nil {
+		return v
+	}
+	return def
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if v, err := time.ParseDuration(env(name, "")); err == nil {
+		return v
+	}
+	return def
+}
+
+// isSet reports whether a flag or its variable was given explicitly.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	_, inEnv := os.LookupEnv("STOREFRONT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")))
+	return set || inEnv
+}

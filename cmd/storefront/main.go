@@ -1,0 +1,63 @@
+// Command storefront is the one binary: serve, migrate, seed-demo, token.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:])
+	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "storefront:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `storefront — GraphQL storefront backend
+
+Usage:
+  storefront serve [--demo] [--db sqlite:PATH|mysql:DSN] [--addr HOST:PORT]
+  storefront migrate [--db …]
+  storefront seed-demo [--db …]
+  storefront token --sub ID --role admin|customer [--ttl 1h]
+
+Every flag can also be set as STOREFRONT_<NAME> (e.g. STOREFRONT_DB).
+Run "storefront COMMAND -h" for the flags of a command.
+`
+
+func run(ctx context.Context, args []string) error {
+	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return errors.New("no command given")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return serve(ctx, rest)
+	case "migrate":
+		return migrate(ctx, rest)
+	case "seed-demo":
+		return seedDemo(ctx, rest)
+	case "token":
+		return token(rest)
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+		return nil
+	default:
+		fmt.Fprint(os.Stderr, usage)
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+}

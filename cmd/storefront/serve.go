@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"storefront/auth"
+	"storefront/catalog"
+	"storefront/demo"
+	"storefront/resolvers"
+	"storefront/server"
+)
+
+func serve(ctx context.Context, args []string) error {
+	var c config
+	fs := flagSet("serve", &c)
+	fs.StringVar(&c.Addr, "addr", env("ADDR", "127.0.0.1:8080"), "listen address (STOREFRONT_ADDR)")
+	fs.BoolVar(&c.Demo, "demo", envBool("DEMO", false), "migrate, seed the demo catalog, print demo tokens (STOREFRONT_DEMO)")
+	fs.BoolVar(&c.Migrate, "migrate", envBool("MIGRATE", false), "apply the schema on start (default on for SQLite) (STOREFRONT_MIGRATE)")
+	fs.BoolVar(&c.Introspection, "introspection", envBool("INTROSPECTION", false), "allow GraphQL introspection and the playground (default on with --demo) (STOREFRONT_INTROSPECTION)")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 15*time.Second), "how long in-flight requests may drain on SIGTERM")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if !isSet(fs, "migrate") {
+		c.Migrate = c.Demo || strings.HasPrefix(c.DB, "sqlite:")
+	}
+	if !isSet(fs, "introspection") {
+		c.Introspection = c.Demo
+	}
+	if c.JWTSecret == "" {
+		if !c.Demo {
+			return errors.New("STOREFRONT_JWT_SECRET is not set (use --demo to generate one for this process)")
+		}
+		c.JWTSecret = randomSecret()
+	}
+	signer, err := auth.NewSigner(c.JWTSecret)
+	if err != nil {
+		return err
+	}
+
+	db, err := openDB(ctx, &c)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	cat := catalog.New(db, catalog.DefaultConfig())
+	if c.Demo {
+		ids, err := demo.Seed(ctx, cat)
+		if err != nil {
+			return err
+		}
+		printDemo(ids)
+		if err := printDemoTokens(signer); err != nil {
+			return err
+		}
+	}
+
+	h := server.New(server.Options{
+		DB: db, Signer: signer, Playground: c.Introspection, Introspection: c.Introspection,
+		Resolver: &resolvers.Resolver{Catalog: cat},
+	})
+	ln, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
+	fmt.Printf("storefront listening on http://%s (GraphQL at /graphql)\n", ln.Addr())
+	slog.Info("serving", "addr", ln.Addr().String(), "db", strings.SplitN(c.DB, ":", 2)[0])
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	slog.Info("shutting down: draining in-flight requests")
+	sctx, cancel := context.WithTimeout(context.Background(), c.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+func randomSecret() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func printDemoTokens(s *auth.Signer) error {
+	admin, err := s.Issue("demo-admin", auth.Admin, 24*time.Hour)
+	if err != nil {
+		return err
+	}
+	customer, err := s.Issue("demo-customer", auth.Customer, 24*time.Hour)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("demo admin token:    %s\ndemo customer token: %s\n", admin, customer)
+	return nil
+}

@@ -1,0 +1,48 @@
+package schema
+
+import (
+	"time"
+
+	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+
+	"storefront/enums"
+)
+
+// Goods is the SPU (seed table ls_goods): what is shown; trade happens on its SKUs.
+type Goods struct{ ent.Schema }
+
+func (Goods) Annotations() []schema.Annotation {
+	return []schema.Annotation{entsql.Table("goods")}
+}
+
+func (Goods) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int64("id"),
+		field.String("name").MaxLen(120).NotEmpty(),
+		field.String("code").MaxLen(64).Default(""),
+		field.Enum("spec_type").GoType(enums.SpecType("")).Default(string(enums.SpecSingle)),
+		field.Enum("status").GoType(enums.GoodsStatus("")).Default(string(enums.GoodsOffShelf)),
+		// Soft delete: goods referenced by orders must keep resolving.
+		field.Time("delete_time").Optional().Nillable(),
+		// Bumped by every catalog edit of this goods; the product-view cache is keyed by it.
+		field.Int64("version").Default(1),
+		field.Time("created_at").Default(time.Now).Immutable(),
+		field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now),
+	}
+}
+
+func (Goods) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.To("specs", Spec.Type),
+		edge.To("skus", Sku.Type),
+	}
+}
+
+func (Goods) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("status")}
+}

@@ -1,0 +1,68 @@
+// Package enums holds the string enums shared by the database schema (ent),
+// the GraphQL contract and the domain packages, so one name means one thing
+// from the column to the wire. It is a leaf package: ent imports it.
+package enums
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+)
+
+// GoodsStatus is the seed's -1 recycled / 0 off shelf / 1 on shelf.
+type GoodsStatus string
+
+const (
+	GoodsRecycled GoodsStatus = "RECYCLED"
+	GoodsOffShelf GoodsStatus = "OFF_SHELF"
+	GoodsOnShelf  GoodsStatus = "ON_SHELF"
+)
+
+// SpecType is the seed's 0 single spec / 1 multi spec.
+type SpecType string
+
+const (
+	SpecSingle SpecType = "SINGLE"
+	SpecMulti  SpecType = "MULTI"
+)
+
+// SkuStatus is the seed's 1 enabled / 0 disabled. SKUs are disabled, never deleted.
+type SkuStatus string
+
+const (
+	SkuEnabled  SkuStatus = "ENABLED"
+	SkuDisabled SkuStatus = "DISABLED"
+)
+
+func (GoodsStatus) Values() []string { return []string{"RECYCLED", "OFF_SHELF", "ON_SHELF"} }
+func (SpecType) Values() []string    { return []string{"SINGLE", "MULTI"} }
+func (SkuStatus) Values() []string   { return []string{"ENABLED", "DISABLED"} }
+
+func (e GoodsStatus) MarshalGQL(w io.Writer) { writeQuoted(w, string(e)) }
+func (e SpecType) MarshalGQL(w io.Writer)    { writeQuoted(w, string(e)) }
+func (e SkuStatus) MarshalGQL(w io.Writer)   { writeQuoted(w, string(e)) }
+
+func (e *GoodsStatus) UnmarshalGQL(v any) error { return unmarshal(v, e) }
+func (e *SpecType) UnmarshalGQL(v any) error    { return unmarshal(v, e) }
+func (e *SkuStatus) UnmarshalGQL(v any) error   { return unmarshal(v, e) }
+
+// ErrInvalid reports a value outside an enum.
+var ErrInvalid = errors.New("invalid enum value")
+
+type enum interface {
+	~string
+	Values() []string
+}
+
+func unmarshal[E enum](v any, dst *E) error {
+	s, ok := v.(string)
+	if !ok || !slices.Contains((*dst).Values(), s) {
+		return fmt.Errorf("%w: %v is not a valid %T", ErrInvalid, v, *dst)
+	}
+	*dst = E(s)
+	return nil
+}
+
+func writeQuoted(w io.Writer, s string) { _, _ = io.WriteString(w, strconv.Quote(s)) }

@@ -1,0 +1,84 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"storefront/auth"
+	"storefront/catalog"
+	"storefront/enums"
+	"storefront/money"
+	"storefront/scalar"
+	"storefront/skumatrix"
+	"storefront/store"
+)
+
+// codes maps domain sentinels to the stable extensions.code of
+// API-CONVENTIONS.md. This table is the only place the mapping lives.
+var codes = []struct {
+	err  error
+	code string
+}{
+	{auth.ErrUnauthenticated, "UNAUTHENTICATED"},
+	{auth.ErrForbidden, "FORBIDDEN"},
+	{catalog.ErrNotFound, "NOT_FOUND"},
+	{skumatrix.ErrInvalidSelection, "INVALID_SELECTION"},
+	{skumatrix.ErrTooManyDimensions, "TOO_MANY_DIMENSIONS"},
+	{skumatrix.ErrTooManySKUs, "TOO_MANY_SKUS"},
+	{skumatrix.ErrEmptyDimension, "INVALID_INPUT"},
+	{skumatrix.ErrDuplicateValue, "INVALID_INPUT"},
+	{catalog.ErrVersionConflict, "VERSION_CONFLICT"},
+	{catalog.ErrInvalidInput, "INVALID_INPUT"},
+	{money.ErrInvalid, "INVALID_INPUT"},
+	{scalar.ErrInvalidID, "INVALID_INPUT"},
+	{enums.ErrInvalid, "INVALID_INPUT"},
+	{store.ErrUnavailable, "UNAVAILABLE"},
+}
+
+// Code returns the extensions.code for err, or "" when it is not a known
+// domain error.
+func Code(err error) string {
+	for _, c := range codes {
+		if errors.Is(err, c.err) {
+			return c.code
+		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "UNAVAILABLE"
+	}
+	return ""
+}
+
+// PresentError sets extensions.code on every error and hides internals:
+// an error the table does not know is logged and answered as INTERNAL.
+func PresentError(ctx context.Context, err error) *gqlerror.Error {
+	gerr := graphql.DefaultErrorPresenter(ctx, err)
+	if _, ok := gerr.Extensions["code"]; ok {
+		return gerr // gqlgen's own parse/validation errors already carry a code
+	}
+	code := Code(err)
+	if code == "" {
+		slog.ErrorContext(ctx, "internal error", "err", err, "path", gerr.Path.String())
+		gerr.Message = "internal error"
+		code = "INTERNAL"
+	} else if code == "UNAVAILABLE" {
+		slog.WarnContext(ctx, "database unavailable", "err", err)
+		gerr.Message = "the database is unavailable; retry later"
+	}
+	if gerr.Extensions == nil {
+		gerr.Extensions = map[string]any{}
+	}
+	gerr.Extensions["code"] = code
+	return gerr
+}
+
+// Recover turns a resolver panic into a generic INTERNAL error and a log
+// line: never a crashed process, never a stack trace in a response.
+func Recover(ctx context.Context, p any) error {
+	slog.ErrorContext(ctx, "panic in resolver", "panic", p)
+	return &gqlerror.Error{Message: "internal error", Extensions: map[string]any{"code": "INTERNAL"}}
+}

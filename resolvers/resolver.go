@@ -1,0 +1,13 @@
+// Package resolvers is the GraphQL layer's only wiring point: thin resolver
+// bodies that convert input, call one domain function and convert output.
+package resolvers
+
+import (
+	"storefront/catalog"
+)
+
+// Resolver holds the domain services (dependency injection root; gqlgen does
+// not regenerate this file).
+type Resolver struct {
+	Catalog *catalog.Service
+}

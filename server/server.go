@@ -1,0 +1,96 @@
+// Package server assembles the HTTP surface: GraphQL, the playground and the
+// operations endpoints. It wires; it holds no business logic.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql/playground"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"storefront/auth"
+	"storefront/resolvers"
+	"storefront/store"
+)
+
+// Options configures the handler.
+type Options struct {
+	DB            *store.DB
+	Resolver      *resolvers.Resolver
+	Signer        *auth.Signer
+	Playground    bool
+	Introspection bool
+	MaxBodyBytes  int64
+}
+
+// New returns the service's root handler.
+func New(o Options) http.Handler {
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = 1 << 20
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	mux := http.NewServeMux()
+	gql := newGraphQL(o.Resolver, o.Introspection)
+	mux.Handle("/graphql", limitBody(o.MaxBodyBytes, o.Signer.Middleware(gql)))
+	if o.Playground {
+		mux.Handle("GET /{$}", playground.Handler("storefront", "/graphql"))
+	}
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := o.DB.Ping(ctx); err != nil {
+			http.Error(w, "database unreachable", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ready\n"))
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return requestID(mux)
+}
+
+// limitBody refuses bodies over n bytes with 413 before GraphQL parses them.
+func limitBody(n int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > n {
+			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, n)
+		next.ServeHTTP(w, r)
+	})
+}
+
+type requestIDKey struct{}
+
+// requestID tags each request with an id, returned in X-Request-Id, so a
+// client's report can be found in the logs.
+func requestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if id == "" || len(id) > 64 {
+			var b [8]byte
+			_, _ = rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
+		}
+		w.Header().Set("X-Request-Id", id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+	})
+}
+
+// RequestID returns the id of the current request ("" outside one).
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
