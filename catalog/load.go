@@ -111,4 +111,3 @@ func parseIDList(s string) ([]int64, error) {
 	}
 	return ids, nil
 }
-

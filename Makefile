@@ -1,0 +1,31 @@
+# Storefront: a GraphQL storefront backend. `make run` and `make test` are the two commands a newcomer needs.
+GO ?= go
+
+.PHONY: run test test-race test-e2e bench generate check-generated lint build
+
+run: ## serve the demo catalog on the embedded SQLite default (http://127.0.0.1:8080)
+	$(GO) run ./cmd/storefront serve --demo
+
+test: ## the whole suite; MariaDB tests run when STOREFRONT_TEST_MYSQL_DSN is set
+	$(GO) test -count=1 ./...
+
+test-race:
+	$(GO) test -race -count=1 ./...
+
+test-e2e: ## end-to-end tests against the real binary
+	$(GO) test -count=1 -v ./e2e/
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem ./skumatrix/
+
+build:
+	$(GO) build -o bin/storefront ./cmd/storefront
+
+generate: ## regenerate ent and gqlgen code (ent first)
+	$(GO) generate ./...
+
+check-generated: generate ## fail when generated code is out of date
+	@test -z "$$(git status --porcelain -- ent graph resolvers go.mod go.sum)" || { git status --porcelain -- ent graph resolvers go.mod go.sum; echo 'generated code is out of date: run make generate and commit'; exit 1; }
+
+lint:
+	$(GO) vet ./...
