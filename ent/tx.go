@@ -16,6 +16,18 @@ type Tx struct {
 	config
 	// Goods is the client for interacting with the Goods builders.
 	Goods *GoodsClient
+	// Idempotency is the client for interacting with the Idempotency builders.
+	Idempotency *IdempotencyClient
+	// Order is the client for interacting with the Order builders.
+	Order *OrderClient
+	// OrderLine is the client for interacting with the OrderLine builders.
+	OrderLine *OrderLineClient
+	// Outbox is the client for interacting with the Outbox builders.
+	Outbox *OutboxClient
+	// Payment is the client for interacting with the Payment builders.
+	Payment *PaymentClient
+	// PaymentEvent is the client for interacting with the PaymentEvent builders.
+	PaymentEvent *PaymentEventClient
 	// Sku is the client for interacting with the Sku builders.
 	Sku *SkuClient
 	// Spec is the client for interacting with the Spec builders.
@@ -156,6 +168,12 @@ func (tx *Tx) Client() *Client {
 
 func (tx *Tx) init() {
 	tx.Goods = NewGoodsClient(tx.config)
+	tx.Idempotency = NewIdempotencyClient(tx.config)
+	tx.Order = NewOrderClient(tx.config)
+	tx.OrderLine = NewOrderLineClient(tx.config)
+	tx.Outbox = NewOutboxClient(tx.config)
+	tx.Payment = NewPaymentClient(tx.config)
+	tx.PaymentEvent = NewPaymentEventClient(tx.config)
 	tx.Sku = NewSkuClient(tx.config)
 	tx.Spec = NewSpecClient(tx.config)
 	tx.SpecValue = NewSpecValueClient(tx.config)

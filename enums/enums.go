@@ -36,6 +36,36 @@ const (
 	SkuDisabled SkuStatus = "DISABLED"
 )
 
+// OrderStatus is the order state machine: UNPAID → PAID → REFUNDED, or
+// UNPAID → CLOSED (cancel, timeout). Every transition is a CAS on the old state.
+type OrderStatus string
+
+const (
+	OrderUnpaid   OrderStatus = "UNPAID"
+	OrderPaid     OrderStatus = "PAID"
+	OrderClosed   OrderStatus = "CLOSED"
+	OrderRefunded OrderStatus = "REFUNDED"
+)
+
+// PaymentStatus merges redirects and notifications; PAID is never downgraded.
+type PaymentStatus string
+
+const (
+	PaymentPending  PaymentStatus = "PENDING"
+	PaymentPaid     PaymentStatus = "PAID"
+	PaymentRefunded PaymentStatus = "REFUNDED"
+	PaymentFailed   PaymentStatus = "FAILED"
+)
+
+func (OrderStatus) Values() []string   { return []string{"UNPAID", "PAID", "CLOSED", "REFUNDED"} }
+func (PaymentStatus) Values() []string { return []string{"PENDING", "PAID", "REFUNDED", "FAILED"} }
+
+func (e OrderStatus) MarshalGQL(w io.Writer)   { writeQuoted(w, string(e)) }
+func (e PaymentStatus) MarshalGQL(w io.Writer) { writeQuoted(w, string(e)) }
+
+func (e *OrderStatus) UnmarshalGQL(v any) error   { return unmarshal(v, e) }
+func (e *PaymentStatus) UnmarshalGQL(v any) error { return unmarshal(v, e) }
+
 func (GoodsStatus) Values() []string { return []string{"RECYCLED", "OFF_SHELF", "ON_SHELF"} }
 func (SpecType) Values() []string    { return []string{"SINGLE", "MULTI"} }
 func (SkuStatus) Values() []string   { return []string{"ENABLED", "DISABLED"} }

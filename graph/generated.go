@@ -8,11 +8,15 @@ import (
 	"fmt"
 	"math"
 	"storefront/catalog"
+	"storefront/checkout"
 	"storefront/enums"
+	"storefront/inventory"
 	"storefront/money"
+	"storefront/payments"
 	"storefront/scalar"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
@@ -31,6 +35,8 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Goods() GoodsResolver
+	Mutation() MutationResolver
+	Order() OrderResolver
 	Query() QueryResolver
 	Sku() SkuResolver
 }
@@ -64,9 +70,62 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	Mutation struct {
+		AdjustStock      func(childComplexity int, input AdjustStockInput) int
+		CancelOrder      func(childComplexity int, orderSn string) int
+		CreateGoods      func(childComplexity int, input CreateGoodsInput) int
+		PaymentReturn    func(childComplexity int, input PaymentReturnInput) int
+		PlaceOrder       func(childComplexity int, input PlaceOrderInput, idempotencyKey *string) int
+		RefundOrder      func(childComplexity int, orderSn string, reason string) int
+		SetGoodsStatus   func(childComplexity int, goodsID int64, status enums.GoodsStatus) int
+		SetStock         func(childComplexity int, input SetStockInput) int
+		Stocktake        func(childComplexity int, input StocktakeInput) int
+		UpdateGoodsSpecs func(childComplexity int, input UpdateGoodsSpecsInput) int
+		UpdateSku        func(childComplexity int, input UpdateSkuInput) int
+	}
+
+	Order struct {
+		Amount      func(childComplexity int) int
+		CreatedAt   func(childComplexity int) int
+		Currency    func(childComplexity int) int
+		ExpiresAt   func(childComplexity int) int
+		Lines       func(childComplexity int) int
+		NeedsReview func(childComplexity int) int
+		OrderSn     func(childComplexity int) int
+		Payment     func(childComplexity int) int
+		Status      func(childComplexity int) int
+	}
+
+	OrderConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	OrderEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	OrderLine struct {
+		GoodsID      func(childComplexity int) int
+		GoodsName    func(childComplexity int) int
+		ItemID       func(childComplexity int) int
+		Quantity     func(childComplexity int) int
+		SpecValueStr func(childComplexity int) int
+		UnitPrice    func(childComplexity int) int
+	}
+
 	PageInfo struct {
 		EndCursor   func(childComplexity int) int
 		HasNextPage func(childComplexity int) int
+	}
+
+	Payment struct {
+		Amount    func(childComplexity int) int
+		Currency  func(childComplexity int) int
+		PaymentID func(childComplexity int) int
+		Provider  func(childComplexity int) int
+		Status    func(childComplexity int) int
 	}
 
 	PriceRange struct {
@@ -75,8 +134,11 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Goods     func(childComplexity int, id int64) int
-		GoodsList func(childComplexity int, first *int64, after *string, status *enums.GoodsStatus) int
+		Goods       func(childComplexity int, id int64) int
+		GoodsList   func(childComplexity int, first *int64, after *string, status *enums.GoodsStatus) int
+		MyOrders    func(childComplexity int, first *int64, after *string) int
+		Order       func(childComplexity int, orderSn string) int
+		StockLedger func(childComplexity int, itemID int64, first *int64, after *string) int
 	}
 
 	SelectableValue struct {
@@ -110,6 +172,30 @@ type ComplexityRoot struct {
 		ID   func(childComplexity int) int
 		Name func(childComplexity int) int
 	}
+
+	StockLog struct {
+		AfterStock  func(childComplexity int) int
+		BeforeStock func(childComplexity int) int
+		BizSn       func(childComplexity int) int
+		BizType     func(childComplexity int) int
+		ChangeNum   func(childComplexity int) int
+		ChangeType  func(childComplexity int) int
+		CreatedAt   func(childComplexity int) int
+		GoodsID     func(childComplexity int) int
+		ID          func(childComplexity int) int
+		ItemID      func(childComplexity int) int
+		Remark      func(childComplexity int) int
+	}
+
+	StockLogConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	StockLogEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
 }
 
 // endregion ***************************** api!.gotpl *****************************
@@ -119,9 +205,28 @@ type ComplexityRoot struct {
 type GoodsResolver interface {
 	Skus(ctx context.Context, obj *catalog.Goods, includeDisabled *bool) ([]*catalog.SKU, error)
 }
+type MutationResolver interface {
+	CreateGoods(ctx context.Context, input CreateGoodsInput) (*catalog.Goods, error)
+	UpdateGoodsSpecs(ctx context.Context, input UpdateGoodsSpecsInput) (*catalog.Goods, error)
+	UpdateSku(ctx context.Context, input UpdateSkuInput) (*catalog.SKU, error)
+	SetGoodsStatus(ctx context.Context, goodsID int64, status enums.GoodsStatus) (*catalog.Goods, error)
+	AdjustStock(ctx context.Context, input AdjustStockInput) (*catalog.SKU, error)
+	SetStock(ctx context.Context, input SetStockInput) (*catalog.SKU, error)
+	Stocktake(ctx context.Context, input StocktakeInput) (*catalog.SKU, error)
+	PlaceOrder(ctx context.Context, input PlaceOrderInput, idempotencyKey *string) (*checkout.Order, error)
+	CancelOrder(ctx context.Context, orderSn string) (*checkout.Order, error)
+	PaymentReturn(ctx context.Context, input PaymentReturnInput) (*payments.Payment, error)
+	RefundOrder(ctx context.Context, orderSn string, reason string) (*checkout.Order, error)
+}
+type OrderResolver interface {
+	Payment(ctx context.Context, obj *checkout.Order) (*payments.Payment, error)
+}
 type QueryResolver interface {
 	Goods(ctx context.Context, id int64) (*catalog.Goods, error)
 	GoodsList(ctx context.Context, first *int64, after *string, status *enums.GoodsStatus) (*GoodsConnection, error)
+	StockLedger(ctx context.Context, itemID int64, first *int64, after *string) (*StockLogConnection, error)
+	Order(ctx context.Context, orderSn string) (*checkout.Order, error)
+	MyOrders(ctx context.Context, first *int64, after *string) (*OrderConnection, error)
 }
 type SkuResolver interface {
 	CostPrice(ctx context.Context, obj *catalog.SKU) (*money.Money, error)
@@ -259,6 +364,246 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.GoodsEdge.Node(childComplexity), true
 
+	case "Mutation.adjustStock":
+		if e.ComplexityRoot.Mutation.AdjustStock == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_adjustStock_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AdjustStock(childComplexity, args["input"].(AdjustStockInput)), true
+	case "Mutation.cancelOrder":
+		if e.ComplexityRoot.Mutation.CancelOrder == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cancelOrder_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CancelOrder(childComplexity, args["orderSn"].(string)), true
+	case "Mutation.createGoods":
+		if e.ComplexityRoot.Mutation.CreateGoods == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createGoods_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateGoods(childComplexity, args["input"].(CreateGoodsInput)), true
+	case "Mutation.paymentReturn":
+		if e.ComplexityRoot.Mutation.PaymentReturn == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_paymentReturn_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PaymentReturn(childComplexity, args["input"].(PaymentReturnInput)), true
+	case "Mutation.placeOrder":
+		if e.ComplexityRoot.Mutation.PlaceOrder == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_placeOrder_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PlaceOrder(childComplexity, args["input"].(PlaceOrderInput), args["idempotencyKey"].(*string)), true
+	case "Mutation.refundOrder":
+		if e.ComplexityRoot.Mutation.RefundOrder == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_refundOrder_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RefundOrder(childComplexity, args["orderSn"].(string), args["reason"].(string)), true
+	case "Mutation.setGoodsStatus":
+		if e.ComplexityRoot.Mutation.SetGoodsStatus == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setGoodsStatus_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetGoodsStatus(childComplexity, args["goodsId"].(int64), args["status"].(enums.GoodsStatus)), true
+	case "Mutation.setStock":
+		if e.ComplexityRoot.Mutation.SetStock == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setStock_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetStock(childComplexity, args["input"].(SetStockInput)), true
+	case "Mutation.stocktake":
+		if e.ComplexityRoot.Mutation.Stocktake == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_stocktake_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Stocktake(childComplexity, args["input"].(StocktakeInput)), true
+	case "Mutation.updateGoodsSpecs":
+		if e.ComplexityRoot.Mutation.UpdateGoodsSpecs == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateGoodsSpecs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateGoodsSpecs(childComplexity, args["input"].(UpdateGoodsSpecsInput)), true
+	case "Mutation.updateSku":
+		if e.ComplexityRoot.Mutation.UpdateSku == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateSku_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateSku(childComplexity, args["input"].(UpdateSkuInput)), true
+
+	case "Order.amount":
+		if e.ComplexityRoot.Order.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Amount(childComplexity), true
+	case "Order.createdAt":
+		if e.ComplexityRoot.Order.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.CreatedAt(childComplexity), true
+	case "Order.currency":
+		if e.ComplexityRoot.Order.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Currency(childComplexity), true
+	case "Order.expiresAt":
+		if e.ComplexityRoot.Order.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.ExpiresAt(childComplexity), true
+	case "Order.lines":
+		if e.ComplexityRoot.Order.Lines == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Lines(childComplexity), true
+	case "Order.needsReview":
+		if e.ComplexityRoot.Order.NeedsReview == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.NeedsReview(childComplexity), true
+	case "Order.orderSn":
+		if e.ComplexityRoot.Order.OrderSn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.OrderSn(childComplexity), true
+	case "Order.payment":
+		if e.ComplexityRoot.Order.Payment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Payment(childComplexity), true
+	case "Order.status":
+		if e.ComplexityRoot.Order.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Status(childComplexity), true
+
+	case "OrderConnection.edges":
+		if e.ComplexityRoot.OrderConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderConnection.Edges(childComplexity), true
+	case "OrderConnection.pageInfo":
+		if e.ComplexityRoot.OrderConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderConnection.PageInfo(childComplexity), true
+
+	case "OrderEdge.cursor":
+		if e.ComplexityRoot.OrderEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderEdge.Cursor(childComplexity), true
+	case "OrderEdge.node":
+		if e.ComplexityRoot.OrderEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderEdge.Node(childComplexity), true
+
+	case "OrderLine.goodsId":
+		if e.ComplexityRoot.OrderLine.GoodsID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderLine.GoodsID(childComplexity), true
+	case "OrderLine.goodsName":
+		if e.ComplexityRoot.OrderLine.GoodsName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderLine.GoodsName(childComplexity), true
+	case "OrderLine.itemId":
+		if e.ComplexityRoot.OrderLine.ItemID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderLine.ItemID(childComplexity), true
+	case "OrderLine.quantity":
+		if e.ComplexityRoot.OrderLine.Quantity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderLine.Quantity(childComplexity), true
+	case "OrderLine.specValueStr":
+		if e.ComplexityRoot.OrderLine.SpecValueStr == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderLine.SpecValueStr(childComplexity), true
+	case "OrderLine.unitPrice":
+		if e.ComplexityRoot.OrderLine.UnitPrice == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderLine.UnitPrice(childComplexity), true
+
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
 			break
@@ -271,6 +616,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+
+	case "Payment.amount":
+		if e.ComplexityRoot.Payment.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.Amount(childComplexity), true
+	case "Payment.currency":
+		if e.ComplexityRoot.Payment.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.Currency(childComplexity), true
+	case "Payment.paymentId":
+		if e.ComplexityRoot.Payment.PaymentID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.PaymentID(childComplexity), true
+	case "Payment.provider":
+		if e.ComplexityRoot.Payment.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.Provider(childComplexity), true
+	case "Payment.status":
+		if e.ComplexityRoot.Payment.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.Status(childComplexity), true
 
 	case "PriceRange.max":
 		if e.ComplexityRoot.PriceRange.Max == nil {
@@ -307,6 +683,40 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.GoodsList(childComplexity, args["first"].(*int64), args["after"].(*string), args["status"].(*enums.GoodsStatus)), true
+
+	case "Query.myOrders":
+		if e.ComplexityRoot.Query.MyOrders == nil {
+			break
+		}
+
+		args, err := ec.field_Query_myOrders_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.MyOrders(childComplexity, args["first"].(*int64), args["after"].(*string)), true
+	case "Query.order":
+		if e.ComplexityRoot.Query.Order == nil {
+			break
+		}
+
+		args, err := ec.field_Query_order_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Order(childComplexity, args["orderSn"].(string)), true
+	case "Query.stockLedger":
+		if e.ComplexityRoot.Query.StockLedger == nil {
+			break
+		}
+
+		args, err := ec.field_Query_stockLedger_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.StockLedger(childComplexity, args["itemId"].(int64), args["first"].(*int64), args["after"].(*string)), true
 
 	case "SelectableValue.selectable":
 		if e.ComplexityRoot.SelectableValue.Selectable == nil {
@@ -432,6 +842,99 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SpecValue.Name(childComplexity), true
 
+	case "StockLog.afterStock":
+		if e.ComplexityRoot.StockLog.AfterStock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockLog.AfterStock(childComplexity), true
+	case "StockLog.beforeStock":
+		if e.ComplexityRoot.StockLog.BeforeStock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockLog.BeforeStock(childComplexity), true
+	case "StockLog.bizSn":
+		if e.ComplexityRoot.StockLog.BizSn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockLog.BizSn(childComplexity), true
+	case "StockLog.bizType":
+		if e.ComplexityRoot.StockLog.BizType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockLog.BizType(childComplexity), true
+	case "StockLog.changeNum":
+		if e.ComplexityRoot.StockLog.ChangeNum == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockLog.ChangeNum(childComplexity), true
+	case "StockLog.changeType":
+		if e.ComplexityRoot.StockLog.ChangeType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockLog.ChangeType(childComplexity), true
+	case "StockLog.createdAt":
+		if e.ComplexityRoot.StockLog.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockLog.CreatedAt(childComplexity), true
+	case "StockLog.goodsId":
+		if e.ComplexityRoot.StockLog.GoodsID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockLog.GoodsID(childComplexity), true
+	case "StockLog.id":
+		if e.ComplexityRoot.StockLog.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockLog.ID(childComplexity), true
+	case "StockLog.itemId":
+		if e.ComplexityRoot.StockLog.ItemID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockLog.ItemID(childComplexity), true
+	case "StockLog.remark":
+		if e.ComplexityRoot.StockLog.Remark == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockLog.Remark(childComplexity), true
+
+	case "StockLogConnection.edges":
+		if e.ComplexityRoot.StockLogConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockLogConnection.Edges(childComplexity), true
+	case "StockLogConnection.pageInfo":
+		if e.ComplexityRoot.StockLogConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockLogConnection.PageInfo(childComplexity), true
+
+	case "StockLogEdge.cursor":
+		if e.ComplexityRoot.StockLogEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockLogEdge.Cursor(childComplexity), true
+	case "StockLogEdge.node":
+		if e.ComplexityRoot.StockLogEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockLogEdge.Node(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -440,7 +943,22 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
-		return graphql.NewInputUnmarshalerIndex()
+		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("AdjustStockInput", ec.unmarshalInputAdjustStockInput),
+			graphql.NewInputUnmarshaler("CreateGoodsInput", ec.unmarshalInputCreateGoodsInput),
+			graphql.NewInputUnmarshaler("OrderItemInput", ec.unmarshalInputOrderItemInput),
+			graphql.NewInputUnmarshaler("PaymentReturnInput", ec.unmarshalInputPaymentReturnInput),
+			graphql.NewInputUnmarshaler("PlaceOrderInput", ec.unmarshalInputPlaceOrderInput),
+			graphql.NewInputUnmarshaler("SetStockInput", ec.unmarshalInputSetStockInput),
+			graphql.NewInputUnmarshaler("SkuOverrideInput", ec.unmarshalInputSkuOverrideInput),
+			graphql.NewInputUnmarshaler("SkuTermsInput", ec.unmarshalInputSkuTermsInput),
+			graphql.NewInputUnmarshaler("SpecEditInput", ec.unmarshalInputSpecEditInput),
+			graphql.NewInputUnmarshaler("SpecInput", ec.unmarshalInputSpecInput),
+			graphql.NewInputUnmarshaler("SpecValueEditInput", ec.unmarshalInputSpecValueEditInput),
+			graphql.NewInputUnmarshaler("StocktakeInput", ec.unmarshalInputStocktakeInput),
+			graphql.NewInputUnmarshaler("UpdateGoodsSpecsInput", ec.unmarshalInputUpdateGoodsSpecsInput),
+			graphql.NewInputUnmarshaler("UpdateSkuInput", ec.unmarshalInputUpdateSkuInput),
+		)
 	}
 	first := true
 
@@ -474,6 +992,21 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			}
 
 			return &response
+		}
+	case ast.Mutation:
+		return func(ctx context.Context) *graphql.Response {
+			if !first {
+				return nil
+			}
+			first = false
+			ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, inputUnmarshalers)
+			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
+			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
 		}
 
 	default:
@@ -598,6 +1131,233 @@ type PageInfo {
   endCursor: String
 }
 `, BuiltIn: false},
+	{Name: "../schema.admin.graphql", Input: `# Admin: editing the catalog without breaking history, and moving stock only
+# through the ledger. Every operation here needs role=admin.
+
+scalar Time
+
+extend type Query {
+  "The ledger of one SKU, newest first."
+  stockLedger(itemId: ID!, first: Int, after: String): StockLogConnection!
+}
+
+type Mutation {
+  "Create a goods; the backend generates the cartesian product of its specs."
+  createGoods(input: CreateGoodsInput!): Goods!
+  "Edit specs and values; SKUs are diffed by spec key and keep their ids."
+  updateGoodsSpecs(input: UpdateGoodsSpecsInput!): Goods!
+  updateSku(input: UpdateSkuInput!): Sku!
+  setGoodsStatus(goodsId: ID!, status: GoodsStatus!): Goods!
+  "Incremental stock change with a ledger row (change type 5); the same bizSn applies once."
+  adjustStock(input: AdjustStockInput!): Sku!
+  "An absolute value from the admin form, turned into a delta against expectedVersion."
+  setStock(input: SetStockInput!): Sku!
+  "Record a counted stock; the difference is a change type 6 ledger row."
+  stocktake(input: StocktakeInput!): Sku!
+}
+
+input SpecInput {
+  name: String!
+  values: [String!]!
+}
+
+input SkuTermsInput {
+  sellPrice: Money!
+  lineationPrice: Money
+  costPrice: Money
+  stock: Int
+}
+
+"Terms for one combination, named by its value names in spec order."
+input SkuOverrideInput {
+  values: [String!]!
+  sellPrice: Money!
+  lineationPrice: Money
+  costPrice: Money
+  stock: Int
+  skuCode: String
+  enabled: Boolean
+}
+
+input CreateGoodsInput {
+  name: String!
+  code: String
+  status: GoodsStatus = OFF_SHELF
+  specs: [SpecInput!]
+  defaultSku: SkuTermsInput
+  skus: [SkuOverrideInput!]
+}
+
+"An entry with an id is that existing spec (renamed if the name differs); without one it is new."
+input SpecEditInput {
+  id: ID
+  name: String!
+  values: [SpecValueEditInput!]!
+}
+
+input SpecValueEditInput {
+  id: ID
+  name: String!
+}
+
+input UpdateGoodsSpecsInput {
+  goodsId: ID!
+  expectedVersion: Int!
+  specs: [SpecEditInput!]!
+  defaultSku: SkuTermsInput
+  skus: [SkuOverrideInput!]
+}
+
+input UpdateSkuInput {
+  itemId: ID!
+  expectedVersion: Int!
+  sellPrice: Money
+  lineationPrice: Money
+  costPrice: Money
+  skuCode: String
+  status: SkuStatus
+}
+
+input AdjustStockInput {
+  itemId: ID!
+  delta: Int!
+  reason: String!
+  bizSn: String
+}
+
+input SetStockInput {
+  itemId: ID!
+  stock: Int!
+  expectedVersion: Int!
+  reason: String!
+}
+
+input StocktakeInput {
+  itemId: ID!
+  countedStock: Int!
+  reason: String!
+}
+
+"A ledger row. changeType keeps the seed's codes: 1 order deduct, 2 payment deduct, 3 cancel/close restore, 4 refund restore, 5 admin adjustment/opening, 6 stocktake."
+type StockLog {
+  id: ID!
+  itemId: ID!
+  goodsId: ID!
+  changeType: Int!
+  changeNum: Int!
+  beforeStock: Int!
+  afterStock: Int!
+  bizType: String!
+  bizSn: String!
+  remark: String!
+  createdAt: Time!
+}
+
+type StockLogConnection {
+  edges: [StockLogEdge!]!
+  pageInfo: PageInfo!
+}
+
+type StockLogEdge {
+  cursor: String!
+  node: StockLog!
+}
+`, BuiltIn: false},
+	{Name: "../schema.checkout.graphql", Input: `# Checkout: orders that never oversell.
+
+enum OrderStatus { UNPAID PAID CLOSED REFUNDED }
+
+extend type Query {
+  "An order of the caller (admins: any order); null when unknown."
+  order(orderSn: String!): Order
+  "The caller's orders, newest first."
+  myOrders(first: Int, after: String): OrderConnection!
+}
+
+extend type Mutation {
+  """
+  Place an order (customer or admin). Prices come from the database only.
+  The Idempotency-Key header or idempotencyKey argument makes retries safe.
+  """
+  placeOrder(input: PlaceOrderInput!, idempotencyKey: String): Order!
+  "Cancel an UNPAID order (its owner or an admin); stock is restored once."
+  cancelOrder(orderSn: String!): Order!
+}
+
+input PlaceOrderInput {
+  items: [OrderItemInput!]!
+  remark: String
+}
+
+"Name the SKU by itemId, or by goodsId + specValueIds (any order)."
+input OrderItemInput {
+  itemId: ID
+  goodsId: ID
+  specValueIds: [ID!]
+  quantity: Int!
+}
+
+type Order {
+  orderSn: String!
+  status: OrderStatus!
+  amount: Money!
+  currency: String!
+  lines: [OrderLine!]!
+  createdAt: Time!
+  expiresAt: Time!
+  "Money arrived after the order was closed: refund or review by hand."
+  needsReview: Boolean!
+}
+
+type OrderLine {
+  itemId: ID!
+  goodsId: ID!
+  goodsName: String!
+  specValueStr: String!
+  unitPrice: Money!
+  quantity: Int!
+}
+
+type OrderConnection {
+  edges: [OrderEdge!]!
+  pageInfo: PageInfo!
+}
+
+type OrderEdge {
+  cursor: String!
+  node: Order!
+}
+`, BuiltIn: false},
+	{Name: "../schema.payments.graphql", Input: `# Payments: verified notifications arrive on POST /payments/{provider}/notify;
+# these operations are the redirect page's view and admin refunds.
+
+enum PaymentStatus { PENDING PAID REFUNDED FAILED }
+
+extend type Mutation {
+  "What the success page calls after the redirect: never proof of payment."
+  paymentReturn(input: PaymentReturnInput!): Payment!
+  "Admin: PAID → REFUNDED; stock is restored once."
+  refundOrder(orderSn: String!, reason: String!): Order!
+}
+
+input PaymentReturnInput {
+  provider: String!
+  paymentId: String!
+  orderSn: String!
+}
+
+type Payment {
+  provider: String!
+  paymentId: String!
+  status: PaymentStatus!
+  amount: Money!
+  currency: String!
+}
+
+extend type Order {
+  payment: Payment
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -655,6 +1415,68 @@ func (ec *executionContext) childFields_GoodsEdge(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type GoodsEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_Order(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "orderSn":
+		return ec.fieldContext_Order_orderSn(ctx, field)
+	case "status":
+		return ec.fieldContext_Order_status(ctx, field)
+	case "amount":
+		return ec.fieldContext_Order_amount(ctx, field)
+	case "currency":
+		return ec.fieldContext_Order_currency(ctx, field)
+	case "lines":
+		return ec.fieldContext_Order_lines(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Order_createdAt(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_Order_expiresAt(ctx, field)
+	case "needsReview":
+		return ec.fieldContext_Order_needsReview(ctx, field)
+	case "payment":
+		return ec.fieldContext_Order_payment(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Order", field.Name)
+}
+
+func (ec *executionContext) childFields_OrderConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_OrderConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_OrderConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrderConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_OrderEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_OrderEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_OrderEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrderEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_OrderLine(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "itemId":
+		return ec.fieldContext_OrderLine_itemId(ctx, field)
+	case "goodsId":
+		return ec.fieldContext_OrderLine_goodsId(ctx, field)
+	case "goodsName":
+		return ec.fieldContext_OrderLine_goodsName(ctx, field)
+	case "specValueStr":
+		return ec.fieldContext_OrderLine_specValueStr(ctx, field)
+	case "unitPrice":
+		return ec.fieldContext_OrderLine_unitPrice(ctx, field)
+	case "quantity":
+		return ec.fieldContext_OrderLine_quantity(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrderLine", field.Name)
+}
+
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "hasNextPage":
@@ -663,6 +1485,22 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_Payment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "provider":
+		return ec.fieldContext_Payment_provider(ctx, field)
+	case "paymentId":
+		return ec.fieldContext_Payment_paymentId(ctx, field)
+	case "status":
+		return ec.fieldContext_Payment_status(ctx, field)
+	case "amount":
+		return ec.fieldContext_Payment_amount(ctx, field)
+	case "currency":
+		return ec.fieldContext_Payment_currency(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Payment", field.Name)
 }
 
 func (ec *executionContext) childFields_PriceRange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -737,6 +1575,54 @@ func (ec *executionContext) childFields_SpecValue(ctx context.Context, field gra
 		return ec.fieldContext_SpecValue_name(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SpecValue", field.Name)
+}
+
+func (ec *executionContext) childFields_StockLog(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_StockLog_id(ctx, field)
+	case "itemId":
+		return ec.fieldContext_StockLog_itemId(ctx, field)
+	case "goodsId":
+		return ec.fieldContext_StockLog_goodsId(ctx, field)
+	case "changeType":
+		return ec.fieldContext_StockLog_changeType(ctx, field)
+	case "changeNum":
+		return ec.fieldContext_StockLog_changeNum(ctx, field)
+	case "beforeStock":
+		return ec.fieldContext_StockLog_beforeStock(ctx, field)
+	case "afterStock":
+		return ec.fieldContext_StockLog_afterStock(ctx, field)
+	case "bizType":
+		return ec.fieldContext_StockLog_bizType(ctx, field)
+	case "bizSn":
+		return ec.fieldContext_StockLog_bizSn(ctx, field)
+	case "remark":
+		return ec.fieldContext_StockLog_remark(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_StockLog_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StockLog", field.Name)
+}
+
+func (ec *executionContext) childFields_StockLogConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_StockLogConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_StockLogConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StockLogConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_StockLogEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_StockLogEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_StockLogEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StockLogEdge", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -897,6 +1783,184 @@ func (ec *executionContext) field_Goods_skus_args(ctx context.Context, rawArgs m
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_adjustStock_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (AdjustStockInput, error) {
+			return ec.unmarshalNAdjustStockInput2storefrontᚋgraphᚐAdjustStockInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_cancelOrder_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "orderSn",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderSn"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createGoods_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (CreateGoodsInput, error) {
+			return ec.unmarshalNCreateGoodsInput2storefrontᚋgraphᚐCreateGoodsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_paymentReturn_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (PaymentReturnInput, error) {
+			return ec.unmarshalNPaymentReturnInput2storefrontᚋgraphᚐPaymentReturnInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_placeOrder_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (PlaceOrderInput, error) {
+			return ec.unmarshalNPlaceOrderInput2storefrontᚋgraphᚐPlaceOrderInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_refundOrder_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "orderSn",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderSn"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "reason",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reason"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setGoodsStatus_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "goodsId",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNID2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["goodsId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (enums.GoodsStatus, error) {
+			return ec.unmarshalNGoodsStatus2storefrontᚋenumsᚐGoodsStatus(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setStock_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (SetStockInput, error) {
+			return ec.unmarshalNSetStockInput2storefrontᚋgraphᚐSetStockInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_stocktake_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (StocktakeInput, error) {
+			return ec.unmarshalNStocktakeInput2storefrontᚋgraphᚐStocktakeInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateGoodsSpecs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (UpdateGoodsSpecsInput, error) {
+			return ec.unmarshalNUpdateGoodsSpecsInput2storefrontᚋgraphᚐUpdateGoodsSpecsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateSku_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (UpdateSkuInput, error) {
+			return ec.unmarshalNUpdateSkuInput2storefrontᚋgraphᚐUpdateSkuInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -952,6 +2016,72 @@ func (ec *executionContext) field_Query_goods_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_myOrders_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_order_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "orderSn",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderSn"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_stockLedger_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "itemId",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNID2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["itemId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
 	return args, nil
 }
 
@@ -1505,6 +2635,972 @@ func (ec *executionContext) fieldContext_GoodsEdge_node(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_createGoods(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createGoods(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateGoods(ctx, fc.Args["input"].(CreateGoodsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
+			return ec.marshalNGoods2ᚖstorefrontᚋcatalogᚐGoods(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createGoods(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Goods(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createGoods_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateGoodsSpecs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateGoodsSpecs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateGoodsSpecs(ctx, fc.Args["input"].(UpdateGoodsSpecsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
+			return ec.marshalNGoods2ᚖstorefrontᚋcatalogᚐGoods(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateGoodsSpecs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Goods(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateGoodsSpecs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateSku(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateSku(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateSku(ctx, fc.Args["input"].(UpdateSkuInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *catalog.SKU) graphql.Marshaler {
+			return ec.marshalNSku2ᚖstorefrontᚋcatalogᚐSKU(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateSku(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Sku(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateSku_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setGoodsStatus(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setGoodsStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetGoodsStatus(ctx, fc.Args["goodsId"].(int64), fc.Args["status"].(enums.GoodsStatus))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
+			return ec.marshalNGoods2ᚖstorefrontᚋcatalogᚐGoods(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setGoodsStatus(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Goods(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setGoodsStatus_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_adjustStock(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_adjustStock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AdjustStock(ctx, fc.Args["input"].(AdjustStockInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *catalog.SKU) graphql.Marshaler {
+			return ec.marshalNSku2ᚖstorefrontᚋcatalogᚐSKU(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_adjustStock(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Sku(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_adjustStock_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setStock(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setStock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetStock(ctx, fc.Args["input"].(SetStockInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *catalog.SKU) graphql.Marshaler {
+			return ec.marshalNSku2ᚖstorefrontᚋcatalogᚐSKU(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setStock(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Sku(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setStock_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_stocktake(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_stocktake(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Stocktake(ctx, fc.Args["input"].(StocktakeInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *catalog.SKU) graphql.Marshaler {
+			return ec.marshalNSku2ᚖstorefrontᚋcatalogᚐSKU(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_stocktake(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Sku(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_stocktake_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_placeOrder(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_placeOrder(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PlaceOrder(ctx, fc.Args["input"].(PlaceOrderInput), fc.Args["idempotencyKey"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖstorefrontᚋcheckoutᚐOrder(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_placeOrder(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_placeOrder_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cancelOrder(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cancelOrder(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CancelOrder(ctx, fc.Args["orderSn"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖstorefrontᚋcheckoutᚐOrder(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cancelOrder(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cancelOrder_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_paymentReturn(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_paymentReturn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PaymentReturn(ctx, fc.Args["input"].(PaymentReturnInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *payments.Payment) graphql.Marshaler {
+			return ec.marshalNPayment2ᚖstorefrontᚋpaymentsᚐPayment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_paymentReturn(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Payment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_paymentReturn_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_refundOrder(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_refundOrder(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RefundOrder(ctx, fc.Args["orderSn"].(string), fc.Args["reason"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖstorefrontᚋcheckoutᚐOrder(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_refundOrder(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_refundOrder_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Order_orderSn(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_orderSn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrderSn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_orderSn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, "String")
+}
+
+func (ec *executionContext) _Order_status(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v enums.OrderStatus) graphql.Marshaler {
+			return ec.marshalNOrderStatus2storefrontᚋenumsᚐOrderStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, "OrderStatus")
+}
+
+func (ec *executionContext) _Order_amount(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
+			return ec.marshalNMoney2storefrontᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, "Money")
+}
+
+func (ec *executionContext) _Order_currency(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, "String")
+}
+
+func (ec *executionContext) _Order_lines(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_lines(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lines, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*checkout.OrderLine) graphql.Marshaler {
+			return ec.marshalNOrderLine2ᚕᚖstorefrontᚋcheckoutᚐOrderLineᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_lines(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Order",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrderLine(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Order_createdAt(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Order_expiresAt(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Order_needsReview(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_needsReview(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NeedsReview, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_needsReview(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Order_payment(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_payment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Order().Payment(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *payments.Payment) graphql.Marshaler {
+			return ec.marshalOPayment2ᚖstorefrontᚋpaymentsᚐPayment(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Order_payment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Order",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Payment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrderConnection_edges(ctx context.Context, field graphql.CollectedField, obj *OrderConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*OrderEdge) graphql.Marshaler {
+			return ec.marshalNOrderEdge2ᚕᚖstorefrontᚋgraphᚐOrderEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrderConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrderEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrderConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *OrderConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖstorefrontᚋgraphᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrderConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrderEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *OrderEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _OrderEdge_node(ctx context.Context, field graphql.CollectedField, obj *OrderEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖstorefrontᚋcheckoutᚐOrder(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrderEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrderLine_itemId(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderLine_itemId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ItemID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderLine_itemId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderLine", field, false, false, "ID")
+}
+
+func (ec *executionContext) _OrderLine_goodsId(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderLine_goodsId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GoodsID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderLine_goodsId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderLine", field, false, false, "ID")
+}
+
+func (ec *executionContext) _OrderLine_goodsName(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderLine_goodsName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GoodsName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderLine_goodsName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderLine", field, false, false, "String")
+}
+
+func (ec *executionContext) _OrderLine_specValueStr(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderLine_specValueStr(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SpecValueStr, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderLine_specValueStr(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderLine", field, false, false, "String")
+}
+
+func (ec *executionContext) _OrderLine_unitPrice(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderLine_unitPrice(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnitPrice, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
+			return ec.marshalNMoney2storefrontᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderLine_unitPrice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderLine", field, false, false, "Money")
+}
+
+func (ec *executionContext) _OrderLine_quantity(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderLine_quantity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Quantity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderLine_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderLine", field, false, false, "Int")
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1549,6 +3645,121 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
+}
+
+func (ec *executionContext) _Payment_provider(ctx context.Context, field graphql.CollectedField, obj *payments.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, "String")
+}
+
+func (ec *executionContext) _Payment_paymentId(ctx context.Context, field graphql.CollectedField, obj *payments.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_paymentId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PaymentID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_paymentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, "String")
+}
+
+func (ec *executionContext) _Payment_status(ctx context.Context, field graphql.CollectedField, obj *payments.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v enums.PaymentStatus) graphql.Marshaler {
+			return ec.marshalNPaymentStatus2storefrontᚋenumsᚐPaymentStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, "PaymentStatus")
+}
+
+func (ec *executionContext) _Payment_amount(ctx context.Context, field graphql.CollectedField, obj *payments.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
+			return ec.marshalNMoney2storefrontᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, "Money")
+}
+
+func (ec *executionContext) _Payment_currency(ctx context.Context, field graphql.CollectedField, obj *payments.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, "String")
 }
 
 func (ec *executionContext) _PriceRange_min(ctx context.Context, field graphql.CollectedField, obj *catalog.PriceRange) (ret graphql.Marshaler) {
@@ -1679,6 +3890,138 @@ func (ec *executionContext) fieldContext_Query_goodsList(ctx context.Context, fi
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_goodsList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_stockLedger(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_stockLedger(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().StockLedger(ctx, fc.Args["itemId"].(int64), fc.Args["first"].(*int64), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *StockLogConnection) graphql.Marshaler {
+			return ec.marshalNStockLogConnection2ᚖstorefrontᚋgraphᚐStockLogConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_stockLedger(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StockLogConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_stockLedger_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_order(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_order(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Order(ctx, fc.Args["orderSn"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
+			return ec.marshalOOrder2ᚖstorefrontᚋcheckoutᚐOrder(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_order(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_order_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_myOrders(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_myOrders(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().MyOrders(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *OrderConnection) graphql.Marshaler {
+			return ec.marshalNOrderConnection2ᚖstorefrontᚋgraphᚐOrderConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_myOrders(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrderConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_myOrders_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -2228,6 +4571,378 @@ func (ec *executionContext) _SpecValue_name(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_SpecValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SpecValue", field, false, false, "String")
+}
+
+func (ec *executionContext) _StockLog_id(ctx context.Context, field graphql.CollectedField, obj *inventory.LedgerRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockLog_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockLog_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockLog", field, false, false, "ID")
+}
+
+func (ec *executionContext) _StockLog_itemId(ctx context.Context, field graphql.CollectedField, obj *inventory.LedgerRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockLog_itemId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ItemID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockLog_itemId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockLog", field, false, false, "ID")
+}
+
+func (ec *executionContext) _StockLog_goodsId(ctx context.Context, field graphql.CollectedField, obj *inventory.LedgerRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockLog_goodsId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GoodsID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockLog_goodsId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockLog", field, false, false, "ID")
+}
+
+func (ec *executionContext) _StockLog_changeType(ctx context.Context, field graphql.CollectedField, obj *inventory.LedgerRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockLog_changeType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChangeType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockLog_changeType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockLog", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StockLog_changeNum(ctx context.Context, field graphql.CollectedField, obj *inventory.LedgerRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockLog_changeNum(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChangeNum, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockLog_changeNum(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockLog", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StockLog_beforeStock(ctx context.Context, field graphql.CollectedField, obj *inventory.LedgerRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockLog_beforeStock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BeforeStock, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockLog_beforeStock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockLog", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StockLog_afterStock(ctx context.Context, field graphql.CollectedField, obj *inventory.LedgerRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockLog_afterStock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AfterStock, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockLog_afterStock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockLog", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StockLog_bizType(ctx context.Context, field graphql.CollectedField, obj *inventory.LedgerRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockLog_bizType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BizType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockLog_bizType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockLog", field, false, false, "String")
+}
+
+func (ec *executionContext) _StockLog_bizSn(ctx context.Context, field graphql.CollectedField, obj *inventory.LedgerRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockLog_bizSn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BizSn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockLog_bizSn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockLog", field, false, false, "String")
+}
+
+func (ec *executionContext) _StockLog_remark(ctx context.Context, field graphql.CollectedField, obj *inventory.LedgerRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockLog_remark(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Remark, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockLog_remark(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockLog", field, false, false, "String")
+}
+
+func (ec *executionContext) _StockLog_createdAt(ctx context.Context, field graphql.CollectedField, obj *inventory.LedgerRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockLog_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockLog_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockLog", field, false, false, "Time")
+}
+
+func (ec *executionContext) _StockLogConnection_edges(ctx context.Context, field graphql.CollectedField, obj *StockLogConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockLogConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*StockLogEdge) graphql.Marshaler {
+			return ec.marshalNStockLogEdge2ᚕᚖstorefrontᚋgraphᚐStockLogEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockLogConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StockLogConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StockLogEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StockLogConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *StockLogConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockLogConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖstorefrontᚋgraphᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockLogConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StockLogConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StockLogEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *StockLogEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockLogEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockLogEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockLogEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _StockLogEdge_node(ctx context.Context, field graphql.CollectedField, obj *StockLogEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockLogEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *inventory.LedgerRow) graphql.Marshaler {
+			return ec.marshalNStockLog2ᚖstorefrontᚋinventoryᚐLedgerRow(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockLogEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StockLogEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StockLog(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -3303,6 +6018,892 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAdjustStockInput(ctx context.Context, obj any) (AdjustStockInput, error) {
+	var it AdjustStockInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"itemId", "delta", "reason", "bizSn"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "itemId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemId"))
+			data, err := ec.unmarshalNID2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ItemID = data
+		case "delta":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("delta"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Delta = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		case "bizSn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("bizSn"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BizSn = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalAdjustStockInput unmarshals raw into the AdjustStockInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAdjustStockInput(ctx context.Context, raw any) (AdjustStockInput, error) {
+	var out AdjustStockInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AdjustStockInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputCreateGoodsInput(ctx context.Context, obj any) (CreateGoodsInput, error) {
+	var it CreateGoodsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["status"]; !present {
+		asMap["status"] = "OFF_SHELF"
+	}
+
+	fieldsInOrder := [...]string{"name", "code", "status", "specs", "defaultSku", "skus"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "code":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("code"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Code = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOGoodsStatus2ᚖstorefrontᚋenumsᚐGoodsStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "specs":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("specs"))
+			data, err := ec.unmarshalOSpecInput2ᚕᚖstorefrontᚋgraphᚐSpecInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Specs = data
+		case "defaultSku":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultSku"))
+			data, err := ec.unmarshalOSkuTermsInput2ᚖstorefrontᚋgraphᚐSkuTermsInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultSku = data
+		case "skus":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("skus"))
+			data, err := ec.unmarshalOSkuOverrideInput2ᚕᚖstorefrontᚋgraphᚐSkuOverrideInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Skus = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCreateGoodsInput unmarshals raw into the CreateGoodsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreateGoodsInput(ctx context.Context, raw any) (CreateGoodsInput, error) {
+	var out CreateGoodsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateGoodsInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputOrderItemInput(ctx context.Context, obj any) (OrderItemInput, error) {
+	var it OrderItemInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"itemId", "goodsId", "specValueIds", "quantity"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "itemId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemId"))
+			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ItemID = data
+		case "goodsId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("goodsId"))
+			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GoodsID = data
+		case "specValueIds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("specValueIds"))
+			data, err := ec.unmarshalOID2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SpecValueIds = data
+		case "quantity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("quantity"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Quantity = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalOrderItemInput unmarshals raw into the OrderItemInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalOrderItemInput(ctx context.Context, raw any) (OrderItemInput, error) {
+	var out OrderItemInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "OrderItemInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputPaymentReturnInput(ctx context.Context, obj any) (PaymentReturnInput, error) {
+	var it PaymentReturnInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"provider", "paymentId", "orderSn"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "provider":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("provider"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Provider = data
+		case "paymentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paymentId"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PaymentID = data
+		case "orderSn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderSn"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderSn = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalPaymentReturnInput unmarshals raw into the PaymentReturnInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalPaymentReturnInput(ctx context.Context, raw any) (PaymentReturnInput, error) {
+	var out PaymentReturnInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "PaymentReturnInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputPlaceOrderInput(ctx context.Context, obj any) (PlaceOrderInput, error) {
+	var it PlaceOrderInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"items", "remark"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "items":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("items"))
+			data, err := ec.unmarshalNOrderItemInput2ᚕᚖstorefrontᚋgraphᚐOrderItemInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Items = data
+		case "remark":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("remark"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Remark = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalPlaceOrderInput unmarshals raw into the PlaceOrderInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalPlaceOrderInput(ctx context.Context, raw any) (PlaceOrderInput, error) {
+	var out PlaceOrderInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "PlaceOrderInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputSetStockInput(ctx context.Context, obj any) (SetStockInput, error) {
+	var it SetStockInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"itemId", "stock", "expectedVersion", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "itemId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemId"))
+			data, err := ec.unmarshalNID2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ItemID = data
+		case "stock":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stock"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Stock = data
+		case "expectedVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedVersion"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedVersion = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalSetStockInput unmarshals raw into the SetStockInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSetStockInput(ctx context.Context, raw any) (SetStockInput, error) {
+	var out SetStockInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SetStockInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputSkuOverrideInput(ctx context.Context, obj any) (SkuOverrideInput, error) {
+	var it SkuOverrideInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"values", "sellPrice", "lineationPrice", "costPrice", "stock", "skuCode", "enabled"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "values":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("values"))
+			data, err := ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Values = data
+		case "sellPrice":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sellPrice"))
+			data, err := ec.unmarshalNMoney2storefrontᚋmoneyᚐMoney(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SellPrice = data
+		case "lineationPrice":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lineationPrice"))
+			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋmoneyᚐMoney(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LineationPrice = data
+		case "costPrice":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("costPrice"))
+			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋmoneyᚐMoney(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CostPrice = data
+		case "stock":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stock"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Stock = data
+		case "skuCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("skuCode"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SkuCode = data
+		case "enabled":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("enabled"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Enabled = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalSkuOverrideInput unmarshals raw into the SkuOverrideInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSkuOverrideInput(ctx context.Context, raw any) (SkuOverrideInput, error) {
+	var out SkuOverrideInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SkuOverrideInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputSkuTermsInput(ctx context.Context, obj any) (SkuTermsInput, error) {
+	var it SkuTermsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"sellPrice", "lineationPrice", "costPrice", "stock"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "sellPrice":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sellPrice"))
+			data, err := ec.unmarshalNMoney2storefrontᚋmoneyᚐMoney(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SellPrice = data
+		case "lineationPrice":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lineationPrice"))
+			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋmoneyᚐMoney(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LineationPrice = data
+		case "costPrice":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("costPrice"))
+			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋmoneyᚐMoney(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CostPrice = data
+		case "stock":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stock"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Stock = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalSkuTermsInput unmarshals raw into the SkuTermsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSkuTermsInput(ctx context.Context, raw any) (SkuTermsInput, error) {
+	var out SkuTermsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SkuTermsInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputSpecEditInput(ctx context.Context, obj any) (SpecEditInput, error) {
+	var it SpecEditInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "name", "values"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "values":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("values"))
+			data, err := ec.unmarshalNSpecValueEditInput2ᚕᚖstorefrontᚋgraphᚐSpecValueEditInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Values = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalSpecEditInput unmarshals raw into the SpecEditInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSpecEditInput(ctx context.Context, raw any) (SpecEditInput, error) {
+	var out SpecEditInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SpecEditInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputSpecInput(ctx context.Context, obj any) (SpecInput, error) {
+	var it SpecInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "values"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "values":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("values"))
+			data, err := ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Values = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalSpecInput unmarshals raw into the SpecInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSpecInput(ctx context.Context, raw any) (SpecInput, error) {
+	var out SpecInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SpecInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputSpecValueEditInput(ctx context.Context, obj any) (SpecValueEditInput, error) {
+	var it SpecValueEditInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "name"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalSpecValueEditInput unmarshals raw into the SpecValueEditInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSpecValueEditInput(ctx context.Context, raw any) (SpecValueEditInput, error) {
+	var out SpecValueEditInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SpecValueEditInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputStocktakeInput(ctx context.Context, obj any) (StocktakeInput, error) {
+	var it StocktakeInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"itemId", "countedStock", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "itemId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemId"))
+			data, err := ec.unmarshalNID2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ItemID = data
+		case "countedStock":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("countedStock"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CountedStock = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalStocktakeInput unmarshals raw into the StocktakeInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalStocktakeInput(ctx context.Context, raw any) (StocktakeInput, error) {
+	var out StocktakeInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "StocktakeInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputUpdateGoodsSpecsInput(ctx context.Context, obj any) (UpdateGoodsSpecsInput, error) {
+	var it UpdateGoodsSpecsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"goodsId", "expectedVersion", "specs", "defaultSku", "skus"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "goodsId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("goodsId"))
+			data, err := ec.unmarshalNID2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GoodsID = data
+		case "expectedVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedVersion"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedVersion = data
+		case "specs":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("specs"))
+			data, err := ec.unmarshalNSpecEditInput2ᚕᚖstorefrontᚋgraphᚐSpecEditInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Specs = data
+		case "defaultSku":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultSku"))
+			data, err := ec.unmarshalOSkuTermsInput2ᚖstorefrontᚋgraphᚐSkuTermsInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultSku = data
+		case "skus":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("skus"))
+			data, err := ec.unmarshalOSkuOverrideInput2ᚕᚖstorefrontᚋgraphᚐSkuOverrideInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Skus = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalUpdateGoodsSpecsInput unmarshals raw into the UpdateGoodsSpecsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUpdateGoodsSpecsInput(ctx context.Context, raw any) (UpdateGoodsSpecsInput, error) {
+	var out UpdateGoodsSpecsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdateGoodsSpecsInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputUpdateSkuInput(ctx context.Context, obj any) (UpdateSkuInput, error) {
+	var it UpdateSkuInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"itemId", "expectedVersion", "sellPrice", "lineationPrice", "costPrice", "skuCode", "status"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "itemId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemId"))
+			data, err := ec.unmarshalNID2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ItemID = data
+		case "expectedVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedVersion"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedVersion = data
+		case "sellPrice":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sellPrice"))
+			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋmoneyᚐMoney(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SellPrice = data
+		case "lineationPrice":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lineationPrice"))
+			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋmoneyᚐMoney(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LineationPrice = data
+		case "costPrice":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("costPrice"))
+			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋmoneyᚐMoney(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CostPrice = data
+		case "skuCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("skuCode"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SkuCode = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOSkuStatus2ᚖstorefrontᚋenumsᚐSkuStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalUpdateSkuInput unmarshals raw into the UpdateSkuInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUpdateSkuInput(ctx context.Context, raw any) (UpdateSkuInput, error) {
+	var out UpdateSkuInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdateSkuInput", raw, &out)
+	return out, err
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -3476,6 +7077,327 @@ func (ec *executionContext) _GoodsEdge(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var mutationImplementors = []string{"Mutation"}
+
+func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mutationImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Mutation",
+	})
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
+			Object: field.Name,
+			Field:  field,
+		})
+
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Mutation")
+		case "createGoods":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createGoods(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateGoodsSpecs":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateGoodsSpecs(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateSku":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateSku(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setGoodsStatus":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setGoodsStatus(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "adjustStock":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_adjustStock(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setStock":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setStock(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "stocktake":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_stocktake(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "placeOrder":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_placeOrder(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cancelOrder":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cancelOrder(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "paymentReturn":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_paymentReturn(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "refundOrder":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_refundOrder(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var orderImplementors = []string{"Order"}
+
+func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, obj *checkout.Order) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, orderImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Order")
+		case "orderSn":
+			out.Values[i] = ec._Order_orderSn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._Order_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "amount":
+			out.Values[i] = ec._Order_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "currency":
+			out.Values[i] = ec._Order_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lines":
+			out.Values[i] = ec._Order_lines(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Order_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expiresAt":
+			out.Values[i] = ec._Order_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "needsReview":
+			out.Values[i] = ec._Order_needsReview(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "payment":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Order_payment(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var orderConnectionImplementors = []string{"OrderConnection"}
+
+func (ec *executionContext) _OrderConnection(ctx context.Context, sel ast.SelectionSet, obj *OrderConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, orderConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrderConnection")
+		case "edges":
+			out.Values[i] = ec._OrderConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._OrderConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var orderEdgeImplementors = []string{"OrderEdge"}
+
+func (ec *executionContext) _OrderEdge(ctx context.Context, sel ast.SelectionSet, obj *OrderEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, orderEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrderEdge")
+		case "cursor":
+			out.Values[i] = ec._OrderEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._OrderEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var orderLineImplementors = []string{"OrderLine"}
+
+func (ec *executionContext) _OrderLine(ctx context.Context, sel ast.SelectionSet, obj *checkout.OrderLine) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, orderLineImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrderLine")
+		case "itemId":
+			out.Values[i] = ec._OrderLine_itemId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "goodsId":
+			out.Values[i] = ec._OrderLine_goodsId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "goodsName":
+			out.Values[i] = ec._OrderLine_goodsName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "specValueStr":
+			out.Values[i] = ec._OrderLine_specValueStr(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unitPrice":
+			out.Values[i] = ec._OrderLine_unitPrice(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "quantity":
+			out.Values[i] = ec._OrderLine_quantity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *PageInfo) graphql.Marshaler {
@@ -3495,6 +7417,59 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var paymentImplementors = []string{"Payment"}
+
+func (ec *executionContext) _Payment(ctx context.Context, sel ast.SelectionSet, obj *payments.Payment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, paymentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Payment")
+		case "provider":
+			out.Values[i] = ec._Payment_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "paymentId":
+			out.Values[i] = ec._Payment_paymentId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._Payment_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._Payment_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._Payment_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -3582,6 +7557,24 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_goodsList(ctx, field)
+				})
+		case "stockLedger":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_stockLedger(ctx, field)
+				})
+		case "order":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_order(ctx, field)
+				})
+		case "myOrders":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_myOrders(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -3807,6 +7800,165 @@ func (ec *executionContext) _SpecValue(ctx context.Context, sel ast.SelectionSet
 			}
 		case "name":
 			out.Values[i] = ec._SpecValue_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var stockLogImplementors = []string{"StockLog"}
+
+func (ec *executionContext) _StockLog(ctx context.Context, sel ast.SelectionSet, obj *inventory.LedgerRow) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stockLogImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StockLog")
+		case "id":
+			out.Values[i] = ec._StockLog_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "itemId":
+			out.Values[i] = ec._StockLog_itemId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "goodsId":
+			out.Values[i] = ec._StockLog_goodsId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changeType":
+			out.Values[i] = ec._StockLog_changeType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changeNum":
+			out.Values[i] = ec._StockLog_changeNum(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "beforeStock":
+			out.Values[i] = ec._StockLog_beforeStock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "afterStock":
+			out.Values[i] = ec._StockLog_afterStock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bizType":
+			out.Values[i] = ec._StockLog_bizType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bizSn":
+			out.Values[i] = ec._StockLog_bizSn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "remark":
+			out.Values[i] = ec._StockLog_remark(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._StockLog_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var stockLogConnectionImplementors = []string{"StockLogConnection"}
+
+func (ec *executionContext) _StockLogConnection(ctx context.Context, sel ast.SelectionSet, obj *StockLogConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stockLogConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StockLogConnection")
+		case "edges":
+			out.Values[i] = ec._StockLogConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._StockLogConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var stockLogEdgeImplementors = []string{"StockLogEdge"}
+
+func (ec *executionContext) _StockLogEdge(ctx context.Context, sel ast.SelectionSet, obj *StockLogEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stockLogEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StockLogEdge")
+		case "cursor":
+			out.Values[i] = ec._StockLogEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._StockLogEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -4189,6 +8341,11 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) unmarshalNAdjustStockInput2storefrontᚋgraphᚐAdjustStockInput(ctx context.Context, v any) (AdjustStockInput, error) {
+	res, err := ec.unmarshalInputAdjustStockInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -4201,6 +8358,11 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 		graphql.AddInvalidNullFromMarshaler(ctx, "Boolean!")
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNCreateGoodsInput2storefrontᚋgraphᚐCreateGoodsInput(ctx context.Context, v any) (CreateGoodsInput, error) {
+	res, err := ec.unmarshalInputCreateGoodsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNGoods2ᚖstorefrontᚋcatalogᚐGoods(ctx context.Context, sel ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
@@ -4320,12 +8482,133 @@ func (ec *executionContext) marshalNMoney2storefrontᚋmoneyᚐMoney(ctx context
 	return v
 }
 
+func (ec *executionContext) marshalNOrder2ᚖstorefrontᚋcheckoutᚐOrder(ctx context.Context, sel ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Order!")
+		return graphql.Null
+	}
+	return ec._Order(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOrderConnection2ᚖstorefrontᚋgraphᚐOrderConnection(ctx context.Context, sel ast.SelectionSet, v *OrderConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "OrderConnection!")
+		return graphql.Null
+	}
+	return ec._OrderConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOrderEdge2ᚕᚖstorefrontᚋgraphᚐOrderEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*OrderEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOrderEdge2ᚖstorefrontᚋgraphᚐOrderEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOrderEdge2ᚖstorefrontᚋgraphᚐOrderEdge(ctx context.Context, sel ast.SelectionSet, v *OrderEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "OrderEdge!")
+		return graphql.Null
+	}
+	return ec._OrderEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNOrderItemInput2ᚕᚖstorefrontᚋgraphᚐOrderItemInputᚄ(ctx context.Context, v any) ([]*OrderItemInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*OrderItemInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNOrderItemInput2ᚖstorefrontᚋgraphᚐOrderItemInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNOrderItemInput2ᚖstorefrontᚋgraphᚐOrderItemInput(ctx context.Context, v any) (*OrderItemInput, error) {
+	res, err := ec.unmarshalInputOrderItemInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNOrderLine2ᚕᚖstorefrontᚋcheckoutᚐOrderLineᚄ(ctx context.Context, sel ast.SelectionSet, v []*checkout.OrderLine) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOrderLine2ᚖstorefrontᚋcheckoutᚐOrderLine(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOrderLine2ᚖstorefrontᚋcheckoutᚐOrderLine(ctx context.Context, sel ast.SelectionSet, v *checkout.OrderLine) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "OrderLine!")
+		return graphql.Null
+	}
+	return ec._OrderLine(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNOrderStatus2storefrontᚋenumsᚐOrderStatus(ctx context.Context, v any) (enums.OrderStatus, error) {
+	var res enums.OrderStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNOrderStatus2storefrontᚋenumsᚐOrderStatus(ctx context.Context, sel ast.SelectionSet, v enums.OrderStatus) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNPageInfo2ᚖstorefrontᚋgraphᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *PageInfo) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "PageInfo!")
 		return graphql.Null
 	}
 	return ec._PageInfo(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPayment2ᚖstorefrontᚋpaymentsᚐPayment(ctx context.Context, sel ast.SelectionSet, v *payments.Payment) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Payment!")
+		return graphql.Null
+	}
+	return ec._Payment(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNPaymentReturnInput2storefrontᚋgraphᚐPaymentReturnInput(ctx context.Context, v any) (PaymentReturnInput, error) {
+	res, err := ec.unmarshalInputPaymentReturnInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNPaymentStatus2storefrontᚋenumsᚐPaymentStatus(ctx context.Context, v any) (enums.PaymentStatus, error) {
+	var res enums.PaymentStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPaymentStatus2storefrontᚋenumsᚐPaymentStatus(ctx context.Context, sel ast.SelectionSet, v enums.PaymentStatus) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNPlaceOrderInput2storefrontᚋgraphᚐPlaceOrderInput(ctx context.Context, v any) (PlaceOrderInput, error) {
+	res, err := ec.unmarshalInputPlaceOrderInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNSelectableValue2ᚕᚖstorefrontᚋcatalogᚐSelectableValueᚄ(ctx context.Context, sel ast.SelectionSet, v []*catalog.SelectableValue) graphql.Marshaler {
@@ -4352,6 +8635,11 @@ func (ec *executionContext) marshalNSelectableValue2ᚖstorefrontᚋcatalogᚐSe
 	return ec._SelectableValue(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNSetStockInput2storefrontᚋgraphᚐSetStockInput(ctx context.Context, v any) (SetStockInput, error) {
+	res, err := ec.unmarshalInputSetStockInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNSku2ᚕᚖstorefrontᚋcatalogᚐSKUᚄ(ctx context.Context, sel ast.SelectionSet, v []*catalog.SKU) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -4374,6 +8662,11 @@ func (ec *executionContext) marshalNSku2ᚖstorefrontᚋcatalogᚐSKU(ctx contex
 		return graphql.Null
 	}
 	return ec._Sku(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSkuOverrideInput2ᚖstorefrontᚋgraphᚐSkuOverrideInput(ctx context.Context, v any) (*SkuOverrideInput, error) {
+	res, err := ec.unmarshalInputSkuOverrideInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNSkuStatus2storefrontᚋenumsᚐSkuStatus(ctx context.Context, v any) (enums.SkuStatus, error) {
@@ -4410,6 +8703,30 @@ func (ec *executionContext) marshalNSpec2ᚖstorefrontᚋcatalogᚐSpec(ctx cont
 	return ec._Spec(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNSpecEditInput2ᚕᚖstorefrontᚋgraphᚐSpecEditInputᚄ(ctx context.Context, v any) ([]*SpecEditInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*SpecEditInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNSpecEditInput2ᚖstorefrontᚋgraphᚐSpecEditInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNSpecEditInput2ᚖstorefrontᚋgraphᚐSpecEditInput(ctx context.Context, v any) (*SpecEditInput, error) {
+	res, err := ec.unmarshalInputSpecEditInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNSpecInput2ᚖstorefrontᚋgraphᚐSpecInput(ctx context.Context, v any) (*SpecInput, error) {
+	res, err := ec.unmarshalInputSpecInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNSpecType2storefrontᚋenumsᚐSpecType(ctx context.Context, v any) (enums.SpecType, error) {
 	var res enums.SpecType
 	err := res.UnmarshalGQL(v)
@@ -4444,6 +8761,70 @@ func (ec *executionContext) marshalNSpecValue2ᚖstorefrontᚋcatalogᚐSpecValu
 	return ec._SpecValue(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNSpecValueEditInput2ᚕᚖstorefrontᚋgraphᚐSpecValueEditInputᚄ(ctx context.Context, v any) ([]*SpecValueEditInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*SpecValueEditInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNSpecValueEditInput2ᚖstorefrontᚋgraphᚐSpecValueEditInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNSpecValueEditInput2ᚖstorefrontᚋgraphᚐSpecValueEditInput(ctx context.Context, v any) (*SpecValueEditInput, error) {
+	res, err := ec.unmarshalInputSpecValueEditInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNStockLog2ᚖstorefrontᚋinventoryᚐLedgerRow(ctx context.Context, sel ast.SelectionSet, v *inventory.LedgerRow) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "StockLog!")
+		return graphql.Null
+	}
+	return ec._StockLog(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNStockLogConnection2ᚖstorefrontᚋgraphᚐStockLogConnection(ctx context.Context, sel ast.SelectionSet, v *StockLogConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "StockLogConnection!")
+		return graphql.Null
+	}
+	return ec._StockLogConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNStockLogEdge2ᚕᚖstorefrontᚋgraphᚐStockLogEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*StockLogEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNStockLogEdge2ᚖstorefrontᚋgraphᚐStockLogEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNStockLogEdge2ᚖstorefrontᚋgraphᚐStockLogEdge(ctx context.Context, sel ast.SelectionSet, v *StockLogEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "StockLogEdge!")
+		return graphql.Null
+	}
+	return ec._StockLogEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNStocktakeInput2storefrontᚋgraphᚐStocktakeInput(ctx context.Context, v any) (StocktakeInput, error) {
+	res, err := ec.unmarshalInputStocktakeInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -4456,6 +8837,59 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 		graphql.AddInvalidNullFromMarshaler(ctx, "String!")
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
+	res, err := graphql.UnmarshalTime(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel ast.SelectionSet, v time.Time) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalTime(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Time!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNUpdateGoodsSpecsInput2storefrontᚋgraphᚐUpdateGoodsSpecsInput(ctx context.Context, v any) (UpdateGoodsSpecsInput, error) {
+	res, err := ec.unmarshalInputUpdateGoodsSpecsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdateSkuInput2storefrontᚋgraphᚐUpdateSkuInput(ctx context.Context, v any) (UpdateSkuInput, error) {
+	res, err := ec.unmarshalInputUpdateSkuInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
@@ -4688,6 +9122,24 @@ func (ec *executionContext) marshalOID2ᚕint64ᚄ(ctx context.Context, sel ast.
 	return ret
 }
 
+func (ec *executionContext) unmarshalOID2ᚖint64(ctx context.Context, v any) (*int64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := scalar.UnmarshalInt64ID(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOID2ᚖint64(ctx context.Context, sel ast.SelectionSet, v *int64) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := scalar.MarshalInt64ID(*v)
+	return res
+}
+
 func (ec *executionContext) unmarshalOInt2ᚖint64(ctx context.Context, v any) (*int64, error) {
 	if v == nil {
 		return nil, nil
@@ -4722,6 +9174,20 @@ func (ec *executionContext) marshalOMoney2ᚖstorefrontᚋmoneyᚐMoney(ctx cont
 	return v
 }
 
+func (ec *executionContext) marshalOOrder2ᚖstorefrontᚋcheckoutᚐOrder(ctx context.Context, sel ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Order(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOPayment2ᚖstorefrontᚋpaymentsᚐPayment(ctx context.Context, sel ast.SelectionSet, v *payments.Payment) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Payment(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOPriceRange2ᚖstorefrontᚋcatalogᚐPriceRange(ctx context.Context, sel ast.SelectionSet, v *catalog.PriceRange) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -4734,6 +9200,64 @@ func (ec *executionContext) marshalOSku2ᚖstorefrontᚋcatalogᚐSKU(ctx contex
 		return graphql.Null
 	}
 	return ec._Sku(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOSkuOverrideInput2ᚕᚖstorefrontᚋgraphᚐSkuOverrideInputᚄ(ctx context.Context, v any) ([]*SkuOverrideInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*SkuOverrideInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNSkuOverrideInput2ᚖstorefrontᚋgraphᚐSkuOverrideInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOSkuStatus2ᚖstorefrontᚋenumsᚐSkuStatus(ctx context.Context, v any) (*enums.SkuStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(enums.SkuStatus)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSkuStatus2ᚖstorefrontᚋenumsᚐSkuStatus(ctx context.Context, sel ast.SelectionSet, v *enums.SkuStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOSkuTermsInput2ᚖstorefrontᚋgraphᚐSkuTermsInput(ctx context.Context, v any) (*SkuTermsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputSkuTermsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOSpecInput2ᚕᚖstorefrontᚋgraphᚐSpecInputᚄ(ctx context.Context, v any) ([]*SpecInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*SpecInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNSpecInput2ᚖstorefrontᚋgraphᚐSpecInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v any) (*string, error) {

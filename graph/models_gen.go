@@ -4,7 +4,27 @@ package graph
 
 import (
 	"storefront/catalog"
+	"storefront/checkout"
+	"storefront/enums"
+	"storefront/inventory"
+	"storefront/money"
 )
+
+type AdjustStockInput struct {
+	ItemID int64   `json:"itemId"`
+	Delta  int64   `json:"delta"`
+	Reason string  `json:"reason"`
+	BizSn  *string `json:"bizSn,omitempty"`
+}
+
+type CreateGoodsInput struct {
+	Name       string              `json:"name"`
+	Code       *string             `json:"code,omitempty"`
+	Status     *enums.GoodsStatus  `json:"status,omitempty"`
+	Specs      []*SpecInput        `json:"specs,omitempty"`
+	DefaultSku *SkuTermsInput      `json:"defaultSku,omitempty"`
+	Skus       []*SkuOverrideInput `json:"skus,omitempty"`
+}
 
 type GoodsConnection struct {
 	Edges    []*GoodsEdge `json:"edges"`
@@ -16,10 +36,118 @@ type GoodsEdge struct {
 	Node   *catalog.Goods `json:"node"`
 }
 
+type Mutation struct {
+}
+
+type OrderConnection struct {
+	Edges    []*OrderEdge `json:"edges"`
+	PageInfo *PageInfo    `json:"pageInfo"`
+}
+
+type OrderEdge struct {
+	Cursor string          `json:"cursor"`
+	Node   *checkout.Order `json:"node"`
+}
+
+// Name the SKU by itemId, or by goodsId + specValueIds (any order).
+type OrderItemInput struct {
+	ItemID       *int64  `json:"itemId,omitempty"`
+	GoodsID      *int64  `json:"goodsId,omitempty"`
+	SpecValueIds []int64 `json:"specValueIds,omitempty"`
+	Quantity     int64   `json:"quantity"`
+}
+
 type PageInfo struct {
 	HasNextPage bool    `json:"hasNextPage"`
 	EndCursor   *string `json:"endCursor,omitempty"`
 }
 
+type PaymentReturnInput struct {
+	Provider  string `json:"provider"`
+	PaymentID string `json:"paymentId"`
+	OrderSn   string `json:"orderSn"`
+}
+
+type PlaceOrderInput struct {
+	Items  []*OrderItemInput `json:"items"`
+	Remark *string           `json:"remark,omitempty"`
+}
+
 type Query struct {
+}
+
+type SetStockInput struct {
+	ItemID          int64  `json:"itemId"`
+	Stock           int64  `json:"stock"`
+	ExpectedVersion int64  `json:"expectedVersion"`
+	Reason          string `json:"reason"`
+}
+
+// Terms for one combination, named by its value names in spec order.
+type SkuOverrideInput struct {
+	Values         []string     `json:"values"`
+	SellPrice      money.Money  `json:"sellPrice"`
+	LineationPrice *money.Money `json:"lineationPrice,omitempty"`
+	CostPrice      *money.Money `json:"costPrice,omitempty"`
+	Stock          *int64       `json:"stock,omitempty"`
+	SkuCode        *string      `json:"skuCode,omitempty"`
+	Enabled        *bool        `json:"enabled,omitempty"`
+}
+
+type SkuTermsInput struct {
+	SellPrice      money.Money  `json:"sellPrice"`
+	LineationPrice *money.Money `json:"lineationPrice,omitempty"`
+	CostPrice      *money.Money `json:"costPrice,omitempty"`
+	Stock          *int64       `json:"stock,omitempty"`
+}
+
+// An entry with an id is that existing spec (renamed if the name differs); without one it is new.
+type SpecEditInput struct {
+	ID     *int64                `json:"id,omitempty"`
+	Name   string                `json:"name"`
+	Values []*SpecValueEditInput `json:"values"`
+}
+
+type SpecInput struct {
+	Name   string   `json:"name"`
+	Values []string `json:"values"`
+}
+
+type SpecValueEditInput struct {
+	ID   *int64 `json:"id,omitempty"`
+	Name string `json:"name"`
+}
+
+type StockLogConnection struct {
+	Edges    []*StockLogEdge `json:"edges"`
+	PageInfo *PageInfo       `json:"pageInfo"`
+}
+
+type StockLogEdge struct {
+	Cursor string               `json:"cursor"`
+	Node   *inventory.LedgerRow `json:"node"`
+}
+
+type StocktakeInput struct {
+	ItemID       int64  `json:"itemId"`
+	CountedStock int64  `json:"countedStock"`
+	Reason       string `json:"reason"`
+}
+
+type UpdateGoodsSpecsInput struct {
+	GoodsID         int64               `json:"goodsId"`
+	ExpectedVersion int64               `json:"expectedVersion"`
+	Specs           []*SpecEditInput    `json:"specs"`
+	DefaultSku      *SkuTermsInput      `json:"defaultSku,omitempty"`
+	Skus            []*SkuOverrideInput `json:"skus,omitempty"`
+}
+
+type UpdateSkuInput struct {
+	ItemID          int64            `json:"itemId"`
+	ExpectedVersion int64            `json:"expectedVersion"`
+	SellPrice       *money.Money     `json:"sellPrice,omitempty"`
+	LineationPrice  *money.Money     `json:"lineationPrice,omitempty"`
+	CostPrice       *money.Money     `json:"costPrice,omitempty"`
+	SkuCode         *string          `json:"skuCode,omitempty"`
+	Status          *enums.SkuStatus `json:"status,omitempty"`
 }

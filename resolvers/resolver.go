@@ -4,10 +4,16 @@ package resolvers
 
 import (
 	"storefront/catalog"
+	"storefront/checkout"
+	"storefront/inventory"
+	"storefront/payments"
 )
 
 // Resolver holds the domain services (dependency injection root; gqlgen does
 // not regenerate this file).
 type Resolver struct {
-	Catalog *catalog.Service
+	Catalog   *catalog.Service
+	Inventory *inventory.Service
+	Checkout  *checkout.Service
+	Payments  *payments.Service
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"storefront/auth"
+	"storefront/checkout"
 	"storefront/resolvers"
 	"storefront/store"
 )
@@ -39,7 +40,7 @@ func New(o Options) http.Handler {
 
 	mux := http.NewServeMux()
 	gql := newGraphQL(o.Resolver, o.Introspection)
-	mux.Handle("/graphql", limitBody(o.MaxBodyBytes, o.Signer.Middleware(gql)))
+	mux.Handle("/graphql", limitBody(o.MaxBodyBytes, o.Signer.Middleware(idempotencyKey(gql))))
 	if o.Playground {
 		mux.Handle("GET /{$}", playground.Handler("storefront", "/graphql"))
 	}
@@ -67,6 +68,16 @@ func limitBody(n int64, next http.Handler) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, n)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// idempotencyKey hands the Idempotency-Key header to checkout.
+func idempotencyKey(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if k := r.Header.Get("Idempotency-Key"); k != "" {
+			r = r.WithContext(checkout.WithIdempotencyKey(r.Context(), k))
+		}
 		next.ServeHTTP(w, r)
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"storefront/auth"
 	"storefront/catalog"
 	"storefront/demo"
+	"storefront/inventory"
 	"storefront/resolvers"
 	"storefront/server"
 )
@@ -66,7 +67,7 @@ func serve(ctx context.Context, args []string) error {
 
 	h := server.New(server.Options{
 		DB: db, Signer: signer, Playground: c.Introspection, Introspection: c.Introspection,
-		Resolver: &resolvers.Resolver{Catalog: cat},
+		Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inventory.New(db)},
 	})
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {

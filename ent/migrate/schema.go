@@ -34,6 +34,195 @@ var (
 			},
 		},
 	}
+	// IdempotencyKeyColumns holds the columns for the "idempotency_key" table.
+	IdempotencyKeyColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "user_id", Type: field.TypeString, Size: 64},
+		{Name: "key", Type: field.TypeString, Size: 255},
+		{Name: "request_hash", Type: field.TypeString, Size: 64},
+		{Name: "state", Type: field.TypeString, Size: 16},
+		{Name: "lease_until", Type: field.TypeTime},
+		{Name: "order_sn", Type: field.TypeString, Nullable: true, Size: 32},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "expires_at", Type: field.TypeTime},
+	}
+	// IdempotencyKeyTable holds the schema information for the "idempotency_key" table.
+	IdempotencyKeyTable = &schema.Table{
+		Name:       "idempotency_key",
+		Columns:    IdempotencyKeyColumns,
+		PrimaryKey: []*schema.Column{IdempotencyKeyColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "idempotency_user_id_key",
+				Unique:  true,
+				Columns: []*schema.Column{IdempotencyKeyColumns[1], IdempotencyKeyColumns[2]},
+			},
+			{
+				Name:    "idempotency_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{IdempotencyKeyColumns[8]},
+			},
+		},
+	}
+	// OrdersColumns holds the columns for the "orders" table.
+	OrdersColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "order_sn", Type: field.TypeString, Size: 32},
+		{Name: "user_id", Type: field.TypeString, Size: 64},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"UNPAID", "PAID", "CLOSED", "REFUNDED"}, Default: "UNPAID"},
+		{Name: "amount", Type: field.TypeInt64},
+		{Name: "currency", Type: field.TypeString, Size: 3},
+		{Name: "remark", Type: field.TypeString, Size: 255, Default: ""},
+		{Name: "close_reason", Type: field.TypeString, Size: 32, Default: ""},
+		{Name: "needs_review", Type: field.TypeBool, Default: false},
+		{Name: "version", Type: field.TypeInt64, Default: 1},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "paid_at", Type: field.TypeTime, Nullable: true},
+		{Name: "closed_at", Type: field.TypeTime, Nullable: true},
+	}
+	// OrdersTable holds the schema information for the "orders" table.
+	OrdersTable = &schema.Table{
+		Name:       "orders",
+		Columns:    OrdersColumns,
+		PrimaryKey: []*schema.Column{OrdersColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "order_order_sn",
+				Unique:  true,
+				Columns: []*schema.Column{OrdersColumns[1]},
+			},
+			{
+				Name:    "order_user_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{OrdersColumns[2], OrdersColumns[0]},
+			},
+			{
+				Name:    "order_status_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{OrdersColumns[3], OrdersColumns[10]},
+			},
+		},
+	}
+	// OrderLineColumns holds the columns for the "order_line" table.
+	OrderLineColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "item_id", Type: field.TypeInt64},
+		{Name: "goods_id", Type: field.TypeInt64},
+		{Name: "goods_name", Type: field.TypeString, Size: 120},
+		{Name: "spec_value_str", Type: field.TypeString, Size: 255, Default: ""},
+		{Name: "unit_price", Type: field.TypeInt64},
+		{Name: "quantity", Type: field.TypeInt64},
+		{Name: "order_id", Type: field.TypeInt64},
+	}
+	// OrderLineTable holds the schema information for the "order_line" table.
+	OrderLineTable = &schema.Table{
+		Name:       "order_line",
+		Columns:    OrderLineColumns,
+		PrimaryKey: []*schema.Column{OrderLineColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "order_line_orders_lines",
+				Columns:    []*schema.Column{OrderLineColumns[7]},
+				RefColumns: []*schema.Column{OrdersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "orderline_order_id",
+				Unique:  false,
+				Columns: []*schema.Column{OrderLineColumns[7]},
+			},
+			{
+				Name:    "orderline_item_id",
+				Unique:  false,
+				Columns: []*schema.Column{OrderLineColumns[1]},
+			},
+		},
+	}
+	// OutboxColumns holds the columns for the "outbox" table.
+	OutboxColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "event_id", Type: field.TypeString, Size: 36},
+		{Name: "type", Type: field.TypeString, Size: 64},
+		{Name: "aggregate_id", Type: field.TypeString, Size: 64},
+		{Name: "payload", Type: field.TypeString, Size: 2147483647},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "dispatched_at", Type: field.TypeTime, Nullable: true},
+	}
+	// OutboxTable holds the schema information for the "outbox" table.
+	OutboxTable = &schema.Table{
+		Name:       "outbox",
+		Columns:    OutboxColumns,
+		PrimaryKey: []*schema.Column{OutboxColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "outbox_event_id",
+				Unique:  true,
+				Columns: []*schema.Column{OutboxColumns[1]},
+			},
+			{
+				Name:    "outbox_dispatched_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{OutboxColumns[6], OutboxColumns[0]},
+			},
+		},
+	}
+	// PaymentColumns holds the columns for the "payment" table.
+	PaymentColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "order_id", Type: field.TypeInt64},
+		{Name: "order_sn", Type: field.TypeString, Size: 32},
+		{Name: "provider", Type: field.TypeString, Size: 32},
+		{Name: "payment_id", Type: field.TypeString, Size: 64},
+		{Name: "amount", Type: field.TypeInt64},
+		{Name: "currency", Type: field.TypeString, Size: 3},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"PENDING", "PAID", "REFUNDED", "FAILED"}},
+		{Name: "version", Type: field.TypeInt64, Default: 1},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// PaymentTable holds the schema information for the "payment" table.
+	PaymentTable = &schema.Table{
+		Name:       "payment",
+		Columns:    PaymentColumns,
+		PrimaryKey: []*schema.Column{PaymentColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "payment_provider_payment_id",
+				Unique:  true,
+				Columns: []*schema.Column{PaymentColumns[3], PaymentColumns[4]},
+			},
+			{
+				Name:    "payment_order_id",
+				Unique:  false,
+				Columns: []*schema.Column{PaymentColumns[1]},
+			},
+		},
+	}
+	// PaymentEventColumns holds the columns for the "payment_event" table.
+	PaymentEventColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "provider", Type: field.TypeString, Size: 32},
+		{Name: "event_id", Type: field.TypeString, Size: 64},
+		{Name: "payment_ref", Type: field.TypeInt64, Nullable: true},
+		{Name: "payload_digest", Type: field.TypeString, Size: 64},
+		{Name: "processed_at", Type: field.TypeTime},
+	}
+	// PaymentEventTable holds the schema information for the "payment_event" table.
+	PaymentEventTable = &schema.Table{
+		Name:       "payment_event",
+		Columns:    PaymentEventColumns,
+		PrimaryKey: []*schema.Column{PaymentEventColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "paymentevent_provider_event_id",
+				Unique:  true,
+				Columns: []*schema.Column{PaymentEventColumns[1], PaymentEventColumns[2]},
+			},
+		},
+	}
 	// SkuColumns holds the columns for the "sku" table.
 	SkuColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -183,6 +372,12 @@ var (
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		GoodsTable,
+		IdempotencyKeyTable,
+		OrdersTable,
+		OrderLineTable,
+		OutboxTable,
+		PaymentTable,
+		PaymentEventTable,
 		SkuTable,
 		SpecTable,
 		SpecValueTable,
@@ -193,6 +388,25 @@ var (
 func init() {
 	GoodsTable.Annotation = &entsql.Annotation{
 		Table: "goods",
+	}
+	IdempotencyKeyTable.Annotation = &entsql.Annotation{
+		Table: "idempotency_key",
+	}
+	OrdersTable.Annotation = &entsql.Annotation{
+		Table: "orders",
+	}
+	OrderLineTable.ForeignKeys[0].RefTable = OrdersTable
+	OrderLineTable.Annotation = &entsql.Annotation{
+		Table: "order_line",
+	}
+	OutboxTable.Annotation = &entsql.Annotation{
+		Table: "outbox",
+	}
+	PaymentTable.Annotation = &entsql.Annotation{
+		Table: "payment",
+	}
+	PaymentEventTable.Annotation = &entsql.Annotation{
+		Table: "payment_event",
 	}
 	SkuTable.ForeignKeys[0].RefTable = GoodsTable
 	SkuTable.Annotation = &entsql.Annotation{

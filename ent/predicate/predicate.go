@@ -9,6 +9,24 @@ import (
 // Goods is the predicate function for goods builders.
 type Goods func(*sql.Selector)
 
+// Idempotency is the predicate function for idempotency builders.
+type Idempotency func(*sql.Selector)
+
+// Order is the predicate function for order builders.
+type Order func(*sql.Selector)
+
+// OrderLine is the predicate function for orderline builders.
+type OrderLine func(*sql.Selector)
+
+// Outbox is the predicate function for outbox builders.
+type Outbox func(*sql.Selector)
+
+// Payment is the predicate function for payment builders.
+type Payment func(*sql.Selector)
+
+// PaymentEvent is the predicate function for paymentevent builders.
+type PaymentEvent func(*sql.Selector)
+
 // Sku is the predicate function for sku builders.
 type Sku func(*sql.Selector)
 

@@ -1,0 +1,53 @@
+// Package checkout places, cancels and closes orders. Stock moves by one
+// conditional UPDATE per SKU in ascending SKU order inside one short
+// transaction; retries are absorbed by idempotency keys.
+package checkout
+
+import (
+	"context"
+	"time"
+
+	"storefront/enums"
+	"storefront/money"
+)
+
+// Order is an order as clients see it; the GraphQL type Order binds to it.
+type Order struct {
+	ID          int64
+	OrderSn     string
+	UserID      string
+	Status      enums.OrderStatus
+	Amount      money.Money
+	Currency    string
+	Remark      string
+	NeedsReview bool
+	Lines       []*OrderLine
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
+}
+
+// OrderLine is a snapshot of one bought SKU.
+type OrderLine struct {
+	ItemID       int64
+	GoodsID      int64
+	GoodsName    string
+	SpecValueStr string
+	UnitPrice    money.Money
+	Quantity     int64
+}
+
+type idemKey struct{}
+
+// WithIdempotencyKey carries the Idempotency-Key header to placeOrder.
+func WithIdempotencyKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, idemKey{}, key)
+}
+
+// IdempotencyKeyFrom returns the header's key ("" when none was sent).
+func IdempotencyKeyFrom(ctx context.Context) string {
+	k, _ := ctx.Value(idemKey{}).(string)
+	return k
+}
+
+// Service places and closes orders.
+type Service struct{}

@@ -1,0 +1,43 @@
+package schema
+
+import (
+	"time"
+
+	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// Idempotency is a claimed Idempotency-Key of one user. The claim is a row
+// with a lease (a concurrent duplicate sees it at once, no row-lock wait);
+// the finished response is written in the same transaction as the order.
+type Idempotency struct{ ent.Schema }
+
+func (Idempotency) Annotations() []schema.Annotation {
+	return []schema.Annotation{entsql.Table("idempotency_key")}
+}
+
+func (Idempotency) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int64("id"),
+		field.String("user_id").MaxLen(64),
+		field.String("key").MaxLen(255),
+		// SHA-256 of the canonical request: the same key with another input is refused.
+		field.String("request_hash").MaxLen(64),
+		// PENDING while claimed, DONE with a response.
+		field.String("state").MaxLen(16),
+		field.Time("lease_until"),
+		field.String("order_sn").MaxLen(32).Optional().Nillable(),
+		field.Time("created_at").Default(time.Now).Immutable(),
+		field.Time("expires_at"),
+	}
+}
+
+func (Idempotency) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("user_id", "key").Unique(),
+		index.Fields("expires_at"),
+	}
+}

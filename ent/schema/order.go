@@ -1,0 +1,60 @@
+package schema
+
+import (
+	"time"
+
+	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+
+	"storefront/enums"
+	"storefront/money"
+)
+
+// Order is a customer's order. Its status moves only by CAS on the old
+// status (UPDATE … WHERE status = ?), so cancel, the timeout closer, refunds
+// and payment notifications each take effect exactly once.
+type Order struct{ ent.Schema }
+
+func (Order) Annotations() []schema.Annotation {
+	return []schema.Annotation{entsql.Table("orders")}
+}
+
+func (Order) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int64("id"),
+		// Random, not a sequence: order numbers must not be guessable.
+		field.String("order_sn").MaxLen(32).NotEmpty().Immutable(),
+		field.String("user_id").MaxLen(64).NotEmpty().Immutable(),
+		field.Enum("status").GoType(enums.OrderStatus("")).Default(string(enums.OrderUnpaid)),
+		field.Int64("amount").GoType(money.Money(0)),
+		field.String("currency").MaxLen(3),
+		field.String("remark").MaxLen(255).Default(""),
+		// Why it was closed: cancel, timeout.
+		field.String("close_reason").MaxLen(32).Default(""),
+		// Set when money arrived for an order that was already closed: a person
+		// must refund or review it (the order is never reopened silently).
+		field.Bool("needs_review").Default(false),
+		field.Int64("version").Default(1),
+		field.Time("created_at").Default(time.Now).Immutable(),
+		field.Time("expires_at"),
+		field.Time("paid_at").Optional().Nillable(),
+		field.Time("closed_at").Optional().Nillable(),
+	}
+}
+
+func (Order) Edges() []ent.Edge {
+	return []ent.Edge{edge.To("lines", OrderLine.Type)}
+}
+
+func (Order) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("order_sn").Unique(),
+		index.Fields("user_id", "id"),
+		// The timeout closer scans unpaid orders by age.
+		index.Fields("status", "created_at"),
+	}
+}

@@ -1,0 +1,43 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+
+	"storefront/money"
+)
+
+// OrderLine snapshots what was bought: later renames and price edits of the
+// catalog never change an order's history.
+type OrderLine struct{ ent.Schema }
+
+func (OrderLine) Annotations() []schema.Annotation {
+	return []schema.Annotation{entsql.Table("order_line")}
+}
+
+func (OrderLine) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int64("id"),
+		field.Int64("order_id"),
+		field.Int64("item_id"),
+		field.Int64("goods_id"),
+		field.String("goods_name").MaxLen(120),
+		field.String("spec_value_str").MaxLen(255).Default(""),
+		field.Int64("unit_price").GoType(money.Money(0)),
+		field.Int64("quantity"),
+	}
+}
+
+func (OrderLine) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("order", Order.Type).Ref("lines").Field("order_id").Unique().Required(),
+	}
+}
+
+func (OrderLine) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("order_id"), index.Fields("item_id")}
+}

@@ -1,0 +1,45 @@
+package schema
+
+import (
+	"time"
+
+	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+
+	"storefront/enums"
+	"storefront/money"
+)
+
+// Payment is one provider payment. (provider, payment_id) is unique: the same
+// payment id under two providers is two payments (seed 000).
+type Payment struct{ ent.Schema }
+
+func (Payment) Annotations() []schema.Annotation {
+	return []schema.Annotation{entsql.Table("payment")}
+}
+
+func (Payment) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int64("id"),
+		field.Int64("order_id"),
+		field.String("order_sn").MaxLen(32),
+		field.String("provider").MaxLen(32),
+		field.String("payment_id").MaxLen(64),
+		field.Int64("amount").GoType(money.Money(0)),
+		field.String("currency").MaxLen(3),
+		field.Enum("status").GoType(enums.PaymentStatus("")),
+		field.Int64("version").Default(1),
+		field.Time("created_at").Default(time.Now).Immutable(),
+		field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now),
+	}
+}
+
+func (Payment) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("provider", "payment_id").Unique(),
+		index.Fields("order_id"),
+	}
+}
