@@ -17,12 +17,16 @@ import (
 	"storefront/store"
 )
 
-// codes maps domain sentinels to the stable extensions.code of
-// API-CONVENTIONS.md. This table is the only place the mapping lives.
-var codes = []struct {
+// errorCode pairs a domain sentinel with its stable extensions.code.
+type errorCode struct {
 	err  error
 	code string
-}{
+}
+
+// codes maps domain sentinels to the stable extensions.code of
+// API-CONVENTIONS.md. This table (plus the per-domain tables that
+// registerCodes appends from init) is the only place the mapping lives.
+var codes = []errorCode{
 	{auth.ErrUnauthenticated, "UNAUTHENTICATED"},
 	{auth.ErrForbidden, "FORBIDDEN"},
 	{catalog.ErrNotFound, "NOT_FOUND"},
@@ -38,6 +42,10 @@ var codes = []struct {
 	{enums.ErrInvalid, "INVALID_INPUT"},
 	{store.ErrUnavailable, "UNAVAILABLE"},
 }
+
+// registerCodes adds a domain's sentinels; call it from an init in that
+// domain's resolver helper file (e.g. checkout_errors.go).
+func registerCodes(c ...errorCode) { codes = append(codes, c...) }
 
 // Code returns the extensions.code for err, or "" when it is not a known
 // domain error.

@@ -25,5 +25,8 @@ func (r *mutationResolver) RefundOrder(ctx context.Context, orderSn string, reas
 
 // Payment is the resolver for the payment field.
 func (r *orderResolver) Payment(ctx context.Context, obj *checkout.Order) (*payments.Payment, error) {
+	if r.Payments == nil {
+		return nil, nil // payments are not wired yet: no payment is known
+	}
 	panic(fmt.Errorf("not implemented: Payment - payment"))
 }
