@@ -1,0 +1,34 @@
+// Tiny DOM helpers. Everything from the API goes in as text nodes, never as
+// HTML, so a goods name cannot inject markup.
+
+// h("button", {class: "x", dataset: {specValueId: "1"}, onclick: f}, "text", child)
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "dataset") Object.assign(el.dataset, v);
+    else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  el.append(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+  return el;
+}
+
+// Money is a decimal string from the API ("109.00"); it is shown, never computed with.
+export function yuan(m) {
+  return "¥" + m;
+}
+
+export function priceRangeText(r) {
+  if (!r) return "Not available";
+  return r.min === r.max ? yuan(r.min) : `${yuan(r.min)} – ${yuan(r.max)}`;
+}
+
+// Few units left is worth saying; the exact count of a deep stock is not.
+export const LOW_STOCK = 10;
+
+export function stockText(n) {
+  if (n <= 0) return "Out of stock";
+  if (n <= LOW_STOCK) return `Only ${n} left`;
+  return `${n} in stock`;
+}
