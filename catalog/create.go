@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"storefront/ent"
 	"storefront/enums"
@@ -60,6 +59,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Goods, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.changed(id)
 	return s.Goods(ctx, Viewer{Admin: true}, id)
 }
 
@@ -74,8 +74,8 @@ func (s *Service) planCreate(in CreateInput) ([]plannedSku, error) {
 	if err := checkName("goods name", in.Name, 120); err != nil {
 		return nil, err
 	}
-	if utf8.RuneCountInString(in.Code) > 64 {
-		return nil, fmt.Errorf("%w: goods code is longer than 64 characters", ErrInvalidInput)
+	if len(in.Code) > 64 {
+		return nil, fmt.Errorf("%w: goods code is longer than 64 bytes", ErrInvalidInput)
 	}
 	if in.Status == "" {
 		return nil, fmt.Errorf("%w: goods status is required", ErrInvalidInput)
@@ -138,6 +138,9 @@ func (s *Service) planCreate(in CreateInput) ([]plannedSku, error) {
 		plan[k].terms = o.SkuTerms
 		if o.Enabled != nil {
 			plan[k].enabled = *o.Enabled
+		}
+		if err := checkCode(o.SkuCode); err != nil {
+			return nil, err
 		}
 		if code := normaliseCode(o.SkuCode); code != nil {
 			if codes[*code] {
@@ -267,8 +270,10 @@ func checkName(what, s string, maxLen int) error {
 	if strings.TrimSpace(s) == "" {
 		return fmt.Errorf("%w: %s is empty", ErrInvalidInput, what)
 	}
-	if utf8.RuneCountInString(s) > maxLen {
-		return fmt.Errorf("%w: %s %q is longer than %d characters", ErrInvalidInput, what, s, maxLen)
+	// Bytes, not characters: ent's MaxLen validator counts bytes, and a name
+	// it refuses would surface as an internal error instead of bad input.
+	if len(s) > maxLen {
+		return fmt.Errorf("%w: %s %q is longer than %d bytes (a Chinese character takes 3)", ErrInvalidInput, what, s, maxLen)
 	}
 	return nil
 }
@@ -281,4 +286,11 @@ func normaliseCode(c *string) *string {
 	}
 	v := strings.TrimSpace(*c)
 	return &v
+}
+
+func checkCode(c *string) error {
+	if c := normaliseCode(c); c != nil && len(*c) > 64 {
+		return fmt.Errorf("%w: skuCode %q is longer than 64 bytes", ErrInvalidInput, *c)
+	}
+	return nil
 }

@@ -1,0 +1,91 @@
+package inventory
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"entgo.io/ent/dialect/sql"
+
+	"storefront/ent/sku"
+	"storefront/ent/stocklog"
+	"storefront/store"
+)
+
+// MaxPageSize caps `first` on the ledger connection.
+const MaxPageSize = 100
+
+// LedgerPage is one page of a SKU's ledger, newest first.
+type LedgerPage struct {
+	Rows        []*LedgerRow
+	HasNextPage bool
+}
+
+// Ledger pages through one SKU's ledger rows, newest first. Ids grow with
+// time, so paging by id is stable while new rows are booked.
+func (s *Service) Ledger(ctx context.Context, itemID int64, first int, after string) (*LedgerPage, error) {
+	switch {
+	case first < 0:
+		return nil, fmt.Errorf("%w: first must not be negative", ErrInvalidInput)
+	case first == 0:
+		first = 20
+	}
+	first = min(first, MaxPageSize)
+	q := s.db.Client.StockLog.Query().Where(stocklog.ItemID(itemID))
+	if after != "" {
+		id, err := DecodeCursor(after)
+		if err != nil {
+			return nil, err
+		}
+		q = q.Where(stocklog.IDLT(id))
+	}
+	rows, err := q.Order(stocklog.ByID(sql.OrderDesc())).Limit(first + 1).All(ctx)
+	if err != nil {
+		return nil, store.Classify(fmt.Errorf("reading the ledger of SKU %d: %w", itemID, err))
+	}
+	if len(rows) == 0 {
+		// An empty page of a SKU that does not exist is a typo, not "no history".
+		ok, err := s.db.Client.Sku.Query().Where(sku.ID(itemID)).Exist(ctx)
+		if err != nil {
+			return nil, store.Classify(err)
+		}
+		if !ok {
+			return nil, fmt.Errorf("%w: SKU %d", ErrNotFound, itemID)
+		}
+	}
+	p := &LedgerPage{HasNextPage: len(rows) > first}
+	if p.HasNextPage {
+		rows = rows[:first]
+	}
+	p.Rows = make([]*LedgerRow, len(rows))
+	for i, r := range rows {
+		p.Rows[i] = &LedgerRow{
+			ID: r.ID, ItemID: r.ItemID, GoodsID: r.GoodsID, ChangeType: int64(r.ChangeType), ChangeNum: r.ChangeNum,
+			BeforeStock: r.BeforeStock, AfterStock: r.AfterStock, BizType: r.BizType, BizSn: r.BizSn,
+			Remark: r.Remark, CreatedAt: r.CreatedAt,
+		}
+	}
+	return p, nil
+}
+
+const cursorPrefix = "stocklog:"
+
+// Cursor is the opaque connection cursor of a ledger row.
+func Cursor(id int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + strconv.FormatInt(id, 10)))
+}
+
+// DecodeCursor reverses Cursor.
+func DecodeCursor(c string) (int64, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil {
+		if rest, ok := strings.CutPrefix(string(b), cursorPrefix); ok {
+			if id, err := strconv.ParseInt(rest, 10, 64); err == nil {
+				return id, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("%w: malformed cursor %q", ErrInvalidInput, c)
+}
