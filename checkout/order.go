@@ -9,6 +9,7 @@ import (
 
 	"storefront/enums"
 	"storefront/money"
+	"storefront/store"
 )
 
 // Order is an order as clients see it; the GraphQL type Order binds to it.
@@ -50,4 +51,16 @@ func IdempotencyKeyFrom(ctx context.Context) string {
 }
 
 // Service places and closes orders.
-type Service struct{}
+type Service struct {
+	db  *store.DB
+	cfg Config
+	now func() time.Time
+}
+
+// New returns a checkout service on db.
+func New(db *store.DB, cfg Config) *Service {
+	return &Service{db: db, cfg: cfg, now: func() time.Time { return time.Now().UTC() }}
+}
+
+// Config returns the service's configuration.
+func (s *Service) Config() Config { return s.cfg }

@@ -7,29 +7,48 @@ package resolvers
 
 import (
 	"context"
-	"fmt"
 	"storefront/checkout"
 	"storefront/graph"
 )
 
 // PlaceOrder is the resolver for the placeOrder field.
 func (r *mutationResolver) PlaceOrder(ctx context.Context, input graph.PlaceOrderInput, idempotencyKey *string) (*checkout.Order, error) {
-	panic(fmt.Errorf("not implemented: PlaceOrder - placeOrder"))
+	p, err := buyer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Checkout.Place(ctx, placeInput(p, input, idempotencyKey, checkout.IdempotencyKeyFrom(ctx)))
 }
 
 // CancelOrder is the resolver for the cancelOrder field.
 func (r *mutationResolver) CancelOrder(ctx context.Context, orderSn string) (*checkout.Order, error) {
-	panic(fmt.Errorf("not implemented: CancelOrder - cancelOrder"))
+	p, err := buyer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Checkout.CancelOrder(ctx, p.UserID, p.IsAdmin(), orderSn)
 }
 
 // Order is the resolver for the order field.
 func (r *queryResolver) Order(ctx context.Context, orderSn string) (*checkout.Order, error) {
-	panic(fmt.Errorf("not implemented: Order - order"))
+	p, err := buyer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Checkout.Order(ctx, p.UserID, p.IsAdmin(), orderSn)
 }
 
 // MyOrders is the resolver for the myOrders field.
 func (r *queryResolver) MyOrders(ctx context.Context, first *int64, after *string) (*graph.OrderConnection, error) {
-	panic(fmt.Errorf("not implemented: MyOrders - myOrders"))
+	p, err := buyer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	page, err := r.Checkout.MyOrders(ctx, p.UserID, int(deref(first)), deref(after))
+	if err != nil {
+		return nil, err
+	}
+	return orderConnection(page), nil
 }
 
 // Order returns graph.OrderResolver implementation.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"storefront/checkout"
 	"storefront/store"
 )
 
@@ -20,6 +21,9 @@ type config struct {
 	JWTSecret       string
 	Introspection   bool
 	ShutdownTimeout time.Duration
+	Checkout        checkout.Config
+	CloseInterval   time.Duration
+	OutboxInterval  time.Duration
 }
 
 // flagSet registers the flags shared by commands that open the database.
@@ -42,6 +46,23 @@ func envBool(name string, def bool) bool {
 		return v
 	}
 	return def
+}
+
+func envInt(name string, def int64) int64 {
+	if v, err := strconv.ParseInt(env(name, ""), 10, 64); err == nil {
+		return v
+	}
+	return def
+}
+
+// checkoutFlags registers the checkout settings shared by serve and
+// close-expired.
+func checkoutFlags(fs *flag.FlagSet, c *checkout.Config) {
+	*c = checkout.DefaultConfig()
+	fs.DurationVar(&c.OrderTTL, "order-ttl", envDuration("ORDER_TTL", c.OrderTTL), "unpaid orders older than this are closed (STOREFRONT_ORDER_TTL)")
+	fs.Int64Var(&c.MaxQuantity, "max-quantity", envInt("MAX_QUANTITY", c.MaxQuantity), "most units of one SKU per order (STOREFRONT_MAX_QUANTITY)")
+	fs.StringVar(&c.Currency, "currency", env("CURRENCY", c.Currency), "ISO 4217 currency of orders (STOREFRONT_CURRENCY)")
+	fs.IntVar(&c.CloseBatch, "close-batch", int(envInt("CLOSE_BATCH", int64(c.CloseBatch))), "orders the timeout closer reads per query (STOREFRONT_CLOSE_BATCH)")
 }
 
 func envDuration(name string, def time.Duration) time.Duration {

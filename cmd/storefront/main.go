@@ -1,4 +1,4 @@
-// Command storefront is the one binary: serve, migrate, seed-demo, token.
+// Command storefront is the one binary: serve, migrate, seed-demo, close-expired, token.
 package main
 
 import (
@@ -31,6 +31,7 @@ Usage:
   storefront serve [--demo] [--db sqlite:PATH|mysql:DSN] [--addr HOST:PORT]
   storefront migrate [--db …]
   storefront seed-demo [--db …]
+  storefront close-expired [--db …] [--order-ttl 30m]
   storefront token --sub ID --role admin|customer [--ttl 1h]
 
 Every flag can also be set as STOREFRONT_<NAME> (e.g. STOREFRONT_DB).
@@ -51,6 +52,8 @@ func run(ctx context.Context, args []string) error {
 		return migrate(ctx, rest)
 	case "seed-demo":
 		return seedDemo(ctx, rest)
+	case "close-expired":
+		return closeExpired(ctx, rest)
 	case "token":
 		return token(rest)
 	case "help", "-h", "--help":

@@ -14,6 +14,7 @@ import (
 
 	"storefront/auth"
 	"storefront/catalog"
+	"storefront/checkout"
 	"storefront/demo"
 	"storefront/inventory"
 	"storefront/resolvers"
@@ -27,9 +28,18 @@ func serve(ctx context.Context, args []string) error {
 	fs.BoolVar(&c.Demo, "demo", envBool("DEMO", false), "migrate, seed the demo catalog, print demo tokens (STOREFRONT_DEMO)")
 	fs.BoolVar(&c.Migrate, "migrate", envBool("MIGRATE", false), "apply the schema on start (default on for SQLite) (STOREFRONT_MIGRATE)")
 	fs.BoolVar(&c.Introspection, "introspection", envBool("INTROSPECTION", false), "allow GraphQL introspection and the playground (default on with --demo) (STOREFRONT_INTROSPECTION)")
+	checkoutFlags(fs, &c.Checkout)
+	fs.DurationVar(&c.CloseInterval, "close-interval", envDuration("CLOSE_INTERVAL", 30*time.Second), "how often the timeout closer runs (STOREFRONT_CLOSE_INTERVAL)")
+	fs.DurationVar(&c.OutboxInterval, "outbox-interval", envDuration("OUTBOX_INTERVAL", time.Second), "how often committed events are dispatched (STOREFRONT_OUTBOX_INTERVAL)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 15*time.Second), "how long in-flight requests may drain on SIGTERM")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if err := validCheckout(c.Checkout); err != nil {
+		return err
+	}
+	if c.CloseInterval <= 0 || c.OutboxInterval <= 0 {
+		return errors.New("--close-interval and --outbox-interval must be positive")
 	}
 	if !isSet(fs, "migrate") {
 		c.Migrate = c.Demo || strings.HasPrefix(c.DB, "sqlite:")
@@ -65,9 +75,10 @@ func serve(ctx context.Context, args []string) error {
 		}
 	}
 
+	orders := checkout.New(db, c.Checkout)
 	h := server.New(server.Options{
 		DB: db, Signer: signer, Playground: c.Introspection, Introspection: c.Introspection,
-		Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inventory.New(db)},
+		Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inventory.New(db), Checkout: orders},
 	})
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
@@ -83,6 +94,8 @@ func serve(ctx context.Context, args []string) error {
 	fmt.Printf("storefront listening on http://%s (GraphQL at /graphql)\n", ln.Addr())
 	slog.Info("serving", "addr", ln.Addr().String(), "db", strings.SplitN(c.DB, ":", 2)[0])
 
+	stopBackground := background(ctx, orders, &c)
+	defer stopBackground()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

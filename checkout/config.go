@@ -1,0 +1,34 @@
+package checkout
+
+import "time"
+
+// Config holds checkout's limits and timings; DefaultConfig follows issue 5.
+type Config struct {
+	MaxQuantity int64         // per SKU per order, after merging duplicate lines
+	MaxLines    int           // lines of one order, before merging
+	OrderTTL    time.Duration // unpaid orders older than this are closed
+	Currency    string        // ISO 4217 code stored on every order
+	// Lease is how long a claimed idempotency key blocks duplicates before a
+	// retry may take it over (a crashed request must not burn the key).
+	Lease time.Duration
+	// Retention is how long a finished key replays its order.
+	Retention time.Duration
+	// FallbackWindow: without a key, an identical input from the same user
+	// within this window is the same request (seed 002's fallback key).
+	FallbackWindow time.Duration
+	CloseBatch     int // orders the timeout closer reads per query
+}
+
+// DefaultConfig returns the issue's defaults.
+func DefaultConfig() Config {
+	return Config{
+		MaxQuantity:    999,
+		MaxLines:       50,
+		OrderTTL:       30 * time.Minute,
+		Currency:       "CNY",
+		Lease:          30 * time.Second,
+		Retention:      24 * time.Hour,
+		FallbackWindow: 10 * time.Second,
+		CloseBatch:     500,
+	}
+}

@@ -1,0 +1,115 @@
+package checkout
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"storefront/ent"
+	"storefront/ent/idempotency"
+	"storefront/store"
+)
+
+// Idempotency record states.
+const (
+	statePending = "PENDING"
+	stateDone    = "DONE"
+)
+
+// claim is a held idempotency key. lease (written truncated to the second, so
+// it compares exactly on every backend) doubles as the owner's token: a
+// request whose lease was taken over can neither finish nor release the key.
+type claim struct {
+	id    int64
+	lease time.Time
+}
+
+// claimKey claims (user, key) for one request in its own short statement, so
+// a concurrent duplicate sees the claim at once rather than queueing on a row
+// lock. It returns the claim, or the order number to replay when the same
+// input already completed under this key.
+func (s *Service) claimKey(ctx context.Context, user, key, hash string, keep time.Duration) (*claim, string, error) {
+	c := s.db.Client.Idempotency
+	for range 3 {
+		now := s.now().Truncate(time.Second)
+		lease := now.Add(s.cfg.Lease)
+		// A plain read first: on MySQL an INSERT that hits a key held by a
+		// running order transaction would wait for it; a consistent read does not.
+		row, err := c.Query().Where(idempotency.UserID(user), idempotency.Key(key)).Only(ctx)
+		switch {
+		case ent.IsNotFound(err):
+			created, err := c.Create().SetUserID(user).SetKey(key).SetRequestHash(hash).
+				SetState(statePending).SetLeaseUntil(lease).SetCreatedAt(now).SetExpiresAt(now.Add(keep)).Save(ctx)
+			if ent.IsConstraintError(err) {
+				continue // a concurrent duplicate claimed it first: look again
+			}
+			if err != nil {
+				return nil, "", store.Classify(fmt.Errorf("claiming idempotency key: %w", err))
+			}
+			return &claim{id: created.ID, lease: lease}, "", nil
+		case err != nil:
+			return nil, "", store.Classify(fmt.Errorf("reading idempotency key: %w", err))
+		}
+		pending := row.State == statePending
+		expired := !pending && row.ExpiresAt.Before(now)
+		abandoned := pending && row.LeaseUntil.Before(now)
+		switch {
+		case expired || abandoned:
+			// Take over a finished record past its retention, or a claim whose
+			// request died, by CAS on what we saw: of several takers one wins.
+			u := c.Update().Where(idempotency.ID(row.ID))
+			if expired {
+				u = u.Where(idempotency.State(stateDone), idempotency.ExpiresAtLT(now))
+			} else {
+				u = u.Where(idempotency.State(statePending), idempotency.LeaseUntilLT(now))
+			}
+			n, err := u.SetRequestHash(hash).SetState(statePending).SetLeaseUntil(lease).
+				SetExpiresAt(now.Add(keep)).ClearOrderSn().Save(ctx)
+			if err != nil {
+				return nil, "", store.Classify(fmt.Errorf("taking over idempotency key: %w", err))
+			}
+			if n == 1 {
+				return &claim{id: row.ID, lease: lease}, "", nil
+			}
+		case row.RequestHash != hash:
+			return nil, "", ErrIdempotencyKeyReused
+		case row.State == stateDone && row.OrderSn != nil:
+			return nil, *row.OrderSn, nil
+		default:
+			return nil, "", ErrIdempotencyInProgress
+		}
+	}
+	return nil, "", ErrIdempotencyInProgress
+}
+
+// finish marks the claim DONE with the order number inside the order's
+// transaction: the order and its record commit together or not at all.
+func finish(ctx context.Context, tx *ent.Tx, c *claim, orderSn string) error {
+	n, err := tx.Idempotency.Update().
+		Where(idempotency.ID(c.id), idempotency.State(statePending), idempotency.LeaseUntil(c.lease)).
+		SetState(stateDone).SetOrderSn(orderSn).Save(ctx)
+	if err != nil {
+		return fmt.Errorf("recording idempotency key: %w", err)
+	}
+	if n == 0 {
+		// Our lease ran out and another request owns the key now.
+		return ErrIdempotencyInProgress
+	}
+	return nil
+}
+
+// release gives the key back after a failed attempt, so a failure (say
+// OUT_OF_STOCK) does not burn it and a later retry may succeed.
+func (s *Service) release(ctx context.Context, c *claim) {
+	_, _ = s.db.Client.Idempotency.Delete().
+		Where(idempotency.ID(c.id), idempotency.State(statePending), idempotency.LeaseUntil(c.lease)).
+		Exec(context.WithoutCancel(ctx))
+}
+
+// PurgeKeys deletes finished idempotency records past their retention and
+// claims abandoned long ago (a live claim is never touched).
+func (s *Service) PurgeKeys(ctx context.Context) (int, error) {
+	now := s.now()
+	n, err := s.db.Client.Idempotency.Delete().Where(idempotency.ExpiresAtLT(now), idempotency.LeaseUntilLT(now)).Exec(ctx)
+	return n, store.Classify(err)
+}

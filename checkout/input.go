@@ -1,0 +1,87 @@
+package checkout
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"storefront/skumatrix"
+)
+
+// PlaceInput is an order request. Nothing in it can set a price.
+type PlaceInput struct {
+	UserID string
+	Items  []ItemInput
+	Remark string
+	// IdempotencyKey is the client's key ("" = none: the fallback window applies).
+	IdempotencyKey string
+}
+
+// ItemInput names a SKU by ItemID, or by GoodsID + SpecValueIDs (any order).
+type ItemInput struct {
+	ItemID       *int64
+	GoodsID      *int64
+	SpecValueIDs []int64
+	Quantity     int64
+}
+
+// MaxKeyLen is the longest Idempotency-Key accepted (API-CONVENTIONS.md).
+const MaxKeyLen = 255
+
+const maxRemark = 255
+
+// check validates the shape of in without touching the database.
+func (s *Service) check(in PlaceInput) error {
+	if in.UserID == "" {
+		return fmt.Errorf("%w: no user", ErrInvalidInput)
+	}
+	if len(in.Items) == 0 {
+		return fmt.Errorf("%w: an order needs at least one item", ErrInvalidInput)
+	}
+	if len(in.Items) > s.cfg.MaxLines {
+		return fmt.Errorf("%w: %d items, at most %d per order", ErrInvalidInput, len(in.Items), s.cfg.MaxLines)
+	}
+	if utf8.RuneCountInString(in.Remark) > maxRemark {
+		return fmt.Errorf("%w: remark longer than %d characters", ErrInvalidInput, maxRemark)
+	}
+	if len(in.IdempotencyKey) > MaxKeyLen {
+		return fmt.Errorf("%w: idempotency key longer than %d characters", ErrInvalidInput, MaxKeyLen)
+	}
+	for i, it := range in.Items {
+		switch {
+		case it.ItemID != nil && (it.GoodsID != nil || it.SpecValueIDs != nil):
+			return fmt.Errorf("%w: item %d: give itemId, or goodsId with specValueIds, not both", ErrInvalidInput, i+1)
+		case it.ItemID == nil && it.GoodsID == nil:
+			return fmt.Errorf("%w: item %d: give itemId, or goodsId with specValueIds", ErrInvalidInput, i+1)
+		}
+		if it.Quantity < 1 || it.Quantity > s.cfg.MaxQuantity {
+			return fmt.Errorf("%w: item %d: quantity %d, want 1 to %d", ErrInvalidQuantity, i+1, it.Quantity, s.cfg.MaxQuantity)
+		}
+	}
+	return nil
+}
+
+// requestHash is the SHA-256 of the canonical input: items in a fixed order,
+// spec values as a spec key, so the same request spelled differently hashes
+// the same, and any change of SKU, quantity or remark does not.
+func requestHash(in PlaceInput) string {
+	items := make([]string, len(in.Items))
+	for i, it := range in.Items {
+		if it.ItemID != nil {
+			items[i] = "i:" + strconv.FormatInt(*it.ItemID, 10)
+		} else {
+			items[i] = "g:" + strconv.FormatInt(*it.GoodsID, 10) + ":" + skumatrix.SpecKey(it.SpecValueIDs)
+		}
+		items[i] += "*" + strconv.FormatInt(it.Quantity, 10)
+	}
+	slices.Sort(items)
+	h := sha256.New()
+	h.Write([]byte(strings.Join(items, ",")))
+	h.Write([]byte{0})
+	h.Write([]byte(in.Remark))
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,116 @@
+package checkout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"storefront/ent"
+	"storefront/enums"
+	"storefront/inventory"
+	"storefront/store"
+)
+
+// fallbackPrefix marks keys derived from the input when the client sent none.
+const fallbackPrefix = "auto:"
+
+// Place validates in, then places the order in one short transaction. With a
+// key already finished for the same input it returns that order again.
+func (s *Service) Place(ctx context.Context, in PlaceInput) (*Order, error) {
+	if err := s.check(in); err != nil {
+		return nil, err
+	}
+	hash := requestHash(in)
+	key, keep := in.IdempotencyKey, s.cfg.Retention
+	if key == "" {
+		key, keep = fallbackPrefix+hash, s.cfg.FallbackWindow
+	}
+	c, replay, err := s.claimKey(ctx, in.UserID, key, hash, keep)
+	if err != nil {
+		return nil, err
+	}
+	if replay != "" {
+		return s.load(ctx, replay)
+	}
+	o, err := s.place(ctx, in, c)
+	if err != nil && !errors.Is(err, ErrIdempotencyInProgress) {
+		s.release(ctx, c)
+	}
+	return o, err
+}
+
+func (s *Service) place(ctx context.Context, in PlaceInput, c *claim) (*Order, error) {
+	lines, amount, err := s.resolve(ctx, in.Items)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	o := &Order{
+		OrderSn: newOrderSn(now), UserID: in.UserID, Status: enums.OrderUnpaid,
+		Amount: amount, Currency: s.cfg.Currency, Remark: in.Remark,
+		CreatedAt: now, ExpiresAt: now.Add(s.cfg.OrderTTL),
+	}
+	for _, l := range lines {
+		o.Lines = append(o.Lines, &l.OrderLine)
+	}
+	err = store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+		// Everything that needs no SKU row lock goes first: the lock is taken by
+		// the CAS below and held to COMMIT, and on a hot SKU throughput is
+		// bounded by how long that is.
+		row, err := tx.Order.Create().SetOrderSn(o.OrderSn).SetUserID(o.UserID).SetAmount(o.Amount).
+			SetCurrency(o.Currency).SetRemark(o.Remark).SetCreatedAt(now).SetExpiresAt(o.ExpiresAt).Save(ctx)
+		if err != nil {
+			return fmt.Errorf("inserting order: %w", err)
+		}
+		o.ID = row.ID
+		builders := make([]*ent.OrderLineCreate, len(lines))
+		for i, l := range lines {
+			builders[i] = tx.OrderLine.Create().SetOrderID(row.ID).SetItemID(l.ItemID).SetGoodsID(l.GoodsID).
+				SetGoodsName(l.GoodsName).SetSpecValueStr(l.SpecValueStr).SetUnitPrice(l.UnitPrice).SetQuantity(l.Quantity)
+		}
+		if err := tx.OrderLine.CreateBulk(builders...).Exec(ctx); err != nil {
+			return fmt.Errorf("inserting order lines: %w", err)
+		}
+		if err := emit(ctx, tx, EventOrderPlaced, o, "", now); err != nil {
+			return err
+		}
+		if err := finish(ctx, tx, c, o.OrderSn); err != nil {
+			return err
+		}
+		for _, l := range lines {
+			if err := deduct(ctx, tx, l, o.OrderSn, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, store.Classify(err)
+	}
+	return o, nil
+}
+
+// deduct takes l.Quantity from the SKU by CAS and writes the ledger row from
+// the row just updated (before = stock + n, after = stock): two statements,
+// one round trip each, between the lock and COMMIT.
+func deduct(ctx context.Context, tx *ent.Tx, l *line, orderSn string, now time.Time) error {
+	res, err := tx.ExecContext(ctx,
+		"UPDATE sku SET stock = stock - ?, version = version + 1 WHERE id = ? AND stock >= ?",
+		l.Quantity, l.ItemID, l.Quantity)
+	if err != nil {
+		return fmt.Errorf("deducting SKU %d: %w", l.ItemID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return fmt.Errorf("%w: SKU %d (%s %s) has fewer than %d left", ErrOutOfStock, l.ItemID, l.GoodsName, l.SpecValueStr, l.Quantity)
+	}
+	if _, err := tx.ExecContext(ctx,
+		"INSERT INTO stock_log (item_id, goods_id, change_type, change_num, before_stock, after_stock, biz_type, biz_sn, remark, created_at) "+
+			"SELECT id, goods_id, ?, ?, stock + ?, stock, ?, ?, '', ? FROM sku WHERE id = ?",
+		int8(inventory.OrderDeduct), -l.Quantity, l.Quantity, inventory.BizOrder, orderSn, now, l.ItemID); err != nil {
+		return fmt.Errorf("booking deduction of SKU %d: %w", l.ItemID, err)
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+package checkout
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"entgo.io/ent/dialect/sql"
+
+	"storefront/ent"
+	"storefront/ent/order"
+	"storefront/store"
+)
+
+func toOrder(r *ent.Order) *Order {
+	o := &Order{
+		ID: r.ID, OrderSn: r.OrderSn, UserID: r.UserID, Status: r.Status, Amount: r.Amount,
+		Currency: r.Currency, Remark: r.Remark, NeedsReview: r.NeedsReview,
+		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
+	}
+	o.Lines = make([]*OrderLine, len(r.Edges.Lines))
+	for i, l := range r.Edges.Lines {
+		o.Lines[i] = &OrderLine{ItemID: l.ItemID, GoodsID: l.GoodsID, GoodsName: l.GoodsName,
+			SpecValueStr: l.SpecValueStr, UnitPrice: l.UnitPrice, Quantity: l.Quantity}
+	}
+	return o
+}
+
+func withLines(q *ent.OrderLineQuery) { q.Order(ent.Asc("item_id")) }
+
+// load returns the order with its lines, or ErrNotFound.
+func (s *Service) load(ctx context.Context, orderSn string) (*Order, error) {
+	r, err := s.db.Client.Order.Query().Where(order.OrderSn(orderSn)).WithLines(withLines).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, fmt.Errorf("%w: no order %s", ErrNotFound, orderSn)
+	}
+	if err != nil {
+		return nil, store.Classify(fmt.Errorf("loading order %s: %w", orderSn, err))
+	}
+	return toOrder(r), nil
+}
+
+// Order returns an order of userID (any order for an admin), nil when it does
+// not exist or is someone else's.
+func (s *Service) Order(ctx context.Context, userID string, admin bool, orderSn string) (*Order, error) {
+	o, err := s.load(ctx, orderSn)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if !admin && o.UserID != userID {
+		return nil, nil
+	}
+	return o, nil
+}
+
+// MaxPageSize caps `first` on order connections.
+const MaxPageSize = 100
+
+// OrderPage is one page of a user's orders, newest first.
+type OrderPage struct {
+	Orders      []*Order
+	HasNextPage bool
+}
+
+// MyOrders pages through userID's orders, newest first (id order, stable
+// under inserts).
+func (s *Service) MyOrders(ctx context.Context, userID string, first int, after string) (*OrderPage, error) {
+	switch {
+	case first < 0:
+		return nil, fmt.Errorf("%w: first must not be negative", ErrInvalidInput)
+	case first == 0:
+		first = 20
+	}
+	first = min(first, MaxPageSize)
+	q := s.db.Client.Order.Query().Where(order.UserID(userID))
+	if after != "" {
+		id, err := DecodeCursor(after)
+		if err != nil {
+			return nil, err
+		}
+		q = q.Where(order.IDLT(id))
+	}
+	rows, err := q.Order(order.ByID(sql.OrderDesc())).Limit(first + 1).WithLines(withLines).All(ctx)
+	if err != nil {
+		return nil, store.Classify(fmt.Errorf("listing orders: %w", err))
+	}
+	p := &OrderPage{HasNextPage: len(rows) > first}
+	if p.HasNextPage {
+		rows = rows[:first]
+	}
+	for _, r := range rows {
+		p.Orders = append(p.Orders, toOrder(r))
+	}
+	return p, nil
+}
+
+const cursorPrefix = "order:"
+
+// Cursor is the opaque connection cursor of an order.
+func Cursor(id int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + strconv.FormatInt(id, 10)))
+}
+
+// DecodeCursor reverses Cursor.
+func DecodeCursor(c string) (int64, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil {
+		if rest, ok := strings.CutPrefix(string(b), cursorPrefix); ok {
+			if id, err := strconv.ParseInt(rest, 10, 64); err == nil {
+				return id, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("%w: malformed cursor %q", ErrInvalidInput, c)
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"storefront/checkout"
+)
+
+// validCheckout refuses settings that would break checkout silently.
+func validCheckout(c checkout.Config) error {
+	switch {
+	case c.OrderTTL <= 0:
+		return errors.New("--order-ttl must be positive")
+	case c.MaxQuantity < 1:
+		return errors.New("--max-quantity must be at least 1")
+	case len(c.Currency) != 3:
+		return fmt.Errorf("--currency %q: want a 3-letter ISO 4217 code", c.Currency)
+	case c.CloseBatch < 1:
+		return errors.New("--close-batch must be at least 1")
+	}
+	return nil
+}
+
+// closeExpired is the `close-expired` command: one pass of the timeout closer
+// (for cron, or to drain a backlog by hand).
+func closeExpired(ctx context.Context, args []string) error {
+	var c config
+	fs := flagSet("close-expired", &c)
+	checkoutFlags(fs, &c.Checkout)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := validCheckout(c.Checkout); err != nil {
+		return err
+	}
+	db, err := openDB(ctx, &c)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	n, err := checkout.New(db, c.Checkout).CloseExpired(ctx)
+	fmt.Printf("closed %d expired orders\n", n)
+	return err
+}
+
+// every runs f now and then every interval until ctx ends. A failing pass is
+// logged and retried at the next tick: the closer and the dispatcher must
+// survive a database blip.
+func every(ctx context.Context, name string, interval time.Duration, f func(context.Context) (int, error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if n, err := f(ctx); err != nil && ctx.Err() == nil {
+			slog.Warn(name+" failed", "err", err)
+		} else if n > 0 {
+			slog.Info(name, "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// background starts the timeout closer and the outbox dispatcher; the
+// returned func stops them and waits.
+func background(ctx context.Context, svc *checkout.Service, c *config) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{}, 2)
+	go func() {
+		defer func() { done <- struct{}{} }()
+		every(ctx, "closed expired orders", c.CloseInterval, func(ctx context.Context) (int, error) {
+			n, err := svc.CloseExpired(ctx)
+			if err == nil {
+				_, err = svc.PurgeKeys(ctx)
+			}
+			return n, err
+		})
+	}()
+	go func() {
+		defer func() { done <- struct{}{} }()
+		every(ctx, "dispatched events", c.OutboxInterval, func(ctx context.Context) (int, error) {
+			total := 0
+			for {
+				n, err := svc.Dispatch(ctx, checkout.LogSink, 500)
+				total += n
+				if err != nil || n < 500 {
+					return total, err
+				}
+			}
+		})
+	}()
+	return func() { cancel(); <-done; <-done }
+}
