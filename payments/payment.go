@@ -4,8 +4,11 @@
 package payments
 
 import (
+	"time"
+
 	"storefront/enums"
 	"storefront/money"
+	"storefront/store"
 )
 
 // Payment is a payment as clients see it; the GraphQL type Payment binds to it.
@@ -18,4 +21,8 @@ type Payment struct {
 }
 
 // Service processes payments.
-type Service struct{}
+type Service struct {
+	db  *store.DB
+	cfg Config
+	now func() time.Time
+}

@@ -1,0 +1,41 @@
+package payments
+
+import (
+	"slices"
+	"strings"
+
+	"storefront/enums"
+)
+
+// mergeFrom lists, for each incoming verified state, the current states it
+// may replace (seed 000): a redirect never changes an existing row, PAID is
+// never downgraded, REFUNDED is terminal. Whatever the arrival order of
+// redirects and notifications, the result is the same.
+var mergeFrom = map[enums.PaymentStatus][]enums.PaymentStatus{
+	enums.PaymentPaid:     {enums.PaymentPending, enums.PaymentFailed},
+	enums.PaymentFailed:   {enums.PaymentPending},
+	enums.PaymentRefunded: {enums.PaymentPending, enums.PaymentPaid},
+}
+
+// Merge returns the state after a verified notification of incoming arrives
+// at a payment in state current.
+func Merge(current, incoming enums.PaymentStatus) enums.PaymentStatus {
+	if slices.Contains(mergeFrom[incoming], current) {
+		return incoming
+	}
+	return current
+}
+
+// mergeSQL is Merge as the SET expression of the atomic upsert, so the rule
+// is applied by the database on the row it holds locked, not on a stale read.
+func mergeSQL(incoming enums.PaymentStatus) string {
+	from := mergeFrom[incoming]
+	if len(from) == 0 {
+		return "status"
+	}
+	quoted := make([]string, len(from))
+	for i, s := range from {
+		quoted[i] = "'" + string(s) + "'"
+	}
+	return "CASE WHEN status IN (" + strings.Join(quoted, ",") + ") THEN '" + string(incoming) + "' ELSE status END"
+}

@@ -1,0 +1,276 @@
+package payments_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"storefront/auth"
+	"storefront/catalog"
+	"storefront/demo"
+	"storefront/ent"
+	"storefront/ent/order"
+	"storefront/ent/outbox"
+	"storefront/ent/sku"
+	"storefront/enums"
+	"storefront/internal/testdb"
+	"storefront/money"
+	"storefront/payments"
+	"storefront/store"
+)
+
+func TestMergeRules(t *testing.T) {
+	const absent = enums.PaymentStatus("")
+	P, A, R, F := enums.PaymentPending, enums.PaymentPaid, enums.PaymentRefunded, enums.PaymentFailed
+	for _, tc := range []struct{ current, incoming, want enums.PaymentStatus }{
+		{P, A, A}, {A, A, A}, {F, A, A}, {R, A, R}, // notification: PAID, never out of REFUNDED
+		{A, F, A}, {P, F, F}, // a failure never downgrades PAID
+		{A, R, R}, {R, R, R},
+		{absent, A, absent}, // Merge applies to existing rows; absent rows are inserted as incoming
+	} {
+		if got := payments.Merge(tc.current, tc.incoming); got != tc.want {
+			t.Errorf("Merge(%q, %q) = %q, want %q", tc.current, tc.incoming, got, tc.want)
+		}
+	}
+}
+
+type fixture struct {
+	db     *store.DB
+	svc    *payments.Service
+	srv    *httptest.Server
+	itemID int64
+}
+
+const secret = "test-secret"
+
+func setup(t *testing.T, db *store.DB) *fixture {
+	t.Helper()
+	cat := catalog.New(db, catalog.DefaultConfig())
+	ids, err := demo.Seed(context.Background(), cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := payments.DefaultConfig()
+	cfg.Providers = map[string]payments.Provider{
+		"mock":  {Name: "mock", Secret: secret, MerchantID: "m-1", Currency: "CNY"},
+		"other": {Name: "other", Secret: "other-secret", MerchantID: "m-2", Currency: "CNY"},
+	}
+	svc := payments.New(db, cfg)
+	mux := http.NewServeMux()
+	mux.Handle("POST /payments/{provider}/notify", svc.NotifyHandler())
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	item := db.Client.Sku.Query().Where(sku.GoodsID(ids[demo.TShirtCode])).FirstX(context.Background())
+	return &fixture{db: db, svc: svc, srv: srv, itemID: item.ID}
+}
+
+var orderN int
+
+// newOrder writes an order row directly: these tests are about payments,
+// not about how checkout creates orders.
+func (f *fixture) newOrder(t *testing.T, status enums.OrderStatus) *ent.Order {
+	t.Helper()
+	ctx := context.Background()
+	orderN++
+	o := f.db.Client.Order.Create().SetOrderSn(fmt.Sprintf("T%d%06d", time.Now().UnixNano()%1e9, orderN)).
+		SetUserID("u1").SetStatus(status).SetAmount(money.MustParse("218.00")).SetCurrency("CNY").
+		SetExpiresAt(time.Now().Add(time.Hour)).SaveX(ctx)
+	f.db.Client.OrderLine.Create().SetOrderID(o.ID).SetItemID(f.itemID).SetGoodsID(1).SetGoodsName("T").
+		SetUnitPrice(money.MustParse("109.00")).SetQuantity(2).ExecX(ctx)
+	return o
+}
+
+func (f *fixture) notify(t *testing.T, provider string, n payments.Notification, sig string) int {
+	t.Helper()
+	body, _ := json.Marshal(n)
+	if sig == "" {
+		sig = payments.Sign(secret, body)
+	}
+	req, _ := http.NewRequest("POST", f.srv.URL+"/payments/"+provider+"/notify", bytes.NewReader(body))
+	req.Header.Set("X-Signature", sig)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func success(o *ent.Order, event, paymentID string) payments.Notification {
+	return payments.Notification{EventID: event, PaymentID: paymentID, OrderSn: o.OrderSn, Amount: o.Amount.String(),
+		Currency: "CNY", MerchantID: "m-1", Status: "SUCCESS", Timestamp: time.Now().Unix()}
+}
+
+func (f *fixture) counts(t *testing.T) [4]int {
+	ctx := context.Background()
+	return [4]int{f.db.Client.Payment.Query().CountX(ctx), f.db.Client.PaymentEvent.Query().CountX(ctx),
+		f.db.Client.Outbox.Query().CountX(ctx), f.db.Client.Order.Query().Where(order.StatusNEQ(enums.OrderUnpaid)).CountX(ctx)}
+}
+
+func TestSameNotificationFiveTimesConcurrently(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		ctx := context.Background()
+		o := f.newOrder(t, enums.OrderUnpaid)
+		volBefore := db.Client.Sku.GetX(ctx, f.itemID).Volume
+		var wg sync.WaitGroup
+		codes := make([]int, 5)
+		for i := range codes {
+			wg.Add(1)
+			go func() { defer wg.Done(); codes[i] = f.notify(t, "mock", success(o, "ev-1", "pay-1"), "") }()
+		}
+		wg.Wait()
+		for i, c := range codes {
+			if c != 200 {
+				t.Errorf("notification %d: HTTP %d, want 200", i, c)
+			}
+		}
+		if s := db.Client.Order.GetX(ctx, o.ID).Status; s != enums.OrderPaid {
+			t.Errorf("order status %s, want PAID", s)
+		}
+		if n := db.Client.Outbox.Query().Where(outbox.Type("OrderPaid")).CountX(ctx); n != 1 {
+			t.Errorf("OrderPaid events = %d, want 1", n)
+		}
+		if v := db.Client.Sku.GetX(ctx, f.itemID).Volume - volBefore; v != 2 {
+			t.Errorf("volume added %d, want 2 (once)", v)
+		}
+		if n := db.Client.Payment.Query().CountX(ctx); n != 1 {
+			t.Errorf("payments = %d, want 1", n)
+		}
+	})
+}
+
+func TestRedirectAndNotificationInAnyOrder(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		ctx := context.Background()
+		owner := auth.Principal{UserID: "u1", Role: auth.Customer}
+
+		a := f.newOrder(t, enums.OrderUnpaid) // redirect first
+		if p, err := f.svc.Return(ctx, owner, "mock", "pa", a.OrderSn); err != nil || p.Status != enums.PaymentPending {
+			t.Fatalf("redirect: %+v %v", p, err)
+		}
+		f.notify(t, "mock", success(a, "ea", "pa"), "")
+		b := f.newOrder(t, enums.OrderUnpaid) // notification first
+		f.notify(t, "mock", success(b, "eb", "pb"), "")
+		for _, tc := range []struct {
+			o   *ent.Order
+			pid string
+		}{{a, "pa"}, {b, "pb"}} {
+			p, err := f.svc.Return(ctx, owner, "mock", tc.pid, tc.o.OrderSn)
+			if err != nil || p.Status != enums.PaymentPaid {
+				t.Errorf("%s after both: %+v %v, want PAID", tc.pid, p, err)
+			}
+		}
+		// The same payment id under another provider is another payment.
+		if p, err := f.svc.Return(ctx, owner, "other", "pa", a.OrderSn); err != nil || p.Status != enums.PaymentPending {
+			t.Errorf("other provider, same id: %+v %v", p, err)
+		}
+		if _, err := f.svc.Return(ctx, auth.Principal{UserID: "someone-else", Role: auth.Customer}, "mock", "pz", a.OrderSn); err == nil {
+			t.Error("a stranger's redirect was accepted")
+		}
+	})
+}
+
+func TestFiftyRacingRedirectsAndNotifications(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		ctx := context.Background()
+		o := f.newOrder(t, enums.OrderUnpaid)
+		owner := auth.Principal{UserID: "u1", Role: auth.Customer}
+		var wg sync.WaitGroup
+		for i := range 50 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				time.Sleep(time.Duration(rand.IntN(5)) * time.Millisecond)
+				if i%2 == 0 {
+					if _, err := f.svc.Return(ctx, owner, "mock", "race", o.OrderSn); err != nil {
+						t.Errorf("redirect %d: %v", i, err)
+					}
+				} else if c := f.notify(t, "mock", success(o, fmt.Sprintf("race-%d", i), "race"), ""); c != 200 {
+					t.Errorf("notification %d: HTTP %d", i, c)
+				}
+			}()
+		}
+		wg.Wait()
+		rows := db.Client.Payment.Query().AllX(ctx)
+		if len(rows) != 1 || rows[0].Status != enums.PaymentPaid {
+			t.Fatalf("payments after the race: %d rows, %+v; want one PAID", len(rows), rows)
+		}
+		if n := db.Client.Outbox.Query().Where(outbox.Type("OrderPaid")).CountX(ctx); n != 1 {
+			t.Errorf("OrderPaid events = %d, want 1", n)
+		}
+	})
+}
+
+func TestRefusedNotificationsWriteNothing(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		o := f.newOrder(t, enums.OrderUnpaid)
+		before := f.counts(t)
+		good := success(o, "e", "p")
+		for _, tc := range []struct {
+			name     string
+			provider string
+			mutate   func(*payments.Notification)
+			sig      string
+			want     int
+		}{
+			{"wrong signature", "mock", nil, "sha256=00", 401},
+			{"other provider's secret", "other", nil, "", 401},
+			{"unknown provider", "nope", nil, "", 400},
+			{"wrong amount", "mock", func(n *payments.Notification) { n.Amount = "0.01" }, "", 400},
+			{"wrong currency", "mock", func(n *payments.Notification) { n.Currency = "USD" }, "", 400},
+			{"wrong merchant", "mock", func(n *payments.Notification) { n.MerchantID = "evil" }, "", 400},
+			{"unknown order", "mock", func(n *payments.Notification) { n.OrderSn = "NOPE" }, "", 400},
+			{"stale timestamp", "mock", func(n *payments.Notification) { n.Timestamp -= 3600 }, "", 400},
+			{"future timestamp", "mock", func(n *payments.Notification) { n.Timestamp += 3600 }, "", 400},
+		} {
+			n := good
+			if tc.mutate != nil {
+				tc.mutate(&n)
+			}
+			if got := f.notify(t, tc.provider, n, tc.sig); got != tc.want {
+				t.Errorf("%s: HTTP %d, want %d", tc.name, got, tc.want)
+			}
+		}
+		if after := f.counts(t); after != before {
+			t.Errorf("refusals wrote something: counts %v -> %v", before, after)
+		}
+	})
+}
+
+func TestPaymentForClosedOrderIsKeptAndFlagged(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		ctx := context.Background()
+		o := f.newOrder(t, enums.OrderClosed)
+		stockBefore := db.Client.Sku.GetX(ctx, f.itemID).Stock
+		for range 2 { // a repeat must not flag or emit twice
+			if c := f.notify(t, "mock", success(o, "late", "pl"), ""); c != 200 {
+				t.Fatalf("HTTP %d", c)
+			}
+		}
+		got := db.Client.Order.GetX(ctx, o.ID)
+		if got.Status != enums.OrderClosed || !got.NeedsReview {
+			t.Errorf("order = %s needsReview=%v, want CLOSED and flagged", got.Status, got.NeedsReview)
+		}
+		if p := db.Client.Payment.Query().OnlyX(ctx); p.Status != enums.PaymentPaid {
+			t.Errorf("payment %s, want PAID (money is never dropped)", p.Status)
+		}
+		if n := db.Client.Outbox.Query().Where(outbox.Type("PaymentForClosedOrder")).CountX(ctx); n != 1 {
+			t.Errorf("PaymentForClosedOrder events = %d, want 1", n)
+		}
+		if s := db.Client.Sku.GetX(ctx, f.itemID).Stock; s != stockBefore {
+			t.Errorf("stock moved %d -> %d", stockBefore, s)
+		}
+	})
+}

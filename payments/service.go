@@ -1,0 +1,170 @@
+package payments
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"time"
+
+	entsql "entgo.io/ent/dialect/sql"
+
+	"storefront/ent"
+	"storefront/ent/order"
+	"storefront/ent/payment"
+	"storefront/enums"
+	"storefront/store"
+)
+
+// New returns the payments service.
+func New(db *store.DB, cfg Config) *Service {
+	return &Service{db: db, cfg: cfg, now: time.Now}
+}
+
+// Outcome says what a verified notification did.
+type Outcome string
+
+const (
+	OutcomeApplied   Outcome = "applied"   // recorded, with its side effects
+	OutcomeDuplicate Outcome = "duplicate" // the same event id was processed before
+)
+
+var errDuplicateEvent = errors.New("duplicate payment event")
+
+// Notify verifies and applies one provider notification. Verification runs
+// in a fixed order (provider, signature, timestamp, merchant, order,
+// currency and amount) and a refusal writes nothing. A verified
+// notification is applied in one transaction whose first write is the event
+// id: a repeat of the same event stops there and changes nothing.
+func (s *Service) Notify(ctx context.Context, provider string, body []byte, signature string) (Outcome, error) {
+	p, ok := s.cfg.Providers[provider]
+	if !ok {
+		return "", fmt.Errorf("%w: %q", ErrUnknownProvider, provider)
+	}
+	if err := verifySignature(p.Secret, body, signature); err != nil {
+		return "", err
+	}
+	n, amount, err := parse(p, body, s.now(), s.cfg.Tolerance)
+	if err != nil {
+		return "", err
+	}
+	o, err := s.db.Client.Order.Query().Where(order.OrderSn(n.OrderSn)).WithLines().Only(ctx)
+	if ent.IsNotFound(err) {
+		return "", fmt.Errorf("%w: %q", ErrOrderNotFound, n.OrderSn)
+	}
+	if err != nil {
+		return "", store.Classify(err)
+	}
+	if n.Currency != o.Currency || n.Currency != p.Currency {
+		return "", fmt.Errorf("%w: %q, order %s %q", ErrCurrency, n.Currency, o.OrderSn, o.Currency)
+	}
+	if amount != o.Amount {
+		return "", fmt.Errorf("%w: %s, order %s is %s", ErrAmount, amount, o.OrderSn, o.Amount)
+	}
+	incoming := map[string]enums.PaymentStatus{
+		"SUCCESS": enums.PaymentPaid, "FAILED": enums.PaymentFailed, "REFUNDED": enums.PaymentRefunded,
+	}[n.Status]
+	digest := sha256.Sum256(body)
+
+	err = store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+		ev, err := tx.PaymentEvent.Create().SetProvider(provider).SetEventID(n.EventID).
+			SetPayloadDigest(hex.EncodeToString(digest[:])).Save(ctx)
+		if ent.IsConstraintError(err) {
+			return errDuplicateEvent
+		}
+		if err != nil {
+			return err
+		}
+		pay, err := upsertPayment(ctx, tx, o, provider, n.PaymentID, incoming)
+		if err != nil {
+			return err
+		}
+		if err := tx.PaymentEvent.UpdateOneID(ev.ID).SetPaymentRef(pay.ID).Exec(ctx); err != nil {
+			return err
+		}
+		if pay.Status == enums.PaymentPaid {
+			return s.markPaid(ctx, tx, o)
+		}
+		return nil
+	})
+	if errors.Is(err, errDuplicateEvent) {
+		return OutcomeDuplicate, nil
+	}
+	if err != nil {
+		return "", store.Classify(err)
+	}
+	return OutcomeApplied, nil
+}
+
+// upsertPayment inserts the payment or merges the incoming state into the
+// existing row atomically (INSERT … ON DUPLICATE KEY UPDATE on MySQL,
+// ON CONFLICT … DO UPDATE on SQLite).
+func upsertPayment(ctx context.Context, tx *ent.Tx, o *ent.Order, provider, paymentID string, incoming enums.PaymentStatus) (*ent.Payment, error) {
+	err := tx.Payment.Create().
+		SetOrderID(o.ID).SetOrderSn(o.OrderSn).SetProvider(provider).SetPaymentID(paymentID).
+		SetAmount(o.Amount).SetCurrency(o.Currency).SetStatus(incoming).
+		OnConflict(
+			entsql.ConflictColumns(payment.FieldProvider, payment.FieldPaymentID),
+			entsql.ResolveWith(func(u *entsql.UpdateSet) {
+				u.Set(payment.FieldStatus, entsql.Expr(mergeSQL(incoming)))
+				u.Set(payment.FieldVersion, entsql.Expr("version + 1"))
+				u.Set(payment.FieldUpdatedAt, time.Now())
+			}),
+		).Exec(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("upserting payment: %w", err)
+	}
+	return tx.Payment.Query().Where(payment.Provider(provider), payment.PaymentID(paymentID)).Only(ctx)
+}
+
+// markPaid moves the order UNPAID → PAID by CAS; only the winner emits
+// OrderPaid and adds the sold quantities to volume. Money for an order that
+// the closer already closed is kept and flagged for a person, never dropped
+// and never silently reopening the order.
+func (s *Service) markPaid(ctx context.Context, tx *ent.Tx, o *ent.Order) error {
+	n, err := tx.Order.Update().
+		Where(order.ID(o.ID), order.StatusEQ(enums.OrderUnpaid)).
+		SetStatus(enums.OrderPaid).SetPaidAt(s.now()).AddVersion(1).Save(ctx)
+	if err != nil {
+		return err
+	}
+	if n == 1 {
+		lines := o.Edges.Lines
+		// Ascending SKU order, like every multi-SKU write, so no two paths can deadlock.
+		sort.Slice(lines, func(i, j int) bool { return lines[i].ItemID < lines[j].ItemID })
+		for _, l := range lines {
+			if _, err := tx.ExecContext(ctx, "UPDATE sku SET volume = volume + ? WHERE id = ?", l.Quantity, l.ItemID); err != nil {
+				return fmt.Errorf("adding volume: %w", err)
+			}
+		}
+		return emit(ctx, tx, "OrderPaid", o.OrderSn, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String()})
+	}
+	flagged, err := tx.Order.Update().
+		Where(order.ID(o.ID), order.StatusEQ(enums.OrderClosed), order.NeedsReview(false)).
+		SetNeedsReview(true).AddVersion(1).Save(ctx)
+	if err != nil {
+		return err
+	}
+	if flagged == 1 {
+		slog.WarnContext(ctx, "payment for a closed order: refund or review by hand", "orderSn", o.OrderSn)
+		return emit(ctx, tx, "PaymentForClosedOrder", o.OrderSn, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String()})
+	}
+	return nil
+}
+
+// emit writes an event to the outbox inside the caller's transaction.
+func emit(ctx context.Context, tx *ent.Tx, typ, aggregate string, payload map[string]any) error {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return err
+	}
+	return tx.Outbox.Create().SetEventID(hex.EncodeToString(b[:])).SetType(typ).
+		SetAggregateID(aggregate).SetPayload(string(raw)).Exec(ctx)
+}
