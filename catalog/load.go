@@ -2,14 +2,19 @@ package catalog
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strconv"
 	"strings"
 
+	entsql "entgo.io/ent/dialect/sql"
+
 	"storefront/ent"
+	"storefront/ent/goods"
 	"storefront/ent/sku"
 	"storefront/ent/spec"
 	"storefront/ent/specvalue"
+	"storefront/enums"
 	"storefront/store"
 )
 
@@ -70,6 +75,8 @@ func loadViews(ctx context.Context, c *ent.Client, rows []*ent.Goods) ([]*Goods,
 		if err != nil {
 			return nil, err
 		}
+		// Views are cached for every viewer; visibility is applied on read.
+		g.cat.deleted = r.DeleteTime != nil
 		out = append(out, g)
 	}
 	return out, nil
@@ -110,4 +117,80 @@ func parseIDList(s string) ([]int64, error) {
 		ids[i] = id
 	}
 	return ids, nil
+}
+
+// freshness is what a cached view is checked against once its stock TTL has
+// passed: one indexed query instead of the four of a full load.
+type freshness struct {
+	version   int64
+	status    enums.GoodsStatus
+	deleted   bool
+	skuIDs    []int64
+	skuStatus []enums.SkuStatus
+	stock     []int64
+}
+
+// loadFreshness reads the goods' version, status and deletion and every SKU's
+// id, status and stock in one query; nil when the goods does not exist.
+func loadFreshness(ctx context.Context, c *ent.Client, id int64) (*freshness, error) {
+	var rows []struct {
+		Version   int64          `sql:"version"`
+		Status    string         `sql:"status"`
+		Deleted   int64          `sql:"deleted"`
+		SkuID     sql.NullInt64  `sql:"sku_id"`
+		Stock     sql.NullInt64  `sql:"stock"`
+		SkuStatus sql.NullString `sql:"sku_status"`
+	}
+	err := c.Goods.Query().Where(goods.ID(id)).Modify(func(s *entsql.Selector) {
+		t := entsql.Table(sku.Table)
+		s.LeftJoin(t).On(s.C(goods.FieldID), t.C(sku.FieldGoodsID))
+		s.Select(
+			s.C(goods.FieldVersion), s.C(goods.FieldStatus),
+			entsql.As("CASE WHEN "+s.C(goods.FieldDeleteTime)+" IS NULL THEN 0 ELSE 1 END", "deleted"),
+			entsql.As(t.C(sku.FieldID), "sku_id"), entsql.As(t.C(sku.FieldStock), "stock"),
+			entsql.As(t.C(sku.FieldStatus), "sku_status"),
+		)
+		s.OrderBy(t.C(sku.FieldID))
+	}).Scan(ctx, &rows)
+	if err != nil {
+		return nil, store.Classify(fmt.Errorf("checking goods %d: %w", id, err))
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	f := &freshness{version: rows[0].Version, status: enums.GoodsStatus(rows[0].Status), deleted: rows[0].Deleted != 0}
+	for _, r := range rows {
+		if !r.SkuID.Valid {
+			continue // LEFT JOIN: a goods without SKUs
+		}
+		f.skuIDs = append(f.skuIDs, r.SkuID.Int64)
+		f.skuStatus = append(f.skuStatus, enums.SkuStatus(r.SkuStatus.String))
+		f.stock = append(f.stock, r.Stock.Int64)
+	}
+	return f, nil
+}
+
+// sameCatalog reports whether f describes the catalog part of g (only stock
+// may differ), so a stock refresh can reuse g's index and spec-key map.
+func (f *freshness) sameCatalog(g *Goods) bool {
+	c := g.cat
+	if f.version != g.Version || f.status != g.Status || f.deleted != c.deleted || len(f.skuIDs) != len(c.tmpl) {
+		return false
+	}
+	for i := range c.tmpl {
+		if f.skuIDs[i] != c.tmpl[i].ID || f.skuStatus[i] != c.tmpl[i].Status {
+			return false
+		}
+	}
+	return true
+}
+
+// sameStock reports whether g already shows f's stock.
+func (f *freshness) sameStock(g *Goods) bool {
+	for i, s := range g.skus {
+		if f.stock[i] != s.Stock {
+			return false
+		}
+	}
+	return true
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"storefront/ent"
 	"storefront/ent/goods"
@@ -17,12 +18,17 @@ import (
 
 // Service reads and edits the catalog.
 type Service struct {
-	db  *store.DB
-	cfg Config
+	db    *store.DB
+	cfg   Config
+	cache *viewCache
 }
 
-// New returns a catalog service on db.
-func New(db *store.DB, cfg Config) *Service { return &Service{db: db, cfg: cfg} }
+// New returns a catalog service on db with its own product-view cache; Close
+// it on shutdown.
+func New(db *store.DB, cfg Config) *Service {
+	cfg = cfg.withDefaults()
+	return &Service{db: db, cfg: cfg, cache: newViewCache(cfg)}
+}
 
 // Viewer is what the catalog needs to know about the caller.
 type Viewer struct{ Admin bool }
@@ -38,20 +44,14 @@ func visibleTo(v Viewer, q *ent.GoodsQuery) *ent.GoodsQuery {
 }
 
 // Goods returns the product view of one goods, or nil when it does not
-// exist or is not visible to v.
+// exist or is not visible to v. The view may come from the cache: its stock
+// lags by at most Config.StockTTL, so checkout must not trust it.
 func (s *Service) Goods(ctx context.Context, v Viewer, id int64) (*Goods, error) {
-	row, err := visibleTo(v, s.db.Client.Goods.Query().Where(goods.ID(id))).Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, store.Classify(fmt.Errorf("loading goods %d: %w", id, err))
-	}
-	views, err := loadViews(ctx, s.db.Client, []*ent.Goods{row})
-	if err != nil {
+	g, err := s.view(ctx, id)
+	if err != nil || g == nil || !g.visibleTo(v) {
 		return nil, err
 	}
-	return views[0], nil
+	return g, nil
 }
 
 // MaxPageSize caps `first` on every connection.
@@ -80,6 +80,8 @@ func (s *Service) List(ctx context.Context, v Viewer, p ListParams) (*GoodsPage,
 		first = 20
 	}
 	first = min(first, MaxPageSize)
+	// Taken before the page query: views loaded below read no earlier.
+	seq, now := s.cache.seq.Add(1), time.Now()
 	q := visibleTo(v, s.db.Client.Goods.Query())
 	if p.Status != nil {
 		q = q.Where(goods.StatusEQ(*p.Status))
@@ -99,7 +101,7 @@ func (s *Service) List(ctx context.Context, v Viewer, p ListParams) (*GoodsPage,
 	if page.HasNextPage {
 		rows = rows[:first]
 	}
-	page.Goods, err = loadViews(ctx, s.db.Client, rows)
+	page.Goods, err = s.cachedViews(ctx, rows, seq, now)
 	return page, err
 }
 
@@ -125,7 +127,7 @@ func DecodeCursor(c string) (int64, error) {
 
 // changed is called after every committed catalog edit of a goods (its
 // version was bumped), so this instance's next read shows the edit.
-func (s *Service) changed(goodsID int64) {}
+func (s *Service) changed(goodsID int64) { s.cache.edited(goodsID) }
 
 // IDByCode finds a live goods by its code (0 when none).
 func (s *Service) IDByCode(ctx context.Context, code string) (int64, error) {

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"sync"
 
 	"storefront/enums"
 	"storefront/money"
@@ -21,14 +22,29 @@ type Goods struct {
 	Version  int64
 	Specs    []*Spec
 
-	skus       []*SKU // every SKU in id order
+	cat        *catalogPart // shared by every stock snapshot of this version
+	skus       []*SKU       // every SKU in id order, carrying this snapshot's stock
 	enabled    []*SKU
-	byKey      map[string]*SKU
-	ix         *skumatrix.Index
-	ixSKUs     []*SKU // ix position -> SKU
 	avail      skumatrix.Bitset
-	priceRange *PriceRange
 	totalStock int64
+}
+
+// catalogPart is what only a catalog edit (a version bump) changes. Stock
+// refreshes every few seconds; rebuilding the index, the spec-key map and the
+// price range each time would waste the work the cache exists to save.
+type catalogPart struct {
+	deleted    bool
+	tmpl       []SKU          // SKUs in id order; their Stock is the loaded one
+	enabledIdx []int          // indexes into tmpl of enabled SKUs
+	byKey      map[string]int // spec key -> index into tmpl
+	ix         *skumatrix.Index
+	ixPos      []int   // ix position -> index into tmpl
+	values     []int64 // ix.Values(), once
+	// Selectable's answers point into these instead of allocating one
+	// SelectableValue per value per request: the view is immutable.
+	yes, no    []SelectableValue
+	priceRange *PriceRange
+	cost       int64 // approximate bytes, for the cache's memory bound
 }
 
 // Spec is a dimension with its active values, in display order.
@@ -74,24 +90,48 @@ type SelectableValue struct {
 // newGoods derives everything a product page asks for once, so answering a
 // request is reading fields. skus must be in id order.
 func newGoods(g Goods, skus []*SKU) (*Goods, error) {
-	v := &g
-	v.skus = skus
-	v.byKey = make(map[string]*SKU, len(skus))
-	dims := make([][]int64, len(v.Specs))
+	cat, err := newCatalogPart(&g, skus)
+	if err != nil {
+		return nil, err
+	}
+	g.cat = cat
+	stock := make([]int64, len(skus))
+	for i, s := range skus {
+		stock[i] = s.Stock
+	}
+	return g.withStock(stock), nil
+}
+
+func newCatalogPart(g *Goods, skus []*SKU) (*catalogPart, error) {
+	c := &catalogPart{tmpl: make([]SKU, len(skus)), byKey: make(map[string]int, len(skus))}
+	dims := make([][]int64, len(g.Specs))
 	active := map[int64]bool{}
-	for i, s := range v.Specs {
+	c.cost = 512 + int64(len(g.Name)+len(g.Code))
+	for i, s := range g.Specs {
+		c.cost += 64 + int64(len(s.Name))
 		for _, val := range s.Values {
 			dims[i] = append(dims[i], val.ID)
 			active[val.ID] = true
+			c.cost += 64 + int64(len(val.Name))
 		}
 	}
 	var ixIn []skumatrix.SKU
-	for _, s := range skus {
-		v.byKey[s.SpecKey] = s
+	for i, s := range skus {
+		c.tmpl[i] = *s
+		c.byKey[s.SpecKey] = i
+		// Two copies of the SKU (template and snapshot), its strings, the
+		// map entry and the ids.
+		c.cost += 2*200 + 2*int64(len(s.SpecValueStr)+len(s.SpecKey)) + 16*int64(len(s.SpecValueIDs)) + 64
 		if s.Status != enums.SkuEnabled {
 			continue
 		}
-		v.enabled = append(v.enabled, s)
+		c.enabledIdx = append(c.enabledIdx, i)
+		p := c.priceRange
+		if p == nil {
+			c.priceRange = &PriceRange{Min: s.SellPrice, Max: s.SellPrice}
+		} else {
+			p.Min, p.Max = min(p.Min, s.SellPrice), max(p.Max, s.SellPrice)
+		}
 		// A SKU that still names a removed value cannot be chosen on the page.
 		ok := len(s.SpecValueIDs) == len(dims)
 		for _, id := range s.SpecValueIDs {
@@ -99,25 +139,46 @@ func newGoods(g Goods, skus []*SKU) (*Goods, error) {
 		}
 		if ok {
 			ixIn = append(ixIn, skumatrix.SKU{ValueIDs: s.SpecValueIDs, Enabled: true})
-			v.ixSKUs = append(v.ixSKUs, s)
+			c.ixPos = append(c.ixPos, i)
 		}
 	}
 	ix, err := skumatrix.NewIndex(dims, ixIn)
 	if err != nil {
 		return nil, fmt.Errorf("goods %d: building selectable index: %w", g.ID, err)
 	}
-	v.ix = ix
-	v.avail = ix.Avail(func(pos int) int64 { return v.ixSKUs[pos].Stock })
-	for i, s := range v.enabled {
-		v.totalStock += s.Stock
-		if i == 0 {
-			v.priceRange = &PriceRange{Min: s.SellPrice, Max: s.SellPrice}
-			continue
-		}
-		v.priceRange.Min = min(v.priceRange.Min, s.SellPrice)
-		v.priceRange.Max = max(v.priceRange.Max, s.SellPrice)
+	c.ix = ix
+	c.values = ix.Values()
+	c.yes = make([]SelectableValue, len(c.values))
+	c.no = make([]SelectableValue, len(c.values))
+	for i, id := range c.values {
+		c.yes[i] = SelectableValue{SpecValueID: id, Selectable: true}
+		c.no[i] = SelectableValue{SpecValueID: id}
 	}
-	return v, nil
+	c.cost += int64(len(c.values))*(8+2*24) + int64(len(c.values)*(len(ixIn)+63)/64*8)
+	return c, nil
+}
+
+// withStock returns a new view of the same catalog part with stock[i] for
+// the i-th SKU in id order. g itself is left untouched: requests may be
+// reading it.
+func (g *Goods) withStock(stock []int64) *Goods {
+	v := *g
+	c := g.cat
+	backing := make([]SKU, len(c.tmpl))
+	v.skus = make([]*SKU, len(c.tmpl))
+	for i := range c.tmpl {
+		backing[i] = c.tmpl[i]
+		backing[i].Stock = stock[i]
+		v.skus[i] = &backing[i]
+	}
+	v.enabled = make([]*SKU, len(c.enabledIdx))
+	v.totalStock = 0
+	for j, i := range c.enabledIdx {
+		v.enabled[j] = v.skus[i]
+		v.totalStock += stock[i]
+	}
+	v.avail = c.ix.Avail(func(pos int) int64 { return stock[c.ixPos[pos]] })
+	return &v
 }
 
 // SkuList returns enabled SKUs, or all of them when includeDisabled (admins).
@@ -130,7 +191,7 @@ func (g *Goods) SkuList(includeDisabled bool) []*SKU {
 
 // PriceRange counts enabled SKUs only: a disabled SKU's price on the page
 // would advertise a price nobody can buy (seed 003, 4.5). Nil when none.
-func (g *Goods) PriceRange() *PriceRange { return g.priceRange }
+func (g *Goods) PriceRange() *PriceRange { return g.cat.priceRange }
 
 // TotalStock sums enabled SKUs only, consistent with what is selectable.
 func (g *Goods) TotalStock() int64 { return g.totalStock }
@@ -139,29 +200,48 @@ func (g *Goods) TotalStock() int64 { return g.totalStock }
 // finds the same SKU. A partial selection finds nothing; ids that are not one
 // value per dimension of this goods are ErrInvalidSelection.
 func (g *Goods) SkuBySelection(specValueIDs []int64) (*SKU, error) {
-	if err := g.ix.ValidateSelection(specValueIDs); err != nil {
+	if err := g.cat.ix.ValidateSelection(specValueIDs); err != nil {
 		return nil, err
 	}
-	s := g.byKey[skumatrix.SpecKey(specValueIDs)]
-	if s == nil || s.Status != enums.SkuEnabled {
+	i, ok := g.cat.byKey[skumatrix.SpecKey(specValueIDs)]
+	if !ok || g.skus[i].Status != enums.SkuEnabled {
 		return nil, nil
 	}
-	return s, nil
+	return g.skus[i], nil
 }
+
+// flagBufs recycles Selectable's scratch flags: every click on a product page
+// asks again, and the bitset path itself allocates nothing.
+var flagBufs = sync.Pool{New: func() any { return new([]bool) }}
 
 // Selectable answers, for every active value, whether some enabled SKU with
 // stock contains it together with the selected values of the other dimensions.
+// The only allocation is the returned list.
 func (g *Goods) Selectable(selected []int64) ([]*SelectableValue, error) {
-	flags, err := g.ix.Selectable(g.avail, selected, nil)
+	buf := flagBufs.Get().(*[]bool)
+	defer flagBufs.Put(buf)
+	flags, err := g.cat.ix.Selectable(g.avail, selected, *buf)
+	*buf = flags
 	if err != nil {
 		return nil, err
 	}
-	vals := g.ix.Values()
-	out := make([]*SelectableValue, len(vals))
-	backing := make([]SelectableValue, len(vals))
-	for i, id := range vals {
-		backing[i] = SelectableValue{SpecValueID: id, Selectable: flags[i]}
-		out[i] = &backing[i]
+	out := make([]*SelectableValue, len(flags))
+	for i, ok := range flags {
+		if ok {
+			out[i] = &g.cat.yes[i]
+		} else {
+			out[i] = &g.cat.no[i]
+		}
 	}
 	return out, nil
+}
+
+// visibleTo applies the catalog's visibility rule to a (possibly cached)
+// view: soft-deleted goods are hidden from everyone, goods off shelf from
+// everyone but admins.
+func (g *Goods) visibleTo(v Viewer) bool {
+	if g.cat.deleted {
+		return false
+	}
+	return v.Admin || g.Status == enums.GoodsOnShelf
 }
