@@ -6,6 +6,7 @@ package payments
 import (
 	"time"
 
+	"storefront/checkout"
 	"storefront/enums"
 	"storefront/money"
 	"storefront/store"
@@ -22,7 +23,8 @@ type Payment struct {
 
 // Service processes payments.
 type Service struct {
-	db  *store.DB
-	cfg Config
-	now func() time.Time
+	db     *store.DB
+	cfg    Config
+	orders *checkout.Service
+	now    func() time.Time
 }

@@ -2,6 +2,7 @@ package payments_test
 
 import (
 	"bytes"
+	"errors"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,11 +15,13 @@ import (
 
 	"storefront/auth"
 	"storefront/catalog"
+	"storefront/checkout"
 	"storefront/demo"
 	"storefront/ent"
 	"storefront/ent/order"
 	"storefront/ent/outbox"
 	"storefront/ent/sku"
+	"storefront/ent/stocklog"
 	"storefront/enums"
 	"storefront/internal/testdb"
 	"storefront/money"
@@ -62,12 +65,12 @@ func setup(t *testing.T, db *store.DB) *fixture {
 		"mock":  {Name: "mock", Secret: secret, MerchantID: "m-1", Currency: "CNY"},
 		"other": {Name: "other", Secret: "other-secret", MerchantID: "m-2", Currency: "CNY"},
 	}
-	svc := payments.New(db, cfg)
+	svc := payments.New(db, cfg, checkout.New(db, checkout.DefaultConfig()))
 	mux := http.NewServeMux()
 	mux.Handle("POST /payments/{provider}/notify", svc.NotifyHandler())
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	item := db.Client.Sku.Query().Where(sku.GoodsID(ids[demo.TShirtCode])).FirstX(context.Background())
+	item := db.Client.Sku.Query().Where(sku.GoodsID(ids[demo.TShirtCode]), sku.StockGT(10)).FirstX(context.Background())
 	return &fixture{db: db, svc: svc, srv: srv, itemID: item.ID}
 }
 
@@ -271,6 +274,63 @@ func TestPaymentForClosedOrderIsKeptAndFlagged(t *testing.T) {
 		}
 		if s := db.Client.Sku.GetX(ctx, f.itemID).Stock; s != stockBefore {
 			t.Errorf("stock moved %d -> %d", stockBefore, s)
+		}
+	})
+}
+
+func TestRefundTwiceConcurrently(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		ctx := context.Background()
+		co := checkout.New(db, checkout.DefaultConfig())
+		item := f.itemID
+		start := db.Client.Sku.GetX(ctx, item).Stock
+		placed, err := co.Place(ctx, checkout.PlaceInput{UserID: "u1", Items: []checkout.ItemInput{{ItemID: &item, Quantity: 2}}, IdempotencyKey: "k"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := payments.Notification{EventID: "e", PaymentID: "p", OrderSn: placed.OrderSn, Amount: placed.Amount.String(),
+			Currency: placed.Currency, MerchantID: "m-1", Status: "SUCCESS", Timestamp: time.Now().Unix()}
+		if c := f.notify(t, "mock", n, ""); c != 200 {
+			t.Fatalf("payment: HTTP %d", c)
+		}
+		if s := db.Client.Sku.GetX(ctx, item).Stock; s != start-2 {
+			t.Fatalf("stock after order = %d, want %d", s, start-2)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i := range errs {
+			wg.Add(1)
+			go func() { defer wg.Done(); _, errs[i] = f.svc.Refund(ctx, placed.OrderSn, "customer returned it") }()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("refund %d: %v", i, err)
+			}
+		}
+		if s := db.Client.Sku.GetX(ctx, item).Stock; s != start {
+			t.Errorf("stock after refunds = %d, want %d (restored exactly once)", s, start)
+		}
+		o := db.Client.Order.Query().Where(order.OrderSn(placed.OrderSn)).OnlyX(ctx)
+		if o.Status != enums.OrderRefunded {
+			t.Errorf("order %s, want REFUNDED", o.Status)
+		}
+		if p := db.Client.Payment.Query().OnlyX(ctx); p.Status != enums.PaymentRefunded {
+			t.Errorf("payment %s, want REFUNDED", p.Status)
+		}
+		var sums []struct{ Sum int64 }
+		db.Client.StockLog.Query().Where(stocklog.ItemID(item)).Aggregate(ent.Sum(stocklog.FieldChangeNum)).ScanX(ctx, &sums)
+		if len(sums) != 1 || sums[0].Sum != start {
+			t.Errorf("ledger sum %v, want %d (balanced)", sums, start)
+		}
+		if n := db.Client.StockLog.Query().Where(stocklog.ItemID(item), stocklog.ChangeType(4)).CountX(ctx); n != 1 {
+			t.Errorf("refund ledger rows = %d, want 1", n)
+		}
+		// Refunding an unpaid order is refused and changes nothing.
+		other, _ := co.Place(ctx, checkout.PlaceInput{UserID: "u1", Items: []checkout.ItemInput{{ItemID: &item, Quantity: 1}}, IdempotencyKey: "k2"})
+		if _, err := f.svc.Refund(ctx, other.OrderSn, "x"); !errors.Is(err, checkout.ErrInvalidOrderState) {
+			t.Errorf("refund of UNPAID order: %v, want ErrInvalidOrderState", err)
 		}
 	})
 }

@@ -14,6 +14,7 @@ import (
 
 	entsql "entgo.io/ent/dialect/sql"
 
+	"storefront/checkout"
 	"storefront/ent"
 	"storefront/ent/order"
 	"storefront/ent/payment"
@@ -21,9 +22,10 @@ import (
 	"storefront/store"
 )
 
-// New returns the payments service.
-func New(db *store.DB, cfg Config) *Service {
-	return &Service{db: db, cfg: cfg, now: time.Now}
+// New returns the payments service; orders is the checkout service whose
+// closing transition refunds reuse.
+func New(db *store.DB, cfg Config, orders *checkout.Service) *Service {
+	return &Service{db: db, cfg: cfg, orders: orders, now: time.Now}
 }
 
 // Outcome says what a verified notification did.
@@ -87,8 +89,13 @@ func (s *Service) Notify(ctx context.Context, provider string, body []byte, sign
 		if err := tx.PaymentEvent.UpdateOneID(ev.ID).SetPaymentRef(pay.ID).Exec(ctx); err != nil {
 			return err
 		}
-		if pay.Status == enums.PaymentPaid {
+		switch pay.Status {
+		case enums.PaymentPaid:
 			return s.markPaid(ctx, tx, o)
+		case enums.PaymentRefunded:
+			// A refund made at the provider refunds the order exactly once too.
+			_, err := refundTx(ctx, tx, o.ID, s)
+			return err
 		}
 		return nil
 	})

@@ -7,7 +7,7 @@ package resolvers
 
 import (
 	"context"
-	"fmt"
+	"storefront/auth"
 	"storefront/checkout"
 	"storefront/graph"
 	"storefront/payments"
@@ -15,18 +15,22 @@ import (
 
 // PaymentReturn is the resolver for the paymentReturn field.
 func (r *mutationResolver) PaymentReturn(ctx context.Context, input graph.PaymentReturnInput) (*payments.Payment, error) {
-	panic(fmt.Errorf("not implemented: PaymentReturn - paymentReturn"))
+	caller, err := auth.Require(ctx, auth.Customer, auth.Admin)
+	if err != nil {
+		return nil, err
+	}
+	return r.Payments.Return(ctx, caller, input.Provider, input.PaymentID, input.OrderSn)
 }
 
 // RefundOrder is the resolver for the refundOrder field.
 func (r *mutationResolver) RefundOrder(ctx context.Context, orderSn string, reason string) (*checkout.Order, error) {
-	panic(fmt.Errorf("not implemented: RefundOrder - refundOrder"))
+	if _, err := auth.Require(ctx, auth.Admin); err != nil {
+		return nil, err
+	}
+	return r.Payments.Refund(ctx, orderSn, reason)
 }
 
 // Payment is the resolver for the payment field.
 func (r *orderResolver) Payment(ctx context.Context, obj *checkout.Order) (*payments.Payment, error) {
-	if r.Payments == nil {
-		return nil, nil // payments are not wired yet: no payment is known
-	}
-	panic(fmt.Errorf("not implemented: Payment - payment"))
+	return r.Payments.ForOrder(ctx, obj.ID)
 }

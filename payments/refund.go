@@ -1,0 +1,62 @@
+package payments
+
+import (
+	"context"
+	"fmt"
+
+	"storefront/checkout"
+	"storefront/ent"
+	"storefront/ent/order"
+	"storefront/ent/payment"
+	"storefront/enums"
+	"storefront/store"
+)
+
+// Refund moves a PAID order to REFUNDED by CAS (admin). Only the caller that
+// wins the CAS restores stock (ledger change type 4) through the same
+// idempotent restore closing uses, and marks the order's paid payments
+// REFUNDED; a concurrent or repeated refund finds the order already
+// REFUNDED and changes nothing.
+func (s *Service) Refund(ctx context.Context, orderSn, reason string) (*checkout.Order, error) {
+	if reason == "" || len(reason) > 255 {
+		return nil, fmt.Errorf("%w: a refund reason of 1 to 255 characters is required", ErrInvalidInput)
+	}
+	o, err := s.db.Client.Order.Query().Where(order.OrderSn(orderSn)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, fmt.Errorf("%w: no order %s", checkout.ErrNotFound, orderSn)
+	}
+	if err != nil {
+		return nil, store.Classify(err)
+	}
+	err = store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+		won, err := refundTx(ctx, tx, o.ID, s)
+		if err != nil || won {
+			return err
+		}
+		cur, err := tx.Order.Get(ctx, o.ID)
+		if err != nil {
+			return err
+		}
+		if cur.Status != enums.OrderRefunded {
+			return fmt.Errorf("%w: order %s is %s, only PAID orders can be refunded", checkout.ErrInvalidOrderState, orderSn, cur.Status)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, store.Classify(err)
+	}
+	return s.orders.Order(ctx, "", true, orderSn)
+}
+
+// refundTx is the refund transition inside tx, shared by the admin mutation
+// and a provider's REFUNDED notification.
+func refundTx(ctx context.Context, tx *ent.Tx, orderID int64, s *Service) (bool, error) {
+	won, err := checkout.CloseTx(ctx, tx, orderID, checkout.Refund, s.now())
+	if err != nil || !won {
+		return won, err
+	}
+	err = tx.Payment.Update().
+		Where(payment.OrderID(orderID), payment.StatusEQ(enums.PaymentPaid)).
+		SetStatus(enums.PaymentRefunded).AddVersion(1).Exec(ctx)
+	return true, err
+}
