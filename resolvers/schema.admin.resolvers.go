@@ -7,50 +7,91 @@ package resolvers
 
 import (
 	"context"
-	"fmt"
+	"storefront/auth"
 	"storefront/catalog"
 	"storefront/enums"
 	"storefront/graph"
+	"storefront/inventory"
 )
 
 // CreateGoods is the resolver for the createGoods field.
 func (r *mutationResolver) CreateGoods(ctx context.Context, input graph.CreateGoodsInput) (*catalog.Goods, error) {
-	panic(fmt.Errorf("not implemented: CreateGoods - createGoods"))
+	if _, err := auth.Require(ctx, auth.Admin); err != nil {
+		return nil, err
+	}
+	return r.Catalog.Create(ctx, createInput(input))
 }
 
 // UpdateGoodsSpecs is the resolver for the updateGoodsSpecs field.
 func (r *mutationResolver) UpdateGoodsSpecs(ctx context.Context, input graph.UpdateGoodsSpecsInput) (*catalog.Goods, error) {
-	panic(fmt.Errorf("not implemented: UpdateGoodsSpecs - updateGoodsSpecs"))
+	if _, err := auth.Require(ctx, auth.Admin); err != nil {
+		return nil, err
+	}
+	return r.Catalog.UpdateSpecs(ctx, updateSpecsInput(input))
 }
 
 // UpdateSku is the resolver for the updateSku field.
 func (r *mutationResolver) UpdateSku(ctx context.Context, input graph.UpdateSkuInput) (*catalog.SKU, error) {
-	panic(fmt.Errorf("not implemented: UpdateSku - updateSku"))
+	if _, err := auth.Require(ctx, auth.Admin); err != nil {
+		return nil, err
+	}
+	return r.Catalog.UpdateSku(ctx, updateSkuInput(input))
 }
 
 // SetGoodsStatus is the resolver for the setGoodsStatus field.
 func (r *mutationResolver) SetGoodsStatus(ctx context.Context, goodsID int64, status enums.GoodsStatus) (*catalog.Goods, error) {
-	panic(fmt.Errorf("not implemented: SetGoodsStatus - setGoodsStatus"))
+	if _, err := auth.Require(ctx, auth.Admin); err != nil {
+		return nil, err
+	}
+	return r.Catalog.SetStatus(ctx, goodsID, status)
 }
 
 // AdjustStock is the resolver for the adjustStock field.
 func (r *mutationResolver) AdjustStock(ctx context.Context, input graph.AdjustStockInput) (*catalog.SKU, error) {
-	panic(fmt.Errorf("not implemented: AdjustStock - adjustStock"))
+	if _, err := auth.Require(ctx, auth.Admin); err != nil {
+		return nil, err
+	}
+	row, err := r.Inventory.Adjust(ctx, inventory.AdjustInput{ItemID: input.ItemID, Delta: input.Delta, Reason: input.Reason, BizSn: deref(input.BizSn)})
+	if err != nil {
+		return nil, err
+	}
+	return catalog.SKUOf(row)
 }
 
 // SetStock is the resolver for the setStock field.
 func (r *mutationResolver) SetStock(ctx context.Context, input graph.SetStockInput) (*catalog.SKU, error) {
-	panic(fmt.Errorf("not implemented: SetStock - setStock"))
+	if _, err := auth.Require(ctx, auth.Admin); err != nil {
+		return nil, err
+	}
+	row, err := r.Inventory.SetStock(ctx, inventory.SetStockInput{ItemID: input.ItemID, Stock: input.Stock, ExpectedVersion: input.ExpectedVersion, Reason: input.Reason})
+	if err != nil {
+		return nil, err
+	}
+	return catalog.SKUOf(row)
 }
 
 // Stocktake is the resolver for the stocktake field.
 func (r *mutationResolver) Stocktake(ctx context.Context, input graph.StocktakeInput) (*catalog.SKU, error) {
-	panic(fmt.Errorf("not implemented: Stocktake - stocktake"))
+	if _, err := auth.Require(ctx, auth.Admin); err != nil {
+		return nil, err
+	}
+	row, err := r.Inventory.Stocktake(ctx, inventory.StocktakeInput{ItemID: input.ItemID, Counted: input.CountedStock, Reason: input.Reason})
+	if err != nil {
+		return nil, err
+	}
+	return catalog.SKUOf(row)
 }
 
 // StockLedger is the resolver for the stockLedger field.
 func (r *queryResolver) StockLedger(ctx context.Context, itemID int64, first *int64, after *string) (*graph.StockLogConnection, error) {
-	panic(fmt.Errorf("not implemented: StockLedger - stockLedger"))
+	if _, err := auth.Require(ctx, auth.Admin); err != nil {
+		return nil, err
+	}
+	page, err := r.Inventory.Ledger(ctx, itemID, int(deref(first)), deref(after))
+	if err != nil {
+		return nil, err
+	}
+	return ledgerConnection(page), nil
 }
 
 // Mutation returns graph.MutationResolver implementation.

@@ -1,0 +1,72 @@
+package resolvers
+
+import (
+	"storefront/catalog"
+	"storefront/enums"
+	"storefront/graph"
+	"storefront/inventory"
+)
+
+func createInput(in graph.CreateGoodsInput) catalog.CreateInput {
+	out := catalog.CreateInput{Name: in.Name, Code: deref(in.Code), Status: enums.GoodsOffShelf}
+	if in.Status != nil {
+		out.Status = *in.Status
+	}
+	for _, sp := range in.Specs {
+		out.Specs = append(out.Specs, catalog.SpecInput{Name: sp.Name, Values: sp.Values})
+	}
+	if in.DefaultSku != nil {
+		out.DefaultSku = skuTerms(in.DefaultSku)
+	}
+	for _, o := range in.Skus {
+		out.Skus = append(out.Skus, catalog.SkuOverride{
+			Values: o.Values, SkuCode: o.SkuCode, Enabled: o.Enabled,
+			SkuTerms: catalog.SkuTerms{SellPrice: o.SellPrice, LineationPrice: deref(o.LineationPrice),
+				CostPrice: deref(o.CostPrice), Stock: deref(o.Stock)},
+		})
+	}
+	return out
+}
+
+func skuTerms(t *graph.SkuTermsInput) catalog.SkuTerms {
+	return catalog.SkuTerms{SellPrice: t.SellPrice, LineationPrice: deref(t.LineationPrice),
+		CostPrice: deref(t.CostPrice), Stock: deref(t.Stock)}
+}
+
+func updateSpecsInput(in graph.UpdateGoodsSpecsInput) catalog.UpdateSpecsInput {
+	out := catalog.UpdateSpecsInput{GoodsID: in.GoodsID, ExpectedVersion: in.ExpectedVersion}
+	for _, sp := range in.Specs {
+		e := catalog.SpecEdit{ID: sp.ID, Name: sp.Name}
+		for _, v := range sp.Values {
+			e.Values = append(e.Values, catalog.ValueEdit{ID: v.ID, Name: v.Name})
+		}
+		out.Specs = append(out.Specs, e)
+	}
+	if in.DefaultSku != nil {
+		t := skuTerms(in.DefaultSku)
+		out.DefaultSku = &t
+	}
+	for _, o := range in.Skus {
+		out.Skus = append(out.Skus, catalog.SkuEdit{
+			Values: o.Values, SellPrice: o.SellPrice, LineationPrice: o.LineationPrice, CostPrice: o.CostPrice,
+			Stock: o.Stock, SkuCode: o.SkuCode, Enabled: o.Enabled,
+		})
+	}
+	return out
+}
+
+func updateSkuInput(in graph.UpdateSkuInput) catalog.UpdateSkuInput {
+	return catalog.UpdateSkuInput{ItemID: in.ItemID, ExpectedVersion: in.ExpectedVersion, SellPrice: in.SellPrice,
+		LineationPrice: in.LineationPrice, CostPrice: in.CostPrice, SkuCode: in.SkuCode, Status: in.Status}
+}
+
+func ledgerConnection(p *inventory.LedgerPage) *graph.StockLogConnection {
+	c := &graph.StockLogConnection{Edges: make([]*graph.StockLogEdge, len(p.Rows)), PageInfo: &graph.PageInfo{HasNextPage: p.HasNextPage}}
+	for i, r := range p.Rows {
+		c.Edges[i] = &graph.StockLogEdge{Cursor: inventory.Cursor(r.ID), Node: r}
+	}
+	if n := len(c.Edges); n > 0 {
+		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
+	}
+	return c
+}
