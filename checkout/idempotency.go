@@ -110,6 +110,7 @@ func (s *Service) release(ctx context.Context, c *claim) {
 // claims abandoned long ago (a live claim is never touched).
 func (s *Service) PurgeKeys(ctx context.Context) (int, error) {
 	now := s.now()
-	n, err := s.db.Client.Idempotency.Delete().Where(idempotency.ExpiresAtLT(now), idempotency.LeaseUntilLT(now)).Exec(ctx)
+	n, err := s.db.Client.Idempotency.Delete().Where(idempotency.ExpiresAtLT(now),
+		idempotency.Or(idempotency.State(stateDone), idempotency.LeaseUntilLT(now))).Exec(ctx)
 	return n, store.Classify(err)
 }

@@ -1,0 +1,135 @@
+package checkout
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"storefront/catalog"
+	"storefront/demo"
+	"storefront/ent/sku"
+	"storefront/store"
+)
+
+// fixture is a checkout service on the demo catalog with a movable clock.
+type fixture struct {
+	db    *store.DB
+	svc   *Service
+	ids   map[string]int64
+	mu    sync.Mutex
+	clock time.Time
+}
+
+func setup(t *testing.T, db *store.DB) *fixture {
+	t.Helper()
+	ids, err := demo.Seed(context.Background(), catalog.New(db, catalog.DefaultConfig()))
+	if err != nil {
+		t.Fatalf("demo.Seed: %v", err)
+	}
+	f := &fixture{db: db, ids: ids, clock: time.Now().UTC()}
+	f.svc = New(db, DefaultConfig())
+	f.svc.now = func() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.clock }
+	return f
+}
+
+func (f *fixture) advance(d time.Duration) { f.mu.Lock(); f.clock = f.clock.Add(d); f.mu.Unlock() }
+
+// skuID finds a T-shirt SKU by its spec text ("黑色,L").
+func (f *fixture) skuID(t *testing.T, spec string) int64 {
+	t.Helper()
+	id, err := f.db.Client.Sku.Query().Where(sku.GoodsID(f.ids[demo.TShirtCode]), sku.SpecValueStr(spec)).OnlyID(context.Background())
+	if err != nil {
+		t.Fatalf("SKU %s: %v", spec, err)
+	}
+	return id
+}
+
+func (f *fixture) stock(t *testing.T, id int64) int64 {
+	t.Helper()
+	s, err := f.db.Client.Sku.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Stock
+}
+
+func (f *fixture) setStock(t *testing.T, id, n int64) {
+	t.Helper()
+	if _, err := f.db.SQL.Exec("UPDATE sku SET stock = ? WHERE id = ?", n, id); err != nil {
+		t.Fatal(err)
+	}
+	// Keep the ledger balanced: an adjustment row for the difference.
+	diff := n - f.ledgerSum(t, id, 0)
+	if _, err := f.db.SQL.Exec("INSERT INTO stock_log (item_id, goods_id, change_type, change_num, before_stock, after_stock, biz_type, biz_sn, remark, created_at) "+
+		"SELECT id, goods_id, 5, ?, ?, stock, 'manual', ?, '', ? FROM sku WHERE id = ?",
+		diff, n-diff, time.Now().Format("150405.000000000"), time.Now().UTC(), id); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ledgerSum is the sum of the SKU's ledger rows (of one change type when ct > 0).
+func (f *fixture) ledgerSum(t *testing.T, id int64, ct int) int64 {
+	t.Helper()
+	q := "SELECT COALESCE(SUM(change_num), 0) FROM stock_log WHERE item_id = ?"
+	args := []any{id}
+	if ct > 0 {
+		q += " AND change_type = ?"
+		args = append(args, ct)
+	}
+	var n int64
+	if err := f.db.SQL.QueryRow(q, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func (f *fixture) count(t *testing.T, table string) int {
+	t.Helper()
+	var n int
+	if err := f.db.SQL.QueryRow("SELECT COUNT(*) FROM " + table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// counts snapshots every table checkout writes.
+func (f *fixture) counts(t *testing.T) map[string]int {
+	m := map[string]int{}
+	for _, tb := range []string{"orders", "order_line", "stock_log", "outbox", "idempotency_key"} {
+		m[tb] = f.count(t, tb)
+	}
+	return m
+}
+
+func one(id, qty int64) ItemInput { return ItemInput{ItemID: &id, Quantity: qty} }
+
+func ptr[T any](v T) *T { return &v }
+
+// race runs n calls of fn with at most par running at once, on real goroutines.
+func race(n, par int, fn func(i int)) {
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			fn(i)
+		}()
+	}
+	wg.Wait()
+}
+
+func isAny(err error, targets ...error) bool {
+	for _, t := range targets {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
