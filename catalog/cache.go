@@ -20,6 +20,7 @@ import (
 type viewCache struct {
 	rc  *ristretto.Cache[int64, *slot]
 	ttl time.Duration
+	now func() time.Time // time.Now; tests step it past the TTL
 
 	// seq orders loads: each takes a number before its first query, so a
 	// higher number read the database no earlier.
@@ -90,7 +91,7 @@ func (sl *slot) offer(s *snapshot) bool {
 const slotOverhead = 256
 
 func newViewCache(cfg Config) *viewCache {
-	c := &viewCache{ttl: cfg.StockTTL}
+	c := &viewCache{ttl: cfg.StockTTL, now: time.Now}
 	for i := range c.stripes {
 		c.stripes[i].pending = map[int64]*slot{}
 	}
@@ -211,7 +212,7 @@ func (c *viewCache) floor(id int64) *atomic.Uint64 {
 // fresh says whether sn may be served as is: read after the last edit of the
 // goods through this instance, and within the stock TTL.
 func (c *viewCache) fresh(id int64, sn *snapshot) bool {
-	return sn != nil && sn.seq > c.floor(id).Load() && time.Since(sn.checked) < c.ttl
+	return sn != nil && sn.seq > c.floor(id).Load() && c.now().Sub(sn.checked) < c.ttl
 }
 
 // edited raises the goods' floor past every load started so far.

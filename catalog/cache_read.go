@@ -35,7 +35,7 @@ func (s *Service) view(ctx context.Context, id int64) (*Goods, error) {
 		c.hits.Add(1)
 		return sn.view, nil
 	}
-	seq, now := c.seq.Add(1), time.Now()
+	seq, now := c.seq.Add(1), c.now()
 	switch {
 	case sn == nil:
 		c.misses.Add(1)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"storefront/ent"
 	"storefront/ent/goods"
@@ -81,7 +80,7 @@ func (s *Service) List(ctx context.Context, v Viewer, p ListParams) (*GoodsPage,
 	}
 	first = min(first, MaxPageSize)
 	// Taken before the page query: views loaded below read no earlier.
-	seq, now := s.cache.seq.Add(1), time.Now()
+	seq, now := s.cache.seq.Add(1), s.cache.now()
 	q := visibleTo(v, s.db.Client.Goods.Query())
 	if p.Status != nil {
 		q = q.Where(goods.StatusEQ(*p.Status))
