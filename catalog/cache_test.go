@@ -48,7 +48,7 @@ func eachCounted(t *testing.T, fn func(t *testing.T, db *store.DB, n *atomic.Int
 // instead of sleeping.
 type fakeClock struct{ ns atomic.Int64 }
 
-func (c *fakeClock) now() time.Time      { return time.Unix(0, c.ns.Load()) }
+func (c *fakeClock) now() time.Time       { return time.Unix(0, c.ns.Load()) }
 func (c *fakeClock) step(d time.Duration) { c.ns.Add(int64(d)) }
 
 func newCached(t *testing.T, db *store.DB) (*Service, *fakeClock) {
