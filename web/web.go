@@ -71,7 +71,7 @@ func Handler(o Options) http.Handler {
 func renderPage(w http.ResponseWriter, r *http.Request, page *template.Template, demoToken string) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	nonce := base64.StdEncoding.EncodeToString(b[:])
+	nonce := base64.RawURLEncoding.EncodeToString(b[:]) // no + or /: nothing for html/template to escape
 	var buf bytes.Buffer
 	if err := page.Execute(&buf, struct{ Nonce, DemoToken string }{nonce, demoToken}); err != nil {
 		http.Error(w, "rendering the page failed", http.StatusInternalServerError)
