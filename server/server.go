@@ -28,6 +28,9 @@ type Options struct {
 	Playground    bool
 	Introspection bool
 	MaxBodyBytes  int64
+	// Collectors are extra metrics for /metrics (domain counters); the
+	// catalog cache's are added without being listed here.
+	Collectors []prometheus.Collector
 }
 
 // New returns the service's root handler.
@@ -37,6 +40,10 @@ func New(o Options) http.Handler {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if o.Resolver != nil && o.Resolver.Catalog != nil {
+		reg.MustRegister(CatalogCacheCollector(o.Resolver.Catalog))
+	}
+	reg.MustRegister(o.Collectors...)
 
 	mux := http.NewServeMux()
 	gql := newGraphQL(o.Resolver, o.Introspection)

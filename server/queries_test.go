@@ -1,0 +1,159 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"entgo.io/ent/dialect"
+
+	"storefront/auth"
+	"storefront/catalog"
+	"storefront/demo"
+	"storefront/enums"
+	"storefront/internal/testdb"
+	"storefront/money"
+	"storefront/resolvers"
+	"storefront/server"
+	"storefront/store"
+)
+
+// counting wraps the ent driver and counts statements (ent todo's
+// queryCount): the N+1 guard must see what the real resolvers send.
+type counting struct {
+	dialect.Driver
+	n *atomic.Int64
+}
+
+func (d counting) Query(ctx context.Context, q string, args, v any) error {
+	d.n.Add(1)
+	return d.Driver.Query(ctx, q, args, v)
+}
+
+func (d counting) Exec(ctx context.Context, q string, args, v any) error {
+	d.n.Add(1)
+	return d.Driver.Exec(ctx, q, args, v)
+}
+
+type fixture struct {
+	h   http.Handler
+	cat *catalog.Service
+	n   *atomic.Int64
+}
+
+func newFixture(t *testing.T, db *store.DB, n *atomic.Int64) *fixture {
+	t.Helper()
+	signer, err := auth.NewSigner("server-test-secret-0123456789")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := catalog.New(db, catalog.DefaultConfig())
+	t.Cleanup(cat.Close)
+	h := server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{Catalog: cat}})
+	return &fixture{h: h, cat: cat, n: n}
+}
+
+// query runs one GraphQL request through the whole handler and returns the
+// statements it sent.
+func (f *fixture) query(t *testing.T, q string, vars map[string]any) int64 {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": q, "variables": vars})
+	f.n.Store(0)
+	req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	f.h.ServeHTTP(rec, req)
+	var resp struct {
+		Errors []json.RawMessage
+		Data   map[string]any
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil || len(resp.Errors) > 0 || rec.Code != 200 {
+		t.Fatalf("%d %s (%v)", rec.Code, rec.Body.Bytes(), err)
+	}
+	return f.n.Load()
+}
+
+func eachCounted(t *testing.T, fn func(t *testing.T, db *store.DB, n *atomic.Int64)) {
+	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+		t.Run(string(b), func(t *testing.T) {
+			n := new(atomic.Int64)
+			fn(t, testdb.Open(t, b, store.WithDriverWrapper(func(d dialect.Driver) dialect.Driver { return counting{d, n} })), n)
+		})
+	}
+}
+
+const listQuery = `query($first: Int) { goodsList(first: $first) { edges { node {
+  id name priceRange { min max } totalStock skus { id specValueStr sellPrice stock }
+  selectable { specValueId selectable } } } pageInfo { hasNextPage } } }`
+
+// goodsList with priceRange, totalStock and skus on every node costs the
+// same number of statements for 5 goods as for 50: no N+1.
+func TestGoodsListStatementsIndependentOfPageSize(t *testing.T) {
+	eachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
+		setup := catalog.New(db, catalog.DefaultConfig())
+		t.Cleanup(setup.Close)
+		for i := range 50 {
+			_, err := setup.Create(context.Background(), catalog.CreateInput{
+				Name: fmt.Sprintf("goods %d", i), Code: fmt.Sprintf("G%02d", i), Status: enums.GoodsOnShelf,
+				Specs:      []catalog.SpecInput{{Name: "颜色", Values: []string{"红", "绿"}}, {Name: "尺码", Values: []string{"S", "M", "L"}}},
+				DefaultSku: catalog.SkuTerms{SellPrice: money.MustParse("10.00"), Stock: int64(i)},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		cold := map[int]int64{}
+		for _, size := range []int{5, 50} {
+			f := newFixture(t, db, n) // a fresh cache: every view is loaded
+			cold[size] = f.query(t, listQuery, map[string]any{"first": size})
+			if warm := f.query(t, listQuery, map[string]any{"first": size}); warm != 1 {
+				t.Errorf("goodsList(first: %d) warm: %d statements, want 1 (the page of goods rows)", size, warm)
+			}
+		}
+		// The page of goods rows, then specs, spec values and SKUs of all of them.
+		if cold[5] != 4 || cold[50] != 4 {
+			t.Errorf("goodsList cold statements: first 5 → %d, first 50 → %d; want 4 and 4", cold[5], cold[50])
+		}
+	})
+}
+
+const pageQuery = `query($id: ID!, $sel: [ID!]) { goods(id: $id) {
+  id name specs { id name values { id name } } skus { id specValueIds sellPrice stock status }
+  priceRange { min max } totalStock selectable(selected: $sel) { specValueId selectable } } }`
+
+// A cold product page of the 500-SKU goods costs four statements (goods,
+// specs, spec values, SKUs), not one per SKU; a warm one costs none.
+func TestProductPageStatements(t *testing.T) {
+	eachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
+		setup := catalog.New(db, catalog.DefaultConfig())
+		t.Cleanup(setup.Close)
+		ids, err := demo.Seed(context.Background(), setup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := newFixture(t, db, n)
+		for _, code := range []string{demo.ShoeCode, demo.TShirtCode} {
+			vars := map[string]any{"id": ids[code]}
+			if got := f.query(t, pageQuery, vars); got != 4 {
+				t.Errorf("%s cold product page: %d statements, want 4", code, got)
+			}
+			if got := f.query(t, pageQuery, vars); got != 0 {
+				t.Errorf("%s warm product page: %d statements, want 0", code, got)
+			}
+		}
+
+		rec := httptest.NewRecorder()
+		f.h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		for _, want := range []string{"storefront_catalog_cache_hits_total 2", "storefront_catalog_cache_misses_total 2", "storefront_catalog_cache_rejected_total 0"} {
+			if !strings.Contains(rec.Body.String(), want) {
+				t.Errorf("/metrics lacks %q", want)
+			}
+		}
+	})
+}
