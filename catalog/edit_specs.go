@@ -113,7 +113,7 @@ func bumpGoods(ctx context.Context, tx *ent.Tx, id int64, expected *int64, set f
 // checkSpecEdit rejects what can be judged without the database, so most
 // bad forms never open a transaction.
 func (s *Service) checkSpecEdit(in UpdateSpecsInput) error {
-	seenSpec, seenID := map[string]bool{}, map[int64]bool{}
+	seenSpec, seenSpecID, seenValueID := map[string]bool{}, map[int64]bool{}, map[int64]bool{}
 	dims := make([][]int64, len(in.Specs))
 	placeholder := int64(0)
 	for i, sp := range in.Specs {
@@ -125,10 +125,10 @@ func (s *Service) checkSpecEdit(in UpdateSpecsInput) error {
 		}
 		seenSpec[sp.Name] = true
 		if sp.ID != nil {
-			if seenID[*sp.ID] {
+			if seenSpecID[*sp.ID] {
 				return fmt.Errorf("%w: spec %d is given twice", ErrInvalidInput, *sp.ID)
 			}
-			seenID[*sp.ID] = true
+			seenSpecID[*sp.ID] = true
 		}
 		seenVal := map[string]bool{}
 		for _, v := range sp.Values {
@@ -143,10 +143,10 @@ func (s *Service) checkSpecEdit(in UpdateSpecsInput) error {
 				if sp.ID == nil {
 					return fmt.Errorf("%w: value %d cannot move into the new spec %q", ErrInvalidInput, *v.ID, sp.Name)
 				}
-				if seenID[-*v.ID] {
+				if seenValueID[*v.ID] {
 					return fmt.Errorf("%w: value %d is given twice", ErrInvalidInput, *v.ID)
 				}
-				seenID[-*v.ID] = true // negative: spec and value ids are separate sequences
+				seenValueID[*v.ID] = true
 			}
 			placeholder++
 			dims[i] = append(dims[i], placeholder)

@@ -1,13 +1,9 @@
 package resolvers
 
-import (
-	"storefront/catalog"
-	"storefront/inventory"
-)
+import "storefront/inventory"
 
 func init() {
 	registerCodes(
-		errorCode{catalog.ErrSkuCodeTaken, "INVALID_INPUT"},
 		errorCode{inventory.ErrOutOfStock, "OUT_OF_STOCK"},
 		errorCode{inventory.ErrNotFound, "NOT_FOUND"},
 		errorCode{inventory.ErrVersionConflict, "VERSION_CONFLICT"},
