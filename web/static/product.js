@@ -135,6 +135,7 @@ class ProductPage {
     this.result.textContent = "";
     delete this.result.dataset.orderSn;
     delete this.result.dataset.code;
+    this.orderButton.disabled = true; // until the new selection's SKU is known
     this.renderValues();
     this.refresh();
   }
