@@ -132,6 +132,11 @@ func TestAdminFlowOverHTTP(t *testing.T) {
 				}
 			}
 			wantCode(t, "the same save again (stale version)", s.Query(t, s.AdminToken, update, upd), "VERSION_CONFLICT")
+			// Disabled SKUs are an admin view: a customer asking for them gets the enabled ones.
+			r = s.Query(t, s.CustomerToken, `query($id: ID!) { goods(id: $id) { skus(includeDisabled: true) { costPrice } } }`, map[string]any{"id": g.ID})
+			if err := json.Unmarshal(r.Data, &pub); err != nil || len(pub.Goods.Skus) != 4 {
+				t.Errorf("customer asking for disabled SKUs: %s %+v, want the 4 enabled", r.Data, r.Errors)
+			}
 
 			// Stock moves only through the ledger.
 			adjust := `mutation($in: AdjustStockInput!) { adjustStock(input: $in) { id stock version } }`
