@@ -24,30 +24,32 @@ type claim struct {
 	lease time.Time
 }
 
-// claimKey claims (user, key) for one request in its own short statement, so
-// a concurrent duplicate sees the claim at once rather than queueing on a row
-// lock. It returns the claim, or the order number to replay when the same
-// input already completed under this key.
+// claimKey claims (user, key) for one request in its own short statement
+// (committed at once), so a concurrent duplicate sees the claim immediately
+// instead of waiting for the request to finish. It returns the claim, or the
+// order number to replay when the same input already completed under this key.
 func (s *Service) claimKey(ctx context.Context, user, key, hash string, keep time.Duration) (*claim, string, error) {
 	c := s.db.Client.Idempotency
 	for range 3 {
 		now := s.now().Truncate(time.Second)
 		lease := now.Add(s.cfg.Lease)
-		// A plain read first: on MySQL an INSERT that hits a key held by a
-		// running order transaction would wait for it; a consistent read does not.
-		row, err := c.Query().Where(idempotency.UserID(user), idempotency.Key(key)).Only(ctx)
-		switch {
-		case ent.IsNotFound(err):
-			created, err := c.Create().SetUserID(user).SetKey(key).SetRequestHash(hash).
-				SetState(statePending).SetLeaseUntil(lease).SetCreatedAt(now).SetExpiresAt(now.Add(keep)).Save(ctx)
-			if ent.IsConstraintError(err) {
-				continue // a concurrent duplicate claimed it first: look again
-			}
-			if err != nil {
-				return nil, "", store.Classify(fmt.Errorf("claiming idempotency key: %w", err))
-			}
+		// Insert first: a new key (the common case) costs one statement. A
+		// duplicate fails on the unique (user, key) and reads what is there
+		// (on MySQL the insert may wait for a running order transaction that
+		// is marking the key DONE: milliseconds, never the whole request).
+		created, err := c.Create().SetUserID(user).SetKey(key).SetRequestHash(hash).
+			SetState(statePending).SetLeaseUntil(lease).SetCreatedAt(now).SetExpiresAt(now.Add(keep)).Save(ctx)
+		if err == nil {
 			return &claim{id: created.ID, lease: lease}, "", nil
-		case err != nil:
+		}
+		if !ent.IsConstraintError(err) {
+			return nil, "", store.Classify(fmt.Errorf("claiming idempotency key: %w", err))
+		}
+		row, err := c.Query().Where(idempotency.UserID(user), idempotency.Key(key)).Only(ctx)
+		if ent.IsNotFound(err) {
+			continue // released between our insert and read: try again
+		}
+		if err != nil {
 			return nil, "", store.Classify(fmt.Errorf("reading idempotency key: %w", err))
 		}
 		pending := row.State == statePending

@@ -5,11 +5,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
-	"storefront/ent"
-	"storefront/ent/goods"
-	"storefront/ent/predicate"
-	"storefront/ent/sku"
 	"storefront/enums"
 	"storefront/money"
 	"storefront/skumatrix"
@@ -23,68 +20,56 @@ type line struct {
 	SpecKey string
 }
 
+// skuRow is what checkout needs of a SKU and its goods.
+type skuRow struct {
+	id, goodsID       int64
+	specKey, specText string
+	price             money.Money
+	status            enums.SkuStatus
+	goodsName         string
+	goodsStatus       enums.GoodsStatus
+	goodsDeleted      bool
+}
+
 // resolve turns the items into lines: each SKU found (by id or by spec key),
 // on shelf and enabled, duplicates merged, sorted by ascending SKU id (the
 // lock order every stock-moving transaction follows, so none can deadlock on
-// another's SKU rows). Reads only; nothing is written.
+// another's SKU rows). One read, nothing written.
 func (s *Service) resolve(ctx context.Context, items []ItemInput) ([]*line, money.Money, error) {
-	var ids []int64
-	var bySpec []predicate.Sku
-	for _, it := range items {
-		if it.ItemID != nil {
-			ids = append(ids, *it.ItemID)
-		} else {
-			bySpec = append(bySpec, sku.And(sku.GoodsID(*it.GoodsID), sku.SpecKey(skumatrix.SpecKey(it.SpecValueIDs))))
-		}
-	}
-	var where []predicate.Sku
-	if len(ids) > 0 {
-		where = append(where, sku.IDIn(ids...))
-	}
-	where = append(where, bySpec...)
-	rows, err := s.db.Client.Sku.Query().Where(sku.Or(where...)).
-		WithGoods(func(q *ent.GoodsQuery) {
-			q.Select(goods.FieldID, goods.FieldName, goods.FieldStatus, goods.FieldDeleteTime)
-		}).
-		All(ctx)
+	rows, err := s.lookup(ctx, items)
 	if err != nil {
-		return nil, 0, store.Classify(fmt.Errorf("loading SKUs: %w", err))
+		return nil, 0, err
 	}
-	byID := make(map[int64]*ent.Sku, len(rows))
-	byKey := make(map[string]*ent.Sku, len(rows))
+	byID := make(map[int64]*skuRow, len(rows))
+	byKey := make(map[string]*skuRow, len(rows))
 	for _, r := range rows {
-		byID[r.ID] = r
-		byKey[fmt.Sprint(r.GoodsID, "/", r.SpecKey)] = r
+		byID[r.id] = r
+		byKey[fmt.Sprint(r.goodsID, "/", r.specKey)] = r
 	}
 	merged := map[int64]*line{}
 	for i, it := range items {
-		var r *ent.Sku
+		var r *skuRow
 		if it.ItemID != nil {
-			r = byID[*it.ItemID]
-			if r == nil {
+			if r = byID[*it.ItemID]; r == nil {
 				return nil, 0, fmt.Errorf("%w: item %d: no SKU %d", ErrNotFound, i+1, *it.ItemID)
 			}
-		} else {
-			r = byKey[fmt.Sprint(*it.GoodsID, "/", skumatrix.SpecKey(it.SpecValueIDs))]
-			if r == nil {
-				return nil, 0, fmt.Errorf("%w: item %d: goods %d has no SKU with spec values %v", ErrNotFound, i+1, *it.GoodsID, it.SpecValueIDs)
-			}
+		} else if r = byKey[fmt.Sprint(*it.GoodsID, "/", skumatrix.SpecKey(it.SpecValueIDs))]; r == nil {
+			return nil, 0, fmt.Errorf("%w: item %d: goods %d has no SKU with spec values %v", ErrNotFound, i+1, *it.GoodsID, it.SpecValueIDs)
 		}
-		g := r.Edges.Goods
-		if g == nil || g.DeleteTime != nil {
-			return nil, 0, fmt.Errorf("%w: item %d: no SKU %d", ErrNotFound, i+1, r.ID)
+		if r.goodsDeleted {
+			return nil, 0, fmt.Errorf("%w: item %d: no SKU %d", ErrNotFound, i+1, r.id)
 		}
-		if g.Status != enums.GoodsOnShelf || r.Status != enums.SkuEnabled {
-			return nil, 0, fmt.Errorf("%w: SKU %d (%s %s) is not on sale", ErrSkuUnavailable, r.ID, g.Name, r.SpecValueStr)
+		if r.goodsStatus != enums.GoodsOnShelf || r.status != enums.SkuEnabled {
+			return nil, 0, fmt.Errorf("%w: SKU %d (%s %s) is not on sale", ErrSkuUnavailable, r.id, r.goodsName, r.specText)
 		}
-		l := merged[r.ID]
+		l := merged[r.id]
 		if l == nil {
-			l = &line{OrderLine: OrderLine{ItemID: r.ID, GoodsID: r.GoodsID, GoodsName: g.Name, SpecValueStr: r.SpecValueStr, UnitPrice: r.SellPrice}, SpecKey: r.SpecKey}
-			merged[r.ID] = l
+			l = &line{OrderLine: OrderLine{ItemID: r.id, GoodsID: r.goodsID, GoodsName: r.goodsName, SpecValueStr: r.specText, UnitPrice: r.price}, SpecKey: r.specKey}
+			merged[r.id] = l
 		}
 		l.Quantity += it.Quantity
 		if l.Quantity > s.cfg.MaxQuantity {
-			return nil, 0, fmt.Errorf("%w: SKU %d: %d in total, at most %d", ErrInvalidQuantity, r.ID, l.Quantity, s.cfg.MaxQuantity)
+			return nil, 0, fmt.Errorf("%w: SKU %d: %d in total, at most %d", ErrInvalidQuantity, r.id, l.Quantity, s.cfg.MaxQuantity)
 		}
 	}
 	lines := make([]*line, 0, len(merged))
@@ -95,4 +80,36 @@ func (s *Service) resolve(ctx context.Context, items []ItemInput) ([]*line, mone
 	}
 	slices.SortFunc(lines, func(a, b *line) int { return cmp.Compare(a.ItemID, b.ItemID) })
 	return lines, amount, nil
+}
+
+// lookup reads every named SKU with its goods in one statement (a join: one
+// round trip on the path every order takes).
+func (s *Service) lookup(ctx context.Context, items []ItemInput) ([]*skuRow, error) {
+	var where []string
+	var args []any
+	for _, it := range items {
+		if it.ItemID != nil {
+			where = append(where, "s.id = ?")
+			args = append(args, *it.ItemID)
+		} else {
+			where = append(where, "(s.goods_id = ? AND s.spec_key = ?)")
+			args = append(args, *it.GoodsID, skumatrix.SpecKey(it.SpecValueIDs))
+		}
+	}
+	q := "SELECT s.id, s.goods_id, s.spec_key, s.spec_value_str, s.sell_price, s.status, g.name, g.status, g.delete_time IS NOT NULL " +
+		"FROM sku s JOIN goods g ON g.id = s.goods_id WHERE " + strings.Join(where, " OR ")
+	rs, err := s.db.Client.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, store.Classify(fmt.Errorf("loading SKUs: %w", err))
+	}
+	defer rs.Close()
+	var out []*skuRow
+	for rs.Next() {
+		r := &skuRow{}
+		if err := rs.Scan(&r.id, &r.goodsID, &r.specKey, &r.specText, &r.price, &r.status, &r.goodsName, &r.goodsStatus, &r.goodsDeleted); err != nil {
+			return nil, fmt.Errorf("reading SKUs: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, store.Classify(rs.Err())
 }
