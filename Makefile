@@ -1,7 +1,7 @@
 # Storefront: a GraphQL storefront backend. `make run` and `make test` are the two commands a newcomer needs.
 GO ?= go
 
-.PHONY: run test test-race test-e2e bench generate check-generated lint build
+.PHONY: run test test-race test-e2e test-browser bench generate check-generated lint build
 
 run: ## serve the demo catalog on the embedded SQLite default (http://127.0.0.1:8080)
 	$(GO) run ./cmd/storefront serve --demo
@@ -14,6 +14,9 @@ test-race:
 
 test-e2e: ## end-to-end tests against the real binary
 	$(GO) test -count=1 -v ./e2e/
+
+test-browser: ## the product page in headless chromium (install it with: bash .ci/browser-deps.sh)
+	$(GO) test -count=1 -run Browser -v ./e2e/
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./skumatrix/
