@@ -42,8 +42,8 @@ func (s *Service) UpdateSku(ctx context.Context, in UpdateSkuInput) (*SKU, error
 		if err != nil {
 			return err
 		}
-		t := SkuTerms{SellPrice: deref(in.SellPrice, cur.SellPrice), LineationPrice: deref(in.LineationPrice, cur.LineationPrice),
-			CostPrice: deref(in.CostPrice, cur.CostPrice)}
+		t := SkuTerms{SellPrice: valueOr(in.SellPrice, cur.SellPrice), LineationPrice: valueOr(in.LineationPrice, cur.LineationPrice),
+			CostPrice: valueOr(in.CostPrice, cur.CostPrice)}
 		if err := s.checkTerms(t); err != nil {
 			return err
 		}
@@ -125,7 +125,7 @@ func (s *Service) SetStatus(ctx context.Context, goodsID int64, status enums.Goo
 	return s.Goods(ctx, Viewer{Admin: true}, goodsID)
 }
 
-func deref[T any](p *T, def T) T {
+func valueOr[T any](p *T, def T) T {
 	if p == nil {
 		return def
 	}
