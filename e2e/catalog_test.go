@@ -110,7 +110,9 @@ func fetchPage(t *testing.T, s *Server) page {
 	// Ids come from the page itself, so the test holds whatever ids the database assigns.
 	r := s.Query(t, "", `{ goods(id: "1") { specs { values { id name } } } }`, nil)
 	var pre struct {
-		Goods struct{ Specs []struct{ Values []struct{ ID, Name string } } }
+		Goods struct {
+			Specs []struct{ Values []struct{ ID, Name string } }
+		}
 	}
 	if err := json.Unmarshal(r.Data, &pre); err != nil || len(pre.Goods.Specs) != 2 {
 		t.Fatalf("specs of goods 1: %s %+v", r.Data, r.Errors)
