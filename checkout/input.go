@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"storefront/skumatrix"
 )
@@ -32,12 +31,16 @@ type ItemInput struct {
 // MaxKeyLen is the longest Idempotency-Key accepted (API-CONVENTIONS.md).
 const MaxKeyLen = 255
 
-const maxRemark = 255
+// Column sizes of orders.remark and orders.user_id.
+const (
+	maxRemark = 255
+	maxUserID = 64
+)
 
 // check validates the shape of in without touching the database.
 func (s *Service) check(in PlaceInput) error {
-	if in.UserID == "" {
-		return fmt.Errorf("%w: no user", ErrInvalidInput)
+	if in.UserID == "" || len(in.UserID) > maxUserID {
+		return fmt.Errorf("%w: a user id of 1 to %d bytes is required", ErrInvalidInput, maxUserID)
 	}
 	if len(in.Items) == 0 {
 		return fmt.Errorf("%w: an order needs at least one item", ErrInvalidInput)
@@ -45,8 +48,10 @@ func (s *Service) check(in PlaceInput) error {
 	if len(in.Items) > s.cfg.MaxLines {
 		return fmt.Errorf("%w: %d items, at most %d per order", ErrInvalidInput, len(in.Items), s.cfg.MaxLines)
 	}
-	if utf8.RuneCountInString(in.Remark) > maxRemark {
-		return fmt.Errorf("%w: remark longer than %d characters", ErrInvalidInput, maxRemark)
+	// Bytes, not characters: the column and ent's validator count bytes, and
+	// a longer remark must be INVALID_INPUT, not an internal error.
+	if len(in.Remark) > maxRemark {
+		return fmt.Errorf("%w: remark longer than %d bytes", ErrInvalidInput, maxRemark)
 	}
 	if len(in.IdempotencyKey) > MaxKeyLen {
 		return fmt.Errorf("%w: idempotency key longer than %d characters", ErrInvalidInput, MaxKeyLen)

@@ -116,7 +116,7 @@ func TestPlaceOrderValidationWritesNothing(t *testing.T) {
 			{"no items", PlaceInput{}, ErrInvalidInput},
 			{"itemId and goodsId", PlaceInput{Items: []ItemInput{{ItemID: &blackL, GoodsID: ptr(f.ids[demo.TShirtCode]), Quantity: 1}}}, ErrInvalidInput},
 			{"neither", PlaceInput{Items: []ItemInput{{SpecValueIDs: []int64{1}, Quantity: 1}}}, ErrInvalidInput},
-			{"remark too long", PlaceInput{Remark: strings.Repeat("长", 256), Items: []ItemInput{one(blackL, 1)}}, ErrInvalidInput},
+			{"remark too long", PlaceInput{Remark: strings.Repeat("长", 86), Items: []ItemInput{one(blackL, 1)}}, ErrInvalidInput}, // 258 bytes
 			{"key too long", PlaceInput{IdempotencyKey: strings.Repeat("k", 256), Items: []ItemInput{one(blackL, 1)}}, ErrInvalidInput},
 			{"unknown SKU", PlaceInput{Items: []ItemInput{one(blackL, 1), one(999999, 1)}}, ErrNotFound},
 			{"unknown selection", PlaceInput{Items: []ItemInput{{GoodsID: ptr(f.ids[demo.TShirtCode]), SpecValueIDs: []int64{1, 2}, Quantity: 1}}}, ErrNotFound},
