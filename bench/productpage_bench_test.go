@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,7 +51,7 @@ var typenameBody = []byte(`{"query":"{ __typename }"}`)
 const clients = 8
 
 // run posts body to url from parallel keep-alive clients and reports req/s.
-func run(b *testing.B, url string, body []byte) float64 {
+func run(b *testing.B, url string, body []byte) result {
 	tr := &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, DisableCompression: true}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
@@ -80,7 +81,9 @@ func run(b *testing.B, url string, body []byte) float64 {
 	answers[string(body)+" "+url] = first.String()
 	b.SetParallelism(clients)
 	b.ReportAllocs()
+	pid := pids[url]
 	b.ResetTimer()
+	cpu0 := procCPU(b, pid)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			if err := post(io.Discard); err != nil {
@@ -89,9 +92,39 @@ func run(b *testing.B, url string, body []byte) float64 {
 			}
 		}
 	})
-	rate := float64(b.N) / b.Elapsed().Seconds()
-	b.ReportMetric(rate, "req/s")
-	return rate
+	r := result{rate: float64(b.N) / b.Elapsed().Seconds()}
+	b.ReportMetric(r.rate, "req/s")
+	if pid != 0 {
+		r.cpu = float64((procCPU(b, pid) - cpu0).Microseconds()) / float64(b.N)
+		b.ReportMetric(r.cpu, "server-µs/req")
+	}
+	return r
+}
+
+// result is one measurement: requests per second, and for a server in its
+// own process the CPU time it spent per request. Under a machine shared with
+// other work req/s drifts with the load; CPU per request barely does.
+type result struct{ rate, cpu float64 }
+
+// pids maps the URL of a server running in its own process to its pid.
+var pids = map[string]int{}
+
+// procCPU is the user+system CPU time of process pid (all its threads) from
+// /proc, in clock ticks of 10 ms; 0 for pid 0.
+func procCPU(b *testing.B, pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Fields after the parenthesised command name; utime and stime are the
+	// 14th and 15th fields of the line.
+	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
 // storefront serves the demo catalog on SQLite through server.New, the
@@ -183,6 +216,7 @@ func start(b *testing.B, cmd *exec.Cmd, url string) {
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
+	pids[url] = cmd.Process.Pid
 	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		resp, err := http.Post(url, "application/json", bytes.NewReader(typenameBody))
@@ -272,20 +306,29 @@ func BenchmarkProductPage(b *testing.B) {
 	type ratioDef struct{ label, a, c string }
 	defs := []ratioDef{
 		{"page12 storefront-bin/gqlceiling (target ≥ 0.8)", "page12/storefront-bin", "page12/gqlceiling"},
+		{"page12 storefront-bin/gqlceiling by server CPU per request", "cpu:page12/storefront-bin", "cpu:page12/gqlceiling"},
 		{"page12 storefront/gqlceiling (in-process server)", "page12/storefront", "page12/gqlceiling"},
 		{"page12 storefront/bare (in process: cache+matrix+middleware cost)", "page12/storefront", "page12/bare"},
 		{"page12/typename storefront-bin", "page12/storefront-bin", "typename/storefront-bin"},
 		{"page12/typename storefront", "page12/storefront", "typename/storefront"},
 		{"page12/typename gqlceiling", "page12/gqlceiling", "typename/gqlceiling"},
 		{"typename storefront-bin/gqlceiling", "typename/storefront-bin", "typename/gqlceiling"},
+		{"typename storefront-bin/gqlceiling by server CPU per request", "cpu:typename/storefront-bin", "cpu:typename/gqlceiling"},
 		{"page500/page12 storefront-bin", "page500/storefront-bin", "page12/storefront-bin"},
 	}
 	all := make([][]float64, len(defs))
 	for round := range max(rounds, 1) {
-		rate := map[string]float64{}
+		rate, cpu := map[string]float64{}, map[string]float64{}
 		for _, t := range targets {
-			b.Run(t.name, func(b *testing.B) { rate[t.name] = run(b, t.url, t.body) })
+			b.Run(t.name, func(b *testing.B) {
+				r := run(b, t.url, t.body)
+				rate[t.name], cpu[t.name] = r.rate, r.cpu
+			})
 		}
+		// By CPU per request, a server's capacity is 1/cpu: the ratio of
+		// capacities is the inverse ratio of CPU times.
+		rate["cpu:page12/storefront-bin"], rate["cpu:page12/gqlceiling"] = cpu["page12/gqlceiling"], cpu["page12/storefront-bin"]
+		rate["cpu:typename/storefront-bin"], rate["cpu:typename/gqlceiling"] = cpu["typename/gqlceiling"], cpu["typename/storefront-bin"]
 		if round == 0 {
 			for _, body := range [][]byte{page12, page500} {
 				if a, c := answers[string(body)+" "+sf], answers[string(body)+" "+bin]; a != c {
