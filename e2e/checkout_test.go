@@ -222,6 +222,12 @@ func TestTimeoutClosing(t *testing.T) {
 				t.Errorf("ledger balance %d after the timeout close, want %d", now, stock)
 			}
 			s.Stop(t)
+			// The dispatcher logged both events of the order before the server stopped.
+			for _, typ := range []string{"OrderPlaced", "OrderClosed"} {
+				if !strings.Contains(s.stderr.String(), `"type":"`+typ+`"`) {
+					t.Errorf("no %s event in the server log:\n%s", typ, s.stderr)
+				}
+			}
 
 			// The command: one pass over the same database with a server stopped.
 			cmd := exec.Command(binary(t), "close-expired", "--db", spec, "--order-ttl", "1s")

@@ -82,18 +82,26 @@ func background(ctx context.Context, svc *checkout.Service, c *config) (stop fun
 			return n, err
 		})
 	}()
+	dispatch := func(ctx context.Context) (int, error) {
+		total := 0
+		for {
+			n, err := svc.Dispatch(ctx, checkout.LogSink, 500)
+			total += n
+			if err != nil || n < 500 {
+				return total, err
+			}
+		}
+	}
 	go func() {
 		defer func() { done <- struct{}{} }()
-		every(ctx, "dispatched events", c.OutboxInterval, func(ctx context.Context) (int, error) {
-			total := 0
-			for {
-				n, err := svc.Dispatch(ctx, checkout.LogSink, 500)
-				total += n
-				if err != nil || n < 500 {
-					return total, err
-				}
-			}
-		})
+		every(ctx, "dispatched events", c.OutboxInterval, dispatch)
+		// One last pass on shutdown, so events committed by the drained
+		// requests do not wait for the next instance to start.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if _, err := dispatch(fctx); err != nil {
+			slog.Warn("final event dispatch failed", "err", err)
+		}
 	}()
 	return func() { cancel(); <-done; <-done }
 }

@@ -94,7 +94,9 @@ func serve(ctx context.Context, args []string) error {
 	fmt.Printf("storefront listening on http://%s (GraphQL at /graphql)\n", ln.Addr())
 	slog.Info("serving", "addr", ln.Addr().String(), "db", strings.SplitN(c.DB, ":", 2)[0])
 
-	stopBackground := background(ctx, orders, &c)
+	// The closer and the dispatcher outlive the signal until the requests have
+	// drained (stopBackground is deferred), so the final dispatch sees their events.
+	stopBackground := background(context.WithoutCancel(ctx), orders, &c)
 	defer stopBackground()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
