@@ -201,6 +201,18 @@ func storefrontBinary(b *testing.B) string {
 	return "http://" + addr + "/graphql"
 }
 
+// barepageBinary runs bench/barepage (the schema over one fixed view, set up
+// like gqlceiling) in its own process.
+func barepageBinary(b *testing.B) string {
+	bin := filepath.Join(b.TempDir(), "barepage")
+	if out, err := exec.Command("go", "build", "-o", bin, "storefront/bench/barepage").CombinedOutput(); err != nil {
+		b.Fatalf("building barepage: %v\n%s", err, out)
+	}
+	addr := freeAddr(b)
+	start(b, exec.Command(bin, addr, filepath.Join(b.TempDir(), "bare.db")), "http://"+addr+"/graphql")
+	return "http://" + addr + "/graphql"
+}
+
 func freeAddr(b *testing.B) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -281,6 +293,7 @@ func BenchmarkProductPage(b *testing.B) {
 	sf, ids, cat := storefront(b)
 	bin := storefrontBinary(b)
 	ceil := gqlceiling(b)
+	bareBin := barepageBinary(b)
 	// A fresh database seeds the demo goods with the same ids and spec value
 	// ids as the in-process one.
 	shirt, shoe := ids[demo.TShirtCode], ids[demo.ShoeCode]
@@ -295,6 +308,7 @@ func BenchmarkProductPage(b *testing.B) {
 		{"page12/storefront", sf, page12},
 		{"page12/bare", bareURL, page12},
 		{"page12/storefront-bin", bin, page12},
+		{"page12/barepage-bin", bareBin, page12},
 		{"page12/gqlceiling", ceil, pageBody(1, 11)},
 		{"typename/storefront", sf, typenameBody},
 		{"typename/storefront-bin", bin, typenameBody},
@@ -307,6 +321,8 @@ func BenchmarkProductPage(b *testing.B) {
 	defs := []ratioDef{
 		{"page12 storefront-bin/gqlceiling (target ≥ 0.8)", "page12/storefront-bin", "page12/gqlceiling"},
 		{"page12 storefront-bin/gqlceiling by server CPU per request", "cpu:page12/storefront-bin", "cpu:page12/gqlceiling"},
+		{"page12 barepage-bin/gqlceiling by server CPU (what the schema's types cost)", "cpu:page12/barepage-bin", "cpu:page12/gqlceiling:bare"},
+		{"page12 storefront-bin/barepage-bin by server CPU (what the service around gqlgen costs)", "cpu:page12/storefront-bin:bare", "cpu:page12/barepage-bin:sf"},
 		{"page12 storefront/gqlceiling (in-process server)", "page12/storefront", "page12/gqlceiling"},
 		{"page12 storefront/bare (in process: cache+matrix+middleware cost)", "page12/storefront", "page12/bare"},
 		{"page12/typename storefront-bin", "page12/storefront-bin", "typename/storefront-bin"},
@@ -328,6 +344,8 @@ func BenchmarkProductPage(b *testing.B) {
 		// By CPU per request, a server's capacity is 1/cpu: the ratio of
 		// capacities is the inverse ratio of CPU times.
 		rate["cpu:page12/storefront-bin"], rate["cpu:page12/gqlceiling"] = cpu["page12/gqlceiling"], cpu["page12/storefront-bin"]
+		rate["cpu:page12/barepage-bin"], rate["cpu:page12/gqlceiling:bare"] = cpu["page12/gqlceiling"], cpu["page12/barepage-bin"]
+		rate["cpu:page12/storefront-bin:bare"], rate["cpu:page12/barepage-bin:sf"] = cpu["page12/barepage-bin"], cpu["page12/storefront-bin"]
 		rate["cpu:typename/storefront-bin"], rate["cpu:typename/gqlceiling"] = cpu["typename/gqlceiling"], cpu["typename/storefront-bin"]
 		if round == 0 {
 			for _, body := range [][]byte{page12, page500} {
@@ -335,8 +353,10 @@ func BenchmarkProductPage(b *testing.B) {
 					b.Fatalf("the binary and the in-process handler answer differently:\n%s\n%s", a, c)
 				}
 			}
-			if a, c := answers[string(page12)+" "+sf], answers[string(page12)+" "+bareURL]; a != c {
-				b.Fatalf("the bare handler answers differently:\n%s\n%s", a, c)
+			for _, u := range []string{bareURL, bareBin} {
+				if a, c := answers[string(page12)+" "+sf], answers[string(page12)+" "+u]; a != c {
+					b.Fatalf("the bare handler answers differently:\n%s\n%s", a, c)
+				}
 			}
 		}
 		for i, d := range defs {
