@@ -210,9 +210,20 @@ func (c *viewCache) floor(id int64) *atomic.Uint64 {
 }
 
 // fresh says whether sn may be served as is: read after the last edit of the
-// goods through this instance, and within the stock TTL.
-func (c *viewCache) fresh(id int64, sn *snapshot) bool {
-	return sn != nil && sn.seq > c.floor(id).Load() && c.now().Sub(sn.checked) < c.ttl
+// goods through this instance, and younger than maxAge.
+func (c *viewCache) fresh(id int64, sn *snapshot, maxAge time.Duration) bool {
+	return sn != nil && sn.seq > c.floor(id).Load() && c.now().Sub(sn.checked) < maxAge
+}
+
+// maxAge is how stale a view a viewer may get: customers the stock TTL;
+// admins nothing, because they edit with the SKU versions the view shows
+// (every stock move bumps them) and would otherwise hit VERSION_CONFLICT
+// until the TTL passed. Their reads cost one freshness query.
+func (c *viewCache) maxAge(v Viewer) time.Duration {
+	if v.Admin {
+		return 0
+	}
+	return c.ttl
 }
 
 // edited raises the goods' floor past every load started so far.

@@ -11,14 +11,14 @@ import (
 )
 
 // view returns the goods' product view for any viewer (visibility is the
-// caller's job), from the cache when it is fresh, else after one freshness
-// query (stock TTL passed) or a full load of four queries (not cached, or
+// caller's job), from the cache when it is younger than maxAge, else after one
+// freshness query (older) or a full load of four queries (not cached, or
 // edited through this instance). nil when the goods does not exist.
-func (s *Service) view(ctx context.Context, id int64) (*Goods, error) {
+func (s *Service) view(ctx context.Context, id int64, maxAge time.Duration) (*Goods, error) {
 	c := s.cache
 	sl := c.lookup(id)
 	if sl != nil {
-		if sn := sl.snap.Load(); c.fresh(id, sn) {
+		if sn := sl.snap.Load(); c.fresh(id, sn, maxAge) {
 			c.hits.Add(1)
 			return sn.view, nil
 		}
@@ -31,7 +31,7 @@ func (s *Service) view(ctx context.Context, id int64) (*Goods, error) {
 	defer sl.load.Unlock()
 	defer c.abandon(sl)
 	sn := sl.snap.Load()
-	if c.fresh(id, sn) {
+	if c.fresh(id, sn, maxAge) {
 		c.hits.Add(1)
 		return sn.view, nil
 	}
@@ -49,7 +49,7 @@ func (s *Service) view(ctx context.Context, id int64) (*Goods, error) {
 			c.revalidations.Add(1)
 			v := sn.view
 			if !f.sameStock(v) {
-				v = v.withStock(f.stock)
+				v = v.withStock(f.stock, f.skuVersion)
 			}
 			c.publish(sl, &snapshot{view: v, seq: seq, checked: now})
 			return v, nil
@@ -74,10 +74,10 @@ func (s *Service) view(ctx context.Context, id int64) (*Goods, error) {
 }
 
 // cachedViews returns the views of a page of goods rows (already filtered for
-// the viewer), taking fresh cached views of the same version and loading all
-// the others together: three queries at most, whatever the page size. seq and
-// now were taken before rows were read.
-func (s *Service) cachedViews(ctx context.Context, rows []*ent.Goods, seq uint64, now time.Time) ([]*Goods, error) {
+// the viewer), taking cached views of the same version younger than maxAge and
+// loading all the others together: three queries at most, whatever the page
+// size. seq and now were taken before rows were read.
+func (s *Service) cachedViews(ctx context.Context, rows []*ent.Goods, maxAge time.Duration, seq uint64, now time.Time) ([]*Goods, error) {
 	c := s.cache
 	out := make([]*Goods, len(rows))
 	var missing []*ent.Goods
@@ -85,7 +85,7 @@ func (s *Service) cachedViews(ctx context.Context, rows []*ent.Goods, seq uint64
 	for i, r := range rows {
 		if sl := c.lookup(r.ID); sl != nil {
 			sn := sl.snap.Load()
-			if c.fresh(r.ID, sn) && sn.view.Version == r.Version && sn.view.Status == r.Status {
+			if c.fresh(r.ID, sn, maxAge) && sn.view.Version == r.Version && sn.view.Status == r.Status {
 				c.hits.Add(1)
 				out[i] = sn.view
 				continue

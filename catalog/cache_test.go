@@ -107,7 +107,7 @@ func TestCacheQueriesAndStockTTL(t *testing.T) {
 		// Checkout moves stock in the database; the page may show the old
 		// number until the TTL passes, then exactly one query refreshes it.
 		hot := g1.SkuList(false)[0]
-		db.Client.Sku.UpdateOneID(hot.ID).AddStock(-2).ExecX(ctx)
+		db.Client.Sku.UpdateOneID(hot.ID).AddStock(-2).AddVersion(1).ExecX(ctx) // as checkout's CAS does
 		if g := mustView(t, s, Viewer{}, id); g.SkuList(false)[0].Stock != 5 {
 			t.Errorf("within the TTL stock = %d, want the cached 5", g.SkuList(false)[0].Stock)
 		}
@@ -119,6 +119,9 @@ func TestCacheQueriesAndStockTTL(t *testing.T) {
 		}
 		if g3 == g1 || g3.SkuList(false)[0].Stock != 3 || g3.TotalStock() != g1.TotalStock()-2 {
 			t.Errorf("after the TTL stock = %d, total %d; want 3, %d", g3.SkuList(false)[0].Stock, g3.TotalStock(), g1.TotalStock()-2)
+		}
+		if g3.SkuList(false)[0].Version != hot.Version+1 {
+			t.Errorf("after the TTL SKU version = %d, want %d (stock moves bump it)", g3.SkuList(false)[0].Version, hot.Version+1)
 		}
 		if g3.cat != g1.cat {
 			t.Error("a stock refresh rebuilt the catalog part")
@@ -328,6 +331,33 @@ func TestSelectableAllocations(t *testing.T) {
 		}
 		if n := testing.AllocsPerRun(200, func() { _, _ = g.Selectable(sel) }); n > 1 {
 			t.Errorf("Selectable allocates %.0f times per call, want 1 (the result list)", n)
+		}
+	})
+}
+
+// Admins edit with the SKU versions the view shows, and every stock move bumps
+// them: an admin read is checked against the database (one statement) and
+// shows the current stock and versions at once; customers keep the cached view.
+func TestCacheAdminReadsAreCurrent(t *testing.T) {
+	eachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
+		ctx := context.Background()
+		s, _ := newCached(t, db)
+		id := createShirt(t, s, "ADMIN").ID
+		cached := mustView(t, s, Viewer{}, id)
+		hot := cached.SkuList(false)[0]
+		db.Client.Sku.UpdateOneID(hot.ID).AddStock(-1).AddVersion(1).ExecX(ctx)
+
+		n.Store(0)
+		g := mustView(t, s, Viewer{Admin: true}, id)
+		if got := n.Load(); got != 1 {
+			t.Errorf("admin read: %d statements, want 1", got)
+		}
+		if s := g.SkuList(false)[0]; s.Stock != hot.Stock-1 || s.Version != hot.Version+1 {
+			t.Errorf("admin sees stock %d version %d, want %d and %d", s.Stock, s.Version, hot.Stock-1, hot.Version+1)
+		}
+		// The admin's check refreshed the cache for everyone.
+		if g := mustView(t, s, Viewer{}, id); g.SkuList(false)[0].Stock != hot.Stock-1 {
+			t.Errorf("customer after the admin's read: stock %d, want %d", g.SkuList(false)[0].Stock, hot.Stock-1)
 		}
 	})
 }

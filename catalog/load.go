@@ -128,6 +128,9 @@ type freshness struct {
 	skuIDs    []int64
 	skuStatus []enums.SkuStatus
 	stock     []int64
+	// SKU versions move with stock (every stock UPDATE bumps them), so they
+	// belong to the snapshot, not to the catalog part.
+	skuVersion []int64
 }
 
 // loadFreshness reads the goods' version, status and deletion and every SKU's
@@ -140,6 +143,7 @@ func loadFreshness(ctx context.Context, c *ent.Client, id int64) (*freshness, er
 		SkuID     sql.NullInt64  `sql:"sku_id"`
 		Stock     sql.NullInt64  `sql:"stock"`
 		SkuStatus sql.NullString `sql:"sku_status"`
+		SkuVer    sql.NullInt64  `sql:"sku_version"`
 	}
 	err := c.Goods.Query().Where(goods.ID(id)).Modify(func(s *entsql.Selector) {
 		t := entsql.Table(sku.Table)
@@ -148,7 +152,7 @@ func loadFreshness(ctx context.Context, c *ent.Client, id int64) (*freshness, er
 			s.C(goods.FieldVersion), s.C(goods.FieldStatus),
 			entsql.As("CASE WHEN "+s.C(goods.FieldDeleteTime)+" IS NULL THEN 0 ELSE 1 END", "deleted"),
 			entsql.As(t.C(sku.FieldID), "sku_id"), entsql.As(t.C(sku.FieldStock), "stock"),
-			entsql.As(t.C(sku.FieldStatus), "sku_status"),
+			entsql.As(t.C(sku.FieldStatus), "sku_status"), entsql.As(t.C(sku.FieldVersion), "sku_version"),
 		)
 		s.OrderBy(t.C(sku.FieldID))
 	}).Scan(ctx, &rows)
@@ -166,6 +170,7 @@ func loadFreshness(ctx context.Context, c *ent.Client, id int64) (*freshness, er
 		f.skuIDs = append(f.skuIDs, r.SkuID.Int64)
 		f.skuStatus = append(f.skuStatus, enums.SkuStatus(r.SkuStatus.String))
 		f.stock = append(f.stock, r.Stock.Int64)
+		f.skuVersion = append(f.skuVersion, r.SkuVer.Int64)
 	}
 	return f, nil
 }
@@ -185,10 +190,10 @@ func (f *freshness) sameCatalog(g *Goods) bool {
 	return true
 }
 
-// sameStock reports whether g already shows f's stock.
+// sameStock reports whether g already shows f's stock and SKU versions.
 func (f *freshness) sameStock(g *Goods) bool {
 	for i, s := range g.skus {
-		if f.stock[i] != s.Stock {
+		if f.stock[i] != s.Stock || f.skuVersion[i] != s.Version {
 			return false
 		}
 	}

@@ -46,7 +46,7 @@ func visibleTo(v Viewer, q *ent.GoodsQuery) *ent.GoodsQuery {
 // exist or is not visible to v. The view may come from the cache: its stock
 // lags by at most Config.StockTTL, so checkout must not trust it.
 func (s *Service) Goods(ctx context.Context, v Viewer, id int64) (*Goods, error) {
-	g, err := s.view(ctx, id)
+	g, err := s.view(ctx, id, s.cache.maxAge(v))
 	if err != nil || g == nil || !g.visibleTo(v) {
 		return nil, err
 	}
@@ -100,7 +100,7 @@ func (s *Service) List(ctx context.Context, v Viewer, p ListParams) (*GoodsPage,
 	if page.HasNextPage {
 		rows = rows[:first]
 	}
-	page.Goods, err = s.cachedViews(ctx, rows, seq, now)
+	page.Goods, err = s.cachedViews(ctx, rows, s.cache.maxAge(v), seq, now)
 	return page, err
 }
 

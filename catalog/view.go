@@ -95,11 +95,11 @@ func newGoods(g Goods, skus []*SKU) (*Goods, error) {
 		return nil, err
 	}
 	g.cat = cat
-	stock := make([]int64, len(skus))
+	stock, versions := make([]int64, len(skus)), make([]int64, len(skus))
 	for i, s := range skus {
-		stock[i] = s.Stock
+		stock[i], versions[i] = s.Stock, s.Version
 	}
-	return g.withStock(stock), nil
+	return g.withStock(stock, versions), nil
 }
 
 func newCatalogPart(g *Goods, skus []*SKU) (*catalogPart, error) {
@@ -158,17 +158,17 @@ func newCatalogPart(g *Goods, skus []*SKU) (*catalogPart, error) {
 	return c, nil
 }
 
-// withStock returns a new view of the same catalog part with stock[i] for
-// the i-th SKU in id order. g itself is left untouched: requests may be
-// reading it.
-func (g *Goods) withStock(stock []int64) *Goods {
+// withStock returns a new view of the same catalog part with stock[i] and
+// versions[i] for the i-th SKU in id order (every stock change bumps the SKU's
+// version). g itself is left untouched: requests may be reading it.
+func (g *Goods) withStock(stock, versions []int64) *Goods {
 	v := *g
 	c := g.cat
 	backing := make([]SKU, len(c.tmpl))
 	v.skus = make([]*SKU, len(c.tmpl))
 	for i := range c.tmpl {
 		backing[i] = c.tmpl[i]
-		backing[i].Stock = stock[i]
+		backing[i].Stock, backing[i].Version = stock[i], versions[i]
 		v.skus[i] = &backing[i]
 	}
 	v.enabled = make([]*SKU, len(c.enabledIdx))
