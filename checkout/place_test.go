@@ -158,3 +158,33 @@ func equalCounts(a, b map[string]int) bool {
 	}
 	return true
 }
+
+func TestMyOrdersPaging(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := setup(t, db)
+		blackL := f.skuID(t, "黑色,L")
+		var sns []string
+		for i := range 3 {
+			o, err := f.svc.Place(ctx, PlaceInput{UserID: "u1", Remark: itoa(int64(i)), Items: []ItemInput{one(blackL, 1)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sns = append(sns, o.OrderSn)
+		}
+		if _, err := f.svc.Place(ctx, PlaceInput{UserID: "u2", Items: []ItemInput{one(blackL, 1)}}); err != nil {
+			t.Fatal(err)
+		}
+		p1, err := f.svc.MyOrders(ctx, "u1", 2, "")
+		if err != nil || len(p1.Orders) != 2 || !p1.HasNextPage || p1.Orders[0].OrderSn != sns[2] || p1.Orders[1].OrderSn != sns[1] {
+			t.Fatalf("page 1 = %+v, %v; want the two newest of u1", p1, err)
+		}
+		p2, err := f.svc.MyOrders(ctx, "u1", 2, Cursor(p1.Orders[1].ID))
+		if err != nil || len(p2.Orders) != 1 || p2.HasNextPage || p2.Orders[0].OrderSn != sns[0] || len(p2.Orders[0].Lines) != 1 {
+			t.Errorf("page 2 = %+v, %v; want the oldest, with its line", p2, err)
+		}
+		if _, err := f.svc.MyOrders(ctx, "u1", 2, "garbage"); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("bad cursor: err = %v, want INVALID_INPUT", err)
+		}
+	})
+}
