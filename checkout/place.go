@@ -34,6 +34,8 @@ func (s *Service) Place(ctx context.Context, in PlaceInput) (*Order, error) {
 		return s.load(ctx, replay)
 	}
 	o, err := s.place(ctx, in, c)
+	// IN_PROGRESS here means our lease was taken over: the key is no longer
+	// ours to release.
 	if err != nil && !errors.Is(err, ErrIdempotencyInProgress) {
 		s.release(ctx, c)
 	}
