@@ -127,6 +127,7 @@ func benchSetup(b *testing.B, db *store.DB) (*checkout.Service, int64) {
 type benchHTTP struct {
 	url, token string
 	client     *http.Client
+	handler    http.Handler
 }
 
 func benchHandler(b *testing.B, db *store.DB, svc *checkout.Service) *benchHTTP {
@@ -138,27 +139,45 @@ func benchHandler(b *testing.B, db *store.DB, svc *checkout.Service) *benchHTTP 
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{
+	h := server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{
 		Catalog: catalog.New(db, catalog.DefaultConfig()), Inventory: inventory.New(db), Checkout: svc,
-	}}))
+	}})
+	srv := httptest.NewServer(h)
 	b.Cleanup(srv.Close)
-	return &benchHTTP{url: srv.URL + "/graphql", token: token, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}}}
+	return &benchHTTP{url: srv.URL + "/graphql", token: token, handler: h,
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}}}
 }
 
 const benchMutation = `mutation($id: ID!) { placeOrder(input: {items: [{itemId: $id, quantity: 1}]}) { orderSn amount } }`
 
-func (h *benchHTTP) place(item int64, key string) error {
+func (h *benchHTTP) request(item int64, key string) *http.Request {
 	body, _ := json.Marshal(map[string]any{"query": benchMutation, "variables": map[string]any{"id": fmt.Sprint(item)}})
 	req, _ := http.NewRequest("POST", h.url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+h.token)
 	req.Header.Set("Idempotency-Key", key)
-	resp, err := h.client.Do(req)
+	return req
+}
+
+// place sends one placeOrder over a loopback socket.
+func (h *benchHTTP) place(item int64, key string) error {
+	resp, err := h.client.Do(h.request(item, key))
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	return checkResponse(raw)
+}
+
+// serve calls the handler in process: no client, no socket.
+func (h *benchHTTP) serve(item int64, key string) error {
+	rec := httptest.NewRecorder()
+	h.handler.ServeHTTP(rec, h.request(item, key))
+	return checkResponse(rec.Body.Bytes())
+}
+
+func checkResponse(raw []byte) error {
 	var r struct{ Errors []json.RawMessage }
 	if err := json.Unmarshal(raw, &r); err != nil || len(r.Errors) > 0 {
 		return fmt.Errorf("placeOrder: %s", raw)
