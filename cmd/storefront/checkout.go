@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"storefront/checkout"
@@ -37,14 +38,18 @@ func closeExpired(ctx context.Context, args []string) error {
 	if err := validCheckout(c.Checkout); err != nil {
 		return err
 	}
+	c.Migrate = strings.HasPrefix(c.DB, "sqlite:") // as serve: the embedded file is always brought up to date
 	db, err := openDB(ctx, &c)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	n, err := checkout.New(db, c.Checkout).CloseExpired(ctx)
+	if err != nil {
+		return fmt.Errorf("closed %d expired orders, then: %w", n, err)
+	}
 	fmt.Printf("closed %d expired orders\n", n)
-	return err
+	return nil
 }
 
 // every runs f now and then every interval until ctx ends. A failing pass is
