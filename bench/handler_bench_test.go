@@ -2,10 +2,12 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
+	"storefront/catalog"
 	"storefront/demo"
 )
 
@@ -13,15 +15,19 @@ import (
 // client): the server's own CPU and allocations per request, for profiling.
 func BenchmarkHandler(b *testing.B) {
 	sf, ids, cat := storefront(b)
-	h := handlerOf(sf)
+	full := handlerOf(sf)
 	shirt, shoe := ids[demo.TShirtCode], ids[demo.ShoeCode]
+	shirtView, _ := cat.Goods(context.Background(), catalog.Viewer{}, shirt)
+	bareH := handlerOf(bare(b, shirtView))
 	for _, t := range []struct {
 		name string
+		h    http.Handler
 		body []byte
 	}{
-		{"page12", pageBody(shirt, firstValue(b, cat, shirt))},
-		{"typename", typenameBody},
-		{"page500", pageBody(shoe, firstValue(b, cat, shoe))},
+		{"page12", full, pageBody(shirt, firstValue(b, cat, shirt))},
+		{"page12-bare", bareH, pageBody(shirt, firstValue(b, cat, shirt))},
+		{"typename", full, typenameBody},
+		{"page500", full, pageBody(shoe, firstValue(b, cat, shoe))},
 	} {
 		b.Run(t.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -30,7 +36,7 @@ func BenchmarkHandler(b *testing.B) {
 					req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(t.body))
 					req.Header.Set("Content-Type", "application/json")
 					rec := httptest.NewRecorder()
-					h.ServeHTTP(rec, req)
+					t.h.ServeHTTP(rec, req)
 					if rec.Code != http.StatusOK {
 						b.Fatalf("status %d: %s", rec.Code, rec.Body.Bytes())
 					}

@@ -265,6 +265,7 @@ func bare(b *testing.B, g *catalog.Goods) string {
 	mux.Handle("/graphql", srv)
 	ts := httptest.NewServer(mux)
 	b.Cleanup(ts.Close)
+	handlers[ts.URL+"/graphql"] = mux
 	return ts.URL + "/graphql"
 }
 
