@@ -361,3 +361,32 @@ func TestCacheAdminReadsAreCurrent(t *testing.T) {
 		}
 	})
 }
+
+// goodsList reads each goods' version with the page, so a cached view of an
+// older version is never listed, even for an edit made through another
+// instance; a warm page of unchanged goods is that one statement.
+func TestCacheListChecksVersions(t *testing.T) {
+	eachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
+		ctx := context.Background()
+		s, _ := newCached(t, db)
+		a, b := createShirt(t, s, "LA"), createShirt(t, s, "LB")
+		if _, err := s.List(ctx, Viewer{}, ListParams{First: 10}); err != nil {
+			t.Fatal(err)
+		}
+		n.Store(0)
+		if _, err := s.List(ctx, Viewer{}, ListParams{First: 10}); err != nil || n.Load() != 1 {
+			t.Errorf("warm list: %d statements (err %v), want 1", n.Load(), err)
+		}
+		db.Client.Goods.UpdateOneID(b.ID).SetName("改名").AddVersion(1).ExecX(ctx) // no changed(): another instance
+		page, err := s.List(ctx, Viewer{}, ListParams{First: 10})
+		if err != nil || len(page.Goods) != 2 {
+			t.Fatalf("List = %v, %v", page, err)
+		}
+		if page.Goods[0].ID != a.ID || page.Goods[0].Name != a.Name || page.Goods[1].Name != "改名" {
+			t.Errorf("listed %q, %q; want %q, 改名", page.Goods[0].Name, page.Goods[1].Name, a.Name)
+		}
+		if g := mustView(t, s, Viewer{}, b.ID); g.Name != "改名" {
+			t.Errorf("product page after the list reloaded it: %q, want 改名", g.Name)
+		}
+	})
+}
