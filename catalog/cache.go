@@ -140,6 +140,18 @@ func (c *viewCache) lookup(id int64) *slot {
 	return sl
 }
 
+// peek returns the goods' slot from ristretto or, while ristretto has not
+// applied its Set yet, from the pending map; nil when neither has one.
+func (c *viewCache) peek(id int64) *slot {
+	if sl := c.lookup(id); sl != nil {
+		return sl
+	}
+	st := &c.stripes[uint64(id)%uint64(len(c.stripes))]
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.pending[id]
+}
+
 // slotFor returns the goods' slot, creating a pending one if ristretto has none.
 func (c *viewCache) slotFor(id int64) *slot {
 	if sl := c.lookup(id); sl != nil {

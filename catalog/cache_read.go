@@ -83,7 +83,7 @@ func (s *Service) cachedViews(ctx context.Context, rows []*ent.Goods, maxAge tim
 	var missing []*ent.Goods
 	var at []int
 	for i, r := range rows {
-		if sl := c.lookup(r.ID); sl != nil {
+		if sl := c.peek(r.ID); sl != nil {
 			sn := sl.snap.Load()
 			if c.fresh(r.ID, sn, maxAge) && sn.view.Version == r.Version && sn.view.Status == r.Status {
 				c.hits.Add(1)
