@@ -20,6 +20,7 @@ import (
 	"storefront/checkout"
 	"storefront/resolvers"
 	"storefront/store"
+	"storefront/web"
 )
 
 // Options configures the handler.
@@ -33,6 +34,10 @@ type Options struct {
 	// Collectors are extra metrics for /metrics (domain counters); the
 	// catalog cache's are added without being listed here.
 	Collectors []prometheus.Collector
+	// DemoToken signs the /shop/ page in as the demo customer; only --demo sets it.
+	DemoToken string
+	// PaymentNotify serves POST /payments/{provider}/notify (nil: not mounted).
+	PaymentNotify http.Handler
 }
 
 // New returns the service's root handler.
@@ -52,6 +57,10 @@ func New(o Options) http.Handler {
 	mux.Handle("/graphql", limitBody(o.MaxBodyBytes, o.Signer.Middleware(idempotencyKey(gql))))
 	if o.Playground {
 		mux.Handle("GET /{$}", playground.Handler("storefront", "/graphql"))
+	}
+	mux.Handle("/shop/", web.Handler(web.Options{DemoToken: o.DemoToken}))
+	if o.PaymentNotify != nil {
+		mux.Handle("POST /payments/{provider}/notify", o.PaymentNotify)
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))

@@ -1,4 +1,5 @@
-// Command storefront is the one binary: serve, migrate, seed-demo, close-expired, token.
+// Command storefront is the one binary: serve, migrate, seed-demo,
+// close-expired, reconcile, notify, token.
 package main
 
 import (
@@ -32,6 +33,8 @@ Usage:
   storefront migrate [--db …]
   storefront seed-demo [--db …]
   storefront close-expired [--db …] [--order-ttl 30m]
+  storefront reconcile [--db …]         (exit 1 when stock and ledger differ)
+  storefront notify --order SN --amount 89.00 [--provider mock] [--status SUCCESS]
   storefront token --sub ID --role admin|customer [--ttl 1h]
 
 Every flag can also be set as STOREFRONT_<NAME> (e.g. STOREFRONT_DB).
@@ -54,6 +57,10 @@ func run(ctx context.Context, args []string) error {
 		return seedDemo(ctx, rest)
 	case "close-expired":
 		return closeExpired(ctx, rest)
+	case "reconcile":
+		return reconcile(ctx, rest)
+	case "notify":
+		return notify(rest)
 	case "token":
 		return token(rest)
 	case "help", "-h", "--help":

@@ -17,6 +17,7 @@ import (
 	"storefront/checkout"
 	"storefront/demo"
 	"storefront/inventory"
+	"storefront/payments"
 	"storefront/resolvers"
 	"storefront/server"
 )
@@ -64,21 +65,28 @@ func serve(ctx context.Context, args []string) error {
 	}
 	defer db.Close()
 	cat := catalog.New(db, catalog.DefaultConfig())
+	var demoToken string // the demo customer's, rendered into /shop/ so the page is signed in
 	if c.Demo {
 		ids, err := demo.Seed(ctx, cat)
 		if err != nil {
 			return err
 		}
 		printDemo(ids)
-		if err := printDemoTokens(signer); err != nil {
+		if demoToken, err = printDemoTokens(signer); err != nil {
 			return err
 		}
 	}
+	payCfg, err := paymentConfig(c.Demo)
+	if err != nil {
+		return err
+	}
 
 	orders := checkout.New(db, c.Checkout)
+	pays := payments.New(db, payCfg, orders)
 	h := server.New(server.Options{
 		DB: db, Signer: signer, Playground: c.Introspection, Introspection: c.Introspection,
-		Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inventory.New(db), Checkout: orders},
+		DemoToken: demoToken, PaymentNotify: pays.NotifyHandler(),
+		Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inventory.New(db), Checkout: orders, Payments: pays},
 	})
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
@@ -120,15 +128,31 @@ func randomSecret() string {
 	return hex.EncodeToString(b[:])
 }
 
-func printDemoTokens(s *auth.Signer) error {
+// printDemoTokens prints both demo tokens and returns the customer's.
+func printDemoTokens(s *auth.Signer) (string, error) {
 	admin, err := s.Issue("demo-admin", auth.Admin, 24*time.Hour)
 	if err != nil {
-		return err
+		return "", err
 	}
 	customer, err := s.Issue("demo-customer", auth.Customer, 24*time.Hour)
 	if err != nil {
-		return err
+		return "", err
 	}
 	fmt.Printf("demo admin token:    %s\ndemo customer token: %s\n", admin, customer)
-	return nil
+	return customer, nil
+}
+
+// paymentConfig reads STOREFRONT_PAYMENT_PROVIDERS; demo mode adds the mock
+// provider so a new user can pay with `storefront notify`.
+func paymentConfig(demo bool) (payments.Config, error) {
+	cfg := payments.DefaultConfig()
+	providers, err := payments.ParseProviders(env("PAYMENT_PROVIDERS", ""))
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Providers = providers
+	if _, ok := providers["mock"]; demo && !ok {
+		cfg.Providers["mock"] = payments.MockProvider(env("MOCK_PAYMENT_SECRET", ""))
+	}
+	return cfg, nil
 }

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"storefront/inventory"
+)
+
+// reconcile prints every SKU whose stock differs from its ledger sum and
+// exits non-zero when there is one. It corrects nothing: a person books a
+// stocktake.
+func reconcile(ctx context.Context, args []string) error {
+	var c config
+	fs := flagSet("reconcile", &c)
+	limit := fs.Int("limit", 1000, "list at most this many SKUs")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	db, err := openDB(ctx, &c)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	inv := inventory.New(db)
+	diffs, err := inv.Reconcile(ctx, *limit)
+	if err != nil {
+		return err
+	}
+	negative, err := inv.NegativeSKUs(ctx)
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "ITEM\tGOODS\tSTOCK\tLEDGER SUM\tDIFF")
+	for _, d := range diffs {
+		fmt.Fprintf(w, "%d\t%d\t%d\t%d\t%+d\n", d.ItemID, d.GoodsID, d.Stock, d.LedgerSum, d.Diff)
+	}
+	w.Flush()
+	fmt.Printf("%d SKU(s) differ from the ledger; %d SKU(s) have negative stock\n", len(diffs), negative)
+	if len(diffs) > 0 || negative > 0 {
+		return fmt.Errorf("reconciliation found %d difference(s) and %d negative SKU(s)", len(diffs), negative)
+	}
+	return nil
+}
