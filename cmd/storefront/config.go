@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"storefront/catalog"
 	"storefront/checkout"
 	"storefront/store"
 )
@@ -22,6 +23,7 @@ type config struct {
 	Introspection   bool
 	ShutdownTimeout time.Duration
 	Checkout        checkout.Config
+	Catalog         catalog.Config
 	CloseInterval   time.Duration
 	OutboxInterval  time.Duration
 }

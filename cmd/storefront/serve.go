@@ -30,6 +30,9 @@ func serve(ctx context.Context, args []string) error {
 	fs.BoolVar(&c.Migrate, "migrate", envBool("MIGRATE", false), "apply the schema on start (default on for SQLite) (STOREFRONT_MIGRATE)")
 	fs.BoolVar(&c.Introspection, "introspection", envBool("INTROSPECTION", false), "allow GraphQL introspection and the playground (default on with --demo) (STOREFRONT_INTROSPECTION)")
 	checkoutFlags(fs, &c.Checkout)
+	c.Catalog = catalog.DefaultConfig()
+	fs.DurationVar(&c.Catalog.StockTTL, "stock-ttl", envDuration("STOCK_TTL", catalog.DefaultStockTTL), "how long product pages may show cached stock (STOREFRONT_STOCK_TTL)")
+	fs.Int64Var(&c.Catalog.CacheMaxCost, "cache-max-cost", envInt("CACHE_MAX_COST", catalog.DefaultCacheMaxCost), "product-view cache memory bound in bytes (STOREFRONT_CACHE_MAX_COST)")
 	fs.DurationVar(&c.CloseInterval, "close-interval", envDuration("CLOSE_INTERVAL", 30*time.Second), "how often the timeout closer runs (STOREFRONT_CLOSE_INTERVAL)")
 	fs.DurationVar(&c.OutboxInterval, "outbox-interval", envDuration("OUTBOX_INTERVAL", time.Second), "how often committed events are dispatched (STOREFRONT_OUTBOX_INTERVAL)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 15*time.Second), "how long in-flight requests may drain on SIGTERM")
@@ -64,7 +67,8 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	cat := catalog.New(db, catalog.DefaultConfig())
+	cat := catalog.New(db, c.Catalog)
+	defer cat.Close()
 	var demoToken string // the demo customer's, rendered into /shop/ so the page is signed in
 	if c.Demo {
 		ids, err := demo.Seed(ctx, cat)
