@@ -134,11 +134,12 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Goods       func(childComplexity int, id int64) int
-		GoodsList   func(childComplexity int, first *int64, after *string, status *enums.GoodsStatus) int
-		MyOrders    func(childComplexity int, first *int64, after *string) int
-		Order       func(childComplexity int, orderSn string) int
-		StockLedger func(childComplexity int, itemID int64, first *int64, after *string) int
+		Goods               func(childComplexity int, id int64) int
+		GoodsList           func(childComplexity int, first *int64, after *string, status *enums.GoodsStatus) int
+		MyOrders            func(childComplexity int, first *int64, after *string) int
+		Order               func(childComplexity int, orderSn string) int
+		StockLedger         func(childComplexity int, itemID int64, first *int64, after *string) int
+		StockReconciliation func(childComplexity int, limit *int64) int
 	}
 
 	SelectableValue struct {
@@ -171,6 +172,14 @@ type ComplexityRoot struct {
 	SpecValue struct {
 		ID   func(childComplexity int) int
 		Name func(childComplexity int) int
+	}
+
+	StockDiff struct {
+		Diff      func(childComplexity int) int
+		GoodsID   func(childComplexity int) int
+		ItemID    func(childComplexity int) int
+		LedgerSum func(childComplexity int) int
+		Stock     func(childComplexity int) int
 	}
 
 	StockLog struct {
@@ -227,6 +236,7 @@ type QueryResolver interface {
 	StockLedger(ctx context.Context, itemID int64, first *int64, after *string) (*StockLogConnection, error)
 	Order(ctx context.Context, orderSn string) (*checkout.Order, error)
 	MyOrders(ctx context.Context, first *int64, after *string) (*OrderConnection, error)
+	StockReconciliation(ctx context.Context, limit *int64) ([]*StockDiff, error)
 }
 type SkuResolver interface {
 	CostPrice(ctx context.Context, obj *catalog.SKU) (*money.Money, error)
@@ -717,6 +727,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.StockLedger(childComplexity, args["itemId"].(int64), args["first"].(*int64), args["after"].(*string)), true
+	case "Query.stockReconciliation":
+		if e.ComplexityRoot.Query.StockReconciliation == nil {
+			break
+		}
+
+		args, err := ec.field_Query_stockReconciliation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.StockReconciliation(childComplexity, args["limit"].(*int64)), true
 
 	case "SelectableValue.selectable":
 		if e.ComplexityRoot.SelectableValue.Selectable == nil {
@@ -841,6 +862,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SpecValue.Name(childComplexity), true
+
+	case "StockDiff.diff":
+		if e.ComplexityRoot.StockDiff.Diff == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockDiff.Diff(childComplexity), true
+	case "StockDiff.goodsId":
+		if e.ComplexityRoot.StockDiff.GoodsID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockDiff.GoodsID(childComplexity), true
+	case "StockDiff.itemId":
+		if e.ComplexityRoot.StockDiff.ItemID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockDiff.ItemID(childComplexity), true
+	case "StockDiff.ledgerSum":
+		if e.ComplexityRoot.StockDiff.LedgerSum == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockDiff.LedgerSum(childComplexity), true
+	case "StockDiff.stock":
+		if e.ComplexityRoot.StockDiff.Stock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockDiff.Stock(childComplexity), true
 
 	case "StockLog.afterStock":
 		if e.ComplexityRoot.StockLog.AfterStock == nil {
@@ -1358,6 +1410,26 @@ extend type Order {
   payment: Payment
 }
 `, BuiltIn: false},
+	{Name: "../schema.ops.graphql", Input: `# Operations: checks an operator runs against the live database. Admin only.
+
+extend type Query {
+  """
+  SKUs whose stock differs from the sum of their ledger rows (seed 003, 7.4),
+  at most limit of them (default 100, at most 10000). Nothing is corrected:
+  a person books a stocktake.
+  """
+  stockReconciliation(limit: Int): [StockDiff!]!
+}
+
+"A SKU whose stock is not the sum of its ledger rows; diff = stock - ledgerSum."
+type StockDiff {
+  itemId: ID!
+  goodsId: ID!
+  stock: Int!
+  ledgerSum: Int!
+  diff: Int!
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -1575,6 +1647,22 @@ func (ec *executionContext) childFields_SpecValue(ctx context.Context, field gra
 		return ec.fieldContext_SpecValue_name(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SpecValue", field.Name)
+}
+
+func (ec *executionContext) childFields_StockDiff(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "itemId":
+		return ec.fieldContext_StockDiff_itemId(ctx, field)
+	case "goodsId":
+		return ec.fieldContext_StockDiff_goodsId(ctx, field)
+	case "stock":
+		return ec.fieldContext_StockDiff_stock(ctx, field)
+	case "ledgerSum":
+		return ec.fieldContext_StockDiff_ledgerSum(ctx, field)
+	case "diff":
+		return ec.fieldContext_StockDiff_diff(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StockDiff", field.Name)
 }
 
 func (ec *executionContext) childFields_StockLog(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2082,6 +2170,20 @@ func (ec *executionContext) field_Query_stockLedger_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["after"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_stockReconciliation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
 	return args, nil
 }
 
@@ -4028,6 +4130,50 @@ func (ec *executionContext) fieldContext_Query_myOrders(ctx context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_stockReconciliation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_stockReconciliation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().StockReconciliation(ctx, fc.Args["limit"].(*int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*StockDiff) graphql.Marshaler {
+			return ec.marshalNStockDiff2ᚕᚖstorefrontᚋgraphᚐStockDiffᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_stockReconciliation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StockDiff(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_stockReconciliation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4571,6 +4717,121 @@ func (ec *executionContext) _SpecValue_name(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_SpecValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SpecValue", field, false, false, "String")
+}
+
+func (ec *executionContext) _StockDiff_itemId(ctx context.Context, field graphql.CollectedField, obj *StockDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockDiff_itemId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ItemID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockDiff_itemId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockDiff", field, false, false, "ID")
+}
+
+func (ec *executionContext) _StockDiff_goodsId(ctx context.Context, field graphql.CollectedField, obj *StockDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockDiff_goodsId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GoodsID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockDiff_goodsId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockDiff", field, false, false, "ID")
+}
+
+func (ec *executionContext) _StockDiff_stock(ctx context.Context, field graphql.CollectedField, obj *StockDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockDiff_stock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stock, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockDiff_stock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockDiff", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StockDiff_ledgerSum(ctx context.Context, field graphql.CollectedField, obj *StockDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockDiff_ledgerSum(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LedgerSum, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockDiff_ledgerSum(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockDiff", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StockDiff_diff(ctx context.Context, field graphql.CollectedField, obj *StockDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockDiff_diff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Diff, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockDiff_diff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockDiff", field, false, false, "Int")
 }
 
 func (ec *executionContext) _StockLog_id(ctx context.Context, field graphql.CollectedField, obj *inventory.LedgerRow) (ret graphql.Marshaler) {
@@ -7576,6 +7837,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_myOrders(ctx, field)
 				})
+		case "stockReconciliation":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_stockReconciliation(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -7800,6 +8067,59 @@ func (ec *executionContext) _SpecValue(ctx context.Context, sel ast.SelectionSet
 			}
 		case "name":
 			out.Values[i] = ec._SpecValue_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var stockDiffImplementors = []string{"StockDiff"}
+
+func (ec *executionContext) _StockDiff(ctx context.Context, sel ast.SelectionSet, obj *StockDiff) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stockDiffImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StockDiff")
+		case "itemId":
+			out.Values[i] = ec._StockDiff_itemId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "goodsId":
+			out.Values[i] = ec._StockDiff_goodsId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "stock":
+			out.Values[i] = ec._StockDiff_stock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ledgerSum":
+			out.Values[i] = ec._StockDiff_ledgerSum(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "diff":
+			out.Values[i] = ec._StockDiff_diff(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -8778,6 +9098,30 @@ func (ec *executionContext) unmarshalNSpecValueEditInput2ᚕᚖstorefrontᚋgrap
 func (ec *executionContext) unmarshalNSpecValueEditInput2ᚖstorefrontᚋgraphᚐSpecValueEditInput(ctx context.Context, v any) (*SpecValueEditInput, error) {
 	res, err := ec.unmarshalInputSpecValueEditInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNStockDiff2ᚕᚖstorefrontᚋgraphᚐStockDiffᚄ(ctx context.Context, sel ast.SelectionSet, v []*StockDiff) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNStockDiff2ᚖstorefrontᚋgraphᚐStockDiff(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNStockDiff2ᚖstorefrontᚋgraphᚐStockDiff(ctx context.Context, sel ast.SelectionSet, v *StockDiff) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "StockDiff!")
+		return graphql.Null
+	}
+	return ec._StockDiff(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNStockLog2ᚖstorefrontᚋinventoryᚐLedgerRow(ctx context.Context, sel ast.SelectionSet, v *inventory.LedgerRow) graphql.Marshaler {

@@ -118,6 +118,15 @@ type SpecValueEditInput struct {
 	Name string `json:"name"`
 }
 
+// A SKU whose stock is not the sum of its ledger rows; diff = stock - ledgerSum.
+type StockDiff struct {
+	ItemID    int64 `json:"itemId"`
+	GoodsID   int64 `json:"goodsId"`
+	Stock     int64 `json:"stock"`
+	LedgerSum int64 `json:"ledgerSum"`
+	Diff      int64 `json:"diff"`
+}
+
 type StockLogConnection struct {
 	Edges    []*StockLogEdge `json:"edges"`
 	PageInfo *PageInfo       `json:"pageInfo"`
