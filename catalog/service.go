@@ -4,14 +4,12 @@ package catalog
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"storefront/ent"
 	"storefront/ent/goods"
 	"storefront/enums"
+	"storefront/paging"
 	"storefront/store"
 )
 
@@ -53,9 +51,6 @@ func (s *Service) Goods(ctx context.Context, v Viewer, id int64) (*Goods, error)
 	return g, nil
 }
 
-// MaxPageSize caps `first` on every connection.
-const MaxPageSize = 100
-
 // ListParams selects a page of goods.
 type ListParams struct {
 	First  int
@@ -71,14 +66,10 @@ type GoodsPage struct {
 
 // List pages through visible goods in id order (stable under inserts).
 func (s *Service) List(ctx context.Context, v Viewer, p ListParams) (*GoodsPage, error) {
-	first := p.First
-	switch {
-	case first < 0:
-		return nil, fmt.Errorf("%w: first must not be negative", ErrInvalidInput)
-	case first == 0:
-		first = 20
+	first, err := paging.Size(p.First)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 	}
-	first = min(first, MaxPageSize)
 	// Taken before the page query: views loaded below read no earlier.
 	seq, now := s.cache.seq.Add(1), s.cache.now()
 	q := visibleTo(v, s.db.Client.Goods.Query())
@@ -86,9 +77,9 @@ func (s *Service) List(ctx context.Context, v Viewer, p ListParams) (*GoodsPage,
 		q = q.Where(goods.StatusEQ(*p.Status))
 	}
 	if p.After != "" {
-		after, err := DecodeCursor(p.After)
+		after, err := paging.Decode(cursorKind, p.After)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 		}
 		q = q.Where(goods.IDGT(after))
 	}
@@ -96,33 +87,16 @@ func (s *Service) List(ctx context.Context, v Viewer, p ListParams) (*GoodsPage,
 	if err != nil {
 		return nil, store.Classify(fmt.Errorf("listing goods: %w", err))
 	}
-	page := &GoodsPage{HasNextPage: len(rows) > first}
-	if page.HasNextPage {
-		rows = rows[:first]
-	}
+	page := &GoodsPage{}
+	rows, page.HasNextPage = paging.Trim(rows, first)
 	page.Goods, err = s.cachedViews(ctx, rows, s.cache.maxAge(v), seq, now)
 	return page, err
 }
 
-const cursorPrefix = "goods:"
+// Cursor is the opaque connection cursor of a row.
+func Cursor(id int64) string { return paging.Cursor(cursorKind, id) }
 
-// Cursor is the opaque connection cursor of a goods.
-func Cursor(id int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + strconv.FormatInt(id, 10)))
-}
-
-// DecodeCursor reverses Cursor.
-func DecodeCursor(c string) (int64, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err == nil {
-		if rest, ok := strings.CutPrefix(string(b), cursorPrefix); ok {
-			if id, err := strconv.ParseInt(rest, 10, 64); err == nil {
-				return id, nil
-			}
-		}
-	}
-	return 0, fmt.Errorf("%w: malformed cursor %q", ErrInvalidInput, c)
-}
+const cursorKind = "goods"
 
 // changed is called after every committed catalog edit of a goods (its
 // version was bumped), so this instance's next read shows the edit.

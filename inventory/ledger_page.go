@@ -2,20 +2,18 @@ package inventory
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"entgo.io/ent/dialect/sql"
 
 	"storefront/ent/sku"
 	"storefront/ent/stocklog"
+	"storefront/paging"
 	"storefront/store"
 )
 
 // MaxPageSize caps `first` on the ledger connection.
-const MaxPageSize = 100
+const MaxPageSize = paging.Max
 
 // LedgerPage is one page of a SKU's ledger, newest first.
 type LedgerPage struct {
@@ -26,18 +24,15 @@ type LedgerPage struct {
 // Ledger pages through one SKU's ledger rows, newest first. Ids grow with
 // time, so paging by id is stable while new rows are booked.
 func (s *Service) Ledger(ctx context.Context, itemID int64, first int, after string) (*LedgerPage, error) {
-	switch {
-	case first < 0:
-		return nil, fmt.Errorf("%w: first must not be negative", ErrInvalidInput)
-	case first == 0:
-		first = 20
+	first, err := paging.Size(first)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 	}
-	first = min(first, MaxPageSize)
 	q := s.db.Client.StockLog.Query().Where(stocklog.ItemID(itemID))
 	if after != "" {
-		id, err := DecodeCursor(after)
+		id, err := paging.Decode(cursorKind, after)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 		}
 		q = q.Where(stocklog.IDLT(id))
 	}
@@ -55,10 +50,8 @@ func (s *Service) Ledger(ctx context.Context, itemID int64, first int, after str
 			return nil, fmt.Errorf("%w: SKU %d", ErrNotFound, itemID)
 		}
 	}
-	p := &LedgerPage{HasNextPage: len(rows) > first}
-	if p.HasNextPage {
-		rows = rows[:first]
-	}
+	p := &LedgerPage{}
+	rows, p.HasNextPage = paging.Trim(rows, first)
 	p.Rows = make([]*LedgerRow, len(rows))
 	for i, r := range rows {
 		p.Rows[i] = &LedgerRow{
@@ -70,22 +63,7 @@ func (s *Service) Ledger(ctx context.Context, itemID int64, first int, after str
 	return p, nil
 }
 
-const cursorPrefix = "stocklog:"
+// Cursor is the opaque connection cursor of a row.
+func Cursor(id int64) string { return paging.Cursor(cursorKind, id) }
 
-// Cursor is the opaque connection cursor of a ledger row.
-func Cursor(id int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + strconv.FormatInt(id, 10)))
-}
-
-// DecodeCursor reverses Cursor.
-func DecodeCursor(c string) (int64, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err == nil {
-		if rest, ok := strings.CutPrefix(string(b), cursorPrefix); ok {
-			if id, err := strconv.ParseInt(rest, 10, 64); err == nil {
-				return id, nil
-			}
-		}
-	}
-	return 0, fmt.Errorf("%w: malformed cursor %q", ErrInvalidInput, c)
-}
+const cursorKind = "stocklog"

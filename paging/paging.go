@@ -1,0 +1,60 @@
+// Package paging is the one implementation of Relay-style connection paging
+// over id-ordered rows: page size rules and opaque cursors.
+package paging
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ErrInvalid reports a negative page size or a malformed cursor.
+var ErrInvalid = errors.New("invalid paging argument")
+
+// Default and Max size a page (API-CONVENTIONS.md: first is capped at 100).
+const (
+	Default = 20
+	Max     = 100
+)
+
+// Size turns a connection's `first` into a row count: 0 (absent) means the
+// default, anything above Max is capped, a negative value is an error.
+func Size(first int) (int, error) {
+	switch {
+	case first < 0:
+		return 0, fmt.Errorf("%w: first must not be negative", ErrInvalid)
+	case first == 0:
+		return Default, nil
+	}
+	return min(first, Max), nil
+}
+
+// Cursor is the opaque cursor of row id in a connection of kind. The kind
+// keeps a cursor of one connection from being accepted by another.
+func Cursor(kind string, id int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(kind + ":" + strconv.FormatInt(id, 10)))
+}
+
+// Decode reverses Cursor for a connection of kind.
+func Decode(kind, c string) (int64, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil {
+		if rest, ok := strings.CutPrefix(string(b), kind+":"); ok {
+			if id, err := strconv.ParseInt(rest, 10, 64); err == nil {
+				return id, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("%w: malformed cursor %q", ErrInvalid, c)
+}
+
+// Trim cuts rows read with a limit of n+1 back to n and reports whether
+// there was a next page.
+func Trim[T any](rows []T, n int) ([]T, bool) {
+	if len(rows) > n {
+		return rows[:n], true
+	}
+	return rows, false
+}

@@ -1,0 +1,40 @@
+package paging
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestSize(t *testing.T) {
+	for _, tc := range []struct{ in, want int }{{0, Default}, {1, 1}, {100, 100}, {101, 100}, {5000, 100}} {
+		if got, err := Size(tc.in); err != nil || got != tc.want {
+			t.Errorf("Size(%d) = %d, %v, want %d", tc.in, got, err, tc.want)
+		}
+	}
+	if _, err := Size(-1); !errors.Is(err, ErrInvalid) {
+		t.Errorf("Size(-1) error = %v, want ErrInvalid", err)
+	}
+}
+
+func TestCursorRoundTripAndKinds(t *testing.T) {
+	c := Cursor("goods", 42)
+	if id, err := Decode("goods", c); err != nil || id != 42 {
+		t.Errorf("Decode(goods, Cursor(goods, 42)) = %d, %v", id, err)
+	}
+	for _, bad := range []string{Cursor("order", 42), "!!", "", "Z29vZHM6eA"} {
+		if _, err := Decode("goods", bad); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Decode(goods, %q) error = %v, want ErrInvalid", bad, err)
+		}
+	}
+}
+
+func TestTrim(t *testing.T) {
+	rows, more := Trim([]int{1, 2, 3}, 2)
+	if len(rows) != 2 || !more {
+		t.Errorf("Trim(3 rows, 2) = %v, %v", rows, more)
+	}
+	rows, more = Trim([]int{1, 2}, 2)
+	if len(rows) != 2 || more {
+		t.Errorf("Trim(2 rows, 2) = %v, %v", rows, more)
+	}
+}
