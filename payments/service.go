@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strconv"
 	"time"
 
 	entsql "entgo.io/ent/dialect/sql"
@@ -149,7 +150,7 @@ func (s *Service) markPaid(ctx context.Context, tx *ent.Tx, o *ent.Order) error 
 				return fmt.Errorf("adding volume: %w", err)
 			}
 		}
-		return emit(ctx, tx, "OrderPaid", o.OrderSn, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String()})
+		return emit(ctx, tx, "OrderPaid", o, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String()})
 	}
 	flagged, err := tx.Order.Update().
 		Where(order.ID(o.ID), order.StatusEQ(enums.OrderClosed), order.NeedsReview(false)).
@@ -159,13 +160,14 @@ func (s *Service) markPaid(ctx context.Context, tx *ent.Tx, o *ent.Order) error 
 	}
 	if flagged == 1 {
 		slog.WarnContext(ctx, "payment for a closed order: refund or review by hand", "orderSn", o.OrderSn)
-		return emit(ctx, tx, "PaymentForClosedOrder", o.OrderSn, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String()})
+		return emit(ctx, tx, "PaymentForClosedOrder", o, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String()})
 	}
 	return nil
 }
 
-// emit writes an event to the outbox inside the caller's transaction.
-func emit(ctx context.Context, tx *ent.Tx, typ, aggregate string, payload map[string]any) error {
+// emit writes an event to the outbox inside the caller's transaction; the
+// aggregate is the order id, as for checkout's order events.
+func emit(ctx context.Context, tx *ent.Tx, typ string, o *ent.Order, payload map[string]any) error {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	raw, err := json.Marshal(payload)
@@ -173,5 +175,5 @@ func emit(ctx context.Context, tx *ent.Tx, typ, aggregate string, payload map[st
 		return err
 	}
 	return tx.Outbox.Create().SetEventID(hex.EncodeToString(b[:])).SetType(typ).
-		SetAggregateID(aggregate).SetPayload(string(raw)).Exec(ctx)
+		SetAggregateID(strconv.FormatInt(o.ID, 10)).SetPayload(string(raw)).Exec(ctx)
 }
