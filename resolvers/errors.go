@@ -55,7 +55,9 @@ func Code(err error) string {
 			return c.code
 		}
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
+	// The request timeout ran out, or a connection failed in a path that did
+	// not classify its error: either way "retry later", not INTERNAL.
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(store.Classify(err), store.ErrUnavailable) {
 		return "UNAVAILABLE"
 	}
 	return ""

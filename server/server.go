@@ -18,6 +18,7 @@ import (
 
 	"storefront/auth"
 	"storefront/checkout"
+	"storefront/metrics"
 	"storefront/resolvers"
 	"storefront/store"
 	"storefront/web"
@@ -38,29 +39,45 @@ type Options struct {
 	DemoToken string
 	// PaymentNotify serves POST /payments/{provider}/notify (nil: not mounted).
 	PaymentNotify http.Handler
+	// Metrics receives the GraphQL and payment counters and is exported on
+	// /metrics (nil: New makes its own).
+	Metrics *metrics.Metrics
+	// RequestTimeout bounds each GraphQL request and notification: a
+	// database that stops answering yields UNAVAILABLE, never a hung client.
+	RequestTimeout time.Duration
+	// MaxDepth and MaxComplexity refuse expensive queries before any
+	// resolver runs (0: DefaultMaxDepth, DefaultMaxComplexity).
+	MaxDepth, MaxComplexity int
 }
+
+// DefaultRequestTimeout is Options.RequestTimeout when unset.
+const DefaultRequestTimeout = 10 * time.Second
 
 // New returns the service's root handler.
 func New(o Options) http.Handler {
-	if o.MaxBodyBytes == 0 {
-		o.MaxBodyBytes = 1 << 20
-	}
+	o = withDefaults(o)
+	m := o.Metrics
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(m.Collectors()...)
+	if o.DB != nil {
+		// storefront_db_* : open, in use, idle connections and waits for one.
+		reg.MustRegister(prometheus.WrapCollectorWithPrefix("storefront_", collectors.NewDBStatsCollector(o.DB.SQL, o.DB.Dialect)))
+	}
 	if o.Resolver != nil && o.Resolver.Catalog != nil {
 		reg.MustRegister(CatalogCacheCollector(o.Resolver.Catalog))
 	}
 	reg.MustRegister(o.Collectors...)
 
 	mux := http.NewServeMux()
-	gql := newGraphQL(o.Resolver, o.Introspection)
-	mux.Handle("/graphql", limitBody(o.MaxBodyBytes, o.Signer.Middleware(idempotencyKey(gql))))
+	gql := newGraphQL(o.Resolver, o, m)
+	mux.Handle("/graphql", limitBody(o.MaxBodyBytes, timeout(o.RequestTimeout, o.Signer.Middleware(idempotencyKey(gql)))))
 	if o.Playground {
 		mux.Handle("GET /{$}", playground.Handler("storefront", "/graphql"))
 	}
 	mux.Handle("/shop/", web.Handler(web.Options{DemoToken: o.DemoToken}))
 	if o.PaymentNotify != nil {
-		mux.Handle("POST /payments/{provider}/notify", o.PaymentNotify)
+		mux.Handle("POST /payments/{provider}/notify", timeout(o.RequestTimeout, countNotifications(m, o.PaymentNotify)))
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
@@ -76,6 +93,35 @@ func New(o Options) http.Handler {
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	return requestID(mux)
+}
+
+func withDefaults(o Options) Options {
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = 1 << 20
+	}
+	if o.Metrics == nil {
+		o.Metrics = metrics.New()
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.MaxDepth <= 0 {
+		o.MaxDepth = DefaultMaxDepth
+	}
+	if o.MaxComplexity <= 0 {
+		o.MaxComplexity = DefaultMaxComplexity
+	}
+	return o
+}
+
+// timeout bounds the request's context: every database call below it gives
+// up at the deadline and the error presenter answers UNAVAILABLE.
+func timeout(d time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 // limitBody refuses bodies over n bytes with 413 before GraphQL parses them.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"storefront/checkout"
+	"storefront/metrics"
 )
 
 // validCheckout refuses settings that would break checkout silently.
@@ -74,13 +75,14 @@ func every(ctx context.Context, name string, interval time.Duration, f func(cont
 
 // background starts the timeout closer and the outbox dispatcher; the
 // returned func stops them and waits.
-func background(ctx context.Context, svc *checkout.Service, c *config) (stop func()) {
+func background(ctx context.Context, svc *checkout.Service, c *config, m *metrics.Metrics) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{}, 2)
 	go func() {
 		defer func() { done <- struct{}{} }()
 		every(ctx, "closed expired orders", c.CloseInterval, func(ctx context.Context) (int, error) {
 			n, err := svc.CloseExpired(ctx)
+			m.OrdersClosed.WithLabelValues("timeout").Add(float64(n))
 			if err == nil {
 				_, err = svc.PurgeKeys(ctx)
 			}

@@ -26,6 +26,11 @@ type config struct {
 	Catalog         catalog.Config
 	CloseInterval   time.Duration
 	OutboxInterval  time.Duration
+	// Operations: the periodic stock check and the GraphQL endpoint's limits.
+	ReconcileInterval time.Duration
+	RequestTimeout    time.Duration
+	MaxQueryDepth     int
+	MaxComplexity     int
 }
 
 // flagSet registers the flags shared by commands that open the database.

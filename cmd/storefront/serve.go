@@ -17,9 +17,11 @@ import (
 	"storefront/checkout"
 	"storefront/demo"
 	"storefront/inventory"
+	"storefront/metrics"
 	"storefront/payments"
 	"storefront/resolvers"
 	"storefront/server"
+	"storefront/store"
 )
 
 func serve(ctx context.Context, args []string) error {
@@ -35,6 +37,7 @@ func serve(ctx context.Context, args []string) error {
 	fs.Int64Var(&c.Catalog.CacheMaxCost, "cache-max-cost", envInt("CACHE_MAX_COST", catalog.DefaultCacheMaxCost), "product-view cache memory bound in bytes (STOREFRONT_CACHE_MAX_COST)")
 	fs.DurationVar(&c.CloseInterval, "close-interval", envDuration("CLOSE_INTERVAL", 30*time.Second), "how often the timeout closer runs (STOREFRONT_CLOSE_INTERVAL)")
 	fs.DurationVar(&c.OutboxInterval, "outbox-interval", envDuration("OUTBOX_INTERVAL", time.Second), "how often committed events are dispatched (STOREFRONT_OUTBOX_INTERVAL)")
+	opsFlags(fs, &c)
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 15*time.Second), "how long in-flight requests may drain on SIGTERM")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -44,6 +47,9 @@ func serve(ctx context.Context, args []string) error {
 	}
 	if c.CloseInterval <= 0 || c.OutboxInterval <= 0 {
 		return errors.New("--close-interval and --outbox-interval must be positive")
+	}
+	if err := validOps(&c); err != nil {
+		return err
 	}
 	if !isSet(fs, "migrate") {
 		c.Migrate = c.Demo || strings.HasPrefix(c.DB, "sqlite:")
@@ -87,10 +93,14 @@ func serve(ctx context.Context, args []string) error {
 
 	orders := checkout.New(db, c.Checkout)
 	pays := payments.New(db, payCfg, orders)
+	inv := inventory.New(db)
+	m := metrics.New()
+	store.OnRetry = func(cause string) { m.TxRetries.WithLabelValues(cause).Inc() }
 	h := server.New(server.Options{
 		DB: db, Signer: signer, Playground: c.Introspection, Introspection: c.Introspection,
 		DemoToken: demoToken, PaymentNotify: pays.NotifyHandler(),
-		Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inventory.New(db), Checkout: orders, Payments: pays},
+		Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inv, Checkout: orders, Payments: pays},
+		Metrics:  m, RequestTimeout: c.RequestTimeout, MaxDepth: c.MaxQueryDepth, MaxComplexity: c.MaxComplexity,
 	})
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
@@ -108,8 +118,10 @@ func serve(ctx context.Context, args []string) error {
 
 	// The closer and the dispatcher outlive the signal until the requests have
 	// drained (stopBackground is deferred), so the final dispatch sees their events.
-	stopBackground := background(context.WithoutCancel(ctx), orders, &c)
+	stopBackground := background(context.WithoutCancel(ctx), orders, &c, m)
 	defer stopBackground()
+	stopReconcile := reconcileEvery(context.WithoutCancel(ctx), inv, m, c.ReconcileInterval)
+	defer stopReconcile()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -1,0 +1,93 @@
+// Package metrics defines the service's Prometheus metrics (prefix
+// storefront_) in one place, so the names an operator alerts on are listed
+// together and every component counts into the same registry.
+package metrics
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics are the service's own metrics. The zero value is not usable: call New.
+type Metrics struct {
+	// GraphQL, counted by server's operation extension. operation is the
+	// first root field (bounded by the schema, unlike client-chosen
+	// operation names); outcome is ok, error or rejected (refused before
+	// any resolver ran: parse, validation, limits).
+	Requests *prometheus.CounterVec
+	Latency  *prometheus.HistogramVec
+	// Errors counts every GraphQL error by extensions.code.
+	Errors *prometheus.CounterVec
+
+	OrdersPlaced prometheus.Counter
+	OutOfStock   prometheus.Counter
+	OrdersClosed *prometheus.CounterVec // cause: timeout, cancel
+	Payments     *prometheus.CounterVec // outcome of provider notifications
+	TxRetries    *prometheus.CounterVec // cause: deadlock, lock_wait, busy
+
+	// Reconciliation, set by the periodic check in serve.
+	LedgerDiffSKUs  prometheus.Gauge
+	NegativeSKUs    prometheus.Gauge
+	ReconcileErrors prometheus.Counter
+	ReconcileLast   prometheus.Gauge
+}
+
+// New returns fresh, unregistered metrics.
+func New() *Metrics {
+	return &Metrics{
+		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "storefront_graphql_requests_total",
+			Help: "GraphQL operations by first root field and outcome (ok, error, rejected).",
+		}, []string{"operation", "outcome"}),
+		Latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "storefront_graphql_request_duration_seconds",
+			Help:    "GraphQL operation latency from the start of the request to the response.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"operation", "outcome"}),
+		Errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "storefront_graphql_errors_total",
+			Help: "GraphQL errors by operation and extensions.code.",
+		}, []string{"operation", "code"}),
+		OrdersPlaced: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "storefront_orders_placed_total",
+			Help: "Successful placeOrder operations (idempotent replays included).",
+		}),
+		OutOfStock: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "storefront_out_of_stock_total",
+			Help: "placeOrder operations refused with OUT_OF_STOCK.",
+		}),
+		OrdersClosed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "storefront_orders_closed_total",
+			Help: "Orders closed by this instance, by cause (timeout: the closer; cancel: cancelOrder).",
+		}, []string{"cause"}),
+		Payments: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "storefront_payment_notifications_total",
+			Help: "Provider notifications by outcome (success, refused, bad_signature, too_large, unavailable, error).",
+		}, []string{"outcome"}),
+		TxRetries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "storefront_tx_retries_total",
+			Help: "Transactions retried after a transient conflict, by cause (deadlock, lock_wait, busy).",
+		}, []string{"cause"}),
+		LedgerDiffSKUs: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "storefront_stock_ledger_diff_skus",
+			Help: "SKUs whose stock differs from the sum of their ledger rows at the last reconciliation. Alert when > 0.",
+		}),
+		NegativeSKUs: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "storefront_stock_negative_skus",
+			Help: "SKUs with stock below zero at the last reconciliation (oversold). Alert when > 0.",
+		}),
+		ReconcileErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "storefront_reconcile_errors_total",
+			Help: "Periodic reconciliations that could not run (the gauges then keep their last value).",
+		}),
+		ReconcileLast: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "storefront_reconcile_last_success_timestamp_seconds",
+			Help: "Unix time of the last completed reconciliation. Alert when it stops advancing.",
+		}),
+	}
+}
+
+// Collectors lists every metric for registration.
+func (m *Metrics) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{
+		m.Requests, m.Latency, m.Errors, m.OrdersPlaced, m.OutOfStock, m.OrdersClosed,
+		m.Payments, m.TxRetries, m.LedgerDiffSKUs, m.NegativeSKUs, m.ReconcileErrors, m.ReconcileLast,
+	}
+}

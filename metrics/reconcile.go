@@ -1,0 +1,36 @@
+package metrics
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"storefront/inventory"
+)
+
+// Reconcile runs one stock check (seed 003, 7.4): it sets the difference
+// and negative-stock gauges and logs an error line per SKU that differs.
+// It corrects nothing: a person books a stocktake.
+func (m *Metrics) Reconcile(ctx context.Context, inv *inventory.Service, limit int) (int, error) {
+	diffs, err := inv.Reconcile(ctx, limit)
+	if err != nil {
+		m.ReconcileErrors.Inc()
+		return 0, err
+	}
+	negative, err := inv.NegativeSKUs(ctx)
+	if err != nil {
+		m.ReconcileErrors.Inc()
+		return 0, err
+	}
+	for _, d := range diffs {
+		slog.ErrorContext(ctx, "stock differs from the ledger",
+			"item_id", d.ItemID, "goods_id", d.GoodsID, "stock", d.Stock, "ledger_sum", d.LedgerSum, "diff", d.Diff)
+	}
+	if negative > 0 {
+		slog.ErrorContext(ctx, "SKUs with negative stock", "count", negative)
+	}
+	m.LedgerDiffSKUs.Set(float64(len(diffs)))
+	m.NegativeSKUs.Set(float64(negative))
+	m.ReconcileLast.Set(float64(time.Now().Unix()))
+	return len(diffs), nil
+}
