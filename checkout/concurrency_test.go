@@ -7,16 +7,15 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"storefront/internal/testdb"
 	"storefront/store"
 )
 
 // The seed's incident: 200 in stock, a crowd buying one each. Exactly 200
 // orders, never a negative balance, and the ledger accounts for every unit.
 func TestHotSKUNeverOversells(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, db *store.DB) {
+	eachPath(t, func(t *testing.T, db *store.DB, p path) {
 		ctx := context.Background()
-		f := setup(t, db)
+		f := setup(t, db, p)
 		blackL := f.skuID(t, "黑色,L")
 		var ok, oos atomic.Int64
 		var mu sync.Mutex
@@ -62,9 +61,9 @@ func TestHotSKUNeverOversells(t *testing.T) {
 // Two SKUs bought together, half the buyers naming them in the other order:
 // sorted lock order means no deadlock, and a retried one never reaches a client.
 func TestOppositeOrderNoDeadlock(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, db *store.DB) {
+	eachPath(t, func(t *testing.T, db *store.DB, p path) {
 		ctx := context.Background()
-		f := setup(t, db)
+		f := setup(t, db, p)
 		a, b := f.skuID(t, "白色,M"), f.skuID(t, "藏青,S")
 		f.setStock(t, a, 10000)
 		f.setStock(t, b, 10000)
@@ -94,9 +93,9 @@ func TestOppositeOrderNoDeadlock(t *testing.T) {
 
 // One Idempotency-Key, 500 requests, 50 at a time: one order, one unit.
 func TestOneKeyManyRequests(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, db *store.DB) {
+	eachPath(t, func(t *testing.T, db *store.DB, p path) {
 		ctx := context.Background()
-		f := setup(t, db)
+		f := setup(t, db, p)
 		blackL := f.skuID(t, "黑色,L")
 		var mu sync.Mutex
 		sns := map[string]int{}

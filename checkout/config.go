@@ -17,6 +17,12 @@ type Config struct {
 	// within this window is the same request (seed 002's fallback key).
 	FallbackWindow time.Duration
 	CloseBatch     int // orders the timeout closer reads per query
+	// GroupCommit batches single-SKU orders that arrive while a transaction on
+	// the same SKU is in flight into one transaction (group.go). Off: every
+	// order takes the plain path.
+	GroupCommit bool
+	// GroupMax is the most orders one batch transaction takes (≤ 0: 64).
+	GroupMax int
 }
 
 // DefaultConfig returns the defaults.
@@ -30,5 +36,7 @@ func DefaultConfig() Config {
 		Retention:      24 * time.Hour,
 		FallbackWindow: 10 * time.Second,
 		CloseBatch:     500,
+		GroupCommit:    true,
+		GroupMax:       64,
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"storefront/catalog"
 	"storefront/demo"
 	"storefront/ent/sku"
+	"storefront/internal/testdb"
 	"storefront/store"
 )
 
@@ -23,14 +24,38 @@ type fixture struct {
 	clock time.Time
 }
 
-func setup(t *testing.T, db *store.DB) *fixture {
+// path is one way of placing an order; the checkout suite runs on each.
+type path struct {
+	name  string
+	group bool
+}
+
+// eachPath runs fn on SQLite and MariaDB, on the plain path and on the group
+// path. There every single-SKU order goes through the batch transaction, even
+// alone, so that sequential tests exercise the batch code too.
+func eachPath(t *testing.T, fn func(t *testing.T, db *store.DB, p path)) {
+	for _, p := range []path{{"plain", false}, {"group", true}} {
+		t.Run(p.name, func(t *testing.T) {
+			testdb.Each(t, func(t *testing.T, db *store.DB) { fn(t, db, p) })
+		})
+	}
+}
+
+// setup returns a fixture on the demo catalog; with a path, on that path,
+// otherwise with the production defaults.
+func setup(t *testing.T, db *store.DB, p ...path) *fixture {
 	t.Helper()
 	ids, err := demo.Seed(context.Background(), catalog.New(db, catalog.DefaultConfig()))
 	if err != nil {
 		t.Fatalf("demo.Seed: %v", err)
 	}
 	f := &fixture{db: db, ids: ids, clock: time.Now().UTC()}
-	f.svc = New(db, DefaultConfig())
+	cfg := DefaultConfig()
+	if len(p) > 0 {
+		cfg.GroupCommit = p[0].group
+	}
+	f.svc = New(db, cfg)
+	f.svc.batchAlone = len(p) > 0 && p[0].group
 	f.svc.now = func() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.clock }
 	return f
 }

@@ -7,14 +7,13 @@ import (
 	"time"
 
 	"storefront/ent/idempotency"
-	"storefront/internal/testdb"
 	"storefront/store"
 )
 
 func TestIdempotencyKey(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, db *store.DB) {
+	eachPath(t, func(t *testing.T, db *store.DB, p path) {
 		ctx := context.Background()
-		f := setup(t, db)
+		f := setup(t, db, p)
 		blackL, blackS := f.skuID(t, "黑色,L"), f.skuID(t, "黑色,S")
 		in := PlaceInput{UserID: "u1", IdempotencyKey: "k1", Items: []ItemInput{one(blackL, 2)}}
 
@@ -63,9 +62,9 @@ func TestIdempotencyKey(t *testing.T) {
 }
 
 func TestIdempotencyInProgressAndAbandonedClaim(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, db *store.DB) {
+	eachPath(t, func(t *testing.T, db *store.DB, p path) {
 		ctx := context.Background()
-		f := setup(t, db)
+		f := setup(t, db, p)
 		blackL := f.skuID(t, "黑色,L")
 		in := PlaceInput{UserID: "u1", IdempotencyKey: "k", Items: []ItemInput{one(blackL, 1)}}
 		// A claim held by a request that is still running (or crashed).
@@ -96,9 +95,9 @@ func TestIdempotencyInProgressAndAbandonedClaim(t *testing.T) {
 // Without a key, seed 002's fallback: the same input from the same user
 // within the window is the same request; a different input or a later one is not.
 func TestFallbackKey(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, db *store.DB) {
+	eachPath(t, func(t *testing.T, db *store.DB, p path) {
 		ctx := context.Background()
-		f := setup(t, db)
+		f := setup(t, db, p)
 		blackL := f.skuID(t, "黑色,L")
 		in := PlaceInput{UserID: "u1", Items: []ItemInput{one(blackL, 1)}}
 		a, err := f.svc.Place(ctx, in)

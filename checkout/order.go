@@ -52,14 +52,22 @@ func IdempotencyKeyFrom(ctx context.Context) string {
 
 // Service places and closes orders.
 type Service struct {
-	db  *store.DB
-	cfg Config
-	now func() time.Time
+	db     *store.DB
+	cfg    Config
+	now    func() time.Time
+	groups groups
+	// Tests only: batchAlone sends a lone single-SKU order through the batch
+	// transaction too; hook runs at the named stages of a batch transaction.
+	batchAlone bool
+	hook       func(stage string) error
 }
 
 // New returns a checkout service on db.
 func New(db *store.DB, cfg Config) *Service {
-	return &Service{db: db, cfg: cfg, now: func() time.Time { return time.Now().UTC() }}
+	if cfg.GroupMax <= 0 {
+		cfg.GroupMax = 64
+	}
+	return &Service{db: db, cfg: cfg, now: func() time.Time { return time.Now().UTC() }, groups: groups{skus: map[int64]*queue{}}}
 }
 
 // Config returns the service's configuration.

@@ -36,19 +36,28 @@ type eventPayload struct {
 // emit writes an event in the caller's transaction: it exists if and only if
 // the change it announces committed, and is dispatched only after that.
 func emit(ctx context.Context, tx *ent.Tx, typ string, o *Order, reason string, at time.Time) error {
+	c, err := event(tx, typ, o, reason, at)
+	if err != nil {
+		return err
+	}
+	if err := c.Exec(ctx); err != nil {
+		return fmt.Errorf("writing %s event: %w", typ, err)
+	}
+	return nil
+}
+
+// event builds the outbox row announcing o (a batch inserts many at once).
+func event(tx *ent.Tx, typ string, o *Order, reason string, at time.Time) (*ent.OutboxCreate, error) {
 	p := eventPayload{OrderSn: o.OrderSn, UserID: o.UserID, Status: string(o.Status), Amount: o.Amount.String(), Reason: reason}
 	for _, l := range o.Lines {
 		p.Lines = append(p.Lines, eventLine{ItemID: l.ItemID, Quantity: l.Quantity})
 	}
 	b, err := json.Marshal(p)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := tx.Outbox.Create().SetEventID(newEventID()).SetType(typ).
-		SetAggregateID(strconv.FormatInt(o.ID, 10)).SetPayload(string(b)).SetCreatedAt(at).Exec(ctx); err != nil {
-		return fmt.Errorf("writing %s event: %w", typ, err)
-	}
-	return nil
+	return tx.Outbox.Create().SetEventID(newEventID()).SetType(typ).
+		SetAggregateID(strconv.FormatInt(o.ID, 10)).SetPayload(string(b)).SetCreatedAt(at), nil
 }
 
 // Event is a dispatched outbox row.

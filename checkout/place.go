@@ -56,7 +56,22 @@ func (s *Service) place(ctx context.Context, in PlaceInput, c *claim) (*Order, e
 	for _, l := range lines {
 		o.Lines = append(o.Lines, &l.OrderLine)
 	}
-	err = store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	if s.cfg.GroupCommit && len(lines) == 1 {
+		err = s.placeGrouped(ctx, &ticket{order: o, line: lines[0], claim: c})
+	} else {
+		err = s.placeTx(ctx, o, lines, c)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// placeTx places one order in its own transaction: the plain path, and a
+// batch of one on the group path.
+func (s *Service) placeTx(ctx context.Context, o *Order, lines []*line, c *claim) error {
+	now := o.CreatedAt
+	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
 		// Everything that needs no SKU row lock goes first: the lock is taken by
 		// the CAS below and held to COMMIT, and on a hot SKU throughput is
 		// bounded by how long that is.
@@ -87,10 +102,7 @@ func (s *Service) place(ctx context.Context, in PlaceInput, c *claim) (*Order, e
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, store.Classify(err)
-	}
-	return o, nil
+	return store.Classify(err)
 }
 
 // deduct takes l.Quantity from the SKU by CAS and writes the ledger row from
@@ -106,7 +118,7 @@ func deduct(ctx context.Context, tx *ent.Tx, l *line, orderSn string, now time.T
 	if n, err := res.RowsAffected(); err != nil {
 		return err
 	} else if n == 0 {
-		return fmt.Errorf("%w: SKU %d (%s %s) has fewer than %d left", ErrOutOfStock, l.ItemID, l.GoodsName, l.SpecValueStr, l.Quantity)
+		return outOfStock(l)
 	}
 	if _, err := tx.ExecContext(ctx,
 		"INSERT INTO stock_log (item_id, goods_id, change_type, change_num, before_stock, after_stock, biz_type, biz_sn, remark, created_at) "+
@@ -115,4 +127,8 @@ func deduct(ctx context.Context, tx *ent.Tx, l *line, orderSn string, now time.T
 		return fmt.Errorf("booking deduction of SKU %d: %w", l.ItemID, err)
 	}
 	return nil
+}
+
+func outOfStock(l *line) error {
+	return fmt.Errorf("%w: SKU %d (%s %s) has fewer than %d left", ErrOutOfStock, l.ItemID, l.GoodsName, l.SpecValueStr, l.Quantity)
 }

@@ -11,15 +11,14 @@ import (
 	"storefront/ent/outbox"
 	"storefront/ent/stocklog"
 	"storefront/enums"
-	"storefront/internal/testdb"
 	"storefront/money"
 	"storefront/store"
 )
 
 func TestPlaceOrderBySpecValues(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, db *store.DB) {
+	eachPath(t, func(t *testing.T, db *store.DB, p path) {
 		ctx := context.Background()
-		f := setup(t, db)
+		f := setup(t, db, p)
 		g, err := catalog.New(db, catalog.DefaultConfig()).Goods(ctx, catalog.Viewer{}, f.ids[demo.TShirtCode])
 		if err != nil {
 			t.Fatal(err)
@@ -78,9 +77,9 @@ func TestPlaceOrderBySpecValues(t *testing.T) {
 }
 
 func TestPlaceOrderValidationWritesNothing(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, db *store.DB) {
+	eachPath(t, func(t *testing.T, db *store.DB, p path) {
 		ctx := context.Background()
-		f := setup(t, db)
+		f := setup(t, db, p)
 		blackL, blackM := f.skuID(t, "黑色,L"), f.skuID(t, "黑色,M")
 		if _, err := db.SQL.Exec("UPDATE sku SET status = 'DISABLED' WHERE id = ?", blackM); err != nil {
 			t.Fatal(err)
@@ -140,8 +139,8 @@ func TestPlaceOrderValidationWritesNothing(t *testing.T) {
 }
 
 func TestOutOfStockNamesTheSKU(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, db *store.DB) {
-		f := setup(t, db)
+	eachPath(t, func(t *testing.T, db *store.DB, p path) {
+		f := setup(t, db, p)
 		blackS := f.skuID(t, "黑色,S")
 		_, err := f.svc.Place(context.Background(), PlaceInput{UserID: "u1", Items: []ItemInput{one(blackS, 1)}})
 		if !errors.Is(err, ErrOutOfStock) || !strings.Contains(err.Error(), itoa(blackS)) || !strings.Contains(err.Error(), "黑色,S") {
@@ -160,9 +159,9 @@ func equalCounts(a, b map[string]int) bool {
 }
 
 func TestMyOrdersPaging(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, db *store.DB) {
+	eachPath(t, func(t *testing.T, db *store.DB, p path) {
 		ctx := context.Background()
-		f := setup(t, db)
+		f := setup(t, db, p)
 		blackL := f.skuID(t, "黑色,L")
 		var sns []string
 		for i := range 3 {
