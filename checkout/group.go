@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // Group commit (issue 8). One hot SKU row takes one CAS at a time, and each
@@ -43,6 +44,14 @@ type queue struct {
 type groups struct {
 	mu   sync.Mutex
 	skus map[int64]*queue // only SKUs with a transaction in flight
+	// Transactions run through queues and the orders they carried.
+	batches, orders atomic.Int64
+}
+
+// GroupStats returns how many transactions the group path ran and how many
+// orders they carried (orders / batches is the mean batch size).
+func (s *Service) GroupStats() (batches, orders int64) {
+	return s.groups.batches.Load(), s.groups.orders.Load()
 }
 
 var errBatchAborted = errors.New("checkout: the batch transaction was aborted")
@@ -100,6 +109,8 @@ func (s *Service) lead(ctx context.Context, id int64, batch []*ticket) (err erro
 		s.handOver(id)
 	}()
 	errs := s.runBatch(ctx, batch)
+	s.groups.batches.Add(1)
+	s.groups.orders.Add(int64(len(batch)))
 	for i, t := range batch[1:] {
 		t.done <- verdict{err: errs[i+1]}
 	}

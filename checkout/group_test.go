@@ -1,0 +1,296 @@
+package checkout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"storefront/internal/testdb"
+	"storefront/store"
+)
+
+// hold marks the SKU's queue busy, as if a transaction on it were in flight,
+// so that the test decides what the next batch holds and in which order.
+func hold(f *fixture, id int64) {
+	f.svc.groups.mu.Lock()
+	f.svc.groups.skus[id] = &queue{busy: true}
+	f.svc.groups.mu.Unlock()
+}
+
+// queueLen is how many orders wait on the SKU.
+func queueLen(f *fixture, id int64) int {
+	f.svc.groups.mu.Lock()
+	defer f.svc.groups.mu.Unlock()
+	if q := f.svc.groups.skus[id]; q != nil {
+		return len(q.waiting)
+	}
+	return 0
+}
+
+// enqueue starts one Place per input on its own goroutine, each only after the
+// previous one is queued (arrival order = index), and returns a wait function
+// giving every order's outcome once the held queue is released.
+func enqueue(t *testing.T, f *fixture, id int64, ins []PlaceInput) func() ([]*Order, []error) {
+	t.Helper()
+	orders, errs := make([]*Order, len(ins)), make([]error, len(ins))
+	var wg sync.WaitGroup
+	for i, in := range ins {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			orders[i], errs[i] = f.svc.Place(context.Background(), in)
+		}()
+		deadline := time.Now().Add(10 * time.Second)
+		for queueLen(f, id) < i+1 {
+			if time.Now().After(deadline) {
+				t.Fatalf("order %d never queued", i)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return func() ([]*Order, []error) {
+		f.svc.handOver(id) // the "transaction in flight" ends: the queue is the next batch
+		wg.Wait()
+		return orders, errs
+	}
+}
+
+// In one batch, as one by one: an order of 3 when 2 are left is refused, the
+// later orders of 1 still get the 2, and the one after them is refused.
+func TestGroupAllocatesInArrivalOrder(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		id := f.skuID(t, "黑色,L")
+		f.setStock(t, id, 2)
+		before := f.counts(t)
+		hold(f, id)
+		var ins []PlaceInput
+		for i, q := range []int64{3, 1, 1, 1} {
+			ins = append(ins, PlaceInput{UserID: fmt.Sprint("u", i), IdempotencyKey: fmt.Sprint("k", i), Items: []ItemInput{one(id, q)}})
+		}
+		orders, errs := enqueue(t, f, id, ins)()
+		for i, want := range []error{ErrOutOfStock, nil, nil, ErrOutOfStock} {
+			if (want == nil && errs[i] != nil) || (want != nil && !errors.Is(errs[i], want)) {
+				t.Errorf("order %d: err = %v, want %v", i, errs[i], want)
+			}
+		}
+		if b, n := f.svc.GroupStats(); b != 1 || n != 4 {
+			t.Errorf("GroupStats = %d batches, %d orders; want 1 batch of 4", b, n)
+		}
+		if got := f.stock(t, id); got != 0 {
+			t.Errorf("stock = %d, want 0", got)
+		}
+		after := f.counts(t)
+		for tb, d := range map[string]int{"orders": 2, "order_line": 2, "stock_log": 2, "outbox": 2, "idempotency_key": 2} {
+			if after[tb]-before[tb] != d {
+				t.Errorf("%s: %d new rows, want %d (refused orders leave none)", tb, after[tb]-before[tb], d)
+			}
+		}
+		// Ledger rows in arrival order, each with its own before/after.
+		rows, err := db.SQL.Query("SELECT biz_sn, before_stock, after_stock FROM stock_log WHERE item_id = ? AND change_type = 1 ORDER BY id", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var got []string
+		for rows.Next() {
+			var sn string
+			var b, a int64
+			if err := rows.Scan(&sn, &b, &a); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, fmt.Sprint(sn, " ", b, "→", a))
+		}
+		want := []string{orders[1].OrderSn + " 2→1", orders[2].OrderSn + " 1→0"}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("ledger = %v, want %v", got, want)
+		}
+		// The refused keys were not burnt.
+		f.setStock(t, id, 5)
+		if _, err := f.svc.Place(context.Background(), ins[0]); err != nil {
+			t.Errorf("retrying the refused key after a restock: %v", err)
+		}
+	})
+}
+
+// A failure anywhere in a batch (here injected before and after the lock, the
+// latter after the CAS and the ledger rows) rolls back every order in it:
+// nothing acknowledged is lost because nothing of the batch is acknowledged.
+func TestGroupFailureMidBatchLeavesNothing(t *testing.T) {
+	for _, stage := range []string{"unlocked", "locked"} {
+		t.Run(stage, func(t *testing.T) {
+			testdb.Each(t, func(t *testing.T, db *store.DB) {
+				f := setup(t, db)
+				id := f.skuID(t, "黑色,L")
+				crash := errors.New("crash")
+				f.svc.hook = func(s string) error {
+					if s == stage {
+						return crash
+					}
+					return nil
+				}
+				before := f.counts(t)
+				hold(f, id)
+				var ins []PlaceInput
+				for i := range 5 {
+					ins = append(ins, PlaceInput{UserID: fmt.Sprint("u", i), IdempotencyKey: "k", Items: []ItemInput{one(id, 1)}})
+				}
+				_, errs := enqueue(t, f, id, ins)()
+				for i, err := range errs {
+					if !errors.Is(err, crash) {
+						t.Errorf("order %d: err = %v, want the injected failure", i, err)
+					}
+				}
+				if after := f.counts(t); !equalCounts(before, after) {
+					t.Errorf("rows changed by a failed batch: before %v, after %v", before, after)
+				}
+				if got := f.stock(t, id); got != 200 {
+					t.Errorf("stock = %d, want 200", got)
+				}
+				f.svc.hook = nil
+				for i, in := range ins {
+					if _, err := f.svc.Place(context.Background(), in); err != nil {
+						t.Errorf("retry %d with the same key: %v", i, err)
+					}
+				}
+			})
+		})
+	}
+}
+
+// On MariaDB stock can move between the batch's plain read and its lock (a
+// multi-SKU order, another instance): the orders the locked balance cannot
+// serve are removed again before commit and refused, in arrival order.
+func TestGroupStockMovedBeforeTheLock(t *testing.T) {
+	db := testdb.Open(t, testdb.MySQL)
+	f := setup(t, db)
+	id := f.skuID(t, "黑色,L")
+	f.setStock(t, id, 3)
+	f.svc.hook = func(s string) error {
+		if s == "unlocked" {
+			f.setStock(t, id, 2) // commits on another connection: the row is not locked yet
+		}
+		return nil
+	}
+	before := f.counts(t)
+	hold(f, id)
+	var ins []PlaceInput
+	for i := range 3 {
+		ins = append(ins, PlaceInput{UserID: fmt.Sprint("u", i), Items: []ItemInput{one(id, 1)}})
+	}
+	_, errs := enqueue(t, f, id, ins)()
+	if errs[0] != nil || errs[1] != nil || !errors.Is(errs[2], ErrOutOfStock) {
+		t.Fatalf("errs = %v; want ok, ok, OUT_OF_STOCK", errs)
+	}
+	after := f.counts(t)
+	for _, tb := range []string{"orders", "order_line", "outbox", "idempotency_key"} {
+		if after[tb]-before[tb] != 2 {
+			t.Errorf("%s: %d new rows, want 2", tb, after[tb]-before[tb])
+		}
+	}
+	if got, led := f.stock(t, id), f.ledgerSum(t, id, 0); got != 0 || led != 0 {
+		t.Errorf("stock = %d, ledger balance = %d; want 0, 0", got, led)
+	}
+}
+
+// The flash sale with the production settings: 1000 buyers of 1–3 units, 64
+// at a time, against 200 in stock. Batches must form, nothing is oversold,
+// every accepted unit is one ledger unit and every ledger row chains.
+func TestGroupFlashSaleMixedQuantities(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := setup(t, db)
+		id := f.skuID(t, "黑色,L")
+		var sold, accepted atomic.Int64
+		var first atomic.Value
+		race(1000, 64, func(i int) {
+			q := int64(1 + rand.IntN(3))
+			_, err := f.svc.Place(ctx, PlaceInput{UserID: fmt.Sprint("buyer-", i), Items: []ItemInput{one(id, q)}})
+			switch {
+			case err == nil:
+				sold.Add(q)
+				accepted.Add(1)
+			case !errors.Is(err, ErrOutOfStock):
+				first.CompareAndSwap(nil, err)
+			}
+		})
+		if e := first.Load(); e != nil {
+			t.Fatalf("unexpected error: %v", e)
+		}
+		stock := f.stock(t, id)
+		if stock < 0 || stock > 2 || sold.Load() != 200-stock {
+			t.Errorf("sold %d, stock %d; want stock in 0..2 and sold = 200 - stock", sold.Load(), stock)
+		}
+		if got := f.count(t, "orders"); int64(got) != accepted.Load() {
+			t.Errorf("orders = %d, accepted %d", got, accepted.Load())
+		}
+		if led := f.ledgerSum(t, id, 0); led != stock {
+			t.Errorf("ledger balance %d, stock %d", led, stock)
+		}
+		var bad int
+		if err := db.SQL.QueryRow("SELECT COUNT(*) FROM stock_log WHERE item_id = ? AND (after_stock < 0 OR before_stock + change_num <> after_stock)", id).Scan(&bad); err != nil || bad != 0 {
+			t.Errorf("inconsistent ledger rows: %d (%v)", bad, err)
+		}
+		// The rows chain: each deduction starts where the one before it ended.
+		var breaks int
+		if err := db.SQL.QueryRow("SELECT COUNT(*) FROM stock_log a WHERE a.item_id = ? AND a.change_type = 1 AND NOT EXISTS "+
+			"(SELECT 1 FROM stock_log b WHERE b.item_id = a.item_id AND b.id < a.id AND b.after_stock = a.before_stock)", id).Scan(&breaks); err != nil || breaks != 0 {
+			t.Errorf("ledger rows not starting where an earlier one ended: %d (%v)", breaks, err)
+		}
+		b, n := f.svc.GroupStats()
+		if b >= n {
+			t.Errorf("%d transactions for %d orders: no batch formed", b, n)
+		}
+		t.Logf("%d orders accepted, %d units; %d transactions carried %d orders", accepted.Load(), sold.Load(), b, n)
+	})
+}
+
+// One Idempotency-Key repeated among a crowd buying the same SKU: the
+// repeats meet the orders of others in batches, and still make one order.
+func TestGroupOneKeyAmongACrowd(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := setup(t, db)
+		id := f.skuID(t, "黑色,L")
+		f.setStock(t, id, 1000)
+		var mu sync.Mutex
+		sns := map[string]int{}
+		var crowd atomic.Int64
+		var first atomic.Value
+		race(400, 64, func(i int) {
+			if i%2 == 0 {
+				o, err := f.svc.Place(ctx, PlaceInput{UserID: "u1", IdempotencyKey: "the-key", Items: []ItemInput{one(id, 1)}})
+				switch {
+				case err == nil:
+					mu.Lock()
+					sns[o.OrderSn]++
+					mu.Unlock()
+				case !errors.Is(err, ErrIdempotencyInProgress):
+					first.CompareAndSwap(nil, err)
+				}
+				return
+			}
+			if _, err := f.svc.Place(ctx, PlaceInput{UserID: fmt.Sprint("c", i), Items: []ItemInput{one(id, 1)}}); err != nil {
+				first.CompareAndSwap(nil, err)
+			}
+			crowd.Add(1)
+		})
+		if e := first.Load(); e != nil {
+			t.Fatalf("unexpected error: %v", e)
+		}
+		if len(sns) != 1 {
+			t.Fatalf("the key's successful responses carry %d order numbers %v, want 1", len(sns), sns)
+		}
+		if got, want := f.count(t, "orders"), int(crowd.Load())+1; got != want {
+			t.Errorf("orders = %d, want %d (the crowd's and one for the key)", got, want)
+		}
+		if got := f.stock(t, id); got != 1000-crowd.Load()-1 {
+			t.Errorf("stock = %d, want %d", got, 1000-crowd.Load()-1)
+		}
+	})
+}
