@@ -72,6 +72,9 @@ func PresentError(ctx context.Context, err error) *gqlerror.Error {
 	}
 	code := Code(err)
 	if code == "" {
+		code = gqlgenCode(err)
+	}
+	if code == "" {
 		slog.ErrorContext(ctx, "internal error", "err", err, "path", gerr.Path.String())
 		gerr.Message = "internal error"
 		code = "INTERNAL"

@@ -30,6 +30,7 @@ func newGraphQL(r *resolvers.Resolver, o Options, m *metrics.Metrics) *handler.S
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
 	srv.Use(&queryLimits{maxDepth: o.MaxDepth, maxComplexity: o.MaxComplexity})
 	srv.Use(opMetrics{m})
+	srv.Use(deadline{o.RequestTimeout})
 	srv.SetErrorPresenter(resolvers.PresentError)
 	srv.SetRecoverFunc(resolvers.Recover)
 	return srv
