@@ -1,0 +1,265 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"storefront/auth"
+	"storefront/catalog"
+	"storefront/checkout"
+	"storefront/inventory"
+	"storefront/resolvers"
+	"storefront/server"
+	"storefront/store"
+)
+
+type cellKey struct {
+	skus, path, transport string
+	clients               int
+}
+
+type result struct {
+	rate, p50, p99   float64
+	batches, batched int64
+	check            string
+	ok               bool
+}
+
+type bench struct {
+	db     *store.DB
+	hot    int64
+	spread []int64
+	dur    time.Duration
+	svc    map[string]*checkout.Service
+	url    map[string]string
+	token  string
+	client *http.Client
+	seq    atomic.Int64
+}
+
+// newBench wires a plain and a group-commit checkout service on the same
+// database, each behind its own real handler (server.New, as serve does) on a
+// loopback httptest server.
+func newBench(db *store.DB, hot int64, spread []int64, dur time.Duration) *bench {
+	signer, err := auth.NewSigner("bench-secret-0123456789")
+	if err != nil {
+		panic(err)
+	}
+	token, err := signer.Issue("bench", auth.Customer, time.Hour)
+	if err != nil {
+		panic(err)
+	}
+	b := &bench{db: db, hot: hot, spread: spread, dur: dur, token: token,
+		svc: map[string]*checkout.Service{}, url: map[string]string{},
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}}
+	cat := catalog.New(db, catalog.DefaultConfig())
+	for _, path := range []string{"plain", "group"} {
+		cfg := checkout.DefaultConfig()
+		cfg.GroupCommit = path == "group"
+		svc := checkout.New(db, cfg)
+		h := server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{
+			Catalog: cat, Inventory: inventory.New(db), Checkout: svc,
+		}})
+		b.svc[path], b.url[path] = svc, httptest.NewServer(h).URL+"/graphql"
+	}
+	return b
+}
+
+// loop runs c closed-loop clients for a 300 ms warm-up and then b.dur, and
+// measures the window only. It returns ops/s, p50 and p99 in ms, and how many
+// calls succeeded in all (warm-up included: the correctness check counts them).
+func (b *bench) loop(c int, op func() error) (result, int64, error) {
+	const warm = 300 * time.Millisecond
+	start := time.Now()
+	from, to := start.Add(warm), start.Add(warm+b.dur)
+	lat := make([][]time.Duration, c)
+	var done atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	for w := range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				t0 := time.Now()
+				if !t0.Before(to) {
+					return
+				}
+				if err := op(); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+				done.Add(1)
+				if t1 := time.Now(); !t0.Before(from) && !t1.After(to) {
+					lat[w] = append(lat[w], t1.Sub(t0))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := firstErr.Load().(error); err != nil {
+		return result{}, done.Load(), err
+	}
+	all := slices.Concat(lat...)
+	if len(all) == 0 {
+		return result{}, done.Load(), fmt.Errorf("no call finished inside the window")
+	}
+	slices.Sort(all)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return result{rate: float64(len(all)) / b.dur.Seconds(), p50: ms(all[len(all)/2]), p99: ms(all[len(all)*99/100])}, done.Load(), nil
+}
+
+// rawCAS is the statement every one-row-per-order design repeats: its rate is
+// the ceiling of such designs on this database.
+func (b *bench) rawCAS(id int64, c int) result {
+	r, _, err := b.loop(c, func() error {
+		res, err := b.db.SQL.Exec("UPDATE sku SET stock = stock - 1, version = version + 1 WHERE id = ? AND stock >= 1", id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return fmt.Errorf("raw CAS: %d rows", n)
+		}
+		return nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// place measures one cell and checks the books afterwards.
+func (b *bench) place(k cellKey) (result, error) {
+	ids := []int64{b.hot}
+	if k.skus != "hot" {
+		ids = b.spread
+	}
+	stock0, err := b.stockSum(ids)
+	if err != nil {
+		return result{}, err
+	}
+	orders0, err := b.count("SELECT COUNT(*) FROM orders")
+	if err != nil {
+		return result{}, err
+	}
+	svc := b.svc[k.path]
+	bat0, ord0 := svc.GroupStats()
+	op := func() error {
+		n := b.seq.Add(1)
+		item := ids[int(n)%len(ids)]
+		key := fmt.Sprint("bench-", n)
+		if k.transport == "http" {
+			return b.placeHTTP(b.url[k.path], item, key)
+		}
+		_, err := svc.Place(context.Background(), checkout.PlaceInput{
+			UserID: "bench", IdempotencyKey: key, Items: []checkout.ItemInput{{ItemID: &item, Quantity: 1}},
+		})
+		return err
+	}
+	r, accepted, err := b.loop(k.clients, op)
+	if err != nil {
+		return result{}, fmt.Errorf("%v: %w", k, err)
+	}
+	bat1, ord1 := svc.GroupStats()
+	r.batches, r.batched = bat1-bat0, ord1-ord0
+	stock1, err := b.stockSum(ids)
+	if err != nil {
+		return result{}, err
+	}
+	orders1, err := b.count("SELECT COUNT(*) FROM orders")
+	if err != nil {
+		return result{}, err
+	}
+	ledger, err := b.ledgerSum(ids)
+	if err != nil {
+		return result{}, err
+	}
+	neg, err := b.count("SELECT COUNT(*) FROM sku WHERE stock < 0")
+	if err != nil {
+		return result{}, err
+	}
+	r.ok = stock0-stock1 == accepted && orders1-orders0 == accepted && ledger == stock1 && neg == 0
+	mark := "ok"
+	if !r.ok {
+		mark = "FAILED"
+	}
+	r.check = fmt.Sprintf("%s: accepted %d, orders +%d, stock %d (−%d), ledger sum %d, negative-stock SKUs %d",
+		mark, accepted, orders1-orders0, stock1, stock0-stock1, ledger, neg)
+	return r, nil
+}
+
+const mutation = `mutation($id: ID!) { placeOrder(input: {items: [{itemId: $id, quantity: 1}]}) { orderSn amount } }`
+
+func (b *bench) placeHTTP(url string, item int64, key string) error {
+	body, _ := json.Marshal(map[string]any{"query": mutation, "variables": map[string]any{"id": fmt.Sprint(item)}})
+	req, err := http.NewRequest("POST", url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	req.Header.Set("Idempotency-Key", key)
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var r struct{ Errors []json.RawMessage }
+	if err := json.Unmarshal(raw, &r); err != nil || len(r.Errors) > 0 {
+		return fmt.Errorf("placeOrder: %s", raw)
+	}
+	return nil
+}
+
+func (b *bench) stockSum(ids []int64) (int64, error) {
+	return b.sum("SELECT COALESCE(SUM(stock), 0) FROM sku WHERE id IN ", ids)
+}
+
+func (b *bench) ledgerSum(ids []int64) (int64, error) {
+	return b.sum("SELECT COALESCE(SUM(change_num), 0) FROM stock_log WHERE item_id IN ", ids)
+}
+
+func (b *bench) sum(q string, ids []int64) (int64, error) {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	var n int64
+	err := b.db.SQL.QueryRow(q+"("+strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")+")", args...).Scan(&n)
+	return n, err
+}
+
+func (b *bench) count(q string) (int64, error) {
+	var n int64
+	err := b.db.SQL.QueryRow(q).Scan(&n)
+	return n, err
+}
+
+// runHotrow runs the anchor program's raw mode against the same server and
+// returns its ops/s line.
+func runHotrow(dir, dsn string, c int, dur time.Duration) (string, error) {
+	cmd := exec.Command("go", "run", ".", "-mode=raw", fmt.Sprint("-c=", c), "-dur="+dur.String(), "-dsn", dsn)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("hotrow: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`ops/s=\s*[0-9.]+.*`).Find(out)
+	if m == nil {
+		return "", fmt.Errorf("no ops/s in hotrow output:\n%s", out)
+	}
+	return string(m), nil
+}

@@ -1,0 +1,218 @@
+// Command checkout is `make bench`'s checkout table (issue 8): on one
+// database, in one run, the ceiling of one-row-per-order designs (raw
+// single-row CAS), then placeOrder on the plain path and on the group-commit
+// path, in process and over real HTTP, on one hot SKU and spread over 16 SKUs,
+// at 1, 16 and 64 closed-loop clients, with a correctness line per run and the
+// ratios. Ratios are the figures to read: the machine is shared and noisy,
+// and only numbers measured side by side in one run compare.
+//
+//	go run ./bench/checkout -db 'mysql:root@tcp(127.0.0.1:3306)/test'
+//	go run ./bench/checkout -db sqlite -dur 2s
+//
+// On MariaDB it creates and drops its own database on the server named by the
+// DSN; on SQLite it uses a temporary file.
+package main
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"storefront/catalog"
+	"storefront/demo"
+	"storefront/ent/sku"
+	"storefront/store"
+)
+
+func main() {
+	dbFlag := flag.String("db", "sqlite", "sqlite, or mysql:DSN (a database is created on that server and dropped afterwards)")
+	dur := flag.Duration("dur", 2*time.Second, "measured window of each run (plus a 300 ms warm-up)")
+	clientsFlag := flag.String("clients", "1,16,64", "closed-loop client counts")
+	hotrow := flag.String("hotrow", "", "directory of ../shared/bench/hotrow: also run its -mode=raw (MariaDB only)")
+	flag.Parse()
+	var clients []int
+	for _, s := range strings.Split(*clientsFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			log.Fatalf("-clients %q: want positive integers", *clientsFlag)
+		}
+		clients = append(clients, n)
+	}
+	if err := run(*dbFlag, *dur, clients, *hotrow); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
+	ctx := context.Background()
+	spec, dsn, cleanup, err := freshDatabase(dbSpec)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	db, err := store.Open(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx); err != nil {
+		return err
+	}
+	ids, err := demo.Seed(ctx, catalog.New(db, catalog.DefaultConfig()))
+	if err != nil {
+		return err
+	}
+	hot, err := db.Client.Sku.Query().Where(sku.GoodsID(ids[demo.TShirtCode]), sku.SpecValueStr("黑色,L")).OnlyID(ctx)
+	if err != nil {
+		return err
+	}
+	casSKU, err := db.Client.Sku.Query().Where(sku.GoodsID(ids[demo.TShirtCode]), sku.SpecValueStr("白色,S")).OnlyID(ctx)
+	if err != nil {
+		return err
+	}
+	spread, err := db.Client.Sku.Query().Where(sku.GoodsID(ids[demo.ShoeCode])).Order(sku.ByID()).Limit(16).IDs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range append([]int64{hot, casSKU}, spread...) {
+		if err := restock(db.SQL, id, 100_000_000); err != nil {
+			return err
+		}
+	}
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("checkout benchmark: %s, %s per run, clients %v, load average %s\n",
+		db.Dialect, dur, clients, strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
+
+	b := newBench(db, hot, spread, dur)
+	raw := map[int]float64{}
+	fmt.Println("\n1. raw single-row CAS (autocommit UPDATE sku SET stock = stock - 1, version = version + 1 WHERE id = ? AND stock >= 1)")
+	for _, c := range clients {
+		r := b.rawCAS(casSKU, c)
+		raw[c] = r.rate
+		fmt.Printf("   clients=%-3d %8.0f ops/s  p50 %6.2f ms  p99 %7.2f ms\n", c, r.rate, r.p50, r.p99)
+	}
+	// The raw CAS moved stock without ledger rows; book them so the
+	// database stays balanced like any other.
+	if err := bookRaw(db.SQL, casSKU); err != nil {
+		return err
+	}
+	if hotrow != "" && db.Dialect == "mysql" {
+		for _, c := range clients {
+			out, err := runHotrow(hotrow, dsn, c, dur)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("   hotrow -mode=raw -c=%d: %s\n", c, out)
+		}
+	}
+
+	fmt.Println("\n2–4. placeOrder, one unit per order, each with its own Idempotency-Key")
+	fmt.Printf("   %-9s %-6s %-11s %7s %9s %8s %8s %9s  %s\n", "SKUs", "path", "transport", "clients", "orders/s", "p50 ms", "p99 ms", "batch", "correctness")
+	results := map[cellKey]result{}
+	for _, skus := range []string{"hot", "16"} {
+		for _, tr := range []string{"in-process", "http"} {
+			for _, c := range clients {
+				for _, path := range []string{"plain", "group"} {
+					k := cellKey{skus, path, tr, c}
+					r, err := b.place(k)
+					if err != nil {
+						return err
+					}
+					results[k] = r
+					batch := "-"
+					if r.batches > 0 {
+						batch = fmt.Sprintf("%.1f", float64(r.batched)/float64(r.batches))
+					}
+					fmt.Printf("   %-9s %-6s %-11s %7d %9.0f %8.2f %8.2f %9s  %s\n", skus, path, tr, c, r.rate, r.p50, r.p99, batch, r.check)
+				}
+			}
+		}
+	}
+	var bad int
+	for _, r := range results {
+		if !r.ok {
+			bad++
+		}
+	}
+
+	fmt.Println("\n5. ratios (same run)")
+	fmt.Printf("   %-9s %-11s %7s %10s %10s %11s\n", "SKUs", "transport", "clients", "group/raw", "plain/raw", "group/plain")
+	for _, skus := range []string{"hot", "16"} {
+		for _, tr := range []string{"in-process", "http"} {
+			for _, c := range clients {
+				g, p := results[cellKey{skus, "group", tr, c}].rate, results[cellKey{skus, "plain", tr, c}].rate
+				fmt.Printf("   %-9s %-11s %7d %10.2f %10.2f %11.2f\n", skus, tr, c, g/raw[c], p/raw[c], g/p)
+			}
+		}
+	}
+	if bad > 0 {
+		return fmt.Errorf("%d runs failed their correctness check", bad)
+	}
+	return nil
+}
+
+// freshDatabase returns a store spec for an empty database, the go-sql-driver
+// DSN of it (MariaDB) and a cleanup.
+func freshDatabase(spec string) (string, string, func(), error) {
+	if spec == "sqlite" || strings.HasPrefix(spec, "sqlite:") {
+		dir, err := os.MkdirTemp("", "benchcheckout")
+		if err != nil {
+			return "", "", nil, err
+		}
+		return "sqlite:" + filepath.Join(dir, "bench.db"), "", func() { os.RemoveAll(dir) }, nil
+	}
+	dsn, ok := strings.CutPrefix(spec, "mysql:")
+	if !ok {
+		return "", "", nil, fmt.Errorf("-db %q: want sqlite or mysql:DSN", spec)
+	}
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return "", "", nil, err
+	}
+	cfg.DBName = ""
+	admin, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		return "", "", nil, err
+	}
+	name := fmt.Sprintf("sfbench_%d", time.Now().UnixNano())
+	if _, err := admin.Exec("CREATE DATABASE " + name + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
+		admin.Close()
+		return "", "", nil, err
+	}
+	cfg.DBName = name
+	cfg.InterpolateParams = true
+	cleanup := func() {
+		_, _ = admin.Exec("DROP DATABASE IF EXISTS " + name)
+		admin.Close()
+	}
+	return "mysql:" + cfg.FormatDSN(), cfg.FormatDSN(), cleanup, nil
+}
+
+// restock adds n units to a SKU with the ledger row an adjustment writes.
+func restock(db *sql.DB, id, n int64) error {
+	if _, err := db.Exec("UPDATE sku SET stock = stock + ? WHERE id = ?", n, id); err != nil {
+		return err
+	}
+	_, err := db.Exec("INSERT INTO stock_log (item_id, goods_id, change_type, change_num, before_stock, after_stock, biz_type, biz_sn, remark, created_at) "+
+		"SELECT id, goods_id, 5, ?, stock - ?, stock, 'manual', ?, 'bench', ? FROM sku WHERE id = ?",
+		n, n, fmt.Sprint("bench-restock-", id), time.Now().UTC(), id)
+	return err
+}
+
+// bookRaw books the raw CAS runs' units as one adjustment row.
+func bookRaw(db *sql.DB, id int64) error {
+	_, err := db.Exec("INSERT INTO stock_log (item_id, goods_id, change_type, change_num, before_stock, after_stock, biz_type, biz_sn, remark, created_at) "+
+		"SELECT s.id, s.goods_id, 5, s.stock - l.bal, l.bal, s.stock, 'manual', 'bench-raw-cas', 'raw CAS runs', ? "+
+		"FROM sku s, (SELECT COALESCE(SUM(change_num), 0) AS bal FROM stock_log WHERE item_id = ?) l WHERE s.id = ?",
+		time.Now().UTC(), id, id)
+	return err
+}
