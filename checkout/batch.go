@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
+	"time"
 
 	"entgo.io/ent/dialect"
 
@@ -14,64 +14,85 @@ import (
 	"storefront/ent/order"
 	"storefront/ent/orderline"
 	"storefront/ent/outbox"
+	"storefront/ent/predicate"
 	"storefront/inventory"
 	"storefront/store"
 )
 
-// errLeaseLost: some order of the batch no longer owns its idempotency key.
-// Which one is not worth finding inside the transaction; the batch is rolled
-// back and every order is placed alone, where each gets its own answer.
-var errLeaseLost = errors.New("checkout: an idempotency lease of the batch was taken over")
+// errKeyRace: a key of the batch was claimed by someone else (another
+// instance, the plain path) after the batch read the keys. Rare; the batch is
+// rolled back and each of its orders is placed on the plain path, whose claim
+// gives each its own answer.
+var errKeyRace = errors.New("checkout: an idempotency key of the batch was claimed concurrently")
 
-// runBatch places the orders of batch (all of one SKU, in arrival order) and
-// returns each one's outcome: exactly what placing them one after another on
-// the plain path would have answered.
-func (s *Service) runBatch(ctx context.Context, batch []*ticket) []error {
-	errs := make([]error, len(batch))
-	if len(batch) == 1 && !s.batchAlone {
-		t := batch[0]
-		errs[0] = s.placeTx(ctx, t.order, []*line{t.line}, t.claim)
-		return errs
+// runBatch places the orders of batch (all of one SKU, in arrival order) in
+// one transaction and returns each one's verdict: what placing them one after
+// another on the plain path would have answered.
+func (s *Service) runBatch(ctx context.Context, batch []*ticket) []verdict {
+	out := make([]verdict, len(batch))
+	if len(batch) > 1 {
+		// One buyer hanging up must not fail the others' orders: the batch
+		// runs to its end (a waiter that leaves still gets its outcome).
+		ctx = context.WithoutCancel(ctx)
 	}
-	// One buyer hanging up must not fail the others' orders: the batch runs
-	// to its end (a waiter that leaves early still gets its outcome reported).
-	ctx = context.WithoutCancel(ctx)
 	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
-		return s.batchTx(ctx, tx, batch, errs)
+		return s.batchTx(ctx, tx, batch, out)
 	})
-	if errors.Is(err, errLeaseLost) {
-		for i, t := range batch {
-			errs[i] = s.placeTx(ctx, t.order, []*line{t.line}, t.claim)
+	switch {
+	case errors.Is(err, errKeyRace):
+		for i := range out {
+			out[i] = verdict{alone: true}
 		}
-		return errs
-	}
-	if err != nil {
+	case err != nil:
 		err = store.Classify(err)
-		for i := range errs {
-			errs[i] = err
+		for i := range out {
+			out[i] = verdict{err: err}
 		}
 	}
-	return errs
+	return out
 }
 
-// batchTx is one batch transaction. errs receives the refusals (OUT_OF_STOCK);
-// a returned error rolls back everything, so a crash at any point leaves
-// either every accepted order with its ledger row or nothing.
-func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, errs []error) error {
-	clear(errs) // the transaction may be retried
-	id := batch[0].line.ItemID
-	// A plain read first, no lock: orders that cannot fit are refused without
-	// writing anything (after a sell-out that is every order).
-	stock, err := readStock(ctx, tx, id, false)
+// batchTx is one batch transaction. out receives each order's verdict; a
+// returned error rolls back everything, so a crash at any point leaves either
+// every accepted order of the batch with its ledger row, or nothing.
+func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, out []verdict) error {
+	clear(out) // the transaction may be retried
+	now := s.now().Truncate(time.Second)
+	// Two plain reads, no lock: the SKU with its goods, price and stock, and
+	// the keys already in the database. Orders they settle (replays, refused
+	// keys, unknown or unavailable SKU, no stock left) write nothing.
+	row, stock, err := lookupSKU(ctx, tx, batch[0].item)
 	if err != nil {
 		return err
 	}
-	won, _ := allocate(batch, stock, errs, func(int) bool { return true })
+	keys, err := readKeys(ctx, tx, batch)
+	if err != nil {
+		return err
+	}
+	var rows []*skuRow
+	if row != nil {
+		rows = []*skuRow{row}
+	}
+	var cand []int
+	for i, t := range batch {
+		if r := keys[[2]string{t.in.UserID, t.key}]; r != nil {
+			out[i] = keyVerdict(r, t.hash, now)
+			continue
+		}
+		lines, amount, err := s.build(t.in.Items, rows)
+		if err != nil {
+			out[i].err = err
+			continue
+		}
+		t.line, t.order = lines[0], s.newOrder(t.in, lines, amount)
+		cand = append(cand, i)
+	}
+	won := allocate(batch, stock, out, cand)
 	if len(won) == 0 {
 		return nil
 	}
 	// Every write that needs no SKU row lock, before the lock.
-	if err := insertOrders(ctx, tx, won); err != nil {
+	if err := s.insertOrders(ctx, tx, batch, won, now); err != nil {
 		return err
 	}
 	if err := s.at("unlocked"); err != nil {
@@ -80,76 +101,130 @@ func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, errs
 	// Lock the row once. On SQLite the IMMEDIATE transaction has held the
 	// database's write lock since BEGIN, so the first read is already exact.
 	if s.db.Dialect == dialect.MySQL {
-		if stock, err = readStock(ctx, tx, id, true); err != nil {
+		if stock, err = lockStock(ctx, tx, batch[0].item); err != nil {
 			return err
 		}
 	}
 	// Stock may have moved since the plain read (a multi-SKU order, another
 	// instance): allocate again among the orders written, in arrival order.
-	inBatch := make(map[*ticket]bool, len(won))
-	for _, t := range won {
-		inBatch[t] = true
-	}
-	keep, _ := allocate(batch, stock, errs, func(i int) bool { return inBatch[batch[i]] })
-	if err := deductBatch(ctx, tx, keep, stock); err != nil {
+	keep := allocate(batch, stock, out, won)
+	if err := deductBatch(ctx, tx, batch, keep, stock); err != nil {
 		return err
 	}
 	if len(keep) < len(won) {
-		if err := unplace(ctx, tx, won, keep); err != nil {
+		if err := unplace(ctx, tx, batch, won, keep); err != nil {
 			return err
 		}
 	}
 	return s.at("locked")
 }
 
-// allocate walks batch in arrival order and gives each order considered all
-// of its quantity or nothing, as one CAS per order would; a refused order
-// gets OUT_OF_STOCK in errs and does not stop later, smaller ones.
-func allocate(batch []*ticket, stock int64, errs []error, consider func(i int) bool) ([]*ticket, int64) {
-	var fit []*ticket
-	for i, t := range batch {
-		if !consider(i) {
-			continue
-		}
-		if q := t.line.Quantity; q <= stock {
-			stock -= q
-			fit = append(fit, t)
-			errs[i] = nil
-		} else {
-			errs[i] = outOfStock(t.line)
-		}
+// keyVerdict answers an order whose key is already in the database, as the
+// plain path's claim would.
+func keyVerdict(r *ent.Idempotency, hash string, now time.Time) verdict {
+	pending := r.State == statePending
+	expired := !pending && r.ExpiresAt.Before(now)
+	abandoned := pending && r.LeaseUntil.Before(now)
+	switch {
+	case expired || abandoned:
+		return verdict{alone: true} // taking a key over is the plain path's claim
+	case r.RequestHash != hash:
+		return verdict{err: ErrIdempotencyKeyReused}
+	case r.State == stateDone && r.OrderSn != nil:
+		return verdict{replay: *r.OrderSn}
 	}
-	return fit, stock
+	return verdict{err: ErrIdempotencyInProgress}
 }
 
-func readStock(ctx context.Context, tx *ent.Tx, id int64, lock bool) (int64, error) {
-	q := "SELECT stock FROM sku WHERE id = ?"
-	if lock {
-		q += " FOR UPDATE"
+// allocate walks the orders idx of batch in arrival order and gives each all
+// of its quantity or nothing, as one CAS per order would: a refused order gets
+// OUT_OF_STOCK and does not stop later, smaller ones.
+func allocate(batch []*ticket, stock int64, out []verdict, idx []int) []int {
+	var fit []int
+	for _, i := range idx {
+		if q := batch[i].line.Quantity; q <= stock {
+			stock -= q
+			fit = append(fit, i)
+			out[i] = verdict{}
+		} else {
+			out[i] = verdict{err: outOfStock(batch[i].line)}
+		}
 	}
-	rows, err := tx.QueryContext(ctx, q, id)
+	return fit
+}
+
+// lookupSKU reads the SKU with its goods and its stock (nil when unknown).
+func lookupSKU(ctx context.Context, tx *ent.Tx, id int64) (*skuRow, int64, error) {
+	rs, err := tx.QueryContext(ctx, "SELECT s.id, s.goods_id, s.spec_key, s.spec_value_str, s.sell_price, s.status, "+
+		"g.name, g.status, g.delete_time IS NOT NULL, s.stock FROM sku s JOIN goods g ON g.id = s.goods_id WHERE s.id = ?", id)
 	if err != nil {
-		return 0, fmt.Errorf("reading stock of SKU %d: %w", id, err)
+		return nil, 0, fmt.Errorf("loading SKU %d: %w", id, err)
 	}
-	defer rows.Close()
+	defer rs.Close()
+	if !rs.Next() {
+		return nil, 0, rs.Err()
+	}
+	r := &skuRow{}
 	var stock int64
-	if !rows.Next() {
-		return 0, fmt.Errorf("reading stock of SKU %d: %w", id, errors.Join(ErrNotFound, rows.Err()))
+	if err := rs.Scan(&r.id, &r.goodsID, &r.specKey, &r.specText, &r.price, &r.status, &r.goodsName, &r.goodsStatus, &r.goodsDeleted, &stock); err != nil {
+		return nil, 0, fmt.Errorf("reading SKU %d: %w", id, err)
 	}
-	if err := rows.Scan(&stock); err != nil {
+	return r, stock, rs.Close()
+}
+
+func lockStock(ctx context.Context, tx *ent.Tx, id int64) (int64, error) {
+	rs, err := tx.QueryContext(ctx, "SELECT stock FROM sku WHERE id = ? FOR UPDATE", id)
+	if err != nil {
+		return 0, fmt.Errorf("locking SKU %d: %w", id, err)
+	}
+	defer rs.Close()
+	if !rs.Next() {
+		return 0, fmt.Errorf("locking SKU %d: %w", id, errors.Join(ErrNotFound, rs.Err()))
+	}
+	var stock int64
+	if err := rs.Scan(&stock); err != nil {
 		return 0, err
 	}
-	return stock, rows.Close()
+	return stock, rs.Close()
 }
 
-// insertOrders writes the orders, their lines, their OrderPlaced events and
-// their DONE idempotency records: four statements for the whole batch.
-func insertOrders(ctx context.Context, tx *ent.Tx, won []*ticket) error {
+// readKeys reads the batch's (user, key) records in one statement.
+func readKeys(ctx context.Context, tx *ent.Tx, batch []*ticket) (map[[2]string]*ent.Idempotency, error) {
+	preds := make([]predicate.Idempotency, len(batch))
+	for i, t := range batch {
+		preds[i] = idempotency.And(idempotency.UserID(t.in.UserID), idempotency.Key(t.key))
+	}
+	rows, err := tx.Idempotency.Query().Where(idempotency.Or(preds...)).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading idempotency keys: %w", err)
+	}
+	m := make(map[[2]string]*ent.Idempotency, len(rows))
+	for _, r := range rows {
+		m[[2]string{r.UserID, r.Key}] = r
+	}
+	return m, nil
+}
+
+// insertOrders writes the DONE idempotency records, the orders, their lines
+// and their OrderPlaced events: four multi-row statements for the batch.
+// The records go first: a key claimed meanwhile fails the batch before more
+// is written.
+func (s *Service) insertOrders(ctx context.Context, tx *ent.Tx, batch []*ticket, won []int, now time.Time) error {
+	ic := make([]*ent.IdempotencyCreate, len(won))
 	oc := make([]*ent.OrderCreate, len(won))
-	for i, t := range won {
-		o := t.order
-		oc[i] = tx.Order.Create().SetOrderSn(o.OrderSn).SetUserID(o.UserID).SetAmount(o.Amount).
+	for j, i := range won {
+		t, o := batch[i], batch[i].order
+		ic[j] = tx.Idempotency.Create().SetUserID(o.UserID).SetKey(t.key).SetRequestHash(t.hash).SetState(stateDone).
+			SetLeaseUntil(now.Add(s.cfg.Lease)).SetOrderSn(o.OrderSn).SetCreatedAt(now).SetExpiresAt(now.Add(t.keep))
+		oc[j] = tx.Order.Create().SetOrderSn(o.OrderSn).SetUserID(o.UserID).SetAmount(o.Amount).
 			SetCurrency(o.Currency).SetRemark(o.Remark).SetCreatedAt(o.CreatedAt).SetExpiresAt(o.ExpiresAt)
+	}
+	recs, err := tx.Idempotency.CreateBulk(ic...).Save(ctx)
+	if ent.IsConstraintError(err) {
+		return errKeyRace
+	}
+	if err != nil {
+		return fmt.Errorf("recording idempotency keys: %w", err)
 	}
 	rows, err := tx.Order.CreateBulk(oc...).Save(ctx)
 	if err != nil {
@@ -157,12 +232,13 @@ func insertOrders(ctx context.Context, tx *ent.Tx, won []*ticket) error {
 	}
 	lc := make([]*ent.OrderLineCreate, len(won))
 	ec := make([]*ent.OutboxCreate, len(won))
-	for i, t := range won {
+	for j, i := range won {
+		t := batch[i]
 		o, l := t.order, t.line
-		o.ID = rows[i].ID
-		lc[i] = tx.OrderLine.Create().SetOrderID(o.ID).SetItemID(l.ItemID).SetGoodsID(l.GoodsID).
+		o.ID, t.idem = rows[j].ID, recs[j].ID
+		lc[j] = tx.OrderLine.Create().SetOrderID(o.ID).SetItemID(l.ItemID).SetGoodsID(l.GoodsID).
 			SetGoodsName(l.GoodsName).SetSpecValueStr(l.SpecValueStr).SetUnitPrice(l.UnitPrice).SetQuantity(l.Quantity)
-		if ec[i], err = event(tx, EventOrderPlaced, o, "", o.CreatedAt); err != nil {
+		if ec[j], err = event(tx, EventOrderPlaced, o, "", o.CreatedAt); err != nil {
 			return err
 		}
 	}
@@ -172,53 +248,20 @@ func insertOrders(ctx context.Context, tx *ent.Tx, won []*ticket) error {
 	if err := tx.Outbox.CreateBulk(ec...).Exec(ctx); err != nil {
 		return fmt.Errorf("writing %s events: %w", EventOrderPlaced, err)
 	}
-	return finishAll(ctx, tx, won)
-}
-
-// finishAll is finish for a batch: each claim DONE with its order number, in
-// one UPDATE, each row still guarded by its owner's lease.
-func finishAll(ctx context.Context, tx *ent.Tx, won []*ticket) error {
-	var q strings.Builder
-	args := make([]any, 0, 4*len(won)+2)
-	q.WriteString("UPDATE idempotency_key SET state = ?, order_sn = CASE id")
-	args = append(args, stateDone)
-	for _, t := range won {
-		q.WriteString(" WHEN ? THEN ?")
-		args = append(args, t.claim.id, t.order.OrderSn)
-	}
-	q.WriteString(" END WHERE state = ? AND (")
-	args = append(args, statePending)
-	for i, t := range won {
-		if i > 0 {
-			q.WriteString(" OR ")
-		}
-		q.WriteString("(id = ? AND lease_until = ?)")
-		args = append(args, t.claim.id, t.claim.lease)
-	}
-	q.WriteString(")")
-	res, err := tx.ExecContext(ctx, q.String(), args...)
-	if err != nil {
-		return fmt.Errorf("recording idempotency keys: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n != int64(len(won)) {
-		return errLeaseLost
-	}
 	return nil
 }
 
-// deductBatch takes the whole batch's quantity in one CAS on the locked row
-// (stock is the balance read under the lock) and books one ledger row per
+// deductBatch takes the quantity of every kept order in one CAS on the locked
+// row (stock is the balance read under the lock) and books one ledger row per
 // order, each with its before/after as if applied one after another.
-func deductBatch(ctx context.Context, tx *ent.Tx, keep []*ticket, stock int64) error {
+func deductBatch(ctx context.Context, tx *ent.Tx, batch []*ticket, keep []int, stock int64) error {
 	if len(keep) == 0 {
 		return nil
 	}
-	id := keep[0].line.ItemID
+	id := batch[keep[0]].line.ItemID
 	var total int64
-	for _, t := range keep {
-		total += t.line.Quantity
+	for _, i := range keep {
+		total += batch[i].line.Quantity
 	}
 	res, err := tx.ExecContext(ctx,
 		"UPDATE sku SET stock = stock - ?, version = version + 1 WHERE id = ? AND stock >= ?", total, id, total)
@@ -228,15 +271,16 @@ func deductBatch(ctx context.Context, tx *ent.Tx, keep []*ticket, stock int64) e
 	if n, err := res.RowsAffected(); err != nil {
 		return err
 	} else if n != 1 {
-		// The row is locked and was read under the lock: this cannot happen
-		// unless something bypassed the lock; refuse to book a guess.
+		// The row was read under the lock: only something bypassing the lock
+		// gets here, and a guess must not be booked.
 		return fmt.Errorf("deducting SKU %d: %d in stock under the lock, yet the CAS for %d failed", id, stock, total)
 	}
 	lc := make([]*ent.StockLogCreate, len(keep))
 	before := stock
-	for i, t := range keep {
+	for j, i := range keep {
+		t := batch[i]
 		q := t.line.Quantity
-		lc[i] = tx.StockLog.Create().SetItemID(id).SetGoodsID(t.line.GoodsID).SetChangeType(int8(inventory.OrderDeduct)).
+		lc[j] = tx.StockLog.Create().SetItemID(id).SetGoodsID(t.line.GoodsID).SetChangeType(int8(inventory.OrderDeduct)).
 			SetChangeNum(-q).SetBeforeStock(before).SetAfterStock(before - q).SetBizType(inventory.BizOrder).
 			SetBizSn(t.order.OrderSn).SetCreatedAt(t.order.CreatedAt)
 		before -= q
@@ -247,21 +291,21 @@ func deductBatch(ctx context.Context, tx *ent.Tx, keep []*ticket, stock int64) e
 	return nil
 }
 
-// unplace removes the orders written before the lock that the locked balance
-// could not serve (stock moved in between: rare), and hands their keys back
-// to PENDING so that each request releases its own key as on the plain path.
-func unplace(ctx context.Context, tx *ent.Tx, won, keep []*ticket) error {
-	kept := make(map[*ticket]bool, len(keep))
-	for _, t := range keep {
-		kept[t] = true
+// unplace removes what was written for the orders the locked balance could
+// not serve (stock moved after the plain read: rare). Their keys go too, so a
+// failed attempt does not burn its key.
+func unplace(ctx context.Context, tx *ent.Tx, batch []*ticket, won, keep []int) error {
+	kept := make(map[int]bool, len(keep))
+	for _, i := range keep {
+		kept[i] = true
 	}
-	var ids, claims []int64
+	var ids, recs []int64
 	var aggs []string
-	for _, t := range won {
-		if !kept[t] {
-			ids = append(ids, t.order.ID)
+	for _, i := range won {
+		if !kept[i] {
+			t := batch[i]
+			ids, recs = append(ids, t.order.ID), append(recs, t.idem)
 			aggs = append(aggs, strconv.FormatInt(t.order.ID, 10))
-			claims = append(claims, t.claim.id)
 		}
 	}
 	if _, err := tx.OrderLine.Delete().Where(orderline.OrderIDIn(ids...)).Exec(ctx); err != nil {
@@ -273,9 +317,8 @@ func unplace(ctx context.Context, tx *ent.Tx, won, keep []*ticket) error {
 	if _, err := tx.Order.Delete().Where(order.IDIn(ids...)).Exec(ctx); err != nil {
 		return fmt.Errorf("removing refused orders: %w", err)
 	}
-	if err := tx.Idempotency.Update().Where(idempotency.IDIn(claims...)).
-		SetState(statePending).ClearOrderSn().Exec(ctx); err != nil {
-		return fmt.Errorf("reopening refused orders' keys: %w", err)
+	if _, err := tx.Idempotency.Delete().Where(idempotency.IDIn(recs...)).Exec(ctx); err != nil {
+		return fmt.Errorf("removing refused orders' keys: %w", err)
 	}
 	return nil
 }

@@ -6,32 +6,46 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Group commit (issue 8). One hot SKU row takes one CAS at a time, and each
 // order transaction holds the row lock from its CAS to COMMIT, so a flash sale
 // tops out at one order per lock hold. Instead, single-SKU orders that arrive
 // while a transaction on their SKU is in flight queue up, and the next
-// transaction takes the whole queue (up to GroupMax): one lock hold, one
-// UPDATE and one COMMIT for all of them (batch.go).
+// transaction takes the whole queue (up to GroupMax): one SKU read, one key
+// read, one lock, one UPDATE and one COMMIT for all of them (batch.go), and no
+// statement of its own for any single order.
 //
 // There is no dispatcher goroutine: the request that finds its SKU idle runs
-// at once (a lone request never waits for a batch), and the request that
-// finishes a batch hands the queue that built up meanwhile to its first
-// waiter, which runs it as the next batch on its own goroutine.
+// at once as a batch of one (a lone request never waits for a batch), and the
+// request that finishes a batch hands the queue that built up meanwhile to its
+// first waiter, which runs it as the next batch on its own goroutine.
 
-// ticket is one single-SKU order waiting for, or leading, a batch.
+// ticket is one single-SKU order on the group path.
 type ticket struct {
+	in   PlaceInput
+	hash string        // requestHash(in)
+	key  string        // the idempotency key, or the fallback key
+	keep time.Duration // how long a finished key replays its order
+	item int64         // the SKU, named by id in every item
+
+	// Filled in by the batch transaction.
 	order *Order
 	line  *line
-	claim *claim
-	done  chan verdict // buffered: answering never blocks the leader
+	idem  int64 // id of the DONE idempotency record written for it
+
+	done chan verdict // buffered: answering never blocks the leader
 }
 
-// verdict answers a waiting ticket: its outcome, or a batch to run.
+// verdict is a ticket's outcome, or a batch for its goroutine to run.
 type verdict struct {
-	err  error
-	lead []*ticket
+	err    error
+	replay string // the order number a finished key replays
+	// alone: the batch could not decide this order (a key to take over, a
+	// key claimed concurrently elsewhere): place it on the plain path.
+	alone bool
+	lead  []*ticket
 }
 
 // queue is the state of one SKU: a transaction in flight or not, and the
@@ -44,6 +58,10 @@ type queue struct {
 type groups struct {
 	mu   sync.Mutex
 	skus map[int64]*queue // only SKUs with a transaction in flight
+	// (user, key) of every order on the group path: a duplicate arriving
+	// while the first runs is IDEMPOTENCY_IN_PROGRESS at once, as the plain
+	// path's claim makes it.
+	inflight map[[2]string]bool
 	// Transactions run through queues and the orders they carried.
 	batches, orders atomic.Int64
 }
@@ -56,49 +74,85 @@ func (s *Service) GroupStats() (batches, orders int64) {
 
 var errBatchAborted = errors.New("checkout: the batch transaction was aborted")
 
-// placeGrouped places t's order through its SKU's queue and returns the
-// order's own outcome.
-func (s *Service) placeGrouped(ctx context.Context, t *ticket) error {
-	g, id := &s.groups, t.line.ItemID
+// groupable reports whether in goes through the group path: it must name
+// one SKU, by id (a spec selection needs a read to find its SKU first).
+func (s *Service) groupable(in PlaceInput) (int64, bool) {
+	if !s.cfg.GroupCommit {
+		return 0, false
+	}
+	var id int64
+	for i, it := range in.Items {
+		if it.ItemID == nil || (i > 0 && *it.ItemID != id) {
+			return 0, false
+		}
+		id = *it.ItemID
+	}
+	return id, true
+}
+
+// placeGrouped places t's order through its SKU's queue.
+func (s *Service) placeGrouped(ctx context.Context, t *ticket) (*Order, error) {
+	g, id := &s.groups, t.item
+	ref := [2]string{t.in.UserID, t.key}
 	t.done = make(chan verdict, 1)
 	g.mu.Lock()
+	if g.inflight[ref] {
+		g.mu.Unlock()
+		return nil, ErrIdempotencyInProgress
+	}
+	g.inflight[ref] = true
+	defer func() {
+		g.mu.Lock()
+		delete(g.inflight, ref)
+		g.mu.Unlock()
+	}()
 	q := g.skus[id]
 	if q == nil {
 		q = &queue{}
 		g.skus[id] = q
 	}
+	var v verdict
 	if !q.busy {
 		q.busy = true
 		g.mu.Unlock()
-		return s.lead(ctx, id, []*ticket{t})
-	}
-	q.waiting = append(q.waiting, t)
-	g.mu.Unlock()
-	var v verdict
-	select {
-	case v = <-t.done:
-	case <-ctx.Done():
-		g.mu.Lock()
-		if i := slices.Index(q.waiting, t); i >= 0 {
-			// Not taken into a batch yet: leave without a trace.
-			q.waiting = slices.Delete(q.waiting, i, i+1)
-			g.mu.Unlock()
-			return ctx.Err()
-		}
+		v = s.lead(ctx, id, []*ticket{t})
+	} else {
+		q.waiting = append(q.waiting, t)
 		g.mu.Unlock()
-		// Already in a batch: its outcome (perhaps a committed order) is on
-		// the way and must be reported, not guessed.
-		v = <-t.done
+		select {
+		case v = <-t.done:
+		case <-ctx.Done():
+			g.mu.Lock()
+			if i := slices.Index(q.waiting, t); i >= 0 {
+				// Not taken into a batch yet: leave without a trace.
+				q.waiting = slices.Delete(q.waiting, i, i+1)
+				g.mu.Unlock()
+				return nil, ctx.Err()
+			}
+			g.mu.Unlock()
+			// Already in a batch: its outcome (perhaps a committed order)
+			// is on the way and must be reported, not guessed.
+			v = <-t.done
+		}
+		if v.lead != nil {
+			v = s.lead(ctx, id, v.lead)
+		}
 	}
-	if v.lead != nil {
-		return s.lead(ctx, id, v.lead)
+	switch {
+	case v.alone:
+		return s.placePlain(ctx, t)
+	case v.replay != "":
+		return s.load(ctx, v.replay)
+	case v.err != nil:
+		return nil, v.err
 	}
-	return v.err
+	return t.order, nil
 }
 
 // lead runs batch (batch[0] is the caller's own ticket), answers the others,
-// then hands the queue that built up meanwhile to its first waiter.
-func (s *Service) lead(ctx context.Context, id int64, batch []*ticket) (err error) {
+// hands the queue that built up meanwhile to its first waiter, and returns
+// the caller's own verdict.
+func (s *Service) lead(ctx context.Context, id int64, batch []*ticket) verdict {
 	answered := false
 	defer func() {
 		if !answered { // a panic: nobody may wait forever
@@ -108,14 +162,14 @@ func (s *Service) lead(ctx context.Context, id int64, batch []*ticket) (err erro
 		}
 		s.handOver(id)
 	}()
-	errs := s.runBatch(ctx, batch)
+	out := s.runBatch(ctx, batch)
 	s.groups.batches.Add(1)
 	s.groups.orders.Add(int64(len(batch)))
 	for i, t := range batch[1:] {
-		t.done <- verdict{err: errs[i+1]}
+		t.done <- out[i+1]
 	}
 	answered = true
-	return errs[0]
+	return out[0]
 }
 
 func (s *Service) handOver(id int64) {

@@ -56,10 +56,9 @@ type Service struct {
 	cfg    Config
 	now    func() time.Time
 	groups groups
-	// Tests only: batchAlone sends a lone single-SKU order through the batch
-	// transaction too; hook runs at the named stages of a batch transaction.
-	batchAlone bool
-	hook       func(stage string) error
+	// hook runs at the named stages of a batch transaction (tests inject
+	// failures there).
+	hook func(stage string) error
 }
 
 // New returns a checkout service on db.
@@ -67,7 +66,7 @@ func New(db *store.DB, cfg Config) *Service {
 	if cfg.GroupMax <= 0 {
 		cfg.GroupMax = 64
 	}
-	return &Service{db: db, cfg: cfg, now: func() time.Time { return time.Now().UTC() }, groups: groups{skus: map[int64]*queue{}}}
+	return &Service{db: db, cfg: cfg, now: func() time.Time { return time.Now().UTC() }, groups: groups{skus: map[int64]*queue{}, inflight: map[[2]string]bool{}}}
 }
 
 // Config returns the service's configuration.

@@ -9,6 +9,7 @@ import (
 	"storefront/ent"
 	"storefront/enums"
 	"storefront/inventory"
+	"storefront/money"
 	"storefront/store"
 )
 
@@ -21,19 +22,28 @@ func (s *Service) Place(ctx context.Context, in PlaceInput) (*Order, error) {
 	if err := s.check(in); err != nil {
 		return nil, err
 	}
-	hash := requestHash(in)
-	key, keep := in.IdempotencyKey, s.cfg.Retention
-	if key == "" {
-		key, keep = fallbackPrefix+hash, s.cfg.FallbackWindow
+	t := &ticket{in: in, hash: requestHash(in), key: in.IdempotencyKey, keep: s.cfg.Retention}
+	if t.key == "" {
+		t.key, t.keep = fallbackPrefix+t.hash, s.cfg.FallbackWindow
 	}
-	c, replay, err := s.claimKey(ctx, in.UserID, key, hash, keep)
+	if id, ok := s.groupable(in); ok {
+		t.item = id
+		return s.placeGrouped(ctx, t)
+	}
+	return s.placePlain(ctx, t)
+}
+
+// placePlain is the plain path: claim the key in its own statement, resolve
+// the SKUs, place the order in its own transaction.
+func (s *Service) placePlain(ctx context.Context, t *ticket) (*Order, error) {
+	c, replay, err := s.claimKey(ctx, t.in.UserID, t.key, t.hash, t.keep)
 	if err != nil {
 		return nil, err
 	}
 	if replay != "" {
 		return s.load(ctx, replay)
 	}
-	o, err := s.place(ctx, in, c)
+	o, err := s.place(ctx, t.in, c)
 	// IN_PROGRESS here means our lease was taken over: the key is no longer
 	// ours to release.
 	if err != nil && !errors.Is(err, ErrIdempotencyInProgress) {
@@ -47,6 +57,14 @@ func (s *Service) place(ctx context.Context, in PlaceInput, c *claim) (*Order, e
 	if err != nil {
 		return nil, err
 	}
+	o := s.newOrder(in, lines, amount)
+	if err := s.placeTx(ctx, o, lines, c); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+func (s *Service) newOrder(in PlaceInput, lines []*line, amount money.Money) *Order {
 	now := s.now()
 	o := &Order{
 		OrderSn: newOrderSn(now), UserID: in.UserID, Status: enums.OrderUnpaid,
@@ -56,15 +74,7 @@ func (s *Service) place(ctx context.Context, in PlaceInput, c *claim) (*Order, e
 	for _, l := range lines {
 		o.Lines = append(o.Lines, &l.OrderLine)
 	}
-	if s.cfg.GroupCommit && len(lines) == 1 {
-		err = s.placeGrouped(ctx, &ticket{order: o, line: lines[0], claim: c})
-	} else {
-		err = s.placeTx(ctx, o, lines, c)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return o, nil
+	return o
 }
 
 // placeTx places one order in its own transaction: the plain path, and a

@@ -122,6 +122,11 @@ func TestPlaceOrderValidationWritesNothing(t *testing.T) {
 			{"disabled SKU", PlaceInput{Items: []ItemInput{one(blackL, 1), one(blackM, 1)}}, ErrSkuUnavailable},
 			{"goods off shelf", PlaceInput{Items: []ItemInput{one(bag, 1)}}, ErrSkuUnavailable},
 			{"out of stock", PlaceInput{Items: []ItemInput{one(blackL, 1), one(f.skuID(t, "黑色,S"), 1)}}, ErrOutOfStock},
+			// One SKU by id: the group path's batch decides these.
+			{"unknown SKU alone", PlaceInput{Items: []ItemInput{one(999999, 1)}}, ErrNotFound},
+			{"disabled SKU alone", PlaceInput{Items: []ItemInput{one(blackM, 1)}}, ErrSkuUnavailable},
+			{"out of stock alone", PlaceInput{Items: []ItemInput{one(f.skuID(t, "黑色,S"), 1)}}, ErrOutOfStock},
+			{"more than the stock", PlaceInput{Items: []ItemInput{one(blackL, 201)}}, ErrOutOfStock},
 		} {
 			tc.in.UserID = "u1"
 			_, err := f.svc.Place(ctx, tc.in)

@@ -40,6 +40,12 @@ func (s *Service) resolve(ctx context.Context, items []ItemInput) ([]*line, mone
 	if err != nil {
 		return nil, 0, err
 	}
+	return s.build(items, rows)
+}
+
+// build checks items against the SKU rows read for them and merges them into
+// lines (see resolve); the group path calls it with rows read in its batch.
+func (s *Service) build(items []ItemInput, rows []*skuRow) ([]*line, money.Money, error) {
 	byID := make(map[int64]*skuRow, len(rows))
 	byKey := make(map[string]*skuRow, len(rows))
 	for _, r := range rows {
