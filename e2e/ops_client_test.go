@@ -93,3 +93,5 @@ func metricValue(t *testing.T, s *Server, series string) string {
 	}
 	return ""
 }
+
+func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
