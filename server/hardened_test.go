@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"storefront/auth"
 	"storefront/catalog"
 	"storefront/demo"
+	"storefront/internal/testdb"
 	"storefront/inventory"
 	"storefront/resolvers"
 	"storefront/server"
@@ -242,4 +244,25 @@ func TestStockReconciliation(t *testing.T) {
 			t.Errorf("diff = %+v, want item 1 with diff -7", got)
 		}
 	})
+}
+
+// Log lines written while serving a request carry its X-Request-Id.
+func TestLogLinesCarryTheRequestID(t *testing.T) {
+	db := testdb.Open(t, testdb.SQLite)
+	var buf bytes.Buffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(server.LogHandler(slog.NewJSONHandler(&buf, nil))))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	h := newHardened(t, db, new(atomic.Int64), server.Options{RequestTimeout: time.Nanosecond})
+	req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(`{"query":"{ goodsList { edges { cursor } } }"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Request-Id", "trace-me-42")
+	rec := httptest.NewRecorder()
+	h.h.ServeHTTP(rec, req)
+	if rec.Header().Get("X-Request-Id") != "trace-me-42" {
+		t.Errorf("X-Request-Id answered %q", rec.Header().Get("X-Request-Id"))
+	}
+	if !strings.Contains(buf.String(), `"request_id":"trace-me-42"`) {
+		t.Errorf("the request's log line lacks its id:\n%s", buf.String())
+	}
 }

@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"storefront/server"
 )
 
 func main() {
@@ -42,7 +44,7 @@ Run "storefront COMMAND -h" for the flags of a command.
 `
 
 func run(ctx context.Context, args []string) error {
-	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
+	slog.SetDefault(slog.New(server.LogHandler(slog.NewJSONHandler(os.Stderr, nil))))
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, usage)
 		return errors.New("no command given")
