@@ -266,3 +266,37 @@ func TestLogLinesCarryTheRequestID(t *testing.T) {
 		t.Errorf("the request's log line lacks its id:\n%s", buf.String())
 	}
 }
+
+// Over the body limit is 413 whether the length is announced or not
+// (chunked), and the body is not parsed.
+func TestBodyLimit(t *testing.T) {
+	db := testdb.Open(t, testdb.SQLite)
+	h := newHardened(t, db, new(atomic.Int64), server.Options{MaxBodyBytes: 1 << 10})
+	pad := strings.Repeat(" ", 2<<10)
+	for _, chunked := range []bool{false, true} {
+		body := `{"query":"{ __typename }"` + pad + `}`
+		req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if chunked {
+			req.ContentLength = -1
+		}
+		rec := httptest.NewRecorder()
+		h.h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusRequestEntityTooLarge {
+			t.Errorf("2 KiB body over a 1 KiB limit (chunked %v): %d %s", chunked, rec.Code, rec.Body)
+		}
+	}
+	// Under the limit, chunked or not, the query runs.
+	for _, chunked := range []bool{false, true} {
+		req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(`{"query":"{ __typename }"}`))
+		req.Header.Set("Content-Type", "application/json")
+		if chunked {
+			req.ContentLength = -1
+		}
+		rec := httptest.NewRecorder()
+		h.h.ServeHTTP(rec, req)
+		if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"__typename":"Query"`) {
+			t.Errorf("small body (chunked %v): %d %s", chunked, rec.Code, rec.Body)
+		}
+	}
+}

@@ -3,9 +3,12 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -125,6 +128,8 @@ func timeout(d time.Duration, next http.Handler) http.Handler {
 }
 
 // limitBody refuses bodies over n bytes with 413 before GraphQL parses them.
+// A body of unknown length (chunked) is read up to the limit first: past
+// it, gqlgen would only see a read error and answer 200 with a GraphQL error.
 func limitBody(n int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > n {
@@ -132,6 +137,19 @@ func limitBody(n int64, next http.Handler) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, n)
+		if r.ContentLength < 0 {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				var tooBig *http.MaxBytesError
+				if errors.As(err, &tooBig) {
+					http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+				} else {
+					http.Error(w, "could not read the request body", http.StatusBadRequest)
+				}
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
 		next.ServeHTTP(w, r)
 	})
 }
