@@ -28,7 +28,10 @@ var errKeyRace = errors.New("checkout: an idempotency key of the batch was claim
 // runBatch places the orders of batch (all of one SKU, in arrival order) in
 // one transaction and returns each one's verdict: what placing them one after
 // another on the plain path would have answered.
-func (s *Service) runBatch(ctx context.Context, batch []*ticket) []verdict {
+//
+// release hands the SKU's queue to the next batch; the transaction calls it
+// on MySQL once its writes before the lock are done (see batchTx).
+func (s *Service) runBatch(ctx context.Context, batch []*ticket, release func()) []verdict {
 	out := make([]verdict, len(batch))
 	if len(batch) > 1 {
 		// One buyer hanging up must not fail the others' orders: the batch
@@ -36,7 +39,7 @@ func (s *Service) runBatch(ctx context.Context, batch []*ticket) []verdict {
 		ctx = context.WithoutCancel(ctx)
 	}
 	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
-		return s.batchTx(ctx, tx, batch, out)
+		return s.batchTx(ctx, tx, batch, out, release)
 	})
 	switch {
 	case errors.Is(err, errKeyRace):
@@ -55,7 +58,7 @@ func (s *Service) runBatch(ctx context.Context, batch []*ticket) []verdict {
 // batchTx is one batch transaction. out receives each order's verdict; a
 // returned error rolls back everything, so a crash at any point leaves either
 // every accepted order of the batch with its ledger row, or nothing.
-func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, out []verdict) error {
+func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, out []verdict, release func()) error {
 	clear(out) // the transaction may be retried
 	now := s.now().Truncate(time.Second)
 	// Two plain reads, no lock: the SKU with its goods, price and stock, and
@@ -87,14 +90,26 @@ func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, out 
 		t.line, t.order = lines[0], s.newOrder(t.in, lines, amount)
 		cand = append(cand, i)
 	}
+	// On MySQL the next batch may start as soon as this one has nothing left
+	// to do but lock, deduct and commit: its reads and writes then overlap
+	// this one's lock hold, and it queues on the row lock behind it. On
+	// SQLite a second writer would only spin in the busy handler, so the
+	// queue moves on after COMMIT.
+	pipeline := func() {
+		if s.db.Dialect == dialect.MySQL {
+			release()
+		}
+	}
 	won := allocate(batch, stock, out, cand)
 	if len(won) == 0 {
+		pipeline()
 		return nil
 	}
 	// Every write that needs no SKU row lock, before the lock.
 	if err := s.insertOrders(ctx, tx, batch, won, now); err != nil {
 		return err
 	}
+	pipeline()
 	if err := s.at("unlocked"); err != nil {
 		return err
 	}
@@ -219,7 +234,7 @@ func (s *Service) insertOrders(ctx context.Context, tx *ent.Tx, batch []*ticket,
 		oc[j] = tx.Order.Create().SetOrderSn(o.OrderSn).SetUserID(o.UserID).SetAmount(o.Amount).
 			SetCurrency(o.Currency).SetRemark(o.Remark).SetCreatedAt(o.CreatedAt).SetExpiresAt(o.ExpiresAt)
 	}
-	recs, err := tx.Idempotency.CreateBulk(ic...).Save(ctx)
+	err := tx.Idempotency.CreateBulk(ic...).Exec(ctx)
 	if ent.IsConstraintError(err) {
 		return errKeyRace
 	}
@@ -230,12 +245,17 @@ func (s *Service) insertOrders(ctx context.Context, tx *ent.Tx, batch []*ticket,
 	if err != nil {
 		return fmt.Errorf("inserting orders: %w", err)
 	}
+	if !s.consecutiveIDs(ctx) {
+		if err := readBackIDs(ctx, tx, rows); err != nil {
+			return err
+		}
+	}
 	lc := make([]*ent.OrderLineCreate, len(won))
 	ec := make([]*ent.OutboxCreate, len(won))
 	for j, i := range won {
 		t := batch[i]
 		o, l := t.order, t.line
-		o.ID, t.idem = rows[j].ID, recs[j].ID
+		o.ID = rows[j].ID
 		lc[j] = tx.OrderLine.Create().SetOrderID(o.ID).SetItemID(l.ItemID).SetGoodsID(l.GoodsID).
 			SetGoodsName(l.GoodsName).SetSpecValueStr(l.SpecValueStr).SetUnitPrice(l.UnitPrice).SetQuantity(l.Quantity)
 		if ec[j], err = event(tx, EventOrderPlaced, o, "", o.CreatedAt); err != nil {
@@ -299,13 +319,15 @@ func unplace(ctx context.Context, tx *ent.Tx, batch []*ticket, won, keep []int) 
 	for _, i := range keep {
 		kept[i] = true
 	}
-	var ids, recs []int64
+	var ids []int64
 	var aggs []string
+	var keys []predicate.Idempotency
 	for _, i := range won {
 		if !kept[i] {
 			t := batch[i]
-			ids, recs = append(ids, t.order.ID), append(recs, t.idem)
+			ids = append(ids, t.order.ID)
 			aggs = append(aggs, strconv.FormatInt(t.order.ID, 10))
+			keys = append(keys, idempotency.And(idempotency.UserID(t.in.UserID), idempotency.Key(t.key)))
 		}
 	}
 	if _, err := tx.OrderLine.Delete().Where(orderline.OrderIDIn(ids...)).Exec(ctx); err != nil {
@@ -317,7 +339,7 @@ func unplace(ctx context.Context, tx *ent.Tx, batch []*ticket, won, keep []int) 
 	if _, err := tx.Order.Delete().Where(order.IDIn(ids...)).Exec(ctx); err != nil {
 		return fmt.Errorf("removing refused orders: %w", err)
 	}
-	if _, err := tx.Idempotency.Delete().Where(idempotency.IDIn(recs...)).Exec(ctx); err != nil {
+	if _, err := tx.Idempotency.Delete().Where(idempotency.Or(keys...)).Exec(ctx); err != nil {
 		return fmt.Errorf("removing refused orders' keys: %w", err)
 	}
 	return nil
@@ -329,4 +351,37 @@ func (s *Service) at(stage string) error {
 		return nil
 	}
 	return s.hook(stage)
+}
+
+// consecutiveIDs reports whether ent's numbering of a multi-row insert holds:
+// on MySQL it counts on from LAST_INSERT_ID(), which is right only while
+// concurrent multi-row inserts get consecutive ids (innodb_autoinc_lock_mode
+// 0 or 1; MariaDB's default is 1, MySQL 8's is 2). SQLite returns the ids.
+func (s *Service) consecutiveIDs(ctx context.Context) bool {
+	if s.db.Dialect != dialect.MySQL {
+		return true
+	}
+	s.autoinc.Do(func() {
+		var mode int
+		err := s.db.SQL.QueryRowContext(context.WithoutCancel(ctx), "SELECT @@innodb_autoinc_lock_mode").Scan(&mode)
+		s.consecutive = err == nil && mode <= 1
+	})
+	return s.consecutive
+}
+
+// readBackIDs replaces the ids ent guessed with the ones the rows got.
+func readBackIDs(ctx context.Context, tx *ent.Tx, rows []*ent.Order) error {
+	bySn := make(map[string]*ent.Order, len(rows))
+	sns := make([]string, len(rows))
+	for i, r := range rows {
+		bySn[r.OrderSn], sns[i] = r, r.OrderSn
+	}
+	got, err := tx.Order.Query().Where(order.OrderSnIn(sns...)).Select(order.FieldID, order.FieldOrderSn).All(ctx)
+	if err != nil {
+		return fmt.Errorf("reading order ids: %w", err)
+	}
+	for _, g := range got {
+		bySn[g.OrderSn].ID = g.ID
+	}
+	return nil
 }

@@ -33,7 +33,6 @@ type ticket struct {
 	// Filled in by the batch transaction.
 	order *Order
 	line  *line
-	idem  int64 // id of the DONE idempotency record written for it
 
 	done chan verdict // buffered: answering never blocks the leader
 }
@@ -154,15 +153,17 @@ func (s *Service) placeGrouped(ctx context.Context, t *ticket) (*Order, error) {
 // the caller's own verdict.
 func (s *Service) lead(ctx context.Context, id int64, batch []*ticket) verdict {
 	answered := false
+	var once sync.Once
+	release := func() { once.Do(func() { s.handOver(id) }) }
 	defer func() {
 		if !answered { // a panic: nobody may wait forever
 			for _, t := range batch[1:] {
 				t.done <- verdict{err: errBatchAborted}
 			}
 		}
-		s.handOver(id)
+		release()
 	}()
-	out := s.runBatch(ctx, batch)
+	out := s.runBatch(ctx, batch, release)
 	s.groups.batches.Add(1)
 	s.groups.orders.Add(int64(len(batch)))
 	for i, t := range batch[1:] {

@@ -246,6 +246,7 @@ func TestGroupFlashSaleMixedQuantities(t *testing.T) {
 		if b >= n {
 			t.Errorf("%d transactions for %d orders: no batch formed", b, n)
 		}
+		links(t, db)
 		t.Logf("%d orders accepted, %d units; %d transactions carried %d orders", accepted.Load(), sold.Load(), b, n)
 	})
 }
@@ -291,6 +292,111 @@ func TestGroupOneKeyAmongACrowd(t *testing.T) {
 		}
 		if got := f.stock(t, id); got != 1000-crowd.Load()-1 {
 			t.Errorf("stock = %d, want %d", got, 1000-crowd.Load()-1)
+		}
+	})
+}
+
+// links checks that every order written is whole: one line pointing at it,
+// its OrderPlaced event naming it, its ledger row, its DONE key record.
+func links(t *testing.T, db *store.DB) {
+	t.Helper()
+	for _, q := range []string{
+		"SELECT COUNT(*) FROM orders o WHERE (SELECT COUNT(*) FROM order_line l WHERE l.order_id = o.id) <> 1",
+		"SELECT COUNT(*) FROM orders o WHERE NOT EXISTS (SELECT 1 FROM outbox x WHERE x.type = 'OrderPlaced' AND x.aggregate_id = " + castID(db) + " AND x.payload LIKE " + concat(db) + ")",
+		"SELECT COUNT(*) FROM orders o WHERE (SELECT COUNT(*) FROM stock_log s WHERE s.biz_type = 'order' AND s.biz_sn = o.order_sn) <> 1",
+		"SELECT COUNT(*) FROM orders o WHERE NOT EXISTS (SELECT 1 FROM idempotency_key k WHERE k.order_sn = o.order_sn AND k.state = 'DONE')",
+		"SELECT COUNT(*) FROM outbox x WHERE NOT EXISTS (SELECT 1 FROM orders o WHERE x.aggregate_id = " + castID(db) + ")",
+	} {
+		var n int
+		if err := db.SQL.QueryRow(q).Scan(&n); err != nil || n != 0 {
+			t.Errorf("%s = %d (%v), want 0", q, n, err)
+		}
+	}
+}
+
+func castID(db *store.DB) string {
+	if db.Dialect == "mysql" {
+		return "CAST(o.id AS CHAR)"
+	}
+	return "CAST(o.id AS TEXT)"
+}
+
+func concat(db *store.DB) string {
+	if db.Dialect == "mysql" {
+		return "CONCAT('%', o.order_sn, '%')"
+	}
+	return "'%' || o.order_sn || '%'"
+}
+
+// Every order of a crowd's batches is whole, also where the ids of a
+// multi-row insert must be read back (MySQL with innodb_autoinc_lock_mode 2).
+func TestGroupOrdersAreWhole(t *testing.T) {
+	for _, readBack := range []bool{false, true} {
+		t.Run(fmt.Sprint("readBack=", readBack), func(t *testing.T) {
+			testdb.Each(t, func(t *testing.T, db *store.DB) {
+				f := setup(t, db)
+				if readBack {
+					f.svc.autoinc.Do(func() {}) // consecutive stays false
+				}
+				a, b := f.skuID(t, "黑色,L"), f.skuID(t, "白色,M")
+				f.setStock(t, b, 200)
+				race(300, 64, func(i int) {
+					id := a
+					if i%2 == 1 {
+						id = b
+					}
+					if _, err := f.svc.Place(context.Background(), PlaceInput{UserID: fmt.Sprint("u", i), Items: []ItemInput{one(id, 1)}}); err != nil {
+						t.Error(err)
+					}
+				})
+				if got := f.count(t, "orders"); got != 300 {
+					t.Errorf("orders = %d, want 300", got)
+				}
+				links(t, db)
+			})
+		})
+	}
+}
+
+// A queued order whose caller gives up before a batch takes it leaves
+// without a trace; a lone order whose context ends inside its transaction
+// (just before COMMIT) leaves nothing either.
+func TestGroupCancelledContext(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		id := f.skuID(t, "黑色,L")
+		before := f.counts(t)
+		hold(f, id)
+		ctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error, 1)
+		go func() {
+			_, err := f.svc.Place(ctx, PlaceInput{UserID: "u1", Items: []ItemInput{one(id, 1)}})
+			errc <- err
+		}()
+		for queueLen(f, id) < 1 {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+		if err := <-errc; !errors.Is(err, context.Canceled) || queueLen(f, id) != 0 {
+			t.Errorf("cancelled while queued: err = %v, queue %d; want context.Canceled, 0", err, queueLen(f, id))
+		}
+		f.svc.handOver(id)
+
+		ctx, cancel = context.WithCancel(context.Background())
+		f.svc.hook = func(stage string) error {
+			if stage == "locked" {
+				cancel()
+			}
+			return nil
+		}
+		if _, err := f.svc.Place(ctx, PlaceInput{UserID: "u2", Items: []ItemInput{one(id, 1)}}); err == nil {
+			t.Error("an order whose context ended before COMMIT succeeded")
+		}
+		if after := f.counts(t); !equalCounts(before, after) {
+			t.Errorf("rows changed: before %v, after %v", before, after)
+		}
+		if got := f.stock(t, id); got != 200 {
+			t.Errorf("stock = %d, want 200", got)
 		}
 	})
 }

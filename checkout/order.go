@@ -5,6 +5,7 @@ package checkout
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"storefront/enums"
@@ -56,6 +57,9 @@ type Service struct {
 	cfg    Config
 	now    func() time.Time
 	groups groups
+	// Whether ent's ids of a multi-row insert can be trusted (batch.go).
+	autoinc     sync.Once
+	consecutive bool
 	// hook runs at the named stages of a batch transaction (tests inject
 	// failures there).
 	hook func(stage string) error

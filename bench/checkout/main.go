@@ -21,6 +21,8 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"regexp"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -38,7 +40,20 @@ func main() {
 	dur := flag.Duration("dur", 2*time.Second, "measured window of each run (plus a 300 ms warm-up)")
 	clientsFlag := flag.String("clients", "1,16,64", "closed-loop client counts")
 	hotrow := flag.String("hotrow", "", "directory of ../shared/bench/hotrow: also run its -mode=raw (MariaDB only)")
+	only := flag.String("only", "", "run only the placeOrder runs whose name (e.g. hot/group/http/64) matches this regexp")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process to the file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	cellFilter = regexp.MustCompile(*only)
 	var clients []int
 	for _, s := range strings.Split(*clientsFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -48,9 +63,12 @@ func main() {
 		clients = append(clients, n)
 	}
 	if err := run(*dbFlag, *dur, clients, *hotrow); err != nil {
+		pprof.StopCPUProfile()
 		log.Fatal(err)
 	}
 }
+
+var cellFilter *regexp.Regexp
 
 func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 	ctx := context.Background()
@@ -123,6 +141,9 @@ func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 			for _, c := range clients {
 				for _, path := range []string{"plain", "group"} {
 					k := cellKey{skus, path, tr, c}
+					if !cellFilter.MatchString(fmt.Sprintf("%s/%s/%s/%d", skus, path, tr, c)) {
+						continue
+					}
 					r, err := b.place(k)
 					if err != nil {
 						return err
@@ -150,6 +171,9 @@ func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 		for _, tr := range []string{"in-process", "http"} {
 			for _, c := range clients {
 				g, p := results[cellKey{skus, "group", tr, c}].rate, results[cellKey{skus, "plain", tr, c}].rate
+				if g == 0 && p == 0 {
+					continue
+				}
 				fmt.Printf("   %-9s %-11s %7d %10.2f %10.2f %11.2f\n", skus, tr, c, g/raw[c], p/raw[c], g/p)
 			}
 		}
