@@ -12,8 +12,8 @@ test: ## the whole suite; MariaDB tests run when STOREFRONT_TEST_MYSQL_DSN is se
 test-race:
 	$(GO) test -race -count=1 ./...
 
-test-e2e: ## end-to-end tests against the real binary
-	$(GO) test -count=1 -v ./e2e/
+test-e2e: ## end-to-end tests against the real binary, fault tests included (they stop and freeze the local MariaDB: run alone)
+	$(GO) test -tags fault -count=1 -v ./e2e/
 
 test-browser: ## the product page in headless chromium (install it with: bash .ci/browser-deps.sh)
 	$(GO) test -count=1 -run Browser -v ./e2e/
