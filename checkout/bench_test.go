@@ -30,7 +30,9 @@ import (
 // a huge stock) at 1, 16 and 64 closed-loop clients, in process through the
 // service and through the real HTTP handler, and reports orders/s, p50 and
 // p99. Each order carries its own Idempotency-Key, as a real client's would.
-// MariaDB when STOREFRONT_TEST_MYSQL_DSN is set; SQLite always.
+// Both paths: plain (GroupCommit off) and group commit (the default).
+// MariaDB when STOREFRONT_TEST_MYSQL_DSN is set; SQLite always. The whole
+// table with ratios is `go run ./bench/checkout` (docs/benchmarks.md).
 //
 // Compare with ../shared/bench/hotrow (go run . -mode=checkout -c=64) run in
 // the same session: see docs/checkout.md.
@@ -38,21 +40,26 @@ func BenchmarkPlaceOrder(b *testing.B) {
 	for _, backend := range []testdb.Backend{testdb.MySQL, testdb.SQLite} {
 		b.Run(string(backend), func(b *testing.B) {
 			db := testdb.Open(b, backend)
-			svc, hot := benchSetup(b, db)
-			h := benchHandler(b, db, svc)
-			for _, c := range []int{1, 16, 64} {
-				b.Run(fmt.Sprintf("service/clients=%d", c), func(b *testing.B) {
-					run(b, c, func(i int64) error {
-						_, err := svc.Place(context.Background(), checkout.PlaceInput{
-							UserID: "bench", IdempotencyKey: fmt.Sprint("svc-", i),
-							Items: []checkout.ItemInput{{ItemID: &hot, Quantity: 1}},
+			_, hot := benchSetup(b, db)
+			for _, path := range []string{"plain", "group"} {
+				cfg := checkout.DefaultConfig()
+				cfg.GroupCommit = path == "group"
+				svc := checkout.New(db, cfg)
+				h := benchHandler(b, db, svc)
+				for _, c := range []int{1, 16, 64} {
+					b.Run(fmt.Sprintf("%s/service/clients=%d", path, c), func(b *testing.B) {
+						run(b, c, func(i int64) error {
+							_, err := svc.Place(context.Background(), checkout.PlaceInput{
+								UserID: "bench", IdempotencyKey: fmt.Sprint("svc-", i),
+								Items: []checkout.ItemInput{{ItemID: &hot, Quantity: 1}},
+							})
+							return err
 						})
-						return err
 					})
-				})
-				b.Run(fmt.Sprintf("http/clients=%d", c), func(b *testing.B) {
-					run(b, c, func(i int64) error { return h.place(hot, fmt.Sprint("http-", i)) })
-				})
+					b.Run(fmt.Sprintf("%s/http/clients=%d", path, c), func(b *testing.B) {
+						run(b, c, func(i int64) error { return h.place(hot, fmt.Sprint("http-", i)) })
+					})
+				}
 			}
 		})
 	}
