@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"entgo.io/ent/dialect"
+	"github.com/go-sql-driver/mysql"
+	"modernc.org/sqlite"
 
 	"storefront/ent"
 	"storefront/ent/idempotency"
@@ -25,6 +28,10 @@ import (
 // gives each its own answer.
 var errKeyRace = errors.New("checkout: an idempotency key of the batch was claimed concurrently")
 
+// errKeysExist: the batch skipped reading its keys (every order fitted) and
+// then found some already recorded; it runs again, reading them first.
+var errKeysExist = errors.New("checkout: some idempotency keys of the batch exist")
+
 // runBatch places the orders of batch (all of one SKU, in arrival order) in
 // one transaction and returns each one's verdict: what placing them one after
 // another on the plain path would have answered.
@@ -38,9 +45,16 @@ func (s *Service) runBatch(ctx context.Context, batch []*ticket, release func())
 		// runs to its end (a waiter that leaves still gets its outcome).
 		ctx = context.WithoutCancel(ctx)
 	}
+	readKeys := false
 	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
-		return s.batchTx(ctx, tx, batch, out, release)
+		return s.batchTx(ctx, tx, batch, out, release, readKeys)
 	})
+	if errors.Is(err, errKeysExist) {
+		readKeys = true
+		err = store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+			return s.batchTx(ctx, tx, batch, out, release, readKeys)
+		})
+	}
 	switch {
 	case errors.Is(err, errKeyRace):
 		for i := range out {
@@ -58,17 +72,19 @@ func (s *Service) runBatch(ctx context.Context, batch []*ticket, release func())
 // batchTx is one batch transaction. out receives each order's verdict; a
 // returned error rolls back everything, so a crash at any point leaves either
 // every accepted order of the batch with its ledger row, or nothing.
-func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, out []verdict, release func()) error {
+//
+// The keys are read first only when needed (withKeys, or an order refused:
+// a replay may hide behind a refusal). When every order fits, the records are
+// inserted without reading, and a key found to exist sends the batch round
+// again with the read: one statement less per batch in a flash sale's
+// common case, where every key is new.
+func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, out []verdict, release func(), withKeys bool) error {
 	clear(out) // the transaction may be retried
 	now := s.now().Truncate(time.Second)
-	// Two plain reads, no lock: the SKU with its goods, price and stock, and
-	// the keys already in the database. Orders they settle (replays, refused
+	// Plain reads, no lock: the SKU with its goods, price and stock, and the
+	// keys already in the database. Orders they settle (replays, refused
 	// keys, unknown or unavailable SKU, no stock left) write nothing.
 	row, stock, err := lookupSKU(ctx, tx, batch[0].item)
-	if err != nil {
-		return err
-	}
-	keys, err := readKeys(ctx, tx, batch)
 	if err != nil {
 		return err
 	}
@@ -76,19 +92,36 @@ func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, out 
 	if row != nil {
 		rows = []*skuRow{row}
 	}
-	var cand []int
-	for i, t := range batch {
-		if r := keys[[2]string{t.in.UserID, t.key}]; r != nil {
-			out[i] = keyVerdict(r, t.hash, now)
-			continue
+	var keys map[[2]string]*ent.Idempotency
+	decide := func() []int {
+		var cand []int
+		for i, t := range batch {
+			if r := keys[[2]string{t.in.UserID, t.key}]; r != nil {
+				out[i] = keyVerdict(r, t.hash, now)
+				continue
+			}
+			lines, amount, err := s.build(t.in.Items, rows)
+			if err != nil {
+				out[i] = verdict{err: err}
+				continue
+			}
+			t.line, t.order = lines[0], s.newOrder(t.in, lines, amount)
+			cand = append(cand, i)
 		}
-		lines, amount, err := s.build(t.in.Items, rows)
-		if err != nil {
-			out[i].err = err
-			continue
+		return allocate(batch, stock, out, cand)
+	}
+	if withKeys {
+		if keys, err = readKeys(ctx, tx, batch); err != nil {
+			return err
 		}
-		t.line, t.order = lines[0], s.newOrder(t.in, lines, amount)
-		cand = append(cand, i)
+	}
+	won := decide()
+	if !withKeys && len(won) < len(batch) {
+		if keys, err = readKeys(ctx, tx, batch); err != nil {
+			return err
+		}
+		withKeys = true
+		won = decide()
 	}
 	// On MySQL the next batch may start as soon as this one has nothing left
 	// to do but lock, deduct and commit: its reads and writes then overlap
@@ -100,13 +133,12 @@ func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, out 
 			release()
 		}
 	}
-	won := allocate(batch, stock, out, cand)
 	if len(won) == 0 {
 		pipeline()
 		return nil
 	}
 	// Every write that needs no SKU row lock, before the lock.
-	if err := s.insertOrders(ctx, tx, batch, won, now); err != nil {
+	if err := s.insertOrders(ctx, tx, batch, won, now, withKeys); err != nil {
 		return err
 	}
 	pipeline()
@@ -224,22 +256,15 @@ func readKeys(ctx context.Context, tx *ent.Tx, batch []*ticket) (map[[2]string]*
 // and their OrderPlaced events: four multi-row statements for the batch.
 // The records go first: a key claimed meanwhile fails the batch before more
 // is written.
-func (s *Service) insertOrders(ctx context.Context, tx *ent.Tx, batch []*ticket, won []int, now time.Time) error {
-	ic := make([]*ent.IdempotencyCreate, len(won))
+func (s *Service) insertOrders(ctx context.Context, tx *ent.Tx, batch []*ticket, won []int, now time.Time, keysRead bool) error {
+	if err := s.insertKeys(ctx, tx, batch, won, now, keysRead); err != nil {
+		return err
+	}
 	oc := make([]*ent.OrderCreate, len(won))
 	for j, i := range won {
-		t, o := batch[i], batch[i].order
-		ic[j] = tx.Idempotency.Create().SetUserID(o.UserID).SetKey(t.key).SetRequestHash(t.hash).SetState(stateDone).
-			SetLeaseUntil(now.Add(s.cfg.Lease)).SetOrderSn(o.OrderSn).SetCreatedAt(now).SetExpiresAt(now.Add(t.keep))
+		o := batch[i].order
 		oc[j] = tx.Order.Create().SetOrderSn(o.OrderSn).SetUserID(o.UserID).SetAmount(o.Amount).
 			SetCurrency(o.Currency).SetRemark(o.Remark).SetCreatedAt(o.CreatedAt).SetExpiresAt(o.ExpiresAt)
-	}
-	err := tx.Idempotency.CreateBulk(ic...).Exec(ctx)
-	if ent.IsConstraintError(err) {
-		return errKeyRace
-	}
-	if err != nil {
-		return fmt.Errorf("recording idempotency keys: %w", err)
 	}
 	rows, err := tx.Order.CreateBulk(oc...).Save(ctx)
 	if err != nil {
@@ -269,6 +294,58 @@ func (s *Service) insertOrders(ctx context.Context, tx *ent.Tx, batch []*ticket,
 		return fmt.Errorf("writing %s events: %w", EventOrderPlaced, err)
 	}
 	return nil
+}
+
+// insertKeys writes the orders' DONE idempotency records in one statement.
+// Unread keys are inserted skipping existing ones, and any skip sends the
+// batch round again (errKeysExist); read keys that exist anyway were claimed
+// meanwhile (errKeyRace).
+func (s *Service) insertKeys(ctx context.Context, tx *ent.Tx, batch []*ticket, won []int, now time.Time, keysRead bool) error {
+	var q strings.Builder
+	q.WriteString("INSERT INTO idempotency_key (user_id, `key`, request_hash, state, lease_until, order_sn, created_at, expires_at) VALUES ")
+	args := make([]any, 0, 8*len(won))
+	for j, i := range won {
+		if j > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
+		t := batch[i]
+		args = append(args, t.in.UserID, t.key, t.hash, stateDone, now.Add(s.cfg.Lease), t.order.OrderSn, now, now.Add(t.keep))
+	}
+	if !keysRead {
+		if s.db.Dialect == dialect.MySQL {
+			q.WriteString(" ON DUPLICATE KEY UPDATE id = id") // 0 rows affected for an existing key
+		} else {
+			q.WriteString(" ON CONFLICT (user_id, `key`) DO NOTHING")
+		}
+	}
+	res, err := tx.ExecContext(ctx, q.String(), args...)
+	if err != nil {
+		if keysRead && isDuplicate(err) {
+			return errKeyRace
+		}
+		return fmt.Errorf("recording idempotency keys: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n != int64(len(won)) {
+		return errKeysExist
+	}
+	return nil
+}
+
+// isDuplicate reports a unique-key violation (MySQL 1062, SQLite
+// SQLITE_CONSTRAINT_UNIQUE).
+func isDuplicate(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number == 1062
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() == 2067
+	}
+	return false
 }
 
 // deductBatch takes the quantity of every kept order in one CAS on the locked
