@@ -145,6 +145,16 @@ func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, out 
 	if err := s.at("unlocked"); err != nil {
 		return err
 	}
+	if len(batch) == 1 {
+		// A batch of one deducts as the plain path does: the CAS takes the
+		// lock, a refusal rolls everything back (one round trip less than a
+		// locked read; what a lone buyer waits for).
+		t := batch[0]
+		if err := deduct(ctx, tx, t.line, t.order.OrderSn, t.order.CreatedAt); err != nil {
+			return err
+		}
+		return s.at("locked")
+	}
 	// Lock the row once. On SQLite the IMMEDIATE transaction has held the
 	// database's write lock since BEGIN, so the first read is already exact.
 	if s.db.Dialect == dialect.MySQL {

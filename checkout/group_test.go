@@ -196,6 +196,23 @@ func TestGroupStockMovedBeforeTheLock(t *testing.T) {
 	if got, led := f.stock(t, id), f.ledgerSum(t, id, 0); got != 0 || led != 0 {
 		t.Errorf("stock = %d, ledger balance = %d; want 0, 0", got, led)
 	}
+
+	// A lone order (a batch of one deducts by CAS): refused, nothing kept.
+	f.setStock(t, id, 1)
+	f.svc.hook = func(s string) error {
+		if s == "unlocked" {
+			f.setStock(t, id, 0)
+		}
+		return nil
+	}
+	before = f.counts(t)
+	before["stock_log"]++ // the hook's own adjustment row
+	if _, err := f.svc.Place(context.Background(), PlaceInput{UserID: "lone", Items: []ItemInput{one(id, 1)}}); !errors.Is(err, ErrOutOfStock) {
+		t.Errorf("lone order: err = %v, want OUT_OF_STOCK", err)
+	}
+	if after := f.counts(t); !equalCounts(before, after) {
+		t.Errorf("rows changed by a refused lone order: before %v, after %v", before, after)
+	}
 }
 
 // The flash sale with the production settings: 1000 buyers of 1–3 units, 64
