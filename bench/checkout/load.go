@@ -77,13 +77,20 @@ func newBench(db *store.DB, hot int64, spread []int64, dur time.Duration) *bench
 	return b
 }
 
-// loop runs c closed-loop clients for a 300 ms warm-up and then b.dur, and
-// measures the window only. It returns ops/s, p50 and p99 in ms, and how many
-// calls succeeded in all (warm-up included: the correctness check counts them).
-func (b *bench) loop(c int, op func() error) (result, int64, error) {
+// window is one measured slice: latencies of the calls that finished
+// inside it, its length, and how many calls succeeded in all (warm-up
+// included: the correctness check counts them).
+type window struct {
+	lat  []time.Duration
+	dur  time.Duration
+	done int64
+}
+
+// loop runs c closed-loop clients for a 300 ms warm-up and then dur.
+func (b *bench) loop(c int, dur time.Duration, op func() error) (window, error) {
 	const warm = 300 * time.Millisecond
 	start := time.Now()
-	from, to := start.Add(warm), start.Add(warm+b.dur)
+	from, to := start.Add(warm), start.Add(warm+dur)
 	lat := make([][]time.Duration, c)
 	var done atomic.Int64
 	var firstErr atomic.Value
@@ -112,21 +119,30 @@ func (b *bench) loop(c int, op func() error) (result, int64, error) {
 	}
 	wg.Wait()
 	if err, _ := firstErr.Load().(error); err != nil {
-		return result{}, done.Load(), err
+		return window{}, err
 	}
-	all := slices.Concat(lat...)
+	return window{lat: slices.Concat(lat...), dur: dur, done: done.Load()}, nil
+}
+
+// stats merges slices into calls/s (over their total length), p50 and p99.
+func stats(ws ...window) result {
+	var all []time.Duration
+	var dur time.Duration
+	for _, w := range ws {
+		all, dur = append(all, w.lat...), dur+w.dur
+	}
 	if len(all) == 0 {
-		return result{}, done.Load(), nil
+		return result{}
 	}
 	slices.Sort(all)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	return result{rate: float64(len(all)) / b.dur.Seconds(), p50: ms(all[len(all)/2]), p99: ms(all[len(all)*99/100])}, done.Load(), nil
+	return result{rate: float64(len(all)) / dur.Seconds(), p50: ms(all[len(all)/2]), p99: ms(all[len(all)*99/100])}
 }
 
 // rawCAS is the statement every one-row-per-order design repeats: its rate is
 // the ceiling of such designs on this database.
 func (b *bench) rawCAS(id int64, c int) result {
-	r, _, err := b.loop(c, func() error {
+	w, err := b.loop(c, b.dur, func() error {
 		res, err := b.db.SQL.Exec("UPDATE sku SET stock = stock - 1, version = version + 1 WHERE id = ? AND stock >= 1", id)
 		if err != nil {
 			return err
@@ -139,67 +155,88 @@ func (b *bench) rawCAS(id int64, c int) result {
 	if err != nil {
 		panic(err)
 	}
-	return r
+	return stats(w)
 }
 
-// place measures one cell and checks the books afterwards.
-func (b *bench) place(k cellKey) (result, error) {
+// pair measures the plain and the group path on the same SKUs, transport and
+// clients in interleaved half-length slices (plain, group, group, plain), so
+// that the machine's drifting load weighs on both alike, then checks the
+// books: every accepted order took exactly its unit, the ledger matches the
+// stock, no SKU is negative.
+func (b *bench) pair(skus, transport string, clients int, paths []string) (map[string]result, error) {
 	ids := []int64{b.hot}
-	if k.skus != "hot" {
+	if skus != "hot" {
 		ids = b.spread
 	}
 	stock0, err := b.stockSum(ids)
 	if err != nil {
-		return result{}, err
+		return nil, err
 	}
 	orders0, err := b.count("SELECT COUNT(*) FROM orders")
 	if err != nil {
-		return result{}, err
+		return nil, err
 	}
-	svc := b.svc[k.path]
-	bat0, ord0 := svc.GroupStats()
-	op := func() error {
-		n := b.seq.Add(1)
-		item := ids[int(n)%len(ids)]
-		key := fmt.Sprint("bench-", n)
-		if k.transport == "http" {
-			return b.placeHTTP(b.url[k.path], item, key)
+	slicesOf := map[string][]window{}
+	batches, batched := map[string]int64{}, map[string]int64{}
+	rev := slices.Clone(paths)
+	slices.Reverse(rev)
+	order := slices.Concat(paths, rev)
+	var accepted int64
+	for _, path := range order {
+		svc := b.svc[path]
+		op := func() error {
+			n := b.seq.Add(1)
+			item := ids[int(n)%len(ids)]
+			key := fmt.Sprint("bench-", n)
+			if transport == "http" {
+				return b.placeHTTP(b.url[path], item, key)
+			}
+			_, err := svc.Place(context.Background(), checkout.PlaceInput{
+				UserID: "bench", IdempotencyKey: key, Items: []checkout.ItemInput{{ItemID: &item, Quantity: 1}},
+			})
+			return err
 		}
-		_, err := svc.Place(context.Background(), checkout.PlaceInput{
-			UserID: "bench", IdempotencyKey: key, Items: []checkout.ItemInput{{ItemID: &item, Quantity: 1}},
-		})
-		return err
+		bat0, ord0 := svc.GroupStats()
+		w, err := b.loop(clients, b.dur/2, op)
+		if err != nil {
+			return nil, fmt.Errorf("%s/%s/%s/%d: %w", skus, path, transport, clients, err)
+		}
+		bat1, ord1 := svc.GroupStats()
+		slicesOf[path] = append(slicesOf[path], w)
+		batches[path] += bat1 - bat0
+		batched[path] += ord1 - ord0
+		accepted += w.done
 	}
-	r, accepted, err := b.loop(k.clients, op)
-	if err != nil {
-		return result{}, fmt.Errorf("%v: %w", k, err)
-	}
-	bat1, ord1 := svc.GroupStats()
-	r.batches, r.batched = bat1-bat0, ord1-ord0
 	stock1, err := b.stockSum(ids)
 	if err != nil {
-		return result{}, err
+		return nil, err
 	}
 	orders1, err := b.count("SELECT COUNT(*) FROM orders")
 	if err != nil {
-		return result{}, err
+		return nil, err
 	}
 	ledger, err := b.ledgerSum(ids)
 	if err != nil {
-		return result{}, err
+		return nil, err
 	}
 	neg, err := b.count("SELECT COUNT(*) FROM sku WHERE stock < 0")
 	if err != nil {
-		return result{}, err
+		return nil, err
 	}
-	r.ok = stock0-stock1 == accepted && orders1-orders0 == accepted && ledger == stock1 && neg == 0
+	ok := stock0-stock1 == accepted && orders1-orders0 == accepted && ledger == stock1 && neg == 0
 	mark := "ok"
-	if !r.ok {
+	if !ok {
 		mark = "FAILED"
 	}
-	r.check = fmt.Sprintf("%s: accepted %d, orders +%d, stock %d (−%d), ledger sum %d, negative-stock SKUs %d",
+	check := fmt.Sprintf("%s: accepted %d, orders +%d, stock %d (−%d), ledger sum %d, negative-stock SKUs %d",
 		mark, accepted, orders1-orders0, stock1, stock0-stock1, ledger, neg)
-	return r, nil
+	out := map[string]result{}
+	for _, path := range paths {
+		r := stats(slicesOf[path]...)
+		r.batches, r.batched, r.check, r.ok = batches[path], batched[path], check, ok
+		out[path] = r
+	}
+	return out, nil
 }
 
 const mutation = `mutation($id: ID!) { placeOrder(input: {items: [{itemId: $id, quantity: 1}]}) { orderSn amount } }`

@@ -8,6 +8,11 @@
 //
 //	go run ./bench/checkout -db 'mysql:root@tcp(127.0.0.1:3306)/test'
 //	go run ./bench/checkout -db sqlite -dur 2s
+//	go run ./bench/checkout -only 'hot/.*/64' -clients 64 -hotrow ../shared/bench/hotrow
+//
+// Plain and group runs of the same SKUs, transport and clients are
+// interleaved in half-length slices (plain, group, group, plain) and share one
+// correctness line.
 //
 // On MariaDB it creates and drops its own database on the server named by the
 // DSN; on SQLite it uses a temporary file.
@@ -36,8 +41,12 @@ import (
 )
 
 func main() {
-	dbFlag := flag.String("db", "sqlite", "sqlite, or mysql:DSN (a database is created on that server and dropped afterwards)")
-	dur := flag.Duration("dur", 2*time.Second, "measured window of each run (plus a 300 ms warm-up)")
+	def := os.Getenv("STOREFRONT_BENCH_DB")
+	if def == "" {
+		def = "sqlite"
+	}
+	dbFlag := flag.String("db", def, "sqlite, or mysql:DSN: a database is created on that server and dropped afterwards (STOREFRONT_BENCH_DB)")
+	dur := flag.Duration("dur", 2*time.Second, "measured time of each run (in two slices, each after a 300 ms warm-up)")
 	clientsFlag := flag.String("clients", "1,16,64", "closed-loop client counts")
 	hotrow := flag.String("hotrow", "", "directory of ../shared/bench/hotrow: also run its -mode=raw (MariaDB only)")
 	only := flag.String("only", "", "run only the placeOrder runs whose name (e.g. hot/group/http/64) matches this regexp")
@@ -139,21 +148,31 @@ func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 	for _, skus := range []string{"hot", "16"} {
 		for _, tr := range []string{"in-process", "http"} {
 			for _, c := range clients {
+				var paths []string
 				for _, path := range []string{"plain", "group"} {
-					k := cellKey{skus, path, tr, c}
-					if !cellFilter.MatchString(fmt.Sprintf("%s/%s/%s/%d", skus, path, tr, c)) {
-						continue
+					if cellFilter.MatchString(fmt.Sprintf("%s/%s/%s/%d", skus, path, tr, c)) {
+						paths = append(paths, path)
 					}
-					r, err := b.place(k)
-					if err != nil {
-						return err
-					}
-					results[k] = r
+				}
+				if len(paths) == 0 {
+					continue
+				}
+				rs, err := b.pair(skus, tr, c, paths)
+				if err != nil {
+					return err
+				}
+				for i, path := range paths {
+					r := rs[path]
+					results[cellKey{skus, path, tr, c}] = r
 					batch := "-"
 					if r.batches > 0 {
 						batch = fmt.Sprintf("%.1f", float64(r.batched)/float64(r.batches))
 					}
-					fmt.Printf("   %-9s %-6s %-11s %7d %9.0f %8.2f %8.2f %9s  %s\n", skus, path, tr, c, r.rate, r.p50, r.p99, batch, r.check)
+					check := ""
+					if i == len(paths)-1 {
+						check = r.check // one line for the pair: both paths moved the same SKUs
+					}
+					fmt.Printf("   %-9s %-6s %-11s %7d %9.0f %8.2f %8.2f %9s  %s\n", skus, path, tr, c, r.rate, r.p50, r.p99, batch, check)
 				}
 			}
 		}
