@@ -45,6 +45,13 @@ func (s *Service) runBatch(ctx context.Context, batch []*ticket, release func())
 		// runs to its end (a waiter that leaves still gets its outcome).
 		ctx = context.WithoutCancel(ctx)
 	}
+	if s.db.Dialect == dialect.SQLite {
+		// SQLite has one writer: batches of different SKUs take turns here
+		// instead of sleeping in the busy handler (whose back-off reaches
+		// 100 ms a try and showed as 300 ms tails over 16 SKUs).
+		s.writer.Lock()
+		defer s.writer.Unlock()
+	}
 	readKeys := false
 	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
 		return s.batchTx(ctx, tx, batch, out, release, readKeys)

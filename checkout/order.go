@@ -60,6 +60,7 @@ type Service struct {
 	// Whether ent's ids of a multi-row insert can be trusted (batch.go).
 	autoinc     sync.Once
 	consecutive bool
+	writer      sync.Mutex // SQLite: one batch transaction at a time (batch.go)
 	// hook runs at the named stages of a batch transaction (tests inject
 	// failures there).
 	hook func(stage string) error
