@@ -13,9 +13,9 @@ import (
 // order transaction holds the row lock from its CAS to COMMIT, so a flash sale
 // tops out at one order per lock hold. Instead, single-SKU orders that arrive
 // while a transaction on their SKU is in flight queue up, and the next
-// transaction takes the whole queue (up to GroupMax): one SKU read, one key
-// read, one lock, one UPDATE and one COMMIT for all of them (batch.go), and no
-// statement of its own for any single order.
+// transaction takes the whole queue (up to GroupMax): one SKU read, one
+// multi-row insert per table, one lock, one UPDATE and one COMMIT for all of
+// them (batch.go), and no statement of its own for any single order.
 //
 // There is no dispatcher goroutine: the request that finds its SKU idle runs
 // at once as a batch of one (a lone request never waits for a batch), and the
