@@ -130,6 +130,9 @@ func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, out 
 		withKeys = true
 		won = decide()
 	}
+	if err := s.at("decided"); err != nil {
+		return err
+	}
 	// On MySQL the next batch may start as soon as this one has nothing left
 	// to do but lock, deduct and commit: its reads and writes then overlap
 	// this one's lock hold, and it queues on the row lock behind it. On

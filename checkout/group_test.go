@@ -417,3 +417,59 @@ func TestGroupCancelledContext(t *testing.T) {
 		}
 	})
 }
+
+// A key claimed elsewhere (another instance, the plain path) after the batch
+// read the keys: the batch's insert collides, and every order of it is placed
+// on the plain path instead, each with its own answer (MariaDB: on SQLite the
+// batch holds the only write lock, so nobody can claim in between).
+func TestGroupKeyClaimedDuringTheBatch(t *testing.T) {
+	db := testdb.Open(t, testdb.MySQL)
+	f := setup(t, db)
+	id := f.skuID(t, "黑色,L")
+	b := PlaceInput{UserID: "ub", IdempotencyKey: "kb", Items: []ItemInput{one(id, 1)}}
+	var once sync.Once
+	f.svc.hook = func(stage string) error {
+		if stage == "decided" {
+			once.Do(func() {
+				if _, _, err := f.svc.claimKey(context.Background(), "ub", "kb", requestHash(b), time.Hour); err != nil {
+					t.Errorf("claimKey: %v", err)
+				}
+			})
+		}
+		return nil
+	}
+	before := f.counts(t)
+	hold(f, id)
+	// The first order is refused (more than the stock), so the batch reads
+	// the keys before deciding: the claim comes after that read.
+	a := PlaceInput{UserID: "ua", Items: []ItemInput{one(id, 201)}}
+	c := PlaceInput{UserID: "uc", Items: []ItemInput{one(id, 1)}}
+	_, errs := enqueue(t, f, id, []PlaceInput{a, b, c})()
+	if !errors.Is(errs[0], ErrOutOfStock) || !errors.Is(errs[1], ErrIdempotencyInProgress) || errs[2] != nil {
+		t.Fatalf("errs = %v; want OUT_OF_STOCK, IDEMPOTENCY_IN_PROGRESS, ok", errs)
+	}
+	after := f.counts(t)
+	if after["orders"]-before["orders"] != 1 || after["idempotency_key"]-before["idempotency_key"] != 2 {
+		t.Errorf("rows: before %v, after %v; want one order (c) and two keys (c's, and the claim)", before, after)
+	}
+	if got := f.stock(t, id); got != 199 {
+		t.Errorf("stock = %d, want 199", got)
+	}
+}
+
+// A lone order never waits for company: with nothing in flight each runs at
+// once as its own transaction.
+func TestGroupLoneOrdersRunAlone(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		id := f.skuID(t, "黑色,L")
+		for i := range 3 {
+			if _, err := f.svc.Place(context.Background(), PlaceInput{UserID: fmt.Sprint("u", i), Items: []ItemInput{one(id, 1)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if b, n := f.svc.GroupStats(); b != 3 || n != 3 || queueLen(f, id) != 0 {
+			t.Errorf("GroupStats = %d transactions, %d orders, %d queued; want 3, 3, 0", b, n, queueLen(f, id))
+		}
+	})
+}
