@@ -32,6 +32,23 @@ var errKeyRace = errors.New("checkout: an idempotency key of the batch was claim
 // then found some already recorded; it runs again, reading them first.
 var errKeysExist = errors.New("checkout: some idempotency keys of the batch exist")
 
+// batchTimeout bounds a batch of which no order came with a deadline.
+const batchTimeout = 10 * time.Second
+
+// batchDeadline is the earliest deadline among the batch's orders (now +
+// batchTimeout when none has one): a buyer already in a batch waits for its
+// outcome, so the batch must end by the time the most hurried of them gives
+// up. Batches take milliseconds; only a stalled database ever reaches it.
+func batchDeadline(batch []*ticket, now time.Time) time.Time {
+	earliest := now.Add(batchTimeout)
+	for _, t := range batch {
+		if !t.deadline.IsZero() && t.deadline.Before(earliest) {
+			earliest = t.deadline
+		}
+	}
+	return earliest
+}
+
 // runBatch places the orders of batch (all of one SKU, in arrival order) in
 // one transaction and returns each one's verdict: what placing them one after
 // another on the plain path would have answered.
@@ -42,8 +59,12 @@ func (s *Service) runBatch(ctx context.Context, batch []*ticket, release func())
 	out := make([]verdict, len(batch))
 	if len(batch) > 1 {
 		// One buyer hanging up must not fail the others' orders: the batch
-		// runs to its end (a waiter that leaves still gets its outcome).
-		ctx = context.WithoutCancel(ctx)
+		// runs to its end (a waiter that leaves still gets its outcome) —
+		// but only until the earliest deadline among its orders, so a
+		// database that stops answering holds no buyer past their deadline.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), batchDeadline(batch, time.Now()))
+		defer cancel()
 	}
 	if s.db.Dialect == dialect.SQLite {
 		// SQLite has one writer: batches of different SKUs take turns here

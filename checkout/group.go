@@ -35,6 +35,8 @@ type ticket struct {
 	line  *line
 
 	done chan verdict // buffered: answering never blocks the leader
+	// deadline is the request's (zero: none); see batchDeadline.
+	deadline time.Time
 }
 
 // verdict is a ticket's outcome, or a batch for its goroutine to run.
@@ -94,6 +96,7 @@ func (s *Service) placeGrouped(ctx context.Context, t *ticket) (*Order, error) {
 	g, id := &s.groups, t.item
 	ref := [2]string{t.in.UserID, t.key}
 	t.done = make(chan verdict, 1)
+	t.deadline, _ = ctx.Deadline()
 	g.mu.Lock()
 	if g.inflight[ref] {
 		g.mu.Unlock()
