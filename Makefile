@@ -18,10 +18,10 @@ test-e2e: ## end-to-end tests against the real binary, fault tests included (the
 test-browser: ## the product page in headless chromium (install it with: bash .ci/browser-deps.sh)
 	$(GO) test -count=1 -run Browser -v ./e2e/
 
-bench: ## benchmarks with their anchors (docs/benchmarks.md); set STOREFRONT_TEST_MYSQL_DSN for the MariaDB ones
-	$(GO) test -run='^$$' -bench=. -benchmem ./skumatrix/ ./bench/
-	$(GO) test -run='^$$' -bench='PlaceOrder$$' -benchtime=4s ./checkout/
-	$(GO) test -run='^$$' -bench=PlaceOrderVsHotrow -benchtime=1x ./checkout/
+bench: ## benchmarks with their anchors (docs/benchmarks.md); STOREFRONT_BENCH_DB='mysql:DSN' runs the checkout table on MariaDB
+	$(GO) test -run='^$$' -bench=. -benchmem ./skumatrix/
+	$(GO) test -run='^$$' -bench='ProductPage' -benchtime=1s ./bench/
+	$(GO) run ./bench/checkout
 
 build:
 	$(GO) build -o bin/storefront ./cmd/storefront

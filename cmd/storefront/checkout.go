@@ -23,6 +23,8 @@ func validCheckout(c checkout.Config) error {
 		return fmt.Errorf("--currency %q: want a 3-letter ISO 4217 code", c.Currency)
 	case c.CloseBatch < 1:
 		return errors.New("--close-batch must be at least 1")
+	case c.GroupMax < 1:
+		return errors.New("--group-max must be at least 1")
 	}
 	return nil
 }
