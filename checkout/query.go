@@ -2,16 +2,14 @@ package checkout
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"entgo.io/ent/dialect/sql"
 
 	"storefront/ent"
 	"storefront/ent/order"
+	"storefront/paging"
 	"storefront/store"
 )
 
@@ -59,9 +57,6 @@ func (s *Service) Order(ctx context.Context, userID string, admin bool, orderSn 
 	return o, nil
 }
 
-// MaxPageSize caps `first` on order connections.
-const MaxPageSize = 100
-
 // OrderPage is one page of a user's orders, newest first.
 type OrderPage struct {
 	Orders      []*Order
@@ -71,18 +66,15 @@ type OrderPage struct {
 // MyOrders pages through userID's orders, newest first (id order, stable
 // under inserts).
 func (s *Service) MyOrders(ctx context.Context, userID string, first int, after string) (*OrderPage, error) {
-	switch {
-	case first < 0:
-		return nil, fmt.Errorf("%w: first must not be negative", ErrInvalidInput)
-	case first == 0:
-		first = 20
+	first, err := paging.Size(first)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 	}
-	first = min(first, MaxPageSize)
 	q := s.db.Client.Order.Query().Where(order.UserID(userID))
 	if after != "" {
-		id, err := DecodeCursor(after)
+		id, err := paging.Decode(cursorKind, after)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 		}
 		q = q.Where(order.IDLT(id))
 	}
@@ -90,32 +82,15 @@ func (s *Service) MyOrders(ctx context.Context, userID string, first int, after 
 	if err != nil {
 		return nil, store.Classify(fmt.Errorf("listing orders: %w", err))
 	}
-	p := &OrderPage{HasNextPage: len(rows) > first}
-	if p.HasNextPage {
-		rows = rows[:first]
-	}
+	p := &OrderPage{}
+	rows, p.HasNextPage = paging.Trim(rows, first)
 	for _, r := range rows {
 		p.Orders = append(p.Orders, toOrder(r))
 	}
 	return p, nil
 }
 
-const cursorPrefix = "order:"
-
 // Cursor is the opaque connection cursor of an order.
-func Cursor(id int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + strconv.FormatInt(id, 10)))
-}
+func Cursor(id int64) string { return paging.Cursor(cursorKind, id) }
 
-// DecodeCursor reverses Cursor.
-func DecodeCursor(c string) (int64, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err == nil {
-		if rest, ok := strings.CutPrefix(string(b), cursorPrefix); ok {
-			if id, err := strconv.ParseInt(rest, 10, 64); err == nil {
-				return id, nil
-			}
-		}
-	}
-	return 0, fmt.Errorf("%w: malformed cursor %q", ErrInvalidInput, c)
-}
+const cursorKind = "order"
