@@ -33,10 +33,29 @@ type eventPayload struct {
 	Lines   []eventLine `json:"lines"`
 }
 
-// emit writes an event in the caller's transaction: it exists if and only if
-// the change it announces committed, and is dispatched only after that.
+// emit writes an event about o in the caller's transaction.
 func emit(ctx context.Context, tx *ent.Tx, typ string, o *Order, reason string, at time.Time) error {
-	c, err := event(tx, typ, o, reason, at)
+	return Emit(ctx, tx, typ, o.ID, payloadOf(o, reason), at)
+}
+
+// event builds the outbox row announcing o (a batch inserts many at once).
+func event(tx *ent.Tx, typ string, o *Order, reason string, at time.Time) (*ent.OutboxCreate, error) {
+	return eventRow(tx, typ, o.ID, payloadOf(o, reason), at)
+}
+
+func payloadOf(o *Order, reason string) eventPayload {
+	p := eventPayload{OrderSn: o.OrderSn, UserID: o.UserID, Status: string(o.Status), Amount: o.Amount.String(), Reason: reason}
+	for _, l := range o.Lines {
+		p.Lines = append(p.Lines, eventLine{ItemID: l.ItemID, Quantity: l.Quantity})
+	}
+	return p
+}
+
+// Emit writes an event about order orderID in the caller's transaction: it
+// exists if and only if the change it announces committed, and is dispatched
+// only after that. Every order event goes through here (payments too).
+func Emit(ctx context.Context, tx *ent.Tx, typ string, orderID int64, payload any, at time.Time) error {
+	c, err := eventRow(tx, typ, orderID, payload, at)
 	if err != nil {
 		return err
 	}
@@ -46,18 +65,13 @@ func emit(ctx context.Context, tx *ent.Tx, typ string, o *Order, reason string, 
 	return nil
 }
 
-// event builds the outbox row announcing o (a batch inserts many at once).
-func event(tx *ent.Tx, typ string, o *Order, reason string, at time.Time) (*ent.OutboxCreate, error) {
-	p := eventPayload{OrderSn: o.OrderSn, UserID: o.UserID, Status: string(o.Status), Amount: o.Amount.String(), Reason: reason}
-	for _, l := range o.Lines {
-		p.Lines = append(p.Lines, eventLine{ItemID: l.ItemID, Quantity: l.Quantity})
-	}
-	b, err := json.Marshal(p)
+func eventRow(tx *ent.Tx, typ string, orderID int64, payload any, at time.Time) (*ent.OutboxCreate, error) {
+	b, err := json.Marshal(payload)
 	if err != nil {
 		return nil, err
 	}
 	return tx.Outbox.Create().SetEventID(newEventID()).SetType(typ).
-		SetAggregateID(strconv.FormatInt(o.ID, 10)).SetPayload(string(b)).SetCreatedAt(at), nil
+		SetAggregateID(strconv.FormatInt(orderID, 10)).SetPayload(string(b)).SetCreatedAt(at), nil
 }
 
 // Event is a dispatched outbox row.

@@ -2,15 +2,12 @@ package payments
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
-	"strconv"
 	"time"
 
 	entsql "entgo.io/ent/dialect/sql"
@@ -150,7 +147,7 @@ func (s *Service) markPaid(ctx context.Context, tx *ent.Tx, o *ent.Order) error 
 				return fmt.Errorf("adding volume: %w", err)
 			}
 		}
-		return emit(ctx, tx, "OrderPaid", o, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String()})
+		return checkout.Emit(ctx, tx, "OrderPaid", o.ID, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String()}, s.now())
 	}
 	flagged, err := tx.Order.Update().
 		Where(order.ID(o.ID), order.StatusEQ(enums.OrderClosed), order.NeedsReview(false)).
@@ -160,20 +157,7 @@ func (s *Service) markPaid(ctx context.Context, tx *ent.Tx, o *ent.Order) error 
 	}
 	if flagged == 1 {
 		slog.WarnContext(ctx, "payment for a closed order: refund or review by hand", "orderSn", o.OrderSn)
-		return emit(ctx, tx, "PaymentForClosedOrder", o, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String()})
+		return checkout.Emit(ctx, tx, "PaymentForClosedOrder", o.ID, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String()}, s.now())
 	}
 	return nil
-}
-
-// emit writes an event to the outbox inside the caller's transaction; the
-// aggregate is the order id, as for checkout's order events.
-func emit(ctx context.Context, tx *ent.Tx, typ string, o *ent.Order, payload map[string]any) error {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	raw, err := json.Marshal(payload)
-	if err != nil {
-		return err
-	}
-	return tx.Outbox.Create().SetEventID(hex.EncodeToString(b[:])).SetType(typ).
-		SetAggregateID(strconv.FormatInt(o.ID, 10)).SetPayload(string(raw)).Exec(ctx)
 }
