@@ -23,6 +23,9 @@ type Config struct {
 	GroupCommit bool
 	// GroupMax is the most orders one batch transaction takes (≤ 0: 64).
 	GroupMax int
+	// OnReplay, when set, is called for every placeOrder answered from a
+	// finished idempotency key (metrics).
+	OnReplay func()
 }
 
 // DefaultConfig returns the defaults.

@@ -144,7 +144,7 @@ func (s *Service) placeGrouped(ctx context.Context, t *ticket) (*Order, error) {
 	case v.alone:
 		return s.placePlain(ctx, t)
 	case v.replay != "":
-		return s.load(ctx, v.replay)
+		return s.replay(ctx, v.replay)
 	case v.err != nil:
 		return nil, v.err
 	}

@@ -41,7 +41,7 @@ func (s *Service) placePlain(ctx context.Context, t *ticket) (*Order, error) {
 		return nil, err
 	}
 	if replay != "" {
-		return s.load(ctx, replay)
+		return s.replay(ctx, replay)
 	}
 	o, err := s.place(ctx, t.in, c)
 	// IN_PROGRESS here means our lease was taken over: the key is no longer
@@ -141,4 +141,12 @@ func deduct(ctx context.Context, tx *ent.Tx, l *line, orderSn string, now time.T
 
 func outOfStock(l *line) error {
 	return fmt.Errorf("%w: SKU %d (%s %s) has fewer than %d left", ErrOutOfStock, l.ItemID, l.GoodsName, l.SpecValueStr, l.Quantity)
+}
+
+// replay answers a request whose key already finished with that order.
+func (s *Service) replay(ctx context.Context, orderSn string) (*Order, error) {
+	if s.cfg.OnReplay != nil {
+		s.cfg.OnReplay()
+	}
+	return s.load(ctx, orderSn)
 }

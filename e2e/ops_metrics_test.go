@@ -20,15 +20,18 @@ func TestOperationsMetricsOverHTTP(t *testing.T) {
 			s := Start(t, spec, "--reconcile-interval", "200ms")
 			id, _ := tshirtSku(t, s, "黑色,L")
 			var p placed
-			decode(t, s.Query(t, s.CustomerToken, placeOrder, map[string]any{"items": []map[string]any{{"itemId": id, "quantity": 1}}}), &p)
+			items := map[string]any{"items": []map[string]any{{"itemId": id, "quantity": 1}}}
+			decode(t, s.queryWithKey(t, s.CustomerToken, "metrics-1", placeOrder, items), &p)
+			decode(t, s.queryWithKey(t, s.CustomerToken, "metrics-1", placeOrder, items), &struct{}{}) // a double click
 			wantCode(t, "black S (no stock)", s.Query(t, s.CustomerToken, placeOrder,
 				map[string]any{"items": []map[string]any{{"goodsId": "1", "specValueIds": []string{"1", "4"}, "quantity": 1}}}), "OUT_OF_STOCK")
 			decode(t, s.Query(t, s.CustomerToken, `mutation($sn: String!) { cancelOrder(orderSn: $sn) { status } }`, map[string]any{"sn": p.PlaceOrder.OrderSn}), &struct{}{})
 			for series, want := range map[string]string{
-				`storefront_orders_placed_total`:                                              "1",
+				`storefront_orders_placed_total`:                                              "2",
+				`storefront_idempotent_replays_total`:                                         "1",
 				`storefront_out_of_stock_total`:                                               "1",
 				`storefront_orders_closed_total{cause="cancel"}`:                              "1",
-				`storefront_graphql_requests_total{operation="placeOrder",outcome="ok"}`:      "1",
+				`storefront_graphql_requests_total{operation="placeOrder",outcome="ok"}`:      "2",
 				`storefront_graphql_requests_total{operation="placeOrder",outcome="error"}`:   "1",
 				`storefront_graphql_errors_total{code="OUT_OF_STOCK",operation="placeOrder"}`: "1",
 				`storefront_stock_ledger_diff_skus`:                                           "0",

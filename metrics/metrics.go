@@ -18,6 +18,7 @@ type Metrics struct {
 
 	OrdersPlaced prometheus.Counter
 	OutOfStock   prometheus.Counter
+	Replays      prometheus.Counter // placeOrder answered from a finished idempotency key
 	OrdersClosed *prometheus.CounterVec // cause: timeout, cancel
 	Payments     *prometheus.CounterVec // outcome of provider notifications
 	TxRetries    *prometheus.CounterVec // cause: deadlock, lock_wait, busy
@@ -48,6 +49,10 @@ func New() *Metrics {
 		OrdersPlaced: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "storefront_orders_placed_total",
 			Help: "Successful placeOrder operations (idempotent replays included).",
+		}),
+		Replays: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "storefront_idempotent_replays_total",
+			Help: "placeOrder requests answered with the order of a finished idempotency key (double clicks, client retries).",
 		}),
 		OutOfStock: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "storefront_out_of_stock_total",
@@ -87,7 +92,7 @@ func New() *Metrics {
 // Collectors lists every metric for registration.
 func (m *Metrics) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{
-		m.Requests, m.Latency, m.Errors, m.OrdersPlaced, m.OutOfStock, m.OrdersClosed,
+		m.Requests, m.Latency, m.Errors, m.OrdersPlaced, m.Replays, m.OutOfStock, m.OrdersClosed,
 		m.Payments, m.TxRetries, m.LedgerDiffSKUs, m.NegativeSKUs, m.ReconcileErrors, m.ReconcileLast,
 	}
 }

@@ -91,11 +91,12 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 
+	m := metrics.New()
+	store.OnRetry = func(cause string) { m.TxRetries.WithLabelValues(cause).Inc() }
+	c.Checkout.OnReplay = m.Replays.Inc
 	orders := checkout.New(db, c.Checkout)
 	pays := payments.New(db, payCfg, orders)
 	inv := inventory.New(db)
-	m := metrics.New()
-	store.OnRetry = func(cause string) { m.TxRetries.WithLabelValues(cause).Inc() }
 	h := server.New(server.Options{
 		DB: db, Signer: signer, Playground: c.Introspection, Introspection: c.Introspection,
 		DemoToken: demoToken, PaymentNotify: pays.NotifyHandler(),
