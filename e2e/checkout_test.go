@@ -1,11 +1,7 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"os/exec"
 	"strings"
 	"testing"
@@ -17,24 +13,7 @@ import (
 // queryWithKey posts like Server.Query, plus an Idempotency-Key header.
 func (s *Server) queryWithKey(t *testing.T, token, key, query string, vars map[string]any) *Response {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "POST", s.URL+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Idempotency-Key", key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("POST /graphql: %v", err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var r Response
-	if err := json.Unmarshal(raw, &r); err != nil {
-		t.Fatalf("decoding %d response %q: %v", resp.StatusCode, raw, err)
-	}
-	return &r
+	return s.post(t, token, key, query, vars)
 }
 
 func decode(t *testing.T, r *Response, v any) {

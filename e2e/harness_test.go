@@ -166,6 +166,12 @@ func (r *Response) Code() string {
 // Query posts a GraphQL request with an optional bearer token.
 func (s *Server) Query(t *testing.T, token, query string, vars map[string]any) *Response {
 	t.Helper()
+	return s.post(t, token, "", query, vars)
+}
+
+// post sends one GraphQL request; token and idempotency key are optional.
+func (s *Server) post(t *testing.T, token, idempotencyKey, query string, vars map[string]any) *Response {
+	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -173,6 +179,9 @@ func (s *Server) Query(t *testing.T, token, query string, vars map[string]any) *
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if idempotencyKey != "" {
+		req.Header.Set("Idempotency-Key", idempotencyKey)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
