@@ -479,11 +479,17 @@ func (s *Service) consecutiveIDs(ctx context.Context) bool {
 	if s.db.Dialect != dialect.MySQL {
 		return true
 	}
-	s.autoinc.Do(func() {
+	s.autoinc.Lock()
+	defer s.autoinc.Unlock()
+	if !s.autoincKnown {
+		// Asked under the batch's deadline, and remembered only once answered:
+		// a stalled database must not hold every later batch on this question.
 		var mode int
-		err := s.db.SQL.QueryRowContext(context.WithoutCancel(ctx), "SELECT @@innodb_autoinc_lock_mode").Scan(&mode)
-		s.consecutive = err == nil && mode <= 1
-	})
+		if err := s.db.SQL.QueryRowContext(ctx, "SELECT @@innodb_autoinc_lock_mode").Scan(&mode); err != nil {
+			return false // read the ids back this time; ask again next batch
+		}
+		s.consecutive, s.autoincKnown = mode <= 1, true
+	}
 	return s.consecutive
 }
 

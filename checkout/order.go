@@ -58,9 +58,10 @@ type Service struct {
 	now    func() time.Time
 	groups groups
 	// Whether ent's ids of a multi-row insert can be trusted (batch.go).
-	autoinc     sync.Once
-	consecutive bool
-	writer      sync.Mutex // SQLite: one batch transaction at a time (batch.go)
+	autoinc      sync.Mutex
+	autoincKnown bool
+	consecutive  bool
+	writer       sync.Mutex // SQLite: one batch transaction at a time (batch.go)
 	// hook runs at the named stages of a batch transaction (tests inject
 	// failures there).
 	hook func(stage string) error

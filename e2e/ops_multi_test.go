@@ -85,8 +85,19 @@ func TestTwoInstancesOneDatabase(t *testing.T) {
 	if stock := dbInt(t, db, "SELECT stock FROM sku WHERE id = "+id); stock != 200 {
 		t.Errorf("stock after every order closed: %d, want 200", stock)
 	}
-	closedA, _ := strconv.Atoi(metricValue(t, a, `storefront_orders_closed_total{cause="timeout"}`))
-	closedB, _ := strconv.Atoi(metricValue(t, b, `storefront_orders_closed_total{cause="timeout"}`))
+	// The counters are added when a closer pass returns, a moment after its
+	// last commit: wait for them (bounded), then require exactly one count
+	// per order.
+	var closedA, closedB int
+	sum := func() int {
+		closedA, _ = strconv.Atoi(metricValue(t, a, `storefront_orders_closed_total{cause="timeout"}`))
+		closedB, _ = strconv.Atoi(metricValue(t, b, `storefront_orders_closed_total{cause="timeout"}`))
+		return closedA + closedB
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for sum() < 200+more && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
 	if closedA+closedB != 200+more {
 		t.Errorf("closed by A %d + by B %d = %d, want %d (each once)", closedA, closedB, closedA+closedB, 200+more)
 	}

@@ -67,6 +67,13 @@ func runTx(ctx context.Context, c *ent.Client, fn func(context.Context, *ent.Tx)
 		}
 	}()
 	if err := fn(ctx, tx); err != nil {
+		if ctx.Err() != nil {
+			// The caller has given up. ROLLBACK on a connection to a server
+			// that stopped answering waits as long as the server does, so it
+			// must not hold the caller; database/sql discards the connection.
+			go tx.Rollback() //nolint:errcheck
+			return err
+		}
 		_ = tx.Rollback()
 		return err
 	}
