@@ -18,7 +18,7 @@ type Metrics struct {
 
 	OrdersPlaced prometheus.Counter
 	OutOfStock   prometheus.Counter
-	Replays      prometheus.Counter // placeOrder answered from a finished idempotency key
+	Replays      prometheus.Counter     // placeOrder answered from a finished idempotency key
 	OrdersClosed *prometheus.CounterVec // cause: timeout, cancel
 	Payments     *prometheus.CounterVec // outcome of provider notifications
 	TxRetries    *prometheus.CounterVec // cause: deadlock, lock_wait, busy
