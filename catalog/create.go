@@ -47,6 +47,7 @@ type CreateInput struct {
 // and writes goods, specs, values, SKUs and one opening ledger row per SKU in
 // one transaction: it either all exists or none of it does.
 func (s *Service) Create(ctx context.Context, in CreateInput) (*Goods, error) {
+	in = in.trimmed()
 	plan, err := s.planCreate(in)
 	if err != nil {
 		return nil, err

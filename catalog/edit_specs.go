@@ -61,6 +61,7 @@ type UpdateSpecsInput struct {
 // same version, exactly one wins and the other gets ErrVersionConflict with
 // nothing written.
 func (s *Service) UpdateSpecs(ctx context.Context, in UpdateSpecsInput) (*Goods, error) {
+	in = in.trimmed()
 	if err := s.checkSpecEdit(in); err != nil {
 		return nil, err
 	}

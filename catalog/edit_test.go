@@ -270,6 +270,7 @@ func TestBadEditsWriteNothing(t *testing.T) {
 			{"empty value name", edit(addValue(" ")), catalog.ErrInvalidInput},
 			{"empty spec name", edit(func(s []catalog.SpecEdit) []catalog.SpecEdit { s[1].Name = ""; return s }), catalog.ErrInvalidInput},
 			{"duplicate value", edit(addValue("黑色")), catalog.ErrInvalidInput},
+			{"duplicate value but for spaces", edit(addValue(" 黑色 ")), catalog.ErrInvalidInput},
 			{"duplicate spec", edit(func(s []catalog.SpecEdit) []catalog.SpecEdit { s[1].Name = s[0].Name; return s }), catalog.ErrInvalidInput},
 			{"negative price", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"红色", "S"}, SellPrice: -100}), catalog.ErrInvalidInput},
 			{"absurd price", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"红色", "S"}, SellPrice: money.MustParse("99999999.00")}), catalog.ErrInvalidInput},
@@ -330,12 +331,13 @@ func TestBadCreateWritesNothing(t *testing.T) {
 			long += "长"
 		}
 		for name, mod := range map[string]func(*catalog.CreateInput){
-			"empty name":             func(in *catalog.CreateInput) { in.Name = "" },
-			"duplicate value":        func(in *catalog.CreateInput) { in.Specs[0].Values = []string{"黑", "黑"} },
-			"duplicate spec":         func(in *catalog.CreateInput) { in.Specs = append(in.Specs, in.Specs[0]) },
-			"negative stock":         func(in *catalog.CreateInput) { in.DefaultSku.Stock = -1 },
-			"negative cost":          func(in *catalog.CreateInput) { in.DefaultSku.CostPrice = -1 },
-			"value name of 90 bytes": func(in *catalog.CreateInput) { in.Specs[0].Values[0] = long },
+			"empty name":               func(in *catalog.CreateInput) { in.Name = "" },
+			"duplicate value":          func(in *catalog.CreateInput) { in.Specs[0].Values = []string{"黑", "黑"} },
+			"duplicate but for spaces": func(in *catalog.CreateInput) { in.Specs[0].Values = []string{"黑", "黑 "} },
+			"duplicate spec":           func(in *catalog.CreateInput) { in.Specs = append(in.Specs, in.Specs[0]) },
+			"negative stock":           func(in *catalog.CreateInput) { in.DefaultSku.Stock = -1 },
+			"negative cost":            func(in *catalog.CreateInput) { in.DefaultSku.CostPrice = -1 },
+			"value name of 90 bytes":   func(in *catalog.CreateInput) { in.Specs[0].Values[0] = long },
 			"skuCode taken": func(in *catalog.CreateInput) {
 				in.Skus = []catalog.SkuOverride{{Values: []string{"黑"}, SkuCode: &taken}}
 			},
