@@ -61,12 +61,9 @@ func updateSkuInput(in graph.UpdateSkuInput) catalog.UpdateSkuInput {
 }
 
 func ledgerConnection(p *inventory.LedgerPage) *graph.StockLogConnection {
-	c := &graph.StockLogConnection{Edges: make([]*graph.StockLogEdge, len(p.Rows)), PageInfo: &graph.PageInfo{HasNextPage: p.HasNextPage}}
-	for i, r := range p.Rows {
-		c.Edges[i] = &graph.StockLogEdge{Cursor: inventory.Cursor(r.ID), Node: r}
-	}
-	if n := len(c.Edges); n > 0 {
-		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
-	}
-	return c
+	edges, info := connection(p.Rows, p.HasNextPage, func(r *inventory.LedgerRow) string { return inventory.Cursor(r.ID) },
+		func(cursor string, r *inventory.LedgerRow) *graph.StockLogEdge {
+			return &graph.StockLogEdge{Cursor: cursor, Node: r}
+		})
+	return &graph.StockLogConnection{Edges: edges, PageInfo: info}
 }

@@ -26,12 +26,9 @@ func placeInput(p auth.Principal, in graph.PlaceOrderInput, key *string, header 
 }
 
 func orderConnection(p *checkout.OrderPage) *graph.OrderConnection {
-	c := &graph.OrderConnection{Edges: make([]*graph.OrderEdge, len(p.Orders)), PageInfo: &graph.PageInfo{HasNextPage: p.HasNextPage}}
-	for i, o := range p.Orders {
-		c.Edges[i] = &graph.OrderEdge{Cursor: checkout.Cursor(o.ID), Node: o}
-	}
-	if n := len(c.Edges); n > 0 {
-		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
-	}
-	return c
+	edges, info := connection(p.Orders, p.HasNextPage, func(o *checkout.Order) string { return checkout.Cursor(o.ID) },
+		func(cursor string, o *checkout.Order) *graph.OrderEdge {
+			return &graph.OrderEdge{Cursor: cursor, Node: o}
+		})
+	return &graph.OrderConnection{Edges: edges, PageInfo: info}
 }

@@ -13,14 +13,26 @@ func viewer(ctx context.Context) catalog.Viewer {
 }
 
 func goodsConnection(p *catalog.GoodsPage) *graph.GoodsConnection {
-	c := &graph.GoodsConnection{Edges: make([]*graph.GoodsEdge, len(p.Goods)), PageInfo: &graph.PageInfo{HasNextPage: p.HasNextPage}}
-	for i, g := range p.Goods {
-		c.Edges[i] = &graph.GoodsEdge{Cursor: catalog.Cursor(g.ID), Node: g}
+	edges, info := connection(p.Goods, p.HasNextPage, func(g *catalog.Goods) string { return catalog.Cursor(g.ID) },
+		func(cursor string, g *catalog.Goods) *graph.GoodsEdge {
+			return &graph.GoodsEdge{Cursor: cursor, Node: g}
+		})
+	return &graph.GoodsConnection{Edges: edges, PageInfo: info}
+}
+
+// connection is the one Relay edge builder: an edge per node in order, and
+// pageInfo whose endCursor is the last edge's cursor.
+func connection[N, E any](nodes []N, hasNext bool, cursor func(N) string, edge func(string, N) E) ([]E, *graph.PageInfo) {
+	edges := make([]E, len(nodes))
+	info := &graph.PageInfo{HasNextPage: hasNext}
+	for i, n := range nodes {
+		c := cursor(n)
+		edges[i] = edge(c, n)
+		if i == len(nodes)-1 {
+			info.EndCursor = &c
+		}
 	}
-	if n := len(c.Edges); n > 0 {
-		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
-	}
-	return c
+	return edges, info
 }
 
 func deref[T any](p *T) T {

@@ -28,13 +28,18 @@ func openDB(ctx context.Context, c *config) (*store.DB, error) {
 	return db, nil
 }
 
-func migrate(ctx context.Context, args []string) error {
+// migratedDB parses a command's --db and opens that database migrated.
+func migratedDB(ctx context.Context, name string, args []string) (*store.DB, error) {
 	var c config
-	if err := flagSet("migrate", &c).Parse(args); err != nil {
-		return err
+	if err := flagSet(name, &c).Parse(args); err != nil {
+		return nil, err
 	}
 	c.Migrate = true
-	db, err := openDB(ctx, &c)
+	return openDB(ctx, &c)
+}
+
+func migrate(ctx context.Context, args []string) error {
+	db, err := migratedDB(ctx, "migrate", args)
 	if err != nil {
 		return err
 	}
@@ -44,12 +49,7 @@ func migrate(ctx context.Context, args []string) error {
 }
 
 func seedDemo(ctx context.Context, args []string) error {
-	var c config
-	if err := flagSet("seed-demo", &c).Parse(args); err != nil {
-		return err
-	}
-	c.Migrate = true
-	db, err := openDB(ctx, &c)
+	db, err := migratedDB(ctx, "seed-demo", args)
 	if err != nil {
 		return err
 	}
