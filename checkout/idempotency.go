@@ -103,14 +103,25 @@ func finish(ctx context.Context, tx *ent.Tx, c *claim, orderSn string) error {
 // release gives the key back after a failed attempt, so a failure (say
 // OUT_OF_STOCK) does not burn it and a later retry may succeed.
 func (s *Service) release(ctx context.Context, c *claim) {
-	// Runs even when the request was cancelled, but briefly: a database that
-	// does not answer leaves the claim to expire with its lease instead of
-	// holding the client past its deadline.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-	defer cancel()
-	_, _ = s.db.Client.Idempotency.Delete().
-		Where(idempotency.ID(c.id), idempotency.State(statePending), idempotency.LeaseUntil(c.lease)).
-		Exec(ctx)
+	del := func(ctx context.Context) {
+		_, _ = s.db.Client.Idempotency.Delete().
+			Where(idempotency.ID(c.id), idempotency.State(statePending), idempotency.LeaseUntil(c.lease)).
+			Exec(ctx)
+	}
+	if ctx.Err() == nil {
+		// Before answering, so a retry right after a refusal finds the key
+		// free; bounded by the request's own deadline.
+		del(ctx)
+		return
+	}
+	// The request is over (usually: the database stalled). The client is not
+	// held for this; a database that does not answer within the grace leaves
+	// the claim to expire with its lease.
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		del(ctx)
+	}()
 }
 
 // PurgeKeys deletes finished idempotency records past their retention and
