@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,9 +13,6 @@ import (
 
 	"storefront/ent"
 	"storefront/ent/idempotency"
-	"storefront/ent/order"
-	"storefront/ent/orderline"
-	"storefront/ent/outbox"
 	"storefront/ent/predicate"
 	"storefront/inventory"
 	"storefront/store"
@@ -53,7 +49,7 @@ func batchDeadline(batch []*ticket, now time.Time) time.Time {
 // one transaction and returns each one's verdict: what placing them one after
 // another on the plain path would have answered.
 //
-// release hands the SKU's queue to the next batch; the transaction calls it
+// release lets the next batch of the SKU start (pipeline room permitting); the transaction calls it
 // on MySQL once its writes before the lock are done (see batchTx).
 func (s *Service) runBatch(ctx context.Context, batch []*ticket, release func()) []verdict {
 	out := make([]verdict, len(batch))
@@ -73,15 +69,25 @@ func (s *Service) runBatch(ctx context.Context, batch []*ticket, release func())
 		s.writer.Lock()
 		defer s.writer.Unlock()
 	}
-	readKeys := false
-	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
-		return s.batchTx(ctx, tx, batch, out, release, readKeys)
-	})
-	if errors.Is(err, errKeysExist) {
-		readKeys = true
+	// Reruns, each at most once: keys found to exist (read them first),
+	// stock found moved under the lock (lock first; MySQL only).
+	readKeys, lockFirst := false, false
+	var err error
+	for range 3 {
 		err = store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
-			return s.batchTx(ctx, tx, batch, out, release, readKeys)
+			return s.batchTx(ctx, tx, batch, out, release, readKeys, lockFirst)
 		})
+		switch {
+		case errors.Is(err, errKeysExist) && !readKeys:
+			readKeys = true
+			continue
+		case errors.Is(err, errStockMoved) && !lockFirst:
+			lockFirst = true
+			continue
+		case errors.Is(err, errIDsByJoin):
+			continue // once per process: the next attempt finds ids by order_sn
+		}
+		break
 	}
 	switch {
 	case errors.Is(err, errKeyRace):
@@ -106,12 +112,24 @@ func (s *Service) runBatch(ctx context.Context, batch []*ticket, release func())
 // inserted without reading, and a key found to exist sends the batch round
 // again with the read: one statement less per batch in a flash sale's
 // common case, where every key is new.
-func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, out []verdict, release func(), withKeys bool) error {
+//
+// On MySQL the batch allocates from a plain read and the writes check it
+// under the lock (writeBatchMySQL); lockFirst locks the row before the read
+// instead, for the rerun after stock moved in between. On SQLite the
+// IMMEDIATE transaction has held the database's write lock since BEGIN, so
+// the first read is already exact.
+func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, out []verdict, release func(), withKeys, lockFirst bool) error {
 	clear(out) // the transaction may be retried
 	now := s.now().Truncate(time.Second)
-	// Plain reads, no lock: the SKU with its goods, price and stock, and the
-	// keys already in the database. Orders they settle (replays, refused
-	// keys, unknown or unavailable SKU, no stock left) write nothing.
+	mysql := s.db.Dialect == dialect.MySQL
+	if lockFirst {
+		if _, err := lockStock(ctx, tx, batch[0].item); err != nil {
+			return err
+		}
+	}
+	// The SKU with its goods, price and stock, and the keys already in the
+	// database. Orders they settle (replays, refused keys, unknown or
+	// unavailable SKU, no stock left) write nothing.
 	row, stock, err := lookupSKU(ctx, tx, batch[0].item)
 	if err != nil {
 		return err
@@ -154,53 +172,30 @@ func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, out 
 	if err := s.at("decided"); err != nil {
 		return err
 	}
-	// On MySQL the next batch may start as soon as this one has nothing left
-	// to do but lock, deduct and commit: its reads and writes then overlap
-	// this one's lock hold, and it queues on the row lock behind it. On
-	// SQLite a second writer would only spin in the busy handler, so the
-	// queue moves on after COMMIT.
-	pipeline := func() {
-		if s.db.Dialect == dialect.MySQL {
-			release()
-		}
+	if mysql {
+		// The next batch may read and decide while this one writes; it
+		// queues on the row lock behind this one. On SQLite a second writer
+		// would only spin in the busy handler, so the queue moves on after
+		// COMMIT.
+		release()
 	}
 	if len(won) == 0 {
-		pipeline()
 		return nil
 	}
-	// Every write that needs no SKU row lock, before the lock.
-	if err := s.insertOrders(ctx, tx, batch, won, now, withKeys); err != nil {
-		return err
-	}
-	pipeline()
-	if err := s.at("unlocked"); err != nil {
-		return err
-	}
-	if len(batch) == 1 {
-		// A batch of one deducts as the plain path does: the CAS takes the
-		// lock, a refusal rolls everything back (one round trip less than a
-		// locked read; what a lone buyer waits for).
-		t := batch[0]
-		if err := deduct(ctx, tx, t.line, t.order.OrderSn, t.order.CreatedAt); err != nil {
-			return err
-		}
-		return s.at("locked")
-	}
-	// Lock the row once. On SQLite the IMMEDIATE transaction has held the
-	// database's write lock since BEGIN, so the first read is already exact.
-	if s.db.Dialect == dialect.MySQL {
-		if stock, err = lockStock(ctx, tx, batch[0].item); err != nil {
+	if !lockFirst { // the stage before the row is locked
+		if err := s.at("unlocked"); err != nil {
 			return err
 		}
 	}
-	// Stock may have moved since the plain read (a multi-SKU order, another
-	// instance): allocate again among the orders written, in arrival order.
-	keep := allocate(batch, stock, out, won)
-	if err := deductBatch(ctx, tx, batch, keep, stock); err != nil {
-		return err
-	}
-	if len(keep) < len(won) {
-		if err := unplace(ctx, tx, batch, won, keep); err != nil {
+	if mysql {
+		if err := s.writeBatchMySQL(ctx, tx, batch, won, now, withKeys); err != nil {
+			return err
+		}
+	} else {
+		if err := s.insertOrders(ctx, tx, batch, won, now, withKeys); err != nil {
+			return err
+		}
+		if err := deductBatch(ctx, tx, batch, won, stock); err != nil {
 			return err
 		}
 	}
@@ -307,14 +302,9 @@ func (s *Service) insertOrders(ctx context.Context, tx *ent.Tx, batch []*ticket,
 		oc[j] = tx.Order.Create().SetOrderSn(o.OrderSn).SetUserID(o.UserID).SetAmount(o.Amount).
 			SetCurrency(o.Currency).SetRemark(o.Remark).SetCreatedAt(o.CreatedAt).SetExpiresAt(o.ExpiresAt)
 	}
-	rows, err := tx.Order.CreateBulk(oc...).Save(ctx)
+	rows, err := tx.Order.CreateBulk(oc...).Save(ctx) // SQLite returns each row's id
 	if err != nil {
 		return fmt.Errorf("inserting orders: %w", err)
-	}
-	if !s.consecutiveIDs(ctx) {
-		if err := readBackIDs(ctx, tx, rows); err != nil {
-			return err
-		}
 	}
 	lc := make([]*ent.OrderLineCreate, len(won))
 	ec := make([]*ent.OutboxCreate, len(won))
@@ -429,83 +419,10 @@ func deductBatch(ctx context.Context, tx *ent.Tx, batch []*ticket, keep []int, s
 	return nil
 }
 
-// unplace removes what was written for the orders the locked balance could
-// not serve (stock moved after the plain read: rare). Their keys go too, so a
-// failed attempt does not burn its key.
-func unplace(ctx context.Context, tx *ent.Tx, batch []*ticket, won, keep []int) error {
-	kept := make(map[int]bool, len(keep))
-	for _, i := range keep {
-		kept[i] = true
-	}
-	var ids []int64
-	var aggs []string
-	var keys []predicate.Idempotency
-	for _, i := range won {
-		if !kept[i] {
-			t := batch[i]
-			ids = append(ids, t.order.ID)
-			aggs = append(aggs, strconv.FormatInt(t.order.ID, 10))
-			keys = append(keys, idempotency.And(idempotency.UserID(t.in.UserID), idempotency.Key(t.key)))
-		}
-	}
-	if _, err := tx.OrderLine.Delete().Where(orderline.OrderIDIn(ids...)).Exec(ctx); err != nil {
-		return fmt.Errorf("removing refused order lines: %w", err)
-	}
-	if _, err := tx.Outbox.Delete().Where(outbox.Type(EventOrderPlaced), outbox.AggregateIDIn(aggs...)).Exec(ctx); err != nil {
-		return fmt.Errorf("removing refused order events: %w", err)
-	}
-	if _, err := tx.Order.Delete().Where(order.IDIn(ids...)).Exec(ctx); err != nil {
-		return fmt.Errorf("removing refused orders: %w", err)
-	}
-	if _, err := tx.Idempotency.Delete().Where(idempotency.Or(keys...)).Exec(ctx); err != nil {
-		return fmt.Errorf("removing refused orders' keys: %w", err)
-	}
-	return nil
-}
-
 // at runs the test hook of a batch stage.
 func (s *Service) at(stage string) error {
 	if s.hook == nil {
 		return nil
 	}
 	return s.hook(stage)
-}
-
-// consecutiveIDs reports whether ent's numbering of a multi-row insert holds:
-// on MySQL it counts on from LAST_INSERT_ID(), which is right only while
-// concurrent multi-row inserts get consecutive ids (innodb_autoinc_lock_mode
-// 0 or 1; MariaDB's default is 1, MySQL 8's is 2). SQLite returns the ids.
-func (s *Service) consecutiveIDs(ctx context.Context) bool {
-	if s.db.Dialect != dialect.MySQL {
-		return true
-	}
-	s.autoinc.Lock()
-	defer s.autoinc.Unlock()
-	if !s.autoincKnown {
-		// Asked under the batch's deadline, and remembered only once answered:
-		// a stalled database must not hold every later batch on this question.
-		var mode int
-		if err := s.db.SQL.QueryRowContext(ctx, "SELECT @@innodb_autoinc_lock_mode").Scan(&mode); err != nil {
-			return false // read the ids back this time; ask again next batch
-		}
-		s.consecutive, s.autoincKnown = mode <= 1, true
-	}
-	return s.consecutive
-}
-
-// readBackIDs replaces the ids ent guessed with the ones the rows got.
-func readBackIDs(ctx context.Context, tx *ent.Tx, rows []*ent.Order) error {
-	bySn := make(map[string]*ent.Order, len(rows))
-	sns := make([]string, len(rows))
-	for i, r := range rows {
-		bySn[r.OrderSn], sns[i] = r, r.OrderSn
-	}
-	got, err := tx.Order.Query().Where(order.OrderSnIn(sns...)).Select(order.FieldID, order.FieldOrderSn).All(ctx)
-	if err != nil {
-		return fmt.Errorf("reading order ids: %w", err)
-	}
-	for _, g := range got {
-		bySn[g.OrderSn].ID = g.ID
-	}
-	return nil
 }

@@ -49,12 +49,18 @@ type verdict struct {
 	lead  []*ticket
 }
 
-// queue is the state of one SKU: a transaction in flight or not, and the
-// tickets that arrived meanwhile, in arrival order.
+// queue is the state of one SKU: how many batch transactions are in flight,
+// and the tickets that arrived meanwhile, in arrival order.
 type queue struct {
-	busy    bool
+	running int
 	waiting []*ticket
 }
+
+// pipelineDepth is how many batches of one SKU may be in flight at once
+// (MySQL): one holding the row lock, the next reading and writing what needs
+// no lock meanwhile. More would only queue on the row lock, in smaller
+// batches.
+const pipelineDepth = 2
 
 type groups struct {
 	mu   sync.Mutex
@@ -114,8 +120,8 @@ func (s *Service) placeGrouped(ctx context.Context, t *ticket) (*Order, error) {
 		g.skus[id] = q
 	}
 	var v verdict
-	if !q.busy {
-		q.busy = true
+	if q.running == 0 {
+		q.running = 1
 		g.mu.Unlock()
 		v = s.lead(ctx, id, []*ticket{t})
 	} else {
@@ -156,17 +162,15 @@ func (s *Service) placeGrouped(ctx context.Context, t *ticket) (*Order, error) {
 // the caller's own verdict.
 func (s *Service) lead(ctx context.Context, id int64, batch []*ticket) verdict {
 	answered := false
-	var once sync.Once
-	release := func() { once.Do(func() { s.handOver(id) }) }
 	defer func() {
 		if !answered { // a panic: nobody may wait forever
 			for _, t := range batch[1:] {
 				t.done <- verdict{err: errBatchAborted}
 			}
 		}
-		release()
+		s.handOver(id, true)
 	}()
-	out := s.runBatch(ctx, batch, release)
+	out := s.runBatch(ctx, batch, func() { s.handOver(id, false) })
 	s.groups.batches.Add(1)
 	s.groups.orders.Add(int64(len(batch)))
 	for i, t := range batch[1:] {
@@ -176,17 +180,26 @@ func (s *Service) lead(ctx context.Context, id int64, batch []*ticket) verdict {
 	return out[0]
 }
 
-func (s *Service) handOver(id int64) {
+// handOver starts the next batch of the SKU from its waiting tickets, if any
+// wait and the pipeline has room. A batch calls it once when it ends (done)
+// and, on MySQL, also as soon as it has decided (see batchTx).
+func (s *Service) handOver(id int64, done bool) {
 	g := &s.groups
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	q := g.skus[id]
-	if len(q.waiting) == 0 {
-		delete(g.skus, id)
+	if done {
+		q.running--
+	}
+	if len(q.waiting) == 0 || q.running >= pipelineDepth {
+		if q.running == 0 {
+			delete(g.skus, id)
+		}
 		return
 	}
 	n := min(len(q.waiting), s.cfg.GroupMax)
 	next := slices.Clone(q.waiting[:n])
 	q.waiting = slices.Clone(q.waiting[n:])
+	q.running++
 	next[0].done <- verdict{lead: next}
 }

@@ -6,6 +6,7 @@ package checkout
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"storefront/enums"
@@ -57,11 +58,10 @@ type Service struct {
 	cfg    Config
 	now    func() time.Time
 	groups groups
-	// Whether ent's ids of a multi-row insert can be trusted (batch.go).
-	autoinc      sync.Mutex
-	autoincKnown bool
-	consecutive  bool
-	writer       sync.Mutex // SQLite: one batch transaction at a time (batch.go)
+	writer sync.Mutex // SQLite: one batch transaction at a time (batch.go)
+	// The MySQL server may interleave the ids of concurrent multi-row
+	// inserts: batches find their orders by number (batch_mysql.go).
+	idsByJoin atomic.Bool
 	// hook runs at the named stages of a batch transaction (tests inject
 	// failures there).
 	hook func(stage string) error

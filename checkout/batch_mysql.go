@@ -1,0 +1,227 @@
+package checkout
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"storefront/ent"
+	"storefront/inventory"
+)
+
+// errStockMoved: the batch allocated from a plain read, and under the lock
+// the SKU had less than that (a multi-SKU order or another instance took
+// some in between). The batch is rolled back and runs again with the row
+// locked before it allocates.
+// errIDsByJoin: the batch counted its orders' ids on from LAST_INSERT_ID()
+// on a server that may not number them consecutively; it runs again finding
+// them by order_sn.
+var errIDsByJoin = errors.New("checkout: the server may interleave auto-increment ids")
+
+var errStockMoved = errors.New("checkout: stock moved between the batch's read and its lock")
+
+// writeBatchMySQL writes the decided orders of batch (won, in arrival order)
+// in one round trip: a multi-statement query that inserts the idempotency
+// records, orders, lines and OrderPlaced events, locks the SKU row, books one
+// ledger row per order from the locked balance, takes the total by CAS, and
+// answers with the orders' ids and what the checks found.
+//
+// Why one round trip: on a hot SKU the batch is the unit of throughput, and
+// statement by statement it took ten round trips (about 0.5 ms each on a
+// busy 2-core machine, ent's builders included) for what the server does in
+// a fraction of that. The server runs the statements in order and stops at
+// the first error; the transaction is rolled back on any failed check.
+//
+// Lines and events find their order by order_sn (unique), not by counting on
+// from LAST_INSERT_ID(): that holds with any innodb_autoinc_lock_mode.
+func (s *Service) writeBatchMySQL(ctx context.Context, tx *ent.Tx, batch []*ticket, won []int, now time.Time, keysRead bool) error {
+	var q strings.Builder
+	args := make([]any, 0, 40*len(won))
+	rows := func(n int, row func(j int)) {
+		for j := range n {
+			if j > 0 {
+				q.WriteString(", ")
+			}
+			row(j)
+		}
+	}
+	ticketOf := func(j int) *ticket { return batch[won[j]] }
+	n := len(won)
+
+	q.WriteString("SET @s := NULL, @k := NULL, @c := NULL; ")
+	// Idempotency records, DONE with their order: unread keys may exist
+	// (counted below, never overwritten); read keys that exist anyway were
+	// claimed meanwhile and fail the statement.
+	q.WriteString("INSERT INTO idempotency_key (user_id, `key`, request_hash, state, lease_until, order_sn, created_at, expires_at) VALUES ")
+	rows(n, func(j int) {
+		t := ticketOf(j)
+		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
+		args = append(args, t.in.UserID, t.key, t.hash, stateDone, now.Add(s.cfg.Lease), t.order.OrderSn, now, now.Add(t.keep))
+	})
+	if !keysRead {
+		q.WriteString(" ON DUPLICATE KEY UPDATE id = id") // 0 rows affected for an existing key
+	}
+	q.WriteString("; SET @k := ROW_COUNT(); ")
+
+	q.WriteString("INSERT INTO orders (order_sn, user_id, status, amount, currency, remark, close_reason, needs_review, version, created_at, expires_at) VALUES ")
+	rows(n, func(j int) {
+		o := ticketOf(j).order
+		q.WriteString("(?, ?, ?, ?, ?, ?, '', 0, 1, ?, ?)")
+		args = append(args, o.OrderSn, o.UserID, string(o.Status), int64(o.Amount), o.Currency, o.Remark, o.CreatedAt, o.ExpiresAt)
+	})
+	q.WriteString("; ")
+
+	// Lines and events point at their order. While the server numbers the
+	// rows of one multi-row insert consecutively (innodb_autoinc_lock_mode 0
+	// or 1: MariaDB's default), each id is counted on from LAST_INSERT_ID()
+	// (the first); the final SELECT reports the mode, and a server that may
+	// interleave (2: MySQL 8's default) has the batch rolled back and every
+	// later one find its orders by order_sn (unique) instead.
+	byJoin := s.idsByJoin.Load()
+	if !byJoin {
+		q.WriteString("SET @o := LAST_INSERT_ID(), @i := @@auto_increment_increment, @m := @@innodb_autoinc_lock_mode; ")
+	}
+	orderID := func(j int) { // the order's id as an SQL expression
+		if byJoin {
+			q.WriteString("(SELECT id FROM orders WHERE order_sn = ?)")
+			args = append(args, ticketOf(j).order.OrderSn)
+		} else {
+			q.WriteString("@o + ? * @i")
+			args = append(args, j)
+		}
+	}
+	q.WriteString("INSERT INTO order_line (order_id, item_id, goods_id, goods_name, spec_value_str, unit_price, quantity) VALUES ")
+	rows(n, func(j int) {
+		l := ticketOf(j).line
+		q.WriteString("(")
+		orderID(j)
+		q.WriteString(", ?, ?, ?, ?, ?, ?)")
+		args = append(args, l.ItemID, l.GoodsID, l.GoodsName, l.SpecValueStr, int64(l.UnitPrice), l.Quantity)
+	})
+	q.WriteString("; ")
+
+	q.WriteString("INSERT INTO outbox (event_id, type, aggregate_id, payload, created_at) VALUES ")
+	var err error
+	rows(n, func(j int) {
+		o := ticketOf(j).order
+		var b []byte
+		if b, err = json.Marshal(payloadOf(o, "")); err != nil {
+			return
+		}
+		q.WriteString("(?, ?, CAST(")
+		args = append(args, newEventID(), EventOrderPlaced)
+		orderID(j)
+		q.WriteString(" AS CHAR), ?, ?)")
+		args = append(args, string(b), o.CreatedAt)
+	})
+	if err != nil {
+		return fmt.Errorf("encoding %s events: %w", EventOrderPlaced, err)
+	}
+	q.WriteString("; ")
+
+	// Everything above needed no SKU lock; from here to COMMIT the row is
+	// held: the locked read, the ledger rows and the CAS, in this one trip.
+	id := ticketOf(0).line.ItemID
+	q.WriteString("SELECT stock INTO @s FROM sku WHERE id = ? FOR UPDATE; ")
+	args = append(args, id)
+	q.WriteString("INSERT INTO stock_log (item_id, goods_id, change_type, change_num, before_stock, after_stock, biz_type, biz_sn, remark, created_at) VALUES ")
+	var total int64
+	rows(n, func(j int) {
+		t := ticketOf(j)
+		l := t.line
+		// Each order's before/after as if applied one after another.
+		q.WriteString("(?, ?, ?, ?, @s - ?, @s - ?, ?, ?, '', ?)")
+		args = append(args, id, l.GoodsID, int8(inventory.OrderDeduct), -l.Quantity, total, total+l.Quantity,
+			inventory.BizOrder, t.order.OrderSn, t.order.CreatedAt)
+		total += l.Quantity
+	})
+	q.WriteString("; UPDATE sku SET stock = stock - ?, version = version + 1 WHERE id = ? AND stock >= ?; SET @c := ROW_COUNT(); ")
+	args = append(args, total, id, total)
+
+	// What the checks found, and the orders' ids.
+	ids := make(map[string]int64, n)
+	var keys, cas, first, step, mode sql.NullInt64
+	var scan func(*sql.Rows) error
+	if byJoin {
+		q.WriteString("SELECT id, order_sn, @k, @c FROM orders WHERE order_sn IN (")
+		rows(n, func(j int) {
+			q.WriteString("?")
+			args = append(args, ticketOf(j).order.OrderSn)
+		})
+		q.WriteString(")")
+		scan = func(r *sql.Rows) error {
+			var id int64
+			var sn string
+			err := r.Scan(&id, &sn, &keys, &cas)
+			ids[sn] = id
+			return err
+		}
+	} else {
+		q.WriteString("SELECT @o, @i, @m, @k, @c")
+		scan = func(r *sql.Rows) error { return r.Scan(&first, &step, &mode, &keys, &cas) }
+	}
+
+	err = queryBatch(ctx, tx, q.String(), args, scan)
+	switch {
+	case err != nil && keysRead && isDuplicate(err):
+		return errKeyRace
+	case err != nil:
+		return fmt.Errorf("writing the batch of SKU %d: %w", id, err)
+	case !byJoin && mode.Int64 > 1:
+		s.idsByJoin.Store(true)
+		return errIDsByJoin
+	case keys.Int64 != int64(n) && keysRead:
+		return errKeyRace
+	case keys.Int64 != int64(n):
+		return errKeysExist
+	case cas.Int64 != 1:
+		return errStockMoved
+	}
+	for j := range n {
+		o := ticketOf(j).order
+		if byJoin {
+			o.ID = ids[o.OrderSn]
+		} else {
+			o.ID = first.Int64 + int64(j)*step.Int64
+		}
+		if o.ID == 0 {
+			return fmt.Errorf("writing the batch of SKU %d: order %s has no id", id, o.OrderSn)
+		}
+	}
+	return nil
+}
+
+// queryBatch runs the multi-statement q and scans every row of its one
+// result set (the final SELECT).
+func queryBatch(ctx context.Context, tx *ent.Tx, q string, args []any, scan func(*sql.Rows) error) error {
+	rs, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	// The statements before the SELECT return no rows; their errors, if
+	// any, surface while stepping over them.
+	for !rs.Next() {
+		if err := rs.Err(); err != nil {
+			return err
+		}
+		if !rs.NextResultSet() {
+			if err := rs.Err(); err != nil {
+				return err
+			}
+			return errors.New("the batch query returned no result")
+		}
+	}
+	for more := true; more; more = rs.Next() {
+		if err := scan(rs); err != nil {
+			return err
+		}
+	}
+	for rs.NextResultSet() { // drain: a later error must not go unseen
+	}
+	return rs.Err()
+}
