@@ -188,16 +188,13 @@ func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, out 
 		}
 	}
 	if mysql {
-		if err := s.writeBatchMySQL(ctx, tx, batch, won, now, withKeys); err != nil {
-			return err
-		}
-	} else {
-		if err := s.insertOrders(ctx, tx, batch, won, now, withKeys); err != nil {
-			return err
-		}
-		if err := deductBatch(ctx, tx, batch, won, stock); err != nil {
-			return err
-		}
+		return s.writeBatchMySQL(ctx, tx, batch, won, now, withKeys) // and commits
+	}
+	if err := s.insertOrders(ctx, tx, batch, won, now, withKeys); err != nil {
+		return err
+	}
+	if err := deductBatch(ctx, tx, batch, won, stock); err != nil {
+		return err
 	}
 	return s.at("locked")
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"storefront/ent"
 	"storefront/inventory"
 )
@@ -142,6 +144,23 @@ func (s *Service) writeBatchMySQL(ctx context.Context, tx *ent.Tx, batch []*tick
 	q.WriteString("; UPDATE sku SET stock = stock - ?, version = version + 1 WHERE id = ? AND stock >= ?; SET @c := ROW_COUNT(); ")
 	args = append(args, total, id, total)
 
+	// COMMIT in the same trip, so the row lock is held for no network round
+	// trip at all. It must not be reached when a check fails: the guard then
+	// errs (a scalar subquery of two rows, error 1242; plain SQL has no
+	// portable RAISE outside procedures), the server stops the statements
+	// there, and the transaction is rolled back.
+	q.WriteString("SET @ok := (SELECT 1 FROM (SELECT 1 AS x UNION ALL SELECT 2) AS t WHERE NOT (@k <=> ? AND @c <=> 1")
+	args = append(args, n)
+	if !byJoin {
+		q.WriteString(" AND @m <= 1")
+	}
+	q.WriteString(")); ")
+	crash := s.at("locked") // tests: fail after the CAS and the ledger rows, before COMMIT
+	if crash != nil {
+		q.WriteString("SELECT * FROM injected_failure_before_commit; ")
+	}
+	q.WriteString("COMMIT; ")
+
 	// What the checks found, and the orders' ids.
 	ids := make(map[string]int64, n)
 	var keys, cas, first, step, mode sql.NullInt64
@@ -166,6 +185,13 @@ func (s *Service) writeBatchMySQL(ctx context.Context, tx *ent.Tx, batch []*tick
 	}
 
 	err = queryBatch(ctx, tx, q.String(), args, scan)
+	if crash != nil {
+		return crash
+	}
+	if isGuard(err) {
+		// Rolled back at the guard: read why (the variables outlive it).
+		err = queryBatch(ctx, tx, "SELECT @m, @k, @c", nil, func(r *sql.Rows) error { return r.Scan(&mode, &keys, &cas) })
+	}
 	switch {
 	case err != nil && keysRead && isDuplicate(err):
 		return errKeyRace
@@ -193,6 +219,12 @@ func (s *Service) writeBatchMySQL(ctx context.Context, tx *ent.Tx, batch []*tick
 		}
 	}
 	return nil
+}
+
+// isGuard reports the batch's guard refusing to commit (MySQL 1242).
+func isGuard(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1242
 }
 
 // queryBatch runs the multi-statement q and scans every row of its one
