@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -122,21 +123,18 @@ func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, out 
 	clear(out) // the transaction may be retried
 	now := s.now().Truncate(time.Second)
 	mysql := s.db.Dialect == dialect.MySQL
+	ids := skusOf(batch)
 	if lockFirst {
-		if _, err := lockStock(ctx, tx, batch[0].item); err != nil {
+		if err := lockSKUs(ctx, tx, ids); err != nil {
 			return err
 		}
 	}
-	// The SKU with its goods, price and stock, and the keys already in the
-	// database. Orders they settle (replays, refused keys, unknown or
+	// The SKUs with their goods, price and stock, and the keys already in
+	// the database. Orders they settle (replays, refused keys, unknown or
 	// unavailable SKU, no stock left) write nothing.
-	row, stock, err := lookupSKU(ctx, tx, batch[0].item)
+	rows, stock, err := lookupSKUs(ctx, tx, ids)
 	if err != nil {
 		return err
-	}
-	var rows []*skuRow
-	if row != nil {
-		rows = []*skuRow{row}
 	}
 	var keys map[[2]string]*ent.Idempotency
 	decide := func() []int {
@@ -193,8 +191,10 @@ func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, out 
 	if err := s.insertOrders(ctx, tx, batch, won, now, withKeys); err != nil {
 		return err
 	}
-	if err := deductBatch(ctx, tx, batch, won, stock); err != nil {
-		return err
+	for _, id := range ids {
+		if err := deductBatch(ctx, tx, batch, ofSKU(batch, won, id), stock[id]); err != nil {
+			return err
+		}
 	}
 	return s.at("locked")
 }
@@ -218,54 +218,74 @@ func keyVerdict(r *ent.Idempotency, hash string, now time.Time) verdict {
 
 // allocate walks the orders idx of batch in arrival order and gives each all
 // of its quantity or nothing, as one CAS per order would: a refused order gets
-// OUT_OF_STOCK and does not stop later, smaller ones.
-func allocate(batch []*ticket, stock int64, out []verdict, idx []int) []int {
+// OUT_OF_STOCK and does not stop later, smaller ones of its SKU.
+func allocate(batch []*ticket, stock map[int64]int64, out []verdict, idx []int) []int {
+	left := maps.Clone(stock)
 	var fit []int
 	for _, i := range idx {
-		if q := batch[i].line.Quantity; q <= stock {
-			stock -= q
+		l := batch[i].line
+		if l.Quantity <= left[l.ItemID] {
+			left[l.ItemID] -= l.Quantity
 			fit = append(fit, i)
 			out[i] = verdict{}
 		} else {
-			out[i] = verdict{err: outOfStock(batch[i].line)}
+			out[i] = verdict{err: outOfStock(l)}
 		}
 	}
 	return fit
 }
 
-// lookupSKU reads the SKU with its goods and its stock (nil when unknown).
-func lookupSKU(ctx context.Context, tx *ent.Tx, id int64) (*skuRow, int64, error) {
-	rs, err := tx.QueryContext(ctx, "SELECT s.id, s.goods_id, s.spec_key, s.spec_value_str, s.sell_price, s.status, "+
-		"g.name, g.status, g.delete_time IS NOT NULL, s.stock FROM sku s JOIN goods g ON g.id = s.goods_id WHERE s.id = ?", id)
-	if err != nil {
-		return nil, 0, fmt.Errorf("loading SKU %d: %w", id, err)
+// ofSKU returns the orders idx of batch that are for SKU id, in order.
+func ofSKU(batch []*ticket, idx []int, id int64) []int {
+	var of []int
+	for _, i := range idx {
+		if batch[i].item == id {
+			of = append(of, i)
+		}
 	}
-	defer rs.Close()
-	if !rs.Next() {
-		return nil, 0, rs.Err()
-	}
-	r := &skuRow{}
-	var stock int64
-	if err := rs.Scan(&r.id, &r.goodsID, &r.specKey, &r.specText, &r.price, &r.status, &r.goodsName, &r.goodsStatus, &r.goodsDeleted, &stock); err != nil {
-		return nil, 0, fmt.Errorf("reading SKU %d: %w", id, err)
-	}
-	return r, stock, rs.Close()
+	return of
 }
 
-func lockStock(ctx context.Context, tx *ent.Tx, id int64) (int64, error) {
-	rs, err := tx.QueryContext(ctx, "SELECT stock FROM sku WHERE id = ? FOR UPDATE", id)
+// lookupSKUs reads the SKUs with their goods, and their stock (an unknown id
+// is simply missing).
+func lookupSKUs(ctx context.Context, tx *ent.Tx, ids []int64) ([]*skuRow, map[int64]int64, error) {
+	rs, err := tx.QueryContext(ctx, "SELECT s.id, s.goods_id, s.spec_key, s.spec_value_str, s.sell_price, s.status, "+
+		"g.name, g.status, g.delete_time IS NOT NULL, s.stock FROM sku s JOIN goods g ON g.id = s.goods_id WHERE s.id IN ("+
+		placeholders(len(ids))+")", anys(ids)...)
 	if err != nil {
-		return 0, fmt.Errorf("locking SKU %d: %w", id, err)
+		return nil, nil, fmt.Errorf("loading SKUs %v: %w", ids, err)
 	}
 	defer rs.Close()
-	if !rs.Next() {
-		return 0, fmt.Errorf("locking SKU %d: %w", id, errors.Join(ErrNotFound, rs.Err()))
+	var rows []*skuRow
+	stock := make(map[int64]int64, len(ids))
+	for rs.Next() {
+		r := &skuRow{}
+		var n int64
+		if err := rs.Scan(&r.id, &r.goodsID, &r.specKey, &r.specText, &r.price, &r.status, &r.goodsName, &r.goodsStatus, &r.goodsDeleted, &n); err != nil {
+			return nil, nil, fmt.Errorf("reading SKUs %v: %w", ids, err)
+		}
+		rows, stock[r.id] = append(rows, r), n
 	}
-	var stock int64
-	if err := rs.Scan(&stock); err != nil {
-		return 0, err
+	return rows, stock, rs.Close()
+}
+
+// lockSKUs locks the rows of ids, in ascending order.
+func lockSKUs(ctx context.Context, tx *ent.Tx, ids []int64) error {
+	rs, err := tx.QueryContext(ctx, "SELECT id FROM sku WHERE id IN ("+placeholders(len(ids))+") ORDER BY id FOR UPDATE", anys(ids)...)
+	if err != nil {
+		return fmt.Errorf("locking SKUs %v: %w", ids, err)
 	}
-	return stock, rs.Close()
+	return rs.Close()
+}
+
+func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
+
+func anys(ids []int64) []any {
+	a := make([]any, len(ids))
+	for i, id := range ids {
+		a[i] = id
+	}
+	return a
 }
 
 // readKeys reads the batch's (user, key) records in one statement.

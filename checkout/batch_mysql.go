@@ -54,7 +54,7 @@ func (s *Service) writeBatchMySQL(ctx context.Context, tx *ent.Tx, batch []*tick
 	ticketOf := func(j int) *ticket { return batch[won[j]] }
 	n := len(won)
 
-	q.WriteString("SET @s := NULL, @k := NULL, @c := NULL; ")
+	q.WriteString("SET @s := NULL, @k := NULL, @c := 0; ")
 	// Idempotency records, DONE with their order: unread keys may exist
 	// (counted below, never overwritten); read keys that exist anyway were
 	// claimed meanwhile and fail the statement.
@@ -125,32 +125,43 @@ func (s *Service) writeBatchMySQL(ctx context.Context, tx *ent.Tx, batch []*tick
 	}
 	q.WriteString("; ")
 
-	// Everything above needed no SKU lock; from here to COMMIT the row is
-	// held: the locked read, the ledger rows and the CAS, in this one trip.
-	id := ticketOf(0).line.ItemID
-	q.WriteString("SELECT stock INTO @s FROM sku WHERE id = ? FOR UPDATE; ")
-	args = append(args, id)
-	q.WriteString("INSERT INTO stock_log (item_id, goods_id, change_type, change_num, before_stock, after_stock, biz_type, biz_sn, remark, created_at) VALUES ")
-	var total int64
-	rows(n, func(j int) {
-		t := ticketOf(j)
-		l := t.line
-		// Each order's before/after as if applied one after another.
-		q.WriteString("(?, ?, ?, ?, @s - ?, @s - ?, ?, ?, '', ?)")
-		args = append(args, id, l.GoodsID, int8(inventory.OrderDeduct), -l.Quantity, total, total+l.Quantity,
-			inventory.BizOrder, t.order.OrderSn, t.order.CreatedAt)
-		total += l.Quantity
-	})
-	q.WriteString("; UPDATE sku SET stock = stock - ?, version = version + 1 WHERE id = ? AND stock >= ?; SET @c := ROW_COUNT(); ")
-	args = append(args, total, id, total)
+	// Everything above needed no SKU lock; from here to COMMIT the rows are
+	// held, each SKU in ascending order: its locked read, its ledger rows
+	// and its CAS, all in this one trip. @c counts the CASes that held.
+	skus := skusOf(ticketsOf(batch, won))
+	for _, id := range skus {
+		q.WriteString("SELECT stock INTO @s FROM sku WHERE id = ? FOR UPDATE; ")
+		args = append(args, id)
+		q.WriteString("INSERT INTO stock_log (item_id, goods_id, change_type, change_num, before_stock, after_stock, biz_type, biz_sn, remark, created_at) VALUES ")
+		var total int64
+		first := true
+		for j := range n {
+			t := ticketOf(j)
+			if t.item != id {
+				continue
+			}
+			if !first {
+				q.WriteString(", ")
+			}
+			first = false
+			l := t.line
+			// Each order's before/after as if applied one after another.
+			q.WriteString("(?, ?, ?, ?, @s - ?, @s - ?, ?, ?, '', ?)")
+			args = append(args, id, l.GoodsID, int8(inventory.OrderDeduct), -l.Quantity, total, total+l.Quantity,
+				inventory.BizOrder, t.order.OrderSn, t.order.CreatedAt)
+			total += l.Quantity
+		}
+		q.WriteString("; UPDATE sku SET stock = stock - ?, version = version + 1 WHERE id = ? AND stock >= ?; SET @c := @c + ROW_COUNT(); ")
+		args = append(args, total, id, total)
+	}
 
 	// COMMIT in the same trip, so the row lock is held for no network round
 	// trip at all. It must not be reached when a check fails: the guard then
 	// errs (a scalar subquery of two rows, error 1242; plain SQL has no
 	// portable RAISE outside procedures), the server stops the statements
 	// there, and the transaction is rolled back.
-	q.WriteString("SET @ok := (SELECT 1 FROM (SELECT 1 AS x UNION ALL SELECT 2) AS t WHERE NOT (@k <=> ? AND @c <=> 1")
-	args = append(args, n)
+	q.WriteString("SET @ok := (SELECT 1 FROM (SELECT 1 AS x UNION ALL SELECT 2) AS t WHERE NOT (@k <=> ? AND @c <=> ?")
+	args = append(args, n, len(skus))
 	if !byJoin {
 		q.WriteString(" AND @m <= 1")
 	}
@@ -196,7 +207,7 @@ func (s *Service) writeBatchMySQL(ctx context.Context, tx *ent.Tx, batch []*tick
 	case err != nil && keysRead && isDuplicate(err):
 		return errKeyRace
 	case err != nil:
-		return fmt.Errorf("writing the batch of SKU %d: %w", id, err)
+		return fmt.Errorf("writing the batch of SKUs %v: %w", skus, err)
 	case !byJoin && mode.Int64 > 1:
 		s.idsByJoin.Store(true)
 		return errIDsByJoin
@@ -204,7 +215,7 @@ func (s *Service) writeBatchMySQL(ctx context.Context, tx *ent.Tx, batch []*tick
 		return errKeyRace
 	case keys.Int64 != int64(n):
 		return errKeysExist
-	case cas.Int64 != 1:
+	case cas.Int64 != int64(len(skus)):
 		return errStockMoved
 	}
 	for j := range n {
@@ -215,10 +226,18 @@ func (s *Service) writeBatchMySQL(ctx context.Context, tx *ent.Tx, batch []*tick
 			o.ID = first.Int64 + int64(j)*step.Int64
 		}
 		if o.ID == 0 {
-			return fmt.Errorf("writing the batch of SKU %d: order %s has no id", id, o.OrderSn)
+			return fmt.Errorf("writing the batch of SKUs %v: order %s has no id", skus, o.OrderSn)
 		}
 	}
 	return nil
+}
+
+func ticketsOf(batch []*ticket, idx []int) []*ticket {
+	ts := make([]*ticket, len(idx))
+	for j, i := range idx {
+		ts[j] = batch[i]
+	}
+	return ts
 }
 
 // isGuard reports the batch's guard refusing to commit (MySQL 1242).

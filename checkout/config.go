@@ -17,12 +17,16 @@ type Config struct {
 	// within this window is the same request (seed 002's fallback key).
 	FallbackWindow time.Duration
 	CloseBatch     int // orders the timeout closer reads per query
-	// GroupCommit batches single-SKU orders that arrive while a transaction on
-	// the same SKU is in flight into one transaction (group.go). Off: every
-	// order takes the plain path.
+	// GroupCommit batches single-SKU orders that arrive while the group
+	// path's transactions are busy into one transaction (group.go). Off:
+	// every order takes the plain path.
 	GroupCommit bool
 	// GroupMax is the most orders one batch transaction takes (≤ 0: 64).
 	GroupMax int
+	// GroupInFlight is the most batch transactions in flight at once (≤ 0:
+	// 2). Fewer, larger batches cost the database less per order; a server
+	// with many cores may take more.
+	GroupInFlight int
 	// OnReplay, when set, is called for every placeOrder answered from a
 	// finished idempotency key (metrics).
 	OnReplay func()
@@ -41,5 +45,6 @@ func DefaultConfig() Config {
 		CloseBatch:     500,
 		GroupCommit:    true,
 		GroupMax:       64,
+		GroupInFlight:  2,
 	}
 }

@@ -14,22 +14,40 @@ import (
 	"storefront/store"
 )
 
-// hold marks the SKU's queue busy, as if a transaction on it were in flight,
-// so that the test decides what the next batch holds and in which order.
-func hold(f *fixture, id int64) {
+// hold fills the group path, as if its transactions were in flight, so that
+// the test decides what the next batch holds and in which order.
+func hold(f *fixture, _ int64) {
 	f.svc.groups.mu.Lock()
-	f.svc.groups.skus[id] = &queue{running: 1}
+	f.svc.groups.running += f.svc.cfg.GroupInFlight
 	f.svc.groups.mu.Unlock()
 }
 
-// queueLen is how many orders wait on the SKU.
+// unhold ends hold's "transactions in flight": the queue is the next batch.
+func unhold(f *fixture) {
+	f.svc.groups.mu.Lock()
+	f.svc.groups.running -= f.svc.cfg.GroupInFlight
+	f.svc.groups.mu.Unlock()
+	f.svc.handOver(nil)
+}
+
+// queueLen is how many orders for the SKU wait.
 func queueLen(f *fixture, id int64) int {
 	f.svc.groups.mu.Lock()
 	defer f.svc.groups.mu.Unlock()
-	if q := f.svc.groups.skus[id]; q != nil {
-		return len(q.waiting)
+	n := 0
+	for _, t := range f.svc.groups.waiting {
+		if t.item == id {
+			n++
+		}
 	}
-	return 0
+	return n
+}
+
+// queued is how many orders wait, for any SKU.
+func queued(f *fixture) int {
+	f.svc.groups.mu.Lock()
+	defer f.svc.groups.mu.Unlock()
+	return len(f.svc.groups.waiting)
 }
 
 // enqueue starts one Place per input on its own goroutine, each only after the
@@ -46,7 +64,7 @@ func enqueue(t *testing.T, f *fixture, id int64, ins []PlaceInput) func() ([]*Or
 			orders[i], errs[i] = f.svc.Place(context.Background(), in)
 		}()
 		deadline := time.Now().Add(10 * time.Second)
-		for queueLen(f, id) < i+1 {
+		for queued(f) < i+1 {
 			if time.Now().After(deadline) {
 				t.Fatalf("order %d never queued", i)
 			}
@@ -54,7 +72,7 @@ func enqueue(t *testing.T, f *fixture, id int64, ins []PlaceInput) func() ([]*Or
 		}
 	}
 	return func() ([]*Order, []error) {
-		f.svc.handOver(id, true) // the "transaction in flight" ends: the queue is the next batch
+		unhold(f) // the "transactions in flight" end: the queue is the next batch
 		wg.Wait()
 		return orders, errs
 	}
@@ -115,6 +133,66 @@ func TestGroupAllocatesInArrivalOrder(t *testing.T) {
 		if _, err := f.svc.Place(context.Background(), ins[0]); err != nil {
 			t.Errorf("retrying the refused key after a restock: %v", err)
 		}
+	})
+}
+
+// One batch serves several SKUs (a sale on all sizes of a T-shirt): each SKU
+// is allocated in arrival order among its own orders, locked and deducted
+// once, and booked with its own before/after sequence.
+func TestGroupBatchSpansSKUs(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		a, b := f.skuID(t, "黑色,L"), f.skuID(t, "白色,M")
+		f.setStock(t, a, 10)
+		f.setStock(t, b, 2)
+		before := f.counts(t)
+		hold(f, a)
+		var ins []PlaceInput
+		for i, it := range []ItemInput{one(b, 1), one(a, 3), one(b, 2), one(a, 4), one(b, 1)} {
+			ins = append(ins, PlaceInput{UserID: fmt.Sprint("u", i), Items: []ItemInput{it}})
+		}
+		orders, errs := enqueue(t, f, a, ins)()
+		for i, want := range []error{nil, nil, ErrOutOfStock, nil, nil} {
+			if (want == nil && errs[i] != nil) || (want != nil && !errors.Is(errs[i], want)) {
+				t.Errorf("order %d: err = %v, want %v", i, errs[i], want)
+			}
+		}
+		if bt, n := f.svc.GroupStats(); bt != 1 || n != 5 {
+			t.Errorf("GroupStats = %d batches, %d orders; want 1 batch of 5", bt, n)
+		}
+		if sa, sb := f.stock(t, a), f.stock(t, b); sa != 3 || sb != 0 {
+			t.Errorf("stock = %d, %d; want 3, 0", sa, sb)
+		}
+		after := f.counts(t)
+		for tb, d := range map[string]int{"orders": 4, "order_line": 4, "stock_log": 4, "outbox": 4, "idempotency_key": 4} {
+			if after[tb]-before[tb] != d {
+				t.Errorf("%s: %d new rows, want %d", tb, after[tb]-before[tb], d)
+			}
+		}
+		ledger := func(id int64) string {
+			rows, err := db.SQL.Query("SELECT biz_sn, before_stock, after_stock FROM stock_log WHERE item_id = ? AND change_type = 1 ORDER BY id", id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var got []string
+			for rows.Next() {
+				var sn string
+				var b, a int64
+				if err := rows.Scan(&sn, &b, &a); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, fmt.Sprint(sn, " ", b, "→", a))
+			}
+			return fmt.Sprint(got)
+		}
+		if got, want := ledger(a), fmt.Sprint([]string{orders[1].OrderSn + " 10→7", orders[3].OrderSn + " 7→3"}); got != want {
+			t.Errorf("ledger of %d = %v, want %v", a, got, want)
+		}
+		if got, want := ledger(b), fmt.Sprint([]string{orders[0].OrderSn + " 2→1", orders[4].OrderSn + " 1→0"}); got != want {
+			t.Errorf("ledger of %d = %v, want %v", b, got, want)
+		}
+		links(t, db)
 	})
 }
 
@@ -419,7 +497,7 @@ func TestGroupCancelledContext(t *testing.T) {
 		if err := <-errc; !errors.Is(err, context.Canceled) || queueLen(f, id) != 0 {
 			t.Errorf("cancelled while queued: err = %v, queue %d; want context.Canceled, 0", err, queueLen(f, id))
 		}
-		f.svc.handOver(id, true)
+		unhold(f)
 
 		ctx, cancel = context.WithCancel(context.Background())
 		f.svc.hook = func(stage string) error {

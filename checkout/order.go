@@ -72,7 +72,11 @@ func New(db *store.DB, cfg Config) *Service {
 	if cfg.GroupMax <= 0 {
 		cfg.GroupMax = 64
 	}
-	return &Service{db: db, cfg: cfg, now: func() time.Time { return time.Now().UTC() }, groups: groups{skus: map[int64]*queue{}, inflight: map[[2]string]bool{}}}
+	if cfg.GroupInFlight <= 0 {
+		cfg.GroupInFlight = 2
+	}
+	return &Service{db: db, cfg: cfg, now: func() time.Time { return time.Now().UTC() },
+		groups: groups{perSKU: map[int64]int{}, inflight: map[[2]string]bool{}}}
 }
 
 // Config returns the service's configuration.
