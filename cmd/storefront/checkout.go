@@ -25,6 +25,8 @@ func validCheckout(c checkout.Config) error {
 		return errors.New("--close-batch must be at least 1")
 	case c.GroupMax < 1:
 		return errors.New("--group-max must be at least 1")
+	case c.GroupInFlight < 1:
+		return errors.New("--group-inflight must be at least 1")
 	}
 	return nil
 }
