@@ -29,54 +29,53 @@ var errKeyRace = errors.New("checkout: an idempotency key of the batch was claim
 // then found some already recorded; it runs again, reading them first.
 var errKeysExist = errors.New("checkout: some idempotency keys of the batch exist")
 
-// batchTimeout bounds a batch of which no order came with a deadline.
+// batchTimeout bounds a batch of which some order came without a deadline.
 const batchTimeout = 10 * time.Second
 
-// batchDeadline is the earliest deadline among the batch's orders (now +
-// batchTimeout when none has one): a buyer already in a batch waits for its
-// outcome, so the batch must end by the time the most hurried of them gives
-// up. Batches take milliseconds; only a stalled database ever reaches it.
+// batchDeadline is the latest deadline among the batch's orders, no later
+// than now + batchTimeout: a batch serves many buyers, so none of them
+// giving up (or being about to) may fail the others' orders. Each buyer
+// stops waiting at its own deadline regardless (placeGrouped). Batches take
+// milliseconds; only a stalled database ever reaches it.
 func batchDeadline(batch []*ticket, now time.Time) time.Time {
-	earliest := now.Add(batchTimeout)
+	limit := now.Add(batchTimeout)
+	var latest time.Time
 	for _, t := range batch {
-		if !t.deadline.IsZero() && t.deadline.Before(earliest) {
-			earliest = t.deadline
+		if t.deadline.IsZero() {
+			return limit
+		}
+		if t.deadline.After(latest) {
+			latest = t.deadline
 		}
 	}
-	return earliest
+	if latest.After(limit) {
+		return limit
+	}
+	return latest
 }
 
-// runBatch places the orders of batch (all of one SKU, in arrival order) in
-// one transaction and returns each one's verdict: what placing them one after
-// another on the plain path would have answered.
-//
-// release lets the next batch of the SKU start (pipeline room permitting); the transaction calls it
-// on MySQL once its writes before the lock are done (see batchTx).
-func (s *Service) runBatch(ctx context.Context, batch []*ticket, release func()) []verdict {
+// runBatch places the orders of batch (in arrival order, one SKU or several)
+// in one transaction and returns each one's verdict: what placing them one
+// after another on the plain path would have answered.
+func (s *Service) runBatch(batch []*ticket) []verdict {
 	out := make([]verdict, len(batch))
-	if len(batch) > 1 {
-		// One buyer hanging up must not fail the others' orders: the batch
-		// runs to its end (a waiter that leaves still gets its outcome) —
-		// but only until the earliest deadline among its orders, so a
-		// database that stops answering holds no buyer past their deadline.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), batchDeadline(batch, time.Now()))
-		defer cancel()
-	}
+	ctx, cancel := context.WithDeadline(context.Background(), batchDeadline(batch, time.Now()))
+	defer cancel()
 	if s.db.Dialect == dialect.SQLite {
-		// SQLite has one writer: batches of different SKUs take turns here
-		// instead of sleeping in the busy handler (whose back-off reaches
-		// 100 ms a try and showed as 300 ms tails over 16 SKUs).
+		// SQLite has one writer: batches take turns here instead of
+		// sleeping in the busy handler (whose back-off reaches 100 ms a try
+		// and showed as 300 ms tails over 16 SKUs).
 		s.writer.Lock()
 		defer s.writer.Unlock()
 	}
 	// Reruns, each at most once: keys found to exist (read them first),
-	// stock found moved under the lock (lock first; MySQL only).
+	// stock found moved under the lock (lock first), ids to be found by
+	// order number (MySQL only, once per process).
 	readKeys, lockFirst := false, false
 	var err error
-	for range 3 {
+	for range 4 {
 		err = store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
-			return s.batchTx(ctx, tx, batch, out, release, readKeys, lockFirst)
+			return s.batchTx(ctx, tx, batch, out, readKeys, lockFirst)
 		})
 		switch {
 		case errors.Is(err, errKeysExist) && !readKeys:
@@ -86,7 +85,7 @@ func (s *Service) runBatch(ctx context.Context, batch []*ticket, release func())
 			lockFirst = true
 			continue
 		case errors.Is(err, errIDsByJoin):
-			continue // once per process: the next attempt finds ids by order_sn
+			continue
 		}
 		break
 	}
@@ -119,7 +118,7 @@ func (s *Service) runBatch(ctx context.Context, batch []*ticket, release func())
 // instead, for the rerun after stock moved in between. On SQLite the
 // IMMEDIATE transaction has held the database's write lock since BEGIN, so
 // the first read is already exact.
-func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, out []verdict, release func(), withKeys, lockFirst bool) error {
+func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, out []verdict, withKeys, lockFirst bool) error {
 	clear(out) // the transaction may be retried
 	now := s.now().Truncate(time.Second)
 	mysql := s.db.Dialect == dialect.MySQL
@@ -169,13 +168,6 @@ func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, out 
 	}
 	if err := s.at("decided"); err != nil {
 		return err
-	}
-	if mysql {
-		// The next batch may read and decide while this one writes; it
-		// queues on the row lock behind this one. On SQLite a second writer
-		// would only spin in the busy handler, so the queue moves on after
-		// COMMIT.
-		release()
 	}
 	if len(won) == 0 {
 		return nil

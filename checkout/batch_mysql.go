@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -16,27 +17,27 @@ import (
 )
 
 // errStockMoved: the batch allocated from a plain read, and under the lock
-// the SKU had less than that (a multi-SKU order or another instance took
-// some in between). The batch is rolled back and runs again with the row
-// locked before it allocates.
+// a SKU had less than that (a multi-SKU order or another instance took some
+// in between). The batch is rolled back and runs again with the rows locked
+// before it allocates.
+var errStockMoved = errors.New("checkout: stock moved between the batch's read and its lock")
+
 // errIDsByJoin: the batch counted its orders' ids on from LAST_INSERT_ID()
 // on a server that may not number them consecutively; it runs again finding
 // them by order_sn.
 var errIDsByJoin = errors.New("checkout: the server may interleave auto-increment ids")
 
-var errStockMoved = errors.New("checkout: stock moved between the batch's read and its lock")
-
 // writeBatchMySQL writes the decided orders of batch (won, in arrival order)
-// in one round trip: a multi-statement query that inserts the idempotency
-// records, orders, lines and OrderPlaced events, locks the SKU row, books one
-// ledger row per order from the locked balance, takes the total by CAS, and
-// answers with the orders' ids and what the checks found.
+// and commits them in one round trip: a multi-statement query that inserts
+// the idempotency records, orders, lines and OrderPlaced events, then per SKU
+// locks the row, books one ledger row per order from the locked balance and
+// takes the SKU's total by CAS, then commits unless a check failed.
 //
 // Why one round trip: on a hot SKU the batch is the unit of throughput, and
 // statement by statement it took ten round trips (about 0.5 ms each on a
 // busy 2-core machine, ent's builders included) for what the server does in
 // a fraction of that. The server runs the statements in order and stops at
-// the first error; the transaction is rolled back on any failed check.
+// the first error; the transaction is then rolled back in one more trip.
 //
 // Lines and events find their order by order_sn (unique), not by counting on
 // from LAST_INSERT_ID(): that holds with any innodb_autoinc_lock_mode.
@@ -54,7 +55,17 @@ func (s *Service) writeBatchMySQL(ctx context.Context, tx *ent.Tx, batch []*tick
 	ticketOf := func(j int) *ticket { return batch[won[j]] }
 	n := len(won)
 
-	q.WriteString("SET @s := NULL, @k := NULL, @c := 0; ")
+	q.WriteString("SET @s := NULL, @k := NULL, @c := 0")
+	if dl, ok := ctx.Deadline(); ok {
+		// The server goes on after the client gives up (the driver only
+		// closes the socket), so a lock wait must not outlast the batch's
+		// deadline by more than the second InnoDB counts in: otherwise the
+		// batch could commit long after its buyers were told UNAVAILABLE.
+		secs := int64(math.Ceil(time.Until(dl).Seconds()))
+		q.WriteString(", SESSION innodb_lock_wait_timeout = ?")
+		args = append(args, min(max(secs, 1), 50))
+	}
+	q.WriteString("; ")
 	// Idempotency records, DONE with their order: unread keys may exist
 	// (counted below, never overwritten); read keys that exist anyway were
 	// claimed meanwhile and fail the statement.
@@ -170,7 +181,7 @@ func (s *Service) writeBatchMySQL(ctx context.Context, tx *ent.Tx, batch []*tick
 	if crash != nil {
 		q.WriteString("SELECT * FROM injected_failure_before_commit; ")
 	}
-	q.WriteString("COMMIT; ")
+	q.WriteString("COMMIT; SET SESSION innodb_lock_wait_timeout = DEFAULT; ")
 
 	// What the checks found, and the orders' ids.
 	ids := make(map[string]int64, n)
@@ -196,12 +207,23 @@ func (s *Service) writeBatchMySQL(ctx context.Context, tx *ent.Tx, batch []*tick
 	}
 
 	err = queryBatch(ctx, tx, q.String(), args, scan)
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && ctx.Err() == nil {
+		// The server stopped at an error (the guard, a lock wait, a
+		// duplicate…) with the transaction open and the rows locked: roll
+		// back and restore the session in one trip, reading why (user
+		// variables outlive the rollback).
+		derr := queryBatch(ctx, tx, "ROLLBACK; SET SESSION innodb_lock_wait_timeout = DEFAULT; SELECT @m, @k, @c", nil,
+			func(r *sql.Rows) error { return r.Scan(&mode, &keys, &cas) })
+		switch {
+		case derr != nil:
+			err = fmt.Errorf("%w (and rolling back: %w)", err, derr)
+		case isGuard(err):
+			err = nil // the checks below say which one failed
+		}
+	}
 	if crash != nil {
 		return crash
-	}
-	if isGuard(err) {
-		// Rolled back at the guard: read why (the variables outlive it).
-		err = queryBatch(ctx, tx, "SELECT @m, @k, @c", nil, func(r *sql.Rows) error { return r.Scan(&mode, &keys, &cas) })
 	}
 	switch {
 	case err != nil && keysRead && isDuplicate(err):

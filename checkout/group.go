@@ -3,6 +3,9 @@ package checkout
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -23,11 +26,11 @@ import (
 // cores). At most GroupInFlight batches run at once, and at most
 // pipelineDepth of them hold orders of the same SKU.
 //
-// There is no dispatcher goroutine: a request that finds room runs at once
-// as a batch of one (a lone request never waits for a batch), and a batch
-// that has decided (MySQL) or finished hands the queue that built up
-// meanwhile to its first waiter, which runs it as the next batch on its own
-// goroutine.
+// Each batch runs on its own goroutine, started by the request that finds
+// room (a lone request never waits for a batch) or by the batch that ends and
+// hands over the queue that built up meanwhile. Every buyer waits for its
+// own answer or its own deadline, whichever comes first; a batch is never cut
+// short by one buyer's deadline (batchDeadline).
 
 // ticket is one single-SKU order on the group path.
 type ticket struct {
@@ -41,19 +44,18 @@ type ticket struct {
 	order *Order
 	line  *line
 
-	done chan verdict // buffered: answering never blocks the leader
+	done chan verdict // buffered: answering never blocks the batch
 	// deadline is the request's (zero: none); see batchDeadline.
 	deadline time.Time
 }
 
-// verdict is a ticket's outcome, or a batch for its goroutine to run.
+// verdict is a ticket's outcome.
 type verdict struct {
 	err    error
 	replay string // the order number a finished key replays
 	// alone: the batch could not decide this order (a key to take over, a
 	// key claimed concurrently elsewhere): place it on the plain path.
 	alone bool
-	lead  []*ticket
 }
 
 // pipelineDepth is how many batches holding orders of one SKU may be in
@@ -111,39 +113,40 @@ func (s *Service) placeGrouped(ctx context.Context, t *ticket) (*Order, error) {
 		return nil, ErrIdempotencyInProgress
 	}
 	g.inflight[ref] = true
-	defer func() {
+	leave := func() {
 		g.mu.Lock()
 		delete(g.inflight, ref)
 		g.mu.Unlock()
-	}()
-	var v verdict
+	}
 	// Waiting tickets are all blocked (no room, or their SKU's pipeline is
 	// full), so one that finds room overtakes nobody of its own SKU.
 	if g.running < s.cfg.GroupInFlight && g.perSKU[t.item] < pipelineDepth {
 		g.start([]*ticket{t})
-		g.mu.Unlock()
-		v = s.lead(ctx, []*ticket{t})
+		go s.run([]*ticket{t})
 	} else {
 		g.waiting = append(g.waiting, t)
-		g.mu.Unlock()
-		select {
-		case v = <-t.done:
-		case <-ctx.Done():
-			g.mu.Lock()
-			if i := slices.Index(g.waiting, t); i >= 0 {
-				// Not taken into a batch yet: leave without a trace.
-				g.waiting = slices.Delete(g.waiting, i, i+1)
-				g.mu.Unlock()
-				return nil, ctx.Err()
-			}
+	}
+	g.mu.Unlock()
+	var v verdict
+	select {
+	case v = <-t.done:
+		leave()
+	case <-ctx.Done():
+		g.mu.Lock()
+		if i := slices.Index(g.waiting, t); i >= 0 {
+			// Not taken into a batch yet: leave without a trace.
+			g.waiting = slices.Delete(g.waiting, i, i+1)
+			delete(g.inflight, ref)
 			g.mu.Unlock()
-			// Already in a batch: its outcome (perhaps a committed order)
-			// is on the way and must be reported, not guessed.
-			v = <-t.done
+			return nil, ctx.Err()
 		}
-		if v.lead != nil {
-			v = s.lead(ctx, v.lead)
-		}
+		g.mu.Unlock()
+		// In a batch that has not answered: the order may yet commit, as
+		// after any answer lost on the way. The key stays in flight here
+		// until the batch answers, so a retry meanwhile is IN_PROGRESS and
+		// one after it replays.
+		go func() { <-t.done; leave() }()
+		return nil, fmt.Errorf("placing the order: its outcome is not known yet: %w", ctx.Err())
 	}
 	switch {
 	case v.alone:
@@ -156,32 +159,32 @@ func (s *Service) placeGrouped(ctx context.Context, t *ticket) (*Order, error) {
 	return t.order, nil
 }
 
-// lead runs batch (batch[0] is the caller's own ticket), answers the others,
-// hands the queue that built up meanwhile to its first waiter, and returns
-// the caller's own verdict.
-func (s *Service) lead(ctx context.Context, batch []*ticket) verdict {
+// run places batch (on its own goroutine), answers every ticket of it and
+// hands the queue that built up meanwhile to the next batches.
+func (s *Service) run(batch []*ticket) {
 	answered := false
 	defer func() {
-		if !answered { // a panic: nobody may wait forever
-			for _, t := range batch[1:] {
+		if p := recover(); p != nil {
+			slog.Error("group-commit batch panicked", "panic", p, "stack", string(debug.Stack()))
+		}
+		if !answered { // nobody may wait forever
+			for _, t := range batch {
 				t.done <- verdict{err: errBatchAborted}
 			}
 		}
 		s.handOver(batch)
 	}()
-	out := s.runBatch(ctx, batch, func() { s.handOver(nil) })
+	out := s.runBatch(batch)
 	s.groups.batches.Add(1)
 	s.groups.orders.Add(int64(len(batch)))
-	for i, t := range batch[1:] {
-		t.done <- out[i+1]
+	for i, t := range batch {
+		t.done <- out[i]
 	}
 	answered = true
-	return out[0]
 }
 
 // handOver starts the next batches from the waiting tickets while there is
-// room. A batch calls it with itself when it ends, and with nil as soon as it
-// has decided (MySQL: see batchTx).
+// room. ended is the batch that just ended (nil: none).
 func (s *Service) handOver(ended []*ticket) {
 	g := &s.groups
 	g.mu.Lock()
@@ -200,7 +203,7 @@ func (s *Service) handOver(ended []*ticket) {
 			return
 		}
 		g.start(next)
-		next[0].done <- verdict{lead: next}
+		go s.run(next)
 	}
 }
 

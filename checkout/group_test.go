@@ -476,8 +476,7 @@ func TestGroupOrdersAreWhole(t *testing.T) {
 }
 
 // A queued order whose caller gives up before a batch takes it leaves
-// without a trace; a lone order whose context ends inside its transaction
-// (just before COMMIT) leaves nothing either.
+// without a trace.
 func TestGroupCancelledContext(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		f := setup(t, db)
@@ -499,21 +498,49 @@ func TestGroupCancelledContext(t *testing.T) {
 		}
 		unhold(f)
 
+		// A buyer whose context ends while its batch runs is answered at once
+		// (the outcome is not known yet), and the batch goes on for the
+		// others: here the order commits, a retry meanwhile is IN_PROGRESS,
+		// and a retry after it replays the order.
 		ctx, cancel = context.WithCancel(context.Background())
+		in := PlaceInput{UserID: "u2", IdempotencyKey: "k2", Items: []ItemInput{one(id, 1)}}
+		returned, goOn := make(chan struct{}), make(chan struct{})
 		f.svc.hook = func(stage string) error {
-			if stage == "locked" {
+			if stage == "decided" {
 				cancel()
+				<-returned
+				<-goOn
 			}
 			return nil
 		}
-		if _, err := f.svc.Place(ctx, PlaceInput{UserID: "u2", Items: []ItemInput{one(id, 1)}}); err == nil {
-			t.Error("an order whose context ended before COMMIT succeeded")
+		start := time.Now()
+		_, err := f.svc.Place(ctx, in)
+		close(returned)
+		if !errors.Is(err, context.Canceled) || time.Since(start) > 5*time.Second {
+			t.Errorf("cancelled inside its batch: err = %v after %v; want context.Canceled at once", err, time.Since(start))
 		}
-		if after := f.counts(t); !equalCounts(before, after) {
-			t.Errorf("rows changed: before %v, after %v", before, after)
+		if _, err := f.svc.Place(context.Background(), in); !errors.Is(err, ErrIdempotencyInProgress) {
+			t.Errorf("retry while the batch runs: %v, want IDEMPOTENCY_IN_PROGRESS", err)
 		}
-		if got := f.stock(t, id); got != 200 {
-			t.Errorf("stock = %d, want 200", got)
+		f.svc.hook = nil
+		close(goOn)
+		var o *Order
+		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+			if o, err = f.svc.Place(context.Background(), in); !errors.Is(err, ErrIdempotencyInProgress) {
+				break
+			}
+		}
+		if err != nil || o == nil {
+			t.Fatalf("retry after the batch: %v", err)
+		}
+		after := f.counts(t)
+		for tb, d := range map[string]int{"orders": 1, "order_line": 1, "stock_log": 1, "outbox": 1, "idempotency_key": 1} {
+			if after[tb]-before[tb] != d {
+				t.Errorf("%s: %d new rows, want %d (the one order, replayed)", tb, after[tb]-before[tb], d)
+			}
+		}
+		if got := f.stock(t, id); got != 199 {
+			t.Errorf("stock = %d, want 199", got)
 		}
 	})
 }
@@ -572,4 +599,42 @@ func TestGroupLoneOrdersRunAlone(t *testing.T) {
 			t.Errorf("GroupStats = %d transactions, %d orders, %d queued; want 3, 3, 0", b, n, queueLen(f, id))
 		}
 	})
+}
+
+// MariaDB goes on with a query after its client gives up (the driver only
+// closes the socket). A batch that waits on a row lock past its deadline must
+// not commit once the lock is released: its buyers were told UNAVAILABLE. The
+// batch bounds its lock waits by its deadline.
+func TestGroupBatchGivesUpWithItsBuyers(t *testing.T) {
+	db := testdb.Open(t, testdb.MySQL)
+	f := setup(t, db)
+	id := f.skuID(t, "黑色,L")
+	before := f.counts(t)
+	holder, err := db.SQL.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := holder.Exec("SELECT stock FROM sku WHERE id = ? FOR UPDATE", id); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	if _, err := f.svc.Place(ctx, PlaceInput{UserID: "u", IdempotencyKey: "k", Items: []ItemInput{one(id, 1)}}); err == nil {
+		t.Error("an order waiting on a locked row past its deadline succeeded")
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("answered after %v with a 1.5 s deadline", took)
+	}
+	time.Sleep(time.Until(start.Add(4 * time.Second))) // well past the deadline and the bounded lock wait
+	if err := holder.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // what the server would need to finish the batch
+	if after := f.counts(t); !equalCounts(before, after) {
+		t.Errorf("the batch committed after its buyer was told it failed: before %v, after %v", before, after)
+	}
+	if got := f.stock(t, id); got != 200 {
+		t.Errorf("stock = %d, want 200", got)
+	}
 }

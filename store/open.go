@@ -123,6 +123,10 @@ func openMySQL(dsn string) (*sql.DB, error) {
 	// values as parameters, which the driver escapes client-side; none is
 	// built from input, so several statements per query add no injection path.
 	cfg.MultiStatements = true
+	// Affected rows must count changed rows only: the batch counts new
+	// idempotency records by the rows its INSERT … ON DUPLICATE KEY UPDATE
+	// affected, and found rows would count existing keys as new.
+	cfg.ClientFoundRows = false
 	if cfg.Params == nil {
 		cfg.Params = map[string]string{}
 	}
