@@ -40,6 +40,7 @@ type result struct {
 type bench struct {
 	db     *store.DB
 	hot    int64
+	cas    int64 // the SKU the raw CAS runs take from
 	spread []int64
 	dur    time.Duration
 	svc    map[string]*checkout.Service
@@ -53,7 +54,7 @@ type bench struct {
 // newBench wires a plain and a group-commit checkout service on the same
 // database, each behind its own real handler (server.New, as serve does) on a
 // loopback httptest server.
-func newBench(db *store.DB, hot int64, spread []int64, dur time.Duration) *bench {
+func newBench(db *store.DB, hot, cas int64, spread []int64, dur time.Duration) *bench {
 	signer, err := auth.NewSigner("bench-secret-0123456789")
 	if err != nil {
 		panic(err)
@@ -62,7 +63,7 @@ func newBench(db *store.DB, hot int64, spread []int64, dur time.Duration) *bench
 	if err != nil {
 		panic(err)
 	}
-	b := &bench{db: db, hot: hot, spread: spread, dur: dur, token: token,
+	b := &bench{db: db, hot: hot, cas: cas, spread: spread, dur: dur, token: token,
 		svc: map[string]*checkout.Service{}, url: map[string]string{},
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}, bodies: map[int64][]byte{}}
 	for _, id := range append([]int64{hot}, spread...) {
@@ -145,28 +146,32 @@ func stats(ws ...window) result {
 
 // rawCAS is the statement every one-row-per-order design repeats: its rate is
 // the ceiling of such designs on this database.
-func (b *bench) rawCAS(id int64, c int) result {
-	w, err := b.loop(c, b.dur, func() error {
-		res, err := b.db.SQL.Exec("UPDATE sku SET stock = stock - 1, version = version + 1 WHERE id = ? AND stock >= 1", id)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			return fmt.Errorf("raw CAS: %d rows", n)
-		}
-		return nil
-	})
+func (b *bench) rawCAS(c int) result {
+	w, err := b.loop(c, b.dur, b.casOp)
 	if err != nil {
 		panic(err)
 	}
 	return stats(w)
 }
 
+// casOp is one raw CAS on the bench's CAS SKU.
+func (b *bench) casOp() error {
+	res, err := b.db.SQL.Exec("UPDATE sku SET stock = stock - 1, version = version + 1 WHERE id = ? AND stock >= 1", b.cas)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return fmt.Errorf("raw CAS: %d rows", n)
+	}
+	return nil
+}
+
 // pair measures the plain and the group path on the same SKUs, transport and
-// clients in interleaved half-length slices (plain, group, group, plain), so
-// that the machine's drifting load weighs on both alike, then checks the
-// books: every accepted order took exactly its unit, the ledger matches the
-// stock, no SKU is negative.
+// clients, and the raw CAS at the same number of clients, in interleaved
+// half-length slices (raw, plain, group, group, plain, raw), so that the
+// machine's drifting load weighs on all alike and every ratio compares runs
+// a few seconds apart. Then it checks the books: every accepted order took
+// exactly its unit, the ledger matches the stock, no SKU is negative.
 func (b *bench) pair(skus, transport string, clients int, paths []string) (map[string]result, error) {
 	ids := []int64{b.hot}
 	if skus != "hot" {
@@ -184,9 +189,17 @@ func (b *bench) pair(skus, transport string, clients int, paths []string) (map[s
 	batches, batched := map[string]int64{}, map[string]int64{}
 	rev := slices.Clone(paths)
 	slices.Reverse(rev)
-	order := slices.Concat(paths, rev)
+	order := slices.Concat([]string{"raw"}, paths, rev, []string{"raw"})
 	var accepted int64
 	for _, path := range order {
+		if path == "raw" {
+			w, err := b.loop(clients, b.dur/2, b.casOp)
+			if err != nil {
+				return nil, fmt.Errorf("raw CAS: %w", err)
+			}
+			slicesOf[path] = append(slicesOf[path], w)
+			continue
+		}
 		svc := b.svc[path]
 		op := func() error {
 			n := b.seq.Add(1)
@@ -234,7 +247,7 @@ func (b *bench) pair(skus, transport string, clients int, paths []string) (map[s
 	}
 	check := fmt.Sprintf("%s: accepted %d, orders +%d, stock %d (−%d), ledger sum %d, negative-stock SKUs %d",
 		mark, accepted, orders1-orders0, stock1, stock0-stock1, ledger, neg)
-	out := map[string]result{}
+	out := map[string]result{"raw": stats(slicesOf["raw"]...)}
 	for _, path := range paths {
 		r := stats(slicesOf[path]...)
 		r.batches, r.batched, r.check, r.ok = batches[path], batched[path], check, ok
