@@ -241,24 +241,15 @@ func ofSKU(batch []*ticket, idx []int, id int64) []int {
 // lookupSKUs reads the SKUs with their goods, and their stock (an unknown id
 // is simply missing).
 func lookupSKUs(ctx context.Context, tx *ent.Tx, ids []int64) ([]*skuRow, map[int64]int64, error) {
-	rs, err := tx.QueryContext(ctx, "SELECT s.id, s.goods_id, s.spec_key, s.spec_value_str, s.sell_price, s.status, "+
-		"g.name, g.status, g.delete_time IS NOT NULL, s.stock FROM sku s JOIN goods g ON g.id = s.goods_id WHERE s.id IN ("+
-		placeholders(len(ids))+")", anys(ids)...)
+	rows, err := readSKUs(ctx, tx, "s.id IN ("+placeholders(len(ids))+")", anys(ids))
 	if err != nil {
-		return nil, nil, fmt.Errorf("loading SKUs %v: %w", ids, err)
+		return nil, nil, err
 	}
-	defer rs.Close()
-	var rows []*skuRow
-	stock := make(map[int64]int64, len(ids))
-	for rs.Next() {
-		r := &skuRow{}
-		var n int64
-		if err := rs.Scan(&r.id, &r.goodsID, &r.specKey, &r.specText, &r.price, &r.status, &r.goodsName, &r.goodsStatus, &r.goodsDeleted, &n); err != nil {
-			return nil, nil, fmt.Errorf("reading SKUs %v: %w", ids, err)
-		}
-		rows, stock[r.id] = append(rows, r), n
+	stock := make(map[int64]int64, len(rows))
+	for _, r := range rows {
+		stock[r.id] = r.stock
 	}
-	return rows, stock, rs.Close()
+	return rows, stock, nil
 }
 
 // lockSKUs locks the rows of ids, in ascending order.

@@ -3,6 +3,7 @@ package checkout
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -29,6 +30,7 @@ type skuRow struct {
 	goodsName         string
 	goodsStatus       enums.GoodsStatus
 	goodsDeleted      bool
+	stock             int64 // as read, without a lock
 }
 
 // resolve turns the items into lines: each SKU found (by id or by spec key),
@@ -102,20 +104,31 @@ func (s *Service) lookup(ctx context.Context, items []ItemInput) ([]*skuRow, err
 			args = append(args, *it.GoodsID, skumatrix.SpecKey(it.SpecValueIDs))
 		}
 	}
-	q := "SELECT s.id, s.goods_id, s.spec_key, s.spec_value_str, s.sell_price, s.status, g.name, g.status, g.delete_time IS NOT NULL " +
-		"FROM sku s JOIN goods g ON g.id = s.goods_id WHERE " + strings.Join(where, " OR ")
-	rs, err := s.db.Client.QueryContext(ctx, q, args...)
+	rows, err := readSKUs(ctx, s.db.Client, strings.Join(where, " OR "), args)
+	return rows, store.Classify(err)
+}
+
+// querier is a client or a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// readSKUs reads the SKUs matching where, each with its goods and its stock
+// (a plain read: the stock is what the caller saw, not a lock).
+func readSKUs(ctx context.Context, q querier, where string, args []any) ([]*skuRow, error) {
+	rs, err := q.QueryContext(ctx, "SELECT s.id, s.goods_id, s.spec_key, s.spec_value_str, s.sell_price, s.status, "+
+		"g.name, g.status, g.delete_time IS NOT NULL, s.stock FROM sku s JOIN goods g ON g.id = s.goods_id WHERE "+where, args...)
 	if err != nil {
-		return nil, store.Classify(fmt.Errorf("loading SKUs: %w", err))
+		return nil, fmt.Errorf("loading SKUs: %w", err)
 	}
 	defer rs.Close()
 	var out []*skuRow
 	for rs.Next() {
 		r := &skuRow{}
-		if err := rs.Scan(&r.id, &r.goodsID, &r.specKey, &r.specText, &r.price, &r.status, &r.goodsName, &r.goodsStatus, &r.goodsDeleted); err != nil {
+		if err := rs.Scan(&r.id, &r.goodsID, &r.specKey, &r.specText, &r.price, &r.status, &r.goodsName, &r.goodsStatus, &r.goodsDeleted, &r.stock); err != nil {
 			return nil, fmt.Errorf("reading SKUs: %w", err)
 		}
 		out = append(out, r)
 	}
-	return out, store.Classify(rs.Err())
+	return out, rs.Err()
 }
