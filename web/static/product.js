@@ -23,6 +23,12 @@ const selectionQuery = `query Selection($id: ID!, $selected: [ID!]!) {
   }
 }`;
 
+// A click this soon after an order completed is the trailing click of the
+// same intent (a double click is two clicks a few hundred ms apart, and the
+// server may answer in between): it replays that order instead of making a
+// second one. Buying again takes a later click or another selection.
+const INTENT_MS = 2000;
+
 const placeOrderMutation = `mutation PlaceOrder($input: PlaceOrderInput!) {
   placeOrder(input: $input) { orderSn status amount }
 }`;
@@ -45,10 +51,13 @@ class ProductPage {
     this.seq = 0;
     this.ordering = false;
     // One key per purchase intent: made when a full selection resolves to an
-    // SKU and after each completed order, never per click, so a double click
-    // or a retry after a timeout is the same order to the server.
+    // SKU, and for the first click more than INTENT_MS after an order
+    // completed; never per click. So a double click, or a retry after a
+    // timeout, is the same order to the server, even when the server answers
+    // before the second click of a double click lands.
     this.key = null;
     this.keySku = null;
+    this.keyDoneAt = 0; // when an order placed with this.key completed
     session.onChange(() => this.renderBuy());
   }
 
@@ -172,6 +181,7 @@ class ProductPage {
     if (g.sku && this.keySku !== g.sku.id) {
       this.key = newIdempotencyKey();
       this.keySku = g.sku.id;
+      this.keyDoneAt = 0;
     }
     this.renderValues();
     this.renderBuy();
@@ -240,6 +250,10 @@ class ProductPage {
     // Disabled before the first await, so the second click of a double
     // click lands on a disabled button; the shared key covers any that slip by.
     this.ordering = true;
+    if (this.keyDoneAt && performance.now() - this.keyDoneAt > INTENT_MS) {
+      this.key = newIdempotencyKey(); // a new intent: buy again
+      this.keyDoneAt = 0;
+    }
     this.renderBuy();
     this.result.textContent = "";
     delete this.result.dataset.orderSn;
@@ -252,14 +266,17 @@ class ProductPage {
       this.result.className = "order-result ok";
       this.result.dataset.orderSn = o.orderSn;
       this.result.textContent = `Order ${o.orderSn} placed: ${yuan(o.amount)}, ${o.status}`;
-      this.key = newIdempotencyKey();
+      if (!this.keyDoneAt) this.keyDoneAt = performance.now();
     } catch (e) {
       this.result.className = "order-result failed";
       this.result.dataset.code = e.code;
       this.result.textContent = `${e.code}: ${e.message}`;
       // Keep the key when the server may still complete the first attempt:
       // clicking again then returns that order instead of making a second.
-      if (!e.retryable) this.key = newIdempotencyKey();
+      if (!e.retryable) {
+        this.key = newIdempotencyKey();
+        this.keyDoneAt = 0;
+      }
     } finally {
       this.ordering = false;
       this.renderBuy();
