@@ -38,9 +38,6 @@ var errIDsByJoin = errors.New("checkout: the server may interleave auto-incremen
 // busy 2-core machine, ent's builders included) for what the server does in
 // a fraction of that. The server runs the statements in order and stops at
 // the first error; the transaction is then rolled back in one more trip.
-//
-// Lines and events find their order by order_sn (unique), not by counting on
-// from LAST_INSERT_ID(): that holds with any innodb_autoinc_lock_mode.
 func (s *Service) writeBatchMySQL(ctx context.Context, tx *ent.Tx, batch []*ticket, won []int, now time.Time, keysRead bool) error {
 	var q strings.Builder
 	args := make([]any, 0, 40*len(won))
