@@ -121,7 +121,7 @@ func (s *Service) runBatch(batch []*ticket) []verdict {
 func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, out []verdict, withKeys, lockFirst bool) error {
 	clear(out) // the transaction may be retried
 	now := s.now().Truncate(time.Second)
-	mysql := s.db.Dialect == dialect.MySQL
+	onMySQL := s.db.Dialect == dialect.MySQL
 	ids := skusOf(batch)
 	if lockFirst {
 		if err := lockSKUs(ctx, tx, ids); err != nil {
@@ -177,7 +177,7 @@ func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, out 
 			return err
 		}
 	}
-	if mysql {
+	if onMySQL {
 		return s.writeBatchMySQL(ctx, tx, batch, won, now, withKeys) // and commits
 	}
 	if err := s.insertOrders(ctx, tx, batch, won, now, withKeys); err != nil {

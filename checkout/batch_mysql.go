@@ -136,29 +136,26 @@ func (s *Service) writeBatchMySQL(ctx context.Context, tx *ent.Tx, batch []*tick
 	// Everything above needed no SKU lock; from here to COMMIT the rows are
 	// held, each SKU in ascending order: its locked read, its ledger rows
 	// and its CAS, all in this one trip. @c counts the CASes that held.
-	skus := skusOf(ticketsOf(batch, won))
-	for _, id := range skus {
+	var skus []int64
+	for _, id := range skusOf(batch) {
+		of := ofSKU(batch, won, id)
+		if len(of) == 0 {
+			continue // every order of this SKU was refused
+		}
+		skus = append(skus, id)
 		q.WriteString("SELECT stock INTO @s FROM sku WHERE id = ? FOR UPDATE; ")
 		args = append(args, id)
 		q.WriteString("INSERT INTO stock_log (item_id, goods_id, change_type, change_num, before_stock, after_stock, biz_type, biz_sn, remark, created_at) VALUES ")
 		var total int64
-		first := true
-		for j := range n {
-			t := ticketOf(j)
-			if t.item != id {
-				continue
-			}
-			if !first {
-				q.WriteString(", ")
-			}
-			first = false
+		rows(len(of), func(j int) {
+			t := batch[of[j]]
 			l := t.line
 			// Each order's before/after as if applied one after another.
 			q.WriteString("(?, ?, ?, ?, @s - ?, @s - ?, ?, ?, '', ?)")
 			args = append(args, id, l.GoodsID, int8(inventory.OrderDeduct), -l.Quantity, total, total+l.Quantity,
 				inventory.BizOrder, t.order.OrderSn, t.order.CreatedAt)
 			total += l.Quantity
-		}
+		})
 		q.WriteString("; UPDATE sku SET stock = stock - ?, version = version + 1 WHERE id = ? AND stock >= ?; SET @c := @c + ROW_COUNT(); ")
 		args = append(args, total, id, total)
 	}
@@ -249,14 +246,6 @@ func (s *Service) writeBatchMySQL(ctx context.Context, tx *ent.Tx, batch []*tick
 		}
 	}
 	return nil
-}
-
-func ticketsOf(batch []*ticket, idx []int) []*ticket {
-	ts := make([]*ticket, len(idx))
-	for j, i := range idx {
-		ts[j] = batch[i]
-	}
-	return ts
 }
 
 // isGuard reports the batch's guard refusing to commit (MySQL 1242).
