@@ -2,6 +2,8 @@ package checkout
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"maps"
@@ -61,7 +63,8 @@ func (s *Service) runBatch(batch []*ticket) []verdict {
 	out := make([]verdict, len(batch))
 	ctx, cancel := context.WithDeadline(context.Background(), batchDeadline(batch, time.Now()))
 	defer cancel()
-	if s.db.Dialect == dialect.SQLite {
+	onMySQL := s.db.Dialect == dialect.MySQL
+	if !onMySQL {
 		// SQLite has one writer: batches take turns here instead of
 		// sleeping in the busy handler (whose back-off reaches 100 ms a try
 		// and showed as 300 ms tails over 16 SKUs).
@@ -71,15 +74,19 @@ func (s *Service) runBatch(batch []*ticket) []verdict {
 	// Reruns, each at most once: keys found to exist (read them first),
 	// stock found moved under the lock (lock first), ids to be found by
 	// order number (MySQL only, once per process).
-	readKeys, lockFirst := false, false
+	withKeys, lockFirst := false, false
 	var err error
 	for range 4 {
-		err = store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
-			return s.batchTx(ctx, tx, batch, out, readKeys, lockFirst)
-		})
+		if onMySQL {
+			err = store.Retry(ctx, func() error { return s.batchMySQL(ctx, batch, out, withKeys, lockFirst) })
+		} else {
+			err = store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+				return s.batchSQLite(ctx, tx, batch, out, withKeys)
+			})
+		}
 		switch {
-		case errors.Is(err, errKeysExist) && !readKeys:
-			readKeys = true
+		case errors.Is(err, errKeysExist) && !withKeys:
+			withKeys = true
 			continue
 		case errors.Is(err, errStockMoved) && !lockFirst:
 			lockFirst = true
@@ -103,37 +110,25 @@ func (s *Service) runBatch(batch []*ticket) []verdict {
 	return out
 }
 
-// batchTx is one batch transaction. out receives each order's verdict; a
-// returned error rolls back everything, so a crash at any point leaves either
-// every accepted order of the batch with its ledger row, or nothing.
+// decideBatch reads what the batch's orders need through q (their SKUs with
+// goods, price and stock) and keys (their idempotency records, when needed)
+// and settles each order: out receives every verdict the reads decide
+// (replays, refused keys, unknown or unavailable SKU, no stock left), and
+// the orders left to write are returned in arrival order, with whether the
+// keys were read. A returned error rolls back everything, so a crash at any
+// point leaves either every accepted order of the batch with its ledger
+// row, or nothing.
 //
 // The keys are read first only when needed (withKeys, or an order refused:
 // a replay may hide behind a refusal). When every order fits, the records are
 // inserted without reading, and a key found to exist sends the batch round
 // again with the read: one statement less per batch in a flash sale's
 // common case, where every key is new.
-//
-// On MySQL the batch allocates from a plain read and the writes check it
-// under the lock (writeBatchMySQL); lockFirst locks the row before the read
-// instead, for the rerun after stock moved in between. On SQLite the
-// IMMEDIATE transaction has held the database's write lock since BEGIN, so
-// the first read is already exact.
-func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, out []verdict, withKeys, lockFirst bool) error {
+func (s *Service) decideBatch(ctx context.Context, q querier, keyc *ent.IdempotencyClient, batch []*ticket, out []verdict, withKeys bool, now time.Time) (won []int, stock map[int64]int64, keysRead bool, err error) {
 	clear(out) // the transaction may be retried
-	now := s.now().Truncate(time.Second)
-	onMySQL := s.db.Dialect == dialect.MySQL
-	ids := skusOf(batch)
-	if lockFirst {
-		if err := lockSKUs(ctx, tx, ids); err != nil {
-			return err
-		}
-	}
-	// The SKUs with their goods, price and stock, and the keys already in
-	// the database. Orders they settle (replays, refused keys, unknown or
-	// unavailable SKU, no stock left) write nothing.
-	rows, stock, err := lookupSKUs(ctx, tx, ids)
+	rows, stock, err := lookupSKUs(ctx, q, skusOf(batch))
 	if err != nil {
-		return err
+		return nil, nil, false, err
 	}
 	var keys map[[2]string]*ent.Idempotency
 	decide := func() []int {
@@ -154,41 +149,94 @@ func (s *Service) batchTx(ctx context.Context, tx *ent.Tx, batch []*ticket, out 
 		return allocate(batch, stock, out, cand)
 	}
 	if withKeys {
-		if keys, err = readKeys(ctx, tx, batch); err != nil {
-			return err
+		if keys, err = readKeys(ctx, keyc, batch); err != nil {
+			return nil, nil, false, err
 		}
 	}
-	won := decide()
+	won = decide()
 	if !withKeys && len(won) < len(batch) {
-		if keys, err = readKeys(ctx, tx, batch); err != nil {
-			return err
+		if keys, err = readKeys(ctx, keyc, batch); err != nil {
+			return nil, nil, false, err
 		}
 		withKeys = true
 		won = decide()
 	}
-	if err := s.at("decided"); err != nil {
+	return won, stock, withKeys, s.at("decided")
+}
+
+// batchSQLite is one batch transaction on SQLite, statement by statement:
+// the IMMEDIATE transaction has held the database's write lock since BEGIN,
+// so the first read is already exact.
+func (s *Service) batchSQLite(ctx context.Context, tx *ent.Tx, batch []*ticket, out []verdict, withKeys bool) error {
+	now := s.now().Truncate(time.Second)
+	won, stock, withKeys, err := s.decideBatch(ctx, tx, tx.Idempotency, batch, out, withKeys, now)
+	if err != nil || len(won) == 0 {
 		return err
 	}
-	if len(won) == 0 {
-		return nil
+	if err := s.at("unlocked"); err != nil {
+		return err
+	}
+	if err := s.insertOrders(ctx, tx, batch, won, now, withKeys); err != nil {
+		return err
+	}
+	for _, id := range skusOf(batch) {
+		if err := deductBatch(ctx, tx, batch, ofSKU(batch, won, id), stock[id]); err != nil {
+			return err
+		}
+	}
+	return s.at("locked")
+}
+
+// batchMySQL is one attempt at batch on MySQL, on one connection: the reads
+// as plain statements, then every write and COMMIT in one round trip
+// (writeBatchMySQL), which checks under the row lock what the reads
+// allocated. Only lockFirst, the rerun after stock moved in between, opens
+// the transaction first and locks the rows before reading them.
+//
+// No transaction is left open on a connection going back to the pool: one
+// whose end is not known is discarded.
+func (s *Service) batchMySQL(ctx context.Context, batch []*ticket, out []verdict, withKeys, lockFirst bool) error {
+	conn, err := s.db.SQL.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	open := false // a transaction is open and this function must end it
+	defer func() {
+		if open {
+			if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+				discard(conn)
+			}
+		}
+	}()
+	if lockFirst {
+		if _, err := conn.ExecContext(ctx, "START TRANSACTION"); err != nil {
+			discard(conn)
+			return err
+		}
+		open = true
+		if err := lockSKUs(ctx, conn, skusOf(batch)); err != nil {
+			return err
+		}
+	}
+	now := s.now().Truncate(time.Second)
+	won, _, withKeys, err := s.decideBatch(ctx, conn, s.db.Client.Idempotency, batch, out, withKeys, now)
+	if err != nil || len(won) == 0 {
+		return err
 	}
 	if !lockFirst { // the stage before the row is locked
 		if err := s.at("unlocked"); err != nil {
 			return err
 		}
 	}
-	if onMySQL {
-		return s.writeBatchMySQL(ctx, tx, batch, won, now, withKeys) // and commits
-	}
-	if err := s.insertOrders(ctx, tx, batch, won, now, withKeys); err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if err := deductBatch(ctx, tx, batch, ofSKU(batch, won, id), stock[id]); err != nil {
-			return err
-		}
-	}
-	return s.at("locked")
+	open = false // writeBatchMySQL ends it either way
+	return s.writeBatchMySQL(ctx, conn, batch, won, now, withKeys, !lockFirst)
+}
+
+// discard makes database/sql close conn instead of pooling it again: its
+// transaction may still be open.
+func discard(conn *sql.Conn) {
+	_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 }
 
 // keyVerdict answers an order whose key is already in the database, as the
@@ -240,8 +288,8 @@ func ofSKU(batch []*ticket, idx []int, id int64) []int {
 
 // lookupSKUs reads the SKUs with their goods, and their stock (an unknown id
 // is simply missing).
-func lookupSKUs(ctx context.Context, tx *ent.Tx, ids []int64) ([]*skuRow, map[int64]int64, error) {
-	rows, err := readSKUs(ctx, tx, "s.id IN ("+placeholders(len(ids))+")", anys(ids))
+func lookupSKUs(ctx context.Context, q querier, ids []int64) ([]*skuRow, map[int64]int64, error) {
+	rows, err := readSKUs(ctx, q, "s.id IN ("+placeholders(len(ids))+")", anys(ids))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -253,8 +301,8 @@ func lookupSKUs(ctx context.Context, tx *ent.Tx, ids []int64) ([]*skuRow, map[in
 }
 
 // lockSKUs locks the rows of ids, in ascending order.
-func lockSKUs(ctx context.Context, tx *ent.Tx, ids []int64) error {
-	rs, err := tx.QueryContext(ctx, "SELECT id FROM sku WHERE id IN ("+placeholders(len(ids))+") ORDER BY id FOR UPDATE", anys(ids)...)
+func lockSKUs(ctx context.Context, q querier, ids []int64) error {
+	rs, err := q.QueryContext(ctx, "SELECT id FROM sku WHERE id IN ("+placeholders(len(ids))+") ORDER BY id FOR UPDATE", anys(ids)...)
 	if err != nil {
 		return fmt.Errorf("locking SKUs %v: %w", ids, err)
 	}
@@ -272,12 +320,12 @@ func anys(ids []int64) []any {
 }
 
 // readKeys reads the batch's (user, key) records in one statement.
-func readKeys(ctx context.Context, tx *ent.Tx, batch []*ticket) (map[[2]string]*ent.Idempotency, error) {
+func readKeys(ctx context.Context, keyc *ent.IdempotencyClient, batch []*ticket) (map[[2]string]*ent.Idempotency, error) {
 	preds := make([]predicate.Idempotency, len(batch))
 	for i, t := range batch {
 		preds[i] = idempotency.And(idempotency.UserID(t.in.UserID), idempotency.Key(t.key))
 	}
-	rows, err := tx.Idempotency.Query().Where(idempotency.Or(preds...)).All(ctx)
+	rows, err := keyc.Query().Where(idempotency.Or(preds...)).All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading idempotency keys: %w", err)
 	}

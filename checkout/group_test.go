@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"entgo.io/ent/dialect"
+
 	"storefront/internal/testdb"
 	"storefront/store"
 )
@@ -230,6 +232,9 @@ func TestGroupFailureMidBatchLeavesNothing(t *testing.T) {
 				if got := f.stock(t, id); got != 200 {
 					t.Errorf("stock = %d, want 200", got)
 				}
+				if n := openTransactions(t, db); n != 0 {
+					t.Errorf("%d transactions left open after the failed batch", n)
+				}
 				f.svc.hook = nil
 				for i, in := range ins {
 					if _, err := f.svc.Place(context.Background(), in); err != nil {
@@ -291,6 +296,73 @@ func TestGroupStockMovedBeforeTheLock(t *testing.T) {
 	if after := f.counts(t); !equalCounts(before, after) {
 		t.Errorf("rows changed by a refused lone order: before %v, after %v", before, after)
 	}
+}
+
+// A batch that fails while it holds its rows locked (the rerun after stock
+// moved, whose transaction opens before the reads) rolls back before it
+// answers: no transaction stays open on a pooled connection, where every
+// later statement would run inside it and its locks would stay held.
+func TestGroupFailureWithRowsLockedEndsTheTransaction(t *testing.T) {
+	db := testdb.Open(t, testdb.MySQL)
+	f := setup(t, db)
+	id := f.skuID(t, "黑色,L")
+	f.setStock(t, id, 3)
+	crash := errors.New("crash")
+	moved := false
+	f.svc.hook = func(s string) error {
+		switch {
+		case s == "unlocked" && !moved:
+			moved = true
+			f.setStock(t, id, 2) // the batch reruns with the rows locked first
+		case s == "decided" && moved:
+			return crash
+		}
+		return nil
+	}
+	before := f.counts(t)
+	before["stock_log"]++ // the hook's own adjustment row
+	hold(f, id)
+	var ins []PlaceInput
+	for i := range 3 {
+		ins = append(ins, PlaceInput{UserID: fmt.Sprint("u", i), Items: []ItemInput{one(id, 1)}})
+	}
+	_, errs := enqueue(t, f, id, ins)()
+	for i, err := range errs {
+		if !errors.Is(err, crash) {
+			t.Errorf("order %d: err = %v, want the injected failure", i, err)
+		}
+	}
+	if !moved {
+		t.Fatal("the batch never reached its unlocked stage")
+	}
+	if n := openTransactions(t, db); n != 0 {
+		t.Errorf("%d transactions left open after the failed batch", n)
+	}
+	if after := f.counts(t); !equalCounts(before, after) {
+		t.Errorf("rows changed by a failed batch: before %v, after %v", before, after)
+	}
+	// The row is not left locked: another writer takes it at once.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := db.SQL.ExecContext(ctx, "UPDATE sku SET stock = stock + 1 WHERE id = ?", id); err != nil {
+		t.Errorf("updating the SKU after the failed batch: %v", err)
+	}
+}
+
+// openTransactions counts the InnoDB transactions of connections to this
+// test's database (0 on SQLite, where a transaction lives in its handle).
+func openTransactions(t *testing.T, db *store.DB) int {
+	t.Helper()
+	if db.Dialect != dialect.MySQL {
+		return 0
+	}
+	var n int
+	err := db.SQL.QueryRow("SELECT COUNT(*) FROM information_schema.innodb_trx t " +
+		"JOIN information_schema.processlist p ON p.id = t.trx_mysql_thread_id WHERE p.db = DATABASE()").Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // The flash sale with the production settings: 1000 buyers of 1–3 units, 64
@@ -426,12 +498,18 @@ func concat(db *store.DB) string {
 // Every order of a crowd's batches is whole: its line, event, key and ledger
 // row point at it, whether MySQL batches count ids on from LAST_INSERT_ID()
 // or find them by order number (as on a server that may interleave them).
+//
+// On MySQL it runs each way the batch can find its orders' ids, and as a
+// compound statement (MariaDB) and as separate statements (MySQL's way).
 func TestGroupOrdersAreWhole(t *testing.T) {
-	for _, byJoin := range []bool{false, true} {
-		t.Run(fmt.Sprint("idsByJoin=", byJoin), func(t *testing.T) {
+	for _, v := range []struct{ byJoin, statements bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		t.Run(fmt.Sprintf("idsByJoin=%v,statements=%v", v.byJoin, v.statements), func(t *testing.T) {
 			testdb.Each(t, func(t *testing.T, db *store.DB) {
+				if v.statements {
+					db.MariaDB = false // MariaDB runs MySQL's multi-statement form too
+				}
 				f := setup(t, db)
-				f.svc.idsByJoin.Store(byJoin)
+				f.svc.idsByJoin.Store(v.byJoin)
 				a, b := f.skuID(t, "黑色,L"), f.skuID(t, "白色,M")
 				f.setStock(t, b, 200)
 				var mu sync.Mutex

@@ -29,6 +29,9 @@ type DB struct {
 	Client  *ent.Client
 	SQL     *sql.DB
 	Dialect string // dialect.SQLite or dialect.MySQL
+	// MariaDB: the MySQL-dialect server is MariaDB, which runs anonymous
+	// compound statements (BEGIN NOT ATOMIC … END) that MySQL lacks.
+	MariaDB bool
 }
 
 // Open parses "sqlite:PATH" or "mysql:DSN" and returns a ready pool.
@@ -66,11 +69,20 @@ func Open(ctx context.Context, spec string, opts ...Option) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("database %s unreachable: %w", kind, err)
 	}
+	var mariadb bool
+	if dia == dialect.MySQL {
+		var v string
+		if err := db.QueryRowContext(pctx, "SELECT VERSION()").Scan(&v); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("database %s: reading its version: %w", kind, err)
+		}
+		mariadb = strings.Contains(strings.ToLower(v), "mariadb")
+	}
 	var drv dialect.Driver = entsql.OpenDB(dia, db)
 	if o.wrap != nil {
 		drv = o.wrap(drv)
 	}
-	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db, Dialect: dia}, nil
+	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db, Dialect: dia, MariaDB: mariadb}, nil
 }
 
 // Option adjusts Open.
@@ -132,6 +144,13 @@ func openMySQL(dsn string) (*sql.DB, error) {
 	}
 	if _, ok := cfg.Params["charset"]; !ok {
 		cfg.Params["charset"] = "utf8mb4"
+	}
+	// TIMESTAMP columns are written and read in the session's time zone,
+	// and Loc above makes every time we send UTC: pin the session to UTC
+	// rather than trust the server's SYSTEM zone to be UTC too (which also
+	// spares the server a localtime conversion per TIMESTAMP value).
+	if _, ok := cfg.Params["time_zone"]; !ok {
+		cfg.Params["time_zone"] = "'+00:00'"
 	}
 	db, err := sql.Open("mysql", cfg.FormatDSN())
 	if err != nil {

@@ -33,11 +33,18 @@ func WithTx(ctx context.Context, c *ent.Client, fn func(ctx context.Context, tx 
 		return errors.New("store.WithTx: nested transaction")
 	}
 	ctx = context.WithValue(ctx, txKey{}, true)
+	return Retry(ctx, func() error { return runTx(ctx, c, fn) })
+}
+
+// Retry runs one transaction attempt, and again on a deadlock, a lock-wait
+// timeout or SQLite busy (RetryCause): WithTx's policy, for the callers that
+// open their transaction in SQL themselves (the MySQL group-commit batch).
+func Retry(ctx context.Context, attempt func() error) error {
 	var err error
-	for attempt := 0; ; attempt++ {
-		err = runTx(ctx, c, fn)
+	for n := 0; ; n++ {
+		err = attempt()
 		cause := RetryCause(err)
-		if cause == "" || attempt == 2 {
+		if cause == "" || n == 2 {
 			break
 		}
 		OnRetry(cause)

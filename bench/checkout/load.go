@@ -32,6 +32,7 @@ type cellKey struct {
 
 type result struct {
 	rate, p50, p99   float64
+	selfUS, dbUS     float64 // CPU per call: this process, the database server (0: not seen)
 	batches, batched int64
 	check            string
 	ok               bool
@@ -73,6 +74,7 @@ func newBench(db *store.DB, hot, cas int64, spread []int64, dur time.Duration) *
 	for _, path := range []string{"plain", "group"} {
 		cfg := checkout.DefaultConfig()
 		cfg.GroupCommit = path == "group"
+		cfg.GroupInFlight, cfg.GroupMax = groupInFlight, groupMax
 		svc := checkout.New(db, cfg)
 		h := server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{
 			Catalog: cat, Inventory: inventory.New(db), Checkout: svc,
@@ -89,6 +91,7 @@ type window struct {
 	lat  []time.Duration
 	dur  time.Duration
 	done int64
+	cpu  cpuSample // used inside the slice
 }
 
 // loop runs c closed-loop clients for a 300 ms warm-up and then dur.
@@ -100,6 +103,16 @@ func (b *bench) loop(c int, dur time.Duration, op func() error) (window, error) 
 	var done atomic.Int64
 	var firstErr atomic.Value
 	var wg sync.WaitGroup
+	var cpu cpuSample
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		time.Sleep(time.Until(from))
+		a := sampleCPU()
+		time.Sleep(time.Until(to))
+		b := sampleCPU()
+		cpu = cpuSample{self: b.self - a.self, db: b.db - a.db}
+	}()
 	for w := range c {
 		wg.Add(1)
 		go func() {
@@ -126,22 +139,26 @@ func (b *bench) loop(c int, dur time.Duration, op func() error) (window, error) 
 	if err, _ := firstErr.Load().(error); err != nil {
 		return window{}, err
 	}
-	return window{lat: slices.Concat(lat...), dur: dur, done: done.Load()}, nil
+	return window{lat: slices.Concat(lat...), dur: dur, done: done.Load(), cpu: cpu}, nil
 }
 
 // stats merges slices into calls/s (over their total length), p50 and p99.
 func stats(ws ...window) result {
 	var all []time.Duration
 	var dur time.Duration
+	var cpu cpuSample
 	for _, w := range ws {
 		all, dur = append(all, w.lat...), dur+w.dur
+		cpu.self, cpu.db = cpu.self+w.cpu.self, cpu.db+w.cpu.db
 	}
 	if len(all) == 0 {
 		return result{}
 	}
 	slices.Sort(all)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	return result{rate: float64(len(all)) / dur.Seconds(), p50: ms(all[len(all)/2]), p99: ms(all[len(all)*99/100])}
+	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 / float64(len(all)) }
+	return result{rate: float64(len(all)) / dur.Seconds(), p50: ms(all[len(all)/2]), p99: ms(all[len(all)*99/100]),
+		selfUS: us(cpu.self), dbUS: us(cpu.db)}
 }
 
 // rawCAS is the statement every one-row-per-order design repeats: its rate is

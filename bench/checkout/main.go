@@ -35,6 +35,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"storefront/catalog"
+	"storefront/checkout"
 	"storefront/demo"
 	"storefront/ent/sku"
 	"storefront/store"
@@ -51,6 +52,8 @@ func main() {
 	hotrow := flag.String("hotrow", "", "directory of ../shared/bench/hotrow: also run its -mode=raw (MariaDB only)")
 	only := flag.String("only", "", "run only the placeOrder runs whose name (e.g. hot/group/http/64) matches this regexp")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process to the file")
+	flag.IntVar(&groupInFlight, "group-inflight", checkout.DefaultConfig().GroupInFlight, "the group path's batches in flight (serve's --group-inflight)")
+	flag.IntVar(&groupMax, "group-max", checkout.DefaultConfig().GroupMax, "the group path's most orders per batch (serve's --group-max)")
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -77,7 +80,10 @@ func main() {
 	}
 }
 
-var cellFilter *regexp.Regexp
+var (
+	cellFilter              *regexp.Regexp
+	groupInFlight, groupMax int
+)
 
 func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 	ctx := context.Background()
@@ -123,7 +129,7 @@ func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 	fmt.Println("\n1. raw single-row CAS (autocommit UPDATE sku SET stock = stock - 1, version = version + 1 WHERE id = ? AND stock >= 1)")
 	for _, c := range clients {
 		r := b.rawCAS(c)
-		fmt.Printf("   clients=%-3d %8.0f ops/s  p50 %6.2f ms  p99 %7.2f ms\n", c, r.rate, r.p50, r.p99)
+		fmt.Printf("   clients=%-3d %8.0f ops/s  p50 %6.2f ms  p99 %7.2f ms  go %s µs/op  db %s µs/op\n", c, r.rate, r.p50, r.p99, cpuCell(r.selfUS), cpuCell(r.dbUS))
 	}
 	// The raw CAS moves stock without ledger rows (here and inside every
 	// pair); book them at the end so the database stays balanced like any
@@ -144,7 +150,7 @@ func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 	}
 
 	fmt.Println("\n2–4. placeOrder, one unit per order, each with its own Idempotency-Key")
-	fmt.Printf("   %-9s %-6s %-11s %7s %9s %8s %8s %9s  %s\n", "SKUs", "path", "transport", "clients", "orders/s", "p50 ms", "p99 ms", "batch", "correctness")
+	fmt.Printf("   %-9s %-6s %-11s %7s %9s %8s %8s %9s %9s %9s  %s\n", "SKUs", "path", "transport", "clients", "orders/s", "p50 ms", "p99 ms", "batch", "go µs/op", "db µs/op", "correctness")
 	results := map[cellKey]result{}
 	for _, skus := range []string{"hot", "16"} {
 		for _, tr := range []string{"in-process", "http"} {
@@ -174,7 +180,7 @@ func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 					if i == len(paths)-1 {
 						check = r.check // one line for the pair: both paths moved the same SKUs
 					}
-					fmt.Printf("   %-9s %-6s %-11s %7d %9.0f %8.2f %8.2f %9s  %s\n", skus, path, tr, c, r.rate, r.p50, r.p99, batch, check)
+					fmt.Printf("   %-9s %-6s %-11s %7d %9.0f %8.2f %8.2f %9s %9s %9s  %s\n", skus, path, tr, c, r.rate, r.p50, r.p99, batch, cpuCell(r.selfUS), cpuCell(r.dbUS), check)
 				}
 			}
 		}
@@ -261,4 +267,12 @@ func bookRaw(db *sql.DB, id int64) error {
 		"FROM sku s, (SELECT COALESCE(SUM(change_num), 0) AS bal FROM stock_log WHERE item_id = ?) l WHERE s.id = ?",
 		time.Now().UTC(), id, id)
 	return err
+}
+
+// cpuCell prints CPU µs per call, "-" when not measured.
+func cpuCell(us float64) string {
+	if us == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", us)
 }
