@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 	"time"
 
@@ -355,21 +356,28 @@ func (s *Service) insertOrders(ctx context.Context, tx *ent.Tx, batch []*ticket,
 		return fmt.Errorf("inserting orders: %w", err)
 	}
 	lc := make([]*ent.OrderLineCreate, len(won))
-	ec := make([]*ent.OutboxCreate, len(won))
+	orders := make([]*Order, len(won))
 	for j, i := range won {
 		t := batch[i]
 		o, l := t.order, t.line
 		o.ID = rows[j].ID
+		orders[j] = o
 		lc[j] = tx.OrderLine.Create().SetOrderID(o.ID).SetItemID(l.ItemID).SetGoodsID(l.GoodsID).
 			SetGoodsName(l.GoodsName).SetSpecValueStr(l.SpecValueStr).SetUnitPrice(l.UnitPrice).SetQuantity(l.Quantity)
-		if ec[j], err = event(tx, EventOrderPlaced, o, "", o.CreatedAt); err != nil {
-			return err
-		}
 	}
 	if err := tx.OrderLine.CreateBulk(lc...).Exec(ctx); err != nil {
 		return fmt.Errorf("inserting order lines: %w", err)
 	}
-	if err := tx.Outbox.CreateBulk(ec...).Exec(ctx); err != nil {
+	payload, events, err := placedRow(orders)
+	if err != nil {
+		return fmt.Errorf("encoding %s events: %w", EventOrderPlaced, err)
+	}
+	agg := ""
+	if events == 1 {
+		agg = strconv.FormatInt(orders[0].ID, 10)
+	}
+	if err := tx.Outbox.Create().SetEventID(newEventID()).SetType(EventOrderPlaced).SetAggregateID(agg).
+		SetPayload(payload).SetEvents(events).SetCreatedAt(now).Exec(ctx); err != nil {
 		return fmt.Errorf("writing %s events: %w", EventOrderPlaced, err)
 	}
 	return nil

@@ -3,7 +3,6 @@ package checkout
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -126,24 +125,26 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 	})
 	q.WriteString("; ")
 
-	q.WriteString("INSERT INTO outbox (event_id, type, aggregate_id, payload, created_at) VALUES ")
-	var err error
-	rows(n, func(j int) {
-		o := ticketOf(j).order
-		var b []byte
-		if b, err = json.Marshal(payloadOf(o, "")); err != nil {
-			return
-		}
-		q.WriteString("(?, ?, CAST(")
-		args = append(args, newEventID(), EventOrderPlaced)
-		orderID(j)
-		q.WriteString(" AS CHAR), ?, ?)")
-		args = append(args, string(b), o.CreatedAt)
-	})
+	// One outbox row for the batch's OrderPlaced events (placedRow).
+	orders := make([]*Order, n)
+	for j := range n {
+		orders[j] = ticketOf(j).order
+	}
+	payload, events, err := placedRow(orders)
 	if err != nil {
 		return fmt.Errorf("encoding %s events: %w", EventOrderPlaced, err)
 	}
-	q.WriteString("; ")
+	q.WriteString("INSERT INTO outbox (event_id, type, aggregate_id, payload, created_at, events) VALUES (?, ?, ")
+	args = append(args, newEventID(), EventOrderPlaced)
+	if events == 1 {
+		q.WriteString("CAST(")
+		orderID(0)
+		q.WriteString(" AS CHAR)")
+	} else {
+		q.WriteString("''")
+	}
+	q.WriteString(", ?, ?, ?); ")
+	args = append(args, payload, now, events)
 
 	// Everything above needed no SKU lock; from here to COMMIT the rows are
 	// held, each SKU in ascending order: its locked read, its ledger rows

@@ -46,8 +46,8 @@ func TestCancelOrder(t *testing.T) {
 		if _, err := f.svc.CancelOrder(ctx, "admin", true, o.OrderSn); !errors.Is(err, ErrInvalidOrderState) {
 			t.Errorf("second cancel: err = %v, want INVALID_ORDER_STATE", err)
 		}
-		if n := f.count(t, "outbox"); n != 2 {
-			t.Errorf("outbox rows = %d, want OrderPlaced + OrderClosed", n)
+		if n := f.events(t); n != 2 {
+			t.Errorf("outbox events = %d, want OrderPlaced + OrderClosed", n)
 		}
 	})
 }

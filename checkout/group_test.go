@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -464,35 +465,135 @@ func TestGroupOneKeyAmongACrowd(t *testing.T) {
 }
 
 // links checks that every order written is whole: one line pointing at it,
-// its OrderPlaced event naming it, its ledger row, its DONE key record.
+// its ledger row, its DONE key record, and exactly one OrderPlaced event
+// naming it as dispatched (the dispatcher opens a batch's row into its
+// events), and that every event names an order.
 func links(t *testing.T, db *store.DB) {
 	t.Helper()
 	for _, q := range []string{
 		"SELECT COUNT(*) FROM orders o WHERE (SELECT COUNT(*) FROM order_line l WHERE l.order_id = o.id) <> 1",
-		"SELECT COUNT(*) FROM orders o WHERE NOT EXISTS (SELECT 1 FROM outbox x WHERE x.type = 'OrderPlaced' AND x.aggregate_id = " + castID(db) + " AND x.payload LIKE " + concat(db) + ")",
 		"SELECT COUNT(*) FROM orders o WHERE (SELECT COUNT(*) FROM stock_log s WHERE s.biz_type = 'order' AND s.biz_sn = o.order_sn) <> 1",
 		"SELECT COUNT(*) FROM orders o WHERE NOT EXISTS (SELECT 1 FROM idempotency_key k WHERE k.order_sn = o.order_sn AND k.state = 'DONE')",
-		"SELECT COUNT(*) FROM outbox x WHERE NOT EXISTS (SELECT 1 FROM orders o WHERE x.aggregate_id = " + castID(db) + ")",
 	} {
 		var n int
 		if err := db.SQL.QueryRow(q).Scan(&n); err != nil || n != 0 {
 			t.Errorf("%s = %d (%v), want 0", q, n, err)
 		}
 	}
+	sns := map[string]string{} // order id → order number
+	rows, err := db.SQL.Query("SELECT id, order_sn FROM orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, sn string
+		if err := rows.Scan(&id, &sn); err != nil {
+			t.Fatal(err)
+		}
+		sns[id] = sn
+	}
+	placed := map[string]int{}
+	ids := map[string]bool{}
+	for _, e := range dispatchAll(t, db) {
+		if e.Type != EventOrderPlaced {
+			continue
+		}
+		sn, ok := sns[e.AggregateID]
+		switch {
+		case !ok:
+			t.Errorf("event %s names order %q, which does not exist", e.ID, e.AggregateID)
+		case !strings.Contains(e.Payload, `"orderSn":"`+sn+`"`):
+			t.Errorf("event %s of order %s (%s) carries %s", e.ID, e.AggregateID, sn, e.Payload)
+		}
+		if ids[e.ID] {
+			t.Errorf("event id %s dispatched twice", e.ID)
+		}
+		ids[e.ID] = true
+		placed[e.AggregateID]++
+	}
+	for id, sn := range sns {
+		if placed[id] != 1 {
+			t.Errorf("order %s (%s): %d OrderPlaced events, want 1", id, sn, placed[id])
+		}
+	}
 }
 
-func castID(db *store.DB) string {
-	if db.Dialect == "mysql" {
-		return "CAST(o.id AS CHAR)"
+// dispatchAll dispatches every pending outbox event and returns them.
+func dispatchAll(t *testing.T, db *store.DB) []Event {
+	t.Helper()
+	var got []Event
+	svc := New(db, DefaultConfig())
+	for {
+		n, err := svc.Dispatch(context.Background(), func(_ context.Context, e Event) error {
+			got = append(got, e)
+			return nil
+		}, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return got
+		}
 	}
-	return "CAST(o.id AS TEXT)"
 }
 
-func concat(db *store.DB) string {
-	if db.Dialect == "mysql" {
-		return "CONCAT('%', o.order_sn, '%')"
-	}
-	return "'%' || o.order_sn || '%'"
+// A batch's orders share one outbox row, and the dispatcher hands out one
+// OrderPlaced event per order, in arrival order, each with its own id and
+// its order's id; a sink failing halfway gets the row's events again.
+func TestGroupEventsDispatchOnePerOrder(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		id := f.skuID(t, "黑色,L")
+		hold(f, id)
+		var ins []PlaceInput
+		for i := range 3 {
+			ins = append(ins, PlaceInput{UserID: fmt.Sprint("u", i), Items: []ItemInput{one(id, 1)}})
+		}
+		orders, errs := enqueue(t, f, id, ins)()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("order %d: %v", i, err)
+			}
+		}
+		if n := f.count(t, "outbox"); n != 1 {
+			t.Errorf("outbox rows = %d, want 1 for the batch", n)
+		}
+		if n := f.events(t); n != 3 {
+			t.Errorf("outbox events = %d, want 3", n)
+		}
+		var seen []Event
+		fail := errors.New("broker down")
+		n, err := f.svc.Dispatch(context.Background(), func(_ context.Context, e Event) error {
+			if len(seen) == 1 {
+				return fail
+			}
+			seen = append(seen, e)
+			return nil
+		}, 10)
+		if err != nil || n != 0 {
+			t.Fatalf("Dispatch with a failing sink = %d, %v; want 0 rows marked", n, err)
+		}
+		got := dispatchAll(t, db)
+		if len(got) != 3 {
+			t.Fatalf("dispatched %d events, want 3: %+v", len(got), got)
+		}
+		if got[0] != seen[0] {
+			t.Errorf("the event before the failure went again as %+v, was %+v", got[0], seen[0])
+		}
+		for i, e := range got {
+			o := orders[i]
+			if e.Type != EventOrderPlaced || e.AggregateID != itoa(o.ID) || !strings.Contains(e.Payload, o.OrderSn) {
+				t.Errorf("event %d = %+v, want OrderPlaced of order %d (%s)", i, e, o.ID, o.OrderSn)
+			}
+			if len(e.ID) != 36 || (i > 0 && e.ID == got[i-1].ID) {
+				t.Errorf("event %d id %q: want its own UUID", i, e.ID)
+			}
+		}
+		if more := dispatchAll(t, db); len(more) != 0 {
+			t.Errorf("dispatched again after success: %+v", more)
+		}
+	})
 }
 
 // Every order of a crowd's batches is whole: its line, event, key and ledger

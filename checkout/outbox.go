@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"storefront/ent"
+	"storefront/ent/order"
 	"storefront/ent/outbox"
 	"storefront/store"
 )
@@ -36,11 +37,6 @@ type eventPayload struct {
 // emit writes an event about o in the caller's transaction.
 func emit(ctx context.Context, tx *ent.Tx, typ string, o *Order, reason string, at time.Time) error {
 	return Emit(ctx, tx, typ, o.ID, payloadOf(o, reason), at)
-}
-
-// event builds the outbox row announcing o (a batch inserts many at once).
-func event(tx *ent.Tx, typ string, o *Order, reason string, at time.Time) (*ent.OutboxCreate, error) {
-	return eventRow(tx, typ, o.ID, payloadOf(o, reason), at)
 }
 
 func payloadOf(o *Order, reason string) eventPayload {
@@ -74,7 +70,36 @@ func eventRow(tx *ent.Tx, typ string, orderID int64, payload any, at time.Time) 
 		SetAggregateID(strconv.FormatInt(orderID, 10)).SetPayload(string(b)).SetCreatedAt(at), nil
 }
 
-// Event is a dispatched outbox row.
+// batchedEvent is one event of a row that carries several (ent/schema/outbox.go).
+type batchedEvent struct {
+	EventID string          `json:"eventId"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// placedRow returns the payload and event count of the one outbox row
+// announcing the orders of a batch. One order's row is an ordinary event
+// (its aggregate is the order's id, as on the plain path); several orders'
+// row holds their OrderPlaced events in order, each with its own id, and no
+// order ids: MySQL numbers the orders on the server, in the same round trip,
+// and the dispatcher finds them by order number.
+func placedRow(orders []*Order) (payload string, events int, err error) {
+	if len(orders) == 1 {
+		b, err := json.Marshal(payloadOf(orders[0], ""))
+		return string(b), 1, err
+	}
+	evs := make([]batchedEvent, len(orders))
+	for i, o := range orders {
+		b, err := json.Marshal(payloadOf(o, ""))
+		if err != nil {
+			return "", 0, err
+		}
+		evs[i] = batchedEvent{EventID: newEventID(), Payload: b}
+	}
+	b, err := json.Marshal(evs)
+	return string(b), len(orders), err
+}
+
+// Event is a dispatched outbox event.
 type Event struct {
 	ID          string
 	Type        string
@@ -101,9 +126,18 @@ func (s *Service) Dispatch(ctx context.Context, sink Sink, batch int) (int, erro
 		return 0, store.Classify(fmt.Errorf("reading outbox: %w", err))
 	}
 	var done []int64
+rows:
 	for _, r := range rows {
-		if err := sink(ctx, Event{ID: r.EventID, Type: r.Type, AggregateID: r.AggregateID, Payload: r.Payload}); err != nil {
-			break // keep order: later events wait for this one
+		evs, err := s.eventsOf(ctx, r)
+		if err != nil {
+			return 0, err
+		}
+		for _, e := range evs {
+			if err := sink(ctx, e); err != nil {
+				// Keep order: later events wait for this one. The row's
+				// earlier events go again with it (at least once).
+				break rows
+			}
 		}
 		done = append(done, r.ID)
 	}
@@ -116,4 +150,43 @@ func (s *Service) Dispatch(ctx context.Context, sink Sink, batch int) (int, erro
 		return 0, store.Classify(fmt.Errorf("marking events dispatched: %w", err))
 	}
 	return n, nil
+}
+
+// eventsOf returns the events of outbox row r: itself, or each event of a
+// batch's row with its order's id as aggregate.
+func (s *Service) eventsOf(ctx context.Context, r *ent.Outbox) ([]Event, error) {
+	if r.Events == 1 {
+		return []Event{{ID: r.EventID, Type: r.Type, AggregateID: r.AggregateID, Payload: r.Payload}}, nil
+	}
+	var evs []batchedEvent
+	if err := json.Unmarshal([]byte(r.Payload), &evs); err != nil {
+		return nil, fmt.Errorf("outbox row %d: %w", r.ID, err)
+	}
+	sns := make([]string, len(evs))
+	for i, e := range evs {
+		var p struct {
+			OrderSn string `json:"orderSn"`
+		}
+		if err := json.Unmarshal(e.Payload, &p); err != nil {
+			return nil, fmt.Errorf("outbox row %d, event %d: %w", r.ID, i, err)
+		}
+		sns[i] = p.OrderSn
+	}
+	orders, err := s.db.Client.Order.Query().Where(order.OrderSnIn(sns...)).Select(order.FieldID, order.FieldOrderSn).All(ctx)
+	if err != nil {
+		return nil, store.Classify(fmt.Errorf("outbox row %d: finding its orders: %w", r.ID, err))
+	}
+	ids := make(map[string]int64, len(orders))
+	for _, o := range orders {
+		ids[o.OrderSn] = o.ID
+	}
+	out := make([]Event, len(evs))
+	for i, e := range evs {
+		id, ok := ids[sns[i]]
+		if !ok { // committed with the row: only a broken database gets here
+			return nil, fmt.Errorf("outbox row %d: order %s not found", r.ID, sns[i])
+		}
+		out[i] = Event{ID: e.EventID, Type: r.Type, AggregateID: strconv.FormatInt(id, 10), Payload: string(e.Payload)}
+	}
+	return out, nil
 }

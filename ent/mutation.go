@@ -3765,6 +3765,8 @@ type OutboxMutation struct {
 	payload       *string
 	created_at    *time.Time
 	dispatched_at *time.Time
+	events        *int
+	addevents     *int
 	clearedFields map[string]struct{}
 	done          bool
 	oldValue      func(context.Context) (*Outbox, error)
@@ -4104,6 +4106,62 @@ func (m *OutboxMutation) ResetDispatchedAt() {
 	delete(m.clearedFields, outbox.FieldDispatchedAt)
 }
 
+// SetEvents sets the "events" field.
+func (m *OutboxMutation) SetEvents(i int) {
+	m.events = &i
+	m.addevents = nil
+}
+
+// Events returns the value of the "events" field in the mutation.
+func (m *OutboxMutation) Events() (r int, exists bool) {
+	v := m.events
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEvents returns the old "events" field's value of the Outbox entity.
+// If the Outbox object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboxMutation) OldEvents(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEvents is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEvents requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEvents: %w", err)
+	}
+	return oldValue.Events, nil
+}
+
+// AddEvents adds i to the "events" field.
+func (m *OutboxMutation) AddEvents(i int) {
+	if m.addevents != nil {
+		*m.addevents += i
+	} else {
+		m.addevents = &i
+	}
+}
+
+// AddedEvents returns the value that was added to the "events" field in this mutation.
+func (m *OutboxMutation) AddedEvents() (r int, exists bool) {
+	v := m.addevents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetEvents resets all changes to the "events" field.
+func (m *OutboxMutation) ResetEvents() {
+	m.events = nil
+	m.addevents = nil
+}
+
 // Where appends a list predicates to the OutboxMutation builder.
 func (m *OutboxMutation) Where(ps ...predicate.Outbox) {
 	m.predicates = append(m.predicates, ps...)
@@ -4138,7 +4196,7 @@ func (m *OutboxMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OutboxMutation) Fields() []string {
-	fields := make([]string, 0, 6)
+	fields := make([]string, 0, 7)
 	if m.event_id != nil {
 		fields = append(fields, outbox.FieldEventID)
 	}
@@ -4156,6 +4214,9 @@ func (m *OutboxMutation) Fields() []string {
 	}
 	if m.dispatched_at != nil {
 		fields = append(fields, outbox.FieldDispatchedAt)
+	}
+	if m.events != nil {
+		fields = append(fields, outbox.FieldEvents)
 	}
 	return fields
 }
@@ -4177,6 +4238,8 @@ func (m *OutboxMutation) Field(name string) (ent.Value, bool) {
 		return m.CreatedAt()
 	case outbox.FieldDispatchedAt:
 		return m.DispatchedAt()
+	case outbox.FieldEvents:
+		return m.Events()
 	}
 	return nil, false
 }
@@ -4198,6 +4261,8 @@ func (m *OutboxMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldCreatedAt(ctx)
 	case outbox.FieldDispatchedAt:
 		return m.OldDispatchedAt(ctx)
+	case outbox.FieldEvents:
+		return m.OldEvents(ctx)
 	}
 	return nil, fmt.Errorf("unknown Outbox field %s", name)
 }
@@ -4249,6 +4314,13 @@ func (m *OutboxMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetDispatchedAt(v)
 		return nil
+	case outbox.FieldEvents:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEvents(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Outbox field %s", name)
 }
@@ -4256,13 +4328,21 @@ func (m *OutboxMutation) SetField(name string, value ent.Value) error {
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *OutboxMutation) AddedFields() []string {
-	return nil
+	var fields []string
+	if m.addevents != nil {
+		fields = append(fields, outbox.FieldEvents)
+	}
+	return fields
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *OutboxMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case outbox.FieldEvents:
+		return m.AddedEvents()
+	}
 	return nil, false
 }
 
@@ -4271,6 +4351,13 @@ func (m *OutboxMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *OutboxMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case outbox.FieldEvents:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddEvents(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Outbox numeric field %s", name)
 }
@@ -4324,6 +4411,9 @@ func (m *OutboxMutation) ResetField(name string) error {
 		return nil
 	case outbox.FieldDispatchedAt:
 		m.ResetDispatchedAt()
+		return nil
+	case outbox.FieldEvents:
+		m.ResetEvents()
 		return nil
 	}
 	return fmt.Errorf("unknown Outbox field %s", name)

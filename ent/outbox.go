@@ -29,6 +29,8 @@ type Outbox struct {
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// DispatchedAt holds the value of the "dispatched_at" field.
 	DispatchedAt *time.Time `json:"dispatched_at,omitempty"`
+	// Events holds the value of the "events" field.
+	Events       int `json:"events,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -37,7 +39,7 @@ func (*Outbox) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case outbox.FieldID:
+		case outbox.FieldID, outbox.FieldEvents:
 			values[i] = new(sql.NullInt64)
 		case outbox.FieldEventID, outbox.FieldType, outbox.FieldAggregateID, outbox.FieldPayload:
 			values[i] = new(sql.NullString)
@@ -101,6 +103,12 @@ func (_m *Outbox) assignValues(columns []string, values []any) error {
 				_m.DispatchedAt = new(time.Time)
 				*_m.DispatchedAt = value.Time
 			}
+		case outbox.FieldEvents:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field events", values[i])
+			} else if value.Valid {
+				_m.Events = int(value.Int64)
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -156,6 +164,9 @@ func (_m *Outbox) String() string {
 		builder.WriteString("dispatched_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("events=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Events))
 	builder.WriteByte(')')
 	return builder.String()
 }

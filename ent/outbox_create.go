@@ -74,6 +74,20 @@ func (_c *OutboxCreate) SetNillableDispatchedAt(v *time.Time) *OutboxCreate {
 	return _c
 }
 
+// SetEvents sets the "events" field.
+func (_c *OutboxCreate) SetEvents(v int) *OutboxCreate {
+	_c.mutation.SetEvents(v)
+	return _c
+}
+
+// SetNillableEvents sets the "events" field if the given value is not nil.
+func (_c *OutboxCreate) SetNillableEvents(v *int) *OutboxCreate {
+	if v != nil {
+		_c.SetEvents(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *OutboxCreate) SetID(v int64) *OutboxCreate {
 	_c.mutation.SetID(v)
@@ -119,6 +133,10 @@ func (_c *OutboxCreate) defaults() {
 		v := outbox.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
+	if _, ok := _c.mutation.Events(); !ok {
+		v := outbox.DefaultEvents
+		_c.mutation.SetEvents(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -152,6 +170,14 @@ func (_c *OutboxCreate) check() error {
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Outbox.created_at"`)}
+	}
+	if _, ok := _c.mutation.Events(); !ok {
+		return &ValidationError{Name: "events", err: errors.New(`ent: missing required field "Outbox.events"`)}
+	}
+	if v, ok := _c.mutation.Events(); ok {
+		if err := outbox.EventsValidator(v); err != nil {
+			return &ValidationError{Name: "events", err: fmt.Errorf(`ent: validator failed for field "Outbox.events": %w`, err)}
+		}
 	}
 	return nil
 }
@@ -209,6 +235,10 @@ func (_c *OutboxCreate) createSpec() (*Outbox, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.DispatchedAt(); ok {
 		_spec.SetField(outbox.FieldDispatchedAt, field.TypeTime, value)
 		_node.DispatchedAt = &value
+	}
+	if value, ok := _c.mutation.Events(); ok {
+		_spec.SetField(outbox.FieldEvents, field.TypeInt, value)
+		_node.Events = value
 	}
 	return _node, _spec
 }
@@ -338,6 +368,9 @@ func (u *OutboxUpsertOne) UpdateNewValues() *OutboxUpsertOne {
 		}
 		if _, exists := u.create.mutation.CreatedAt(); exists {
 			s.SetIgnore(outbox.FieldCreatedAt)
+		}
+		if _, exists := u.create.mutation.Events(); exists {
+			s.SetIgnore(outbox.FieldEvents)
 		}
 	}))
 	return u
@@ -620,6 +653,9 @@ func (u *OutboxUpsertBulk) UpdateNewValues() *OutboxUpsertBulk {
 			}
 			if _, exists := b.mutation.CreatedAt(); exists {
 				s.SetIgnore(outbox.FieldCreatedAt)
+			}
+			if _, exists := b.mutation.Events(); exists {
+				s.SetIgnore(outbox.FieldEvents)
 			}
 		}
 	}))

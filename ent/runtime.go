@@ -185,6 +185,12 @@ func init() {
 	outboxDescCreatedAt := outboxFields[5].Descriptor()
 	// outbox.DefaultCreatedAt holds the default value on creation for the created_at field.
 	outbox.DefaultCreatedAt = outboxDescCreatedAt.Default.(func() time.Time)
+	// outboxDescEvents is the schema descriptor for events field.
+	outboxDescEvents := outboxFields[7].Descriptor()
+	// outbox.DefaultEvents holds the default value on creation for the events field.
+	outbox.DefaultEvents = outboxDescEvents.Default.(int)
+	// outbox.EventsValidator is a validator for the "events" field. It is called by the builders before save.
+	outbox.EventsValidator = outboxDescEvents.Validators[0].(func(int) error)
 	paymentFields := schema.Payment{}.Fields()
 	_ = paymentFields
 	// paymentDescOrderSn is the schema descriptor for order_sn field.

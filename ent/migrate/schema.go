@@ -150,6 +150,7 @@ var (
 		{Name: "payload", Type: field.TypeString, Size: 2147483647},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "dispatched_at", Type: field.TypeTime, Nullable: true},
+		{Name: "events", Type: field.TypeInt, Default: 1},
 	}
 	// OutboxTable holds the schema information for the "outbox" table.
 	OutboxTable = &schema.Table{

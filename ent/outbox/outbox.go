@@ -25,6 +25,8 @@ const (
 	FieldCreatedAt = "created_at"
 	// FieldDispatchedAt holds the string denoting the dispatched_at field in the database.
 	FieldDispatchedAt = "dispatched_at"
+	// FieldEvents holds the string denoting the events field in the database.
+	FieldEvents = "events"
 	// Table holds the table name of the outbox in the database.
 	Table = "outbox"
 )
@@ -38,6 +40,7 @@ var Columns = []string{
 	FieldPayload,
 	FieldCreatedAt,
 	FieldDispatchedAt,
+	FieldEvents,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -59,6 +62,10 @@ var (
 	AggregateIDValidator func(string) error
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
+	// DefaultEvents holds the default value on creation for the "events" field.
+	DefaultEvents int
+	// EventsValidator is a validator for the "events" field. It is called by the builders before save.
+	EventsValidator func(int) error
 )
 
 // OrderOption defines the ordering options for the Outbox queries.
@@ -97,4 +104,9 @@ func ByCreatedAt(opts ...sql.OrderTermOption) OrderOption {
 // ByDispatchedAt orders the results by the dispatched_at field.
 func ByDispatchedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDispatchedAt, opts...).ToFunc()
+}
+
+// ByEvents orders the results by the events field.
+func ByEvents(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldEvents, opts...).ToFunc()
 }

@@ -84,6 +84,11 @@ func DispatchedAt(v time.Time) predicate.Outbox {
 	return predicate.Outbox(sql.FieldEQ(FieldDispatchedAt, v))
 }
 
+// Events applies equality check predicate on the "events" field. It's identical to EventsEQ.
+func Events(v int) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEQ(FieldEvents, v))
+}
+
 // EventIDEQ applies the EQ predicate on the "event_id" field.
 func EventIDEQ(v string) predicate.Outbox {
 	return predicate.Outbox(sql.FieldEQ(FieldEventID, v))
@@ -432,6 +437,46 @@ func DispatchedAtIsNil() predicate.Outbox {
 // DispatchedAtNotNil applies the NotNil predicate on the "dispatched_at" field.
 func DispatchedAtNotNil() predicate.Outbox {
 	return predicate.Outbox(sql.FieldNotNull(FieldDispatchedAt))
+}
+
+// EventsEQ applies the EQ predicate on the "events" field.
+func EventsEQ(v int) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEQ(FieldEvents, v))
+}
+
+// EventsNEQ applies the NEQ predicate on the "events" field.
+func EventsNEQ(v int) predicate.Outbox {
+	return predicate.Outbox(sql.FieldNEQ(FieldEvents, v))
+}
+
+// EventsIn applies the In predicate on the "events" field.
+func EventsIn(vs ...int) predicate.Outbox {
+	return predicate.Outbox(sql.FieldIn(FieldEvents, vs...))
+}
+
+// EventsNotIn applies the NotIn predicate on the "events" field.
+func EventsNotIn(vs ...int) predicate.Outbox {
+	return predicate.Outbox(sql.FieldNotIn(FieldEvents, vs...))
+}
+
+// EventsGT applies the GT predicate on the "events" field.
+func EventsGT(v int) predicate.Outbox {
+	return predicate.Outbox(sql.FieldGT(FieldEvents, v))
+}
+
+// EventsGTE applies the GTE predicate on the "events" field.
+func EventsGTE(v int) predicate.Outbox {
+	return predicate.Outbox(sql.FieldGTE(FieldEvents, v))
+}
+
+// EventsLT applies the LT predicate on the "events" field.
+func EventsLT(v int) predicate.Outbox {
+	return predicate.Outbox(sql.FieldLT(FieldEvents, v))
+}
+
+// EventsLTE applies the LTE predicate on the "events" field.
+func EventsLTE(v int) predicate.Outbox {
+	return predicate.Outbox(sql.FieldLTE(FieldEvents, v))
 }
 
 // And groups predicates with the AND operator between them.

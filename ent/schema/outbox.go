@@ -12,6 +12,12 @@ import (
 
 // Outbox holds domain events written in the same transaction as the change
 // they announce, dispatched after commit (at least once, seed 003, 7.2).
+//
+// A row holds one event, or (events > 1) the events of one type that one
+// group-commit batch raised: then payload is a JSON array of {eventId,
+// payload}, aggregate_id is empty and the dispatcher hands out each event on
+// its own, with its own id and its order's id as aggregate. A row per event
+// cost the hot SKU's batch a sixth of its database time (docs/checkout.md).
 type Outbox struct{ ent.Schema }
 
 func (Outbox) Annotations() []schema.Annotation {
@@ -27,6 +33,7 @@ func (Outbox) Fields() []ent.Field {
 		field.Text("payload"),
 		field.Time("created_at").Default(time.Now).Immutable(),
 		field.Time("dispatched_at").Optional().Nillable(),
+		field.Int("events").Default(1).Positive().Immutable(),
 	}
 }
 
