@@ -63,7 +63,7 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 	if begin {
 		q.WriteString("START TRANSACTION; ")
 	}
-	q.WriteString("SET @s := NULL, @k := NULL, @c := 0")
+	q.WriteString("SET @s := NULL, @c := 0")
 	if dl, ok := ctx.Deadline(); ok {
 		// The server goes on after the client gives up (the driver only
 		// closes the socket), so a lock wait must not outlast the batch's
@@ -74,24 +74,24 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 		args = append(args, min(max(secs, 1), 50))
 	}
 	q.WriteString("; ")
-	// Idempotency records, DONE with their order: unread keys may exist
-	// (counted below, never overwritten); read keys that exist anyway were
-	// claimed meanwhile and fail the statement.
+	// Idempotency records, DONE with their order. A key that exists stops
+	// the batch here with a duplicate-key error: unread, the batch runs
+	// again reading the keys first (errKeysExist); read, it was claimed
+	// meanwhile (errKeyRace). A plain INSERT, not ON DUPLICATE KEY UPDATE
+	// and a count: that form locked and checked every key the slow way.
 	q.WriteString("INSERT INTO idempotency_key (user_id, `key`, request_hash, state, lease_until, order_sn, created_at, expires_at) VALUES ")
 	rows(n, func(j int) {
 		t := ticketOf(j)
 		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
 		args = append(args, t.in.UserID, t.key, t.hash, stateDone, now.Add(s.cfg.Lease), t.order.OrderSn, now, now.Add(t.keep))
 	})
-	if !keysRead {
-		q.WriteString(" ON DUPLICATE KEY UPDATE id = id") // 0 rows affected for an existing key
-	}
-	q.WriteString("; SET @k := ROW_COUNT(); ")
+	q.WriteString("; ")
 
-	q.WriteString("INSERT INTO orders (order_sn, user_id, status, amount, currency, remark, close_reason, needs_review, version, created_at, expires_at) VALUES ")
+	// close_reason, needs_review and version start at their defaults.
+	q.WriteString("INSERT INTO orders (order_sn, user_id, status, amount, currency, remark, created_at, expires_at) VALUES ")
 	rows(n, func(j int) {
 		o := ticketOf(j).order
-		q.WriteString("(?, ?, ?, ?, ?, ?, '', 0, 1, ?, ?)")
+		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
 		args = append(args, o.OrderSn, o.UserID, string(o.Status), int64(o.Amount), o.Currency, o.Remark, o.CreatedAt, o.ExpiresAt)
 	})
 	q.WriteString("; ")
@@ -158,13 +158,13 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 		skus = append(skus, id)
 		q.WriteString("SELECT stock INTO @s FROM sku WHERE id = ? FOR UPDATE; ")
 		args = append(args, id)
-		q.WriteString("INSERT INTO stock_log (item_id, goods_id, change_type, change_num, before_stock, after_stock, biz_type, biz_sn, remark, created_at) VALUES ")
+		q.WriteString("INSERT INTO stock_log (item_id, goods_id, change_type, change_num, before_stock, after_stock, biz_type, biz_sn, created_at) VALUES ")
 		var total int64
 		rows(len(of), func(j int) {
 			t := batch[of[j]]
 			l := t.line
 			// Each order's before/after as if applied one after another.
-			q.WriteString("(?, ?, ?, ?, @s - ?, @s - ?, ?, ?, '', ?)")
+			q.WriteString("(?, ?, ?, ?, @s - ?, @s - ?, ?, ?, ?)")
 			args = append(args, id, l.GoodsID, int8(inventory.OrderDeduct), -l.Quantity, total, total+l.Quantity,
 				inventory.BizOrder, t.order.OrderSn, t.order.CreatedAt)
 			total += l.Quantity
@@ -186,8 +186,8 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 	} else {
 		q.WriteString("SET @ok := (SELECT 1 FROM (SELECT 1 AS x UNION ALL SELECT 2) AS t WHERE NOT (")
 	}
-	q.WriteString("@k <=> ? AND @c <=> ?")
-	args = append(args, n, len(skus))
+	q.WriteString("@c <=> ?")
+	args = append(args, len(skus))
 	if !byJoin {
 		q.WriteString(" AND @m <= 1")
 	}
@@ -204,10 +204,10 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 
 	// What the checks found, and the orders' ids.
 	ids := make(map[string]int64, n)
-	var keys, cas, first, step, mode sql.NullInt64
+	var cas, first, step, mode sql.NullInt64
 	var scan func(*sql.Rows) error
 	if byJoin {
-		q.WriteString("SELECT id, order_sn, @k, @c FROM orders WHERE order_sn IN (")
+		q.WriteString("SELECT id, order_sn, @c FROM orders WHERE order_sn IN (")
 		rows(n, func(j int) {
 			q.WriteString("?")
 			args = append(args, ticketOf(j).order.OrderSn)
@@ -216,13 +216,13 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 		scan = func(r *sql.Rows) error {
 			var id int64
 			var sn string
-			err := r.Scan(&id, &sn, &keys, &cas)
+			err := r.Scan(&id, &sn, &cas)
 			ids[sn] = id
 			return err
 		}
 	} else {
-		q.WriteString("SELECT @o, @i, @m, @k, @c")
-		scan = func(r *sql.Rows) error { return r.Scan(&first, &step, &mode, &keys, &cas) }
+		q.WriteString("SELECT @o, @i, @m, @c")
+		scan = func(r *sql.Rows) error { return r.Scan(&first, &step, &mode, &cas) }
 	}
 	if s.db.MariaDB {
 		q.WriteString("; END")
@@ -235,8 +235,8 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 		// duplicate…) with the transaction open and the rows locked: roll
 		// back and restore the session in one trip, reading why (user
 		// variables outlive the rollback).
-		derr := queryBatch(ctx, conn, "ROLLBACK; SET SESSION innodb_lock_wait_timeout = DEFAULT; SELECT @m, @k, @c", nil,
-			func(r *sql.Rows) error { return r.Scan(&mode, &keys, &cas) })
+		derr := queryBatch(ctx, conn, "ROLLBACK; SET SESSION innodb_lock_wait_timeout = DEFAULT; SELECT @m, @c", nil,
+			func(r *sql.Rows) error { return r.Scan(&mode, &cas) })
 		switch {
 		case derr != nil:
 			discard(conn)
@@ -253,17 +253,15 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 		return crash
 	}
 	switch {
-	case err != nil && keysRead && isDuplicate(err):
+	case err != nil && keysRead && isDuplicateKey(err):
 		return errKeyRace
+	case err != nil && isDuplicateKey(err):
+		return errKeysExist
 	case err != nil:
 		return fmt.Errorf("writing the batch of SKUs %v: %w", skus, err)
 	case !byJoin && mode.Int64 > 1:
 		s.idsByJoin.Store(true)
 		return errIDsByJoin
-	case keys.Int64 != int64(n) && keysRead:
-		return errKeyRace
-	case keys.Int64 != int64(n):
-		return errKeysExist
 	case cas.Int64 != int64(len(skus)):
 		return errStockMoved
 	}
@@ -279,6 +277,13 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 		}
 	}
 	return nil
+}
+
+// isDuplicateKey reports an idempotency key that exists (MySQL 1062 on the
+// (user, key) index; the message names it, as "…idempotency_user_id_key'").
+func isDuplicateKey(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1062 && strings.Contains(me.Message, "idempotency_user_id_key")
 }
 
 // isGuard reports the batch's guard refusing to commit (MySQL 1242).

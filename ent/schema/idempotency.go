@@ -37,7 +37,8 @@ func (Idempotency) Fields() []ent.Field {
 
 func (Idempotency) Indexes() []ent.Index {
 	return []ent.Index{
-		index.Fields("user_id", "key").Unique(),
+		// Named: checkout tells an existing key from other duplicates by it.
+		index.Fields("user_id", "key").Unique().StorageKey("idempotency_user_id_key"),
 		index.Fields("expires_at"),
 	}
 }
