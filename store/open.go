@@ -18,6 +18,7 @@ import (
 	_ "modernc.org/sqlite" // pure-Go SQLite: the default needs no C compiler
 
 	"storefront/ent"
+	"storefront/ent/migrate"
 )
 
 // DefaultDB is the embedded default: a file a new user never has to set up.
@@ -162,9 +163,10 @@ func openMySQL(dsn string) (*sql.DB, error) {
 	return db, nil
 }
 
-// Migrate creates or upgrades the schema.
+// Migrate creates or upgrades the schema. ent/schema is the whole truth
+// about indexes: one removed there is dropped here too.
 func (d *DB) Migrate(ctx context.Context) error {
-	if err := d.Client.Schema.Create(ctx); err != nil {
+	if err := d.Client.Schema.Create(ctx, migrate.WithDropIndex(true)); err != nil {
 		return fmt.Errorf("migrating schema: %w", err)
 	}
 	return nil

@@ -134,11 +134,6 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{OrderLineColumns[7]},
 			},
-			{
-				Name:    "orderline_item_id",
-				Unique:  false,
-				Columns: []*schema.Column{OrderLineColumns[1]},
-			},
 		},
 	}
 	// OutboxColumns holds the columns for the "outbox" table.
