@@ -52,6 +52,9 @@ func TestVerifyRejects(t *testing.T) {
 	future := time.Now().Add(time.Hour).Unix()
 	good := jwt.MapClaims{"sub": "1", "role": "admin", "exp": future}
 	issued, _ := s.Issue("1", auth.Customer, time.Hour)
+	if _, err := s.Verify(issued); err != nil { // now cached: its forgeries must still fail
+		t.Fatal(err)
+	}
 	parts := strings.Split(issued, ".")
 	// Same header and signature, payload swapped for an admin one: a forgery.
 	forgedPayload := base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"1","role":"admin","exp":` + jwtNum(future) + `}`))
