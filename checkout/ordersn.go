@@ -2,7 +2,9 @@ package checkout
 
 import (
 	"crypto/rand"
-	"math/big"
+	"encoding/binary"
+	"math"
+	"strconv"
 	"time"
 )
 
@@ -10,15 +12,23 @@ import (
 // random digits, so order numbers are unique in practice (the unique index is
 // the guarantee) and a customer cannot guess the neighbours of their own.
 func newOrderSn(now time.Time) string {
-	n, err := rand.Int(rand.Reader, big.NewInt(1_000_000_000_000))
-	if err != nil {
-		panic(err) // crypto/rand never fails on supported platforms
+	const digits = 1_000_000_000_000
+	// Uniform over the 12 digits: draws from the top, incomplete range of
+	// 64-bit values are drawn again (one in 54 million).
+	const limit = math.MaxUint64 - math.MaxUint64%digits
+	var b [8]byte
+	v := uint64(limit)
+	for v >= limit {
+		_, _ = rand.Read(b[:]) // crypto/rand never fails on supported platforms
+		v = binary.LittleEndian.Uint64(b[:])
 	}
-	s := n.String()
-	for len(s) < 12 {
-		s = "0" + s
+	out := make([]byte, 0, 26)
+	out = now.UTC().AppendFormat(out, "20060102150405")
+	n := strconv.FormatUint(v%digits, 10)
+	for range 12 - len(n) {
+		out = append(out, '0')
 	}
-	return now.UTC().Format("20060102150405") + s
+	return string(append(out, n...))
 }
 
 // newEventID returns a random UUID (version 4) for an outbox event.
