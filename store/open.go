@@ -18,7 +18,6 @@ import (
 	_ "modernc.org/sqlite" // pure-Go SQLite: the default needs no C compiler
 
 	"storefront/ent"
-	"storefront/ent/migrate"
 )
 
 // DefaultDB is the embedded default: a file a new user never has to set up.
@@ -163,10 +162,11 @@ func openMySQL(dsn string) (*sql.DB, error) {
 	return db, nil
 }
 
-// Migrate creates or upgrades the schema. ent/schema is the whole truth
-// about indexes: one removed there is dropped here too.
+// Migrate creates or upgrades the schema. It never drops anything, so an
+// older binary's migrate against a newer schema is harmless too
+// (docs/operations.md, "Migrations").
 func (d *DB) Migrate(ctx context.Context) error {
-	if err := d.Client.Schema.Create(ctx, migrate.WithDropIndex(true)); err != nil {
+	if err := d.Client.Schema.Create(ctx); err != nil {
 		return fmt.Errorf("migrating schema: %w", err)
 	}
 	return nil
