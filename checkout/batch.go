@@ -16,8 +16,6 @@ import (
 	"modernc.org/sqlite"
 
 	"storefront/ent"
-	"storefront/ent/idempotency"
-	"storefront/ent/predicate"
 	"storefront/inventory"
 	"storefront/store"
 )
@@ -102,6 +100,13 @@ func (s *Service) runBatch(batch []*ticket) []verdict {
 		for i := range out {
 			out[i] = verdict{alone: true}
 		}
+	case errors.Is(err, errKeysExist), errors.Is(err, errStockMoved), errors.Is(err, errIDsByJoin):
+		// Out of reruns (each rolled back): nothing was written, so the
+		// buyers may simply try again.
+		err = fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+		for i := range out {
+			out[i] = verdict{err: err}
+		}
 	case err != nil:
 		err = store.Classify(err)
 		for i := range out {
@@ -112,8 +117,8 @@ func (s *Service) runBatch(batch []*ticket) []verdict {
 }
 
 // decideBatch reads what the batch's orders need through q (their SKUs with
-// goods, price and stock) and keys (their idempotency records, when needed)
-// and settles each order: out receives every verdict the reads decide
+// goods, price and stock, and their idempotency records when needed) and
+// settles each order: out receives every verdict the reads decide
 // (replays, refused keys, unknown or unavailable SKU, no stock left), and
 // the orders left to write are returned in arrival order, with whether the
 // keys were read. A returned error rolls back everything, so a crash at any
@@ -125,7 +130,7 @@ func (s *Service) runBatch(batch []*ticket) []verdict {
 // inserted without reading, and a key found to exist sends the batch round
 // again with the read: one statement less per batch in a flash sale's
 // common case, where every key is new.
-func (s *Service) decideBatch(ctx context.Context, q querier, keyc *ent.IdempotencyClient, batch []*ticket, out []verdict, withKeys bool, now time.Time) (won []int, stock map[int64]int64, keysRead bool, err error) {
+func (s *Service) decideBatch(ctx context.Context, q querier, batch []*ticket, out []verdict, withKeys bool, now time.Time) (won []int, stock map[int64]int64, keysRead bool, err error) {
 	clear(out) // the transaction may be retried
 	rows, stock, err := lookupSKUs(ctx, q, skusOf(batch))
 	if err != nil {
@@ -150,13 +155,13 @@ func (s *Service) decideBatch(ctx context.Context, q querier, keyc *ent.Idempote
 		return allocate(batch, stock, out, cand)
 	}
 	if withKeys {
-		if keys, err = readKeys(ctx, keyc, batch); err != nil {
+		if keys, err = readKeys(ctx, q, batch); err != nil {
 			return nil, nil, false, err
 		}
 	}
 	won = decide()
 	if !withKeys && len(won) < len(batch) {
-		if keys, err = readKeys(ctx, keyc, batch); err != nil {
+		if keys, err = readKeys(ctx, q, batch); err != nil {
 			return nil, nil, false, err
 		}
 		withKeys = true
@@ -170,7 +175,7 @@ func (s *Service) decideBatch(ctx context.Context, q querier, keyc *ent.Idempote
 // so the first read is already exact.
 func (s *Service) batchSQLite(ctx context.Context, tx *ent.Tx, batch []*ticket, out []verdict, withKeys bool) error {
 	now := s.now().Truncate(time.Second)
-	won, stock, withKeys, err := s.decideBatch(ctx, tx, tx.Idempotency, batch, out, withKeys, now)
+	won, stock, withKeys, err := s.decideBatch(ctx, tx, batch, out, withKeys, now)
 	if err != nil || len(won) == 0 {
 		return err
 	}
@@ -204,6 +209,10 @@ func (s *Service) batchMySQL(ctx context.Context, batch []*ticket, out []verdict
 	defer conn.Close()
 	open := false // a transaction is open and this function must end it
 	defer func() {
+		if p := recover(); p != nil {
+			discard(conn) // its transaction's state is unknown
+			panic(p)
+		}
 		if open {
 			if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
 				discard(conn)
@@ -221,7 +230,7 @@ func (s *Service) batchMySQL(ctx context.Context, batch []*ticket, out []verdict
 		}
 	}
 	now := s.now().Truncate(time.Second)
-	won, _, withKeys, err := s.decideBatch(ctx, conn, s.db.Client.Idempotency, batch, out, withKeys, now)
+	won, _, withKeys, err := s.decideBatch(ctx, conn, batch, out, withKeys, now)
 	if err != nil || len(won) == 0 {
 		return err
 	}
@@ -230,7 +239,7 @@ func (s *Service) batchMySQL(ctx context.Context, batch []*ticket, out []verdict
 			return err
 		}
 	}
-	open = false // writeBatchMySQL ends it either way
+	open = false // writeBatchMySQL ends it, or discards the connection
 	return s.writeBatchMySQL(ctx, conn, batch, won, now, withKeys, !lockFirst)
 }
 
@@ -320,21 +329,41 @@ func anys(ids []int64) []any {
 	return a
 }
 
-// readKeys reads the batch's (user, key) records in one statement.
-func readKeys(ctx context.Context, keyc *ent.IdempotencyClient, batch []*ticket) (map[[2]string]*ent.Idempotency, error) {
-	preds := make([]predicate.Idempotency, len(batch))
+// readKeys reads the batch's (user, key) records in one statement, through
+// q: on MySQL the batch's own connection, which may hold the SKU rows locked
+// (lockFirst) — a second connection from the pool could wait behind buyers
+// who wait on those very rows.
+func readKeys(ctx context.Context, q querier, batch []*ticket) (map[[2]string]*ent.Idempotency, error) {
+	var where strings.Builder
+	args := make([]any, 0, 2*len(batch))
 	for i, t := range batch {
-		preds[i] = idempotency.And(idempotency.UserID(t.in.UserID), idempotency.Key(t.key))
+		if i > 0 {
+			where.WriteString(" OR ")
+		}
+		where.WriteString("(user_id = ? AND `key` = ?)")
+		args = append(args, t.in.UserID, t.key)
 	}
-	rows, err := keyc.Query().Where(idempotency.Or(preds...)).All(ctx)
+	rs, err := q.QueryContext(ctx, "SELECT user_id, `key`, request_hash, state, lease_until, order_sn, expires_at "+
+		"FROM idempotency_key WHERE "+where.String(), args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading idempotency keys: %w", err)
 	}
-	m := make(map[[2]string]*ent.Idempotency, len(rows))
-	for _, r := range rows {
-		m[[2]string{r.UserID, r.Key}] = r
+	defer rs.Close()
+	m := make(map[[2]string]*ent.Idempotency, len(batch))
+	for rs.Next() {
+		var r ent.Idempotency
+		var lease, expires sql.NullTime
+		var sn sql.NullString
+		if err := rs.Scan(&r.UserID, &r.Key, &r.RequestHash, &r.State, &lease, &sn, &expires); err != nil {
+			return nil, fmt.Errorf("reading idempotency keys: %w", err)
+		}
+		r.LeaseUntil, r.ExpiresAt = lease.Time, expires.Time
+		if sn.Valid {
+			r.OrderSn = &sn.String
+		}
+		m[[2]string{r.UserID, r.Key}] = &r
 	}
-	return m, nil
+	return m, rs.Err()
 }
 
 // insertOrders writes the DONE idempotency records, the orders, their lines
@@ -400,11 +429,7 @@ func (s *Service) insertKeys(ctx context.Context, tx *ent.Tx, batch []*ticket, w
 		args = append(args, t.in.UserID, t.key, t.hash, stateDone, now.Add(s.cfg.Lease), t.order.OrderSn, now, now.Add(t.keep))
 	}
 	if !keysRead {
-		if s.db.Dialect == dialect.MySQL {
-			q.WriteString(" ON DUPLICATE KEY UPDATE id = id") // 0 rows affected for an existing key
-		} else {
-			q.WriteString(" ON CONFLICT (user_id, `key`) DO NOTHING")
-		}
+		q.WriteString(" ON CONFLICT (user_id, `key`) DO NOTHING") // SQLite: 0 rows affected for an existing key
 	}
 	res, err := tx.ExecContext(ctx, q.String(), args...)
 	if err != nil {

@@ -132,6 +132,7 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 	}
 	payload, events, err := placedRow(orders)
 	if err != nil {
+		discard(conn) // it may hold the rows locked (not begin): let the server roll back
 		return fmt.Errorf("encoding %s events: %w", EventOrderPlaced, err)
 	}
 	q.WriteString("INSERT INTO outbox (event_id, type, aggregate_id, payload, created_at, events) VALUES (?, ?, ")

@@ -350,6 +350,85 @@ func TestGroupFailureWithRowsLockedEndsTheTransaction(t *testing.T) {
 	}
 }
 
+// The rerun after stock moved holds the SKU rows locked while it decides;
+// the keys it then reads (some orders are refused) must come through its
+// own connection. From the pool they could wait for a connection held by a
+// buyer who waits on those very rows: with one connection left in the pool
+// and that one taken, the batch hung until the connection was given back.
+func TestGroupLockedRerunReadsKeysOnItsConnection(t *testing.T) {
+	db := testdb.Open(t, testdb.MySQL)
+	f := setup(t, db)
+	id := f.skuID(t, "黑色,L")
+	f.setStock(t, id, 3)
+	ctx := context.Background()
+	db.SQL.SetMaxOpenConns(2)
+	held, err := db.SQL.Conn(ctx) // the pool's other connection, taken
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	moved := false
+	f.svc.hook = func(s string) error {
+		if s == "unlocked" && !moved {
+			moved = true
+			// Stock moves before the lock (another instance sold two).
+			if _, err := held.ExecContext(ctx, "UPDATE sku SET stock = 1 WHERE id = ?", id); err != nil {
+				t.Error(err)
+			}
+		}
+		return nil
+	}
+	hold(f, id)
+	var ins []PlaceInput
+	for i := range 3 {
+		ins = append(ins, PlaceInput{UserID: fmt.Sprint("u", i), Items: []ItemInput{one(id, 1)}})
+	}
+	wait := enqueue(t, f, id, ins)
+	done := make(chan []error, 1)
+	go func() { _, errs := wait(); done <- errs }()
+	select {
+	case errs := <-done:
+		if errs[0] != nil || !errors.Is(errs[1], ErrOutOfStock) || !errors.Is(errs[2], ErrOutOfStock) {
+			t.Errorf("errs = %v; want ok, OUT_OF_STOCK, OUT_OF_STOCK", errs)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the batch is stuck: it waits for a second connection while holding the SKU row")
+	}
+	if got := f.stock(t, id); got != 0 {
+		t.Errorf("stock = %d, want 0", got)
+	}
+}
+
+// A batch's outbox row that cannot be opened stops dispatch like a failing
+// sink: the rows before it are marked dispatched and not handed out again,
+// the error is reported, and it and the rows after it wait.
+func TestDispatchStopsAtAnUnreadableRow(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		ctx := context.Background()
+		mk := func(id, payload string, events int) {
+			t.Helper()
+			if err := db.Client.Outbox.Create().SetEventID(id).SetType(EventOrderPlaced).SetAggregateID("").
+				SetPayload(payload).SetEvents(events).Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mk("00000000-0000-4000-8000-000000000001", `{"orderSn":"x"}`, 1)
+		mk("00000000-0000-4000-8000-000000000002", `not json`, 2)
+		mk("00000000-0000-4000-8000-000000000003", `{"orderSn":"y"}`, 1)
+		var got []string
+		sink := func(_ context.Context, e Event) error { got = append(got, e.ID); return nil }
+		n, err := f.svc.Dispatch(ctx, sink, 10)
+		if n != 1 || err == nil || len(got) != 1 || got[0] != "00000000-0000-4000-8000-000000000001" {
+			t.Fatalf("Dispatch = %d, %v, handed out %v; want the first row marked and the bad one's error", n, err, got)
+		}
+		got = nil
+		if n, err := f.svc.Dispatch(ctx, sink, 10); n != 0 || err == nil || len(got) != 0 {
+			t.Errorf("second Dispatch = %d, %v, handed out %v; want nothing again and the error again", n, err, got)
+		}
+	})
+}
+
 // openTransactions counts the InnoDB transactions of connections to this
 // test's database (0 on SQLite, where a transaction lives in its handle).
 func openTransactions(t *testing.T, db *store.DB) int {

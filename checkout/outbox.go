@@ -128,8 +128,10 @@ func LogSink(ctx context.Context, e Event) error {
 	return nil
 }
 
-// Dispatch hands up to batch undispatched events, oldest first, to sink and
-// marks those it accepted. It returns how many it marked.
+// Dispatch hands the events of up to batch undispatched outbox rows, oldest
+// first, to sink and marks the rows whose events it accepted. It returns how
+// many rows it marked, and the error of a row it could not read (the rows
+// before it are marked; it and the later ones wait).
 func (s *Service) Dispatch(ctx context.Context, sink Sink, batch int) (int, error) {
 	rows, err := s.db.Client.Outbox.Query().Where(outbox.DispatchedAtIsNil()).
 		Order(outbox.ByID()).Limit(batch).All(ctx)
@@ -137,11 +139,15 @@ func (s *Service) Dispatch(ctx context.Context, sink Sink, batch int) (int, erro
 		return 0, store.Classify(fmt.Errorf("reading outbox: %w", err))
 	}
 	var done []int64
+	var bad error
 rows:
 	for _, r := range rows {
 		evs, err := s.eventsOf(ctx, r)
 		if err != nil {
-			return 0, err
+			// Like a failing sink: the rows before it are marked, this one
+			// and the later ones wait (and the error is reported).
+			bad = err
+			break
 		}
 		for _, e := range evs {
 			if err := sink(ctx, e); err != nil {
@@ -153,14 +159,14 @@ rows:
 		done = append(done, r.ID)
 	}
 	if len(done) == 0 {
-		return 0, nil
+		return 0, bad
 	}
 	n, err := s.db.Client.Outbox.Update().Where(outbox.IDIn(done...), outbox.DispatchedAtIsNil()).
 		SetDispatchedAt(s.now()).Save(ctx)
 	if err != nil {
 		return 0, store.Classify(fmt.Errorf("marking events dispatched: %w", err))
 	}
-	return n, nil
+	return n, bad
 }
 
 // eventsOf returns the events of outbox row r: itself, or each event of a

@@ -135,22 +135,15 @@ func openMySQL(dsn string) (*sql.DB, error) {
 	// values as parameters, which the driver escapes client-side; none is
 	// built from input, so several statements per query add no injection path.
 	cfg.MultiStatements = true
-	// Affected rows must count changed rows only: the batch counts new
-	// idempotency records by the rows its INSERT … ON DUPLICATE KEY UPDATE
-	// affected, and found rows would count existing keys as new.
+	// Affected rows count changed rows only: CAS updates are checked by
+	// their affected rows, and a found-rows count would also count a row
+	// an UPDATE matched without changing it.
 	cfg.ClientFoundRows = false
 	if cfg.Params == nil {
 		cfg.Params = map[string]string{}
 	}
 	if _, ok := cfg.Params["charset"]; !ok {
 		cfg.Params["charset"] = "utf8mb4"
-	}
-	// TIMESTAMP columns are written and read in the session's time zone,
-	// and Loc above makes every time we send UTC: pin the session to UTC
-	// rather than trust the server's SYSTEM zone to be UTC too (which also
-	// spares the server a localtime conversion per TIMESTAMP value).
-	if _, ok := cfg.Params["time_zone"]; !ok {
-		cfg.Params["time_zone"] = "'+00:00'"
 	}
 	db, err := sql.Open("mysql", cfg.FormatDSN())
 	if err != nil {
