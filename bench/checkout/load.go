@@ -48,7 +48,8 @@ type bench struct {
 	url    map[string]string
 	token  string
 	client *http.Client
-	bodies map[int64][]byte // the placeOrder request of each SKU
+	bodies map[int64][]byte       // the placeOrder request of each SKU
+	lean   map[string]*leanClient // per path; nil: Go's net/http client
 	seq    atomic.Int64
 }
 
@@ -65,7 +66,7 @@ func newBench(db *store.DB, hot, cas int64, spread []int64, dur time.Duration) *
 		panic(err)
 	}
 	b := &bench{db: db, hot: hot, cas: cas, spread: spread, dur: dur, token: token,
-		svc: map[string]*checkout.Service{}, url: map[string]string{},
+		svc: map[string]*checkout.Service{}, url: map[string]string{}, lean: map[string]*leanClient{},
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}, bodies: map[int64][]byte{}}
 	for _, id := range append([]int64{hot}, spread...) {
 		b.bodies[id] = placeBody(id)
@@ -80,6 +81,11 @@ func newBench(db *store.DB, hot, cas int64, spread []int64, dur time.Duration) *
 			Catalog: cat, Inventory: inventory.New(db), Checkout: svc,
 		}})
 		b.svc[path], b.url[path] = svc, httptest.NewServer(h).URL+"/graphql"
+		if loadClient == "lean" {
+			if b.lean[path], err = newLeanClient(b.url[path], token, 256); err != nil {
+				panic(err)
+			}
+		}
 	}
 	return b
 }
@@ -223,6 +229,9 @@ func (b *bench) pair(skus, transport string, clients int, paths []string) (map[s
 			item := ids[int(n)%len(ids)]
 			key := fmt.Sprint("bench-", n)
 			if transport == "http" {
+				if lean := b.lean[path]; lean != nil {
+					return lean.post(b.bodies[item], key)
+				}
 				return b.placeHTTP(b.url[path], item, key)
 			}
 			_, err := svc.Place(context.Background(), checkout.PlaceInput{

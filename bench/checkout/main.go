@@ -52,6 +52,7 @@ func main() {
 	hotrow := flag.String("hotrow", "", "directory of ../shared/bench/hotrow: also run its -mode=raw (MariaDB only)")
 	only := flag.String("only", "", "run only the placeOrder runs whose name (e.g. hot/group/http/64) matches this regexp")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process to the file")
+	flag.StringVar(&loadClient, "load-client", "lean", "HTTP runs: lean (a wrk-like keep-alive HTTP/1.1 client, bench/checkout/lean.go) or net/http (Go's client)")
 	flag.IntVar(&groupInFlight, "group-inflight", checkout.DefaultConfig().GroupInFlight, "the group path's batches in flight (serve's --group-inflight)")
 	flag.IntVar(&groupMax, "group-max", checkout.DefaultConfig().GroupMax, "the group path's most orders per batch (serve's --group-max)")
 	flag.Parse()
@@ -66,6 +67,9 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	cellFilter = regexp.MustCompile(*only)
+	if loadClient != "lean" && loadClient != "net/http" {
+		log.Fatalf("-load-client %q: want lean or net/http", loadClient)
+	}
 	var clients []int
 	for _, s := range strings.Split(*clientsFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -83,6 +87,7 @@ func main() {
 var (
 	cellFilter              *regexp.Regexp
 	groupInFlight, groupMax int
+	loadClient              string
 )
 
 func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
