@@ -113,22 +113,7 @@ func TestGroupAllocatesInArrivalOrder(t *testing.T) {
 			}
 		}
 		// Ledger rows in arrival order, each with its own before/after.
-		rows, err := db.SQL.Query("SELECT biz_sn, before_stock, after_stock FROM stock_log WHERE item_id = ? AND change_type = 1 ORDER BY id", id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var got []string
-		for rows.Next() {
-			var sn string
-			var b, a int64
-			if err := rows.Scan(&sn, &b, &a); err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, fmt.Sprint(sn, " ", b, "→", a))
-		}
-		want := []string{orders[1].OrderSn + " 2→1", orders[2].OrderSn + " 1→0"}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
+		if got, want := f.deductions(t, id), fmt.Sprint([]string{orders[1].OrderSn + " 2→1", orders[2].OrderSn + " 1→0"}); got != want {
 			t.Errorf("ledger = %v, want %v", got, want)
 		}
 		// The refused keys were not burnt.
@@ -172,27 +157,10 @@ func TestGroupBatchSpansSKUs(t *testing.T) {
 				t.Errorf("%s: %d new rows, want %d", tb, after[tb]-before[tb], d)
 			}
 		}
-		ledger := func(id int64) string {
-			rows, err := db.SQL.Query("SELECT biz_sn, before_stock, after_stock FROM stock_log WHERE item_id = ? AND change_type = 1 ORDER BY id", id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			var got []string
-			for rows.Next() {
-				var sn string
-				var b, a int64
-				if err := rows.Scan(&sn, &b, &a); err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, fmt.Sprint(sn, " ", b, "→", a))
-			}
-			return fmt.Sprint(got)
-		}
-		if got, want := ledger(a), fmt.Sprint([]string{orders[1].OrderSn + " 10→7", orders[3].OrderSn + " 7→3"}); got != want {
+		if got, want := f.deductions(t, a), fmt.Sprint([]string{orders[1].OrderSn + " 10→7", orders[3].OrderSn + " 7→3"}); got != want {
 			t.Errorf("ledger of %d = %v, want %v", a, got, want)
 		}
-		if got, want := ledger(b), fmt.Sprint([]string{orders[0].OrderSn + " 2→1", orders[4].OrderSn + " 1→0"}); got != want {
+		if got, want := f.deductions(t, b), fmt.Sprint([]string{orders[0].OrderSn + " 2→1", orders[4].OrderSn + " 1→0"}); got != want {
 			t.Errorf("ledger of %d = %v, want %v", b, got, want)
 		}
 		links(t, db)

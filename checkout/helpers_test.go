@@ -3,6 +3,7 @@ package checkout
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"testing"
@@ -108,6 +109,27 @@ func (f *fixture) ledgerSum(t *testing.T, id int64, ct int) int64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// deductions lists the SKU's order deductions in the ledger, in booking
+// order, as "orderSn before→after".
+func (f *fixture) deductions(t *testing.T, id int64) string {
+	t.Helper()
+	rows, err := f.db.SQL.Query("SELECT biz_sn, before_stock, after_stock FROM stock_log WHERE item_id = ? AND change_type = 1 ORDER BY id", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var sn string
+		var b, a int64
+		if err := rows.Scan(&sn, &b, &a); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprint(sn, " ", b, "→", a))
+	}
+	return fmt.Sprint(got)
 }
 
 func (f *fixture) count(t *testing.T, table string) int {
