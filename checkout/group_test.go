@@ -53,6 +53,15 @@ func queued(f *fixture) int {
 	return len(f.svc.groups.waiting)
 }
 
+// buyers returns n orders of one unit of SKU id, by users u0, u1, …
+func buyers(id int64, n int) []PlaceInput {
+	ins := make([]PlaceInput, n)
+	for i := range ins {
+		ins[i] = PlaceInput{UserID: fmt.Sprint("u", i), Items: []ItemInput{one(id, 1)}}
+	}
+	return ins
+}
+
 // enqueue starts one Place per input on its own goroutine, each only after the
 // previous one is queued (arrival order = index), and returns a wait function
 // giving every order's outcome once the held queue is released.
@@ -231,10 +240,7 @@ func TestGroupStockMovedBeforeTheLock(t *testing.T) {
 	}
 	before := f.counts(t)
 	hold(f, id)
-	var ins []PlaceInput
-	for i := range 3 {
-		ins = append(ins, PlaceInput{UserID: fmt.Sprint("u", i), Items: []ItemInput{one(id, 1)}})
-	}
+	ins := buyers(id, 3)
 	_, errs := enqueue(t, f, id, ins)()
 	if errs[0] != nil || errs[1] != nil || !errors.Is(errs[2], ErrOutOfStock) {
 		t.Fatalf("errs = %v; want ok, ok, OUT_OF_STOCK", errs)
@@ -291,10 +297,7 @@ func TestGroupFailureWithRowsLockedEndsTheTransaction(t *testing.T) {
 	before := f.counts(t)
 	before["stock_log"]++ // the hook's own adjustment row
 	hold(f, id)
-	var ins []PlaceInput
-	for i := range 3 {
-		ins = append(ins, PlaceInput{UserID: fmt.Sprint("u", i), Items: []ItemInput{one(id, 1)}})
-	}
+	ins := buyers(id, 3)
 	_, errs := enqueue(t, f, id, ins)()
 	for i, err := range errs {
 		if !errors.Is(err, crash) {
@@ -347,10 +350,7 @@ func TestGroupLockedRerunReadsKeysOnItsConnection(t *testing.T) {
 		return nil
 	}
 	hold(f, id)
-	var ins []PlaceInput
-	for i := range 3 {
-		ins = append(ins, PlaceInput{UserID: fmt.Sprint("u", i), Items: []ItemInput{one(id, 1)}})
-	}
+	ins := buyers(id, 3)
 	wait := enqueue(t, f, id, ins)
 	done := make(chan []error, 1)
 	go func() { _, errs := wait(); done <- errs }()
@@ -593,10 +593,7 @@ func TestGroupEventsDispatchOnePerOrder(t *testing.T) {
 		f := setup(t, db)
 		id := f.skuID(t, "黑色,L")
 		hold(f, id)
-		var ins []PlaceInput
-		for i := range 3 {
-			ins = append(ins, PlaceInput{UserID: fmt.Sprint("u", i), Items: []ItemInput{one(id, 1)}})
-		}
+		ins := buyers(id, 3)
 		orders, errs := enqueue(t, f, id, ins)()
 		for i, err := range errs {
 			if err != nil {
