@@ -130,11 +130,17 @@ func (s *Service) runBatch(batch []*ticket) []verdict {
 // inserted without reading, and a key found to exist sends the batch round
 // again with the read: one statement less per batch in a flash sale's
 // common case, where every key is new.
-func (s *Service) decideBatch(ctx context.Context, q querier, batch []*ticket, out []verdict, withKeys bool, now time.Time) (won []int, stock map[int64]int64, keysRead bool, err error) {
+func (s *Service) decideBatch(ctx context.Context, q querier, batch []*ticket, out []verdict, withKeys, recall bool, now time.Time) (won []int, rows []*skuRow, stock map[int64]int64, keysRead bool, err error) {
 	clear(out) // the transaction may be retried
-	rows, stock, err := lookupSKUs(ctx, q, skusOf(batch))
-	if err != nil {
-		return nil, nil, false, err
+	ids := skusOf(batch)
+	recalled := false
+	if recall {
+		rows, stock, recalled = s.lastRead.get(ids)
+	}
+	if !recalled {
+		if rows, stock, err = lookupSKUs(ctx, q, ids); err != nil {
+			return nil, nil, nil, false, err
+		}
 	}
 	var keys map[[2]string]*ent.Idempotency
 	decide := func() []int {
@@ -156,18 +162,26 @@ func (s *Service) decideBatch(ctx context.Context, q querier, batch []*ticket, o
 	}
 	if withKeys {
 		if keys, err = readKeys(ctx, q, batch); err != nil {
-			return nil, nil, false, err
+			return nil, nil, nil, false, err
 		}
 	}
 	won = decide()
-	if !withKeys && len(won) < len(batch) {
-		if keys, err = readKeys(ctx, q, batch); err != nil {
-			return nil, nil, false, err
+	if len(won) < len(batch) && (recalled || !withKeys) {
+		// A refusal is decided from the database itself, keys included.
+		if recalled {
+			if rows, stock, err = lookupSKUs(ctx, q, ids); err != nil {
+				return nil, nil, nil, false, err
+			}
 		}
-		withKeys = true
+		if !withKeys {
+			if keys, err = readKeys(ctx, q, batch); err != nil {
+				return nil, nil, nil, false, err
+			}
+			withKeys = true
+		}
 		won = decide()
 	}
-	return won, stock, withKeys, s.at("decided")
+	return won, rows, stock, withKeys, s.at("decided")
 }
 
 // batchSQLite is one batch transaction on SQLite, statement by statement:
@@ -175,7 +189,7 @@ func (s *Service) decideBatch(ctx context.Context, q querier, batch []*ticket, o
 // so the first read is already exact.
 func (s *Service) batchSQLite(ctx context.Context, tx *ent.Tx, batch []*ticket, out []verdict, withKeys bool) error {
 	now := s.now().Truncate(time.Second)
-	won, stock, withKeys, err := s.decideBatch(ctx, tx, batch, out, withKeys, now)
+	won, _, stock, withKeys, err := s.decideBatch(ctx, tx, batch, out, withKeys, false, now)
 	if err != nil || len(won) == 0 {
 		return err
 	}
@@ -230,17 +244,32 @@ func (s *Service) batchMySQL(ctx context.Context, batch []*ticket, out []verdict
 		}
 	}
 	now := s.now().Truncate(time.Second)
-	won, _, withKeys, err := s.decideBatch(ctx, conn, batch, out, withKeys, now)
-	if err != nil || len(won) == 0 {
-		return err
-	}
-	if !lockFirst { // the stage before the row is locked
-		if err := s.at("unlocked"); err != nil {
-			return err
+	// The rerun that locks first reads under the lock: nothing to recall.
+	won, rows, stock, withKeys, err := s.decideBatch(ctx, conn, batch, out, withKeys, !lockFirst, now)
+	if err == nil && len(won) > 0 {
+		if !lockFirst { // the stage before the row is locked
+			err = s.at("unlocked")
+		}
+		if err == nil {
+			open = false // writeBatchMySQL ends it, or discards the connection
+			err = s.writeBatchMySQL(ctx, conn, batch, won, now, withKeys, !lockFirst)
 		}
 	}
-	open = false // writeBatchMySQL ends it, or discards the connection
-	return s.writeBatchMySQL(ctx, conn, batch, won, now, withKeys, !lockFirst)
+	if err != nil {
+		s.lastRead.drop(skusOf(batch))
+		return err
+	}
+	s.lastRead.put(rows, left(batch, won, stock))
+	return nil
+}
+
+// left is the stock the orders won of batch leave of each SKU.
+func left(batch []*ticket, won []int, stock map[int64]int64) map[int64]int64 {
+	l := maps.Clone(stock)
+	for _, i := range won {
+		l[batch[i].item] -= batch[i].line.Quantity
+	}
+	return l
 }
 
 // discard makes database/sql close conn instead of pooling it again: its

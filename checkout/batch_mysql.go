@@ -11,13 +11,15 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"storefront/enums"
 	"storefront/inventory"
 )
 
-// errStockMoved: the batch allocated from a plain read, and under the lock
-// a SKU had less than that (a multi-SKU order or another instance took some
-// in between). The batch is rolled back and runs again with the rows locked
-// before it allocates.
+// errStockMoved: the batch decided from a plain read (or lastRead's memory
+// of one), and under the lock a SKU had less stock than that (a multi-SKU
+// order or another instance took some in between) or was no longer what the
+// batch read (price, names, on sale). The batch is rolled back and runs again
+// with the rows locked before it reads and decides.
 var errStockMoved = errors.New("checkout: stock moved between the batch's read and its lock")
 
 // errIDsByJoin: the batch counted its orders' ids on from LAST_INSERT_ID()
@@ -170,8 +172,16 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 				inventory.BizOrder, t.order.OrderSn, t.order.CreatedAt)
 			total += l.Quantity
 		})
-		q.WriteString("; UPDATE sku SET stock = stock - ?, version = version + 1 WHERE id = ? AND stock >= ?; SET @c := @c + ROW_COUNT(); ")
-		args = append(args, total, id, total)
+		// The CAS holds only if the SKU and its goods are still what the
+		// batch decided from (its read may be lastRead's): the same price,
+		// names and goods, on sale. The goods row is read, not locked, as
+		// the plain path reads it.
+		l := batch[of[0]].line
+		q.WriteString("; SET @g := (SELECT 1 FROM goods WHERE id = ? AND status = ? AND delete_time IS NULL AND name = ?); ")
+		args = append(args, l.GoodsID, string(enums.GoodsOnShelf), l.GoodsName)
+		q.WriteString("UPDATE sku SET stock = stock - ?, version = version + 1 WHERE id = ? AND stock >= ? " +
+			"AND goods_id = ? AND sell_price = ? AND spec_value_str = ? AND status = ? AND @g; SET @c := @c + ROW_COUNT(); ")
+		args = append(args, total, id, total, l.GoodsID, int64(l.UnitPrice), l.SpecValueStr, string(enums.SkuEnabled))
 	}
 
 	// COMMIT in the same trip, so the row lock is held for no network round

@@ -62,6 +62,7 @@ type Service struct {
 	// The MySQL server may interleave the ids of concurrent multi-row
 	// inserts: batches find their orders by number (batch_mysql.go).
 	idsByJoin atomic.Bool
+	lastRead  *lastRead // the group path's SKU rows, checked before use (MySQL)
 	// hook runs at the named stages of a batch transaction (tests inject
 	// failures there).
 	hook func(stage string) error
@@ -75,7 +76,7 @@ func New(db *store.DB, cfg Config) *Service {
 	if cfg.GroupInFlight <= 0 {
 		cfg.GroupInFlight = 2
 	}
-	return &Service{db: db, cfg: cfg, now: func() time.Time { return time.Now().UTC() },
+	return &Service{db: db, cfg: cfg, now: func() time.Time { return time.Now().UTC() }, lastRead: newLastRead(),
 		groups: groups{perSKU: map[int64]int{}, inflight: map[[2]string]bool{}}}
 }
 

@@ -216,6 +216,9 @@ func (b *bench) pair(skus, transport string, clients int, paths []string) (map[s
 	var accepted int64
 	for _, path := range order {
 		if path == "raw" {
+			if !withRaw {
+				continue
+			}
 			w, err := b.loop(clients, b.dur/2, b.casOp)
 			if err != nil {
 				return nil, fmt.Errorf("raw CAS: %w", err)

@@ -51,6 +51,7 @@ func main() {
 	clientsFlag := flag.String("clients", "1,16,64", "closed-loop client counts")
 	hotrow := flag.String("hotrow", "", "directory of ../shared/bench/hotrow: also run its -mode=raw (MariaDB only)")
 	only := flag.String("only", "", "run only the placeOrder runs whose name (e.g. hot/group/http/64) matches this regexp")
+	flag.BoolVar(&withRaw, "raw", true, "run the raw CAS (section 1 and in each pair); false leaves the database to the placeOrder runs, e.g. while profiling it")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process to the file")
 	flag.StringVar(&loadClient, "load-client", "lean", "HTTP runs: lean (a wrk-like keep-alive HTTP/1.1 client, bench/checkout/lean.go) or net/http (Go's client)")
 	flag.IntVar(&groupInFlight, "group-inflight", checkout.DefaultConfig().GroupInFlight, "the group path's batches in flight (serve's --group-inflight)")
@@ -88,6 +89,7 @@ var (
 	cellFilter              *regexp.Regexp
 	groupInFlight, groupMax int
 	loadClient              string
+	withRaw                 bool
 )
 
 func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
@@ -133,6 +135,10 @@ func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 	b := newBench(db, hot, casSKU, spread, dur)
 	fmt.Println("\n1. raw single-row CAS (autocommit UPDATE sku SET stock = stock - 1, version = version + 1 WHERE id = ? AND stock >= 1)")
 	for _, c := range clients {
+		if !withRaw {
+			fmt.Println("   (skipped: -raw=false)")
+			break
+		}
 		r := b.rawCAS(c)
 		fmt.Printf("   clients=%-3d %8.0f ops/s  p50 %6.2f ms  p99 %7.2f ms  go %s µs/op  db %s µs/op\n", c, r.rate, r.p50, r.p99, cpuCell(r.selfUS), cpuCell(r.dbUS))
 	}
@@ -204,7 +210,7 @@ func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 			for _, c := range clients {
 				g, p := results[cellKey{skus, "group", tr, c}].rate, results[cellKey{skus, "plain", tr, c}].rate
 				raw := results[cellKey{skus, "raw", tr, c}].rate
-				if g == 0 && p == 0 {
+				if g == 0 && p == 0 || raw == 0 {
 					continue
 				}
 				fmt.Printf("   %-9s %-11s %7d %9.0f %10.2f %10.2f %11.2f\n", skus, tr, c, raw, g/raw, p/raw, g/p)

@@ -1,0 +1,63 @@
+package checkout
+
+import (
+	lru "github.com/hashicorp/golang-lru/v2"
+)
+
+// lastRead keeps what the group path last read of each SKU (MySQL only),
+// so that a batch on a SKU sold out of a moment ago need not read it again:
+// on a hot SKU that read was one of the batch's two round trips.
+//
+// It is never trusted, only checked: what a batch decides from it (price,
+// names, on sale, enough stock for every order) is verified in the batch's
+// own transaction under the SKU's row lock (writeBatchMySQL's CAS), and a
+// mismatch rolls the batch back and runs it again from a locked read. A
+// refusal (no stock, not on sale) is never decided from it: the batch then
+// reads the rows, so a restock or a price change is seen at once.
+type lastRead struct {
+	rows *lru.Cache[int64, skuRow] // stock: as left by the batch that read it
+}
+
+// lastReadSize bounds the memory: a sale is on a few SKUs at a time.
+const lastReadSize = 4096
+
+func newLastRead() *lastRead {
+	c, err := lru.New[int64, skuRow](lastReadSize)
+	if err != nil {
+		panic(err) // only for a size ≤ 0
+	}
+	return &lastRead{rows: c}
+}
+
+// get returns the rows of ids and their stock, or ok false when one of them
+// is not known.
+func (l *lastRead) get(ids []int64) (rows []*skuRow, stock map[int64]int64, ok bool) {
+	rows = make([]*skuRow, 0, len(ids))
+	stock = make(map[int64]int64, len(ids))
+	for _, id := range ids {
+		r, ok := l.rows.Get(id)
+		if !ok {
+			return nil, nil, false
+		}
+		rows = append(rows, &r)
+		stock[id] = r.stock
+	}
+	return rows, stock, true
+}
+
+// put remembers rows after their batch committed, with the stock it left.
+func (l *lastRead) put(rows []*skuRow, left map[int64]int64) {
+	for _, r := range rows {
+		c := *r
+		c.stock = left[r.id]
+		l.rows.Add(r.id, c)
+	}
+}
+
+// drop forgets ids: their batch failed, so what was read of them may be
+// what failed it.
+func (l *lastRead) drop(ids []int64) {
+	for _, id := range ids {
+		l.rows.Remove(id)
+	}
+}
