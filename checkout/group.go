@@ -28,8 +28,9 @@ import (
 // pipelineDepth of them hold orders of the same SKU.
 //
 // Each batch runs on its own goroutine, started by the request that finds
-// room (a lone request never waits for a batch) or by the batch that ends and
-// hands over the queue that built up meanwhile. Every buyer waits for its
+// room (a lone request never waits for a batch; behind a batch in flight, the
+// one that makes the queue as long as that batch) or by the batch that ends
+// and hands over the queue that built up meanwhile (startBatches). Every buyer waits for its
 // own answer or its own deadline, whichever comes first; a batch is never cut
 // short by one buyer's deadline (batchDeadline).
 
@@ -69,6 +70,7 @@ type groups struct {
 	mu      sync.Mutex
 	waiting []*ticket     // arrival order, all SKUs
 	running int           // batch transactions in flight
+	last    int           // orders in the batch started last
 	perSKU  map[int64]int // in-flight batches holding orders of the SKU
 	// (user, key) of every order on the group path: a duplicate arriving
 	// while the first runs is IDEMPOTENCY_IN_PROGRESS at once, as the plain
@@ -119,14 +121,8 @@ func (s *Service) placeGrouped(ctx context.Context, t *ticket) (*Order, error) {
 		delete(g.inflight, ref)
 		g.mu.Unlock()
 	}
-	// Waiting tickets are all blocked (no room, or their SKU's pipeline is
-	// full), so one that finds room overtakes nobody of its own SKU.
-	if g.running < s.cfg.GroupInFlight && g.perSKU[t.item] < pipelineDepth {
-		g.start([]*ticket{t})
-		go s.run([]*ticket{t})
-	} else {
-		g.waiting = append(g.waiting, t)
-	}
+	g.waiting = append(g.waiting, t)
+	s.startBatches()
 	g.mu.Unlock()
 	var v verdict
 	select {
@@ -206,14 +202,42 @@ func (s *Service) handOver(ended []*ticket) {
 			}
 		}
 	}
+	s.startBatches()
+}
+
+// startBatches starts batches from the waiting tickets while there is room
+// (g.mu held). With nothing in flight the queue goes at once, however short:
+// a lone order never waits. Behind a batch in flight, the next one starts
+// only once it would carry as many orders as the last one started, or when
+// a batch ends. A smaller batch started sooner would pay a whole
+// transaction (a round trip, a commit) for fewer orders and then wait on the
+// same row lock; under 64 buyers over HTTP that halved the batches and
+// raised the CPU per order by a fifth (docs/benchmarks.md).
+func (s *Service) startBatches() {
+	g := &s.groups
 	for g.running < s.cfg.GroupInFlight {
-		next := g.take(s.cfg.GroupMax)
-		if len(next) == 0 {
+		n := g.ready(s.cfg.GroupMax)
+		if n == 0 || (g.running > 0 && n < min(g.last, s.cfg.GroupMax)) {
 			return
 		}
+		next := g.take(s.cfg.GroupMax)
 		g.start(next)
 		go s.run(next)
 	}
+}
+
+// ready counts the waiting tickets take would return, up to max.
+func (g *groups) ready(max int) int {
+	n := 0
+	for _, t := range g.waiting {
+		if n == max {
+			break
+		}
+		if g.perSKU[t.item] < pipelineDepth {
+			n++
+		}
+	}
+	return n
 }
 
 // take removes from the queue, in arrival order, up to max tickets whose SKU
@@ -235,6 +259,7 @@ func (g *groups) take(max int) []*ticket {
 // start counts batch in flight (g.mu held).
 func (g *groups) start(batch []*ticket) {
 	g.running++
+	g.last = len(batch)
 	for _, id := range skusOf(batch) {
 		g.perSKU[id]++
 	}

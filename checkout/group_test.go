@@ -861,3 +861,74 @@ func TestGroupBatchGivesUpWithItsBuyers(t *testing.T) {
 		t.Errorf("stock = %d, want 200", got)
 	}
 }
+
+// Behind a batch in flight, the next batch starts once it would carry as
+// many orders as the last one started, not with the first order to arrive;
+// when a batch ends, whatever waits goes at once.
+func TestGroupNextBatchWaitsToBeAsBig(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		id := f.skuID(t, "黑色,L")
+		g := &f.svc.groups
+		inFlight := func(n, size int) { // a batch of size orders, as if in flight
+			g.mu.Lock()
+			g.running += n
+			if size > 0 {
+				g.last = size
+			}
+			g.mu.Unlock()
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 4)
+		place := func(i int) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := f.svc.Place(context.Background(), PlaceInput{UserID: fmt.Sprint("u", i), Items: []ItemInput{one(id, 1)}})
+				errs <- err
+			}()
+		}
+		waitQueued := func(n int) {
+			t.Helper()
+			deadline := time.Now().Add(10 * time.Second)
+			for queued(f) != n {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d orders wait, want %d", queued(f), n)
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+
+		s0 := f.stock(t, id)
+		inFlight(1, 3)
+		b0, _ := f.svc.GroupStats()
+		place(0)
+		place(1)
+		waitQueued(2)
+		time.Sleep(50 * time.Millisecond) // room for one more batch: it must not start
+		if n := queued(f); n != 2 {
+			t.Fatalf("%d of 2 orders wait behind a batch of 3; want both", n)
+		}
+		place(2) // three waiting: as many as the batch ahead
+		waitQueued(0)
+		wg.Wait()
+		if b, _ := f.svc.GroupStats(); b-b0 != 1 {
+			t.Errorf("%d batches for the three orders, want 1", b-b0)
+		}
+
+		place(3) // one order behind the batch of 3 still "in flight"…
+		waitQueued(1)
+		inFlight(-1, 0)
+		f.svc.handOver(nil) // …which ends: the order goes
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Error(err)
+			}
+		}
+		if got, led := f.stock(t, id), f.ledgerSum(t, id, 0); got != s0-4 || led != got {
+			t.Errorf("stock %d, ledger balance %d; want %d, both", got, led, s0-4)
+		}
+	})
+}

@@ -27,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -53,6 +54,7 @@ func main() {
 	only := flag.String("only", "", "run only the placeOrder runs whose name (e.g. hot/group/http/64) matches this regexp")
 	flag.BoolVar(&withRaw, "raw", true, "run the raw CAS (section 1 and in each pair); false leaves the database to the placeOrder runs, e.g. while profiling it")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process to the file")
+	memprofile := flag.String("memprofile", "", "write an allocation profile of this process to the file at the end")
 	flag.StringVar(&loadClient, "load-client", "lean", "HTTP runs: lean (a wrk-like keep-alive HTTP/1.1 client, bench/checkout/lean.go) or net/http (Go's client)")
 	flag.IntVar(&groupInFlight, "group-inflight", checkout.DefaultConfig().GroupInFlight, "the group path's batches in flight (serve's --group-inflight)")
 	flag.IntVar(&groupMax, "group-max", checkout.DefaultConfig().GroupMax, "the group path's most orders per batch (serve's --group-max)")
@@ -66,6 +68,19 @@ func main() {
 			log.Fatal(err)
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *memprofile != "" {
+		runtime.MemProfileRate = 64 << 10
+		defer func() {
+			f, err := os.Create(*memprofile)
+			if err != nil {
+				log.Fatal(err)
+			}
+			defer f.Close()
+			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+				log.Fatal(err)
+			}
+		}()
 	}
 	cellFilter = regexp.MustCompile(*only)
 	if loadClient != "lean" && loadClient != "net/http" {
