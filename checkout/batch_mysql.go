@@ -46,12 +46,11 @@ var errIDsByJoin = errors.New("checkout: the server may interleave auto-incremen
 // sends its own OK packet, and those sends (a syscall each, and a wake-up of
 // the client) measured 11.5 % of the server's CPU at 19 packets a batch.
 func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*ticket, won []int, now time.Time, keysRead, begin bool) error {
-	var q strings.Builder
-	args := make([]any, 0, 40*len(won))
+	q := &sqlText{b: make([]byte, 0, 1024+512*len(won))}
 	rows := func(n int, row func(j int)) {
 		for j := range n {
 			if j > 0 {
-				q.WriteString(", ")
+				q.sql(", ")
 			}
 			row(j)
 		}
@@ -60,43 +59,73 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 	n := len(won)
 
 	if s.db.MariaDB {
-		q.WriteString("BEGIN NOT ATOMIC ")
+		q.sql("BEGIN NOT ATOMIC ")
 	}
 	if begin {
-		q.WriteString("START TRANSACTION; ")
+		q.sql("START TRANSACTION; ")
 	}
-	q.WriteString("SET @s := NULL, @c := 0")
+	q.sql("SET @s := NULL, @c := 0")
 	if dl, ok := ctx.Deadline(); ok {
 		// The server goes on after the client gives up (the driver only
 		// closes the socket), so a lock wait must not outlast the batch's
 		// deadline by more than the second InnoDB counts in: otherwise the
 		// batch could commit long after its buyers were told UNAVAILABLE.
 		secs := int64(math.Ceil(time.Until(dl).Seconds()))
-		q.WriteString(", SESSION innodb_lock_wait_timeout = ?")
-		args = append(args, min(max(secs, 1), 50))
+		q.sql(", SESSION innodb_lock_wait_timeout = ")
+		q.int(min(max(secs, 1), 50))
 	}
-	q.WriteString("; ")
+	q.sql("; ")
 	// Idempotency records, DONE with their order. A key that exists stops
 	// the batch here with a duplicate-key error: unread, the batch runs
 	// again reading the keys first (errKeysExist); read, it was claimed
 	// meanwhile (errKeyRace). A plain INSERT, not ON DUPLICATE KEY UPDATE
 	// and a count: that form locked and checked every key the slow way.
-	q.WriteString("INSERT INTO idempotency_key (user_id, `key`, request_hash, state, lease_until, order_sn, created_at, expires_at) VALUES ")
+	q.sql("INSERT INTO idempotency_key (user_id, `key`, request_hash, state, lease_until, order_sn, created_at, expires_at) VALUES ")
 	rows(n, func(j int) {
 		t := ticketOf(j)
-		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
-		args = append(args, t.in.UserID, t.key, t.hash, stateDone, now.Add(s.cfg.Lease), t.order.OrderSn, now, now.Add(t.keep))
+		q.sql("(")
+		q.str(t.in.UserID)
+		q.sql(", ")
+		q.str(t.key)
+		q.sql(", ")
+		q.str(t.hash)
+		q.sql(", ")
+		q.str(stateDone)
+		q.sql(", ")
+		q.time(now.Add(s.cfg.Lease))
+		q.sql(", ")
+		q.str(t.order.OrderSn)
+		q.sql(", ")
+		q.time(now)
+		q.sql(", ")
+		q.time(now.Add(t.keep))
+		q.sql(")")
 	})
-	q.WriteString("; ")
+	q.sql("; ")
 
 	// close_reason, needs_review and version start at their defaults.
-	q.WriteString("INSERT INTO orders (order_sn, user_id, status, amount, currency, remark, created_at, expires_at) VALUES ")
+	q.sql("INSERT INTO orders (order_sn, user_id, status, amount, currency, remark, created_at, expires_at) VALUES ")
 	rows(n, func(j int) {
 		o := ticketOf(j).order
-		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
-		args = append(args, o.OrderSn, o.UserID, string(o.Status), int64(o.Amount), o.Currency, o.Remark, o.CreatedAt, o.ExpiresAt)
+		q.sql("(")
+		q.str(o.OrderSn)
+		q.sql(", ")
+		q.str(o.UserID)
+		q.sql(", ")
+		q.str(string(o.Status))
+		q.sql(", ")
+		q.int(int64(o.Amount))
+		q.sql(", ")
+		q.str(o.Currency)
+		q.sql(", ")
+		q.str(o.Remark)
+		q.sql(", ")
+		q.time(o.CreatedAt)
+		q.sql(", ")
+		q.time(o.ExpiresAt)
+		q.sql(")")
 	})
-	q.WriteString("; ")
+	q.sql("; ")
 
 	// Lines and events point at their order. While the server numbers the
 	// rows of one multi-row insert consecutively (innodb_autoinc_lock_mode 0
@@ -106,26 +135,39 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 	// later one find its orders by order_sn (unique) instead.
 	byJoin := s.idsByJoin.Load()
 	if !byJoin {
-		q.WriteString("SET @o := LAST_INSERT_ID(), @i := @@auto_increment_increment, @m := @@innodb_autoinc_lock_mode; ")
+		q.sql("SET @o := LAST_INSERT_ID(), @i := @@auto_increment_increment, @m := @@innodb_autoinc_lock_mode; ")
 	}
 	orderID := func(j int) { // the order's id as an SQL expression
 		if byJoin {
-			q.WriteString("(SELECT id FROM orders WHERE order_sn = ?)")
-			args = append(args, ticketOf(j).order.OrderSn)
+			q.sql("(SELECT id FROM orders WHERE order_sn = ")
+			q.str(ticketOf(j).order.OrderSn)
+			q.sql(")")
 		} else {
-			q.WriteString("@o + ? * @i")
-			args = append(args, j)
+			q.sql("@o + ")
+			q.int(int64(j))
+			q.sql(" * @i")
 		}
 	}
-	q.WriteString("INSERT INTO order_line (order_id, item_id, goods_id, goods_name, spec_value_str, unit_price, quantity) VALUES ")
+	q.sql("INSERT INTO order_line (order_id, item_id, goods_id, goods_name, spec_value_str, unit_price, quantity) VALUES ")
 	rows(n, func(j int) {
 		l := ticketOf(j).line
-		q.WriteString("(")
+		q.sql("(")
 		orderID(j)
-		q.WriteString(", ?, ?, ?, ?, ?, ?)")
-		args = append(args, l.ItemID, l.GoodsID, l.GoodsName, l.SpecValueStr, int64(l.UnitPrice), l.Quantity)
+		q.sql(", ")
+		q.int(l.ItemID)
+		q.sql(", ")
+		q.int(l.GoodsID)
+		q.sql(", ")
+		q.str(l.GoodsName)
+		q.sql(", ")
+		q.str(l.SpecValueStr)
+		q.sql(", ")
+		q.int(int64(l.UnitPrice))
+		q.sql(", ")
+		q.int(l.Quantity)
+		q.sql(")")
 	})
-	q.WriteString("; ")
+	q.sql("; ")
 
 	// One outbox row for the batch's OrderPlaced events (placedRow).
 	orders := make([]*Order, n)
@@ -137,17 +179,25 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 		discard(conn) // it may hold the rows locked (not begin): let the server roll back
 		return fmt.Errorf("encoding %s events: %w", EventOrderPlaced, err)
 	}
-	q.WriteString("INSERT INTO outbox (event_id, type, aggregate_id, payload, created_at, events) VALUES (?, ?, ")
-	args = append(args, newEventID(), EventOrderPlaced)
+	q.sql("INSERT INTO outbox (event_id, type, aggregate_id, payload, created_at, events) VALUES (")
+	q.str(newEventID())
+	q.sql(", ")
+	q.str(EventOrderPlaced)
+	q.sql(", ")
 	if events == 1 {
-		q.WriteString("CAST(")
+		q.sql("CAST(")
 		orderID(0)
-		q.WriteString(" AS CHAR)")
+		q.sql(" AS CHAR)")
 	} else {
-		q.WriteString("''")
+		q.sql("''")
 	}
-	q.WriteString(", ?, ?, ?); ")
-	args = append(args, payload, now, events)
+	q.sql(", ")
+	q.str(payload)
+	q.sql(", ")
+	q.time(now)
+	q.sql(", ")
+	q.int(int64(events))
+	q.sql("); ")
 
 	// Everything above needed no SKU lock; from here to COMMIT the rows are
 	// held, each SKU in ascending order: its locked read, its ledger rows
@@ -159,17 +209,34 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 			continue // every order of this SKU was refused
 		}
 		skus = append(skus, id)
-		q.WriteString("SELECT stock INTO @s FROM sku WHERE id = ? FOR UPDATE; ")
-		args = append(args, id)
-		q.WriteString("INSERT INTO stock_log (item_id, goods_id, change_type, change_num, before_stock, after_stock, biz_type, biz_sn, created_at) VALUES ")
+		q.sql("SELECT stock INTO @s FROM sku WHERE id = ")
+		q.int(id)
+		q.sql(" FOR UPDATE; ")
+		q.sql("INSERT INTO stock_log (item_id, goods_id, change_type, change_num, before_stock, after_stock, biz_type, biz_sn, created_at) VALUES ")
 		var total int64
 		rows(len(of), func(j int) {
 			t := batch[of[j]]
 			l := t.line
 			// Each order's before/after as if applied one after another.
-			q.WriteString("(?, ?, ?, ?, @s - ?, @s - ?, ?, ?, ?)")
-			args = append(args, id, l.GoodsID, int8(inventory.OrderDeduct), -l.Quantity, total, total+l.Quantity,
-				inventory.BizOrder, t.order.OrderSn, t.order.CreatedAt)
+			q.sql("(")
+			q.int(id)
+			q.sql(", ")
+			q.int(l.GoodsID)
+			q.sql(", ")
+			q.int(int64(inventory.OrderDeduct))
+			q.sql(", ")
+			q.int(-l.Quantity)
+			q.sql(", @s - ")
+			q.int(total)
+			q.sql(", @s - ")
+			q.int(total + l.Quantity)
+			q.sql(", ")
+			q.str(inventory.BizOrder)
+			q.sql(", ")
+			q.str(t.order.OrderSn)
+			q.sql(", ")
+			q.time(t.order.CreatedAt)
+			q.sql(")")
 			total += l.Quantity
 		})
 		// The CAS holds only if the SKU and its goods are still what the
@@ -177,11 +244,27 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 		// names and goods, on sale. The goods row is read, not locked, as
 		// the plain path reads it.
 		l := batch[of[0]].line
-		q.WriteString("; SET @g := (SELECT 1 FROM goods WHERE id = ? AND status = ? AND delete_time IS NULL AND name = ?); ")
-		args = append(args, l.GoodsID, string(enums.GoodsOnShelf), l.GoodsName)
-		q.WriteString("UPDATE sku SET stock = stock - ?, version = version + 1 WHERE id = ? AND stock >= ? " +
-			"AND goods_id = ? AND sell_price = ? AND spec_value_str = ? AND status = ? AND @g; SET @c := @c + ROW_COUNT(); ")
-		args = append(args, total, id, total, l.GoodsID, int64(l.UnitPrice), l.SpecValueStr, string(enums.SkuEnabled))
+		q.sql("; SET @g := (SELECT 1 FROM goods WHERE id = ")
+		q.int(l.GoodsID)
+		q.sql(" AND status = ")
+		q.str(string(enums.GoodsOnShelf))
+		q.sql(" AND delete_time IS NULL AND name = ")
+		q.str(l.GoodsName)
+		q.sql("); UPDATE sku SET stock = stock - ")
+		q.int(total)
+		q.sql(", version = version + 1 WHERE id = ")
+		q.int(id)
+		q.sql(" AND stock >= ")
+		q.int(total)
+		q.sql(" AND goods_id = ")
+		q.int(l.GoodsID)
+		q.sql(" AND sell_price = ")
+		q.int(int64(l.UnitPrice))
+		q.sql(" AND spec_value_str = ")
+		q.str(l.SpecValueStr)
+		q.sql(" AND status = ")
+		q.str(string(enums.SkuEnabled))
+		q.sql(" AND @g; SET @c := @c + ROW_COUNT(); ")
 	}
 
 	// COMMIT in the same trip, so the row lock is held for no network round
@@ -193,37 +276,34 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 	// A compound statement (MariaDB) has a real IF and SIGNAL, raising the
 	// same error number without the subquery's optimizer work.
 	if s.db.MariaDB {
-		q.WriteString("IF NOT (")
+		q.sql("IF NOT (")
 	} else {
-		q.WriteString("SET @ok := (SELECT 1 FROM (SELECT 1 AS x UNION ALL SELECT 2) AS t WHERE NOT (")
+		q.sql("SET @ok := (SELECT 1 FROM (SELECT 1 AS x UNION ALL SELECT 2) AS t WHERE NOT (")
 	}
-	q.WriteString("@c <=> ?")
-	args = append(args, len(skus))
+	q.sql("@c <=> ")
+	q.int(int64(len(skus)))
 	if !byJoin {
-		q.WriteString(" AND @m <= 1")
+		q.sql(" AND @m <= 1")
 	}
 	if s.db.MariaDB {
-		q.WriteString(") THEN SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 1242, MESSAGE_TEXT = 'checkout batch: a check failed before COMMIT'; END IF; ")
+		q.sql(") THEN SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 1242, MESSAGE_TEXT = 'checkout batch: a check failed before COMMIT'; END IF; ")
 	} else {
-		q.WriteString(")); ")
+		q.sql(")); ")
 	}
 	crash := s.at("locked") // tests: fail after the CAS and the ledger rows, before COMMIT
 	if crash != nil {
-		q.WriteString("SELECT * FROM injected_failure_before_commit; ")
+		q.sql("SELECT * FROM injected_failure_before_commit; ")
 	}
-	q.WriteString("COMMIT; SET SESSION innodb_lock_wait_timeout = DEFAULT; ")
+	q.sql("COMMIT; SET SESSION innodb_lock_wait_timeout = DEFAULT; ")
 
 	// What the checks found, and the orders' ids.
 	ids := make(map[string]int64, n)
 	var cas, first, step, mode sql.NullInt64
 	var scan func(*sql.Rows) error
 	if byJoin {
-		q.WriteString("SELECT id, order_sn, @c FROM orders WHERE order_sn IN (")
-		rows(n, func(j int) {
-			q.WriteString("?")
-			args = append(args, ticketOf(j).order.OrderSn)
-		})
-		q.WriteString(")")
+		q.sql("SELECT id, order_sn, @c FROM orders WHERE order_sn IN (")
+		rows(n, func(j int) { q.str(ticketOf(j).order.OrderSn) })
+		q.sql(")")
 		scan = func(r *sql.Rows) error {
 			var id int64
 			var sn string
@@ -232,14 +312,14 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 			return err
 		}
 	} else {
-		q.WriteString("SELECT @o, @i, @m, @c")
+		q.sql("SELECT @o, @i, @m, @c")
 		scan = func(r *sql.Rows) error { return r.Scan(&first, &step, &mode, &cas) }
 	}
 	if s.db.MariaDB {
-		q.WriteString("; END")
+		q.sql("; END")
 	}
 
-	err = queryBatch(ctx, conn, q.String(), args, scan)
+	err = queryBatch(ctx, conn, q.String(), nil, scan)
 	var me *mysql.MySQLError
 	if errors.As(err, &me) && ctx.Err() == nil {
 		// The server stopped at an error (the guard, a lock wait, a
