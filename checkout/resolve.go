@@ -49,19 +49,29 @@ func (s *Service) resolve(ctx context.Context, items []ItemInput) ([]*line, mone
 // lines (see resolve); the group path calls it with rows read in its batch.
 func (s *Service) build(items []ItemInput, rows []*skuRow) ([]*line, money.Money, error) {
 	byID := make(map[int64]*skuRow, len(rows))
-	byKey := make(map[string]*skuRow, len(rows))
 	for _, r := range rows {
 		byID[r.id] = r
-		byKey[fmt.Sprint(r.goodsID, "/", r.specKey)] = r
 	}
-	merged := map[int64]*line{}
-	for i, it := range items {
-		var r *skuRow
+	var byKey map[string]*skuRow // built only when an item names spec values
+	find := func(it ItemInput) *skuRow {
 		if it.ItemID != nil {
-			if r = byID[*it.ItemID]; r == nil {
-				return nil, 0, fmt.Errorf("%w: item %d: no SKU %d", ErrNotFound, i+1, *it.ItemID)
+			return byID[*it.ItemID]
+		}
+		if byKey == nil {
+			byKey = make(map[string]*skuRow, len(rows))
+			for _, r := range rows {
+				byKey[fmt.Sprint(r.goodsID, "/", r.specKey)] = r
 			}
-		} else if r = byKey[fmt.Sprint(*it.GoodsID, "/", skumatrix.SpecKey(it.SpecValueIDs))]; r == nil {
+		}
+		return byKey[fmt.Sprint(*it.GoodsID, "/", skumatrix.SpecKey(it.SpecValueIDs))]
+	}
+	merged := make(map[int64]*line, len(items))
+	for i, it := range items {
+		r := find(it)
+		switch {
+		case r == nil && it.ItemID != nil:
+			return nil, 0, fmt.Errorf("%w: item %d: no SKU %d", ErrNotFound, i+1, *it.ItemID)
+		case r == nil:
 			return nil, 0, fmt.Errorf("%w: item %d: goods %d has no SKU with spec values %v", ErrNotFound, i+1, *it.GoodsID, it.SpecValueIDs)
 		}
 		if r.goodsDeleted {
