@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -17,35 +18,38 @@ import (
 // buyer's remark or key) goes as a hex literal with a utf8mb4 introducer,
 // which no sql_mode (NO_BACKSLASH_ESCAPES) reads differently: there is no
 // escaping to get wrong.
-type sqlText struct{ b []byte }
+type sqlText struct {
+	b       strings.Builder
+	scratch [40]byte
+}
 
 // sql appends SQL text (never a value).
-func (q *sqlText) sql(s string) { q.b = append(q.b, s...) }
+func (q *sqlText) sql(s string) { q.b.WriteString(s) }
 
 // int appends an integer value.
-func (q *sqlText) int(n int64) { q.b = strconv.AppendInt(q.b, n, 10) }
+func (q *sqlText) int(n int64) { q.b.Write(strconv.AppendInt(q.scratch[:0], n, 10)) }
 
 // time appends a DATETIME value in UTC, the session zone of every
 // connection (store.Open sets the driver's Loc to UTC).
 func (q *sqlText) time(t time.Time) {
-	q.b = t.UTC().AppendFormat(append(q.b, '\''), "2006-01-02 15:04:05.999999")
-	q.b = append(q.b, '\'')
+	q.b.Write(t.UTC().AppendFormat(append(q.scratch[:0], '\''), "2006-01-02 15:04:05.999999'"))
 }
 
 // str appends a string value.
 func (q *sqlText) str(s string) {
 	if plain(s) {
-		q.b = append(q.b, '\'')
-		q.b = append(q.b, s...)
-		q.b = append(q.b, '\'')
+		q.b.WriteByte('\'')
+		q.b.WriteString(s)
+		q.b.WriteByte('\'')
 		return
 	}
 	const hex = "0123456789abcdef"
-	q.b = append(q.b, "_utf8mb4 X'"...)
+	q.b.WriteString("_utf8mb4 X'")
 	for i := 0; i < len(s); i++ {
-		q.b = append(q.b, hex[s[i]>>4], hex[s[i]&0x0f])
+		q.b.WriteByte(hex[s[i]>>4])
+		q.b.WriteByte(hex[s[i]&0x0f])
 	}
-	q.b = append(q.b, '\'')
+	q.b.WriteByte('\'')
 }
 
 // plain reports whether s can go between single quotes as it is.
@@ -58,4 +62,4 @@ func plain(s string) bool {
 	return true
 }
 
-func (q *sqlText) String() string { return string(q.b) }
+func (q *sqlText) String() string { return q.b.String() }
