@@ -39,6 +39,7 @@ import (
 	"storefront/checkout"
 	"storefront/demo"
 	"storefront/ent/sku"
+	"storefront/internal/gctune"
 	"storefront/store"
 )
 
@@ -58,7 +59,9 @@ func main() {
 	flag.StringVar(&loadClient, "load-client", "lean", "HTTP runs: lean (a wrk-like keep-alive HTTP/1.1 client, bench/checkout/lean.go) or net/http (Go's client)")
 	flag.IntVar(&groupInFlight, "group-inflight", checkout.DefaultConfig().GroupInFlight, "the group path's batches in flight (serve's --group-inflight)")
 	flag.IntVar(&groupMax, "group-max", checkout.DefaultConfig().GroupMax, "the group path's most orders per batch (serve's --group-max)")
+	gcPercent := flag.Int("gc-percent", gctune.DefaultPercent, "GC target of this process, which hosts the server: serve's default (GOGC, when set, wins)")
 	flag.Parse()
+	gcInForce, gcFrom = gctune.Apply(*gcPercent)
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
@@ -105,6 +108,8 @@ var (
 	groupInFlight, groupMax int
 	loadClient              string
 	withRaw                 bool
+	gcInForce               int    // the GC target the runs had…
+	gcFrom                  string // …and where it came from
 )
 
 func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
@@ -144,8 +149,8 @@ func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 		}
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("checkout benchmark: %s, %s per run, clients %v, load average %s\n",
-		db.Dialect, dur, clients, strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
+	fmt.Printf("checkout benchmark: %s, %s per run, clients %v, GC target %d (%s), load average %s\n",
+		db.Dialect, dur, clients, gcInForce, gcFrom, strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
 
 	b := newBench(db, hot, casSKU, spread, dur)
 	fmt.Println("\n1. raw single-row CAS (autocommit UPDATE sku SET stock = stock - 1, version = version + 1 WHERE id = ? AND stock >= 1)")
@@ -228,7 +233,7 @@ func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 				if g == 0 && p == 0 || raw == 0 {
 					continue
 				}
-				fmt.Printf("   %-9s %-11s %7d %9.0f %10.2f %10.2f %11.2f\n", skus, tr, c, raw, g/raw, p/raw, g/p)
+				fmt.Printf("   %-9s %-11s %7d %9.0f %10s %10s %11s\n", skus, tr, c, raw, ratio(g, raw), ratio(p, raw), ratio(g, p))
 			}
 		}
 	}
@@ -301,4 +306,12 @@ func cpuCell(us float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f", us)
+}
+
+// ratio prints a/b, "-" when either was not run.
+func ratio(a, b float64) string {
+	if a == 0 || b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", a/b)
 }

@@ -31,6 +31,7 @@ type config struct {
 	RequestTimeout    time.Duration
 	MaxQueryDepth     int
 	MaxComplexity     int
+	GCPercent         int // serve's GC target unless GOGC is set (internal/gctune)
 }
 
 // flagSet registers the flags shared by commands that open the database.

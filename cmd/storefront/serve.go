@@ -16,6 +16,7 @@ import (
 	"storefront/catalog"
 	"storefront/checkout"
 	"storefront/demo"
+	"storefront/internal/gctune"
 	"storefront/inventory"
 	"storefront/metrics"
 	"storefront/payments"
@@ -38,6 +39,7 @@ func serve(ctx context.Context, args []string) error {
 	fs.DurationVar(&c.CloseInterval, "close-interval", envDuration("CLOSE_INTERVAL", 30*time.Second), "how often the timeout closer runs (STOREFRONT_CLOSE_INTERVAL)")
 	fs.DurationVar(&c.OutboxInterval, "outbox-interval", envDuration("OUTBOX_INTERVAL", time.Second), "how often committed events are dispatched (STOREFRONT_OUTBOX_INTERVAL)")
 	opsFlags(fs, &c)
+	fs.IntVar(&c.GCPercent, "gc-percent", int(envInt("GC_PERCENT", gctune.DefaultPercent)), "garbage-collection target, as GOGC sets it; GOGC, when set, wins (STOREFRONT_GC_PERCENT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 15*time.Second), "how long in-flight requests may drain on SIGTERM (STOREFRONT_SHUTDOWN_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -50,6 +52,9 @@ func serve(ctx context.Context, args []string) error {
 	}
 	if err := validOps(&c); err != nil {
 		return err
+	}
+	if c.GCPercent < 0 {
+		return errors.New("--gc-percent must be 0 or more")
 	}
 	if !isSet(fs, "migrate") {
 		c.Migrate = c.Demo || strings.HasPrefix(c.DB, "sqlite:")
@@ -115,7 +120,8 @@ func serve(ctx context.Context, args []string) error {
 		IdleTimeout:       120 * time.Second,
 	}
 	fmt.Printf("storefront listening on http://%s (GraphQL at /graphql)\n", ln.Addr())
-	slog.Info("serving", "addr", ln.Addr().String(), "db", strings.SplitN(c.DB, ":", 2)[0])
+	gc, gcFrom := gctune.Apply(c.GCPercent)
+	slog.Info("serving", "addr", ln.Addr().String(), "db", strings.SplitN(c.DB, ":", 2)[0], "gc_percent", gc, "gc_percent_from", gcFrom)
 
 	// The closer and the dispatcher outlive the signal until the requests have
 	// drained (stopBackground is deferred), so the final dispatch sees their events.
