@@ -131,9 +131,11 @@ func openMySQL(dsn string) (*sql.DB, error) {
 	// row is locked costs everyone queued on it.
 	cfg.InterpolateParams = true
 	// The group-commit batch sends its writes as one multi-statement query
-	// (checkout/batch_mysql.go). Every statement in this code base binds its
-	// values as parameters, which the driver escapes client-side; none is
-	// built from input, so several statements per query add no injection path.
+	// (checkout/batch_mysql.go), its values written in by checkout's sqlText
+	// (plain ASCII quoted, anything else as a hex literal: nothing to
+	// escape). Every other statement binds its values as parameters, which
+	// the driver escapes client-side; none is built from input, so several
+	// statements per query add no injection path.
 	cfg.MultiStatements = true
 	// Affected rows count changed rows only: CAS updates are checked by
 	// their affected rows, and a found-rows count would also count a row
