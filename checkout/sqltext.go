@@ -21,6 +21,12 @@ import (
 type sqlText struct {
 	b       strings.Builder
 	scratch [40]byte
+	times   []stamp // a batch's few distinct times, each formatted once
+}
+
+type stamp struct {
+	t    time.Time
+	text string
 }
 
 // sql appends SQL text (never a value).
@@ -32,7 +38,17 @@ func (q *sqlText) int(n int64) { q.b.Write(strconv.AppendInt(q.scratch[:0], n, 1
 // time appends a DATETIME value in UTC, the session zone of every
 // connection (store.Open sets the driver's Loc to UTC).
 func (q *sqlText) time(t time.Time) {
-	q.b.Write(t.UTC().AppendFormat(append(q.scratch[:0], '\''), "2006-01-02 15:04:05.999999'"))
+	for _, st := range q.times {
+		if st.t.Equal(t) {
+			q.b.WriteString(st.text)
+			return
+		}
+	}
+	text := string(t.UTC().AppendFormat(append(q.scratch[:0], '\''), "2006-01-02 15:04:05.999999'"))
+	if len(q.times) < 8 {
+		q.times = append(q.times, stamp{t, text})
+	}
+	q.b.WriteString(text)
 }
 
 // str appends a string value.

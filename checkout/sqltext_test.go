@@ -61,3 +61,21 @@ func TestSQLTextValuesRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A batch writes the same few times many times over; each is formatted once
+// and never mixed up with another.
+func TestSQLTextTimes(t *testing.T) {
+	var q sqlText
+	a := time.Date(2026, 11, 30, 5, 6, 7, 0, time.UTC)
+	b := a.Add(24*time.Hour + 500*time.Microsecond)
+	for i, at := range []time.Time{a, b, a, b.In(time.FixedZone("UTC+8", 8*3600)), a.Add(time.Second)} {
+		if i > 0 {
+			q.sql(",")
+		}
+		q.time(at)
+	}
+	want := "'2026-11-30 05:06:07','2026-12-01 05:06:07.0005','2026-11-30 05:06:07','2026-12-01 05:06:07.0005','2026-11-30 05:06:08'"
+	if got := q.String(); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
