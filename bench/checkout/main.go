@@ -152,6 +152,7 @@ func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 	fmt.Printf("checkout benchmark: %s, %s per run, clients %v, GC target %d (%s), load average %s\n",
 		db.Dialect, dur, clients, gcInForce, gcFrom, strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
 
+	serverDB = db.Dialect == "mysql" // before the first sample: dbPID is read once
 	b := newBench(db, hot, casSKU, spread, dur)
 	fmt.Println("\n1. raw single-row CAS (autocommit UPDATE sku SET stock = stock - 1, version = version + 1 WHERE id = ? AND stock >= 1)")
 	for _, c := range clients {
