@@ -125,6 +125,10 @@ func (s *Service) runBatch(batch []*ticket) []verdict {
 // point leaves either every accepted order of the batch with its ledger
 // row, or nothing.
 //
+// With recall, the SKUs may come from lastRead instead of a read (the
+// writes check them under the lock); a refusal is then decided again from a
+// read, since memory may only ever let an order through to that check.
+//
 // The keys are read first only when needed (withKeys, or an order refused:
 // a replay may hide behind a refusal). When every order fits, the records are
 // inserted without reading, and a key found to exist sends the batch round
@@ -208,10 +212,11 @@ func (s *Service) batchSQLite(ctx context.Context, tx *ent.Tx, batch []*ticket, 
 }
 
 // batchMySQL is one attempt at batch on MySQL, on one connection: the reads
-// as plain statements, then every write and COMMIT in one round trip
-// (writeBatchMySQL), which checks under the row lock what the reads
-// allocated. Only lockFirst, the rerun after stock moved in between, opens
-// the transaction first and locks the rows before reading them.
+// as plain statements (none when lastRead knows the SKUs and every order
+// fits), then every write and COMMIT in one round trip (writeBatchMySQL),
+// which checks under the row lock what the batch decided from. Only
+// lockFirst, the rerun after that check failed, opens the transaction first
+// and locks the rows before reading them.
 //
 // No transaction is left open on a connection going back to the pool: one
 // whose end is not known is discarded.
