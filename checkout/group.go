@@ -30,9 +30,9 @@ import (
 // Each batch runs on its own goroutine, started by the request that finds
 // room (a lone request never waits for a batch; behind a batch in flight, the
 // one that makes the queue as long as that batch) or by the batch that ends
-// and hands over the queue that built up meanwhile (startBatches). Every buyer waits for its
-// own answer or its own deadline, whichever comes first; a batch is never cut
-// short by one buyer's deadline (batchDeadline).
+// and hands over the queue that built up meanwhile (startBatches). Every
+// buyer waits for its own answer or its own deadline, whichever comes first;
+// a batch is never cut short by one buyer's deadline (batchDeadline).
 
 // ticket is one single-SKU order on the group path.
 type ticket struct {
@@ -217,7 +217,7 @@ func (s *Service) startBatches() {
 	g := &s.groups
 	for g.running < s.cfg.GroupInFlight {
 		n := g.ready(s.cfg.GroupMax)
-		if n == 0 || (g.running > 0 && n < min(g.last, s.cfg.GroupMax)) {
+		if n == 0 || (g.running > 0 && n < g.last) { // last ≤ GroupMax, as n is
 			return
 		}
 		next := g.take(s.cfg.GroupMax)
@@ -233,7 +233,7 @@ func (g *groups) ready(max int) int {
 		if n == max {
 			break
 		}
-		if g.perSKU[t.item] < pipelineDepth {
+		if g.hasRoom(t.item) {
 			n++
 		}
 	}
@@ -246,7 +246,7 @@ func (g *groups) take(max int) []*ticket {
 	var next []*ticket
 	rest := g.waiting[:0:0]
 	for _, t := range g.waiting {
-		if len(next) < max && g.perSKU[t.item] < pipelineDepth {
+		if len(next) < max && g.hasRoom(t.item) {
 			next = append(next, t)
 		} else {
 			rest = append(rest, t)
@@ -255,6 +255,10 @@ func (g *groups) take(max int) []*ticket {
 	g.waiting = rest
 	return next
 }
+
+// hasRoom reports whether a batch holding orders of SKU id may start: fewer
+// than pipelineDepth of them are in flight.
+func (g *groups) hasRoom(id int64) bool { return g.perSKU[id] < pipelineDepth }
 
 // start counts batch in flight (g.mu held).
 func (g *groups) start(batch []*ticket) {

@@ -5,8 +5,9 @@ import (
 )
 
 // lastRead keeps what the group path last read of each SKU (MySQL only),
-// so that a batch on a SKU sold out of a moment ago need not read it again:
-// on a hot SKU that read was one of the batch's two round trips.
+// so that a batch on a SKU another batch sold from a moment ago need not
+// read it again: on a hot SKU that read was one of the batch's two round
+// trips.
 //
 // It is never trusted, only checked: what a batch decides from it (price,
 // names, on sale, enough stock for every order) is verified in the batch's
