@@ -724,7 +724,9 @@ func TestGroupCancelledContext(t *testing.T) {
 		// A buyer whose context ends while its batch runs is answered at once
 		// (the outcome is not known yet), and the batch goes on for the
 		// others: here the order commits, a retry meanwhile is IN_PROGRESS,
-		// and a retry after it replays the order.
+		// and a retry after it replays the order. (A lone order on SQLite
+		// takes the plain path, which has no batch to outlive it.)
+		f.svc.loneOnPlain = false
 		ctx, cancel = context.WithCancel(context.Background())
 		in := PlaceInput{UserID: "u2", IdempotencyKey: "k2", Items: []ItemInput{one(id, 1)}}
 		returned, goOn := make(chan struct{}), make(chan struct{})
@@ -808,11 +810,19 @@ func TestGroupKeyClaimedDuringTheBatch(t *testing.T) {
 }
 
 // A lone order never waits for company: with nothing in flight each runs at
-// once as its own transaction.
+// once as its own transaction. On SQLite that transaction is the plain
+// path's (placeLone), on MySQL a batch of one.
 func TestGroupLoneOrdersRunAlone(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		f := setup(t, db)
 		id := f.skuID(t, "黑色,L")
+		batches := 0
+		f.svc.hook = func(stage string) error {
+			if stage == "decided" {
+				batches++
+			}
+			return nil
+		}
 		for i := range 3 {
 			if _, err := f.svc.Place(context.Background(), PlaceInput{UserID: fmt.Sprint("u", i), Items: []ItemInput{one(id, 1)}}); err != nil {
 				t.Fatal(err)
@@ -820,6 +830,16 @@ func TestGroupLoneOrdersRunAlone(t *testing.T) {
 		}
 		if b, n := f.svc.GroupStats(); b != 3 || n != 3 || queueLen(f, id) != 0 {
 			t.Errorf("GroupStats = %d transactions, %d orders, %d queued; want 3, 3, 0", b, n, queueLen(f, id))
+		}
+		want := 3
+		if db.Dialect != dialect.MySQL {
+			want = 0
+		}
+		if batches != want {
+			t.Errorf("%d of the 3 orders went through a batch transaction, want %d", batches, want)
+		}
+		if got := f.stock(t, id); got != 197 {
+			t.Errorf("stock = %d, want 197", got)
 		}
 	})
 }

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"entgo.io/ent/dialect"
+
 	"storefront/enums"
 	"storefront/money"
 	"storefront/store"
@@ -63,6 +65,9 @@ type Service struct {
 	// inserts: batches find their orders by number (batch_mysql.go).
 	idsByJoin atomic.Bool
 	lastRead  *lastRead // the group path's SKU rows, checked before use (MySQL)
+	// loneOnPlain: an order that finds the group path idle takes the plain
+	// path (SQLite; see placeLone).
+	loneOnPlain bool
 	// hook runs at the named stages of a batch transaction (tests inject
 	// failures there).
 	hook func(stage string) error
@@ -77,7 +82,8 @@ func New(db *store.DB, cfg Config) *Service {
 		cfg.GroupInFlight = 2
 	}
 	return &Service{db: db, cfg: cfg, now: func() time.Time { return time.Now().UTC() }, lastRead: newLastRead(),
-		groups: groups{perSKU: map[int64]int{}, inflight: map[[2]string]bool{}}}
+		loneOnPlain: db.Dialect != dialect.MySQL,
+		groups:      groups{perSKU: map[int64]int{}, inflight: map[[2]string]bool{}}}
 }
 
 // Config returns the service's configuration.
