@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -344,18 +345,19 @@ func (b *bench) count(q string) (int64, error) {
 	return n, err
 }
 
-// runHotrow runs the anchor program's raw mode against the same server and
-// returns its ops/s line.
-func runHotrow(dir, dsn string, c int, dur time.Duration) (string, error) {
-	cmd := exec.Command("go", "run", ".", "-mode=raw", fmt.Sprint("-c=", c), "-dur="+dur.String(), "-dsn", dsn)
+// runHotrow runs the anchor program in mode against the same server and
+// returns its ops/s line and rate.
+func runHotrow(dir, dsn, mode string, c int, dur time.Duration) (string, float64, error) {
+	cmd := exec.Command("go", "run", ".", "-mode="+mode, fmt.Sprint("-c=", c), "-dur="+dur.String(), "-dsn", dsn)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("hotrow: %v\n%s", err, out)
+		return "", 0, fmt.Errorf("hotrow: %v\n%s", err, out)
 	}
-	m := regexp.MustCompile(`ops/s=\s*[0-9.]+.*`).Find(out)
+	m := regexp.MustCompile(`ops/s=\s*([0-9.]+).*`).FindSubmatch(out)
 	if m == nil {
-		return "", fmt.Errorf("no ops/s in hotrow output:\n%s", out)
+		return "", 0, fmt.Errorf("no ops/s in hotrow output:\n%s", out)
 	}
-	return string(m), nil
+	rate, err := strconv.ParseFloat(string(m[1]), 64)
+	return string(m[0]), rate, err
 }
