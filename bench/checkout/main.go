@@ -240,10 +240,14 @@ func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 			for _, c := range clients {
 				g, p := results[cellKey{skus, "group", tr, c}].rate, results[cellKey{skus, "plain", tr, c}].rate
 				raw := results[cellKey{skus, "raw", tr, c}].rate
-				if g == 0 && p == 0 || raw == 0 {
+				if g == 0 && p == 0 {
 					continue
 				}
-				fmt.Printf("   %-9s %-11s %7d %9.0f %10s %10s %11s\n", skus, tr, c, raw, ratio(g, raw), ratio(p, raw), ratio(g, p))
+				rawCell := "-" // -raw=false
+				if raw > 0 {
+					rawCell = fmt.Sprintf("%.0f", raw)
+				}
+				fmt.Printf("   %-9s %-11s %7d %9s %10s %10s %11s\n", skus, tr, c, rawCell, ratio(g, raw), ratio(p, raw), ratio(g, p))
 			}
 		}
 	}
