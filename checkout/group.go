@@ -122,7 +122,11 @@ func (s *Service) placeGrouped(ctx context.Context, t *ticket) (*Order, error) {
 		delete(g.inflight, ref)
 		g.mu.Unlock()
 	}
-	if s.loneOnPlain && g.running == 0 && len(g.waiting) == 0 {
+	// Nothing in flight leaves the writer free (a batch releases it before
+	// it hands over), so TryLock takes it here, before an order arriving
+	// next can start a batch that would make this one wait past its
+	// deadline for the writer.
+	if s.loneOnPlain && g.running == 0 && len(g.waiting) == 0 && s.writer.TryLock() {
 		lone := []*ticket{t}
 		g.start(lone)
 		g.mu.Unlock()
@@ -166,8 +170,9 @@ func (s *Service) placeGrouped(ctx context.Context, t *ticket) (*Order, error) {
 
 // placeLone places t, which found the group path idle, on the plain path on
 // its caller's goroutine, counted in flight like a batch of one: orders that
-// arrive meanwhile queue behind it and go as the next batch, and it takes
-// its turn at SQLite's one writer as a batch does.
+// arrive meanwhile queue behind it and go as the next batch. It holds
+// SQLite's one writer, taken by its caller, as a batch does, and releases
+// it before handing over.
 //
 // Why on SQLite only: there a batch of one saves no round trip (the
 // database is in process) and pays a hand-off to the batch's goroutine and
@@ -177,7 +182,6 @@ func (s *Service) placeGrouped(ctx context.Context, t *ticket) (*Order, error) {
 // about ten, and is about twice as fast.
 func (s *Service) placeLone(ctx context.Context, t *ticket, lone []*ticket) (*Order, error) {
 	defer s.handOver(lone)
-	s.writer.Lock()
 	defer s.writer.Unlock()
 	s.groups.batches.Add(1)
 	s.groups.orders.Add(1)

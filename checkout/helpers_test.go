@@ -56,6 +56,13 @@ func setup(t *testing.T, db *store.DB, p ...path) *fixture {
 		cfg.GroupCommit = p[0].group
 	}
 	f.svc = New(db, cfg)
+	if len(p) > 0 && p[0].group {
+		// The group path means batches here, on every backend: on SQLite
+		// a lone order would otherwise take the plain path (placeLone),
+		// and the suite's one-at-a-time orders would test the plain path
+		// twice. TestGroupLoneOrdersRunAlone covers the default.
+		f.svc.loneOnPlain = false
+	}
 	f.svc.now = func() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.clock }
 	return f
 }
