@@ -52,16 +52,37 @@ func (s *Service) placePlain(ctx context.Context, t *ticket) (*Order, error) {
 	return o, err
 }
 
+// staleReruns bounds how often place re-reads after its CAS found a SKU or
+// goods no longer as resolved; past it the order answers UNAVAILABLE.
+const staleReruns = 3
+
 func (s *Service) place(ctx context.Context, in PlaceInput, c *claim) (*Order, error) {
-	lines, amount, err := s.resolve(ctx, in.Items)
-	if err != nil {
-		return nil, err
+	var stale *staleLine
+	for range staleReruns + 1 {
+		lines, amount, err := s.resolve(ctx, in.Items)
+		if err != nil {
+			return nil, err
+		}
+		if stale != nil {
+			// The CAS failed on this SKU; a fresh read that still shows it
+			// as sold and short of stock is a plain OUT_OF_STOCK.
+			if l := lineOf(lines, stale.ItemID); l != nil && l.sameSale(stale.line) && l.stock < l.Quantity {
+				return nil, outOfStock(l)
+			}
+		}
+		if err := s.at("resolved"); err != nil {
+			return nil, err
+		}
+		o := s.newOrder(in, lines, amount)
+		err = s.placeTx(ctx, o, lines, c)
+		if !errors.As(err, &stale) {
+			if err != nil {
+				return nil, err
+			}
+			return o, nil
+		}
 	}
-	o := s.newOrder(in, lines, amount)
-	if err := s.placeTx(ctx, o, lines, c); err != nil {
-		return nil, err
-	}
-	return o, nil
+	return nil, fmt.Errorf("%w: SKU %d kept changing while the order was placed; retry", store.ErrUnavailable, stale.ItemID)
 }
 
 func (s *Service) newOrder(in PlaceInput, lines []*line, amount money.Money) *Order {
@@ -105,6 +126,9 @@ func (s *Service) placeTx(ctx context.Context, o *Order, lines []*line, c *claim
 		if err := finish(ctx, tx, c, o.OrderSn); err != nil {
 			return err
 		}
+		if err := checkGoods(ctx, tx, lines); err != nil {
+			return err
+		}
 		for _, l := range lines {
 			if err := deduct(ctx, tx, l, o.OrderSn, now); err != nil {
 				return err
@@ -112,29 +136,88 @@ func (s *Service) placeTx(ctx context.Context, o *Order, lines []*line, c *claim
 		}
 		return nil
 	})
+	var stale *staleLine
+	if errors.As(err, &stale) {
+		return err
+	}
 	return store.Classify(err)
+}
+
+// checkGoods confirms, inside the transaction and before any row lock, that
+// the lines' goods are still on sale under the names resolve read: a change
+// committed since sends the order round again (staleLine).
+func checkGoods(ctx context.Context, tx *ent.Tx, lines []*line) error {
+	ids := make([]any, 0, len(lines))
+	for _, l := range lines {
+		ids = append(ids, l.GoodsID)
+	}
+	rs, err := tx.QueryContext(ctx, "SELECT id, name FROM goods WHERE status = ? AND delete_time IS NULL AND id IN ("+placeholders(len(ids))+")",
+		append([]any{string(enums.GoodsOnShelf)}, ids...)...)
+	if err != nil {
+		return fmt.Errorf("checking goods: %w", err)
+	}
+	defer rs.Close()
+	onSale := make(map[int64]string, len(lines))
+	for rs.Next() {
+		var id int64
+		var name string
+		if err := rs.Scan(&id, &name); err != nil {
+			return fmt.Errorf("checking goods: %w", err)
+		}
+		onSale[id] = name
+	}
+	if err := rs.Err(); err != nil {
+		return fmt.Errorf("checking goods: %w", err)
+	}
+	for _, l := range lines {
+		if name, ok := onSale[l.GoodsID]; !ok || name != l.GoodsName {
+			return &staleLine{l}
+		}
+	}
+	return nil
 }
 
 // deduct takes l.Quantity from the SKU by CAS and writes the ledger row from
 // the row just updated (before = stock + n, after = stock): two statements,
-// one round trip each, between the lock and COMMIT.
+// one round trip each, between the lock and COMMIT. The CAS holds only while
+// the SKU is still sold as resolved (price, spec text, goods, enabled), so an
+// edit committed after the read is never sold at the old terms; a failed CAS
+// is answered by place from a fresh read (staleLine).
 func deduct(ctx context.Context, tx *ent.Tx, l *line, orderSn string, now time.Time) error {
 	res, err := tx.ExecContext(ctx,
-		"UPDATE sku SET stock = stock - ?, version = version + 1 WHERE id = ? AND stock >= ?",
-		l.Quantity, l.ItemID, l.Quantity)
+		"UPDATE sku SET stock = stock - ?, version = version + 1 WHERE id = ? AND stock >= ? "+
+			"AND sell_price = ? AND spec_value_str = ? AND goods_id = ? AND status = ?",
+		l.Quantity, l.ItemID, l.Quantity, l.UnitPrice, l.SpecValueStr, l.GoodsID, string(enums.SkuEnabled))
 	if err != nil {
 		return fmt.Errorf("deducting SKU %d: %w", l.ItemID, err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
 		return err
 	} else if n == 0 {
-		return outOfStock(l)
+		return &staleLine{l}
 	}
 	if _, err := tx.ExecContext(ctx,
 		"INSERT INTO stock_log (item_id, goods_id, change_type, change_num, before_stock, after_stock, biz_type, biz_sn, remark, created_at) "+
 			"SELECT id, goods_id, ?, ?, stock + ?, stock, ?, ?, '', ? FROM sku WHERE id = ?",
 		int8(inventory.OrderDeduct), -l.Quantity, l.Quantity, inventory.BizOrder, orderSn, now, l.ItemID); err != nil {
 		return fmt.Errorf("booking deduction of SKU %d: %w", l.ItemID, err)
+	}
+	return nil
+}
+
+// staleLine: the transaction found a line's SKU or goods not as resolved, or
+// short of stock; it rolled back and place decides from a fresh read.
+type staleLine struct{ *line }
+
+func (e *staleLine) Error() string {
+	return fmt.Sprintf("SKU %d is no longer as read (price, status, name or stock)", e.ItemID)
+}
+
+func lineOf(lines []*line, id int64) *line {
+	for _, l := range lines {
+		if l.ItemID == id {
+			return l
+		}
 	}
 	return nil
 }

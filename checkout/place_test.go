@@ -3,6 +3,7 @@ package checkout
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,6 +123,10 @@ func TestPlaceOrderValidationWritesNothing(t *testing.T) {
 			{"disabled SKU", PlaceInput{Items: []ItemInput{one(blackL, 1), one(blackM, 1)}}, ErrSkuUnavailable},
 			{"goods off shelf", PlaceInput{Items: []ItemInput{one(bag, 1)}}, ErrSkuUnavailable},
 			{"out of stock", PlaceInput{Items: []ItemInput{one(blackL, 1), one(f.skuID(t, "黑色,S"), 1)}}, ErrOutOfStock},
+			// The short SKU has the higher id: 黑色,L is deducted first and
+			// must be rolled back with the rest.
+			{"out of stock after a deduction", PlaceInput{Items: []ItemInput{one(blackL, 1), one(f.skuID(t, "黑色,XL"), 1)}}, ErrOutOfStock},
+			{"out of stock after a deduction, named first", PlaceInput{Items: []ItemInput{one(f.skuID(t, "藏青,XL"), 6), one(blackL, 1)}}, ErrOutOfStock},
 			// One SKU by id: the group path's batch decides these.
 			{"unknown SKU alone", PlaceInput{Items: []ItemInput{one(999999, 1)}}, ErrNotFound},
 			{"disabled SKU alone", PlaceInput{Items: []ItemInput{one(blackM, 1)}}, ErrSkuUnavailable},
@@ -139,6 +144,44 @@ func TestPlaceOrderValidationWritesNothing(t *testing.T) {
 		}
 		if got := f.stock(t, blackL); got != 200 {
 			t.Errorf("stock = %d after refused orders, want 200", got)
+		}
+		if led := f.ledgerSum(t, blackL, 0); led != 200 {
+			t.Errorf("ledger balance of 黑色,L = %d after refused orders, want 200", led)
+		}
+	})
+}
+
+// Every multi-SKU order locks its SKUs in ascending id order, whatever the
+// order of its items, so two orders can never wait on each other's rows. The
+// ledger rows are written as each CAS takes its row: their ids show the
+// order the rows were locked in.
+func TestMultiSKUOrderLocksInAscendingOrder(t *testing.T) {
+	eachPath(t, func(t *testing.T, db *store.DB, p path) {
+		f := setup(t, db, p)
+		ids := []int64{f.skuID(t, "藏青,S"), f.skuID(t, "白色,XL"), f.skuID(t, "黑色,M"), f.skuID(t, "藏青,L")}
+		items := make([]ItemInput, len(ids))
+		for i, id := range ids {
+			items[i] = one(id, 1)
+		}
+		o, err := f.svc.Place(context.Background(), PlaceInput{UserID: "u1", Items: items})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := db.SQL.Query("SELECT item_id FROM stock_log WHERE biz_sn = ? ORDER BY id", o.OrderSn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var booked []int64
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			booked = append(booked, id)
+		}
+		if len(booked) != len(ids) || !slices.IsSorted(booked) {
+			t.Errorf("SKUs deducted in the order %v; want all %d in ascending id order", booked, len(ids))
 		}
 	})
 }

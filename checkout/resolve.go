@@ -19,6 +19,12 @@ import (
 type line struct {
 	OrderLine
 	SpecKey string
+	stock   int64 // as read, without a lock
+}
+
+// sameSale says whether two reads of one SKU sell it on the same terms.
+func (l *line) sameSale(m *line) bool {
+	return l.UnitPrice == m.UnitPrice && l.SpecValueStr == m.SpecValueStr && l.GoodsID == m.GoodsID && l.GoodsName == m.GoodsName
 }
 
 // skuRow is what checkout needs of a SKU and its goods.
@@ -82,7 +88,7 @@ func (s *Service) build(items []ItemInput, rows []*skuRow) ([]*line, money.Money
 		}
 		l := merged[r.id]
 		if l == nil {
-			l = &line{OrderLine: OrderLine{ItemID: r.id, GoodsID: r.goodsID, GoodsName: r.goodsName, SpecValueStr: r.specText, UnitPrice: r.price}, SpecKey: r.specKey}
+			l = &line{OrderLine: OrderLine{ItemID: r.id, GoodsID: r.goodsID, GoodsName: r.goodsName, SpecValueStr: r.specText, UnitPrice: r.price}, SpecKey: r.specKey, stock: r.stock}
 			merged[r.id] = l
 		}
 		l.Quantity += it.Quantity
