@@ -83,6 +83,20 @@ func TestVerifyRejects(t *testing.T) {
 	}
 }
 
+// flipSignatureByte changes one byte of the token's decoded signature.
+// Editing the base64 text instead can leave the decoded bytes as they were
+// (its last character carries unused bits), which would test nothing.
+func flipSignatureByte(t *testing.T, tok string) string {
+	t.Helper()
+	parts := strings.Split(tok, ".")
+	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil || len(sig) == 0 {
+		t.Fatalf("token %q has no signature to forge: %v", tok, err)
+	}
+	sig[len(sig)/2] ^= 0x01
+	return parts[0] + "." + parts[1] + "." + base64.RawURLEncoding.EncodeToString(sig)
+}
+
 func jwtNum(n int64) string {
 	b, _ := jwt.NewNumericDate(time.Unix(n, 0)).MarshalJSON()
 	return string(b)
@@ -110,7 +124,7 @@ func TestMiddlewareAndRequire(t *testing.T) {
 		{"customer", "Bearer " + customer, auth.ErrForbidden},
 		{"expired admin", "Bearer " + expired, auth.ErrUnauthenticated},
 		{"not bearer", "Basic " + admin, auth.ErrUnauthenticated},
-		{"forged", "Bearer " + admin[:len(admin)-2] + "xx", auth.ErrUnauthenticated},
+		{"forged", "Bearer " + flipSignatureByte(t, admin), auth.ErrUnauthenticated},
 	} {
 		var got error
 		h := s.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
