@@ -69,10 +69,20 @@ func createShirt(t *testing.T, s *Service, code string) *Goods {
 		Specs:      []SpecInput{{Name: "颜色", Values: []string{"黑色", "白色"}}, {Name: "尺码", Values: []string{"S", "M", "L"}}},
 		DefaultSku: SkuTerms{SellPrice: money.MustParse("99.00"), Stock: 5},
 	})
-	if err != nil {
-		t.Fatalf("Create: %v", err)
+	// Tests index into the SKU list: a short one must fail here, not panic there.
+	if err != nil || g == nil || len(g.SkuList(false)) != 6 {
+		t.Fatalf("Create = %v, %v", g, err)
 	}
 	return g
+}
+
+// noErr fails the test where ent's X methods would panic and stop every
+// test left in the package.
+func noErr(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 func mustView(t *testing.T, s *Service, v Viewer, id int64) *Goods {
@@ -107,7 +117,7 @@ func TestCacheQueriesAndStockTTL(t *testing.T) {
 		// Checkout moves stock in the database; the page may show the old
 		// number until the TTL passes, then exactly one query refreshes it.
 		hot := g1.SkuList(false)[0]
-		db.Client.Sku.UpdateOneID(hot.ID).AddStock(-2).AddVersion(1).ExecX(ctx) // as checkout's CAS does
+		noErr(t, db.Client.Sku.UpdateOneID(hot.ID).AddStock(-2).AddVersion(1).Exec(ctx)) // as checkout's CAS does
 		if g := mustView(t, s, Viewer{}, id); g.SkuList(false)[0].Stock != 5 {
 			t.Errorf("within the TTL stock = %d, want the cached 5", g.SkuList(false)[0].Stock)
 		}
@@ -153,7 +163,7 @@ func TestCacheEditVisibility(t *testing.T) {
 		mustView(t, a, Viewer{}, id)
 		mustView(t, b, Viewer{}, id)
 
-		db.Client.Goods.UpdateOneID(id).SetName("改名").AddVersion(1).ExecX(ctx)
+		noErr(t, db.Client.Goods.UpdateOneID(id).SetName("改名").AddVersion(1).Exec(ctx))
 		a.changed(id)
 		if g := mustView(t, a, Viewer{}, id); g.Name != "改名" || g.Version != 2 {
 			t.Errorf("editing instance, next read: %q v%d, want 改名 v2", g.Name, g.Version)
@@ -182,14 +192,14 @@ func TestCacheVisibility(t *testing.T) {
 		customer, admin := Viewer{}, Viewer{Admin: true}
 		mustView(t, s, customer, id)
 
-		db.Client.Goods.UpdateOneID(id).SetStatus(enums.GoodsOffShelf).AddVersion(1).ExecX(ctx)
+		noErr(t, db.Client.Goods.UpdateOneID(id).SetStatus(enums.GoodsOffShelf).AddVersion(1).Exec(ctx))
 		s.changed(id)
 		mustView(t, s, admin, id) // cached now, off shelf
 		if g, err := s.Goods(ctx, customer, id); g != nil || err != nil {
 			t.Errorf("customer sees off-shelf goods from the cache: %v, %v", g, err)
 		}
 
-		db.Client.Goods.UpdateOneID(id).SetDeleteTime(time.Now()).AddVersion(1).ExecX(ctx)
+		noErr(t, db.Client.Goods.UpdateOneID(id).SetDeleteTime(time.Now()).AddVersion(1).Exec(ctx))
 		s.changed(id)
 		if g, err := s.Goods(ctx, admin, id); g != nil || err != nil {
 			t.Errorf("admin sees soft-deleted goods: %v, %v", g, err)
@@ -207,7 +217,7 @@ func TestCacheRevalidationSeesSkuStatus(t *testing.T) {
 		ctx := context.Background()
 		s, clk := newCached(t, db)
 		g := createShirt(t, s, "SKUST")
-		db.Client.Sku.Update().Where(sku.ID(g.SkuList(false)[0].ID)).SetStatus(enums.SkuDisabled).ExecX(ctx)
+		noErr(t, db.Client.Sku.Update().Where(sku.ID(g.SkuList(false)[0].ID)).SetStatus(enums.SkuDisabled).Exec(ctx))
 		clk.step(DefaultStockTTL)
 		if got := mustView(t, s, Viewer{}, g.ID); len(got.SkuList(false)) != 5 {
 			t.Errorf("enabled SKUs after the TTL = %d, want 5", len(got.SkuList(false)))
@@ -345,7 +355,7 @@ func TestCacheAdminReadsAreCurrent(t *testing.T) {
 		id := createShirt(t, s, "ADMIN").ID
 		cached := mustView(t, s, Viewer{}, id)
 		hot := cached.SkuList(false)[0]
-		db.Client.Sku.UpdateOneID(hot.ID).AddStock(-1).AddVersion(1).ExecX(ctx)
+		noErr(t, db.Client.Sku.UpdateOneID(hot.ID).AddStock(-1).AddVersion(1).Exec(ctx))
 
 		n.Store(0)
 		g := mustView(t, s, Viewer{Admin: true}, id)
@@ -377,7 +387,7 @@ func TestCacheListChecksVersions(t *testing.T) {
 		if _, err := s.List(ctx, Viewer{}, ListParams{First: 10}); err != nil || n.Load() != 1 {
 			t.Errorf("warm list: %d statements (err %v), want 1", n.Load(), err)
 		}
-		db.Client.Goods.UpdateOneID(b.ID).SetName("改名").AddVersion(1).ExecX(ctx) // no changed(): another instance
+		noErr(t, db.Client.Goods.UpdateOneID(b.ID).SetName("改名").AddVersion(1).Exec(ctx)) // no changed(): another instance
 		page, err := s.List(ctx, Viewer{}, ListParams{First: 10})
 		if err != nil || len(page.Goods) != 2 {
 			t.Fatalf("List = %v, %v", page, err)

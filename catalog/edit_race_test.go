@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"storefront/catalog"
-	"storefront/ent/sku"
 	"storefront/internal/testdb"
 	"storefront/money"
 	"storefront/store"
@@ -55,10 +54,10 @@ func TestConcurrentSpecSavesOneWins(t *testing.T) {
 		if wins != 1 || conflicts != n-1 {
 			t.Fatalf("%d saves won and %d conflicted, want 1 and %d", wins, conflicts, n-1)
 		}
-		if v := db.Client.Goods.GetX(ctx, g.ID).Version; v != g.Version+1 {
+		if v := goodsRow(t, db, g.ID).Version; v != g.Version+1 {
 			t.Errorf("goods version %d, want %d", v, g.Version+1)
 		}
-		if c := db.Client.Sku.Query().Where(sku.GoodsID(g.ID)).CountX(ctx); c != 16 {
+		if c := len(skusOf(t, db, g.ID)); c != 16 {
 			t.Errorf("SKUs = %d, want 12 + the winner's 4", c)
 		}
 		if c := countRows(t, db); c.values != 7+1 {

@@ -26,11 +26,11 @@ func TestUpdateSku(t *testing.T) {
 		if got.SellPrice != price || got.SkuCode == nil || *got.SkuCode != "WMS-9" || got.Version != s.Version+1 || got.Stock != s.Stock {
 			t.Errorf("UpdateSku = %+v", got)
 		}
-		if v := db.Client.Goods.GetX(ctx, g.ID).Version; v != g.Version+1 {
+		if v := goodsRow(t, db, g.ID).Version; v != g.Version+1 {
 			t.Errorf("goods version %d, want %d: a price is catalog data", v, g.Version+1)
 		}
 		// The product view shows the edit at once (the cache follows the version).
-		if view, _ := cat.Goods(ctx, catalog.Viewer{}, g.ID); view == nil || view.SkuList(false)[0].SellPrice != price {
+		if view, err := cat.Goods(ctx, catalog.Viewer{}, g.ID); err != nil || view == nil || view.SkuList(false)[0].SellPrice != price {
 			t.Errorf("product view after the edit: %+v", view)
 		}
 		before := countRows(t, db)
@@ -51,7 +51,7 @@ func TestUpdateSku(t *testing.T) {
 		if after := countRows(t, db); after != before {
 			t.Errorf("rows %+v -> %+v", before, after)
 		}
-		if v := db.Client.Goods.GetX(ctx, g.ID).Version; v != g.Version+1 {
+		if v := goodsRow(t, db, g.ID).Version; v != g.Version+1 {
 			t.Errorf("refused edits moved the goods version to %d", v)
 		}
 		// Clearing the code stores NULL, and a lineation price below the sell price is fine.
@@ -74,7 +74,7 @@ func TestUpdateSkuStatus(t *testing.T) {
 		if err != nil || got.Status != off {
 			t.Fatalf("disable: %+v, %v", got, err)
 		}
-		view, _ := cat.Goods(ctx, catalog.Viewer{Admin: true}, g.ID)
+		view := adminView(t, cat, g.ID)
 		if len(view.SkuList(false)) != 11 || len(view.SkuList(true)) != 12 {
 			t.Errorf("enabled %d / all %d, want 11 / 12", len(view.SkuList(false)), len(view.SkuList(true)))
 		}
@@ -88,7 +88,7 @@ func TestUpdateSkuStatus(t *testing.T) {
 		if _, err := cat.UpdateSpecs(ctx, catalog.UpdateSpecsInput{GoodsID: g.ID, ExpectedVersion: view.Version + 1, Specs: specs}); err != nil {
 			t.Fatal(err)
 		}
-		retired := db.Client.Sku.GetX(ctx, s.ID)
+		retired := skuRow(t, db, s.ID)
 		if retired.Status != off {
 			t.Fatalf("SKU of the removed value is %s", retired.Status)
 		}

@@ -29,8 +29,9 @@ func shirt(t *testing.T, cat *catalog.Service) *catalog.Goods {
 		},
 		DefaultSku: catalog.SkuTerms{SellPrice: money.MustParse("89.00"), Stock: 10},
 	})
-	if err != nil {
-		t.Fatal(err)
+	// Tests index into the SKU list: a short one must fail here, not panic there.
+	if err != nil || g == nil || len(g.SkuList(false)) != 12 {
+		t.Fatalf("creating the shirt: %v, %v", g, err)
 	}
 	return g
 }
@@ -52,20 +53,22 @@ type counts struct{ goods, specs, values, skus, ledger int }
 
 func countRows(t *testing.T, db *store.DB) counts {
 	t.Helper()
-	ctx := context.Background()
+	c := db.Client
 	return counts{
-		db.Client.Goods.Query().CountX(ctx), db.Client.Spec.Query().CountX(ctx), db.Client.SpecValue.Query().CountX(ctx),
-		db.Client.Sku.Query().CountX(ctx), db.Client.StockLog.Query().CountX(ctx),
+		countOf(t, "goods", c.Goods.Query()), countOf(t, "specs", c.Spec.Query()),
+		countOf(t, "spec values", c.SpecValue.Query()), countOf(t, "SKUs", c.Sku.Query()),
+		countOf(t, "ledger rows", c.StockLog.Query()),
 	}
 }
 
 // ledgerBalances asserts stock = ledger sum for every SKU.
 func ledgerBalances(t *testing.T, db *store.DB) {
 	t.Helper()
-	ctx := context.Background()
-	for _, s := range db.Client.Sku.Query().AllX(ctx) {
+	ledger, err := db.Client.StockLog.Query().All(context.Background())
+	noErr(t, err)
+	for _, s := range skusOf(t, db, 0) {
 		var sum int64
-		for _, r := range db.Client.StockLog.Query().AllX(ctx) {
+		for _, r := range ledger {
 			if r.ItemID == s.ID {
 				sum += r.ChangeNum
 			}
@@ -79,7 +82,7 @@ func ledgerBalances(t *testing.T, db *store.DB) {
 func skuByStr(t *testing.T, db *store.DB, goodsID int64) map[string]*ent.Sku {
 	t.Helper()
 	out := map[string]*ent.Sku{}
-	for _, s := range db.Client.Sku.Query().Where(sku.GoodsID(goodsID)).AllX(context.Background()) {
+	for _, s := range skusOf(t, db, goodsID) {
 		out[s.SpecValueStr] = s
 	}
 	return out
@@ -91,7 +94,15 @@ func TestUpdateSpecsDiffsBySpecKey(t *testing.T) {
 		cat := catalog.New(db, catalog.DefaultConfig())
 		g := shirt(t, cat)
 		before := skuByStr(t, db, g.ID)
-		maxValueID := db.Client.SpecValue.Query().Aggregate(ent.Max(specvalue.FieldID)).IntX(ctx)
+		for _, c := range []string{"黑色", "白色", "藏青"} {
+			for _, size := range []string{"S", "M", "L", "XL"} {
+				if before[c+","+size] == nil {
+					t.Fatalf("the shirt has no SKU %s,%s: %v", c, size, before)
+				}
+			}
+		}
+		maxValueID, err := db.Client.SpecValue.Query().Aggregate(ent.Max(specvalue.FieldID)).Int(ctx)
+		noErr(t, err)
 
 		specs := form(g)
 		specs[0].Values[2].Name = "海军蓝"                                          // rename 藏青
@@ -142,14 +153,14 @@ func TestUpdateSpecsDiffsBySpecKey(t *testing.T) {
 				t.Errorf("红色/%s stock %d price %s, want %d %s", size, red.Stock, red.SellPrice, wantStock, wantPrice)
 			}
 		}
-		if b := after["黑色,L"]; b.SellPrice != money.MustParse("109.00") || b.SkuCode == nil || *b.SkuCode != "BLK-L" {
+		if b := after["黑色,L"]; b == nil || b.SellPrice != money.MustParse("109.00") || b.SkuCode == nil || *b.SkuCode != "BLK-L" {
 			t.Errorf("黑色/L terms not updated: %+v", b)
 		}
-		red := db.Client.SpecValue.Query().Where(specvalue.Name("红色")).OnlyX(ctx)
+		red := valueRow(t, db, "红色")
 		if red.ID <= int64(maxValueID) {
 			t.Errorf("new value id %d reuses the range up to %d", red.ID, maxValueID)
 		}
-		white := db.Client.SpecValue.Query().Where(specvalue.Name("白色")).OnlyX(ctx)
+		white := valueRow(t, db, "白色")
 		if !white.Disabled {
 			t.Error("removed value 白色 is not disabled")
 		}
@@ -179,7 +190,7 @@ func TestUpdateSpecsDimensionsAddedAndRemoved(t *testing.T) {
 		if len(g2.Specs) != 2 || g2.Specs[1].Name != "款式" || len(g2.SkuList(false)) != 6 {
 			t.Fatalf("after replacing 尺码 by 款式: specs %v, %d enabled SKUs", valueNames(g2), len(g2.SkuList(false)))
 		}
-		if n := db.Client.Sku.Query().Where(sku.GoodsID(g.ID)).CountX(ctx); n != 18 {
+		if n := len(skusOf(t, db, g.ID)); n != 18 {
 			t.Errorf("SKUs = %d, want 12 old (disabled) + 6 new", n)
 		}
 		g3, err := cat.UpdateSpecs(ctx, catalog.UpdateSpecsInput{GoodsID: g.ID, ExpectedVersion: g2.Version,
@@ -246,8 +257,8 @@ func TestBadEditsWriteNothing(t *testing.T) {
 		g := shirt(t, cat)
 		other := shirt2(t, cat)
 		taken := "TAKEN-1"
-		otherSku := db.Client.Sku.Query().Where(sku.GoodsID(other.ID)).FirstX(ctx)
-		db.Client.Sku.UpdateOneID(otherSku.ID).SetSkuCode(taken).ExecX(ctx)
+		otherSku := skusOf(t, db, other.ID)[0] // shirt2 checked it has one
+		noErr(t, db.Client.Sku.UpdateOneID(otherSku.ID).SetSkuCode(taken).Exec(ctx))
 		price := money.MustParse("10.00")
 		neg := money.Money(-1)
 		edit := func(f func([]catalog.SpecEdit) []catalog.SpecEdit, skus ...catalog.SkuEdit) catalog.UpdateSpecsInput {
@@ -307,7 +318,7 @@ func TestBadEditsWriteNothing(t *testing.T) {
 			if after := countRows(t, db); after != before {
 				t.Errorf("%s: rows %+v -> %+v", tc.name, before, after)
 			}
-			if v := db.Client.Goods.GetX(ctx, g.ID).Version; v != g.Version {
+			if v := goodsRow(t, db, g.ID).Version; v != g.Version {
 				t.Errorf("%s: goods version %d -> %d", tc.name, g.Version, v)
 			}
 		}
@@ -320,7 +331,7 @@ func TestBadCreateWritesNothing(t *testing.T) {
 		cat := catalog.New(db, catalog.DefaultConfig())
 		taken := "TAKEN-2"
 		g := shirt(t, cat)
-		db.Client.Sku.Update().Where(sku.GoodsID(g.ID), sku.SpecValueStr("黑色,S")).SetSkuCode(taken).ExecX(ctx)
+		noErr(t, db.Client.Sku.Update().Where(sku.GoodsID(g.ID), sku.SpecValueStr("黑色,S")).SetSkuCode(taken).Exec(ctx))
 		ok := func() catalog.CreateInput {
 			return catalog.CreateInput{Name: "袜子", Status: enums.GoodsOnShelf,
 				Specs:      []catalog.SpecInput{{Name: "颜色", Values: []string{"黑", "白"}}},
@@ -364,10 +375,20 @@ func shirt2(t *testing.T, cat *catalog.Service) *catalog.Goods {
 	g, err := cat.Create(context.Background(), catalog.CreateInput{Name: "另一件", Status: enums.GoodsOnShelf,
 		Specs:      []catalog.SpecInput{{Name: "颜色", Values: []string{"灰色"}}},
 		DefaultSku: catalog.SkuTerms{SellPrice: 100, Stock: 1}})
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || g == nil || len(g.SkuList(false)) != 1 {
+		t.Fatalf("creating the second goods: %v, %v", g, err)
 	}
 	return g
+}
+
+// valueRow is the one spec value of that name in the database.
+func valueRow(t *testing.T, db *store.DB, name string) *ent.SpecValue {
+	t.Helper()
+	v, err := db.Client.SpecValue.Query().Where(specvalue.Name(name)).Only(context.Background())
+	if err != nil {
+		t.Fatalf("spec value %q: %v", name, err)
+	}
+	return v
 }
 
 func valueNames(g *catalog.Goods) []string {

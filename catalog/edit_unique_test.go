@@ -22,8 +22,8 @@ func TestSpecKeyRaceOneSkuWins(t *testing.T) {
 		ctx := context.Background()
 		s := New(db, DefaultConfig())
 		g, err := s.Create(ctx, CreateInput{Name: "race", Status: enums.GoodsOnShelf, DefaultSku: SkuTerms{SellPrice: 100}})
-		if err != nil {
-			t.Fatal(err)
+		if err != nil || g == nil {
+			t.Fatalf("Create = %v, %v", g, err)
 		}
 		const n = 8
 		var (
@@ -59,11 +59,14 @@ func TestSpecKeyRaceOneSkuWins(t *testing.T) {
 		if wins != 1 {
 			t.Errorf("%d writers inserted the combination, want exactly 1", wins)
 		}
-		rows := db.Client.Sku.Query().Where(sku.GoodsID(g.ID), sku.SpecKey("7001_7002")).AllX(ctx)
+		rows, err := db.Client.Sku.Query().Where(sku.GoodsID(g.ID), sku.SpecKey("7001_7002")).All(ctx)
+		noErr(t, err)
 		if len(rows) != 1 {
 			t.Fatalf("SKUs with spec key 7001_7002: %d", len(rows))
 		}
-		if c := db.Client.StockLog.Query().CountX(ctx); c != 2 {
+		c, err := db.Client.StockLog.Query().Count(ctx)
+		noErr(t, err)
+		if c != 2 {
 			t.Errorf("ledger rows = %d, want the default SKU's and the winner's opening rows", c)
 		}
 	})

@@ -43,6 +43,9 @@ func Seed(ctx context.Context, cat *catalog.Service) (map[string]int64, error) {
 			if err != nil {
 				return nil, fmt.Errorf("creating demo goods %s: %w", in.Code, err)
 			}
+			if g == nil { // soft-deleted by someone else before Create read it back
+				return nil, fmt.Errorf("creating demo goods %s: it vanished right after it was created", in.Code)
+			}
 			id = g.ID
 		}
 		ids[in.Code] = id
