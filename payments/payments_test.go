@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +21,8 @@ import (
 	"storefront/ent"
 	"storefront/ent/order"
 	"storefront/ent/outbox"
+	"storefront/ent/payment"
+	"storefront/ent/paymentevent"
 	"storefront/ent/sku"
 	"storefront/ent/stocklog"
 	"storefront/enums"
@@ -80,10 +83,16 @@ var orderN int
 // not about how checkout creates orders.
 func (f *fixture) newOrder(t *testing.T, status enums.OrderStatus) *ent.Order {
 	t.Helper()
+	return f.newOrderOf(t, status, "218.00")
+}
+
+// newOrderOf is newOrder with another amount.
+func (f *fixture) newOrderOf(t *testing.T, status enums.OrderStatus, amount string) *ent.Order {
+	t.Helper()
 	ctx := context.Background()
 	orderN++
 	o := f.db.Client.Order.Create().SetOrderSn(fmt.Sprintf("T%d%06d", time.Now().UnixNano()%1e9, orderN)).
-		SetUserID("u1").SetStatus(status).SetAmount(money.MustParse("218.00")).SetCurrency("CNY").
+		SetUserID("u1").SetStatus(status).SetAmount(money.MustParse(amount)).SetCurrency("CNY").
 		SetExpiresAt(time.Now().Add(time.Hour)).SaveX(ctx)
 	f.db.Client.OrderLine.Create().SetOrderID(o.ID).SetItemID(f.itemID).SetGoodsID(1).SetGoodsName("T").
 		SetUnitPrice(money.MustParse("109.00")).SetQuantity(2).ExecX(ctx)
@@ -104,6 +113,13 @@ func (f *fixture) notify(t *testing.T, provider string, n payments.Notification,
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// signed returns n's body and its signature, for calling Notify directly
+// (which reports its Outcome, where the HTTP answer says only "success").
+func signed(n payments.Notification) ([]byte, string) {
+	body, _ := json.Marshal(n)
+	return body, payments.Sign(secret, body)
 }
 
 func success(o *ent.Order, event, paymentID string) payments.Notification {
@@ -332,5 +348,81 @@ func TestRefundTwiceConcurrently(t *testing.T) {
 		if _, err := f.svc.Refund(ctx, other.OrderSn, "x"); !errors.Is(err, checkout.ErrInvalidOrderState) {
 			t.Errorf("refund of UNPAID order: %v, want ErrInvalidOrderState", err)
 		}
+	})
+}
+
+// The payment_event row is what stops a repeat: without it the repeats would
+// still end right (the later CASes find the order PAID) but would run the
+// upsert again, so the payment row's version tells them apart.
+func TestSameSignedEventFiveTimes(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		check := func(t *testing.T, f *fixture, o *ent.Order, outcomes []payments.Outcome, wantVersion int64) {
+			t.Helper()
+			applied := 0
+			for i, oc := range outcomes {
+				switch oc {
+				case payments.OutcomeApplied:
+					applied++
+				case payments.OutcomeDuplicate:
+				default:
+					t.Errorf("notification %d: outcome %q", i, oc)
+				}
+			}
+			if applied != 1 {
+				t.Errorf("outcomes %v: %d applied, want exactly 1 (the repeats OutcomeDuplicate)", outcomes, applied)
+			}
+			if n := db.Client.PaymentEvent.Query().Where(paymentevent.EventID("ev-" + o.OrderSn)).CountX(ctx); n != 1 {
+				t.Errorf("payment_event rows = %d, want 1", n)
+			}
+			if p := db.Client.Payment.Query().Where(payment.PaymentID("pay-" + o.OrderSn)).OnlyX(ctx); p.Version != wantVersion || p.Status != enums.PaymentPaid {
+				t.Errorf("payment version %d status %s, want version %d (untouched by the repeats) and PAID", p.Version, p.Status, wantVersion)
+			}
+			if n := db.Client.Outbox.Query().Where(outbox.AggregateID(strconv.FormatInt(o.ID, 10))).CountX(ctx); n != 1 {
+				t.Errorf("outbox rows for the order = %d, want 1 (OrderPaid)", n)
+			}
+		}
+		f := setup(t, db)
+		t.Run("sequential", func(t *testing.T) {
+			o := f.newOrder(t, enums.OrderUnpaid)
+			body, sig := signed(success(o, "ev-"+o.OrderSn, "pay-"+o.OrderSn))
+			var outcomes []payments.Outcome
+			var version int64
+			for i := range 5 {
+				oc, err := f.svc.Notify(ctx, "mock", body, sig)
+				if err != nil {
+					t.Fatalf("notification %d: %v", i, err)
+				}
+				if i == 0 {
+					version = db.Client.Payment.Query().Where(payment.PaymentID("pay-" + o.OrderSn)).OnlyX(ctx).Version
+				}
+				outcomes = append(outcomes, oc)
+			}
+			if outcomes[0] != payments.OutcomeApplied {
+				t.Errorf("first notification: %q, want applied", outcomes[0])
+			}
+			check(t, f, o, outcomes, version)
+		})
+		t.Run("concurrent", func(t *testing.T) {
+			o := f.newOrder(t, enums.OrderUnpaid)
+			body, sig := signed(success(o, "ev-"+o.OrderSn, "pay-"+o.OrderSn))
+			outcomes := make([]payments.Outcome, 5)
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for i := range outcomes {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					var err error
+					if outcomes[i], err = f.svc.Notify(ctx, "mock", body, sig); err != nil {
+						t.Errorf("notification %d: %v", i, err)
+					}
+				}()
+			}
+			close(start)
+			wg.Wait()
+			check(t, f, o, outcomes, 1) // inserted by the one applied notification
+		})
 	})
 }
