@@ -116,16 +116,17 @@ func (s *Service) planCreate(in CreateInput) ([]plannedSku, error) {
 		return nil, err
 	}
 	plan := make([]plannedSku, len(combos))
+	names := make([][]string, len(combos))
 	index := map[string]int{}
 	for k, combo := range combos {
 		idx := make([]int, len(combo))
-		names := make([]string, len(combo))
+		names[k] = make([]string, len(combo))
 		for d, id := range combo {
 			idx[d] = placeholder[id][1]
-			names[d] = in.Specs[d].Values[idx[d]]
+			names[k][d] = in.Specs[d].Values[idx[d]]
 		}
 		plan[k] = plannedSku{valueIdx: idx, terms: in.DefaultSku, enabled: true}
-		index[strings.Join(names, "\x00")] = k
+		index[strings.Join(names[k], "\x00")] = k
 	}
 	codes := map[string]bool{}
 	for _, o := range in.Skus {
@@ -149,6 +150,13 @@ func (s *Service) planCreate(in CreateInput) ([]plannedSku, error) {
 			}
 			codes[*code] = true
 			plan[k].code = code
+		}
+	}
+	// Checked per SKU, after the entries: DefaultSku may be left at zero
+	// when an entry prices every combination.
+	for k, p := range plan {
+		if err := checkSellPrice(skuLabel(names[k]), p.terms.SellPrice); err != nil {
+			return nil, fmt.Errorf("%w (give defaultSku or an entry in skus)", err)
 		}
 	}
 	return plan, nil

@@ -33,6 +33,11 @@ func (s *Service) UpdateSku(ctx context.Context, in UpdateSkuInput) (*SKU, error
 	if err := checkCode(in.SkuCode); err != nil {
 		return nil, err
 	}
+	if in.SellPrice != nil {
+		if err := checkSellPrice(fmt.Sprintf("SKU %d", in.ItemID), *in.SellPrice); err != nil {
+			return nil, err
+		}
+	}
 	var row *ent.Sku
 	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
 		cur, err := tx.Sku.Get(ctx, in.ItemID)

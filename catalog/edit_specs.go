@@ -161,11 +161,17 @@ func (s *Service) checkSpecEdit(in UpdateSpecsInput) error {
 		if err := s.checkTerms(*in.DefaultSku); err != nil {
 			return fmt.Errorf("defaultSku: %w", err)
 		}
+		if err := checkSellPrice("defaultSku", in.DefaultSku.SellPrice); err != nil {
+			return err
+		}
 	}
 	combos, codes := map[string]bool{}, map[string]bool{}
 	for _, e := range in.Skus {
 		if err := s.checkTerms(e.terms(nil)); err != nil {
 			return fmt.Errorf("SKU %v: %w", e.Values, err)
+		}
+		if err := checkSellPrice(skuLabel(e.Values), e.SellPrice); err != nil {
+			return err
 		}
 		k := strings.Join(e.Values, "\x00")
 		if combos[k] {
