@@ -122,10 +122,9 @@ func TestBrowserProductPage(t *testing.T) {
 		t.Fatalf("after a double click and a trailing click the customer has orders %v, want exactly [%s]", orders, first)
 	}
 	waitStock(t, s, blackL.ID, before-1)
-	done := time.Now()
 
 	// A click after the window is a new intent: a fresh key, so a second order.
-	time.Sleep(time.Until(done.Add(2500 * time.Millisecond)))
+	b.settle("the intent window closed", func(p *pageState) bool { return p.Intent == "closed" })
 	b.click(`[data-testid="place-order"]`)
 	st = b.settle("the second order", func(p *pageState) bool { return p.OrderSn != "" && p.OrderSn != first || p.Code != "" })
 	if st.OrderSn == "" {
@@ -160,6 +159,7 @@ type pageState struct {
 	Price, Amount, Lineation, Stock, StockN string
 	LineationHidden, OrderDisabled          bool
 	OrderText, Result, OrderSn, Code        string
+	Intent                                  string
 	Values                                  []valueState
 }
 
@@ -203,6 +203,7 @@ return {
   stock: q("stock").textContent, stockN: q("stock").dataset.stock || "",
   orderDisabled: order.disabled, orderText: order.textContent,
   result: result.textContent, orderSn: result.dataset.orderSn || "", code: result.dataset.code || "",
+  intent: result.dataset.intent || "",
   values: Array.from(document.querySelectorAll("button[data-spec-value-id]"), (b) => ({
     id: b.dataset.specValueId, name: b.textContent, disabled: b.disabled,
     pressed: b.getAttribute("aria-pressed") || "", ariaDisabled: b.getAttribute("aria-disabled") || "",

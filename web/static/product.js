@@ -244,6 +244,16 @@ class ProductPage {
     }
   }
 
+  // markIntent shows on the result element whether a click now would be
+  // the same intent ("open") or a new one ("closed"), so that a test (or a
+  // style) can wait for the window to close instead of guessing its length.
+  markIntent() {
+    const result = this.result;
+    result.dataset.intent = "open";
+    clearTimeout(this.intentTimer);
+    this.intentTimer = setTimeout(() => { result.dataset.intent = "closed"; }, INTENT_MS + 1);
+  }
+
   async placeOrder() {
     const sku = this.full && this.current ? this.view.sku : null;
     if (this.ordering || !sku || !this.session.token) return;
@@ -253,6 +263,7 @@ class ProductPage {
     if (this.keyDoneAt && performance.now() - this.keyDoneAt > INTENT_MS) {
       this.key = newIdempotencyKey(); // a new intent: buy again
       this.keyDoneAt = 0;
+      delete this.result.dataset.intent;
     }
     this.renderBuy();
     this.result.textContent = "";
@@ -266,7 +277,10 @@ class ProductPage {
       this.result.className = "order-result ok";
       this.result.dataset.orderSn = o.orderSn;
       this.result.textContent = `Order ${o.orderSn} placed: ${yuan(o.amount)}, ${o.status}`;
-      if (!this.keyDoneAt) this.keyDoneAt = performance.now();
+      if (!this.keyDoneAt) {
+        this.keyDoneAt = performance.now();
+        this.markIntent();
+      }
     } catch (e) {
       this.result.className = "order-result failed";
       this.result.dataset.code = e.code;
