@@ -171,31 +171,29 @@ func writeCreate(ctx context.Context, tx *ent.Tx, in CreateInput, plan []planned
 	if err != nil {
 		return 0, fmt.Errorf("creating goods: %w", err)
 	}
-	valueIDs := make([][]int64, len(in.Specs))
+	specIDs := make([]int64, len(in.Specs))
+	var values []*ent.SpecValueCreate
 	for i, sp := range in.Specs {
 		spRow, err := tx.Spec.Create().SetGoodsID(g.ID).SetName(sp.Name).SetSort(i).Save(ctx)
 		if err != nil {
 			return 0, fmt.Errorf("creating spec %q: %w", sp.Name, err)
 		}
-		builders := make([]*ent.SpecValueCreate, len(sp.Values))
+		specIDs[i] = spRow.ID
 		for j, v := range sp.Values {
-			builders[j] = tx.SpecValue.Create().SetSpecID(spRow.ID).SetGoodsID(g.ID).SetName(v).SetSort(j)
+			values = append(values, tx.SpecValue.Create().SetSpecID(spRow.ID).SetGoodsID(g.ID).SetName(v).SetSort(j))
 		}
-		rows, err := tx.SpecValue.CreateBulk(builders...).Save(ctx)
-		if err != nil {
-			return 0, fmt.Errorf("creating values of spec %q: %w", sp.Name, err)
-		}
-		for _, r := range rows {
-			valueIDs[i] = append(valueIDs[i], r.ID)
-		}
+	}
+	valueIDs, err := createValues(ctx, tx, specIDs, values)
+	if err != nil {
+		return 0, err
 	}
 	builders := make([]*ent.SkuCreate, len(plan))
 	for k, p := range plan {
 		ids := make([]int64, len(p.valueIdx))
 		names := make([]string, len(p.valueIdx))
 		for d, j := range p.valueIdx {
-			ids[d] = valueIDs[d][j]
 			names[d] = in.Specs[d].Values[j]
+			ids[d] = valueIDs[valueKey{specIDs[d], names[d]}]
 		}
 		builders[k] = newSku(tx, g.ID, ids, names, p)
 	}
@@ -220,18 +218,6 @@ func newSku(tx *ent.Tx, goodsID int64, ids []int64, names []string, p plannedSku
 
 // ErrSkuCodeTaken reports a skuCode already used by another SKU.
 var ErrSkuCodeTaken = fmt.Errorf("%w: skuCode is already used by another SKU", ErrInvalidInput)
-
-func createSkus(ctx context.Context, tx *ent.Tx, builders []*ent.SkuCreate) ([]*ent.Sku, error) {
-	var out []*ent.Sku
-	for start := 0; start < len(builders); start += 200 {
-		rows, err := tx.Sku.CreateBulk(builders[start:min(start+200, len(builders))]...).Save(ctx)
-		if err != nil {
-			return nil, skuWriteError(err)
-		}
-		out = append(out, rows...)
-	}
-	return out, nil
-}
 
 // skuWriteError names which unique key refused the write.
 func skuWriteError(err error) error {
