@@ -90,8 +90,6 @@ func (s *Service) runBatch(batch []*ticket) []verdict {
 		case errors.Is(err, errStockMoved) && !lockFirst:
 			lockFirst = true
 			continue
-		case errors.Is(err, errIDsByJoin):
-			continue
 		}
 		break
 	}
@@ -100,7 +98,7 @@ func (s *Service) runBatch(batch []*ticket) []verdict {
 		for i := range out {
 			out[i] = verdict{alone: true}
 		}
-	case errors.Is(err, errKeysExist), errors.Is(err, errStockMoved), errors.Is(err, errIDsByJoin):
+	case errors.Is(err, errKeysExist), errors.Is(err, errStockMoved):
 		// Out of reruns (each rolled back): nothing was written, so the
 		// buyers may simply try again.
 		err = fmt.Errorf("%w: %w", store.ErrUnavailable, err)

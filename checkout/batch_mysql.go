@@ -22,11 +22,6 @@ import (
 // with the rows locked before it reads and decides.
 var errStockMoved = errors.New("checkout: stock moved between the batch's read and its lock")
 
-// errIDsByJoin: the batch counted its orders' ids on from LAST_INSERT_ID()
-// on a server that may not number them consecutively; it runs again finding
-// them by order_sn.
-var errIDsByJoin = errors.New("checkout: the server may interleave auto-increment ids")
-
 // writeBatchMySQL writes the decided orders of batch (won, in arrival order)
 // and commits them in one round trip on conn: a query that opens the
 // transaction (begin; otherwise it is open, with the rows locked), inserts
@@ -128,26 +123,15 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 	})
 	q.sql("; ")
 
-	// Lines and events point at their order. While the server numbers the
-	// rows of one multi-row insert consecutively (innodb_autoinc_lock_mode 0
-	// or 1: MariaDB's default), each id is counted on from LAST_INSERT_ID()
-	// (the first); the final SELECT reports the mode, and a server that may
-	// interleave (2: MySQL 8's default) has the batch rolled back and every
-	// later one find its orders by order_sn (unique) instead.
-	byJoin := s.idsByJoin.Load()
-	if !byJoin {
-		q.sql("SET @o := LAST_INSERT_ID(), @i := @@auto_increment_increment, @m := @@innodb_autoinc_lock_mode; ")
-	}
+	// Lines and events point at their order, found by its number (unique):
+	// ids counted on from LAST_INSERT_ID() hold only while the server numbers
+	// a multi-row insert consecutively, which MySQL 8's interleaved
+	// auto-increment and a Galera cluster's auto_increment_increment do not
+	// promise.
 	orderID := func(j int) { // the order's id as an SQL expression
-		if byJoin {
-			q.sql("(SELECT id FROM orders WHERE order_sn = ")
-			q.str(ticketOf(j).order.OrderSn)
-			q.sql(")")
-		} else {
-			q.sql("@o + ")
-			q.int(int64(j))
-			q.sql(" * @i")
-		}
+		q.sql("(SELECT id FROM orders WHERE order_sn = ")
+		q.str(ticketOf(j).order.OrderSn)
+		q.sql(")")
 	}
 	q.sql("INSERT INTO order_line (order_id, item_id, goods_id, goods_name, spec_value_str, unit_price, quantity) VALUES ")
 	rows(n, func(j int) {
@@ -283,9 +267,6 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 	}
 	q.sql("@c <=> ")
 	q.int(int64(len(skus)))
-	if !byJoin {
-		q.sql(" AND @m <= 1")
-	}
 	if s.db.MariaDB {
 		q.sql(") THEN SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 1242, MESSAGE_TEXT = 'checkout batch: a check failed before COMMIT'; END IF; ")
 	} else {
@@ -299,22 +280,16 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 
 	// What the checks found, and the orders' ids.
 	ids := make(map[string]int64, n)
-	var cas, first, step, mode sql.NullInt64
-	var scan func(*sql.Rows) error
-	if byJoin {
-		q.sql("SELECT id, order_sn, @c FROM orders WHERE order_sn IN (")
-		rows(n, func(j int) { q.str(ticketOf(j).order.OrderSn) })
-		q.sql(")")
-		scan = func(r *sql.Rows) error {
-			var id int64
-			var sn string
-			err := r.Scan(&id, &sn, &cas)
-			ids[sn] = id
-			return err
-		}
-	} else {
-		q.sql("SELECT @o, @i, @m, @c")
-		scan = func(r *sql.Rows) error { return r.Scan(&first, &step, &mode, &cas) }
+	var cas sql.NullInt64
+	q.sql("SELECT id, order_sn, @c FROM orders WHERE order_sn IN (")
+	rows(n, func(j int) { q.str(ticketOf(j).order.OrderSn) })
+	q.sql(")")
+	scan := func(r *sql.Rows) error {
+		var id int64
+		var sn string
+		err := r.Scan(&id, &sn, &cas)
+		ids[sn] = id
+		return err
 	}
 	if s.db.MariaDB {
 		q.sql("; END")
@@ -327,8 +302,8 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 		// duplicate…) with the transaction open and the rows locked: roll
 		// back and restore the session in one trip, reading why (user
 		// variables outlive the rollback).
-		derr := queryBatch(ctx, conn, "ROLLBACK; SET SESSION innodb_lock_wait_timeout = DEFAULT; SELECT @m, @c", nil,
-			func(r *sql.Rows) error { return r.Scan(&mode, &cas) })
+		derr := queryBatch(ctx, conn, "ROLLBACK; SET SESSION innodb_lock_wait_timeout = DEFAULT; SELECT @c", nil,
+			func(r *sql.Rows) error { return r.Scan(&cas) })
 		switch {
 		case derr != nil:
 			discard(conn)
@@ -351,20 +326,12 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 		return errKeysExist
 	case err != nil:
 		return fmt.Errorf("writing the batch of SKUs %v: %w", skus, err)
-	case !byJoin && mode.Int64 > 1:
-		s.idsByJoin.Store(true)
-		return errIDsByJoin
 	case cas.Int64 != int64(len(skus)):
 		return errStockMoved
 	}
 	for j := range n {
 		o := ticketOf(j).order
-		if byJoin {
-			o.ID = ids[o.OrderSn]
-		} else {
-			o.ID = first.Int64 + int64(j)*step.Int64
-		}
-		if o.ID == 0 {
+		if o.ID = ids[o.OrderSn]; o.ID == 0 {
 			return fmt.Errorf("writing the batch of SKUs %v: order %s has no id", skus, o.OrderSn)
 		}
 	}

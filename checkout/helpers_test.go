@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -65,6 +66,32 @@ func setup(t *testing.T, db *store.DB, p ...path) *fixture {
 	}
 	f.svc.now = func() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.clock }
 	return f
+}
+
+// mysqlWith returns a fresh migrated MariaDB database whose sessions run
+// with the DSN parameter param (go-sql-driver sets an unknown parameter as a
+// session variable), e.g. auto_increment_increment=3 as on a Galera cluster.
+func mysqlWith(t *testing.T, param string) *store.DB {
+	t.Helper()
+	spec := testdb.Spec(t, testdb.MySQL)
+	sep := "?"
+	if strings.Contains(spec, "?") {
+		sep = "&"
+	}
+	db, err := store.Open(context.Background(), spec+sep+param)
+	if err != nil {
+		t.Fatalf("opening MariaDB with %s: %v", param, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	name := strings.SplitN(param, "=", 2)[0]
+	if err := db.SQL.QueryRow("SELECT @@SESSION." + name).Scan(&got); err != nil || got != strings.SplitN(param, "=", 2)[1] {
+		t.Fatalf("the session's %s is %q (%v), want %s", name, got, err, param)
+	}
+	return db
 }
 
 func (f *fixture) advance(d time.Duration) { f.mu.Lock(); f.clock = f.clock.Add(d); f.mu.Unlock() }

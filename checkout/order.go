@@ -6,7 +6,6 @@ package checkout
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -56,15 +55,12 @@ func IdempotencyKeyFrom(ctx context.Context) string {
 
 // Service places and closes orders.
 type Service struct {
-	db     *store.DB
-	cfg    Config
-	now    func() time.Time
-	groups groups
-	writer sync.Mutex // SQLite: one batch transaction at a time (batch.go)
-	// The MySQL server may interleave the ids of concurrent multi-row
-	// inserts: batches find their orders by number (batch_mysql.go).
-	idsByJoin atomic.Bool
-	lastRead  *lastRead // the group path's SKU rows, checked before use (MySQL)
+	db       *store.DB
+	cfg      Config
+	now      func() time.Time
+	groups   groups
+	writer   sync.Mutex // SQLite: one batch transaction at a time (batch.go)
+	lastRead *lastRead  // the group path's SKU rows, checked before use (MySQL)
 	// loneOnPlain: an order that finds the group path idle takes the plain
 	// path (SQLite; see placeLone).
 	loneOnPlain bool
