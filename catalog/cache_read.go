@@ -49,7 +49,7 @@ func (s *Service) view(ctx context.Context, id int64, maxAge time.Duration) (*Go
 			c.revalidations.Add(1)
 			v := sn.view
 			if !f.sameStock(v) {
-				v = v.withStock(f.stock, f.skuVersion)
+				v = v.withStock(f.skuLive)
 			}
 			c.publish(sl, &snapshot{view: v, seq: seq, checked: now})
 			return v, nil

@@ -400,3 +400,41 @@ func TestCacheListChecksVersions(t *testing.T) {
 		}
 	})
 }
+
+// A payment adds to sku.volume with a plain UPDATE that bumps no version
+// (payments/service.go): the TTL check still shows it, one statement as for
+// stock, and an admin's read shows it at once.
+func TestCacheRevalidationSeesVolume(t *testing.T) {
+	eachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
+		ctx := context.Background()
+		s, clk := newCached(t, db)
+		id := createShirt(t, s, "VOLUME").ID
+		hot := mustView(t, s, Viewer{}, id).SkuList(false)[0]
+		sold := func(qty int) {
+			t.Helper()
+			_, err := db.SQL.ExecContext(ctx, "UPDATE sku SET volume = volume + ? WHERE id = ?", qty, hot.ID)
+			noErr(t, err)
+		}
+		volume := func(g *Goods) int64 { return g.SkuList(false)[0].Volume }
+
+		sold(3)
+		if v := volume(mustView(t, s, Viewer{}, id)); v != 0 && v != 3 {
+			t.Errorf("within the TTL volume = %d, want the cached 0 or the new 3", v)
+		}
+		clk.step(DefaultStockTTL)
+		n.Store(0)
+		if v := volume(mustView(t, s, Viewer{}, id)); v != 3 {
+			t.Errorf("after the TTL volume = %d, want 3", v)
+		}
+		if got := n.Load(); got != 1 {
+			t.Errorf("revalidation: %d statements, want 1", got)
+		}
+		sold(2)
+		if v := volume(mustView(t, s, Viewer{Admin: true}, id)); v != 5 {
+			t.Errorf("admin read volume = %d, want 5 at once", v)
+		}
+		if v := volume(mustView(t, s, Viewer{}, id)); v != 5 {
+			t.Errorf("customer after the admin's read: volume = %d, want 5", v)
+		}
+	})
+}

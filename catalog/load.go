@@ -127,14 +127,12 @@ type freshness struct {
 	deleted   bool
 	skuIDs    []int64
 	skuStatus []enums.SkuStatus
-	stock     []int64
-	// SKU versions move with stock (every stock UPDATE bumps them), so they
-	// belong to the snapshot, not to the catalog part.
-	skuVersion []int64
+	skuLive
 }
 
 // loadFreshness reads the goods' version, status and deletion and every SKU's
-// id, status and stock in one query; nil when the goods does not exist.
+// id, status, stock, version and volume in one query; nil when the goods does
+// not exist.
 func loadFreshness(ctx context.Context, c *ent.Client, id int64) (*freshness, error) {
 	var rows []struct {
 		Version   int64          `sql:"version"`
@@ -144,6 +142,7 @@ func loadFreshness(ctx context.Context, c *ent.Client, id int64) (*freshness, er
 		Stock     sql.NullInt64  `sql:"stock"`
 		SkuStatus sql.NullString `sql:"sku_status"`
 		SkuVer    sql.NullInt64  `sql:"sku_version"`
+		Volume    sql.NullInt64  `sql:"volume"`
 	}
 	err := c.Goods.Query().Where(goods.ID(id)).Modify(func(s *entsql.Selector) {
 		t := entsql.Table(sku.Table)
@@ -153,6 +152,7 @@ func loadFreshness(ctx context.Context, c *ent.Client, id int64) (*freshness, er
 			entsql.As("CASE WHEN "+s.C(goods.FieldDeleteTime)+" IS NULL THEN 0 ELSE 1 END", "deleted"),
 			entsql.As(t.C(sku.FieldID), "sku_id"), entsql.As(t.C(sku.FieldStock), "stock"),
 			entsql.As(t.C(sku.FieldStatus), "sku_status"), entsql.As(t.C(sku.FieldVersion), "sku_version"),
+			entsql.As(t.C(sku.FieldVolume), "volume"),
 		)
 		s.OrderBy(t.C(sku.FieldID))
 	}).Scan(ctx, &rows)
@@ -171,6 +171,7 @@ func loadFreshness(ctx context.Context, c *ent.Client, id int64) (*freshness, er
 		f.skuStatus = append(f.skuStatus, enums.SkuStatus(r.SkuStatus.String))
 		f.stock = append(f.stock, r.Stock.Int64)
 		f.skuVersion = append(f.skuVersion, r.SkuVer.Int64)
+		f.volume = append(f.volume, r.Volume.Int64)
 	}
 	return f, nil
 }
@@ -190,10 +191,10 @@ func (f *freshness) sameCatalog(g *Goods) bool {
 	return true
 }
 
-// sameStock reports whether g already shows f's stock and SKU versions.
+// sameStock reports whether g already shows f's stock, SKU versions and volumes.
 func (f *freshness) sameStock(g *Goods) bool {
 	for i, s := range g.skus {
-		if f.stock[i] != s.Stock || f.skuVersion[i] != s.Version {
+		if f.stock[i] != s.Stock || f.skuVersion[i] != s.Version || f.volume[i] != s.Volume {
 			return false
 		}
 	}

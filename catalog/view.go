@@ -95,11 +95,19 @@ func newGoods(g Goods, skus []*SKU) (*Goods, error) {
 		return nil, err
 	}
 	g.cat = cat
-	stock, versions := make([]int64, len(skus)), make([]int64, len(skus))
+	l := skuLive{stock: make([]int64, len(skus)), skuVersion: make([]int64, len(skus)), volume: make([]int64, len(skus))}
 	for i, s := range skus {
-		stock[i], versions[i] = s.Stock, s.Version
+		l.stock[i], l.skuVersion[i], l.volume[i] = s.Stock, s.Version, s.Volume
 	}
-	return g.withStock(stock, versions), nil
+	return g.withStock(l), nil
+}
+
+// skuLive holds, per SKU in id order, the columns that move without a catalog
+// edit and so belong to the stock snapshot, not the catalog part: stock and
+// the SKU version (every stock UPDATE bumps it) move with orders, volume with
+// payments (a plain UPDATE that bumps no version, so it is compared itself).
+type skuLive struct {
+	stock, skuVersion, volume []int64
 }
 
 func newCatalogPart(g *Goods, skus []*SKU) (*catalogPart, error) {
@@ -158,17 +166,18 @@ func newCatalogPart(g *Goods, skus []*SKU) (*catalogPart, error) {
 	return c, nil
 }
 
-// withStock returns a new view of the same catalog part with stock[i] and
-// versions[i] for the i-th SKU in id order (every stock change bumps the SKU's
-// version). g itself is left untouched: requests may be reading it.
-func (g *Goods) withStock(stock, versions []int64) *Goods {
+// withStock returns a new view of the same catalog part with l's stock,
+// version and volume for each SKU. g itself is left untouched: requests may be
+// reading it.
+func (g *Goods) withStock(l skuLive) *Goods {
+	stock := l.stock
 	v := *g
 	c := g.cat
 	backing := make([]SKU, len(c.tmpl))
 	v.skus = make([]*SKU, len(c.tmpl))
 	for i := range c.tmpl {
 		backing[i] = c.tmpl[i]
-		backing[i].Stock, backing[i].Version = stock[i], versions[i]
+		backing[i].Stock, backing[i].Version, backing[i].Volume = stock[i], l.skuVersion[i], l.volume[i]
 		v.skus[i] = &backing[i]
 	}
 	v.enabled = make([]*SKU, len(c.enabledIdx))
