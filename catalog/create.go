@@ -96,7 +96,7 @@ func (s *Service) planCreate(in CreateInput) ([]plannedSku, error) {
 		seenSpec[sp.Name] = true
 		seenVal := map[string]bool{}
 		for j, v := range sp.Values {
-			if err := checkName("spec value", v, 64); err != nil {
+			if err := checkValueName(v); err != nil {
 				return nil, err
 			}
 			if seenVal[v] {
@@ -210,7 +210,7 @@ func newSku(tx *ent.Tx, goodsID int64, ids []int64, names []string, p plannedSku
 		status = enums.SkuDisabled
 	}
 	return tx.Sku.Create().SetGoodsID(goodsID).
-		SetSpecValueIds(formatIDList(ids)).SetSpecValueStr(strings.Join(names, ",")).
+		SetSpecValueIds(formatIDList(ids)).SetSpecValueStr(strings.Join(names, valueSeparator)).
 		SetSpecKey(skumatrix.SpecKey(ids)).SetNillableSkuCode(p.code).
 		SetSellPrice(p.terms.SellPrice).SetLineationPrice(p.terms.LineationPrice).SetCostPrice(p.terms.CostPrice).
 		SetStock(p.terms.Stock).SetStatus(status)

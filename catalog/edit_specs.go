@@ -133,7 +133,7 @@ func (s *Service) checkSpecEdit(in UpdateSpecsInput) error {
 		}
 		seenVal := map[string]bool{}
 		for _, v := range sp.Values {
-			if err := checkName("spec value", v.Name, 64); err != nil {
+			if err := checkValueName(v.Name); err != nil {
 				return err
 			}
 			if seenVal[v.Name] {
@@ -416,7 +416,7 @@ func writeSpecs(ctx context.Context, tx *ent.Tx, in UpdateSpecsInput, st *specSt
 func (s *Service) keepSku(ctx context.Context, tx *ent.Tx, row *ent.Sku, combo []int64, names []string, e *SkuEdit, wasThere bool) error {
 	u := tx.Sku.UpdateOneID(row.ID)
 	changed := false
-	if ids, str := formatIDList(combo), strings.Join(names, ","); ids != row.SpecValueIds || str != row.SpecValueStr {
+	if ids, str := formatIDList(combo), strings.Join(names, valueSeparator); ids != row.SpecValueIds || str != row.SpecValueStr {
 		u.SetSpecValueIds(ids).SetSpecValueStr(str)
 		changed = true
 	}
@@ -473,7 +473,7 @@ func retireSku(ctx context.Context, tx *ent.Tx, row *ent.Sku, names map[int64]st
 	for i, id := range ids {
 		parts[i] = names[id]
 	}
-	str := strings.Join(parts, ",")
+	str := strings.Join(parts, valueSeparator)
 	if row.Status == enums.SkuDisabled && str == row.SpecValueStr {
 		return nil
 	}

@@ -1,6 +1,29 @@
 package catalog
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
+
+// valueSeparator joins a SKU's value names into its spec_value_str
+// ("黑色,L"), the text order lines keep as their snapshot. A value name
+// containing it would let two SKUs share one text ({"a,b", "a"} × {"x", "b,x"}
+// both read "a,b,x"), so such names are refused rather than escaped: the
+// stored text and every old order line stay plain and readable. Spec names
+// are not part of the text and may contain it.
+const valueSeparator = ","
+
+// checkValueName is checkName for spec values plus the separator rule; every
+// form that names values goes through it.
+func checkValueName(v string) error {
+	if err := checkName("spec value", v, 64); err != nil {
+		return err
+	}
+	if strings.Contains(v, valueSeparator) {
+		return fmt.Errorf("%w: spec value %q contains %q, which separates values in a SKU's text; use another character (such as / or ，)", ErrInvalidInput, v, valueSeparator)
+	}
+	return nil
+}
 
 // Names are trimmed before any check: "黑色 " and "黑色" are one value to a
 // shopper, so they must be one value to the duplicate checks, the spec-key
