@@ -46,7 +46,7 @@ func (s *Service) NotifyHandler() http.Handler {
 }
 
 func isRefusal(err error) bool {
-	for _, e := range []error{ErrUnknownProvider, ErrBadSignature, ErrMalformed, ErrStale, ErrMerchant, ErrOrderNotFound, ErrCurrency, ErrAmount} {
+	for _, e := range []error{ErrUnknownProvider, ErrBadSignature, ErrMalformed, ErrStale, ErrMerchant, ErrOrderNotFound, ErrCurrency, ErrAmount, ErrOtherOrder} {
 		if errors.Is(err, e) {
 			return true
 		}

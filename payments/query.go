@@ -50,8 +50,9 @@ func (s *Service) Return(ctx context.Context, caller auth.Principal, provider, p
 		return nil, store.Classify(err)
 	}
 	if p.OrderID != o.ID {
-		// A payment id of this provider already belongs to another order.
-		return nil, fmt.Errorf("%w: payment %s/%s belongs to another order", ErrInvalidInput, provider, paymentID)
+		// The insert above never touches an existing row, so the row read
+		// here is whichever order named this payment id first.
+		return nil, fmt.Errorf("%w: %w: %s/%s", ErrInvalidInput, ErrOtherOrder, provider, paymentID)
 	}
 	return view(p), nil
 }

@@ -40,7 +40,9 @@ var errDuplicateEvent = errors.New("duplicate payment event")
 // in a fixed order (provider, signature, timestamp, merchant, order,
 // currency and amount) and a refusal writes nothing. A verified
 // notification is applied in one transaction whose first write is the event
-// id: a repeat of the same event stops there and changes nothing.
+// id: a repeat of the same event stops there and changes nothing. A payment
+// id bound to another order is refused inside that transaction, which then
+// rolls back, event id included (ErrOtherOrder).
 func (s *Service) Notify(ctx context.Context, provider string, body []byte, signature string) (Outcome, error) {
 	p, ok := s.cfg.Providers[provider]
 	if !ok {
@@ -108,7 +110,11 @@ func (s *Service) Notify(ctx context.Context, provider string, body []byte, sign
 
 // upsertPayment inserts the payment or merges the incoming state into the
 // existing row atomically (INSERT … ON DUPLICATE KEY UPDATE on MySQL,
-// ON CONFLICT … DO UPDATE on SQLite).
+// ON CONFLICT … DO UPDATE on SQLite). A payment id belongs to the order that
+// first named it: when the row is another order's, the merge this statement
+// made to it is rolled back with everything else (ErrOtherOrder). The check
+// is on the row the upsert wrote, so it holds under a race too: whoever
+// inserted the row first owns it.
 func upsertPayment(ctx context.Context, tx *ent.Tx, o *ent.Order, provider, paymentID string, incoming enums.PaymentStatus) (*ent.Payment, error) {
 	err := tx.Payment.Create().
 		SetOrderID(o.ID).SetOrderSn(o.OrderSn).SetProvider(provider).SetPaymentID(paymentID).
@@ -124,7 +130,14 @@ func upsertPayment(ctx context.Context, tx *ent.Tx, o *ent.Order, provider, paym
 	if err != nil {
 		return nil, fmt.Errorf("upserting payment: %w", err)
 	}
-	return tx.Payment.Query().Where(payment.Provider(provider), payment.PaymentID(paymentID)).Only(ctx)
+	p, err := tx.Payment.Query().Where(payment.Provider(provider), payment.PaymentID(paymentID)).Only(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if p.OrderID != o.ID {
+		return nil, fmt.Errorf("%w: %s/%s, not order %s's", ErrOtherOrder, provider, paymentID, o.OrderSn)
+	}
+	return p, nil
 }
 
 // markPaid moves the order UNPAID → PAID by CAS; only the winner emits

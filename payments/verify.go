@@ -23,6 +23,9 @@ var (
 	ErrOrderNotFound   = errors.New("order not found")
 	ErrCurrency        = errors.New("currency does not match the order")
 	ErrAmount          = errors.New("amount does not match the order")
+	// ErrOtherOrder: the (provider, payment id) is bound to another order,
+	// by whichever redirect or notification named it first.
+	ErrOtherOrder = errors.New("payment id belongs to another order")
 )
 
 // Notification is a provider's server-to-server message.
