@@ -1728,31 +1728,33 @@ func (m *IdempotencyMutation) ResetEdge(name string) error {
 // OrderMutation represents an operation that mutates the Order nodes in the graph.
 type OrderMutation struct {
 	config
-	op            Op
-	typ           string
-	id            *int64
-	order_sn      *string
-	user_id       *string
-	status        *enums.OrderStatus
-	amount        *money.Money
-	addamount     *money.Money
-	currency      *string
-	remark        *string
-	close_reason  *string
-	needs_review  *bool
-	version       *int64
-	addversion    *int64
-	created_at    *time.Time
-	expires_at    *time.Time
-	paid_at       *time.Time
-	closed_at     *time.Time
-	clearedFields map[string]struct{}
-	lines         map[int64]struct{}
-	removedlines  map[int64]struct{}
-	clearedlines  bool
-	done          bool
-	oldValue      func(context.Context) (*Order, error)
-	predicates    []predicate.Order
+	op                 Op
+	typ                string
+	id                 *int64
+	order_sn           *string
+	user_id            *string
+	status             *enums.OrderStatus
+	amount             *money.Money
+	addamount          *money.Money
+	currency           *string
+	remark             *string
+	close_reason       *string
+	needs_review       *bool
+	version            *int64
+	addversion         *int64
+	created_at         *time.Time
+	expires_at         *time.Time
+	paid_at            *time.Time
+	closed_at          *time.Time
+	paid_payment_id    *int64
+	addpaid_payment_id *int64
+	clearedFields      map[string]struct{}
+	lines              map[int64]struct{}
+	removedlines       map[int64]struct{}
+	clearedlines       bool
+	done               bool
+	oldValue           func(context.Context) (*Order, error)
+	predicates         []predicate.Order
 }
 
 var _ ent.Mutation = (*OrderMutation)(nil)
@@ -2393,6 +2395,76 @@ func (m *OrderMutation) ResetClosedAt() {
 	delete(m.clearedFields, order.FieldClosedAt)
 }
 
+// SetPaidPaymentID sets the "paid_payment_id" field.
+func (m *OrderMutation) SetPaidPaymentID(i int64) {
+	m.paid_payment_id = &i
+	m.addpaid_payment_id = nil
+}
+
+// PaidPaymentID returns the value of the "paid_payment_id" field in the mutation.
+func (m *OrderMutation) PaidPaymentID() (r int64, exists bool) {
+	v := m.paid_payment_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPaidPaymentID returns the old "paid_payment_id" field's value of the Order entity.
+// If the Order object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderMutation) OldPaidPaymentID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPaidPaymentID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPaidPaymentID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPaidPaymentID: %w", err)
+	}
+	return oldValue.PaidPaymentID, nil
+}
+
+// AddPaidPaymentID adds i to the "paid_payment_id" field.
+func (m *OrderMutation) AddPaidPaymentID(i int64) {
+	if m.addpaid_payment_id != nil {
+		*m.addpaid_payment_id += i
+	} else {
+		m.addpaid_payment_id = &i
+	}
+}
+
+// AddedPaidPaymentID returns the value that was added to the "paid_payment_id" field in this mutation.
+func (m *OrderMutation) AddedPaidPaymentID() (r int64, exists bool) {
+	v := m.addpaid_payment_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearPaidPaymentID clears the value of the "paid_payment_id" field.
+func (m *OrderMutation) ClearPaidPaymentID() {
+	m.paid_payment_id = nil
+	m.addpaid_payment_id = nil
+	m.clearedFields[order.FieldPaidPaymentID] = struct{}{}
+}
+
+// PaidPaymentIDCleared returns if the "paid_payment_id" field was cleared in this mutation.
+func (m *OrderMutation) PaidPaymentIDCleared() bool {
+	_, ok := m.clearedFields[order.FieldPaidPaymentID]
+	return ok
+}
+
+// ResetPaidPaymentID resets all changes to the "paid_payment_id" field.
+func (m *OrderMutation) ResetPaidPaymentID() {
+	m.paid_payment_id = nil
+	m.addpaid_payment_id = nil
+	delete(m.clearedFields, order.FieldPaidPaymentID)
+}
+
 // AddLineIDs adds the "lines" edge to the OrderLine entity by ids.
 func (m *OrderMutation) AddLineIDs(ids ...int64) {
 	if m.lines == nil {
@@ -2481,7 +2553,7 @@ func (m *OrderMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OrderMutation) Fields() []string {
-	fields := make([]string, 0, 13)
+	fields := make([]string, 0, 14)
 	if m.order_sn != nil {
 		fields = append(fields, order.FieldOrderSn)
 	}
@@ -2521,6 +2593,9 @@ func (m *OrderMutation) Fields() []string {
 	if m.closed_at != nil {
 		fields = append(fields, order.FieldClosedAt)
 	}
+	if m.paid_payment_id != nil {
+		fields = append(fields, order.FieldPaidPaymentID)
+	}
 	return fields
 }
 
@@ -2555,6 +2630,8 @@ func (m *OrderMutation) Field(name string) (ent.Value, bool) {
 		return m.PaidAt()
 	case order.FieldClosedAt:
 		return m.ClosedAt()
+	case order.FieldPaidPaymentID:
+		return m.PaidPaymentID()
 	}
 	return nil, false
 }
@@ -2590,6 +2667,8 @@ func (m *OrderMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldPaidAt(ctx)
 	case order.FieldClosedAt:
 		return m.OldClosedAt(ctx)
+	case order.FieldPaidPaymentID:
+		return m.OldPaidPaymentID(ctx)
 	}
 	return nil, fmt.Errorf("unknown Order field %s", name)
 }
@@ -2690,6 +2769,13 @@ func (m *OrderMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetClosedAt(v)
 		return nil
+	case order.FieldPaidPaymentID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPaidPaymentID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Order field %s", name)
 }
@@ -2704,6 +2790,9 @@ func (m *OrderMutation) AddedFields() []string {
 	if m.addversion != nil {
 		fields = append(fields, order.FieldVersion)
 	}
+	if m.addpaid_payment_id != nil {
+		fields = append(fields, order.FieldPaidPaymentID)
+	}
 	return fields
 }
 
@@ -2716,6 +2805,8 @@ func (m *OrderMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedAmount()
 	case order.FieldVersion:
 		return m.AddedVersion()
+	case order.FieldPaidPaymentID:
+		return m.AddedPaidPaymentID()
 	}
 	return nil, false
 }
@@ -2739,6 +2830,13 @@ func (m *OrderMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddVersion(v)
 		return nil
+	case order.FieldPaidPaymentID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPaidPaymentID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Order numeric field %s", name)
 }
@@ -2752,6 +2850,9 @@ func (m *OrderMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(order.FieldClosedAt) {
 		fields = append(fields, order.FieldClosedAt)
+	}
+	if m.FieldCleared(order.FieldPaidPaymentID) {
+		fields = append(fields, order.FieldPaidPaymentID)
 	}
 	return fields
 }
@@ -2772,6 +2873,9 @@ func (m *OrderMutation) ClearField(name string) error {
 		return nil
 	case order.FieldClosedAt:
 		m.ClearClosedAt()
+		return nil
+	case order.FieldPaidPaymentID:
+		m.ClearPaidPaymentID()
 		return nil
 	}
 	return fmt.Errorf("unknown Order nullable field %s", name)
@@ -2819,6 +2923,9 @@ func (m *OrderMutation) ResetField(name string) error {
 		return nil
 	case order.FieldClosedAt:
 		m.ResetClosedAt()
+		return nil
+	case order.FieldPaidPaymentID:
+		m.ResetPaidPaymentID()
 		return nil
 	}
 	return fmt.Errorf("unknown Order field %s", name)
@@ -4486,6 +4593,7 @@ type PaymentMutation struct {
 	addversion    *int64
 	created_at    *time.Time
 	updated_at    *time.Time
+	paid_at       *time.Time
 	clearedFields map[string]struct{}
 	done          bool
 	oldValue      func(context.Context) (*Payment, error)
@@ -5016,6 +5124,55 @@ func (m *PaymentMutation) ResetUpdatedAt() {
 	m.updated_at = nil
 }
 
+// SetPaidAt sets the "paid_at" field.
+func (m *PaymentMutation) SetPaidAt(t time.Time) {
+	m.paid_at = &t
+}
+
+// PaidAt returns the value of the "paid_at" field in the mutation.
+func (m *PaymentMutation) PaidAt() (r time.Time, exists bool) {
+	v := m.paid_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPaidAt returns the old "paid_at" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldPaidAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPaidAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPaidAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPaidAt: %w", err)
+	}
+	return oldValue.PaidAt, nil
+}
+
+// ClearPaidAt clears the value of the "paid_at" field.
+func (m *PaymentMutation) ClearPaidAt() {
+	m.paid_at = nil
+	m.clearedFields[payment.FieldPaidAt] = struct{}{}
+}
+
+// PaidAtCleared returns if the "paid_at" field was cleared in this mutation.
+func (m *PaymentMutation) PaidAtCleared() bool {
+	_, ok := m.clearedFields[payment.FieldPaidAt]
+	return ok
+}
+
+// ResetPaidAt resets all changes to the "paid_at" field.
+func (m *PaymentMutation) ResetPaidAt() {
+	m.paid_at = nil
+	delete(m.clearedFields, payment.FieldPaidAt)
+}
+
 // Where appends a list predicates to the PaymentMutation builder.
 func (m *PaymentMutation) Where(ps ...predicate.Payment) {
 	m.predicates = append(m.predicates, ps...)
@@ -5050,7 +5207,7 @@ func (m *PaymentMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *PaymentMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 11)
 	if m.order_id != nil {
 		fields = append(fields, payment.FieldOrderID)
 	}
@@ -5081,6 +5238,9 @@ func (m *PaymentMutation) Fields() []string {
 	if m.updated_at != nil {
 		fields = append(fields, payment.FieldUpdatedAt)
 	}
+	if m.paid_at != nil {
+		fields = append(fields, payment.FieldPaidAt)
+	}
 	return fields
 }
 
@@ -5109,6 +5269,8 @@ func (m *PaymentMutation) Field(name string) (ent.Value, bool) {
 		return m.CreatedAt()
 	case payment.FieldUpdatedAt:
 		return m.UpdatedAt()
+	case payment.FieldPaidAt:
+		return m.PaidAt()
 	}
 	return nil, false
 }
@@ -5138,6 +5300,8 @@ func (m *PaymentMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldCreatedAt(ctx)
 	case payment.FieldUpdatedAt:
 		return m.OldUpdatedAt(ctx)
+	case payment.FieldPaidAt:
+		return m.OldPaidAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown Payment field %s", name)
 }
@@ -5217,6 +5381,13 @@ func (m *PaymentMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetUpdatedAt(v)
 		return nil
+	case payment.FieldPaidAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPaidAt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Payment field %s", name)
 }
@@ -5285,7 +5456,11 @@ func (m *PaymentMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *PaymentMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(payment.FieldPaidAt) {
+		fields = append(fields, payment.FieldPaidAt)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -5298,6 +5473,11 @@ func (m *PaymentMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *PaymentMutation) ClearField(name string) error {
+	switch name {
+	case payment.FieldPaidAt:
+		m.ClearPaidAt()
+		return nil
+	}
 	return fmt.Errorf("unknown Payment nullable field %s", name)
 }
 
@@ -5334,6 +5514,9 @@ func (m *PaymentMutation) ResetField(name string) error {
 		return nil
 	case payment.FieldUpdatedAt:
 		m.ResetUpdatedAt()
+		return nil
+	case payment.FieldPaidAt:
+		m.ResetPaidAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Payment field %s", name)

@@ -45,6 +45,8 @@ type Order struct {
 	PaidAt *time.Time `json:"paid_at,omitempty"`
 	// ClosedAt holds the value of the "closed_at" field.
 	ClosedAt *time.Time `json:"closed_at,omitempty"`
+	// PaidPaymentID holds the value of the "paid_payment_id" field.
+	PaidPaymentID *int64 `json:"paid_payment_id,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the OrderQuery when eager-loading is set.
 	Edges        OrderEdges `json:"edges"`
@@ -76,7 +78,7 @@ func (*Order) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case order.FieldNeedsReview:
 			values[i] = new(sql.NullBool)
-		case order.FieldID, order.FieldAmount, order.FieldVersion:
+		case order.FieldID, order.FieldAmount, order.FieldVersion, order.FieldPaidPaymentID:
 			values[i] = new(sql.NullInt64)
 		case order.FieldOrderSn, order.FieldUserID, order.FieldStatus, order.FieldCurrency, order.FieldRemark, order.FieldCloseReason:
 			values[i] = new(sql.NullString)
@@ -183,6 +185,13 @@ func (_m *Order) assignValues(columns []string, values []any) error {
 				_m.ClosedAt = new(time.Time)
 				*_m.ClosedAt = value.Time
 			}
+		case order.FieldPaidPaymentID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field paid_payment_id", values[i])
+			} else if value.Valid {
+				_m.PaidPaymentID = new(int64)
+				*_m.PaidPaymentID = value.Int64
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -265,6 +274,11 @@ func (_m *Order) String() string {
 	if v := _m.ClosedAt; v != nil {
 		builder.WriteString("closed_at=")
 		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.PaidPaymentID; v != nil {
+		builder.WriteString("paid_payment_id=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
 	}
 	builder.WriteByte(')')
 	return builder.String()

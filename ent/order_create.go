@@ -167,6 +167,20 @@ func (_c *OrderCreate) SetNillableClosedAt(v *time.Time) *OrderCreate {
 	return _c
 }
 
+// SetPaidPaymentID sets the "paid_payment_id" field.
+func (_c *OrderCreate) SetPaidPaymentID(v int64) *OrderCreate {
+	_c.mutation.SetPaidPaymentID(v)
+	return _c
+}
+
+// SetNillablePaidPaymentID sets the "paid_payment_id" field if the given value is not nil.
+func (_c *OrderCreate) SetNillablePaidPaymentID(v *int64) *OrderCreate {
+	if v != nil {
+		_c.SetPaidPaymentID(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *OrderCreate) SetID(v int64) *OrderCreate {
 	_c.mutation.SetID(v)
@@ -399,6 +413,10 @@ func (_c *OrderCreate) createSpec() (*Order, *sqlgraph.CreateSpec) {
 		_spec.SetField(order.FieldClosedAt, field.TypeTime, value)
 		_node.ClosedAt = &value
 	}
+	if value, ok := _c.mutation.PaidPaymentID(); ok {
+		_spec.SetField(order.FieldPaidPaymentID, field.TypeInt64, value)
+		_node.PaidPaymentID = &value
+	}
 	if nodes := _c.mutation.LinesIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
@@ -608,6 +626,30 @@ func (u *OrderUpsert) UpdateClosedAt() *OrderUpsert {
 // ClearClosedAt clears the value of the "closed_at" field.
 func (u *OrderUpsert) ClearClosedAt() *OrderUpsert {
 	u.SetNull(order.FieldClosedAt)
+	return u
+}
+
+// SetPaidPaymentID sets the "paid_payment_id" field.
+func (u *OrderUpsert) SetPaidPaymentID(v int64) *OrderUpsert {
+	u.Set(order.FieldPaidPaymentID, v)
+	return u
+}
+
+// UpdatePaidPaymentID sets the "paid_payment_id" field to the value that was provided on create.
+func (u *OrderUpsert) UpdatePaidPaymentID() *OrderUpsert {
+	u.SetExcluded(order.FieldPaidPaymentID)
+	return u
+}
+
+// AddPaidPaymentID adds v to the "paid_payment_id" field.
+func (u *OrderUpsert) AddPaidPaymentID(v int64) *OrderUpsert {
+	u.Add(order.FieldPaidPaymentID, v)
+	return u
+}
+
+// ClearPaidPaymentID clears the value of the "paid_payment_id" field.
+func (u *OrderUpsert) ClearPaidPaymentID() *OrderUpsert {
+	u.SetNull(order.FieldPaidPaymentID)
 	return u
 }
 
@@ -833,6 +875,34 @@ func (u *OrderUpsertOne) UpdateClosedAt() *OrderUpsertOne {
 func (u *OrderUpsertOne) ClearClosedAt() *OrderUpsertOne {
 	return u.Update(func(s *OrderUpsert) {
 		s.ClearClosedAt()
+	})
+}
+
+// SetPaidPaymentID sets the "paid_payment_id" field.
+func (u *OrderUpsertOne) SetPaidPaymentID(v int64) *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.SetPaidPaymentID(v)
+	})
+}
+
+// AddPaidPaymentID adds v to the "paid_payment_id" field.
+func (u *OrderUpsertOne) AddPaidPaymentID(v int64) *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.AddPaidPaymentID(v)
+	})
+}
+
+// UpdatePaidPaymentID sets the "paid_payment_id" field to the value that was provided on create.
+func (u *OrderUpsertOne) UpdatePaidPaymentID() *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.UpdatePaidPaymentID()
+	})
+}
+
+// ClearPaidPaymentID clears the value of the "paid_payment_id" field.
+func (u *OrderUpsertOne) ClearPaidPaymentID() *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.ClearPaidPaymentID()
 	})
 }
 
@@ -1224,6 +1294,34 @@ func (u *OrderUpsertBulk) UpdateClosedAt() *OrderUpsertBulk {
 func (u *OrderUpsertBulk) ClearClosedAt() *OrderUpsertBulk {
 	return u.Update(func(s *OrderUpsert) {
 		s.ClearClosedAt()
+	})
+}
+
+// SetPaidPaymentID sets the "paid_payment_id" field.
+func (u *OrderUpsertBulk) SetPaidPaymentID(v int64) *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.SetPaidPaymentID(v)
+	})
+}
+
+// AddPaidPaymentID adds v to the "paid_payment_id" field.
+func (u *OrderUpsertBulk) AddPaidPaymentID(v int64) *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.AddPaidPaymentID(v)
+	})
+}
+
+// UpdatePaidPaymentID sets the "paid_payment_id" field to the value that was provided on create.
+func (u *OrderUpsertBulk) UpdatePaidPaymentID() *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.UpdatePaidPaymentID()
+	})
+}
+
+// ClearPaidPaymentID clears the value of the "paid_payment_id" field.
+func (u *OrderUpsertBulk) ClearPaidPaymentID() *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.ClearPaidPaymentID()
 	})
 }
 

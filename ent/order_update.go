@@ -198,6 +198,33 @@ func (_u *OrderUpdate) ClearClosedAt() *OrderUpdate {
 	return _u
 }
 
+// SetPaidPaymentID sets the "paid_payment_id" field.
+func (_u *OrderUpdate) SetPaidPaymentID(v int64) *OrderUpdate {
+	_u.mutation.ResetPaidPaymentID()
+	_u.mutation.SetPaidPaymentID(v)
+	return _u
+}
+
+// SetNillablePaidPaymentID sets the "paid_payment_id" field if the given value is not nil.
+func (_u *OrderUpdate) SetNillablePaidPaymentID(v *int64) *OrderUpdate {
+	if v != nil {
+		_u.SetPaidPaymentID(*v)
+	}
+	return _u
+}
+
+// AddPaidPaymentID adds value to the "paid_payment_id" field.
+func (_u *OrderUpdate) AddPaidPaymentID(v int64) *OrderUpdate {
+	_u.mutation.AddPaidPaymentID(v)
+	return _u
+}
+
+// ClearPaidPaymentID clears the value of the "paid_payment_id" field.
+func (_u *OrderUpdate) ClearPaidPaymentID() *OrderUpdate {
+	_u.mutation.ClearPaidPaymentID()
+	return _u
+}
+
 // AddLineIDs adds the "lines" edge to the OrderLine entity by IDs.
 func (_u *OrderUpdate) AddLineIDs(ids ...int64) *OrderUpdate {
 	_u.mutation.AddLineIDs(ids...)
@@ -350,6 +377,15 @@ func (_u *OrderUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.ClosedAtCleared() {
 		_spec.ClearField(order.FieldClosedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.PaidPaymentID(); ok {
+		_spec.SetField(order.FieldPaidPaymentID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedPaidPaymentID(); ok {
+		_spec.AddField(order.FieldPaidPaymentID, field.TypeInt64, value)
+	}
+	if _u.mutation.PaidPaymentIDCleared() {
+		_spec.ClearField(order.FieldPaidPaymentID, field.TypeInt64)
 	}
 	if _u.mutation.LinesCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -584,6 +620,33 @@ func (_u *OrderUpdateOne) ClearClosedAt() *OrderUpdateOne {
 	return _u
 }
 
+// SetPaidPaymentID sets the "paid_payment_id" field.
+func (_u *OrderUpdateOne) SetPaidPaymentID(v int64) *OrderUpdateOne {
+	_u.mutation.ResetPaidPaymentID()
+	_u.mutation.SetPaidPaymentID(v)
+	return _u
+}
+
+// SetNillablePaidPaymentID sets the "paid_payment_id" field if the given value is not nil.
+func (_u *OrderUpdateOne) SetNillablePaidPaymentID(v *int64) *OrderUpdateOne {
+	if v != nil {
+		_u.SetPaidPaymentID(*v)
+	}
+	return _u
+}
+
+// AddPaidPaymentID adds value to the "paid_payment_id" field.
+func (_u *OrderUpdateOne) AddPaidPaymentID(v int64) *OrderUpdateOne {
+	_u.mutation.AddPaidPaymentID(v)
+	return _u
+}
+
+// ClearPaidPaymentID clears the value of the "paid_payment_id" field.
+func (_u *OrderUpdateOne) ClearPaidPaymentID() *OrderUpdateOne {
+	_u.mutation.ClearPaidPaymentID()
+	return _u
+}
+
 // AddLineIDs adds the "lines" edge to the OrderLine entity by IDs.
 func (_u *OrderUpdateOne) AddLineIDs(ids ...int64) *OrderUpdateOne {
 	_u.mutation.AddLineIDs(ids...)
@@ -766,6 +829,15 @@ func (_u *OrderUpdateOne) sqlSave(ctx context.Context) (_node *Order, err error)
 	}
 	if _u.mutation.ClosedAtCleared() {
 		_spec.ClearField(order.FieldClosedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.PaidPaymentID(); ok {
+		_spec.SetField(order.FieldPaidPaymentID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedPaidPaymentID(); ok {
+		_spec.AddField(order.FieldPaidPaymentID, field.TypeInt64, value)
+	}
+	if _u.mutation.PaidPaymentIDCleared() {
+		_spec.ClearField(order.FieldPaidPaymentID, field.TypeInt64)
 	}
 	if _u.mutation.LinesCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -108,6 +108,20 @@ func (_c *PaymentCreate) SetNillableUpdatedAt(v *time.Time) *PaymentCreate {
 	return _c
 }
 
+// SetPaidAt sets the "paid_at" field.
+func (_c *PaymentCreate) SetPaidAt(v time.Time) *PaymentCreate {
+	_c.mutation.SetPaidAt(v)
+	return _c
+}
+
+// SetNillablePaidAt sets the "paid_at" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillablePaidAt(v *time.Time) *PaymentCreate {
+	if v != nil {
+		_c.SetPaidAt(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *PaymentCreate) SetID(v int64) *PaymentCreate {
 	_c.mutation.SetID(v)
@@ -293,6 +307,10 @@ func (_c *PaymentCreate) createSpec() (*Payment, *sqlgraph.CreateSpec) {
 		_spec.SetField(payment.FieldUpdatedAt, field.TypeTime, value)
 		_node.UpdatedAt = value
 	}
+	if value, ok := _c.mutation.PaidAt(); ok {
+		_spec.SetField(payment.FieldPaidAt, field.TypeTime, value)
+		_node.PaidAt = &value
+	}
 	return _node, _spec
 }
 
@@ -468,6 +486,24 @@ func (u *PaymentUpsert) SetUpdatedAt(v time.Time) *PaymentUpsert {
 // UpdateUpdatedAt sets the "updated_at" field to the value that was provided on create.
 func (u *PaymentUpsert) UpdateUpdatedAt() *PaymentUpsert {
 	u.SetExcluded(payment.FieldUpdatedAt)
+	return u
+}
+
+// SetPaidAt sets the "paid_at" field.
+func (u *PaymentUpsert) SetPaidAt(v time.Time) *PaymentUpsert {
+	u.Set(payment.FieldPaidAt, v)
+	return u
+}
+
+// UpdatePaidAt sets the "paid_at" field to the value that was provided on create.
+func (u *PaymentUpsert) UpdatePaidAt() *PaymentUpsert {
+	u.SetExcluded(payment.FieldPaidAt)
+	return u
+}
+
+// ClearPaidAt clears the value of the "paid_at" field.
+func (u *PaymentUpsert) ClearPaidAt() *PaymentUpsert {
+	u.SetNull(payment.FieldPaidAt)
 	return u
 }
 
@@ -666,6 +702,27 @@ func (u *PaymentUpsertOne) SetUpdatedAt(v time.Time) *PaymentUpsertOne {
 func (u *PaymentUpsertOne) UpdateUpdatedAt() *PaymentUpsertOne {
 	return u.Update(func(s *PaymentUpsert) {
 		s.UpdateUpdatedAt()
+	})
+}
+
+// SetPaidAt sets the "paid_at" field.
+func (u *PaymentUpsertOne) SetPaidAt(v time.Time) *PaymentUpsertOne {
+	return u.Update(func(s *PaymentUpsert) {
+		s.SetPaidAt(v)
+	})
+}
+
+// UpdatePaidAt sets the "paid_at" field to the value that was provided on create.
+func (u *PaymentUpsertOne) UpdatePaidAt() *PaymentUpsertOne {
+	return u.Update(func(s *PaymentUpsert) {
+		s.UpdatePaidAt()
+	})
+}
+
+// ClearPaidAt clears the value of the "paid_at" field.
+func (u *PaymentUpsertOne) ClearPaidAt() *PaymentUpsertOne {
+	return u.Update(func(s *PaymentUpsert) {
+		s.ClearPaidAt()
 	})
 }
 
@@ -1030,6 +1087,27 @@ func (u *PaymentUpsertBulk) SetUpdatedAt(v time.Time) *PaymentUpsertBulk {
 func (u *PaymentUpsertBulk) UpdateUpdatedAt() *PaymentUpsertBulk {
 	return u.Update(func(s *PaymentUpsert) {
 		s.UpdateUpdatedAt()
+	})
+}
+
+// SetPaidAt sets the "paid_at" field.
+func (u *PaymentUpsertBulk) SetPaidAt(v time.Time) *PaymentUpsertBulk {
+	return u.Update(func(s *PaymentUpsert) {
+		s.SetPaidAt(v)
+	})
+}
+
+// UpdatePaidAt sets the "paid_at" field to the value that was provided on create.
+func (u *PaymentUpsertBulk) UpdatePaidAt() *PaymentUpsertBulk {
+	return u.Update(func(s *PaymentUpsert) {
+		s.UpdatePaidAt()
+	})
+}
+
+// ClearPaidAt clears the value of the "paid_at" field.
+func (u *PaymentUpsertBulk) ClearPaidAt() *PaymentUpsertBulk {
+	return u.Update(func(s *PaymentUpsert) {
+		s.ClearPaidAt()
 	})
 }
 

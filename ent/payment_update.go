@@ -170,6 +170,26 @@ func (_u *PaymentUpdate) SetUpdatedAt(v time.Time) *PaymentUpdate {
 	return _u
 }
 
+// SetPaidAt sets the "paid_at" field.
+func (_u *PaymentUpdate) SetPaidAt(v time.Time) *PaymentUpdate {
+	_u.mutation.SetPaidAt(v)
+	return _u
+}
+
+// SetNillablePaidAt sets the "paid_at" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillablePaidAt(v *time.Time) *PaymentUpdate {
+	if v != nil {
+		_u.SetPaidAt(*v)
+	}
+	return _u
+}
+
+// ClearPaidAt clears the value of the "paid_at" field.
+func (_u *PaymentUpdate) ClearPaidAt() *PaymentUpdate {
+	_u.mutation.ClearPaidAt()
+	return _u
+}
+
 // Mutation returns the PaymentMutation object of the builder.
 func (_u *PaymentUpdate) Mutation() *PaymentMutation {
 	return _u.mutation
@@ -294,6 +314,12 @@ func (_u *PaymentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(payment.FieldUpdatedAt, field.TypeTime, value)
+	}
+	if value, ok := _u.mutation.PaidAt(); ok {
+		_spec.SetField(payment.FieldPaidAt, field.TypeTime, value)
+	}
+	if _u.mutation.PaidAtCleared() {
+		_spec.ClearField(payment.FieldPaidAt, field.TypeTime)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -456,6 +482,26 @@ func (_u *PaymentUpdateOne) SetUpdatedAt(v time.Time) *PaymentUpdateOne {
 	return _u
 }
 
+// SetPaidAt sets the "paid_at" field.
+func (_u *PaymentUpdateOne) SetPaidAt(v time.Time) *PaymentUpdateOne {
+	_u.mutation.SetPaidAt(v)
+	return _u
+}
+
+// SetNillablePaidAt sets the "paid_at" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillablePaidAt(v *time.Time) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetPaidAt(*v)
+	}
+	return _u
+}
+
+// ClearPaidAt clears the value of the "paid_at" field.
+func (_u *PaymentUpdateOne) ClearPaidAt() *PaymentUpdateOne {
+	_u.mutation.ClearPaidAt()
+	return _u
+}
+
 // Mutation returns the PaymentMutation object of the builder.
 func (_u *PaymentUpdateOne) Mutation() *PaymentMutation {
 	return _u.mutation
@@ -610,6 +656,12 @@ func (_u *PaymentUpdateOne) sqlSave(ctx context.Context) (_node *Payment, err er
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(payment.FieldUpdatedAt, field.TypeTime, value)
+	}
+	if value, ok := _u.mutation.PaidAt(); ok {
+		_spec.SetField(payment.FieldPaidAt, field.TypeTime, value)
+	}
+	if _u.mutation.PaidAtCleared() {
+		_spec.ClearField(payment.FieldPaidAt, field.TypeTime)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Payment{config: _u.config}

@@ -93,6 +93,7 @@ type ComplexityRoot struct {
 		NeedsReview func(childComplexity int) int
 		OrderSn     func(childComplexity int) int
 		Payment     func(childComplexity int) int
+		Payments    func(childComplexity int) int
 		Status      func(childComplexity int) int
 	}
 
@@ -229,6 +230,7 @@ type MutationResolver interface {
 }
 type OrderResolver interface {
 	Payment(ctx context.Context, obj *checkout.Order) (*payments.Payment, error)
+	Payments(ctx context.Context, obj *checkout.Order) ([]*payments.Payment, error)
 }
 type QueryResolver interface {
 	Goods(ctx context.Context, id int64) (*catalog.Goods, error)
@@ -544,6 +546,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.Payment(childComplexity), true
+	case "Order.payments":
+		if e.ComplexityRoot.Order.Payments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Payments(childComplexity), true
 	case "Order.status":
 		if e.ComplexityRoot.Order.Status == nil {
 			break
@@ -1357,7 +1365,7 @@ type Order {
   lines: [OrderLine!]!
   createdAt: Time!
   expiresAt: Time!
-  "Money arrived after the order was closed: refund or review by hand."
+  "Money arrived that the order did not need (after it was closed, or a second payment): refund or review by hand."
   needsReview: Boolean!
 }
 
@@ -1388,7 +1396,7 @@ enum PaymentStatus { PENDING PAID REFUNDED FAILED }
 extend type Mutation {
   "What the success page calls after the redirect: never proof of payment."
   paymentReturn(input: PaymentReturnInput!): Payment!
-  "Admin: PAID → REFUNDED; stock is restored once."
+  "Admin: PAID → REFUNDED; stock is restored once. Refunds the payment that paid the order, not extra ones."
   refundOrder(orderSn: String!, reason: String!): Order!
 }
 
@@ -1407,7 +1415,16 @@ type Payment {
 }
 
 extend type Order {
+  """
+  The payment that paid the order (REFUNDED once refunded). An order that no
+  payment paid shows its most telling one (PAID, REFUNDED, PENDING, FAILED), or null.
+  """
   payment: Payment
+  """
+  Every payment of the order, oldest first. Payments besides ` + "`" + `payment` + "`" + ` that are
+  PAID are money the order did not need (needsReview): a person refunds them.
+  """
+  payments: [Payment!]!
 }
 `, BuiltIn: false},
 	{Name: "../schema.ops.graphql", Input: `# Operations: checks an operator runs against the live database. Admin only.
@@ -1507,6 +1524,8 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 		return ec.fieldContext_Order_needsReview(ctx, field)
 	case "payment":
 		return ec.fieldContext_Order_payment(ctx, field)
+	case "payments":
+		return ec.fieldContext_Order_payments(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Order", field.Name)
 }
@@ -3434,6 +3453,38 @@ func (ec *executionContext) _Order_payment(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Order_payment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Order",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Payment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Order_payments(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_payments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Order().Payments(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*payments.Payment) graphql.Marshaler {
+			return ec.marshalNPayment2ᚕᚖstorefrontᚋpaymentsᚐPaymentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_payments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Order",
 		Field:      field,
@@ -7508,6 +7559,12 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Order_payment(ctx, field, obj)
 				})
+		case "payments":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Order_payments(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -8901,6 +8958,22 @@ func (ec *executionContext) marshalNPageInfo2ᚖstorefrontᚋgraphᚐPageInfo(ct
 		return graphql.Null
 	}
 	return ec._PageInfo(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPayment2ᚕᚖstorefrontᚋpaymentsᚐPaymentᚄ(ctx context.Context, sel ast.SelectionSet, v []*payments.Payment) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPayment2ᚖstorefrontᚋpaymentsᚐPayment(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNPayment2ᚖstorefrontᚋpaymentsᚐPayment(ctx context.Context, sel ast.SelectionSet, v *payments.Payment) graphql.Marshaler {

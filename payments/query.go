@@ -57,9 +57,16 @@ func (s *Service) Return(ctx context.Context, caller auth.Principal, provider, p
 	return view(p), nil
 }
 
-// ForOrder returns the payment that best describes an order: a settled one
-// (PAID, REFUNDED) before a pending or failed one; nil when none exists.
+// ForOrder returns the payment that paid the order (REFUNDED once it was
+// refunded). An order no payment paid (unpaid, closed, or paid before
+// orders named their paying payment) gets the payment that best describes
+// it: a settled one (PAID, REFUNDED) before a pending or failed one; nil
+// when none exists.
 func (s *Service) ForOrder(ctx context.Context, orderID int64) (*Payment, error) {
+	o, err := s.db.Client.Order.Query().Where(order.ID(orderID)).Select(order.FieldPaidPaymentID).Only(ctx)
+	if err != nil {
+		return nil, store.Classify(err)
+	}
 	rows, err := s.db.Client.Payment.Query().Where(payment.OrderID(orderID)).Order(ent.Desc(payment.FieldID)).All(ctx)
 	if err != nil {
 		return nil, store.Classify(err)
@@ -67,6 +74,9 @@ func (s *Service) ForOrder(ctx context.Context, orderID int64) (*Payment, error)
 	rank := map[enums.PaymentStatus]int{enums.PaymentPaid: 0, enums.PaymentRefunded: 1, enums.PaymentPending: 2, enums.PaymentFailed: 3}
 	var best *ent.Payment
 	for _, p := range rows {
+		if o.PaidPaymentID != nil && p.ID == *o.PaidPaymentID {
+			return view(p), nil
+		}
 		if best == nil || rank[p.Status] < rank[best.Status] {
 			best = p
 		}
@@ -75,6 +85,20 @@ func (s *Service) ForOrder(ctx context.Context, orderID int64) (*Payment, error)
 		return nil, nil
 	}
 	return view(best), nil
+}
+
+// OfOrder returns every payment of an order, oldest first: the paying one
+// and any extra money a person has to refund.
+func (s *Service) OfOrder(ctx context.Context, orderID int64) ([]*Payment, error) {
+	rows, err := s.db.Client.Payment.Query().Where(payment.OrderID(orderID)).Order(ent.Asc(payment.FieldID)).All(ctx)
+	if err != nil {
+		return nil, store.Classify(err)
+	}
+	out := make([]*Payment, len(rows))
+	for i, p := range rows {
+		out[i] = view(p)
+	}
+	return out, nil
 }
 
 func view(p *ent.Payment) *Payment {

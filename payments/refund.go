@@ -14,9 +14,9 @@ import (
 
 // Refund moves a PAID order to REFUNDED by CAS (admin). Only the caller that
 // wins the CAS restores stock (ledger change type 4) through the same
-// idempotent restore closing uses, and marks the order's paid payments
-// REFUNDED; a concurrent or repeated refund finds the order already
-// REFUNDED and changes nothing.
+// idempotent restore closing uses, and marks the payment that paid the order
+// REFUNDED; extra payments stay PAID for a person to refund. A concurrent or
+// repeated refund finds the order already REFUNDED and changes nothing.
 func (s *Service) Refund(ctx context.Context, orderSn, reason string) (*checkout.Order, error) {
 	if reason == "" || len(reason) > 255 {
 		return nil, fmt.Errorf("%w: a refund reason of 1 to 255 characters is required", ErrInvalidInput)
@@ -49,14 +49,21 @@ func (s *Service) Refund(ctx context.Context, orderSn, reason string) (*checkout
 }
 
 // refundTx is the refund transition inside tx, shared by the admin mutation
-// and a provider's REFUNDED notification.
+// and a provider's REFUNDED notification for the paying payment.
 func refundTx(ctx context.Context, tx *ent.Tx, orderID int64, s *Service) (bool, error) {
 	won, err := checkout.CloseTx(ctx, tx, orderID, checkout.Refund, s.now())
 	if err != nil || !won {
 		return won, err
 	}
-	err = tx.Payment.Update().
-		Where(payment.OrderID(orderID), payment.StatusEQ(enums.PaymentPaid)).
-		SetStatus(enums.PaymentRefunded).AddVersion(1).Exec(ctx)
-	return true, err
+	// This transaction has just changed the row, so it reads its latest version.
+	o, err := tx.Order.Query().Where(order.ID(orderID)).Select(order.FieldPaidPaymentID).Only(ctx)
+	if err != nil {
+		return false, err
+	}
+	paid := tx.Payment.Update().Where(payment.OrderID(orderID), payment.StatusEQ(enums.PaymentPaid))
+	if o.PaidPaymentID != nil {
+		// Only the payment that paid the order: extra money is a person's to refund.
+		paid.Where(payment.ID(*o.PaidPaymentID))
+	} // else paid before orders named their payment: every PAID one (the old rule)
+	return true, paid.SetStatus(enums.PaymentRefunded).AddVersion(1).Exec(ctx)
 }

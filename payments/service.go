@@ -16,6 +16,7 @@ import (
 	"storefront/ent"
 	"storefront/ent/order"
 	"storefront/ent/payment"
+	"storefront/ent/predicate"
 	"storefront/enums"
 	"storefront/store"
 )
@@ -35,6 +36,13 @@ const (
 )
 
 var errDuplicateEvent = errors.New("duplicate payment event")
+
+// Outbox event types payments writes.
+const (
+	EventOrderPaid             = "OrderPaid"
+	EventPaymentForClosedOrder = "PaymentForClosedOrder"
+	EventDuplicatePayment      = "DuplicatePayment"
+)
 
 // Notify verifies and applies one provider notification. Verification runs
 // in a fixed order (provider, signature, timestamp, merchant, order,
@@ -91,10 +99,19 @@ func (s *Service) Notify(ctx context.Context, provider string, body []byte, sign
 		}
 		switch pay.Status {
 		case enums.PaymentPaid:
-			return s.markPaid(ctx, tx, o)
+			return s.settle(ctx, tx, o, pay)
 		case enums.PaymentRefunded:
-			// A refund made at the provider refunds the order exactly once too.
-			_, err := refundTx(ctx, tx, o.ID, s)
+			// A refund made at the provider refunds the order exactly once
+			// too, but only the payment that paid it does: an extra payment's
+			// refund ends that payment and leaves the order alone.
+			cur, err := tx.Order.Query().Where(order.ID(o.ID)).Select(order.FieldStatus, order.FieldPaidPaymentID).Only(ctx)
+			if err != nil {
+				return err
+			}
+			if !paidBy(cur, pay.ID) {
+				return nil
+			}
+			_, err = refundTx(ctx, tx, o.ID, s)
 			return err
 		}
 		return nil
@@ -140,14 +157,27 @@ func upsertPayment(ctx context.Context, tx *ent.Tx, o *ent.Order, provider, paym
 	return p, nil
 }
 
-// markPaid moves the order UNPAID → PAID by CAS; only the winner emits
-// OrderPaid and adds the sold quantities to volume. Money for an order that
-// the closer already closed is kept and flagged for a person, never dropped
-// and never silently reopening the order.
-func (s *Service) markPaid(ctx context.Context, tx *ent.Tx, o *ent.Order) error {
+// settle runs the side effects of a payment that is PAID, once per
+// payment: the CAS on its paid_at lets a later SUCCESS for it (a new event
+// id) run nothing again. The first payment to arrive pays the order by CAS
+// UNPAID → PAID, naming itself in paid_payment_id; only that winner emits
+// OrderPaid and adds the sold quantities to volume. Any other payment is
+// money the order did not need: it stays recorded as PAID (money is never
+// dropped), the order is flagged needsReview and one event per payment asks
+// a person to refund or review it — PaymentForClosedOrder when the closer
+// got there first (the order is never reopened silently), DuplicatePayment
+// when another payment already paid it.
+func (s *Service) settle(ctx context.Context, tx *ent.Tx, o *ent.Order, pay *ent.Payment) error {
+	now := s.now()
+	first, err := tx.Payment.Update().
+		Where(payment.ID(pay.ID), payment.StatusEQ(enums.PaymentPaid), payment.PaidAtIsNil()).
+		SetPaidAt(now).Save(ctx)
+	if err != nil || first == 0 {
+		return err
+	}
 	n, err := tx.Order.Update().
 		Where(order.ID(o.ID), order.StatusEQ(enums.OrderUnpaid)).
-		SetStatus(enums.OrderPaid).SetPaidAt(s.now()).AddVersion(1).Save(ctx)
+		SetStatus(enums.OrderPaid).SetPaidAt(now).SetPaidPaymentID(pay.ID).AddVersion(1).Save(ctx)
 	if err != nil {
 		return err
 	}
@@ -160,17 +190,39 @@ func (s *Service) markPaid(ctx context.Context, tx *ent.Tx, o *ent.Order) error 
 				return fmt.Errorf("adding volume: %w", err)
 			}
 		}
-		return checkout.Emit(ctx, tx, "OrderPaid", o.ID, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String()}, s.now())
+		return checkout.Emit(ctx, tx, EventOrderPaid, o.ID, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String()}, now)
 	}
-	flagged, err := tx.Order.Update().
-		Where(order.ID(o.ID), order.StatusEQ(enums.OrderClosed), order.NeedsReview(false)).
-		SetNeedsReview(true).AddVersion(1).Save(ctx)
-	if err != nil {
+	// Decided by conditional UPDATEs, not by reading the order: an UPDATE
+	// sees the latest committed row (and waits for one in flight), where a
+	// plain read on MySQL may see the transaction's older snapshot.
+	flag := func(typ string, where ...predicate.Order) error {
+		n, err := tx.Order.Update().Where(append(where, order.ID(o.ID))...).SetNeedsReview(true).AddVersion(1).Save(ctx)
+		if err != nil || n == 0 {
+			return err
+		}
+		slog.WarnContext(ctx, "money the order did not need: refund or review by hand", "event", typ,
+			"orderSn", o.OrderSn, "provider", pay.Provider, "paymentId", pay.PaymentID)
+		return checkout.Emit(ctx, tx, typ, o.ID, map[string]any{"orderSn": o.OrderSn, "amount": pay.Amount.String(),
+			"provider": pay.Provider, "paymentId": pay.PaymentID}, now)
+	}
+	if err := flag(EventPaymentForClosedOrder, order.StatusEQ(enums.OrderClosed)); err != nil {
 		return err
 	}
-	if flagged == 1 {
-		slog.WarnContext(ctx, "payment for a closed order: refund or review by hand", "orderSn", o.OrderSn)
-		return checkout.Emit(ctx, tx, "PaymentForClosedOrder", o.ID, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String()}, s.now())
+	// PAID or REFUNDED by another payment. paid_payment_id <> ? is not true
+	// for NULL: an order paid before orders named their paying payment is
+	// never flagged, since it cannot tell its payer from an extra (the old rule).
+	return flag(EventDuplicatePayment, order.StatusIn(enums.OrderPaid, enums.OrderRefunded), order.PaidPaymentIDNEQ(pay.ID))
+}
+
+// paidBy reports whether payment paymentID paid order o. A plain read of o
+// is enough: paid_payment_id is written once, in the commit that makes the
+// order PAID, and that commit precedes any later change to the paying
+// payment's row, which the caller's upsert has already waited for. An order
+// PAID with no paid_payment_id was paid before the column existed; any of
+// its payments counts (the old rule).
+func paidBy(o *ent.Order, paymentID int64) bool {
+	if o.PaidPaymentID != nil {
+		return *o.PaidPaymentID == paymentID
 	}
-	return nil
+	return o.Status == enums.OrderPaid
 }

@@ -32,5 +32,10 @@ func (r *mutationResolver) RefundOrder(ctx context.Context, orderSn string, reas
 
 // Payment is the resolver for the payment field.
 func (r *orderResolver) Payment(ctx context.Context, obj *checkout.Order) (*payments.Payment, error) {
-	return r.Payments.ForOrder(ctx, obj.ID)
+	return r.Resolver.Payments.ForOrder(ctx, obj.ID)
+}
+
+// Payments is the resolver for the payments field.
+func (r *orderResolver) Payments(ctx context.Context, obj *checkout.Order) ([]*payments.Payment, error) {
+	return r.Resolver.Payments.OfOrder(ctx, obj.ID)
 }

@@ -80,6 +80,7 @@ var (
 		{Name: "expires_at", Type: field.TypeTime},
 		{Name: "paid_at", Type: field.TypeTime, Nullable: true},
 		{Name: "closed_at", Type: field.TypeTime, Nullable: true},
+		{Name: "paid_payment_id", Type: field.TypeInt64, Nullable: true},
 	}
 	// OrdersTable holds the schema information for the "orders" table.
 	OrdersTable = &schema.Table{
@@ -178,6 +179,7 @@ var (
 		{Name: "version", Type: field.TypeInt64, Default: 1},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "paid_at", Type: field.TypeTime, Nullable: true},
 	}
 	// PaymentTable holds the schema information for the "payment" table.
 	PaymentTable = &schema.Table{

@@ -42,6 +42,8 @@ const (
 	FieldPaidAt = "paid_at"
 	// FieldClosedAt holds the string denoting the closed_at field in the database.
 	FieldClosedAt = "closed_at"
+	// FieldPaidPaymentID holds the string denoting the paid_payment_id field in the database.
+	FieldPaidPaymentID = "paid_payment_id"
 	// EdgeLines holds the string denoting the lines edge name in mutations.
 	EdgeLines = "lines"
 	// Table holds the table name of the order in the database.
@@ -71,6 +73,7 @@ var Columns = []string{
 	FieldExpiresAt,
 	FieldPaidAt,
 	FieldClosedAt,
+	FieldPaidPaymentID,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -189,6 +192,11 @@ func ByPaidAt(opts ...sql.OrderTermOption) OrderOption {
 // ByClosedAt orders the results by the closed_at field.
 func ByClosedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldClosedAt, opts...).ToFunc()
+}
+
+// ByPaidPaymentID orders the results by the paid_payment_id field.
+func ByPaidPaymentID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPaidPaymentID, opts...).ToFunc()
 }
 
 // ByLinesCount orders the results by lines count.

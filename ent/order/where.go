@@ -118,6 +118,11 @@ func ClosedAt(v time.Time) predicate.Order {
 	return predicate.Order(sql.FieldEQ(FieldClosedAt, v))
 }
 
+// PaidPaymentID applies equality check predicate on the "paid_payment_id" field. It's identical to PaidPaymentIDEQ.
+func PaidPaymentID(v int64) predicate.Order {
+	return predicate.Order(sql.FieldEQ(FieldPaidPaymentID, v))
+}
+
 // OrderSnEQ applies the EQ predicate on the "order_sn" field.
 func OrderSnEQ(v string) predicate.Order {
 	return predicate.Order(sql.FieldEQ(FieldOrderSn, v))
@@ -755,6 +760,56 @@ func ClosedAtIsNil() predicate.Order {
 // ClosedAtNotNil applies the NotNil predicate on the "closed_at" field.
 func ClosedAtNotNil() predicate.Order {
 	return predicate.Order(sql.FieldNotNull(FieldClosedAt))
+}
+
+// PaidPaymentIDEQ applies the EQ predicate on the "paid_payment_id" field.
+func PaidPaymentIDEQ(v int64) predicate.Order {
+	return predicate.Order(sql.FieldEQ(FieldPaidPaymentID, v))
+}
+
+// PaidPaymentIDNEQ applies the NEQ predicate on the "paid_payment_id" field.
+func PaidPaymentIDNEQ(v int64) predicate.Order {
+	return predicate.Order(sql.FieldNEQ(FieldPaidPaymentID, v))
+}
+
+// PaidPaymentIDIn applies the In predicate on the "paid_payment_id" field.
+func PaidPaymentIDIn(vs ...int64) predicate.Order {
+	return predicate.Order(sql.FieldIn(FieldPaidPaymentID, vs...))
+}
+
+// PaidPaymentIDNotIn applies the NotIn predicate on the "paid_payment_id" field.
+func PaidPaymentIDNotIn(vs ...int64) predicate.Order {
+	return predicate.Order(sql.FieldNotIn(FieldPaidPaymentID, vs...))
+}
+
+// PaidPaymentIDGT applies the GT predicate on the "paid_payment_id" field.
+func PaidPaymentIDGT(v int64) predicate.Order {
+	return predicate.Order(sql.FieldGT(FieldPaidPaymentID, v))
+}
+
+// PaidPaymentIDGTE applies the GTE predicate on the "paid_payment_id" field.
+func PaidPaymentIDGTE(v int64) predicate.Order {
+	return predicate.Order(sql.FieldGTE(FieldPaidPaymentID, v))
+}
+
+// PaidPaymentIDLT applies the LT predicate on the "paid_payment_id" field.
+func PaidPaymentIDLT(v int64) predicate.Order {
+	return predicate.Order(sql.FieldLT(FieldPaidPaymentID, v))
+}
+
+// PaidPaymentIDLTE applies the LTE predicate on the "paid_payment_id" field.
+func PaidPaymentIDLTE(v int64) predicate.Order {
+	return predicate.Order(sql.FieldLTE(FieldPaidPaymentID, v))
+}
+
+// PaidPaymentIDIsNil applies the IsNil predicate on the "paid_payment_id" field.
+func PaidPaymentIDIsNil() predicate.Order {
+	return predicate.Order(sql.FieldIsNull(FieldPaidPaymentID))
+}
+
+// PaidPaymentIDNotNil applies the NotNil predicate on the "paid_payment_id" field.
+func PaidPaymentIDNotNil() predicate.Order {
+	return predicate.Order(sql.FieldNotNull(FieldPaidPaymentID))
 }
 
 // HasLines applies the HasEdge predicate on the "lines" edge.

@@ -35,6 +35,8 @@ const (
 	FieldCreatedAt = "created_at"
 	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
 	FieldUpdatedAt = "updated_at"
+	// FieldPaidAt holds the string denoting the paid_at field in the database.
+	FieldPaidAt = "paid_at"
 	// Table holds the table name of the payment in the database.
 	Table = "payment"
 )
@@ -52,6 +54,7 @@ var Columns = []string{
 	FieldVersion,
 	FieldCreatedAt,
 	FieldUpdatedAt,
+	FieldPaidAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -149,4 +152,9 @@ func ByCreatedAt(opts ...sql.OrderTermOption) OrderOption {
 // ByUpdatedAt orders the results by the updated_at field.
 func ByUpdatedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldUpdatedAt, opts...).ToFunc()
+}
+
+// ByPaidAt orders the results by the paid_at field.
+func ByPaidAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPaidAt, opts...).ToFunc()
 }

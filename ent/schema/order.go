@@ -35,14 +35,20 @@ func (Order) Fields() []ent.Field {
 		field.String("remark").MaxLen(255).Default(""),
 		// Why it was closed: cancel, timeout.
 		field.String("close_reason").MaxLen(32).Default(""),
-		// Set when money arrived for an order that was already closed: a person
-		// must refund or review it (the order is never reopened silently).
+		// Set when money arrived that did not pay the order (it was already
+		// closed, or already paid by another payment): a person must refund or
+		// review it (the order is never reopened silently).
 		field.Bool("needs_review").Default(false),
 		field.Int64("version").Default(1),
 		field.Time("created_at").Default(time.Now).Immutable(),
 		field.Time("expires_at"),
 		field.Time("paid_at").Optional().Nillable(),
 		field.Time("closed_at").Optional().Nillable(),
+		// payment.id of the payment that paid the order, set in the same CAS that
+		// moves it UNPAID → PAID and never changed after, so refunds know which
+		// payment to refund and later payments are recognised as extra money.
+		// NULL on orders paid before the column existed (the old rules apply).
+		field.Int64("paid_payment_id").Optional().Nillable(),
 	}
 }
 

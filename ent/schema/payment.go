@@ -34,6 +34,11 @@ func (Payment) Fields() []ent.Field {
 		field.Int64("version").Default(1),
 		field.Time("created_at").Default(time.Now).Immutable(),
 		field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now),
+		// When the payment was first seen PAID. Set once, by CAS (paid_at IS
+		// NULL), by the notification that runs its side effects: paying the
+		// order, or flagging money the order did not need. A later SUCCESS for
+		// the same payment (a new event id) finds it set and runs nothing again.
+		field.Time("paid_at").Optional().Nillable(),
 	}
 }
 
