@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +15,10 @@ import (
 	"modernc.org/sqlite"
 
 	"storefront/ent"
+	"storefront/ent/idempotency"
+	"storefront/ent/order"
+	"storefront/ent/orderline"
+	"storefront/ent/outbox"
 	"storefront/inventory"
 	"storefront/store"
 )
@@ -202,7 +205,7 @@ func (s *Service) batchSQLite(ctx context.Context, tx *ent.Tx, batch []*ticket, 
 		return err
 	}
 	for _, id := range skusOf(batch) {
-		if err := deductBatch(ctx, tx, batch, ofSKU(batch, won, id), stock[id]); err != nil {
+		if err := inventory.TakeLocked(ctx, tx, stock[id], movements(batch, ofSKU(batch, won, id))); err != nil {
 			return err
 		}
 	}
@@ -399,47 +402,66 @@ func readKeys(ctx context.Context, q querier, batch []*ticket) (map[[2]string]*e
 }
 
 // insertOrders writes the DONE idempotency records, the orders, their lines
-// and their OrderPlaced events: four multi-row statements for the batch.
-// The records go first: a key claimed meanwhile fails the batch before more
-// is written.
+// and their OrderPlaced events: four multi-row statements for the batch,
+// and reads the orders' ids by number. The records go first: a key claimed
+// meanwhile fails the batch before more is written.
 func (s *Service) insertOrders(ctx context.Context, tx *ent.Tx, batch []*ticket, won []int, now time.Time, keysRead bool) error {
 	if err := s.insertKeys(ctx, tx, batch, won, now, keysRead); err != nil {
 		return err
 	}
-	oc := make([]*ent.OrderCreate, len(won))
+	orders := store.NewInsert(order.Table)
+	lines := store.NewInsert(orderline.Table)
+	placed := make([]*Order, len(won))
 	for j, i := range won {
 		o := batch[i].order
-		oc[j] = tx.Order.Create().SetOrderSn(o.OrderSn).SetUserID(o.UserID).SetAmount(o.Amount).
-			SetCurrency(o.Currency).SetRemark(o.Remark).SetCreatedAt(o.CreatedAt).SetExpiresAt(o.ExpiresAt)
+		placed[j] = o
+		orders.Row(o.write)
+		lines.Row(func(v store.Values) { writeLine(v, o, &batch[i].line.OrderLine) })
 	}
-	rows, err := tx.Order.CreateBulk(oc...).Save(ctx) // SQLite returns each row's id
-	if err != nil {
+	if err := store.Exec(ctx, tx, orders); err != nil {
 		return fmt.Errorf("inserting orders: %w", err)
 	}
-	lc := make([]*ent.OrderLineCreate, len(won))
-	orders := make([]*Order, len(won))
-	for j, i := range won {
-		t := batch[i]
-		o, l := t.order, t.line
-		o.ID = rows[j].ID
-		orders[j] = o
-		lc[j] = tx.OrderLine.Create().SetOrderID(o.ID).SetItemID(l.ItemID).SetGoodsID(l.GoodsID).
-			SetGoodsName(l.GoodsName).SetSpecValueStr(l.SpecValueStr).SetUnitPrice(l.UnitPrice).SetQuantity(l.Quantity)
-	}
-	if err := tx.OrderLine.CreateBulk(lc...).Exec(ctx); err != nil {
+	if err := store.Exec(ctx, tx, lines); err != nil {
 		return fmt.Errorf("inserting order lines: %w", err)
 	}
-	payload, events, err := placedRow(orders)
+	ev, err := placedEvent(placed, now)
 	if err != nil {
-		return fmt.Errorf("encoding %s events: %w", EventOrderPlaced, err)
+		return err
 	}
-	agg := ""
-	if events == 1 {
-		agg = strconv.FormatInt(orders[0].ID, 10)
-	}
-	if err := tx.Outbox.Create().SetEventID(newEventID()).SetType(EventOrderPlaced).SetAggregateID(agg).
-		SetPayload(payload).SetEvents(events).SetCreatedAt(now).Exec(ctx); err != nil {
+	if err := store.Exec(ctx, tx, store.NewInsert(outbox.Table).Row(ev.write)); err != nil {
 		return fmt.Errorf("writing %s events: %w", EventOrderPlaced, err)
+	}
+	return readOrderIDs(ctx, tx, placed)
+}
+
+// readOrderIDs sets each order's id, found by its number.
+func readOrderIDs(ctx context.Context, q querier, orders []*Order) error {
+	sns := make([]any, len(orders))
+	byNumber := make(map[string]*Order, len(orders))
+	for i, o := range orders {
+		sns[i] = o.OrderSn
+		byNumber[o.OrderSn] = o
+	}
+	rs, err := q.QueryContext(ctx, "SELECT id, order_sn FROM orders WHERE order_sn IN ("+placeholders(len(sns))+")", sns...)
+	if err != nil {
+		return fmt.Errorf("reading order ids: %w", err)
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var id int64
+		var sn string
+		if err := rs.Scan(&id, &sn); err != nil {
+			return fmt.Errorf("reading order ids: %w", err)
+		}
+		byNumber[sn].ID = id
+	}
+	if err := rs.Err(); err != nil {
+		return fmt.Errorf("reading order ids: %w", err)
+	}
+	for _, o := range orders {
+		if o.ID == 0 {
+			return fmt.Errorf("order %s was written without an id", o.OrderSn)
+		}
 	}
 	return nil
 }
@@ -449,21 +471,15 @@ func (s *Service) insertOrders(ctx context.Context, tx *ent.Tx, batch []*ticket,
 // batch round again (errKeysExist); read keys that exist anyway were claimed
 // meanwhile (errKeyRace).
 func (s *Service) insertKeys(ctx context.Context, tx *ent.Tx, batch []*ticket, won []int, now time.Time, keysRead bool) error {
-	var q strings.Builder
-	q.WriteString("INSERT INTO idempotency_key (user_id, `key`, request_hash, state, lease_until, order_sn, created_at, expires_at) VALUES ")
-	args := make([]any, 0, 8*len(won))
-	for j, i := range won {
-		if j > 0 {
-			q.WriteString(", ")
-		}
-		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
-		t := batch[i]
-		args = append(args, t.in.UserID, t.key, t.hash, stateDone, now.Add(s.cfg.Lease), t.order.OrderSn, now, now.Add(t.keep))
+	ins := store.NewInsert(idempotency.Table)
+	for _, i := range won {
+		ins.Row(s.doneRecord(batch[i], now).write)
 	}
+	q, args := ins.SQL()
 	if !keysRead {
-		q.WriteString(" ON CONFLICT (user_id, `key`) DO NOTHING") // SQLite: 0 rows affected for an existing key
+		q += " ON CONFLICT (user_id, `key`) DO NOTHING" // SQLite: 0 rows affected for an existing key
 	}
-	res, err := tx.ExecContext(ctx, q.String(), args...)
+	res, err := tx.ExecContext(ctx, q, args...)
 	if err != nil {
 		if keysRead && isDuplicate(err) {
 			return errKeyRace
@@ -492,44 +508,14 @@ func isDuplicate(err error) bool {
 	return false
 }
 
-// deductBatch takes the quantity of every kept order in one CAS on the locked
-// row (stock is the balance read under the lock) and books one ledger row per
-// order, each with its before/after as if applied one after another.
-func deductBatch(ctx context.Context, tx *ent.Tx, batch []*ticket, keep []int, stock int64) error {
-	if len(keep) == 0 {
-		return nil
-	}
-	id := batch[keep[0]].line.ItemID
-	var total int64
-	for _, i := range keep {
-		total += batch[i].line.Quantity
-	}
-	res, err := tx.ExecContext(ctx,
-		"UPDATE sku SET stock = stock - ?, version = version + 1 WHERE id = ? AND stock >= ?", total, id, total)
-	if err != nil {
-		return fmt.Errorf("deducting SKU %d: %w", id, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n != 1 {
-		// The row was read under the lock: only something bypassing the lock
-		// gets here, and a guess must not be booked.
-		return fmt.Errorf("deducting SKU %d: %d in stock under the lock, yet the CAS for %d failed", id, stock, total)
-	}
-	lc := make([]*ent.StockLogCreate, len(keep))
-	before := stock
+// movements are the stock movements of the orders keep of batch (one SKU),
+// in booking order.
+func movements(batch []*ticket, keep []int) []inventory.Movement {
+	m := make([]inventory.Movement, len(keep))
 	for j, i := range keep {
-		t := batch[i]
-		q := t.line.Quantity
-		lc[j] = tx.StockLog.Create().SetItemID(id).SetGoodsID(t.line.GoodsID).SetChangeType(int8(inventory.OrderDeduct)).
-			SetChangeNum(-q).SetBeforeStock(before).SetAfterStock(before - q).SetBizType(inventory.BizOrder).
-			SetBizSn(t.order.OrderSn).SetCreatedAt(t.order.CreatedAt)
-		before -= q
+		m[j] = sale(batch[i].order, &batch[i].line.OrderLine).Movement
 	}
-	if err := tx.StockLog.CreateBulk(lc...).Exec(ctx); err != nil {
-		return fmt.Errorf("booking deductions of SKU %d: %w", id, err)
-	}
-	return nil
+	return m
 }
 
 // at runs the test hook of a batch stage.

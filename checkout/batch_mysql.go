@@ -11,8 +11,12 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"storefront/enums"
+	"storefront/ent/idempotency"
+	"storefront/ent/order"
+	"storefront/ent/orderline"
+	"storefront/ent/outbox"
 	"storefront/inventory"
+	"storefront/store"
 )
 
 // errStockMoved: the batch decided from a plain read (or lastRead's memory
@@ -41,148 +45,51 @@ var errStockMoved = errors.New("checkout: stock moved between the batch's read a
 // sends its own OK packet, and those sends (a syscall each, and a wake-up of
 // the client) measured 11.5 % of the server's CPU at 19 packets a batch.
 func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*ticket, won []int, now time.Time, keysRead, begin bool) error {
-	q := &sqlText{}
-	q.b.Grow(2048 + 800*len(won)) // ~780 bytes an order on the demo catalog
-	rows := func(n int, row func(j int)) {
-		for j := range n {
-			if j > 0 {
-				q.sql(", ")
-			}
-			row(j)
-		}
-	}
+	q := &store.Text{}
+	q.Grow(2048 + 800*len(won)) // ~780 bytes an order on the demo catalog
 	ticketOf := func(j int) *ticket { return batch[won[j]] }
 	n := len(won)
+	placed := make([]*Order, n)
+	for j := range n {
+		placed[j] = ticketOf(j).order
+	}
 
 	if s.db.MariaDB {
-		q.sql("BEGIN NOT ATOMIC ")
+		q.SQL("BEGIN NOT ATOMIC ")
 	}
 	if begin {
-		q.sql("START TRANSACTION; ")
+		q.SQL("START TRANSACTION; ")
 	}
-	q.sql("SET @s := NULL, @c := 0")
+	q.SQL("SET @s := NULL, @c := 0")
 	if dl, ok := ctx.Deadline(); ok {
 		// The server goes on after the client gives up (the driver only
 		// closes the socket), so a lock wait must not outlast the batch's
 		// deadline by more than the second InnoDB counts in: otherwise the
 		// batch could commit long after its buyers were told UNAVAILABLE.
 		secs := int64(math.Ceil(time.Until(dl).Seconds()))
-		q.sql(", SESSION innodb_lock_wait_timeout = ")
-		q.int(min(max(secs, 1), 50))
+		q.SQL(", SESSION innodb_lock_wait_timeout = ")
+		q.Int(min(max(secs, 1), 50))
 	}
-	q.sql("; ")
+	q.SQL("; ")
 	// Idempotency records, DONE with their order. A key that exists stops
 	// the batch here with a duplicate-key error: unread, the batch runs
 	// again reading the keys first (errKeysExist); read, it was claimed
 	// meanwhile (errKeyRace). A plain INSERT, not ON DUPLICATE KEY UPDATE
 	// and a count: that form locked and checked every key the slow way.
-	q.sql("INSERT INTO idempotency_key (user_id, `key`, request_hash, state, lease_until, order_sn, created_at, expires_at) VALUES ")
-	rows(n, func(j int) {
-		t := ticketOf(j)
-		q.sql("(")
-		q.str(t.in.UserID)
-		q.sql(", ")
-		q.str(t.key)
-		q.sql(", ")
-		q.str(t.hash)
-		q.sql(", ")
-		q.str(stateDone)
-		q.sql(", ")
-		q.time(now.Add(s.cfg.Lease))
-		q.sql(", ")
-		q.str(t.order.OrderSn)
-		q.sql(", ")
-		q.time(now)
-		q.sql(", ")
-		q.time(now.Add(t.keep))
-		q.sql(")")
-	})
-	q.sql("; ")
-
-	// close_reason, needs_review and version start at their defaults.
-	q.sql("INSERT INTO orders (order_sn, user_id, status, amount, currency, remark, created_at, expires_at) VALUES ")
-	rows(n, func(j int) {
-		o := ticketOf(j).order
-		q.sql("(")
-		q.str(o.OrderSn)
-		q.sql(", ")
-		q.str(o.UserID)
-		q.sql(", ")
-		q.str(string(o.Status))
-		q.sql(", ")
-		q.int(int64(o.Amount))
-		q.sql(", ")
-		q.str(o.Currency)
-		q.sql(", ")
-		q.str(o.Remark)
-		q.sql(", ")
-		q.time(o.CreatedAt)
-		q.sql(", ")
-		q.time(o.ExpiresAt)
-		q.sql(")")
-	})
-	q.sql("; ")
-
-	// Lines and events point at their order, found by its number (unique):
-	// ids counted on from LAST_INSERT_ID() hold only while the server numbers
-	// a multi-row insert consecutively, which MySQL 8's interleaved
-	// auto-increment and a Galera cluster's auto_increment_increment do not
-	// promise.
-	orderID := func(j int) { // the order's id as an SQL expression
-		q.sql("(SELECT id FROM orders WHERE order_sn = ")
-		q.str(ticketOf(j).order.OrderSn)
-		q.sql(")")
-	}
-	q.sql("INSERT INTO order_line (order_id, item_id, goods_id, goods_name, spec_value_str, unit_price, quantity) VALUES ")
-	rows(n, func(j int) {
-		l := ticketOf(j).line
-		q.sql("(")
-		orderID(j)
-		q.sql(", ")
-		q.int(l.ItemID)
-		q.sql(", ")
-		q.int(l.GoodsID)
-		q.sql(", ")
-		q.str(l.GoodsName)
-		q.sql(", ")
-		q.str(l.SpecValueStr)
-		q.sql(", ")
-		q.int(int64(l.UnitPrice))
-		q.sql(", ")
-		q.int(l.Quantity)
-		q.sql(")")
-	})
-	q.sql("; ")
-
-	// One outbox row for the batch's OrderPlaced events (placedRow).
-	orders := make([]*Order, n)
-	for j := range n {
-		orders[j] = ticketOf(j).order
-	}
-	payload, events, err := placedRow(orders)
+	q.Insert(idempotency.Table, n, func(j int, v store.Values) { s.doneRecord(ticketOf(j), now).write(v) })
+	q.SQL("; ")
+	q.Insert(order.Table, n, func(j int, v store.Values) { placed[j].write(v) })
+	q.SQL("; ")
+	// Lines and the event row find their order by its number (orderRef).
+	q.Insert(orderline.Table, n, func(j int, v store.Values) { writeLine(v, placed[j], &ticketOf(j).line.OrderLine) })
+	q.SQL("; ")
+	ev, err := placedEvent(placed, now)
 	if err != nil {
 		discard(conn) // it may hold the rows locked (not begin): let the server roll back
-		return fmt.Errorf("encoding %s events: %w", EventOrderPlaced, err)
+		return err
 	}
-	q.sql("INSERT INTO outbox (event_id, type, aggregate_id, payload, created_at, events) VALUES (")
-	q.str(newEventID())
-	q.sql(", ")
-	q.str(EventOrderPlaced)
-	q.sql(", ")
-	if events == 1 {
-		q.sql("CAST(")
-		orderID(0)
-		q.sql(" AS CHAR)")
-	} else {
-		q.sql("''")
-	}
-	q.sql(", ")
-	q.str(payload)
-	q.sql(", ")
-	q.time(now)
-	q.sql(", ")
-	q.int(int64(events))
-	q.sql("); ")
+	q.Insert(outbox.Table, 1, func(_ int, v store.Values) { ev.write(v) })
+	q.SQL("; ")
 
 	// Everything above needed no SKU lock; from here to COMMIT the rows are
 	// held, each SKU in ascending order: its locked read, its ledger rows
@@ -194,62 +101,9 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 			continue // every order of this SKU was refused
 		}
 		skus = append(skus, id)
-		q.sql("SELECT stock INTO @s FROM sku WHERE id = ")
-		q.int(id)
-		q.sql(" FOR UPDATE; ")
-		q.sql("INSERT INTO stock_log (item_id, goods_id, change_type, change_num, before_stock, after_stock, biz_type, biz_sn, created_at) VALUES ")
-		var total int64
-		rows(len(of), func(j int) {
-			t := batch[of[j]]
-			l := t.line
-			// Each order's before/after as if applied one after another.
-			q.sql("(")
-			q.int(id)
-			q.sql(", ")
-			q.int(l.GoodsID)
-			q.sql(", ")
-			q.int(int64(inventory.OrderDeduct))
-			q.sql(", ")
-			q.int(-l.Quantity)
-			q.sql(", @s - ")
-			q.int(total)
-			q.sql(", @s - ")
-			q.int(total + l.Quantity)
-			q.sql(", ")
-			q.str(inventory.BizOrder)
-			q.sql(", ")
-			q.str(t.order.OrderSn)
-			q.sql(", ")
-			q.time(t.order.CreatedAt)
-			q.sql(")")
-			total += l.Quantity
-		})
 		// The CAS holds only if the SKU and its goods are still what the
-		// batch decided from (its read may be lastRead's): the same price,
-		// names and goods, on sale. The goods row is read, not locked, as
-		// the plain path reads it.
-		l := batch[of[0]].line
-		q.sql("; SET @g := (SELECT 1 FROM goods WHERE id = ")
-		q.int(l.GoodsID)
-		q.sql(" AND status = ")
-		q.str(string(enums.GoodsOnShelf))
-		q.sql(" AND delete_time IS NULL AND name = ")
-		q.str(l.GoodsName)
-		q.sql("); UPDATE sku SET stock = stock - ")
-		q.int(total)
-		q.sql(", version = version + 1 WHERE id = ")
-		q.int(id)
-		q.sql(" AND stock >= ")
-		q.int(total)
-		q.sql(" AND goods_id = ")
-		q.int(l.GoodsID)
-		q.sql(" AND sell_price = ")
-		q.int(int64(l.UnitPrice))
-		q.sql(" AND spec_value_str = ")
-		q.str(l.SpecValueStr)
-		q.sql(" AND status = ")
-		q.str(string(enums.SkuEnabled))
-		q.sql(" AND @g; SET @c := @c + ROW_COUNT(); ")
+		// batch decided from (its read may be lastRead's).
+		inventory.WriteTakes(q, sale(batch[of[0]].order, &batch[of[0]].line.OrderLine).Terms, movements(batch, of))
 	}
 
 	// COMMIT in the same trip, so the row lock is held for no network round
@@ -261,29 +115,34 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 	// A compound statement (MariaDB) has a real IF and SIGNAL, raising the
 	// same error number without the subquery's optimizer work.
 	if s.db.MariaDB {
-		q.sql("IF NOT (")
+		q.SQL("IF NOT (")
 	} else {
-		q.sql("SET @ok := (SELECT 1 FROM (SELECT 1 AS x UNION ALL SELECT 2) AS t WHERE NOT (")
+		q.SQL("SET @ok := (SELECT 1 FROM (SELECT 1 AS x UNION ALL SELECT 2) AS t WHERE NOT (")
 	}
-	q.sql("@c <=> ")
-	q.int(int64(len(skus)))
+	q.SQL("@c <=> ")
+	q.Int(int64(len(skus)))
 	if s.db.MariaDB {
-		q.sql(") THEN SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 1242, MESSAGE_TEXT = 'checkout batch: a check failed before COMMIT'; END IF; ")
+		q.SQL(") THEN SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 1242, MESSAGE_TEXT = 'checkout batch: a check failed before COMMIT'; END IF; ")
 	} else {
-		q.sql(")); ")
+		q.SQL(")); ")
 	}
 	crash := s.at("locked") // tests: fail after the CAS and the ledger rows, before COMMIT
 	if crash != nil {
-		q.sql("SELECT * FROM injected_failure_before_commit; ")
+		q.SQL("SELECT * FROM injected_failure_before_commit; ")
 	}
-	q.sql("COMMIT; SET SESSION innodb_lock_wait_timeout = DEFAULT; ")
+	q.SQL("COMMIT; SET SESSION innodb_lock_wait_timeout = DEFAULT; ")
 
 	// What the checks found, and the orders' ids.
 	ids := make(map[string]int64, n)
 	var cas sql.NullInt64
-	q.sql("SELECT id, order_sn, @c FROM orders WHERE order_sn IN (")
-	rows(n, func(j int) { q.str(ticketOf(j).order.OrderSn) })
-	q.sql(")")
+	q.SQL("SELECT id, order_sn, @c FROM orders WHERE order_sn IN (")
+	for j, o := range placed {
+		if j > 0 {
+			q.SQL(", ")
+		}
+		q.Str(o.OrderSn)
+	}
+	q.SQL(")")
 	scan := func(r *sql.Rows) error {
 		var id int64
 		var sn string
@@ -292,7 +151,7 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 		return err
 	}
 	if s.db.MariaDB {
-		q.sql("; END")
+		q.SQL("; END")
 	}
 
 	err = queryBatch(ctx, conn, q.String(), nil, scan)

@@ -52,23 +52,29 @@ func payloadOf(o *Order, reason string) eventPayload {
 // exists if and only if the change it announces committed, and is dispatched
 // only after that. Every order event goes through here (payments too).
 func Emit(ctx context.Context, tx *ent.Tx, typ string, orderID int64, payload any, at time.Time) error {
-	c, err := eventRow(tx, typ, orderID, payload, at)
+	b, err := json.Marshal(payload)
 	if err != nil {
-		return err
+		return fmt.Errorf("encoding %s event: %w", typ, err)
 	}
-	if err := c.Exec(ctx); err != nil {
+	e := &eventRecord{id: newEventID(), typ: typ, aggregate: &Order{ID: orderID}, payload: string(b), at: at, events: 1}
+	if err := store.Exec(ctx, tx, store.NewInsert(outbox.Table).Row(e.write)); err != nil {
 		return fmt.Errorf("writing %s event: %w", typ, err)
 	}
 	return nil
 }
 
-func eventRow(tx *ent.Tx, typ string, orderID int64, payload any, at time.Time) (*ent.OutboxCreate, error) {
-	b, err := json.Marshal(payload)
+// placedEvent is the one outbox row announcing the orders of a batch
+// (placedRow).
+func placedEvent(orders []*Order, at time.Time) (*eventRecord, error) {
+	payload, events, err := placedRow(orders)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("encoding %s events: %w", EventOrderPlaced, err)
 	}
-	return tx.Outbox.Create().SetEventID(newEventID()).SetType(typ).
-		SetAggregateID(strconv.FormatInt(orderID, 10)).SetPayload(string(b)).SetCreatedAt(at), nil
+	e := &eventRecord{id: newEventID(), typ: EventOrderPlaced, payload: payload, at: at, events: events}
+	if events == 1 {
+		e.aggregate = orders[0]
+	}
+	return e, nil
 }
 
 // batchedEvent is one event of a row that carries several (ent/schema/outbox.go).

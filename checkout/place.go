@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"storefront/ent"
+	"storefront/ent/order"
+	"storefront/ent/orderline"
 	"storefront/enums"
 	"storefront/inventory"
 	"storefront/money"
@@ -52,21 +53,22 @@ func (s *Service) placePlain(ctx context.Context, t *ticket) (*Order, error) {
 	return o, err
 }
 
-// staleReruns bounds how often place re-reads after its CAS found a SKU or
-// goods no longer as resolved; past it the order answers UNAVAILABLE.
+// staleReruns bounds how often place reads again after its take found a SKU
+// or goods no longer as resolved (inventory.Short); past it the order
+// answers UNAVAILABLE.
 const staleReruns = 3
 
 func (s *Service) place(ctx context.Context, in PlaceInput, c *claim) (*Order, error) {
-	var stale *staleLine
+	var short *inventory.Short
 	for range staleReruns + 1 {
 		lines, amount, err := s.resolve(ctx, in.Items)
 		if err != nil {
 			return nil, err
 		}
-		if stale != nil {
-			// The CAS failed on this SKU; a fresh read that still shows it
-			// as sold and short of stock is a plain OUT_OF_STOCK.
-			if l := lineOf(lines, stale.ItemID); l != nil && l.sameSale(stale.line) && l.stock < l.Quantity {
+		if short != nil {
+			// The take did not hold on this SKU; a fresh read that still shows
+			// it sold on the same terms and short of stock is OUT_OF_STOCK.
+			if l := lineOf(lines, short.Sale.ItemID); l != nil && l.sellsOn(short.Sale.Terms) && l.stock < l.Quantity {
 				return nil, outOfStock(l)
 			}
 		}
@@ -74,15 +76,15 @@ func (s *Service) place(ctx context.Context, in PlaceInput, c *claim) (*Order, e
 			return nil, err
 		}
 		o := s.newOrder(in, lines, amount)
-		err = s.placeTx(ctx, o, lines, c)
-		if !errors.As(err, &stale) {
+		err = s.placeTx(ctx, o, c)
+		if !errors.As(err, &short) {
 			if err != nil {
 				return nil, err
 			}
 			return o, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: SKU %d kept changing while the order was placed; retry", store.ErrUnavailable, stale.ItemID)
+	return nil, fmt.Errorf("%w: SKU %d kept changing while the order was placed; retry", store.ErrUnavailable, short.Sale.ItemID)
 }
 
 func (s *Service) newOrder(in PlaceInput, lines []*line, amount money.Money) *Order {
@@ -99,118 +101,38 @@ func (s *Service) newOrder(in PlaceInput, lines []*line, amount money.Money) *Or
 }
 
 // placeTx places one order in its own transaction: the plain path, and a
-// batch of one on the group path.
-func (s *Service) placeTx(ctx context.Context, o *Order, lines []*line, c *claim) error {
-	now := o.CreatedAt
+// batch of one on the group path. Everything that needs no SKU row lock goes
+// first: inventory.Take locks the rows with its CAS and holds them to
+// COMMIT, and on a hot SKU throughput is bounded by how long that is.
+func (s *Service) placeTx(ctx context.Context, o *Order, c *claim) error {
 	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
-		// Everything that needs no SKU row lock goes first: the lock is taken by
-		// the CAS below and held to COMMIT, and on a hot SKU throughput is
-		// bounded by how long that is.
-		row, err := tx.Order.Create().SetOrderSn(o.OrderSn).SetUserID(o.UserID).SetAmount(o.Amount).
-			SetCurrency(o.Currency).SetRemark(o.Remark).SetCreatedAt(now).SetExpiresAt(o.ExpiresAt).Save(ctx)
+		id, err := store.InsertID(ctx, tx, store.NewInsert(order.Table).Row(o.write))
 		if err != nil {
 			return fmt.Errorf("inserting order: %w", err)
 		}
-		o.ID = row.ID
-		builders := make([]*ent.OrderLineCreate, len(lines))
-		for i, l := range lines {
-			builders[i] = tx.OrderLine.Create().SetOrderID(row.ID).SetItemID(l.ItemID).SetGoodsID(l.GoodsID).
-				SetGoodsName(l.GoodsName).SetSpecValueStr(l.SpecValueStr).SetUnitPrice(l.UnitPrice).SetQuantity(l.Quantity)
+		o.ID = id
+		lines := store.NewInsert(orderline.Table)
+		sales := make([]inventory.Sale, len(o.Lines))
+		for i, l := range o.Lines {
+			lines.Row(func(v store.Values) { writeLine(v, o, l) })
+			sales[i] = sale(o, l)
 		}
-		if err := tx.OrderLine.CreateBulk(builders...).Exec(ctx); err != nil {
+		if err := store.Exec(ctx, tx, lines); err != nil {
 			return fmt.Errorf("inserting order lines: %w", err)
 		}
-		if err := emit(ctx, tx, EventOrderPlaced, o, "", now); err != nil {
+		if err := emit(ctx, tx, EventOrderPlaced, o, "", o.CreatedAt); err != nil {
 			return err
 		}
 		if err := finish(ctx, tx, c, o.OrderSn); err != nil {
 			return err
 		}
-		if err := checkGoods(ctx, tx, lines); err != nil {
-			return err
-		}
-		for _, l := range lines {
-			if err := deduct(ctx, tx, l, o.OrderSn, now); err != nil {
-				return err
-			}
-		}
-		return nil
+		return inventory.Take(ctx, tx, sales)
 	})
-	var stale *staleLine
-	if errors.As(err, &stale) {
+	var short *inventory.Short
+	if errors.As(err, &short) {
 		return err
 	}
 	return store.Classify(err)
-}
-
-// checkGoods confirms, inside the transaction and before any row lock, that
-// the lines' goods are still on sale under the names resolve read: a change
-// committed since sends the order round again (staleLine).
-func checkGoods(ctx context.Context, tx *ent.Tx, lines []*line) error {
-	ids := make([]any, 0, len(lines))
-	for _, l := range lines {
-		ids = append(ids, l.GoodsID)
-	}
-	rs, err := tx.QueryContext(ctx, "SELECT id, name FROM goods WHERE status = ? AND delete_time IS NULL AND id IN ("+placeholders(len(ids))+")",
-		append([]any{string(enums.GoodsOnShelf)}, ids...)...)
-	if err != nil {
-		return fmt.Errorf("checking goods: %w", err)
-	}
-	defer rs.Close()
-	onSale := make(map[int64]string, len(lines))
-	for rs.Next() {
-		var id int64
-		var name string
-		if err := rs.Scan(&id, &name); err != nil {
-			return fmt.Errorf("checking goods: %w", err)
-		}
-		onSale[id] = name
-	}
-	if err := rs.Err(); err != nil {
-		return fmt.Errorf("checking goods: %w", err)
-	}
-	for _, l := range lines {
-		if name, ok := onSale[l.GoodsID]; !ok || name != l.GoodsName {
-			return &staleLine{l}
-		}
-	}
-	return nil
-}
-
-// deduct takes l.Quantity from the SKU by CAS and writes the ledger row from
-// the row just updated (before = stock + n, after = stock): two statements,
-// one round trip each, between the lock and COMMIT. The CAS holds only while
-// the SKU is still sold as resolved (price, spec text, goods, enabled), so an
-// edit committed after the read is never sold at the old terms; a failed CAS
-// is answered by place from a fresh read (staleLine).
-func deduct(ctx context.Context, tx *ent.Tx, l *line, orderSn string, now time.Time) error {
-	res, err := tx.ExecContext(ctx,
-		"UPDATE sku SET stock = stock - ?, version = version + 1 WHERE id = ? AND stock >= ? "+
-			"AND sell_price = ? AND spec_value_str = ? AND goods_id = ? AND status = ?",
-		l.Quantity, l.ItemID, l.Quantity, l.UnitPrice, l.SpecValueStr, l.GoodsID, string(enums.SkuEnabled))
-	if err != nil {
-		return fmt.Errorf("deducting SKU %d: %w", l.ItemID, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return &staleLine{l}
-	}
-	if _, err := tx.ExecContext(ctx,
-		"INSERT INTO stock_log (item_id, goods_id, change_type, change_num, before_stock, after_stock, biz_type, biz_sn, remark, created_at) "+
-			"SELECT id, goods_id, ?, ?, stock + ?, stock, ?, ?, '', ? FROM sku WHERE id = ?",
-		int8(inventory.OrderDeduct), -l.Quantity, l.Quantity, inventory.BizOrder, orderSn, now, l.ItemID); err != nil {
-		return fmt.Errorf("booking deduction of SKU %d: %w", l.ItemID, err)
-	}
-	return nil
-}
-
-// staleLine: the transaction found a line's SKU or goods not as resolved, or
-// short of stock; it rolled back and place decides from a fresh read.
-type staleLine struct{ *line }
-
-func (e *staleLine) Error() string {
-	return fmt.Sprintf("SKU %d is no longer as read (price, status, name or stock)", e.ItemID)
 }
 
 func lineOf(lines []*line, id int64) *line {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"storefront/enums"
+	"storefront/inventory"
 	"storefront/money"
 	"storefront/skumatrix"
 	"storefront/store"
@@ -22,9 +23,9 @@ type line struct {
 	stock   int64 // as read, without a lock
 }
 
-// sameSale says whether two reads of one SKU sell it on the same terms.
-func (l *line) sameSale(m *line) bool {
-	return l.UnitPrice == m.UnitPrice && l.SpecValueStr == m.SpecValueStr && l.GoodsID == m.GoodsID && l.GoodsName == m.GoodsName
+// sellsOn says whether l was read on the terms t.
+func (l *line) sellsOn(t inventory.Terms) bool {
+	return l.UnitPrice == t.Price && l.SpecValueStr == t.SpecText && l.GoodsName == t.GoodsName
 }
 
 // skuRow is what checkout needs of a SKU and its goods.

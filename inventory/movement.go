@@ -1,0 +1,242 @@
+package inventory
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"storefront/ent"
+	"storefront/ent/stocklog"
+	"storefront/enums"
+	"storefront/money"
+	"storefront/store"
+)
+
+// Movement is one change of one SKU's stock, booked as one ledger row whose
+// business key (change type, biz type, biz number, SKU) is unique. Num is
+// signed: a sale takes (-n), a restore gives back (+n).
+type Movement struct {
+	ItemID, GoodsID int64
+	Num             int64
+	Type            ChangeType
+	BizType, BizSn  string
+	Remark          string
+	At              time.Time
+}
+
+// Terms are what a seller read of a SKU before taking its stock: a take
+// holds only while the SKU is still sold on them (same price, spec text and
+// goods, enabled, the goods on shelf under that name), so an edit committed
+// after the read is never sold at the old terms.
+type Terms struct {
+	Price     money.Money
+	SpecText  string
+	GoodsName string
+}
+
+// Sale is a movement that takes stock on the terms its seller read.
+type Sale struct {
+	Movement
+	Terms
+}
+
+// Short reports the sale whose take did not hold: less stock than asked,
+// or the SKU or its goods no longer on the terms read. Whoever sold decides
+// which from a fresh read; nothing of the transaction may commit.
+type Short struct{ Sale Sale }
+
+func (e *Short) Error() string {
+	return fmt.Sprintf("SKU %d: fewer than %d left, or no longer sold as read", e.Sale.ItemID, -e.Sale.Num)
+}
+
+// write is the one definition of a ledger row. before and after are the
+// balances around the movement: numbers, or SQL expressions of a balance the
+// statement reads itself ("stock + 3" from the SKU row just moved, "@s - 3"
+// from the batch's locked read).
+func (m *Movement) write(v store.Values, before, after string) {
+	v.Int(stocklog.FieldItemID, m.ItemID)
+	v.Int(stocklog.FieldGoodsID, m.GoodsID)
+	v.Int(stocklog.FieldChangeType, int64(m.Type))
+	v.Int(stocklog.FieldChangeNum, m.Num)
+	v.Raw(stocklog.FieldBeforeStock, before)
+	v.Raw(stocklog.FieldAfterStock, after)
+	v.Str(stocklog.FieldBizType, m.BizType)
+	v.Str(stocklog.FieldBizSn, m.BizSn)
+	v.Str(stocklog.FieldRemark, m.Remark)
+	v.Time(stocklog.FieldCreatedAt, m.at())
+}
+
+func (m *Movement) at() time.Time {
+	if m.At.IsZero() {
+		return time.Now()
+	}
+	return m.At
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// Take applies sales inside the caller's transaction, one CAS per SKU in
+// ascending id order (the lock order of every stock-moving transaction, so
+// none can deadlock on another's rows), each with its ledger row written
+// from the row just moved: two statements, one round trip each, between the
+// lock and COMMIT. The goods are read first, before any row lock. The first
+// sale that does not hold is returned as *Short.
+func Take(ctx context.Context, tx *ent.Tx, sales []Sale) error {
+	sales = slices.SortedFunc(slices.Values(sales), func(a, b Sale) int { return cmp.Compare(a.ItemID, b.ItemID) })
+	if err := checkGoods(ctx, tx, sales); err != nil {
+		return err
+	}
+	for i := range sales {
+		s := &sales[i]
+		n := -s.Num
+		res, err := tx.ExecContext(ctx,
+			"UPDATE sku SET stock = stock - ?, version = version + 1 WHERE id = ? AND stock >= ? "+
+				"AND sell_price = ? AND spec_value_str = ? AND goods_id = ? AND status = ?",
+			n, s.ItemID, n, int64(s.Price), s.SpecText, s.GoodsID, string(enums.SkuEnabled))
+		if err != nil {
+			return fmt.Errorf("taking stock of SKU %d: %w", s.ItemID, err)
+		}
+		if moved, err := res.RowsAffected(); err != nil {
+			return err
+		} else if moved == 0 {
+			return &Short{*s}
+		}
+		q, args := store.NewInsert(stocklog.Table).
+			Row(func(v store.Values) { s.write(v, "stock + "+itoa(n), "stock") }).
+			SelectSQL("sku WHERE id = ?", s.ItemID)
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("booking the take of SKU %d: %w", s.ItemID, err)
+		}
+	}
+	return nil
+}
+
+// checkGoods confirms that the sales' goods are on shelf under the names
+// read (a plain read: the goods row is not locked).
+func checkGoods(ctx context.Context, tx *ent.Tx, sales []Sale) error {
+	args := []any{string(enums.GoodsOnShelf)}
+	marks := ""
+	for i, s := range sales {
+		if i > 0 {
+			marks += ", "
+		}
+		marks += "?"
+		args = append(args, s.GoodsID)
+	}
+	rs, err := tx.QueryContext(ctx, "SELECT id, name FROM goods WHERE status = ? AND delete_time IS NULL AND id IN ("+marks+")", args...)
+	if err != nil {
+		return fmt.Errorf("checking goods: %w", err)
+	}
+	defer rs.Close()
+	onSale := make(map[int64]string, len(sales))
+	for rs.Next() {
+		var id int64
+		var name string
+		if err := rs.Scan(&id, &name); err != nil {
+			return fmt.Errorf("checking goods: %w", err)
+		}
+		onSale[id] = name
+	}
+	if err := rs.Err(); err != nil {
+		return fmt.Errorf("checking goods: %w", err)
+	}
+	for _, s := range sales {
+		if name, ok := onSale[s.GoodsID]; !ok || name != s.GoodsName {
+			return &Short{s}
+		}
+	}
+	return nil
+}
+
+// TakeLocked takes the movements (all of one SKU, in booking order) from a
+// row whose balance the caller read under the lock it holds: one CAS for
+// their total and one ledger row each, with its before/after as if applied
+// one after another. The group-commit batch on SQLite, whose transaction
+// holds the database's write lock from BEGIN.
+func TakeLocked(ctx context.Context, tx *ent.Tx, balance int64, moves []Movement) error {
+	if len(moves) == 0 {
+		return nil
+	}
+	id := moves[0].ItemID
+	var total int64
+	for _, m := range moves {
+		total -= m.Num
+	}
+	res, err := tx.ExecContext(ctx, "UPDATE sku SET stock = stock - ?, version = version + 1 WHERE id = ? AND stock >= ?", total, id, total)
+	if err != nil {
+		return fmt.Errorf("taking stock of SKU %d: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n != 1 {
+		// Read under the lock: only something bypassing the lock gets here,
+		// and a guess must not be booked.
+		return fmt.Errorf("taking stock of SKU %d: %d in stock under the lock, yet the CAS for %d failed", id, balance, total)
+	}
+	ins := store.NewInsert(stocklog.Table)
+	before := balance
+	for i := range moves {
+		m := &moves[i]
+		ins.Row(func(v store.Values) { m.write(v, itoa(before), itoa(before+m.Num)) })
+		before += m.Num
+	}
+	q, args := ins.SQL()
+	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		return fmt.Errorf("booking the takes of SKU %d: %w", id, err)
+	}
+	return nil
+}
+
+// WriteTakes renders, into the group-commit batch's statement on MySQL, the
+// movements of one SKU (in booking order) sold on terms: the locked read of
+// its balance into @s, one ledger row each chained from it, and one CAS for
+// their total that holds only on the terms read; @c counts the CASes that
+// held, for the batch's guard before COMMIT.
+func WriteTakes(q *store.Text, terms Terms, moves []Movement) {
+	id, goods := moves[0].ItemID, moves[0].GoodsID
+	q.SQL("SELECT stock INTO @s FROM sku WHERE id = ")
+	q.Int(id)
+	q.SQL(" FOR UPDATE; ")
+	var total int64
+	q.Insert(stocklog.Table, len(moves), func(j int, v store.Values) {
+		m := &moves[j]
+		moves[j].write(v, "@s - "+itoa(total), "@s - "+itoa(total-m.Num))
+		total -= m.Num
+	})
+	q.SQL("; SET @g := (SELECT 1 FROM goods WHERE id = ")
+	q.Int(goods)
+	q.SQL(" AND status = ")
+	q.Str(string(enums.GoodsOnShelf))
+	q.SQL(" AND delete_time IS NULL AND name = ")
+	q.Str(terms.GoodsName)
+	q.SQL("); UPDATE sku SET stock = stock - ")
+	q.Int(total)
+	q.SQL(", version = version + 1 WHERE id = ")
+	q.Int(id)
+	q.SQL(" AND stock >= ")
+	q.Int(total)
+	q.SQL(" AND goods_id = ")
+	q.Int(goods)
+	q.SQL(" AND sell_price = ")
+	q.Int(int64(terms.Price))
+	q.SQL(" AND spec_value_str = ")
+	q.Str(terms.SpecText)
+	q.SQL(" AND status = ")
+	q.Str(string(enums.SkuEnabled))
+	q.SQL(" AND @g; SET @c := @c + ROW_COUNT(); ")
+}
+
+// Sold adds what a paid order sold to each SKU's volume, in ascending SKU
+// order like every multi-SKU write (the payment's transaction).
+func Sold(ctx context.Context, tx *ent.Tx, lines []RestoreLine) error {
+	lines = slices.SortedFunc(slices.Values(lines), func(a, b RestoreLine) int { return cmp.Compare(a.ItemID, b.ItemID) })
+	for _, l := range lines {
+		if _, err := tx.ExecContext(ctx, "UPDATE sku SET volume = volume + ? WHERE id = ?", l.Num, l.ItemID); err != nil {
+			return fmt.Errorf("adding volume of SKU %d: %w", l.ItemID, err)
+		}
+	}
+	return nil
+}
