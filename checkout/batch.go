@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"entgo.io/ent/dialect"
-	"github.com/go-sql-driver/mysql"
-	"modernc.org/sqlite"
 
 	"storefront/ent"
 	"storefront/ent/idempotency"
@@ -481,7 +479,7 @@ func (s *Service) insertKeys(ctx context.Context, tx *ent.Tx, batch []*ticket, w
 	}
 	res, err := tx.ExecContext(ctx, q, args...)
 	if err != nil {
-		if keysRead && isDuplicate(err) {
+		if keysRead && store.IsDuplicate(err) {
 			return errKeyRace
 		}
 		return fmt.Errorf("recording idempotency keys: %w", err)
@@ -492,20 +490,6 @@ func (s *Service) insertKeys(ctx context.Context, tx *ent.Tx, batch []*ticket, w
 		return errKeysExist
 	}
 	return nil
-}
-
-// isDuplicate reports a unique-key violation (MySQL 1062, SQLite
-// SQLITE_CONSTRAINT_UNIQUE).
-func isDuplicate(err error) bool {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		return me.Number == 1062
-	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		return se.Code() == 2067
-	}
-	return false
 }
 
 // movements are the stock movements of the orders keep of batch (one SKU),

@@ -201,7 +201,7 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 // (user, key) index; the message names it, as "…idempotency_user_id_key'").
 func isDuplicateKey(err error) bool {
 	var me *mysql.MySQLError
-	return errors.As(err, &me) && me.Number == 1062 && strings.Contains(me.Message, "idempotency_user_id_key")
+	return store.IsDuplicate(err) && errors.As(err, &me) && strings.Contains(me.Message, "idempotency_user_id_key")
 }
 
 // isGuard reports the batch's guard refusing to commit (MySQL 1242).

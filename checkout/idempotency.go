@@ -37,12 +37,12 @@ func (s *Service) claimKey(ctx context.Context, user, key, hash string, keep tim
 		// duplicate fails on the unique (user, key) and reads what is there
 		// (on MySQL the insert may wait for a running order transaction that
 		// is marking the key DONE: milliseconds, never the whole request).
-		created, err := c.Create().SetUserID(user).SetKey(key).SetRequestHash(hash).
-			SetState(statePending).SetLeaseUntil(lease).SetCreatedAt(now).SetExpiresAt(now.Add(keep)).Save(ctx)
+		r := &keyRecord{user: user, key: key, hash: hash, state: statePending, lease: lease, created: now, expires: now.Add(keep)}
+		id, err := store.InsertID(ctx, s.db.Client, store.NewInsert(idempotency.Table).Row(r.write))
 		if err == nil {
-			return &claim{id: created.ID, lease: lease}, "", nil
+			return &claim{id: id, lease: lease}, "", nil
 		}
-		if !ent.IsConstraintError(err) {
+		if !store.IsDuplicate(err) {
 			return nil, "", store.Classify(fmt.Errorf("claiming idempotency key: %w", err))
 		}
 		row, err := c.Query().Where(idempotency.UserID(user), idempotency.Key(key)).Only(ctx)

@@ -210,7 +210,7 @@ func book(ctx context.Context, tx *ent.Tx, row *ent.Sku, t ChangeType, delta int
 		ItemID: row.ID, GoodsID: row.GoodsID, Type: t, Num: delta, Before: row.Stock - delta, After: row.Stock,
 		BizType: bizType, BizSn: bizSn, Remark: strings.TrimSpace(reason),
 	})
-	if ent.IsConstraintError(err) {
+	if store.IsDuplicate(err) {
 		return errApplied // a concurrent copy of the same bizSn committed first
 	}
 	return err

@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"storefront/ent"
+	"storefront/ent/stocklog"
+	"storefront/store"
 )
 
 // ChangeType keeps the seed's integer codes; they are stored and shown as is.
@@ -39,24 +41,18 @@ type Entry struct {
 }
 
 // Book writes ledger rows inside the caller's transaction. A row that repeats
-// a business key fails with a constraint error: the caller decides whether
-// that means "already done".
+// a business key fails with a unique-key violation (store.IsDuplicate): the
+// caller decides whether that means "already done".
 func Book(ctx context.Context, tx *ent.Tx, entries ...Entry) error {
-	if len(entries) == 0 {
-		return nil
-	}
-	builders := make([]*ent.StockLogCreate, len(entries))
-	for i, e := range entries {
-		builders[i] = tx.StockLog.Create().
-			SetItemID(e.ItemID).SetGoodsID(e.GoodsID).SetChangeType(int8(e.Type)).
-			SetChangeNum(e.Num).SetBeforeStock(e.Before).SetAfterStock(e.After).
-			SetBizType(e.BizType).SetBizSn(e.BizSn).SetRemark(e.Remark)
-	}
 	// Chunks keep each statement well under SQLite's and MySQL's placeholder limits.
-	for start := 0; start < len(builders); start += 500 {
-		end := min(start+500, len(builders))
-		if err := tx.StockLog.CreateBulk(builders[start:end]...).Exec(ctx); err != nil {
-			return fmt.Errorf("booking %d ledger rows: %w", end-start, err)
+	for start := 0; start < len(entries); start += 500 {
+		ins := store.NewInsert(stocklog.Table)
+		for _, e := range entries[start:min(start+500, len(entries))] {
+			m := Movement{ItemID: e.ItemID, GoodsID: e.GoodsID, Num: e.Num, Type: e.Type, BizType: e.BizType, BizSn: e.BizSn, Remark: e.Remark}
+			ins.Row(func(v store.Values) { m.write(v, itoa(e.Before), itoa(e.After)) })
+		}
+		if err := store.Exec(ctx, tx, ins); err != nil {
+			return fmt.Errorf("booking %d ledger rows: %w", ins.Len(), err)
 		}
 	}
 	return nil

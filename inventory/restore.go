@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"storefront/ent"
+	"storefront/ent/stocklog"
+	"storefront/store"
 )
 
 // RestoreLine is stock to give back to one SKU.
@@ -35,9 +37,9 @@ func Restore(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, bizSn strin
 		if l.Num <= 0 {
 			continue
 		}
-		row, err := tx.StockLog.Create().SetItemID(l.ItemID).SetGoodsID(l.GoodsID).SetChangeType(int8(t)).
-			SetChangeNum(l.Num).SetBeforeStock(0).SetAfterStock(0).SetBizType(bizType).SetBizSn(bizSn).Save(ctx)
-		if ent.IsConstraintError(err) {
+		m := Movement{ItemID: l.ItemID, GoodsID: l.GoodsID, Num: l.Num, Type: t, BizType: bizType, BizSn: bizSn}
+		rowID, err := store.InsertID(ctx, tx, store.NewInsert(stocklog.Table).Row(func(v store.Values) { m.write(v, "0", "0") }))
+		if store.IsDuplicate(err) {
 			continue // already restored for this document: never add the stock twice
 		}
 		if err != nil {
@@ -48,7 +50,7 @@ func Restore(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, bizSn strin
 		}
 		if _, err := tx.ExecContext(ctx,
 			"UPDATE stock_log SET after_stock = (SELECT stock FROM sku WHERE id = ?), before_stock = (SELECT stock FROM sku WHERE id = ?) - ? WHERE id = ?",
-			l.ItemID, l.ItemID, l.Num, row.ID); err != nil {
+			l.ItemID, l.ItemID, l.Num, rowID); err != nil {
 			return restored, fmt.Errorf("filling restore of SKU %d: %w", l.ItemID, err)
 		}
 		restored++

@@ -2,11 +2,10 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"strconv"
 	"strings"
 	"time"
-
-	"storefront/ent"
 )
 
 // Values receives one row of a table write, column by column, always in the
@@ -90,17 +89,22 @@ func (in *Insert) SelectSQL(from string, args ...any) (string, []any) {
 	return b.String(), append(in.args, args...)
 }
 
-// Exec runs in inside tx.
-func Exec(ctx context.Context, tx *ent.Tx, in *Insert) error {
+// Execer is a transaction or a client (ent's, or a connection).
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// Exec runs in on e.
+func Exec(ctx context.Context, e Execer, in *Insert) error {
 	q, args := in.SQL()
-	_, err := tx.ExecContext(ctx, q, args...)
+	_, err := e.ExecContext(ctx, q, args...)
 	return err
 }
 
-// InsertID runs the one-row in inside tx and returns the new row's id.
-func InsertID(ctx context.Context, tx *ent.Tx, in *Insert) (int64, error) {
+// InsertID runs the one-row in on e and returns the new row's id.
+func InsertID(ctx context.Context, e Execer, in *Insert) (int64, error) {
 	q, args := in.SQL()
-	res, err := tx.ExecContext(ctx, q, args...)
+	res, err := e.ExecContext(ctx, q, args...)
 	if err != nil {
 		return 0, err
 	}
