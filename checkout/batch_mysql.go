@@ -26,13 +26,69 @@ import (
 // with the rows locked before it reads and decides.
 var errStockMoved = errors.New("checkout: stock moved between the batch's read and its lock")
 
-// writeBatchMySQL writes the decided orders of batch (won, in arrival order)
-// and commits them in one round trip on conn: a query that opens the
-// transaction (begin; otherwise it is open, with the rows locked), inserts
+// mysqlBatcher writes batches on MySQL and MariaDB: the reads as plain
+// statements on the batch's connection (none when lastRead knows the SKUs
+// and every order fits), then every write and COMMIT in one round trip
+// (write), which checks under the row lock what the batch decided from.
+type mysqlBatcher struct {
+	lastRead *lastRead // the SKU rows batches read, checked before use
+	// compound: the server runs anonymous compound statements (MariaDB).
+	compound bool
+	// beforeCommit lets a test make the statement fail after the CAS and
+	// the ledger rows, before COMMIT: it appends what fails and returns the
+	// error the batch then answers.
+	beforeCommit func(q *store.Text) error
+}
+
+func (b *mysqlBatcher) hold() func() { return func() {} }
+
+func (b *mysqlBatcher) lone() (func(), bool) { return nil, false }
+
+// attempt is one attempt at batch, on one connection of the batch pool.
+// Only lockFirst, the rerun after the check under the lock failed, opens
+// the transaction first and locks the rows before reading them.
+func (b *mysqlBatcher) attempt(ctx context.Context, s *Service, batch []*ticket, out []verdict, r rerun) error {
+	err := s.db.OnConn(ctx, func(ctx context.Context, c *store.Conn) error {
+		recall := b.lastRead
+		if r.lockFirst {
+			if err := c.Begin(ctx); err != nil {
+				return err
+			}
+			if err := lockSKUs(ctx, c, skusOf(batch)); err != nil {
+				return err
+			}
+			recall = nil // read under the lock: nothing to recall
+		}
+		now := s.now().Truncate(time.Second)
+		d, err := s.decideBatch(ctx, c, batch, out, r.withKeys, recall, now)
+		if err != nil || len(d.won) == 0 {
+			return err
+		}
+		if !r.lockFirst { // the stage before the row is locked
+			if err := s.at("unlocked"); err != nil {
+				return err
+			}
+		}
+		if err := b.write(ctx, s, c, batch, d.won, now, d.keysRead, !r.lockFirst); err != nil {
+			return err
+		}
+		b.lastRead.put(d.rows, left(batch, d.won, d.stock))
+		return nil
+	})
+	if err != nil {
+		b.lastRead.drop(skusOf(batch))
+	}
+	return err
+}
+
+// write writes the decided orders of batch (won, in arrival order) and
+// commits them in one round trip on c: a query that opens the transaction
+// (begin; otherwise it is open, with the rows locked), inserts
 // the idempotency records, orders, lines and OrderPlaced events, then per
 // SKU locks the row, books one ledger row per order from the locked balance
 // and takes the SKU's total by CAS, then commits unless a check failed. It
-// returns with the transaction ended, or with conn discarded.
+// returns with the transaction ended, or with c's state unknown (store.Conn
+// then discards it).
 //
 // Why one round trip: on a hot SKU the batch is the unit of throughput, and
 // statement by statement it took ten round trips (about 0.5 ms each on a
@@ -44,7 +100,7 @@ var errStockMoved = errors.New("checkout: stock moved between the batch's read a
 // NOT ATOMIC … END): as separate statements of a multi-statement query each
 // sends its own OK packet, and those sends (a syscall each, and a wake-up of
 // the client) measured 11.5 % of the server's CPU at 19 packets a batch.
-func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*ticket, won []int, now time.Time, keysRead, begin bool) error {
+func (b *mysqlBatcher) write(ctx context.Context, s *Service, c *store.Conn, batch []*ticket, won []int, now time.Time, keysRead, begin bool) error {
 	q := &store.Text{}
 	q.Grow(2048 + 800*len(won)) // ~780 bytes an order on the demo catalog
 	ticketOf := func(j int) *ticket { return batch[won[j]] }
@@ -54,7 +110,7 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 		placed[j] = ticketOf(j).order
 	}
 
-	if s.db.MariaDB {
+	if b.compound {
 		q.SQL("BEGIN NOT ATOMIC ")
 	}
 	if begin {
@@ -85,8 +141,7 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 	q.SQL("; ")
 	ev, err := placedEvent(placed, now)
 	if err != nil {
-		discard(conn) // it may hold the rows locked (not begin): let the server roll back
-		return err
+		return err // an open transaction (not begin) is rolled back by store.Conn
 	}
 	q.Insert(outbox.Table, 1, func(_ int, v store.Values) { ev.write(v) })
 	q.SQL("; ")
@@ -114,21 +169,21 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 	//
 	// A compound statement (MariaDB) has a real IF and SIGNAL, raising the
 	// same error number without the subquery's optimizer work.
-	if s.db.MariaDB {
+	if b.compound {
 		q.SQL("IF NOT (")
 	} else {
 		q.SQL("SET @ok := (SELECT 1 FROM (SELECT 1 AS x UNION ALL SELECT 2) AS t WHERE NOT (")
 	}
 	q.SQL("@c <=> ")
 	q.Int(int64(len(skus)))
-	if s.db.MariaDB {
+	if b.compound {
 		q.SQL(") THEN SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 1242, MESSAGE_TEXT = 'checkout batch: a check failed before COMMIT'; END IF; ")
 	} else {
 		q.SQL(")); ")
 	}
-	crash := s.at("locked") // tests: fail after the CAS and the ledger rows, before COMMIT
-	if crash != nil {
-		q.SQL("SELECT * FROM injected_failure_before_commit; ")
+	var crash error
+	if b.beforeCommit != nil {
+		crash = b.beforeCommit(q)
 	}
 	q.SQL("COMMIT; SET SESSION innodb_lock_wait_timeout = DEFAULT; ")
 
@@ -150,30 +205,18 @@ func (s *Service) writeBatchMySQL(ctx context.Context, conn *sql.Conn, batch []*
 		ids[sn] = id
 		return err
 	}
-	if s.db.MariaDB {
+	if b.compound {
 		q.SQL("; END")
 	}
 
-	err = queryBatch(ctx, conn, q.String(), nil, scan)
-	var me *mysql.MySQLError
-	if errors.As(err, &me) && ctx.Err() == nil {
-		// The server stopped at an error (the guard, a lock wait, a
-		// duplicate…) with the transaction open and the rows locked: roll
-		// back and restore the session in one trip, reading why (user
-		// variables outlive the rollback).
-		derr := queryBatch(ctx, conn, "ROLLBACK; SET SESSION innodb_lock_wait_timeout = DEFAULT; SELECT @c", nil,
-			func(r *sql.Rows) error { return r.Scan(&cas) })
-		switch {
-		case derr != nil:
-			discard(conn)
-			err = fmt.Errorf("%w (and rolling back: %w)", err, derr)
-		case isGuard(err):
-			err = nil // the checks below say which one failed
-		}
-	} else if err != nil {
-		// Cut off (the deadline) or unreadable: whether it committed is
-		// for the server to know, and this connection goes.
-		discard(conn)
+	// A server error stops the statements with the transaction open:
+	// store.Conn rolls it back and restores the session in one more trip,
+	// reading @c (user variables outlive the rollback) to say which check
+	// failed.
+	err = c.Send(ctx, q.String(), scan, "SET SESSION innodb_lock_wait_timeout = DEFAULT; SELECT @c",
+		func(r *sql.Rows) error { return r.Scan(&cas) })
+	if isGuard(err) {
+		err = nil // the checks below say which one failed
 	}
 	if crash != nil {
 		return crash
@@ -208,35 +251,4 @@ func isDuplicateKey(err error) bool {
 func isGuard(err error) bool {
 	var me *mysql.MySQLError
 	return errors.As(err, &me) && me.Number == 1242
-}
-
-// queryBatch runs the multi-statement q and scans every row of its one
-// result set (the final SELECT).
-func queryBatch(ctx context.Context, conn querier, q string, args []any, scan func(*sql.Rows) error) error {
-	rs, err := conn.QueryContext(ctx, q, args...)
-	if err != nil {
-		return err
-	}
-	defer rs.Close()
-	// The statements before the SELECT return no rows; their errors, if
-	// any, surface while stepping over them.
-	for !rs.Next() {
-		if err := rs.Err(); err != nil {
-			return err
-		}
-		if !rs.NextResultSet() {
-			if err := rs.Err(); err != nil {
-				return err
-			}
-			return errors.New("the batch query returned no result")
-		}
-	}
-	for more := true; more; more = rs.Next() {
-		if err := scan(rs); err != nil {
-			return err
-		}
-	}
-	for rs.NextResultSet() { // drain: a later error must not go unseen
-	}
-	return rs.Err()
 }

@@ -126,12 +126,14 @@ func (s *Service) placeGrouped(ctx context.Context, t *ticket) (*Order, error) {
 	// it hands over), so TryLock takes it here, before an order arriving
 	// next can start a batch that would make this one wait past its
 	// deadline for the writer.
-	if s.loneOnPlain && g.running == 0 && len(g.waiting) == 0 && s.writer.TryLock() {
-		lone := []*ticket{t}
-		g.start(lone)
-		g.mu.Unlock()
-		defer leave()
-		return s.placeLone(ctx, t, lone)
+	if s.loneOnPlain && g.running == 0 && len(g.waiting) == 0 {
+		if release, ok := s.batcher.lone(); ok {
+			lone := []*ticket{t}
+			g.start(lone)
+			g.mu.Unlock()
+			defer leave()
+			return s.placeLone(ctx, t, lone, release)
+		}
 	}
 	g.waiting = append(g.waiting, t)
 	s.startBatches()
@@ -180,9 +182,9 @@ func (s *Service) placeGrouped(ctx context.Context, t *ticket) (*Order, error) {
 // against the "no more than 10 % slower" (docs/benchmarks.md). On
 // MySQL a batch of one takes two round trips where the plain path takes
 // about ten, and is about twice as fast.
-func (s *Service) placeLone(ctx context.Context, t *ticket, lone []*ticket) (*Order, error) {
+func (s *Service) placeLone(ctx context.Context, t *ticket, lone []*ticket, release func()) (*Order, error) {
 	defer s.handOver(lone)
-	defer s.writer.Unlock()
+	defer release()
 	s.groups.batches.Add(1)
 	s.groups.orders.Add(1)
 	return s.placePlain(ctx, t)

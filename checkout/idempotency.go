@@ -52,18 +52,15 @@ func (s *Service) claimKey(ctx context.Context, user, key, hash string, keep tim
 		if err != nil {
 			return nil, "", store.Classify(fmt.Errorf("reading idempotency key: %w", err))
 		}
-		pending := row.State == statePending
-		expired := !pending && row.ExpiresAt.Before(now)
-		abandoned := pending && row.LeaseUntil.Before(now)
-		switch {
-		case expired || abandoned:
+		switch keyStateOf(row, hash, now) {
+		case keyTakeOver:
 			// Take over a finished record past its retention, or a claim whose
 			// request died, by CAS on what we saw: of several takers one wins.
 			u := c.Update().Where(idempotency.ID(row.ID))
-			if expired {
-				u = u.Where(idempotency.State(stateDone), idempotency.ExpiresAtLT(now))
-			} else {
+			if row.State == statePending {
 				u = u.Where(idempotency.State(statePending), idempotency.LeaseUntilLT(now))
+			} else {
+				u = u.Where(idempotency.State(stateDone), idempotency.ExpiresAtLT(now))
 			}
 			n, err := u.SetRequestHash(hash).SetState(statePending).SetLeaseUntil(lease).
 				SetExpiresAt(now.Add(keep)).ClearOrderSn().Save(ctx)
@@ -73,9 +70,9 @@ func (s *Service) claimKey(ctx context.Context, user, key, hash string, keep tim
 			if n == 1 {
 				return &claim{id: row.ID, lease: lease}, "", nil
 			}
-		case row.RequestHash != hash:
+		case keyReused:
 			return nil, "", ErrIdempotencyKeyReused
-		case row.State == stateDone && row.OrderSn != nil:
+		case keyReplay:
 			return nil, *row.OrderSn, nil
 		default:
 			return nil, "", ErrIdempotencyInProgress

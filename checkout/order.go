@@ -5,10 +5,7 @@ package checkout
 
 import (
 	"context"
-	"sync"
 	"time"
-
-	"entgo.io/ent/dialect"
 
 	"storefront/enums"
 	"storefront/money"
@@ -55,12 +52,11 @@ func IdempotencyKeyFrom(ctx context.Context) string {
 
 // Service places and closes orders.
 type Service struct {
-	db       *store.DB
-	cfg      Config
-	now      func() time.Time
-	groups   groups
-	writer   sync.Mutex // SQLite: one batch transaction at a time (batch.go)
-	lastRead *lastRead  // the group path's SKU rows, checked before use (MySQL)
+	db      *store.DB
+	cfg     Config
+	now     func() time.Time
+	groups  groups
+	batcher batcher // the database's way of running a batch (batcher.go)
 	// loneOnPlain: an order that finds the group path idle takes the plain
 	// path (SQLite; see placeLone).
 	loneOnPlain bool
@@ -77,8 +73,8 @@ func New(db *store.DB, cfg Config) *Service {
 	if cfg.GroupInFlight <= 0 {
 		cfg.GroupInFlight = 2
 	}
-	return &Service{db: db, cfg: cfg, now: func() time.Time { return time.Now().UTC() }, lastRead: newLastRead(),
-		loneOnPlain: db.Dialect != dialect.MySQL,
+	return &Service{db: db, cfg: cfg, now: func() time.Time { return time.Now().UTC() }, batcher: newBatcher(db),
+		loneOnPlain: true,
 		groups:      groups{perSKU: map[int64]int{}, inflight: map[[2]string]bool{}}}
 }
 

@@ -28,11 +28,27 @@ const DefaultDB = "sqlite:data/storefront.db"
 type DB struct {
 	Client  *ent.Client
 	SQL     *sql.DB
-	Dialect string // dialect.SQLite or dialect.MySQL
-	// MariaDB: the MySQL-dialect server is MariaDB, which runs anonymous
-	// compound statements (BEGIN NOT ATOMIC … END) that MySQL lacks.
-	MariaDB bool
+	Dialect string // dialect.SQLite or dialect.MySQL: ent's name for the SQL spoken
+	// Kind is the server behind the dialect, found once by Open: the one
+	// value a domain package may choose a writer by (checkout's batcher).
+	Kind Kind
+	// Batch is a small pool whose connections take several statements in
+	// one query (MySQL): the group-commit batch's one round trip. Every
+	// other statement goes through SQL, where multi-statement queries are
+	// off. Nil on SQLite.
+	Batch *sql.DB
 }
+
+// Kind is a kind of database server.
+type Kind int
+
+const (
+	SQLite Kind = iota
+	MySQL
+	// MariaDB speaks MySQL and also runs anonymous compound statements
+	// (BEGIN NOT ATOMIC … END), which MySQL lacks.
+	MariaDB
+)
 
 // Open parses "sqlite:PATH" or "mysql:DSN" and returns a ready pool.
 // opts may wrap the driver (the query-counting tests do).
@@ -46,16 +62,16 @@ func Open(ctx context.Context, spec string, opts ...Option) (*DB, error) {
 		return nil, fmt.Errorf("database %q: want sqlite:PATH or mysql:DSN", spec)
 	}
 	var (
-		db  *sql.DB
-		dia string
-		err error
+		db, batch *sql.DB
+		dia       string
+		err       error
 	)
 	switch kind {
 	case "sqlite":
 		db, err = openSQLite(rest)
 		dia = dialect.SQLite
 	case "mysql":
-		db, err = openMySQL(rest)
+		db, batch, err = openMySQL(rest)
 		dia = dialect.MySQL
 	default:
 		return nil, fmt.Errorf("database %q: unknown kind %q (want sqlite or mysql)", spec, kind)
@@ -65,24 +81,32 @@ func Open(ctx context.Context, spec string, opts ...Option) (*DB, error) {
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := db.PingContext(pctx); err != nil {
+	fail := func(err error) (*DB, error) {
 		db.Close()
-		return nil, fmt.Errorf("database %s unreachable: %w", kind, err)
+		if batch != nil {
+			batch.Close()
+		}
+		return nil, err
 	}
-	var mariadb bool
+	if err := db.PingContext(pctx); err != nil {
+		return fail(fmt.Errorf("database %s unreachable: %w", kind, err))
+	}
+	k := SQLite
 	if dia == dialect.MySQL {
 		var v string
 		if err := db.QueryRowContext(pctx, "SELECT VERSION()").Scan(&v); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("database %s: reading its version: %w", kind, err)
+			return fail(fmt.Errorf("database %s: reading its version: %w", kind, err))
 		}
-		mariadb = strings.Contains(strings.ToLower(v), "mariadb")
+		k = MySQL
+		if strings.Contains(strings.ToLower(v), "mariadb") {
+			k = MariaDB
+		}
 	}
 	var drv dialect.Driver = entsql.OpenDB(dia, db)
 	if o.wrap != nil {
 		drv = o.wrap(drv)
 	}
-	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db, Dialect: dia, MariaDB: mariadb}, nil
+	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db, Dialect: dia, Kind: k, Batch: batch}, nil
 }
 
 // Option adjusts Open.
@@ -120,23 +144,17 @@ func openSQLite(path string) (*sql.DB, error) {
 	return db, nil
 }
 
-func openMySQL(dsn string) (*sql.DB, error) {
+// openMySQL opens the main pool and the batch pool (DB.Batch).
+func openMySQL(dsn string) (main, batch *sql.DB, err error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("mysql DSN: %w", err)
+		return nil, nil, fmt.Errorf("mysql DSN: %w", err)
 	}
 	cfg.ParseTime = true
 	cfg.Loc = time.UTC
 	// One round trip per statement: every extra round trip made while a hot SKU
 	// row is locked costs everyone queued on it.
 	cfg.InterpolateParams = true
-	// The group-commit batch sends its writes as one multi-statement query
-	// (checkout/batch_mysql.go), its values written in by checkout's sqlText
-	// (plain ASCII quoted, anything else as a hex literal: nothing to
-	// escape). Every other statement binds its values as parameters, which
-	// the driver escapes client-side; none is built from input, so several
-	// statements per query add no injection path.
-	cfg.MultiStatements = true
 	// Affected rows count changed rows only: CAS updates are checked by
 	// their affected rows, and a found-rows count would also count a row
 	// an UPDATE matched without changing it.
@@ -147,14 +165,28 @@ func openMySQL(dsn string) (*sql.DB, error) {
 	if _, ok := cfg.Params["charset"]; !ok {
 		cfg.Params["charset"] = "utf8mb4"
 	}
-	db, err := sql.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		return nil, err
+	if main, err = sql.Open("mysql", cfg.FormatDSN()); err != nil {
+		return nil, nil, err
 	}
-	db.SetMaxOpenConns(64)
-	db.SetMaxIdleConns(64)
-	db.SetConnMaxLifetime(30 * time.Minute)
-	return db, nil
+	main.SetMaxOpenConns(64)
+	main.SetMaxIdleConns(64)
+	main.SetConnMaxLifetime(30 * time.Minute)
+	// The group-commit batch sends its writes as one multi-statement query
+	// (checkout/batch_mysql.go), its values written inline by Text (plain
+	// ASCII quoted, anything else as a hex literal: nothing to escape).
+	// Only its own pool takes several statements per query, so no other
+	// statement can carry a second one.
+	cfg.MultiStatements = true
+	if batch, err = sql.Open("mysql", cfg.FormatDSN()); err != nil {
+		main.Close()
+		return nil, nil, err
+	}
+	// A few batches are in flight at once (checkout's GroupInFlight, with
+	// one rerun each): a small pool, never waited on in practice.
+	batch.SetMaxOpenConns(8)
+	batch.SetMaxIdleConns(8)
+	batch.SetConnMaxLifetime(30 * time.Minute)
+	return main, batch, nil
 }
 
 // Migrate creates or upgrades the schema. It never drops anything, so an
@@ -167,8 +199,13 @@ func (d *DB) Migrate(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the pool.
-func (d *DB) Close() error { return d.Client.Close() }
+// Close releases the pools.
+func (d *DB) Close() error {
+	if d.Batch != nil {
+		d.Batch.Close()
+	}
+	return d.Client.Close()
+}
 
 // Ping reports whether the database answers (for /readyz).
 func (d *DB) Ping(ctx context.Context) error {

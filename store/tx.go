@@ -37,16 +37,28 @@ func WithTx(ctx context.Context, c *ent.Client, fn func(ctx context.Context, tx 
 }
 
 // Retry runs one transaction attempt, and again on a deadlock, a lock-wait
-// timeout or SQLite busy (RetryCause): WithTx's policy, for the callers that
-// open their transaction in SQL themselves (the MySQL group-commit batch).
+// timeout or SQLite busy (RetryCause): WithTx's policy.
 func Retry(ctx context.Context, attempt func() error) error {
+	return Attempts(ctx, attempt, nil)
+}
+
+// Attempts is Retry for a caller that may also ask, from an attempt's error,
+// for one more run that changes how it runs (again: the group-commit batch
+// reading its keys first, or locking before it reads); each of those runs
+// is bounded by the caller, and every run counts in one loop, never nested
+// inside another's retries. Transient conflicts run again at most twice.
+func Attempts(ctx context.Context, attempt func() error, again func(err error) bool) error {
 	var err error
-	for n := 0; ; n++ {
+	for conflicts := 0; ; {
 		err = attempt()
+		if again != nil && err != nil && again(err) {
+			continue
+		}
 		cause := RetryCause(err)
-		if cause == "" || n == 2 {
+		if cause == "" || conflicts == 2 {
 			break
 		}
+		conflicts++
 		OnRetry(cause)
 		t := time.NewTimer(10*time.Millisecond + rand.N(20*time.Millisecond))
 		select {

@@ -1,0 +1,37 @@
+package checkout
+
+import (
+	"context"
+
+	"storefront/store"
+)
+
+// batcher is one database's way of running a group-commit batch: how
+// batches take turns, whether a lone order takes the plain path, and one
+// attempt at a batch's transaction (read, decide, write, commit). The
+// decision itself (decideBatch, decide) is shared; a dialect's tricks stay
+// inside its batcher.
+type batcher interface {
+	// hold serializes batches where the database needs it and returns the
+	// release.
+	hold() func()
+	// lone reports whether a lone order should take the plain path now,
+	// holding what a batch would hold, and returns its release.
+	lone() (release func(), ok bool)
+	// attempt runs the batch once; errKeysExist, errStockMoved and a
+	// transient conflict make runBatch run it again (rerun).
+	attempt(ctx context.Context, s *Service, batch []*ticket, out []verdict, r rerun) error
+}
+
+// newBatcher picks the batcher for the database's kind: the one place
+// checkout looks at it. PostgreSQL will be one more case.
+func newBatcher(db *store.DB) batcher {
+	switch db.Kind {
+	case store.MariaDB:
+		return &mysqlBatcher{lastRead: newLastRead(), compound: true}
+	case store.MySQL:
+		return &mysqlBatcher{lastRead: newLastRead()}
+	default:
+		return &sqliteBatcher{}
+	}
+}
