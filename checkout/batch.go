@@ -174,7 +174,7 @@ func lookupSKUs(ctx context.Context, q querier, ids []int64) ([]*skuRow, map[int
 	}
 	stock := make(map[int64]int64, len(rows))
 	for _, r := range rows {
-		stock[r.id] = r.stock
+		stock[r.id] = r.available()
 	}
 	return rows, stock, nil
 }

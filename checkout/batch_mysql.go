@@ -158,7 +158,7 @@ func (b *mysqlBatcher) write(ctx context.Context, s *Service, c *store.Conn, bat
 		skus = append(skus, id)
 		// The CAS holds only if the SKU and its goods are still what the
 		// batch decided from (its read may be lastRead's).
-		inventory.WriteTakes(q, sale(batch[of[0]].order, &batch[of[0]].line.OrderLine).Terms, movements(batch, of))
+		inventory.WriteTakes(q, sale(batch[of[0]].order, &batch[of[0]].line.OrderLine).Terms, movements(batch, of), false)
 	}
 
 	// COMMIT in the same trip, so the row lock is held for no network round

@@ -52,8 +52,8 @@ func (b *sqliteBatcher) attempt(ctx context.Context, s *Service, batch []*ticket
 		if err := s.insertOrders(ctx, tx, batch, d.won, now, d.keysRead); err != nil {
 			return err
 		}
-		for _, id := range skusOf(batch) {
-			if err := inventory.TakeLocked(ctx, tx, d.stock[id], movements(batch, ofSKU(batch, d.won, id))); err != nil {
+		for _, r := range d.rows {
+			if err := inventory.TakeLocked(ctx, tx, r.stock, r.locked, movements(batch, ofSKU(batch, d.won, r.id)), false); err != nil {
 				return err
 			}
 		}

@@ -41,16 +41,17 @@ func (l *lastRead) get(ids []int64) (rows []*skuRow, stock map[int64]int64, ok b
 			return nil, nil, false
 		}
 		rows = append(rows, &r)
-		stock[id] = r.stock
+		stock[id] = r.available()
 	}
 	return rows, stock, true
 }
 
-// put remembers rows after their batch committed, with the stock it left.
+// put remembers rows after their batch committed, with the available stock
+// it left.
 func (l *lastRead) put(rows []*skuRow, left map[int64]int64) {
 	for _, r := range rows {
 		c := *r
-		c.stock = left[r.id]
+		c.stock -= r.available() - left[r.id]
 		l.rows.Add(r.id, c)
 	}
 }

@@ -20,7 +20,7 @@ import (
 type line struct {
 	OrderLine
 	SpecKey string
-	stock   int64 // as read, without a lock
+	stock   int64 // available as read, without a lock
 }
 
 // sellsOn says whether l was read on the terms t.
@@ -37,8 +37,11 @@ type skuRow struct {
 	goodsName         string
 	goodsStatus       enums.GoodsStatus
 	goodsDeleted      bool
-	stock             int64 // as read, without a lock
+	stock, locked     int64 // as read, without a lock: on hand, and held by unpaid lock-mode orders
 }
+
+// available is what can be ordered: stock - lock_stock, computed, never stored.
+func (r *skuRow) available() int64 { return r.stock - r.locked }
 
 // resolve turns the items into lines: each SKU found (by id or by spec key),
 // on shelf and enabled, duplicates merged, sorted by ascending SKU id (the
@@ -89,7 +92,7 @@ func (s *Service) build(items []ItemInput, rows []*skuRow) ([]*line, money.Money
 		}
 		l := merged[r.id]
 		if l == nil {
-			l = &line{OrderLine: OrderLine{ItemID: r.id, GoodsID: r.goodsID, GoodsName: r.goodsName, SpecValueStr: r.specText, UnitPrice: r.price}, SpecKey: r.specKey, stock: r.stock}
+			l = &line{OrderLine: OrderLine{ItemID: r.id, GoodsID: r.goodsID, GoodsName: r.goodsName, SpecValueStr: r.specText, UnitPrice: r.price}, SpecKey: r.specKey, stock: r.available()}
 			merged[r.id] = l
 		}
 		l.Quantity += it.Quantity
@@ -134,7 +137,7 @@ type querier interface {
 // (a plain read: the stock is what the caller saw, not a lock).
 func readSKUs(ctx context.Context, q querier, where string, args []any) ([]*skuRow, error) {
 	rs, err := q.QueryContext(ctx, "SELECT s.id, s.goods_id, s.spec_key, s.spec_value_str, s.sell_price, s.status, "+
-		"g.name, g.status, g.delete_time IS NOT NULL, s.stock FROM sku s JOIN goods g ON g.id = s.goods_id WHERE "+where, args...)
+		"g.name, g.status, g.delete_time IS NOT NULL, s.stock, s.lock_stock FROM sku s JOIN goods g ON g.id = s.goods_id WHERE "+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("loading SKUs: %w", err)
 	}
@@ -142,7 +145,7 @@ func readSKUs(ctx context.Context, q querier, where string, args []any) ([]*skuR
 	var out []*skuRow
 	for rs.Next() {
 		r := &skuRow{}
-		if err := rs.Scan(&r.id, &r.goodsID, &r.specKey, &r.specText, &r.price, &r.status, &r.goodsName, &r.goodsStatus, &r.goodsDeleted, &r.stock); err != nil {
+		if err := rs.Scan(&r.id, &r.goodsID, &r.specKey, &r.specText, &r.price, &r.status, &r.goodsName, &r.goodsStatus, &r.goodsDeleted, &r.stock, &r.locked); err != nil {
 			return nil, fmt.Errorf("reading SKUs: %w", err)
 		}
 		out = append(out, r)

@@ -38,9 +38,13 @@ type Terms struct {
 }
 
 // Sale is a movement that takes stock on the terms its seller read.
+// Locked sales (lock-at-order goods) do not move stock yet: they raise the
+// SKU's lock_stock, and payment deducts them (DeductLocked) or a close
+// releases them (Release).
 type Sale struct {
 	Movement
 	Terms
+	Lock bool
 }
 
 // Short reports the sale whose take did not hold: less stock than asked,
@@ -78,6 +82,22 @@ func (m *Movement) at() time.Time {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
+// holds is the column a sale raises or lowers: lock_stock for a locked
+// sale, stock otherwise; sign is how (a lock adds to lock_stock).
+func holds(lock bool) string {
+	if lock {
+		return "lock_stock"
+	}
+	return "stock"
+}
+
+func sign(lock bool) string {
+	if lock {
+		return "+"
+	}
+	return "-"
+}
+
 // Take applies sales inside the caller's transaction, one CAS per SKU in
 // ascending id order (the lock order of every stock-moving transaction, so
 // none can deadlock on another's rows), each with its ledger row written
@@ -92,9 +112,11 @@ func Take(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 	for i := range sales {
 		s := &sales[i]
 		n := -s.Num
-		res, err := tx.ExecContext(ctx,
-			"UPDATE sku SET stock = stock - ?, version = version + 1 WHERE id = ? AND stock >= ? "+
-				"AND sell_price = ? AND spec_value_str = ? AND goods_id = ? AND status = ?",
+		// Available is stock - lock_stock, whatever the goods' mode now: a
+		// SKU switched to deduct-at-order may still hold units locked by
+		// orders placed before.
+		res, err := tx.ExecContext(ctx, "UPDATE sku SET "+holds(s.Lock)+" = "+holds(s.Lock)+" "+sign(s.Lock)+" ?, version = version + 1 "+
+			"WHERE id = ? AND stock - lock_stock >= ? AND sell_price = ? AND spec_value_str = ? AND goods_id = ? AND status = ?",
 			n, s.ItemID, n, int64(s.Price), s.SpecText, s.GoodsID, string(enums.SkuEnabled))
 		if err != nil {
 			return fmt.Errorf("taking stock of SKU %d: %w", s.ItemID, err)
@@ -103,6 +125,9 @@ func Take(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 			return err
 		} else if moved == 0 {
 			return &Short{*s}
+		}
+		if s.Lock {
+			continue // stock did not move: no ledger row until payment
 		}
 		q, args := store.NewInsert(stocklog.Table).
 			Row(func(v store.Values) { s.write(v, "stock + "+itoa(n), "stock") }).
@@ -156,7 +181,10 @@ func checkGoods(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 // their total and one ledger row each, with its before/after as if applied
 // one after another. The group-commit batch on SQLite, whose transaction
 // holds the database's write lock from BEGIN.
-func TakeLocked(ctx context.Context, tx *ent.Tx, balance int64, moves []Movement) error {
+//
+// stock and locked are the balances as read; with lock the movements raise
+// lock_stock instead and book no ledger row (stock did not move).
+func TakeLocked(ctx context.Context, tx *ent.Tx, stock, locked int64, moves []Movement, lock bool) error {
 	if len(moves) == 0 {
 		return nil
 	}
@@ -165,7 +193,7 @@ func TakeLocked(ctx context.Context, tx *ent.Tx, balance int64, moves []Movement
 	for _, m := range moves {
 		total -= m.Num
 	}
-	res, err := tx.ExecContext(ctx, "UPDATE sku SET stock = stock - ?, version = version + 1 WHERE id = ? AND stock >= ?", total, id, total)
+	res, err := tx.ExecContext(ctx, "UPDATE sku SET "+holds(lock)+" = "+holds(lock)+" "+sign(lock)+" ?, version = version + 1 WHERE id = ? AND stock - lock_stock >= ?", total, id, total)
 	if err != nil {
 		return fmt.Errorf("taking stock of SKU %d: %w", id, err)
 	}
@@ -174,10 +202,13 @@ func TakeLocked(ctx context.Context, tx *ent.Tx, balance int64, moves []Movement
 	} else if n != 1 {
 		// Read under the lock: only something bypassing the lock gets here,
 		// and a guess must not be booked.
-		return fmt.Errorf("taking stock of SKU %d: %d in stock under the lock, yet the CAS for %d failed", id, balance, total)
+		return fmt.Errorf("taking stock of SKU %d: %d available under the lock, yet the CAS for %d failed", id, stock-locked, total)
+	}
+	if lock {
+		return nil
 	}
 	ins := store.NewInsert(stocklog.Table)
-	before := balance
+	before := stock
 	for i := range moves {
 		m := &moves[i]
 		ins.Row(func(v store.Values) { m.write(v, itoa(before), itoa(before+m.Num)) })
@@ -195,28 +226,39 @@ func TakeLocked(ctx context.Context, tx *ent.Tx, balance int64, moves []Movement
 // its balance into @s, one ledger row each chained from it, and one CAS for
 // their total that holds only on the terms read; @c counts the CASes that
 // held, for the batch's guard before COMMIT.
-func WriteTakes(q *store.Text, terms Terms, moves []Movement) {
+//
+// With lock (lock-at-order goods) the CAS raises lock_stock instead and no
+// ledger row is booked: stock did not move. Either way the CAS holds only
+// while stock - lock_stock covers the total.
+func WriteTakes(q *store.Text, terms Terms, moves []Movement, lock bool) {
 	id, goods := moves[0].ItemID, moves[0].GoodsID
 	q.SQL("SELECT stock INTO @s FROM sku WHERE id = ")
 	q.Int(id)
 	q.SQL(" FOR UPDATE; ")
 	var total int64
-	q.Insert(stocklog.Table, len(moves), func(j int, v store.Values) {
-		m := &moves[j]
-		moves[j].write(v, "@s - "+itoa(total), "@s - "+itoa(total-m.Num))
-		total -= m.Num
-	})
-	q.SQL("; SET @g := (SELECT 1 FROM goods WHERE id = ")
+	if lock {
+		for _, m := range moves {
+			total -= m.Num
+		}
+	} else {
+		q.Insert(stocklog.Table, len(moves), func(j int, v store.Values) {
+			m := &moves[j]
+			m.write(v, "@s - "+itoa(total), "@s - "+itoa(total-m.Num))
+			total -= m.Num
+		})
+		q.SQL("; ")
+	}
+	q.SQL("SET @g := (SELECT 1 FROM goods WHERE id = ")
 	q.Int(goods)
 	q.SQL(" AND status = ")
 	q.Str(string(enums.GoodsOnShelf))
 	q.SQL(" AND delete_time IS NULL AND name = ")
 	q.Str(terms.GoodsName)
-	q.SQL("); UPDATE sku SET stock = stock - ")
+	q.SQL("); UPDATE sku SET " + holds(lock) + " = " + holds(lock) + " " + sign(lock) + " ")
 	q.Int(total)
 	q.SQL(", version = version + 1 WHERE id = ")
 	q.Int(id)
-	q.SQL(" AND stock >= ")
+	q.SQL(" AND stock - lock_stock >= ")
 	q.Int(total)
 	q.SQL(" AND goods_id = ")
 	q.Int(goods)
