@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"storefront/errs"
 	"strings"
 	"time"
 
@@ -23,13 +24,6 @@ const (
 	Admin    Role = "admin"
 )
 
-var (
-	// ErrUnauthenticated: no token, or a bad or expired one, where one is needed.
-	ErrUnauthenticated = errors.New("authentication required")
-	// ErrForbidden: the token's role or owner does not allow this.
-	ErrForbidden = errors.New("forbidden")
-)
-
 // Principal is the verified caller; the zero value is anonymous.
 type Principal struct {
 	UserID string
@@ -42,21 +36,23 @@ type Principal struct {
 // IsAdmin reports a verified admin.
 func (p Principal) IsAdmin() bool { return p.Role == Admin }
 
-// Require returns the caller if it is authenticated with one of roles.
+// Require returns the caller if it is authenticated with one of roles:
+// otherwise errs.Unauthenticated (no token, or a bad or expired one) or
+// errs.Forbidden (a verified token whose role does not allow this).
 func Require(ctx context.Context, roles ...Role) (Principal, error) {
 	p := FromContext(ctx)
 	if p.UserID == "" {
 		if p.bad != nil {
-			return p, fmt.Errorf("%w: %v", ErrUnauthenticated, p.bad)
+			return p, fmt.Errorf("%w: %v", errs.Unauthenticated, p.bad)
 		}
-		return p, ErrUnauthenticated
+		return p, errs.Unauthenticated
 	}
 	for _, r := range roles {
 		if p.Role == r {
 			return p, nil
 		}
 	}
-	return p, fmt.Errorf("%w: role %q may not do this", ErrForbidden, p.Role)
+	return p, fmt.Errorf("%w: role %q may not do this", errs.Forbidden, p.Role)
 }
 
 type ctxKey struct{}

@@ -13,6 +13,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"storefront/auth"
+	"storefront/errs"
 )
 
 const secret = "test-secret-0123456789"
@@ -119,12 +120,12 @@ func TestMiddlewareAndRequire(t *testing.T) {
 		name, header string
 		want         error
 	}{
-		{"no header", "", auth.ErrUnauthenticated},
+		{"no header", "", errs.Unauthenticated},
 		{"admin", "Bearer " + admin, nil},
-		{"customer", "Bearer " + customer, auth.ErrForbidden},
-		{"expired admin", "Bearer " + expired, auth.ErrUnauthenticated},
-		{"not bearer", "Basic " + admin, auth.ErrUnauthenticated},
-		{"forged", "Bearer " + flipSignatureByte(t, admin), auth.ErrUnauthenticated},
+		{"customer", "Bearer " + customer, errs.Forbidden},
+		{"expired admin", "Bearer " + expired, errs.Unauthenticated},
+		{"not bearer", "Basic " + admin, errs.Unauthenticated},
+		{"forged", "Bearer " + flipSignatureByte(t, admin), errs.Unauthenticated},
 	} {
 		var got error
 		h := s.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -139,7 +140,7 @@ func TestMiddlewareAndRequire(t *testing.T) {
 			t.Errorf("%s: Require(admin) = %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	if _, err := auth.Require(context.Background(), auth.Customer, auth.Admin); !errors.Is(err, auth.ErrUnauthenticated) {
+	if _, err := auth.Require(context.Background(), auth.Customer, auth.Admin); !errors.Is(err, errs.Unauthenticated) {
 		t.Errorf("anonymous Require = %v", err)
 	}
 }

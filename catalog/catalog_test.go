@@ -9,6 +9,7 @@ import (
 	"storefront/demo"
 	"storefront/ent"
 	"storefront/enums"
+	"storefront/errs"
 	"storefront/internal/testdb"
 	"storefront/money"
 	"storefront/skumatrix"
@@ -233,7 +234,7 @@ func TestListPagingAndVisibility(t *testing.T) {
 		if len(all.Goods) != 4 {
 			t.Errorf("admin sees %d goods, want 4", len(all.Goods))
 		}
-		if _, err := cat.List(ctx, catalog.Viewer{}, catalog.ListParams{After: "garbage"}); !errors.Is(err, catalog.ErrInvalidInput) {
+		if _, err := cat.List(ctx, catalog.Viewer{}, catalog.ListParams{After: "garbage"}); !errors.Is(err, errs.InvalidInput) {
 			t.Errorf("bad cursor: %v", err)
 		}
 	})

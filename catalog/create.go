@@ -8,6 +8,7 @@ import (
 
 	"storefront/ent"
 	"storefront/enums"
+	"storefront/errs"
 	"storefront/inventory"
 	"storefront/money"
 	"storefront/skumatrix"
@@ -76,10 +77,10 @@ func (s *Service) planCreate(in CreateInput) ([]plannedSku, error) {
 		return nil, err
 	}
 	if len(in.Code) > 64 {
-		return nil, fmt.Errorf("%w: goods code is longer than 64 bytes", ErrInvalidInput)
+		return nil, fmt.Errorf("%w: goods code is longer than 64 bytes", errs.InvalidInput)
 	}
 	if in.Status == "" {
-		return nil, fmt.Errorf("%w: goods status is required", ErrInvalidInput)
+		return nil, fmt.Errorf("%w: goods status is required", errs.InvalidInput)
 	}
 	dims := make([][]int64, len(in.Specs))
 	// Placeholders stand in for value ids until the values exist; they must be
@@ -91,7 +92,7 @@ func (s *Service) planCreate(in CreateInput) ([]plannedSku, error) {
 			return nil, err
 		}
 		if seenSpec[sp.Name] {
-			return nil, fmt.Errorf("%w: duplicate spec name %q", ErrInvalidInput, sp.Name)
+			return nil, fmt.Errorf("%w: duplicate spec name %q", errs.InvalidInput, sp.Name)
 		}
 		seenSpec[sp.Name] = true
 		seenVal := map[string]bool{}
@@ -100,7 +101,7 @@ func (s *Service) planCreate(in CreateInput) ([]plannedSku, error) {
 				return nil, err
 			}
 			if seenVal[v] {
-				return nil, fmt.Errorf("%w: duplicate value %q in spec %q", ErrInvalidInput, v, sp.Name)
+				return nil, fmt.Errorf("%w: duplicate value %q in spec %q", errs.InvalidInput, v, sp.Name)
 			}
 			seenVal[v] = true
 			id := int64(len(placeholder) + 1)
@@ -132,7 +133,7 @@ func (s *Service) planCreate(in CreateInput) ([]plannedSku, error) {
 	for _, o := range in.Skus {
 		k, ok := index[strings.Join(o.Values, "\x00")]
 		if !ok || len(o.Values) != len(in.Specs) {
-			return nil, fmt.Errorf("%w: SKU %v is not a combination of the specs (give one value per spec, in spec order)", ErrInvalidInput, o.Values)
+			return nil, fmt.Errorf("%w: SKU %v is not a combination of the specs (give one value per spec, in spec order)", errs.InvalidInput, o.Values)
 		}
 		if err := s.checkTerms(o.SkuTerms); err != nil {
 			return nil, fmt.Errorf("SKU %v: %w", o.Values, err)
@@ -146,7 +147,7 @@ func (s *Service) planCreate(in CreateInput) ([]plannedSku, error) {
 		}
 		if code := normaliseCode(o.SkuCode); code != nil {
 			if codes[*code] {
-				return nil, fmt.Errorf("%w: skuCode %q is given twice", ErrInvalidInput, *code)
+				return nil, fmt.Errorf("%w: skuCode %q is given twice", errs.InvalidInput, *code)
 			}
 			codes[*code] = true
 			plan[k].code = code
@@ -217,7 +218,7 @@ func newSku(tx *ent.Tx, goodsID int64, ids []int64, names []string, p plannedSku
 }
 
 // ErrSkuCodeTaken reports a skuCode already used by another SKU.
-var ErrSkuCodeTaken = fmt.Errorf("%w: skuCode is already used by another SKU", ErrInvalidInput)
+var ErrSkuCodeTaken = fmt.Errorf("%w: skuCode is already used by another SKU", errs.InvalidInput)
 
 // skuWriteError names which unique key refused the write.
 func skuWriteError(err error) error {
@@ -227,7 +228,7 @@ func skuWriteError(err error) error {
 	if strings.Contains(err.Error(), "sku_code") {
 		return errors.Join(ErrSkuCodeTaken, err)
 	}
-	return fmt.Errorf("%w: a SKU with the same spec combination already exists: %v", ErrVersionConflict, err)
+	return fmt.Errorf("%w: a SKU with the same spec combination already exists: %v", errs.VersionConflict, err)
 }
 
 // bookOpening writes each SKU's initial stock as a ledger row, so the ledger
@@ -249,26 +250,26 @@ func (s *Service) checkTerms(t SkuTerms) error {
 		v    money.Money
 	}{{"sellPrice", t.SellPrice}, {"lineationPrice", t.LineationPrice}, {"costPrice", t.CostPrice}} {
 		if p.v < 0 {
-			return fmt.Errorf("%w: %s %s is negative", ErrInvalidInput, p.name, p.v)
+			return fmt.Errorf("%w: %s %s is negative", errs.InvalidInput, p.name, p.v)
 		}
 		if p.v > s.cfg.MaxPrice {
-			return fmt.Errorf("%w: %s %s is above the maximum %s", ErrInvalidInput, p.name, p.v, s.cfg.MaxPrice)
+			return fmt.Errorf("%w: %s %s is above the maximum %s", errs.InvalidInput, p.name, p.v, s.cfg.MaxPrice)
 		}
 	}
 	if t.Stock < 0 || t.Stock > s.cfg.MaxStock {
-		return fmt.Errorf("%w: stock %d must be between 0 and %d", ErrInvalidInput, t.Stock, s.cfg.MaxStock)
+		return fmt.Errorf("%w: stock %d must be between 0 and %d", errs.InvalidInput, t.Stock, s.cfg.MaxStock)
 	}
 	return nil
 }
 
 func checkName(what, s string, maxLen int) error {
 	if strings.TrimSpace(s) == "" {
-		return fmt.Errorf("%w: %s is empty", ErrInvalidInput, what)
+		return fmt.Errorf("%w: %s is empty", errs.InvalidInput, what)
 	}
 	// Bytes, not characters: ent's MaxLen validator counts bytes, and a name
 	// it refuses would surface as an internal error instead of bad input.
 	if len(s) > maxLen {
-		return fmt.Errorf("%w: %s %q is longer than %d bytes (a Chinese character takes 3)", ErrInvalidInput, what, s, maxLen)
+		return fmt.Errorf("%w: %s %q is longer than %d bytes (a Chinese character takes 3)", errs.InvalidInput, what, s, maxLen)
 	}
 	return nil
 }
@@ -285,7 +286,7 @@ func normaliseCode(c *string) *string {
 
 func checkCode(c *string) error {
 	if c := normaliseCode(c); c != nil && len(*c) > 64 {
-		return fmt.Errorf("%w: skuCode %q is longer than 64 bytes", ErrInvalidInput, *c)
+		return fmt.Errorf("%w: skuCode %q is longer than 64 bytes", errs.InvalidInput, *c)
 	}
 	return nil
 }

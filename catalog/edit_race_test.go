@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"storefront/catalog"
+	"storefront/errs"
 	"storefront/internal/testdb"
 	"storefront/money"
 	"storefront/store"
@@ -24,7 +25,7 @@ func TestConcurrentSpecSavesOneWins(t *testing.T) {
 		var (
 			wg        sync.WaitGroup
 			start     = make(chan struct{})
-			errs      = make([]error, n)
+			fails     = make([]error, n)
 			conflicts int
 		)
 		for i := range n {
@@ -34,18 +35,18 @@ func TestConcurrentSpecSavesOneWins(t *testing.T) {
 				specs := form(g)
 				specs[0].Values = append(specs[0].Values, catalog.ValueEdit{Name: fmt.Sprint("色", i)})
 				<-start
-				_, errs[i] = cat.UpdateSpecs(ctx, catalog.UpdateSpecsInput{GoodsID: g.ID, ExpectedVersion: g.Version,
+				_, fails[i] = cat.UpdateSpecs(ctx, catalog.UpdateSpecsInput{GoodsID: g.ID, ExpectedVersion: g.Version,
 					Specs: specs, DefaultSku: &catalog.SkuTerms{SellPrice: money.MustParse("1.00"), Stock: 1}})
 			}()
 		}
 		close(start)
 		wg.Wait()
 		var wins int
-		for _, err := range errs {
+		for _, err := range fails {
 			switch {
 			case err == nil:
 				wins++
-			case errors.Is(err, catalog.ErrVersionConflict):
+			case errors.Is(err, errs.VersionConflict):
 				conflicts++
 			default:
 				t.Errorf("unexpected error: %v", err)

@@ -9,6 +9,7 @@ import (
 	"storefront/ent/sku"
 	"storefront/ent/specvalue"
 	"storefront/enums"
+	"storefront/errs"
 	"storefront/money"
 	"storefront/store"
 )
@@ -24,11 +25,11 @@ type UpdateSkuInput struct {
 }
 
 // UpdateSku applies an admin's SKU form if the SKU is still at
-// ExpectedVersion (ErrVersionConflict otherwise, nothing written). Price,
+// ExpectedVersion (errs.VersionConflict otherwise, nothing written). Price,
 // code and status are catalog data, so the goods version is bumped too.
 func (s *Service) UpdateSku(ctx context.Context, in UpdateSkuInput) (*SKU, error) {
 	if in.Status != nil && !slices.Contains(in.Status.Values(), string(*in.Status)) {
-		return nil, fmt.Errorf("%w: status %q", ErrInvalidInput, *in.Status)
+		return nil, fmt.Errorf("%w: status %q", errs.InvalidInput, *in.Status)
 	}
 	if err := checkCode(in.SkuCode); err != nil {
 		return nil, err
@@ -42,7 +43,7 @@ func (s *Service) UpdateSku(ctx context.Context, in UpdateSkuInput) (*SKU, error
 	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
 		cur, err := tx.Sku.Get(ctx, in.ItemID)
 		if ent.IsNotFound(err) {
-			return fmt.Errorf("%w: SKU %d", ErrNotFound, in.ItemID)
+			return fmt.Errorf("%w: SKU %d", errs.NotFound, in.ItemID)
 		}
 		if err != nil {
 			return err
@@ -76,7 +77,7 @@ func (s *Service) UpdateSku(ctx context.Context, in UpdateSkuInput) (*SKU, error
 			return skuWriteError(err)
 		}
 		if n == 0 {
-			return fmt.Errorf("%w: SKU %d is at version %d, not %d", ErrVersionConflict, in.ItemID, cur.Version, in.ExpectedVersion)
+			return fmt.Errorf("%w: SKU %d is at version %d, not %d", errs.VersionConflict, in.ItemID, cur.Version, in.ExpectedVersion)
 		}
 		row, err = tx.Sku.Get(ctx, in.ItemID)
 		return err
@@ -106,11 +107,11 @@ func checkSelectable(ctx context.Context, tx *ent.Tx, row *ent.Sku) error {
 	}
 	for _, id := range ids {
 		if !active[id] {
-			return fmt.Errorf("%w: SKU %d uses a removed spec value; edit the specs instead", ErrInvalidInput, row.ID)
+			return fmt.Errorf("%w: SKU %d uses a removed spec value; edit the specs instead", errs.InvalidInput, row.ID)
 		}
 	}
 	if len(ids) != len(dims) {
-		return fmt.Errorf("%w: SKU %d is not a combination of the current specs", ErrInvalidInput, row.ID)
+		return fmt.Errorf("%w: SKU %d is not a combination of the current specs", errs.InvalidInput, row.ID)
 	}
 	return nil
 }
@@ -118,7 +119,7 @@ func checkSelectable(ctx context.Context, tx *ent.Tx, row *ent.Sku) error {
 // SetStatus puts a goods on or off shelf (or into the recycle bin).
 func (s *Service) SetStatus(ctx context.Context, goodsID int64, status enums.GoodsStatus) (*Goods, error) {
 	if !slices.Contains(status.Values(), string(status)) {
-		return nil, fmt.Errorf("%w: status %q", ErrInvalidInput, status)
+		return nil, fmt.Errorf("%w: status %q", errs.InvalidInput, status)
 	}
 	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
 		return bumpGoods(ctx, tx, goodsID, nil, func(u *ent.GoodsUpdate) { u.SetStatus(status) })

@@ -7,6 +7,7 @@ import (
 
 	"storefront/catalog"
 	"storefront/enums"
+	"storefront/errs"
 	"storefront/internal/testdb"
 	"storefront/money"
 	"storefront/store"
@@ -34,7 +35,7 @@ func TestUpdateSku(t *testing.T) {
 			t.Errorf("product view after the edit: %+v", view)
 		}
 		before := countRows(t, db)
-		if _, err := cat.UpdateSku(ctx, catalog.UpdateSkuInput{ItemID: s.ID, ExpectedVersion: s.Version, SellPrice: &price}); !errors.Is(err, catalog.ErrVersionConflict) {
+		if _, err := cat.UpdateSku(ctx, catalog.UpdateSkuInput{ItemID: s.ID, ExpectedVersion: s.Version, SellPrice: &price}); !errors.Is(err, errs.VersionConflict) {
 			t.Errorf("stale version: %v", err)
 		}
 		other := g.SkuList(false)[1]
@@ -42,10 +43,10 @@ func TestUpdateSku(t *testing.T) {
 			t.Errorf("taken code: %v", err)
 		}
 		neg := money.Money(-1)
-		if _, err := cat.UpdateSku(ctx, catalog.UpdateSkuInput{ItemID: other.ID, ExpectedVersion: other.Version, LineationPrice: &neg}); !errors.Is(err, catalog.ErrInvalidInput) {
+		if _, err := cat.UpdateSku(ctx, catalog.UpdateSkuInput{ItemID: other.ID, ExpectedVersion: other.Version, LineationPrice: &neg}); !errors.Is(err, errs.InvalidInput) {
 			t.Errorf("negative lineation price: %v", err)
 		}
-		if _, err := cat.UpdateSku(ctx, catalog.UpdateSkuInput{ItemID: 999999, ExpectedVersion: 1}); !errors.Is(err, catalog.ErrNotFound) {
+		if _, err := cat.UpdateSku(ctx, catalog.UpdateSkuInput{ItemID: 999999, ExpectedVersion: 1}); !errors.Is(err, errs.NotFound) {
 			t.Errorf("unknown SKU: %v", err)
 		}
 		if after := countRows(t, db); after != before {
@@ -92,7 +93,7 @@ func TestUpdateSkuStatus(t *testing.T) {
 		if retired.Status != off {
 			t.Fatalf("SKU of the removed value is %s", retired.Status)
 		}
-		if _, err := cat.UpdateSku(ctx, catalog.UpdateSkuInput{ItemID: s.ID, ExpectedVersion: retired.Version, Status: &on}); !errors.Is(err, catalog.ErrInvalidInput) {
+		if _, err := cat.UpdateSku(ctx, catalog.UpdateSkuInput{ItemID: s.ID, ExpectedVersion: retired.Version, Status: &on}); !errors.Is(err, errs.InvalidInput) {
 			t.Errorf("enabling a retired SKU: %v", err)
 		}
 	})
@@ -116,10 +117,10 @@ func TestSetGoodsStatus(t *testing.T) {
 		if v, _ := cat.Goods(ctx, catalog.Viewer{Admin: true}, g.ID); v == nil {
 			t.Error("an admin cannot see the off-shelf goods")
 		}
-		if _, err := cat.SetStatus(ctx, 999999, enums.GoodsOnShelf); !errors.Is(err, catalog.ErrNotFound) {
+		if _, err := cat.SetStatus(ctx, 999999, enums.GoodsOnShelf); !errors.Is(err, errs.NotFound) {
 			t.Errorf("unknown goods: %v", err)
 		}
-		if _, err := cat.SetStatus(ctx, g.ID, "SOLD"); !errors.Is(err, catalog.ErrInvalidInput) {
+		if _, err := cat.SetStatus(ctx, g.ID, "SOLD"); !errors.Is(err, errs.InvalidInput) {
 			t.Errorf("unknown status: %v", err)
 		}
 	})

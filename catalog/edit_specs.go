@@ -11,6 +11,7 @@ import (
 	"storefront/ent/spec"
 	"storefront/ent/specvalue"
 	"storefront/enums"
+	"storefront/errs"
 	"storefront/money"
 	"storefront/skumatrix"
 	"storefront/store"
@@ -58,7 +59,7 @@ type UpdateSpecsInput struct {
 // and specs are disabled; nothing is ever deleted and no id is reused, so
 // orders and the ledger keep pointing at the right rows. The version check is
 // a CAS on goods.version inside the transaction: of two admins saving the
-// same version, exactly one wins and the other gets ErrVersionConflict with
+// same version, exactly one wins and the other gets errs.VersionConflict with
 // nothing written.
 func (s *Service) UpdateSpecs(ctx context.Context, in UpdateSpecsInput) (*Goods, error) {
 	in = in.trimmed()
@@ -103,12 +104,12 @@ func bumpGoods(ctx context.Context, tx *ent.Tx, id int64, expected *int64, set f
 	}
 	cur, err := tx.Goods.Query().Where(goods.ID(id), goods.DeleteTimeIsNil()).Only(ctx)
 	if ent.IsNotFound(err) {
-		return fmt.Errorf("%w: goods %d", ErrNotFound, id)
+		return fmt.Errorf("%w: goods %d", errs.NotFound, id)
 	}
 	if err != nil || expected == nil {
 		return fmt.Errorf("updating goods %d: no row changed (%v)", id, err)
 	}
-	return fmt.Errorf("%w: goods %d is at version %d, not %d", ErrVersionConflict, id, cur.Version, *expected)
+	return fmt.Errorf("%w: goods %d is at version %d, not %d", errs.VersionConflict, id, cur.Version, *expected)
 }
 
 // checkSpecEdit rejects what can be judged without the database, so most
@@ -122,12 +123,12 @@ func (s *Service) checkSpecEdit(in UpdateSpecsInput) error {
 			return err
 		}
 		if seenSpec[sp.Name] {
-			return fmt.Errorf("%w: duplicate spec name %q", ErrInvalidInput, sp.Name)
+			return fmt.Errorf("%w: duplicate spec name %q", errs.InvalidInput, sp.Name)
 		}
 		seenSpec[sp.Name] = true
 		if sp.ID != nil {
 			if seenSpecID[*sp.ID] {
-				return fmt.Errorf("%w: spec %d is given twice", ErrInvalidInput, *sp.ID)
+				return fmt.Errorf("%w: spec %d is given twice", errs.InvalidInput, *sp.ID)
 			}
 			seenSpecID[*sp.ID] = true
 		}
@@ -137,15 +138,15 @@ func (s *Service) checkSpecEdit(in UpdateSpecsInput) error {
 				return err
 			}
 			if seenVal[v.Name] {
-				return fmt.Errorf("%w: duplicate value %q in spec %q", ErrInvalidInput, v.Name, sp.Name)
+				return fmt.Errorf("%w: duplicate value %q in spec %q", errs.InvalidInput, v.Name, sp.Name)
 			}
 			seenVal[v.Name] = true
 			if v.ID != nil {
 				if sp.ID == nil {
-					return fmt.Errorf("%w: value %d cannot move into the new spec %q", ErrInvalidInput, *v.ID, sp.Name)
+					return fmt.Errorf("%w: value %d cannot move into the new spec %q", errs.InvalidInput, *v.ID, sp.Name)
 				}
 				if seenValueID[*v.ID] {
-					return fmt.Errorf("%w: value %d is given twice", ErrInvalidInput, *v.ID)
+					return fmt.Errorf("%w: value %d is given twice", errs.InvalidInput, *v.ID)
 				}
 				seenValueID[*v.ID] = true
 			}
@@ -175,7 +176,7 @@ func (s *Service) checkSpecEdit(in UpdateSpecsInput) error {
 		}
 		k := strings.Join(e.Values, "\x00")
 		if combos[k] {
-			return fmt.Errorf("%w: SKU %v is given twice", ErrInvalidInput, e.Values)
+			return fmt.Errorf("%w: SKU %v is given twice", errs.InvalidInput, e.Values)
 		}
 		combos[k] = true
 		if err := checkCode(e.SkuCode); err != nil {
@@ -183,7 +184,7 @@ func (s *Service) checkSpecEdit(in UpdateSpecsInput) error {
 		}
 		if c := normaliseCode(e.SkuCode); c != nil {
 			if codes[*c] {
-				return fmt.Errorf("%w: skuCode %q is given twice", ErrInvalidInput, *c)
+				return fmt.Errorf("%w: skuCode %q is given twice", errs.InvalidInput, *c)
 			}
 			codes[*c] = true
 		}
@@ -306,12 +307,12 @@ func (s *Service) writeSpecEdit(ctx context.Context, tx *ent.Tx, in UpdateSpecsI
 		case in.DefaultSku != nil:
 			p.terms = *in.DefaultSku
 		default:
-			return fmt.Errorf("%w: the new combination %v needs a price: give defaultSku or an entry in skus", ErrInvalidInput, names)
+			return fmt.Errorf("%w: the new combination %v needs a price: give defaultSku or an entry in skus", errs.InvalidInput, names)
 		}
 		created = append(created, newSku(tx, in.GoodsID, combo, names, p))
 	}
 	for _, e := range edits { // any one left over is an error; which one does not matter
-		return fmt.Errorf("%w: SKU %v is not a combination of the specs (give one value per spec, in spec order)", ErrInvalidInput, e.Values)
+		return fmt.Errorf("%w: SKU %v is not a combination of the specs (give one value per spec, in spec order)", errs.InvalidInput, e.Values)
 	}
 	for key, row := range st.skus {
 		if !inProduct[key] {
@@ -344,7 +345,7 @@ func writeSpecs(ctx context.Context, tx *ent.Tx, in UpdateSpecsInput, st *specSt
 		if sp.ID != nil {
 			old := st.specs[*sp.ID]
 			if old == nil || old.Disabled {
-				return nil, fmt.Errorf("%w: spec %d of goods %d", ErrNotFound, *sp.ID, in.GoodsID)
+				return nil, fmt.Errorf("%w: spec %d of goods %d", errs.NotFound, *sp.ID, in.GoodsID)
 			}
 			specID = old.ID
 			if old.Name != sp.Name || old.Sort != i {
@@ -364,7 +365,7 @@ func writeSpecs(ctx context.Context, tx *ent.Tx, in UpdateSpecsInput, st *specSt
 			if v.ID != nil {
 				old := st.values[*v.ID]
 				if old == nil || old.Disabled || old.SpecID != specID {
-					return nil, fmt.Errorf("%w: value %d of spec %d", ErrNotFound, *v.ID, specID)
+					return nil, fmt.Errorf("%w: value %d of spec %d", errs.NotFound, *v.ID, specID)
 				}
 				if old.Name != v.Name || old.Sort != j {
 					if err := tx.SpecValue.UpdateOneID(old.ID).SetName(v.Name).SetSort(j).Exec(ctx); err != nil {
@@ -427,7 +428,7 @@ func (s *Service) keepSku(ctx context.Context, tx *ent.Tx, row *ent.Sku, combo [
 	if e != nil {
 		t := e.terms(row)
 		if t.Stock != row.Stock {
-			return fmt.Errorf("%w: SKU %v already exists; its stock changes only through adjustStock, setStock or stocktake", ErrInvalidInput, e.Values)
+			return fmt.Errorf("%w: SKU %v already exists; its stock changes only through adjustStock, setStock or stocktake", errs.InvalidInput, e.Values)
 		}
 		if t.SellPrice != row.SellPrice || t.LineationPrice != row.LineationPrice || t.CostPrice != row.CostPrice {
 			u.SetSellPrice(t.SellPrice).SetLineationPrice(t.LineationPrice).SetCostPrice(t.CostPrice)

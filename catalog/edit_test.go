@@ -12,6 +12,7 @@ import (
 	"storefront/ent/sku"
 	"storefront/ent/specvalue"
 	"storefront/enums"
+	"storefront/errs"
 	"storefront/internal/testdb"
 	"storefront/money"
 	"storefront/skumatrix"
@@ -238,14 +239,14 @@ func TestUpdateSpecsStaleVersionWritesNothing(t *testing.T) {
 		}
 		before := countRows(t, db)
 		specs[0].Values[3].Name = "绿色"
-		if _, err := cat.UpdateSpecs(ctx, in); !errors.Is(err, catalog.ErrVersionConflict) {
-			t.Fatalf("second save at the old version: err = %v, want ErrVersionConflict", err)
+		if _, err := cat.UpdateSpecs(ctx, in); !errors.Is(err, errs.VersionConflict) {
+			t.Fatalf("second save at the old version: err = %v, want errs.VersionConflict", err)
 		}
 		if after := countRows(t, db); after != before {
 			t.Errorf("rows %+v -> %+v after a refused save", before, after)
 		}
-		if _, err := cat.UpdateSpecs(ctx, catalog.UpdateSpecsInput{GoodsID: 987654, ExpectedVersion: 1}); !errors.Is(err, catalog.ErrNotFound) {
-			t.Errorf("unknown goods: err = %v, want ErrNotFound", err)
+		if _, err := cat.UpdateSpecs(ctx, catalog.UpdateSpecsInput{GoodsID: 987654, ExpectedVersion: 1}); !errors.Is(err, errs.NotFound) {
+			t.Errorf("unknown goods: err = %v, want errs.NotFound", err)
 		}
 	})
 }
@@ -278,30 +279,30 @@ func TestBadEditsWriteNothing(t *testing.T) {
 			in   catalog.UpdateSpecsInput
 			want error
 		}{
-			{"empty value name", edit(addValue(" ")), catalog.ErrInvalidInput},
-			{"empty spec name", edit(func(s []catalog.SpecEdit) []catalog.SpecEdit { s[1].Name = ""; return s }), catalog.ErrInvalidInput},
-			{"duplicate value", edit(addValue("黑色")), catalog.ErrInvalidInput},
-			{"duplicate value but for spaces", edit(addValue(" 黑色 ")), catalog.ErrInvalidInput},
-			{"duplicate spec", edit(func(s []catalog.SpecEdit) []catalog.SpecEdit { s[1].Name = s[0].Name; return s }), catalog.ErrInvalidInput},
-			{"negative price", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"红色", "S"}, SellPrice: -100}), catalog.ErrInvalidInput},
-			{"absurd price", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"红色", "S"}, SellPrice: money.MustParse("99999999.00")}), catalog.ErrInvalidInput},
-			{"negative lineation", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"红色", "S"}, SellPrice: price, LineationPrice: &neg}), catalog.ErrInvalidInput},
-			{"negative opening stock", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"红色", "S"}, SellPrice: price, Stock: ptr[int64](-1)}), catalog.ErrInvalidInput},
-			{"existing SKU's stock", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"黑色", "S"}, SellPrice: price, Stock: ptr[int64](99)}), catalog.ErrInvalidInput},
-			{"skuCode of another goods' SKU", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"红色", "S"}, SellPrice: price, SkuCode: &taken}), catalog.ErrInvalidInput},
-			{"skuCode taken by existing SKU edit", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"黑色", "S"}, SellPrice: price, SkuCode: &taken}), catalog.ErrInvalidInput},
-			{"not a combination", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"紫色", "S"}, SellPrice: price}), catalog.ErrInvalidInput},
-			{"new combination without a price", catalog.UpdateSpecsInput{GoodsID: g.ID, ExpectedVersion: g.Version, Specs: addValue("红色")(form(g))}, catalog.ErrInvalidInput},
-			{"unknown spec id", edit(func(s []catalog.SpecEdit) []catalog.SpecEdit { colour(s).ID = id(999999); return s }), catalog.ErrNotFound},
-			{"unknown value id", edit(func(s []catalog.SpecEdit) []catalog.SpecEdit { s[0].Values[0].ID = id(999999); return s }), catalog.ErrNotFound},
+			{"empty value name", edit(addValue(" ")), errs.InvalidInput},
+			{"empty spec name", edit(func(s []catalog.SpecEdit) []catalog.SpecEdit { s[1].Name = ""; return s }), errs.InvalidInput},
+			{"duplicate value", edit(addValue("黑色")), errs.InvalidInput},
+			{"duplicate value but for spaces", edit(addValue(" 黑色 ")), errs.InvalidInput},
+			{"duplicate spec", edit(func(s []catalog.SpecEdit) []catalog.SpecEdit { s[1].Name = s[0].Name; return s }), errs.InvalidInput},
+			{"negative price", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"红色", "S"}, SellPrice: -100}), errs.InvalidInput},
+			{"absurd price", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"红色", "S"}, SellPrice: money.MustParse("99999999.00")}), errs.InvalidInput},
+			{"negative lineation", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"红色", "S"}, SellPrice: price, LineationPrice: &neg}), errs.InvalidInput},
+			{"negative opening stock", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"红色", "S"}, SellPrice: price, Stock: ptr[int64](-1)}), errs.InvalidInput},
+			{"existing SKU's stock", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"黑色", "S"}, SellPrice: price, Stock: ptr[int64](99)}), errs.InvalidInput},
+			{"skuCode of another goods' SKU", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"红色", "S"}, SellPrice: price, SkuCode: &taken}), errs.InvalidInput},
+			{"skuCode taken by existing SKU edit", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"黑色", "S"}, SellPrice: price, SkuCode: &taken}), errs.InvalidInput},
+			{"not a combination", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"紫色", "S"}, SellPrice: price}), errs.InvalidInput},
+			{"new combination without a price", catalog.UpdateSpecsInput{GoodsID: g.ID, ExpectedVersion: g.Version, Specs: addValue("红色")(form(g))}, errs.InvalidInput},
+			{"unknown spec id", edit(func(s []catalog.SpecEdit) []catalog.SpecEdit { colour(s).ID = id(999999); return s }), errs.NotFound},
+			{"unknown value id", edit(func(s []catalog.SpecEdit) []catalog.SpecEdit { s[0].Values[0].ID = id(999999); return s }), errs.NotFound},
 			{"value of another dimension", edit(func(s []catalog.SpecEdit) []catalog.SpecEdit {
 				s[0].Values[0].ID, s[1].Values = s[1].Values[0].ID, s[1].Values[1:]
 				return s
-			}), catalog.ErrNotFound},
+			}), errs.NotFound},
 			{"value of another goods", edit(func(s []catalog.SpecEdit) []catalog.SpecEdit {
 				s[0].Values[0].ID = &other.Specs[0].Values[0].ID
 				return s
-			}), catalog.ErrNotFound},
+			}), errs.NotFound},
 			{"too many SKUs", edit(func(s []catalog.SpecEdit) []catalog.SpecEdit {
 				for i := range 200 {
 					s[1].Values = append(s[1].Values, catalog.ValueEdit{Name: fmt.Sprint("size", i)})
@@ -357,8 +358,8 @@ func TestBadCreateWritesNothing(t *testing.T) {
 			in := ok()
 			mod(&in)
 			before := countRows(t, db)
-			if _, err := cat.Create(ctx, in); !errors.Is(err, catalog.ErrInvalidInput) {
-				t.Errorf("%s: err = %v, want ErrInvalidInput", name, err)
+			if _, err := cat.Create(ctx, in); !errors.Is(err, errs.InvalidInput) {
+				t.Errorf("%s: err = %v, want errs.InvalidInput", name, err)
 			}
 			if after := countRows(t, db); after != before {
 				t.Errorf("%s: rows %+v -> %+v", name, before, after)

@@ -9,6 +9,7 @@ import (
 	"storefront/ent"
 	"storefront/ent/sku"
 	"storefront/enums"
+	"storefront/errs"
 	"storefront/internal/testdb"
 	"storefront/store"
 )
@@ -29,14 +30,14 @@ func TestSpecKeyRaceOneSkuWins(t *testing.T) {
 		var (
 			wg    sync.WaitGroup
 			start = make(chan struct{})
-			errs  = make([]error, n)
+			fails = make([]error, n)
 		)
 		for i := range n {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				<-start
-				errs[i] = store.WithTx(ctx, db.Client, func(ctx context.Context, tx *ent.Tx) error {
+				fails[i] = store.WithTx(ctx, db.Client, func(ctx context.Context, tx *ent.Tx) error {
 					p := plannedSku{terms: SkuTerms{SellPrice: 100, Stock: 5}, enabled: true}
 					rows, err := createSkus(ctx, tx, []*ent.SkuCreate{newSku(tx, g.ID, []int64{7001, 7002}, []string{"a", "b"}, p)})
 					if err != nil {
@@ -49,11 +50,11 @@ func TestSpecKeyRaceOneSkuWins(t *testing.T) {
 		close(start)
 		wg.Wait()
 		var wins int
-		for _, err := range errs {
+		for _, err := range fails {
 			if err == nil {
 				wins++
-			} else if !errors.Is(err, ErrVersionConflict) {
-				t.Errorf("loser's error = %v, want ErrVersionConflict", err)
+			} else if !errors.Is(err, errs.VersionConflict) {
+				t.Errorf("loser's error = %v, want errs.VersionConflict", err)
 			}
 		}
 		if wins != 1 {

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"storefront/errs"
 	"strings"
 )
 
@@ -20,7 +21,7 @@ func checkValueName(v string) error {
 		return err
 	}
 	if strings.Contains(v, valueSeparator) {
-		return fmt.Errorf("%w: spec value %q contains %q, which separates values in a SKU's text; use another character (such as / or ，)", ErrInvalidInput, v, valueSeparator)
+		return fmt.Errorf("%w: spec value %q contains %q, which separates values in a SKU's text; use another character (such as / or ，)", errs.InvalidInput, v, valueSeparator)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"storefront/errs"
 	"storefront/money"
 )
 
@@ -13,7 +14,7 @@ import (
 // (a lineation or cost price of 0.00 may well mean that).
 func checkSellPrice(sku string, p money.Money) error {
 	if p <= 0 {
-		return fmt.Errorf("%w: %s needs a sell price above 0.00, not %s", ErrInvalidInput, sku, p)
+		return fmt.Errorf("%w: %s needs a sell price above 0.00, not %s", errs.InvalidInput, sku, p)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"storefront/catalog"
 	"storefront/enums"
+	"storefront/errs"
 	"storefront/internal/testdb"
 	"storefront/money"
 	"storefront/store"
@@ -34,8 +35,8 @@ func TestCreateNeedsAPricePerSku(t *testing.T) {
 		} {
 			tc.in.Name, tc.in.Status = "袜子", enums.GoodsOnShelf
 			before := countRows(t, db)
-			if _, err := cat.Create(ctx, tc.in); !errors.Is(err, catalog.ErrInvalidInput) {
-				t.Errorf("%s: Create err = %v, want ErrInvalidInput", tc.name, err)
+			if _, err := cat.Create(ctx, tc.in); !errors.Is(err, errs.InvalidInput) {
+				t.Errorf("%s: Create err = %v, want errs.InvalidInput", tc.name, err)
 			}
 			if after := countRows(t, db); after != before {
 				t.Errorf("%s: rows %+v -> %+v", tc.name, before, after)
@@ -76,8 +77,8 @@ func TestUpdateSkuNeedsAPrice(t *testing.T) {
 			{"costPrice -0.01", catalog.UpdateSkuInput{CostPrice: &neg}},
 		} {
 			tc.in.ItemID, tc.in.ExpectedVersion = s.ID, s.Version
-			if got, err := cat.UpdateSku(ctx, tc.in); !errors.Is(err, catalog.ErrInvalidInput) {
-				t.Errorf("%s: UpdateSku err = %v, want ErrInvalidInput (SKU now %+v)", tc.name, err, got)
+			if got, err := cat.UpdateSku(ctx, tc.in); !errors.Is(err, errs.InvalidInput) {
+				t.Errorf("%s: UpdateSku err = %v, want errs.InvalidInput (SKU now %+v)", tc.name, err, got)
 			}
 		}
 		if row := skuRow(t, db, s.ID); row.SellPrice != s.SellPrice || row.CostPrice != s.Cost || row.Version != s.Version {
@@ -117,8 +118,8 @@ func TestUpdateSpecsNeedsAPrice(t *testing.T) {
 			version := goodsRow(t, db, g.ID).Version
 			tc.in.GoodsID, tc.in.ExpectedVersion = g.ID, version
 			before := countRows(t, db)
-			if _, err := cat.UpdateSpecs(ctx, tc.in); !errors.Is(err, catalog.ErrInvalidInput) {
-				t.Errorf("%s: UpdateSpecs err = %v, want ErrInvalidInput", tc.name, err)
+			if _, err := cat.UpdateSpecs(ctx, tc.in); !errors.Is(err, errs.InvalidInput) {
+				t.Errorf("%s: UpdateSpecs err = %v, want errs.InvalidInput", tc.name, err)
 			}
 			if after := countRows(t, db); after != before {
 				t.Errorf("%s: rows %+v -> %+v", tc.name, before, after)

@@ -7,6 +7,7 @@ import (
 
 	"storefront/catalog"
 	"storefront/enums"
+	"storefront/errs"
 	"storefront/internal/testdb"
 	"storefront/money"
 	"storefront/store"
@@ -29,8 +30,8 @@ func TestValueNamesRefuseSeparator(t *testing.T) {
 		} {
 			before := countRows(t, db)
 			in := catalog.CreateInput{Name: "袜子", Status: enums.GoodsOnShelf, Specs: tc.specs, DefaultSku: price}
-			if _, err := cat.Create(ctx, in); !errors.Is(err, catalog.ErrInvalidInput) {
-				t.Errorf("create, %s: err = %v, want ErrInvalidInput", tc.name, err)
+			if _, err := cat.Create(ctx, in); !errors.Is(err, errs.InvalidInput) {
+				t.Errorf("create, %s: err = %v, want errs.InvalidInput", tc.name, err)
 			}
 			if after := countRows(t, db); after != before {
 				t.Errorf("create, %s: rows %+v -> %+v", tc.name, before, after)
@@ -56,8 +57,8 @@ func TestValueNamesRefuseSeparator(t *testing.T) {
 			version := goodsRow(t, db, g.ID).Version
 			before := countRows(t, db)
 			in := catalog.UpdateSpecsInput{GoodsID: g.ID, ExpectedVersion: version, Specs: tc.edit(form(g)), DefaultSku: &price}
-			if _, err := cat.UpdateSpecs(ctx, in); !errors.Is(err, catalog.ErrInvalidInput) {
-				t.Errorf("edit, %s: err = %v, want ErrInvalidInput", tc.name, err)
+			if _, err := cat.UpdateSpecs(ctx, in); !errors.Is(err, errs.InvalidInput) {
+				t.Errorf("edit, %s: err = %v, want errs.InvalidInput", tc.name, err)
 			}
 			if after := countRows(t, db); after != before {
 				t.Errorf("edit, %s: rows %+v -> %+v", tc.name, before, after)

@@ -9,6 +9,7 @@ import (
 	"storefront/ent"
 	"storefront/ent/goods"
 	"storefront/enums"
+	"storefront/errs"
 	"storefront/paging"
 	"storefront/store"
 )
@@ -68,7 +69,7 @@ type GoodsPage struct {
 func (s *Service) List(ctx context.Context, v Viewer, p ListParams) (*GoodsPage, error) {
 	first, err := paging.Size(p.First)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
+		return nil, fmt.Errorf("%w: %w", errs.InvalidInput, err)
 	}
 	// Taken before the page query: views loaded below read no earlier.
 	seq, now := s.cache.seq.Add(1), s.cache.now()
@@ -79,7 +80,7 @@ func (s *Service) List(ctx context.Context, v Viewer, p ListParams) (*GoodsPage,
 	if p.After != "" {
 		after, err := paging.Decode(cursorKind, p.After)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
+			return nil, fmt.Errorf("%w: %w", errs.InvalidInput, err)
 		}
 		q = q.Where(goods.IDGT(after))
 	}

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	"storefront/auth"
 	"storefront/ent"
 	"storefront/ent/order"
 	"storefront/enums"
+	"storefront/errs"
 	"storefront/inventory"
 	"storefront/store"
 )
@@ -64,7 +64,7 @@ func (s *Service) CancelOrder(ctx context.Context, userID string, admin bool, or
 		return nil, err
 	}
 	if !admin && o.UserID != userID {
-		return nil, fmt.Errorf("%w: order %s is not yours", auth.ErrForbidden, orderSn)
+		return nil, fmt.Errorf("%w: order %s is not yours", errs.Forbidden, orderSn)
 	}
 	var won bool
 	err = store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"storefront/auth"
 	"storefront/ent"
 	"storefront/ent/stocklog"
 	"storefront/enums"
+	"storefront/errs"
 	"storefront/internal/testdb"
 	"storefront/inventory"
 	"storefront/store"
@@ -26,7 +26,7 @@ func TestCancelOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.svc.CancelOrder(ctx, "u2", false, o.OrderSn); !errors.Is(err, auth.ErrForbidden) {
+		if _, err := f.svc.CancelOrder(ctx, "u2", false, o.OrderSn); !errors.Is(err, errs.Forbidden) {
 			t.Errorf("someone else's cancel: err = %v, want FORBIDDEN", err)
 		}
 		if _, err := f.svc.CancelOrder(ctx, "u1", false, "nope"); !errors.Is(err, ErrNotFound) {

@@ -1,16 +1,21 @@
 package checkout
 
-import "errors"
+import (
+	"storefront/errs"
+	"storefront/inventory"
+)
 
-// Sentinels of the checkout domain; resolvers/checkout_errors.go maps each to
-// its extensions.code. Wrapped with %w so messages can name the SKU or order.
+// The errors of the checkout domain, each of an errs category (or the
+// category itself); resolvers/errors.go maps each to its extensions.code.
+// Wrap them with %w so messages can name the SKU or order.
 var (
-	ErrInvalidInput          = errors.New("invalid input")
-	ErrInvalidQuantity       = errors.New("invalid quantity")
-	ErrNotFound              = errors.New("not found")
-	ErrSkuUnavailable        = errors.New("SKU unavailable")
-	ErrOutOfStock            = errors.New("out of stock")
-	ErrIdempotencyInProgress = errors.New("a request with this idempotency key is still being processed")
-	ErrIdempotencyKeyReused  = errors.New("this idempotency key was used with a different input")
-	ErrInvalidOrderState     = errors.New("the order is not in a state that allows this")
+	ErrInvalidInput    = errs.InvalidInput
+	ErrNotFound        = errs.NotFound
+	ErrInvalidQuantity = errs.New(errs.InvalidInput, "invalid quantity")
+	ErrSkuUnavailable  = errs.New(errs.Conflict, "SKU unavailable")
+	// ErrOutOfStock is inventory's: stock is inventory's to refuse.
+	ErrOutOfStock            = inventory.ErrOutOfStock
+	ErrIdempotencyInProgress = errs.New(errs.Conflict, "a request with this idempotency key is still being processed")
+	ErrIdempotencyKeyReused  = errs.New(errs.InvalidInput, "this idempotency key was used with a different input")
+	ErrInvalidOrderState     = errs.New(errs.Conflict, "the order is not in a state that allows this")
 )

@@ -1,14 +1,17 @@
 package inventory
 
-import "errors"
+import "storefront/errs"
 
+// The errors of the inventory domain; resolvers/errors.go maps each to its
+// extensions.code.
 var (
-	// ErrOutOfStock: the CAS found less stock than a negative change needs.
-	ErrOutOfStock = errors.New("out of stock")
+	// ErrOutOfStock: the CAS found less stock than a negative change needs
+	// (checkout.ErrOutOfStock is this error).
+	ErrOutOfStock = errs.New(errs.Conflict, "out of stock")
 	// ErrNotFound: the SKU does not exist.
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = errs.NotFound
 	// ErrInvalidInput: malformed or out-of-range input.
-	ErrInvalidInput = errors.New("invalid input")
+	ErrInvalidInput = errs.InvalidInput
 	// ErrVersionConflict: the SKU changed since the caller read it.
-	ErrVersionConflict = errors.New("version conflict: reload and retry")
+	ErrVersionConflict = errs.VersionConflict
 )

@@ -16,8 +16,8 @@ import (
 	"storefront/ent/payment"
 	"storefront/ent/paymentevent"
 	"storefront/enums"
+	"storefront/errs"
 	"storefront/internal/testdb"
-	"storefront/payments"
 	"storefront/store"
 )
 
@@ -88,7 +88,7 @@ func TestPaymentIDBelongsToOneOrder(t *testing.T) {
 			}
 			// The redirect for B with the same id is refused too, and A's own
 			// notification still pays A.
-			if _, err := f.svc.Return(ctx, owner, "mock", "PB-squat", b.OrderSn); !errors.Is(err, payments.ErrInvalidInput) {
+			if _, err := f.svc.Return(ctx, owner, "mock", "PB-squat", b.OrderSn); !errors.Is(err, errs.InvalidInput) {
 				t.Errorf("redirect for B with A's payment id: %v, want ErrInvalidInput", err)
 			}
 			if c := f.notify(t, "mock", success(a, "squat-2", "PB-squat"), ""); c != 200 {
@@ -105,7 +105,7 @@ func TestPaymentIDBelongsToOneOrder(t *testing.T) {
 			}
 			pc := db.Client.Payment.Query().Where(payment.PaymentID("PC-first")).OnlyX(ctx)
 			before := f.counts(t)
-			if _, err := f.svc.Return(ctx, owner, "mock", "PC-first", d.OrderSn); !errors.Is(err, payments.ErrInvalidInput) {
+			if _, err := f.svc.Return(ctx, owner, "mock", "PC-first", d.OrderSn); !errors.Is(err, errs.InvalidInput) {
 				t.Errorf("redirect for D with C's payment id: %v, want ErrInvalidInput", err)
 			}
 			if code := f.notify(t, "mock", success(d, "first-2", "PC-first"), ""); code != 400 {
@@ -166,7 +166,7 @@ func TestPaymentIDRaceBindsOneOrder(t *testing.T) {
 						switch {
 						case err == nil:
 							answer(&redirectsA, "ok")
-						case errors.Is(err, payments.ErrInvalidInput):
+						case errors.Is(err, errs.InvalidInput):
 							answer(&redirectsA, "INVALID_INPUT")
 						default:
 							t.Errorf("redirect for A: %v", err)

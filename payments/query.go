@@ -11,21 +11,19 @@ import (
 	"storefront/ent/order"
 	"storefront/ent/payment"
 	"storefront/enums"
+	"storefront/errs"
 	"storefront/store"
 )
-
-// ErrInvalidInput: malformed paymentReturn input.
-var ErrInvalidInput = fmt.Errorf("invalid input")
 
 // Return records what the success page learned from the redirect: a
 // PENDING payment if none exists. It never changes an existing payment and
 // is never proof of payment; only a verified notification is.
 func (s *Service) Return(ctx context.Context, caller auth.Principal, provider, paymentID, orderSn string) (*Payment, error) {
 	if _, ok := s.cfg.Providers[provider]; !ok {
-		return nil, fmt.Errorf("%w: unknown provider %q", ErrInvalidInput, provider)
+		return nil, fmt.Errorf("%w: unknown provider %q", errs.InvalidInput, provider)
 	}
 	if paymentID == "" || len(paymentID) > 64 {
-		return nil, fmt.Errorf("%w: paymentId must be 1 to 64 characters", ErrInvalidInput)
+		return nil, fmt.Errorf("%w: paymentId must be 1 to 64 characters", errs.InvalidInput)
 	}
 	o, err := s.db.Client.Order.Query().Where(order.OrderSn(orderSn)).Only(ctx)
 	if ent.IsNotFound(err) {
@@ -35,7 +33,7 @@ func (s *Service) Return(ctx context.Context, caller auth.Principal, provider, p
 		return nil, store.Classify(err)
 	}
 	if o.UserID != caller.UserID {
-		return nil, fmt.Errorf("%w: order %s belongs to another user", auth.ErrForbidden, orderSn)
+		return nil, fmt.Errorf("%w: order %s belongs to another user", errs.Forbidden, orderSn)
 	}
 	err = s.db.Client.Payment.Create().
 		SetOrderID(o.ID).SetOrderSn(o.OrderSn).SetProvider(provider).SetPaymentID(paymentID).
@@ -52,7 +50,7 @@ func (s *Service) Return(ctx context.Context, caller auth.Principal, provider, p
 	if p.OrderID != o.ID {
 		// The insert above never touches an existing row, so the row read
 		// here is whichever order named this payment id first.
-		return nil, fmt.Errorf("%w: %w: %s/%s", ErrInvalidInput, ErrOtherOrder, provider, paymentID)
+		return nil, fmt.Errorf("%w: %w: %s/%s", errs.InvalidInput, ErrOtherOrder, provider, paymentID)
 	}
 	return view(p), nil
 }

@@ -9,6 +9,7 @@ import (
 	"storefront/ent/order"
 	"storefront/ent/payment"
 	"storefront/enums"
+	"storefront/errs"
 	"storefront/store"
 )
 
@@ -19,7 +20,7 @@ import (
 // repeated refund finds the order already REFUNDED and changes nothing.
 func (s *Service) Refund(ctx context.Context, orderSn, reason string) (*checkout.Order, error) {
 	if reason == "" || len(reason) > 255 {
-		return nil, fmt.Errorf("%w: a refund reason of 1 to 255 characters is required", ErrInvalidInput)
+		return nil, fmt.Errorf("%w: a refund reason of 1 to 255 characters is required", errs.InvalidInput)
 	}
 	o, err := s.db.Client.Order.Query().Where(order.OrderSn(orderSn)).Only(ctx)
 	if ent.IsNotFound(err) {

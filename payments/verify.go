@@ -5,27 +5,29 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"storefront/errs"
 	"storefront/money"
 )
 
-// Reasons a notification is refused. Each is logged; the provider only sees "fail".
+// Reasons a notification is refused, each of an errs category (which
+// server/notify.go answers with an HTTP status). Each is logged; the
+// provider only sees "fail".
 var (
-	ErrUnknownProvider = errors.New("unknown payment provider")
-	ErrBadSignature    = errors.New("bad signature")
-	ErrMalformed       = errors.New("malformed notification")
-	ErrStale           = errors.New("notification timestamp outside the tolerance")
-	ErrMerchant        = errors.New("merchant id does not match the provider")
-	ErrOrderNotFound   = errors.New("order not found")
-	ErrCurrency        = errors.New("currency does not match the order")
-	ErrAmount          = errors.New("amount does not match the order")
+	ErrUnknownProvider = errs.New(errs.NotFound, "unknown payment provider")
+	ErrBadSignature    = errs.New(errs.Unauthenticated, "bad signature")
+	ErrMalformed       = errs.New(errs.InvalidInput, "malformed notification")
+	ErrStale           = errs.New(errs.InvalidInput, "notification timestamp outside the tolerance")
+	ErrMerchant        = errs.New(errs.InvalidInput, "merchant id does not match the provider")
+	ErrOrderNotFound   = errs.New(errs.NotFound, "order not found")
+	ErrCurrency        = errs.New(errs.InvalidInput, "currency does not match the order")
+	ErrAmount          = errs.New(errs.InvalidInput, "amount does not match the order")
 	// ErrOtherOrder: the (provider, payment id) is bound to another order,
 	// by whichever redirect or notification named it first.
-	ErrOtherOrder = errors.New("payment id belongs to another order")
+	ErrOtherOrder = errs.New(errs.Conflict, "payment id belongs to another order")
 )
 
 // Notification is a provider's server-to-server message.

@@ -8,44 +8,57 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"storefront/auth"
-	"storefront/catalog"
+	"storefront/checkout"
 	"storefront/enums"
+	"storefront/errs"
+	"storefront/inventory"
 	"storefront/money"
 	"storefront/scalar"
 	"storefront/skumatrix"
 	"storefront/store"
 )
 
-// errorCode pairs a domain sentinel with its stable extensions.code.
+// errorCode pairs an error with its stable extensions.code.
 type errorCode struct {
 	err  error
 	code string
 }
 
-// codes maps domain sentinels to the stable extensions.code of
-// API-CONVENTIONS.md. This table (plus the per-domain tables that
-// registerCodes appends from init) is the only place the mapping lives.
+// codes maps errors to the stable extensions.code of API-CONVENTIONS.md,
+// and is the only place that mapping lives. Code tries it in order, first
+// match wins: precise errors first (each wraps an errs category, and its
+// own code wins over the category's), then the sentinels of the packages
+// below the domains, then the categories.
 var codes = []errorCode{
-	{auth.ErrUnauthenticated, "UNAUTHENTICATED"},
-	{auth.ErrForbidden, "FORBIDDEN"},
-	{catalog.ErrNotFound, "NOT_FOUND"},
+	// Precise errors of the domains.
 	{skumatrix.ErrInvalidSelection, "INVALID_SELECTION"},
 	{skumatrix.ErrTooManyDimensions, "TOO_MANY_DIMENSIONS"},
 	{skumatrix.ErrTooManySKUs, "TOO_MANY_SKUS"},
+	{errs.VersionConflict, "VERSION_CONFLICT"},
+	{store.ErrUnavailable, "UNAVAILABLE"},
+	{inventory.ErrOutOfStock, "OUT_OF_STOCK"}, // also checkout.ErrOutOfStock
+	{checkout.ErrInvalidQuantity, "INVALID_QUANTITY"},
+	{checkout.ErrSkuUnavailable, "SKU_UNAVAILABLE"},
+	{checkout.ErrIdempotencyInProgress, "IDEMPOTENCY_IN_PROGRESS"},
+	{checkout.ErrIdempotencyKeyReused, "IDEMPOTENCY_KEY_REUSED"},
+	{checkout.ErrInvalidOrderState, "INVALID_ORDER_STATE"},
+
+	// Sentinels of value and algorithm packages, which use no category.
 	{skumatrix.ErrEmptyDimension, "INVALID_INPUT"},
 	{skumatrix.ErrDuplicateValue, "INVALID_INPUT"},
-	{catalog.ErrVersionConflict, "VERSION_CONFLICT"},
-	{catalog.ErrInvalidInput, "INVALID_INPUT"},
 	{money.ErrInvalid, "INVALID_INPUT"},
 	{scalar.ErrInvalidID, "INVALID_INPUT"},
 	{enums.ErrInvalid, "INVALID_INPUT"},
-	{store.ErrUnavailable, "UNAVAILABLE"},
-}
 
-// registerCodes adds a domain's sentinels; call it from an init in that
-// domain's resolver helper file (e.g. checkout_errors.go).
-func registerCodes(c ...errorCode) { codes = append(codes, c...) }
+	// The categories. errs.Conflict has no code of its own: every conflict
+	// a client can meet is a precise error above, and one that is not is a
+	// bug to be answered INTERNAL (and logged) until it gets a code.
+	{errs.Unauthenticated, "UNAUTHENTICATED"},
+	{errs.Forbidden, "FORBIDDEN"},
+	{errs.NotFound, "NOT_FOUND"},
+	{errs.InvalidInput, "INVALID_INPUT"},
+	{errs.Unavailable, "UNAVAILABLE"},
+}
 
 // Code returns the extensions.code for err, or "" when it is not a known
 // domain error.
@@ -59,6 +72,27 @@ func Code(err error) string {
 	// not classify its error: either way "retry later", not INTERNAL.
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(store.Classify(err), store.ErrUnavailable) {
 		return "UNAVAILABLE"
+	}
+	return ""
+}
+
+// gqlgenCode gives a code to refusals gqlgen raises itself, which carry no
+// sentinel: they are the client's doing and must not be logged and
+// answered as INTERNAL.
+func gqlgenCode(err error) string {
+	// The generated introspection resolvers return this exact error when
+	// introspection is switched off.
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if e.Error() == "introspection disabled" {
+			return "FORBIDDEN"
+		}
+	}
+	// A *gqlerror.Error reaching the presenter before any resolver ran
+	// (no path) is a refused request: an APQ hash that does not match its
+	// query, an undecodable body, an unsupported APQ version.
+	var gerr *gqlerror.Error
+	if errors.As(err, &gerr) && len(gerr.Path) == 0 {
+		return "INVALID_INPUT"
 	}
 	return ""
 }
