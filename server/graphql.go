@@ -1,11 +1,12 @@
 package server
 
 import (
+	"context"
+
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"storefront/graph"
 	"storefront/metrics"
@@ -13,25 +14,39 @@ import (
 )
 
 // newGraphQL builds the GraphQL handler explicitly (not the deprecated
-// NewDefaultServer): only the transports we serve, a parsed-query cache,
-// automatic persisted queries, depth and complexity limits, one error
-// presenter, one recover function and the operation metrics.
+// NewDefaultServer): only the transports we serve, a parsed-query cache and
+// automatic persisted queries both bounded in bytes, the query and response
+// limits, one error presenter, one recover function and the operation
+// metrics.
 func newGraphQL(r *resolvers.Resolver, o Options, m *metrics.Metrics) *handler.Server {
-	cfg := graph.Config{Resolvers: r}
-	connectionCosts(&cfg.Complexity)
-	srv := handler.New(graph.NewExecutableSchema(cfg))
+	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: r}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.SetQueryCache(newByteLRU(o.QueryCacheBytes, docCost))
 	if o.Introspection {
 		srv.Use(extension.Introspection{})
+	} else {
+		srv.SetDisableSuggestion(true)
+		srv.SetValidationRulesFn(rulesWithoutSuggestions)
 	}
-	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
-	srv.Use(&queryLimits{maxDepth: o.MaxDepth, maxComplexity: o.MaxComplexity})
+	srv.Use(persistedSize{o.MaxPersistedQueryBytes})
+	srv.Use(extension.AutomaticPersistedQuery{Cache: newByteLRU(o.QueryCacheBytes, textCost)})
+	srv.Use(&queryLimits{maxDepth: o.MaxDepth, maxComplexity: o.MaxComplexity, maxAliases: o.MaxAliases})
 	srv.Use(opMetrics{m})
 	srv.Use(deadline{o.RequestTimeout})
-	srv.SetErrorPresenter(resolvers.PresentError)
+	srv.Use(responseLimit{o.MaxResponseBytes})
+	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(resolvers.Recover)
 	return srv
+}
+
+// presentError is resolvers.PresentError, except for a query whose answer
+// went over the size limit: responseLimit replaces its errors with one, so
+// the others (one per field that gave up) are not even kept.
+func presentError(ctx context.Context, err error) *gqlerror.Error {
+	if overBudget(ctx) {
+		return nil
+	}
+	return resolvers.PresentError(ctx, err)
 }

@@ -48,16 +48,40 @@ type Options struct {
 	// RequestTimeout bounds each GraphQL request and notification: a
 	// database that stops answering yields UNAVAILABLE, never a hung client.
 	RequestTimeout time.Duration
-	// MaxDepth and MaxComplexity refuse expensive queries before any
-	// resolver runs (0: DefaultMaxDepth, DefaultMaxComplexity).
-	MaxDepth, MaxComplexity int
+	// MaxDepth, MaxComplexity and MaxAliases refuse expensive queries
+	// before any resolver runs (0: DefaultMaxDepth, DefaultMaxComplexity,
+	// DefaultMaxAliases).
+	MaxDepth, MaxComplexity, MaxAliases int
+	// MaxResponseBytes ends a query whose answer grows past it with
+	// QUERY_TOO_COMPLEX (0: DefaultMaxResponseBytes).
+	MaxResponseBytes int64
+	// QueryCacheBytes bounds the parsed-query cache and, separately, the
+	// persisted-query store (0: DefaultQueryCacheBytes).
+	QueryCacheBytes int64
+	// MaxPersistedQueryBytes is the largest query that may be registered
+	// as a persisted query (0: DefaultMaxPersistedQueryBytes).
+	MaxPersistedQueryBytes int
+}
+
+// Handlers are the service's HTTP surface split in two, for serving
+// /metrics on a listener of its own (an address only the monitoring
+// network reaches): Public is everything else and answers 404 on /metrics.
+type Handlers struct {
+	Public  http.Handler
+	Metrics http.Handler
 }
 
 // DefaultRequestTimeout is Options.RequestTimeout when unset.
 const DefaultRequestTimeout = 10 * time.Second
 
-// New returns the service's root handler.
-func New(o Options) http.Handler {
+// New returns the service's root handler, /metrics included.
+func New(o Options) http.Handler { return build(o, true).Public }
+
+// NewHandlers returns the public handler without /metrics and the /metrics
+// handler apart.
+func NewHandlers(o Options) Handlers { return build(o, false) }
+
+func build(o Options, metricsOnPublic bool) Handlers {
 	o = withDefaults(o)
 	m := o.Metrics
 	reg := prometheus.NewRegistry()
@@ -94,8 +118,11 @@ func New(o Options) http.Handler {
 		}
 		_, _ = w.Write([]byte("ready\n"))
 	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	return requestID(mux)
+	metricsH := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	if metricsOnPublic {
+		mux.Handle("GET /metrics", metricsH)
+	}
+	return Handlers{Public: requestID(mux), Metrics: metricsH}
 }
 
 func withDefaults(o Options) Options {
@@ -113,6 +140,18 @@ func withDefaults(o Options) Options {
 	}
 	if o.MaxComplexity <= 0 {
 		o.MaxComplexity = DefaultMaxComplexity
+	}
+	if o.MaxAliases <= 0 {
+		o.MaxAliases = DefaultMaxAliases
+	}
+	if o.MaxResponseBytes <= 0 {
+		o.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if o.QueryCacheBytes <= 0 {
+		o.QueryCacheBytes = DefaultQueryCacheBytes
+	}
+	if o.MaxPersistedQueryBytes <= 0 {
+		o.MaxPersistedQueryBytes = DefaultMaxPersistedQueryBytes
 	}
 	return o
 }

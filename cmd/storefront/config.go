@@ -32,6 +32,13 @@ type config struct {
 	MaxQueryDepth     int
 	MaxComplexity     int
 	GCPercent         int // serve's GC target unless GOGC is set (internal/gctune)
+	// The GraphQL endpoint's other limits (limits.go) and where /metrics
+	// is served ("": on Addr, with everything else).
+	MaxAliases             int
+	MaxResponseBytes       int64
+	QueryCacheBytes        int64
+	MaxPersistedQueryBytes int
+	MetricsAddr            string
 }
 
 // flagSet registers the flags shared by commands that open the database.

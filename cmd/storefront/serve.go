@@ -31,6 +31,7 @@ func serve(ctx context.Context, args []string) error {
 	fs.StringVar(&c.Addr, "addr", env("ADDR", "127.0.0.1:8080"), "listen address (STOREFRONT_ADDR)")
 	fs.BoolVar(&c.Demo, "demo", envBool("DEMO", false), "migrate, seed the demo catalog, print demo tokens (STOREFRONT_DEMO)")
 	fs.BoolVar(&c.Migrate, "migrate", envBool("MIGRATE", false), "apply the schema on start (default on for SQLite) (STOREFRONT_MIGRATE)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("METRICS_ADDR", ""), "serve /metrics on this address only (default: on --addr) (STOREFRONT_METRICS_ADDR)")
 	fs.BoolVar(&c.Introspection, "introspection", envBool("INTROSPECTION", false), "allow GraphQL introspection and the playground (default on with --demo) (STOREFRONT_INTROSPECTION)")
 	checkoutFlags(fs, &c.Checkout)
 	c.Catalog = catalog.DefaultConfig()
@@ -39,6 +40,7 @@ func serve(ctx context.Context, args []string) error {
 	fs.DurationVar(&c.CloseInterval, "close-interval", envDuration("CLOSE_INTERVAL", 30*time.Second), "how often the timeout closer runs (STOREFRONT_CLOSE_INTERVAL)")
 	fs.DurationVar(&c.OutboxInterval, "outbox-interval", envDuration("OUTBOX_INTERVAL", time.Second), "how often committed events are dispatched (STOREFRONT_OUTBOX_INTERVAL)")
 	opsFlags(fs, &c)
+	limitFlags(fs, &c)
 	fs.IntVar(&c.GCPercent, "gc-percent", int(envInt("GC_PERCENT", gctune.DefaultPercent)), "garbage-collection target, as GOGC sets it; GOGC, when set, wins (STOREFRONT_GC_PERCENT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 15*time.Second), "how long in-flight requests may drain on SIGTERM (STOREFRONT_SHUTDOWN_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
@@ -51,6 +53,9 @@ func serve(ctx context.Context, args []string) error {
 		return errors.New("--close-interval and --outbox-interval must be positive")
 	}
 	if err := validOps(&c); err != nil {
+		return err
+	}
+	if err := validLimits(&c); err != nil {
 		return err
 	}
 	if c.GCPercent < 0 {
@@ -102,26 +107,47 @@ func serve(ctx context.Context, args []string) error {
 	orders := checkout.New(db, c.Checkout)
 	pays := payments.New(db, payCfg, orders)
 	inv := inventory.New(db)
-	h := server.New(server.Options{
+	opts := server.Options{
 		DB: db, Signer: signer, Playground: c.Introspection, Introspection: c.Introspection,
 		DemoToken: demoToken, PaymentNotify: pays.NotifyHandler(),
 		Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inv, Checkout: orders, Payments: pays},
 		Metrics:  m, RequestTimeout: c.RequestTimeout, MaxDepth: c.MaxQueryDepth, MaxComplexity: c.MaxComplexity,
-	})
+		MaxAliases: c.MaxAliases, MaxResponseBytes: c.MaxResponseBytes, QueryCacheBytes: c.QueryCacheBytes,
+		MaxPersistedQueryBytes: c.MaxPersistedQueryBytes,
+	}
+	var public http.Handler
+	metricsAt := "with --addr"
+	if c.MetricsAddr == "" {
+		public = server.New(opts)
+	} else {
+		// /metrics only where the monitoring network reaches; the public
+		// listener answers 404 there.
+		h := server.NewHandlers(opts)
+		public = h.Public
+		mln, err := net.Listen("tcp", c.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", h.Metrics)
+		metricsSrv := httpServer(mux)
+		metricsAt = mln.Addr().String()
+		go func() {
+			if err := metricsSrv.Serve(mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				slog.Error("metrics listener failed", "err", err)
+			}
+		}()
+		// Scrapes need no draining: the listener just closes.
+		defer metricsSrv.Close()
+	}
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-	}
+	srv := httpServer(public)
 	fmt.Printf("storefront listening on http://%s (GraphQL at /graphql)\n", ln.Addr())
 	gc, gcFrom := gctune.Apply(c.GCPercent)
-	slog.Info("serving", "addr", ln.Addr().String(), "db", strings.SplitN(c.DB, ":", 2)[0], "gc_percent", gc, "gc_percent_from", gcFrom)
+	slog.Info("serving", "addr", ln.Addr().String(), "metrics_addr", metricsAt, "db", strings.SplitN(c.DB, ":", 2)[0], "gc_percent", gc, "gc_percent_from", gcFrom)
 
 	// The closer and the dispatcher outlive the signal until the requests have
 	// drained (stopBackground is deferred), so the final dispatch sees their events.
@@ -143,6 +169,17 @@ func serve(ctx context.Context, args []string) error {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// httpServer has the explicit timeouts every listener of serve gets.
+func httpServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
 }
 
 func randomSecret() string {

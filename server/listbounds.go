@@ -1,0 +1,117 @@
+package server
+
+import (
+	"encoding/json"
+
+	"storefront/checkout"
+	"storefront/paging"
+	"storefront/skumatrix"
+)
+
+// lists gives every list field of the schema the number of items it can
+// really return, from the limit that bounds it where that limit is kept.
+// A query is charged for that many items, so what the complexity limit
+// admits is what the server may have to build. TestEveryListFieldIsBounded
+// fails when a list field is added to the schema without an entry here.
+//
+// args are the field's arguments; page is the page size of the connection
+// the field is inside (for edges).
+var lists = map[string]func(args map[string]any, page int) int{
+	// A goods has at most MaxDimensions specs, and the product of their
+	// value counts is at most MaxSKUs, so one spec has at most MaxSKUs
+	// values and all of them together at most MaxSKUs + MaxDimensions - 1
+	// (one dimension holding them all, the others one each).
+	"Goods.specs":      fixed(skumatrix.DefaultLimits.MaxDimensions),
+	"Spec.values":      fixed(skumatrix.DefaultLimits.MaxSKUs),
+	"Goods.selectable": fixed(skumatrix.DefaultLimits.MaxSKUs + skumatrix.DefaultLimits.MaxDimensions - 1),
+	"Sku.specValueIds": fixed(skumatrix.DefaultLimits.MaxDimensions),
+	// Enabled SKUs are at most MaxSKUs. Disabled ones (combinations an
+	// edit removed) are kept forever so that orders keep pointing at them,
+	// so an admin's skus(includeDisabled: true) has no static bound: it is
+	// charged like the enabled list and the response-size limit bounds
+	// the rest.
+	"Goods.skus": fixed(skumatrix.DefaultLimits.MaxSKUs),
+
+	"GoodsConnection.edges":    inPage,
+	"OrderConnection.edges":    inPage,
+	"StockLogConnection.edges": inPage,
+
+	// checkout refuses an order of more lines (before merging duplicates).
+	"Order.lines": fixed(checkout.DefaultConfig().MaxLines),
+	// Nothing bounds the payments of one order (each verified provider
+	// payment id adds one); an order has one, and a few when money arrived
+	// twice. Charged as paymentsPerOrder; the response-size limit bounds
+	// the rest.
+	"Order.payments": fixed(paymentsPerOrder),
+
+	"Query.stockReconciliation": func(args map[string]any, _ int) int { return reconcileRows(args["limit"]) },
+}
+
+const paymentsPerOrder = 10
+
+// connections are the fields whose edges are a page: their first argument
+// sizes it as the resolvers do (paging.Size).
+var connections = map[string]func(args map[string]any) int{
+	"Query.goodsList":   firstArg,
+	"Query.myOrders":    firstArg,
+	"Query.stockLedger": firstArg,
+}
+
+// needsArgs says whether a field's cost reads its arguments, so that the
+// others skip building the argument map.
+func needsArgs(coord string) bool {
+	_, conn := connections[coord]
+	return conn || coord == "Query.stockReconciliation"
+}
+
+func fixed(n int) func(map[string]any, int) int { return func(map[string]any, int) int { return n } }
+
+func inPage(_ map[string]any, page int) int {
+	if page == 0 {
+		return paging.Max // edges outside a known connection: the largest page
+	}
+	return page
+}
+
+// firstArg is the page size paging.Size gives for the first argument:
+// the default when absent or 0, at most paging.Max.
+func firstArg(args map[string]any) int {
+	n, ok := intArg(args["first"])
+	if !ok || n <= 0 {
+		return paging.Default
+	}
+	return int(min(n, paging.Max))
+}
+
+// reconcileRows is the number of rows stockReconciliation answers for a
+// limit, as resolvers.reconcileLimit clamps it: 100 when absent, at most
+// 10 000 (inventory.Reconcile's own cap).
+func reconcileRows(limit any) int {
+	n, ok := intArg(limit)
+	switch {
+	case !ok || n <= 0:
+		return 100
+	case n > 10_000:
+		return 10_000
+	}
+	return int(n)
+}
+
+// intArg reads an Int argument: int64 from a literal, and whatever the
+// variables' decoding produced from a variable.
+func intArg(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case int32:
+		return int64(n), true
+	case float64:
+		return int64(n), true
+	case json.Number:
+		i, err := n.Int64()
+		return i, err == nil
+	}
+	return 0, false
+}
