@@ -15,10 +15,16 @@ import (
 	"storefront/store"
 )
 
-// Event types written to the outbox.
+// Event types written to the outbox: every order event, whichever package's
+// transaction writes it (payments' too), is one of these.
 const (
-	EventOrderPlaced = "OrderPlaced"
-	EventOrderClosed = "OrderClosed"
+	EventOrderPlaced   = "OrderPlaced"   // placeOrder (place.go, the batch)
+	EventOrderClosed   = "OrderClosed"   // UNPAID → CLOSED (CloseTx: Cancel, Timeout)
+	EventOrderPaid     = "OrderPaid"     // UNPAID → PAID (PayTx)
+	EventOrderRefunded = "OrderRefunded" // PAID → REFUNDED (CloseTx: Refund)
+	// A payment the order did not need, flagged for a person (PayTx):
+	EventPaymentForClosedOrder = "PaymentForClosedOrder" // the order was closed first
+	EventDuplicatePayment      = "DuplicatePayment"      // another payment paid it
 )
 
 type eventLine struct {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"storefront/checkout"
 	"storefront/internal/testdb"
 )
 
@@ -202,7 +203,7 @@ func TestTimeoutClosing(t *testing.T) {
 			}
 			s.Stop(t)
 			// The dispatcher logged both events of the order before the server stopped.
-			for _, typ := range []string{"OrderPlaced", "OrderClosed"} {
+			for _, typ := range []string{checkout.EventOrderPlaced, checkout.EventOrderClosed} {
 				if !strings.Contains(s.stderr.String(), `"type":"`+typ+`"`) {
 					t.Errorf("no %s event in the server log:\n%s", typ, s.stderr)
 				}

@@ -93,11 +93,11 @@ func TestSecondPaymentForPaidOrderIsKeptAndFlagged(t *testing.T) {
 		if got.PaidPaymentID == nil || *got.PaidPaymentID != rows[0].ID {
 			t.Errorf("order paid by payment %v, want %d (P1)", got.PaidPaymentID, rows[0].ID)
 		}
-		if n := len(events(t, db, o, payments.EventOrderPaid)); n != 1 {
+		if n := len(events(t, db, o, checkout.EventOrderPaid)); n != 1 {
 			t.Errorf("OrderPaid events = %d, want 1", n)
 		}
 		var flagged []string
-		for _, e := range events(t, db, o, payments.EventDuplicatePayment) {
+		for _, e := range events(t, db, o, checkout.EventDuplicatePayment) {
 			flagged = append(flagged, e["paymentId"])
 		}
 		if !slices.Equal(flagged, pids[1:]) {
@@ -232,11 +232,11 @@ func TestFourPaymentsRacingForOneOrder(t *testing.T) {
 			if len(rows) != ids || payer == "" {
 				t.Fatalf("round %d: %d payment rows, payer %q; want %d rows, one of them the payer", round, len(rows), payer, ids)
 			}
-			if n := len(events(t, db, o, payments.EventOrderPaid)); n != 1 {
+			if n := len(events(t, db, o, checkout.EventOrderPaid)); n != 1 {
 				t.Errorf("round %d: OrderPaid events = %d, want 1", round, n)
 			}
 			var flagged []string
-			for _, e := range events(t, db, o, payments.EventDuplicatePayment) {
+			for _, e := range events(t, db, o, checkout.EventDuplicatePayment) {
 				flagged = append(flagged, e["paymentId"])
 			}
 			slices.Sort(flagged)
@@ -266,7 +266,7 @@ func TestTwoPaymentsForClosedOrder(t *testing.T) {
 			}
 		}
 		var named []string
-		for _, e := range events(t, db, o, payments.EventPaymentForClosedOrder) {
+		for _, e := range events(t, db, o, checkout.EventPaymentForClosedOrder) {
 			named = append(named, e["paymentId"])
 		}
 		if !slices.Equal(named, []string{"PX", "PY"}) {

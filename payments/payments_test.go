@@ -154,7 +154,7 @@ func TestSameNotificationFiveTimesConcurrently(t *testing.T) {
 		if s := db.Client.Order.GetX(ctx, o.ID).Status; s != enums.OrderPaid {
 			t.Errorf("order status %s, want PAID", s)
 		}
-		if n := db.Client.Outbox.Query().Where(outbox.Type("OrderPaid")).CountX(ctx); n != 1 {
+		if n := db.Client.Outbox.Query().Where(outbox.Type(checkout.EventOrderPaid)).CountX(ctx); n != 1 {
 			t.Errorf("OrderPaid events = %d, want 1", n)
 		}
 		if v := db.Client.Sku.GetX(ctx, f.itemID).Volume - volBefore; v != 2 {
@@ -224,7 +224,7 @@ func TestFiftyRacingRedirectsAndNotifications(t *testing.T) {
 		if len(rows) != 1 || rows[0].Status != enums.PaymentPaid {
 			t.Fatalf("payments after the race: %d rows, %+v; want one PAID", len(rows), rows)
 		}
-		if n := db.Client.Outbox.Query().Where(outbox.Type("OrderPaid")).CountX(ctx); n != 1 {
+		if n := db.Client.Outbox.Query().Where(outbox.Type(checkout.EventOrderPaid)).CountX(ctx); n != 1 {
 			t.Errorf("OrderPaid events = %d, want 1", n)
 		}
 	})
@@ -285,7 +285,7 @@ func TestPaymentForClosedOrderIsKeptAndFlagged(t *testing.T) {
 		if p := db.Client.Payment.Query().OnlyX(ctx); p.Status != enums.PaymentPaid {
 			t.Errorf("payment %s, want PAID (money is never dropped)", p.Status)
 		}
-		if n := db.Client.Outbox.Query().Where(outbox.Type("PaymentForClosedOrder")).CountX(ctx); n != 1 {
+		if n := db.Client.Outbox.Query().Where(outbox.Type(checkout.EventPaymentForClosedOrder)).CountX(ctx); n != 1 {
 			t.Errorf("PaymentForClosedOrder events = %d, want 1", n)
 		}
 		if s := db.Client.Sku.GetX(ctx, f.itemID).Stock; s != stockBefore {

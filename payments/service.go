@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
-	"sort"
 	"time"
 
 	entsql "entgo.io/ent/dialect/sql"
@@ -16,7 +14,6 @@ import (
 	"storefront/ent"
 	"storefront/ent/order"
 	"storefront/ent/payment"
-	"storefront/ent/predicate"
 	"storefront/enums"
 	"storefront/store"
 )
@@ -37,13 +34,6 @@ const (
 
 var errDuplicateEvent = errors.New("duplicate payment event")
 
-// Outbox event types payments writes.
-const (
-	EventOrderPaid             = "OrderPaid"
-	EventPaymentForClosedOrder = "PaymentForClosedOrder"
-	EventDuplicatePayment      = "DuplicatePayment"
-)
-
 // Notify verifies and applies one provider notification. Verification runs
 // in a fixed order (provider, signature, timestamp, merchant, order,
 // currency and amount) and a refusal writes nothing. A verified
@@ -63,7 +53,7 @@ func (s *Service) Notify(ctx context.Context, provider string, body []byte, sign
 	if err != nil {
 		return "", err
 	}
-	o, err := s.db.Client.Order.Query().Where(order.OrderSn(n.OrderSn)).WithLines().Only(ctx)
+	o, err := s.db.Client.Order.Query().Where(order.OrderSn(n.OrderSn)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return "", fmt.Errorf("%w: %q", ErrOrderNotFound, n.OrderSn)
 	}
@@ -159,14 +149,9 @@ func upsertPayment(ctx context.Context, tx *ent.Tx, o *ent.Order, provider, paym
 
 // settle runs the side effects of a payment that is PAID, once per
 // payment: the CAS on its paid_at lets a later SUCCESS for it (a new event
-// id) run nothing again. The first payment to arrive pays the order by CAS
-// UNPAID → PAID, naming itself in paid_payment_id; only that winner emits
-// OrderPaid and adds the sold quantities to volume. Any other payment is
-// money the order did not need: it stays recorded as PAID (money is never
-// dropped), the order is flagged needsReview and one event per payment asks
-// a person to refund or review it — PaymentForClosedOrder when the closer
-// got there first (the order is never reopened silently), DuplicatePayment
-// when another payment already paid it.
+// id) run nothing again. What a PAID payment does to its order (pay it, or
+// flag it for review when it did not need the money) is the order's
+// transition UNPAID → PAID, checkout.PayTx, in this transaction.
 func (s *Service) settle(ctx context.Context, tx *ent.Tx, o *ent.Order, pay *ent.Payment) error {
 	now := s.now()
 	first, err := tx.Payment.Update().
@@ -175,43 +160,8 @@ func (s *Service) settle(ctx context.Context, tx *ent.Tx, o *ent.Order, pay *ent
 	if err != nil || first == 0 {
 		return err
 	}
-	n, err := tx.Order.Update().
-		Where(order.ID(o.ID), order.StatusEQ(enums.OrderUnpaid)).
-		SetStatus(enums.OrderPaid).SetPaidAt(now).SetPaidPaymentID(pay.ID).AddVersion(1).Save(ctx)
-	if err != nil {
-		return err
-	}
-	if n == 1 {
-		lines := o.Edges.Lines
-		// Ascending SKU order, like every multi-SKU write, so no two paths can deadlock.
-		sort.Slice(lines, func(i, j int) bool { return lines[i].ItemID < lines[j].ItemID })
-		for _, l := range lines {
-			if _, err := tx.ExecContext(ctx, "UPDATE sku SET volume = volume + ? WHERE id = ?", l.Quantity, l.ItemID); err != nil {
-				return fmt.Errorf("adding volume: %w", err)
-			}
-		}
-		return checkout.Emit(ctx, tx, EventOrderPaid, o.ID, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String()}, now)
-	}
-	// Decided by conditional UPDATEs, not by reading the order: an UPDATE
-	// sees the latest committed row (and waits for one in flight), where a
-	// plain read on MySQL may see the transaction's older snapshot.
-	flag := func(typ string, where ...predicate.Order) error {
-		n, err := tx.Order.Update().Where(append(where, order.ID(o.ID))...).SetNeedsReview(true).AddVersion(1).Save(ctx)
-		if err != nil || n == 0 {
-			return err
-		}
-		slog.WarnContext(ctx, "money the order did not need: refund or review by hand", "event", typ,
-			"orderSn", o.OrderSn, "provider", pay.Provider, "paymentId", pay.PaymentID)
-		return checkout.Emit(ctx, tx, typ, o.ID, map[string]any{"orderSn": o.OrderSn, "amount": pay.Amount.String(),
-			"provider": pay.Provider, "paymentId": pay.PaymentID}, now)
-	}
-	if err := flag(EventPaymentForClosedOrder, order.StatusEQ(enums.OrderClosed)); err != nil {
-		return err
-	}
-	// PAID or REFUNDED by another payment. paid_payment_id <> ? is not true
-	// for NULL: an order paid before orders named their paying payment is
-	// never flagged, since it cannot tell its payer from an extra (the old rule).
-	return flag(EventDuplicatePayment, order.StatusIn(enums.OrderPaid, enums.OrderRefunded), order.PaidPaymentIDNEQ(pay.ID))
+	_, err = checkout.PayTx(ctx, tx, o.ID, checkout.Payer{ID: pay.ID, Provider: pay.Provider, PaymentID: pay.PaymentID, Amount: pay.Amount}, now)
+	return err
 }
 
 // paidBy reports whether payment paymentID paid order o. A plain read of o

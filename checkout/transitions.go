@@ -1,0 +1,219 @@
+package checkout
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"storefront/ent"
+	"storefront/ent/order"
+	"storefront/ent/predicate"
+	"storefront/enums"
+	"storefront/errs"
+	"storefront/inventory"
+	"storefront/money"
+	"storefront/store"
+)
+
+// The order state machine. Every change of orders.status is one of the
+// transitions in this file, each a CAS on the status inside the caller's
+// transaction, so that exactly one caller wins it and only the winner runs
+// its side effects:
+//
+//	UNPAID → PAID      PayTx: a payment's notification (in payments' transaction)
+//	UNPAID → CLOSED    CloseTx(Cancel): CancelOrder; CloseTx(Timeout): CloseExpired
+//	PAID   → REFUNDED  CloseTx(Refund): refundOrder and a provider's refund (payments)
+//
+// An order is born UNPAID (place.go, and the batch); no other state is
+// entered from anywhere else, and CLOSED and REFUNDED are final.
+
+// Transition is a state change of an order that gives its stock back.
+type Transition struct {
+	From, To enums.OrderStatus
+	Reason   string               // stored in orders.close_reason
+	Change   inventory.ChangeType // ledger change type of the restore
+	Event    string               // outbox event type
+}
+
+// The transitions that return stock. Refunds use Refund through CloseTx in
+// the payments transaction.
+var (
+	Cancel  = Transition{enums.OrderUnpaid, enums.OrderClosed, "cancel", inventory.CloseRestore, EventOrderClosed}
+	Timeout = Transition{enums.OrderUnpaid, enums.OrderClosed, "timeout", inventory.CloseRestore, EventOrderClosed}
+	Refund  = Transition{enums.OrderPaid, enums.OrderRefunded, "refund", inventory.RefundRestore, EventOrderRefunded}
+)
+
+// CloseTx is the one closing method (cancel, timeout closer, refunds): a CAS
+// on the order's status, and only the caller that wins it restores the stock
+// and emits the event, all in tx. It reports whether this caller won; losing
+// (the order already moved on) is not an error.
+func CloseTx(ctx context.Context, tx *ent.Tx, orderID int64, t Transition, now time.Time) (bool, error) {
+	n, err := tx.Order.Update().Where(order.ID(orderID), order.StatusEQ(t.From)).
+		SetStatus(t.To).SetClosedAt(now).SetCloseReason(t.Reason).AddVersion(1).Save(ctx)
+	if err != nil {
+		return false, fmt.Errorf("closing order %d: %w", orderID, err)
+	}
+	if n == 0 {
+		return false, nil
+	}
+	o, err := loadTx(ctx, tx, orderID)
+	if err != nil {
+		return false, err
+	}
+	if _, err := inventory.Restore(ctx, tx, t.Change, inventory.BizOrder, o.OrderSn, linesOf(o)); err != nil {
+		return false, err
+	}
+	return true, emit(ctx, tx, t.Event, o, t.Reason, now)
+}
+
+// Payer is the payment that pays an order, as the order records it
+// (orders.paid_payment_id) and its events name it. The payment row is
+// payments'; checkout never writes it.
+type Payer struct {
+	ID        int64 // the payment row's id
+	Provider  string
+	PaymentID string // the provider's payment id
+	Amount    money.Money
+}
+
+// PayTx is the transition UNPAID → PAID for payment p, inside the payment's
+// transaction (tx), run once per payment that reached PAID. The first
+// payment to arrive wins the CAS: the order names it in paid_payment_id, its
+// lines' quantities are added to the SKUs' sold volume (inventory.Sold) and
+// OrderPaid is emitted. Any later payment is money the order did not need:
+// the payment stays PAID (payments never drops money), and the order is
+// flagged needsReview with one event per payment asking a person to refund
+// or review it: PaymentForClosedOrder when the closer got there first (a
+// closed order is never reopened silently), DuplicatePayment when another
+// payment already paid it. It reports whether p paid the order; losing is
+// not an error.
+func PayTx(ctx context.Context, tx *ent.Tx, orderID int64, p Payer, now time.Time) (bool, error) {
+	n, err := tx.Order.Update().
+		Where(order.ID(orderID), order.StatusEQ(enums.OrderUnpaid)).
+		SetStatus(enums.OrderPaid).SetPaidAt(now).SetPaidPaymentID(p.ID).AddVersion(1).Save(ctx)
+	if err != nil {
+		return false, fmt.Errorf("paying order %d: %w", orderID, err)
+	}
+	if n == 1 {
+		o, err := loadTx(ctx, tx, orderID)
+		if err != nil {
+			return false, err
+		}
+		if err := inventory.Sold(ctx, tx, linesOf(o)); err != nil {
+			return false, err
+		}
+		return true, Emit(ctx, tx, EventOrderPaid, orderID, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String()}, now)
+	}
+	// Decided by conditional UPDATEs, not by reading the order: an UPDATE
+	// sees the latest committed row (and waits for one in flight), where a
+	// plain read on MySQL may see the transaction's older snapshot.
+	if err := flagTx(ctx, tx, orderID, p, EventPaymentForClosedOrder, now, order.StatusEQ(enums.OrderClosed)); err != nil {
+		return false, err
+	}
+	// PAID or REFUNDED by another payment. paid_payment_id <> ? is not true
+	// for NULL: an order paid before orders named their paying payment is
+	// never flagged, since it cannot tell its payer from an extra (the old rule).
+	return false, flagTx(ctx, tx, orderID, p, EventDuplicatePayment, now,
+		order.StatusIn(enums.OrderPaid, enums.OrderRefunded), order.PaidPaymentIDNEQ(p.ID))
+}
+
+// flagTx marks the order needsReview for payment p when it matches where,
+// and then emits typ naming the payment; no match changes nothing.
+func flagTx(ctx context.Context, tx *ent.Tx, orderID int64, p Payer, typ string, now time.Time, where ...predicate.Order) error {
+	n, err := tx.Order.Update().Where(append(where, order.ID(orderID))...).SetNeedsReview(true).AddVersion(1).Save(ctx)
+	if err != nil {
+		return fmt.Errorf("flagging order %d: %w", orderID, err)
+	}
+	if n == 0 {
+		return nil
+	}
+	o, err := tx.Order.Query().Where(order.ID(orderID)).Select(order.FieldOrderSn).Only(ctx)
+	if err != nil {
+		return fmt.Errorf("loading flagged order %d: %w", orderID, err)
+	}
+	slog.WarnContext(ctx, "money the order did not need: refund or review by hand", "event", typ,
+		"orderSn", o.OrderSn, "provider", p.Provider, "paymentId", p.PaymentID)
+	return Emit(ctx, tx, typ, orderID, map[string]any{"orderSn": o.OrderSn, "amount": p.Amount.String(),
+		"provider": p.Provider, "paymentId": p.PaymentID}, now)
+}
+
+// loadTx reads order orderID with its lines inside tx, after this
+// transaction's CAS on it (so the row read is the one just changed).
+func loadTx(ctx context.Context, tx *ent.Tx, orderID int64) (*Order, error) {
+	row, err := tx.Order.Query().Where(order.ID(orderID)).WithLines().Only(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("loading order %d: %w", orderID, err)
+	}
+	return toOrder(row), nil
+}
+
+// linesOf is the stock an order's lines moved, for giving it back or for
+// counting it sold.
+func linesOf(o *Order) []inventory.RestoreLine {
+	out := make([]inventory.RestoreLine, len(o.Lines))
+	for i, l := range o.Lines {
+		out[i] = inventory.RestoreLine{ItemID: l.ItemID, GoodsID: l.GoodsID, Num: l.Quantity}
+	}
+	return out
+}
+
+// CancelOrder cancels an UNPAID order of userID (any order for an admin).
+func (s *Service) CancelOrder(ctx context.Context, userID string, admin bool, orderSn string) (*Order, error) {
+	o, err := s.load(ctx, orderSn)
+	if err != nil {
+		return nil, err
+	}
+	if !admin && o.UserID != userID {
+		return nil, fmt.Errorf("%w: order %s is not yours", errs.Forbidden, orderSn)
+	}
+	var won bool
+	err = store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+		won, err = CloseTx(ctx, tx, o.ID, Cancel, s.now())
+		return err
+	})
+	if err != nil {
+		return nil, store.Classify(err)
+	}
+	if o, err = s.load(ctx, orderSn); err != nil {
+		return nil, err
+	}
+	if !won {
+		return nil, fmt.Errorf("%w: order %s is %s, only UNPAID orders can be cancelled", ErrInvalidOrderState, orderSn, o.Status)
+	}
+	return o, nil
+}
+
+// CloseExpired closes every UNPAID order older than the order TTL, in batches,
+// each order in its own short transaction through CloseTx. Several closers
+// may run at once: each order is closed, and its stock restored, once. It
+// returns how many orders this call closed.
+func (s *Service) CloseExpired(ctx context.Context) (int, error) {
+	cutoff := s.now().Add(-s.cfg.OrderTTL)
+	closed := 0
+	for {
+		ids, err := s.db.Client.Order.Query().
+			Where(order.StatusEQ(enums.OrderUnpaid), order.CreatedAtLT(cutoff)).
+			Order(order.ByID()).Limit(s.cfg.CloseBatch).IDs(ctx)
+		if err != nil {
+			return closed, store.Classify(fmt.Errorf("finding expired orders: %w", err))
+		}
+		for _, id := range ids {
+			var won bool
+			err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+				var err error
+				won, err = CloseTx(ctx, tx, id, Timeout, s.now())
+				return err
+			})
+			if err != nil {
+				return closed, store.Classify(err)
+			}
+			if won {
+				closed++
+			}
+		}
+		if len(ids) < s.cfg.CloseBatch {
+			return closed, nil
+		}
+	}
+}
