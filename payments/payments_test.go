@@ -29,6 +29,7 @@ import (
 	"storefront/internal/testdb"
 	"storefront/money"
 	"storefront/payments"
+	"storefront/server"
 	"storefront/store"
 )
 
@@ -70,7 +71,7 @@ func setup(t *testing.T, db *store.DB) *fixture {
 	}
 	svc := payments.New(db, cfg, checkout.New(db, checkout.DefaultConfig()))
 	mux := http.NewServeMux()
-	mux.Handle("POST /payments/{provider}/notify", svc.NotifyHandler())
+	mux.Handle("POST /payments/{provider}/notify", server.NotifyHandler(svc, cfg.MaxBody))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	item := db.Client.Sku.Query().Where(sku.GoodsID(ids[demo.TShirtCode]), sku.StockGT(10)).FirstX(context.Background())

@@ -109,7 +109,7 @@ func serve(ctx context.Context, args []string) error {
 	inv := inventory.New(db)
 	opts := server.Options{
 		DB: db, Signer: signer, Playground: c.Introspection, Introspection: c.Introspection,
-		DemoToken: demoToken, PaymentNotify: pays.NotifyHandler(),
+		DemoToken: demoToken, PaymentNotify: server.NotifyHandler(pays, payCfg.MaxBody),
 		Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inv, Checkout: orders, Payments: pays},
 		Metrics:  m, RequestTimeout: c.RequestTimeout, MaxDepth: c.MaxQueryDepth, MaxComplexity: c.MaxComplexity,
 		MaxAliases: c.MaxAliases, MaxResponseBytes: c.MaxResponseBytes, QueryCacheBytes: c.QueryCacheBytes,
