@@ -69,7 +69,7 @@ func loadViews(ctx context.Context, c *ent.Client, rows []*ent.Goods) ([]*Goods,
 	out := make([]*Goods, 0, len(rows))
 	for _, r := range rows {
 		g, err := newGoods(Goods{
-			ID: r.ID, Name: r.Name, Code: r.Code, Status: r.Status, SpecType: r.SpecType,
+			ID: r.ID, Name: r.Name, Code: r.Code, Status: r.Status, SpecType: r.SpecType, StockMode: r.StockMode,
 			Version: r.Version, Specs: specsByGoods[r.ID],
 		}, skusByGoods[r.ID])
 		if err != nil {
@@ -90,7 +90,7 @@ func skuView(s *ent.Sku) (*SKU, error) {
 	return &SKU{
 		ID: s.ID, GoodsID: s.GoodsID, SpecValueIDs: ids, SpecValueStr: s.SpecValueStr, SpecKey: s.SpecKey,
 		SkuCode: s.SkuCode, SellPrice: s.SellPrice, LineationPrice: s.LineationPrice, Cost: s.CostPrice,
-		Stock: s.Stock, Version: s.Version, Volume: s.Volume, Status: s.Status,
+		Stock: s.Stock, LockedStock: s.LockStock, Version: s.Version, Volume: s.Volume, Status: s.Status,
 	}, nil
 }
 
@@ -131,7 +131,7 @@ type freshness struct {
 }
 
 // loadFreshness reads the goods' version, status and deletion and every SKU's
-// id, status, stock, version and volume in one query; nil when the goods does
+// id, status, stock, lock, version and volume in one query; nil when the goods does
 // not exist.
 func loadFreshness(ctx context.Context, c *ent.Client, id int64) (*freshness, error) {
 	var rows []struct {
@@ -140,6 +140,7 @@ func loadFreshness(ctx context.Context, c *ent.Client, id int64) (*freshness, er
 		Deleted   int64          `sql:"deleted"`
 		SkuID     sql.NullInt64  `sql:"sku_id"`
 		Stock     sql.NullInt64  `sql:"stock"`
+		Locked    sql.NullInt64  `sql:"lock_stock"`
 		SkuStatus sql.NullString `sql:"sku_status"`
 		SkuVer    sql.NullInt64  `sql:"sku_version"`
 		Volume    sql.NullInt64  `sql:"volume"`
@@ -151,6 +152,7 @@ func loadFreshness(ctx context.Context, c *ent.Client, id int64) (*freshness, er
 			s.C(goods.FieldVersion), s.C(goods.FieldStatus),
 			entsql.As("CASE WHEN "+s.C(goods.FieldDeleteTime)+" IS NULL THEN 0 ELSE 1 END", "deleted"),
 			entsql.As(t.C(sku.FieldID), "sku_id"), entsql.As(t.C(sku.FieldStock), "stock"),
+			entsql.As(t.C(sku.FieldLockStock), "lock_stock"),
 			entsql.As(t.C(sku.FieldStatus), "sku_status"), entsql.As(t.C(sku.FieldVersion), "sku_version"),
 			entsql.As(t.C(sku.FieldVolume), "volume"),
 		)
@@ -170,6 +172,7 @@ func loadFreshness(ctx context.Context, c *ent.Client, id int64) (*freshness, er
 		f.skuIDs = append(f.skuIDs, r.SkuID.Int64)
 		f.skuStatus = append(f.skuStatus, enums.SkuStatus(r.SkuStatus.String))
 		f.stock = append(f.stock, r.Stock.Int64)
+		f.locked = append(f.locked, r.Locked.Int64)
 		f.skuVersion = append(f.skuVersion, r.SkuVer.Int64)
 		f.volume = append(f.volume, r.Volume.Int64)
 	}
@@ -194,7 +197,7 @@ func (f *freshness) sameCatalog(g *Goods) bool {
 // sameStock reports whether g already shows f's stock, SKU versions and volumes.
 func (f *freshness) sameStock(g *Goods) bool {
 	for i, s := range g.skus {
-		if f.stock[i] != s.Stock || f.skuVersion[i] != s.Version || f.volume[i] != s.Volume {
+		if f.stock[i] != s.Stock || f.locked[i] != s.LockedStock || f.skuVersion[i] != s.Version || f.volume[i] != s.Volume {
 			return false
 		}
 	}

@@ -14,13 +14,14 @@ import (
 // the page. The GraphQL type Goods binds to it directly: plain fields and
 // argument methods resolve inline, without a resolver goroutine per field.
 type Goods struct {
-	ID       int64
-	Name     string
-	Code     string
-	Status   enums.GoodsStatus
-	SpecType enums.SpecType
-	Version  int64
-	Specs    []*Spec
+	ID        int64
+	Name      string
+	Code      string
+	Status    enums.GoodsStatus
+	SpecType  enums.SpecType
+	StockMode enums.StockMode
+	Version   int64
+	Specs     []*Spec
 
 	cat        *catalogPart // shared by every stock snapshot of this version
 	skus       []*SKU       // every SKU in id order, carrying this snapshot's stock
@@ -70,13 +71,17 @@ type SKU struct {
 	SkuCode        *string
 	SellPrice      money.Money
 	LineationPrice money.Money
-	Stock          int64
+	Stock          int64 // on hand: the ledger sums to it
+	LockedStock    int64 // held by unpaid lock-at-order orders
 	Version        int64
 	Volume         int64
 	Status         enums.SkuStatus
 	// Cost is admin-only; GraphQL's costPrice resolver checks the role first.
 	Cost money.Money
 }
+
+// AvailableStock is what can be ordered: stock - lockedStock.
+func (s *SKU) AvailableStock() int64 { return s.Stock - s.LockedStock }
 
 // PriceRange is min and max sell price over enabled SKUs.
 type PriceRange struct{ Min, Max money.Money }
@@ -95,9 +100,10 @@ func newGoods(g Goods, skus []*SKU) (*Goods, error) {
 		return nil, err
 	}
 	g.cat = cat
-	l := skuLive{stock: make([]int64, len(skus)), skuVersion: make([]int64, len(skus)), volume: make([]int64, len(skus))}
+	n := len(skus)
+	l := skuLive{stock: make([]int64, n), locked: make([]int64, n), skuVersion: make([]int64, n), volume: make([]int64, n)}
 	for i, s := range skus {
-		l.stock[i], l.skuVersion[i], l.volume[i] = s.Stock, s.Version, s.Volume
+		l.stock[i], l.locked[i], l.skuVersion[i], l.volume[i] = s.Stock, s.LockedStock, s.Version, s.Volume
 	}
 	return g.withStock(l), nil
 }
@@ -107,7 +113,7 @@ func newGoods(g Goods, skus []*SKU) (*Goods, error) {
 // the SKU version (every stock UPDATE bumps it) move with orders, volume with
 // payments (a plain UPDATE that bumps no version, so it is compared itself).
 type skuLive struct {
-	stock, skuVersion, volume []int64
+	stock, locked, skuVersion, volume []int64
 }
 
 func newCatalogPart(g *Goods, skus []*SKU) (*catalogPart, error) {
@@ -167,26 +173,27 @@ func newCatalogPart(g *Goods, skus []*SKU) (*catalogPart, error) {
 }
 
 // withStock returns a new view of the same catalog part with l's stock,
-// version and volume for each SKU. g itself is left untouched: requests may be
-// reading it.
+// lock, version and volume for each SKU. g itself is left untouched: requests
+// may be reading it. Total stock and what is selectable count available
+// stock (stock - lock_stock): units locked by unpaid lock-mode orders cannot
+// be ordered.
 func (g *Goods) withStock(l skuLive) *Goods {
-	stock := l.stock
 	v := *g
 	c := g.cat
 	backing := make([]SKU, len(c.tmpl))
 	v.skus = make([]*SKU, len(c.tmpl))
 	for i := range c.tmpl {
 		backing[i] = c.tmpl[i]
-		backing[i].Stock, backing[i].Version, backing[i].Volume = stock[i], l.skuVersion[i], l.volume[i]
+		backing[i].Stock, backing[i].LockedStock, backing[i].Version, backing[i].Volume = l.stock[i], l.locked[i], l.skuVersion[i], l.volume[i]
 		v.skus[i] = &backing[i]
 	}
 	v.enabled = make([]*SKU, len(c.enabledIdx))
 	v.totalStock = 0
 	for j, i := range c.enabledIdx {
 		v.enabled[j] = v.skus[i]
-		v.totalStock += stock[i]
+		v.totalStock += backing[i].AvailableStock()
 	}
-	v.avail = c.ix.Avail(func(pos int) int64 { return stock[c.ixPos[pos]] })
+	v.avail = c.ix.Avail(func(pos int) int64 { return backing[c.ixPos[pos]].AvailableStock() })
 	return &v
 }
 

@@ -158,7 +158,8 @@ func (b *mysqlBatcher) write(ctx context.Context, s *Service, c *store.Conn, bat
 		skus = append(skus, id)
 		// The CAS holds only if the SKU and its goods are still what the
 		// batch decided from (its read may be lastRead's).
-		inventory.WriteTakes(q, sale(batch[of[0]].order, &batch[of[0]].line.OrderLine).Terms, movements(batch, of), false)
+		first := sale(batch[of[0]].order, &batch[of[0]].line.OrderLine)
+		inventory.WriteTakes(q, first.Terms, movements(batch, of), first.Lock)
 	}
 
 	// COMMIT in the same trip, so the row lock is held for no network round

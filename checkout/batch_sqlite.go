@@ -11,6 +11,7 @@ import (
 	"storefront/ent/order"
 	"storefront/ent/orderline"
 	"storefront/ent/outbox"
+	"storefront/enums"
 	"storefront/inventory"
 	"storefront/store"
 )
@@ -53,7 +54,7 @@ func (b *sqliteBatcher) attempt(ctx context.Context, s *Service, batch []*ticket
 			return err
 		}
 		for _, r := range d.rows {
-			if err := inventory.TakeLocked(ctx, tx, r.stock, r.locked, movements(batch, ofSKU(batch, d.won, r.id)), false); err != nil {
+			if err := inventory.TakeLocked(ctx, tx, r.stock, r.locked, movements(batch, ofSKU(batch, d.won, r.id)), r.mode == enums.LockAtOrder); err != nil {
 				return err
 			}
 		}

@@ -2,6 +2,8 @@ package checkout
 
 import (
 	lru "github.com/hashicorp/golang-lru/v2"
+
+	"storefront/enums"
 )
 
 // lastRead keeps what the group path last read of each SKU (MySQL only),
@@ -51,7 +53,11 @@ func (l *lastRead) get(ids []int64) (rows []*skuRow, stock map[int64]int64, ok b
 func (l *lastRead) put(rows []*skuRow, left map[int64]int64) {
 	for _, r := range rows {
 		c := *r
-		c.stock -= r.available() - left[r.id]
+		if taken := r.available() - left[r.id]; r.mode == enums.LockAtOrder {
+			c.locked += taken
+		} else {
+			c.stock -= taken
+		}
 		l.rows.Add(r.id, c)
 	}
 }

@@ -35,6 +35,9 @@ type OrderLine struct {
 	SpecValueStr string
 	UnitPrice    money.Money
 	Quantity     int64
+	// StockMode is the goods' mode when the order was placed; the line's
+	// later transitions follow it.
+	StockMode enums.StockMode
 }
 
 type idemKey struct{}

@@ -36,6 +36,7 @@ type skuRow struct {
 	status            enums.SkuStatus
 	goodsName         string
 	goodsStatus       enums.GoodsStatus
+	mode              enums.StockMode
 	goodsDeleted      bool
 	stock, locked     int64 // as read, without a lock: on hand, and held by unpaid lock-mode orders
 }
@@ -92,7 +93,7 @@ func (s *Service) build(items []ItemInput, rows []*skuRow) ([]*line, money.Money
 		}
 		l := merged[r.id]
 		if l == nil {
-			l = &line{OrderLine: OrderLine{ItemID: r.id, GoodsID: r.goodsID, GoodsName: r.goodsName, SpecValueStr: r.specText, UnitPrice: r.price}, SpecKey: r.specKey, stock: r.available()}
+			l = &line{OrderLine: OrderLine{ItemID: r.id, GoodsID: r.goodsID, GoodsName: r.goodsName, SpecValueStr: r.specText, UnitPrice: r.price, StockMode: r.mode}, SpecKey: r.specKey, stock: r.available()}
 			merged[r.id] = l
 		}
 		l.Quantity += it.Quantity
@@ -137,7 +138,7 @@ type querier interface {
 // (a plain read: the stock is what the caller saw, not a lock).
 func readSKUs(ctx context.Context, q querier, where string, args []any) ([]*skuRow, error) {
 	rs, err := q.QueryContext(ctx, "SELECT s.id, s.goods_id, s.spec_key, s.spec_value_str, s.sell_price, s.status, "+
-		"g.name, g.status, g.delete_time IS NOT NULL, s.stock, s.lock_stock FROM sku s JOIN goods g ON g.id = s.goods_id WHERE "+where, args...)
+		"g.name, g.status, g.stock_mode, g.delete_time IS NOT NULL, s.stock, s.lock_stock FROM sku s JOIN goods g ON g.id = s.goods_id WHERE "+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("loading SKUs: %w", err)
 	}
@@ -145,7 +146,7 @@ func readSKUs(ctx context.Context, q querier, where string, args []any) ([]*skuR
 	var out []*skuRow
 	for rs.Next() {
 		r := &skuRow{}
-		if err := rs.Scan(&r.id, &r.goodsID, &r.specKey, &r.specText, &r.price, &r.status, &r.goodsName, &r.goodsStatus, &r.goodsDeleted, &r.stock, &r.locked); err != nil {
+		if err := rs.Scan(&r.id, &r.goodsID, &r.specKey, &r.specText, &r.price, &r.status, &r.goodsName, &r.goodsStatus, &r.mode, &r.goodsDeleted, &r.stock, &r.locked); err != nil {
 			return nil, fmt.Errorf("reading SKUs: %w", err)
 		}
 		out = append(out, r)

@@ -8,6 +8,7 @@ import (
 	"storefront/ent/order"
 	"storefront/ent/orderline"
 	"storefront/ent/outbox"
+	"storefront/enums"
 	"storefront/inventory"
 	"storefront/store"
 )
@@ -52,6 +53,16 @@ func writeLine(v store.Values, o *Order, l *OrderLine) {
 	v.Str(orderline.FieldSpecValueStr, l.SpecValueStr)
 	v.Int(orderline.FieldUnitPrice, int64(l.UnitPrice))
 	v.Int(orderline.FieldQuantity, l.Quantity)
+	v.Str(orderline.FieldStockMode, string(l.StockMode))
+	v.Str(orderline.FieldLockState, string(l.lockState()))
+}
+
+// lockState is where a new line's units are: locked for a lock-at-order line.
+func (l *OrderLine) lockState() enums.LockState {
+	if l.StockMode == enums.LockAtOrder {
+		return enums.LockHeld
+	}
+	return enums.LockNone
 }
 
 // keyRecord is an idempotency record; orderSn is empty while PENDING.
@@ -118,5 +129,6 @@ func sale(o *Order, l *OrderLine) inventory.Sale {
 		Movement: inventory.Movement{ItemID: l.ItemID, GoodsID: l.GoodsID, Num: -l.Quantity, Type: inventory.OrderDeduct,
 			BizType: inventory.BizOrder, BizSn: o.OrderSn, At: o.CreatedAt},
 		Terms: inventory.Terms{Price: l.UnitPrice, SpecText: l.SpecValueStr, GoodsName: l.GoodsName},
+		Lock:  l.StockMode == enums.LockAtOrder,
 	}
 }

@@ -26,6 +26,8 @@ type Goods struct {
 	SpecType enums.SpecType `json:"spec_type,omitempty"`
 	// Status holds the value of the "status" field.
 	Status enums.GoodsStatus `json:"status,omitempty"`
+	// StockMode holds the value of the "stock_mode" field.
+	StockMode enums.StockMode `json:"stock_mode,omitempty"`
 	// DeleteTime holds the value of the "delete_time" field.
 	DeleteTime *time.Time `json:"delete_time,omitempty"`
 	// Version holds the value of the "version" field.
@@ -76,7 +78,7 @@ func (*Goods) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case goods.FieldID, goods.FieldVersion:
 			values[i] = new(sql.NullInt64)
-		case goods.FieldName, goods.FieldCode, goods.FieldSpecType, goods.FieldStatus:
+		case goods.FieldName, goods.FieldCode, goods.FieldSpecType, goods.FieldStatus, goods.FieldStockMode:
 			values[i] = new(sql.NullString)
 		case goods.FieldDeleteTime, goods.FieldCreatedAt, goods.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -124,6 +126,12 @@ func (_m *Goods) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field status", values[i])
 			} else if value.Valid {
 				_m.Status = enums.GoodsStatus(value.String)
+			}
+		case goods.FieldStockMode:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field stock_mode", values[i])
+			} else if value.Valid {
+				_m.StockMode = enums.StockMode(value.String)
 			}
 		case goods.FieldDeleteTime:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -207,6 +215,9 @@ func (_m *Goods) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("status=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Status))
+	builder.WriteString(", ")
+	builder.WriteString("stock_mode=")
+	builder.WriteString(fmt.Sprintf("%v", _m.StockMode))
 	builder.WriteString(", ")
 	if v := _m.DeleteTime; v != nil {
 		builder.WriteString("delete_time=")

@@ -73,6 +73,20 @@ func (_c *GoodsCreate) SetNillableStatus(v *enums.GoodsStatus) *GoodsCreate {
 	return _c
 }
 
+// SetStockMode sets the "stock_mode" field.
+func (_c *GoodsCreate) SetStockMode(v enums.StockMode) *GoodsCreate {
+	_c.mutation.SetStockMode(v)
+	return _c
+}
+
+// SetNillableStockMode sets the "stock_mode" field if the given value is not nil.
+func (_c *GoodsCreate) SetNillableStockMode(v *enums.StockMode) *GoodsCreate {
+	if v != nil {
+		_c.SetStockMode(*v)
+	}
+	return _c
+}
+
 // SetDeleteTime sets the "delete_time" field.
 func (_c *GoodsCreate) SetDeleteTime(v time.Time) *GoodsCreate {
 	_c.mutation.SetDeleteTime(v)
@@ -212,6 +226,10 @@ func (_c *GoodsCreate) defaults() {
 		v := goods.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	if _, ok := _c.mutation.StockMode(); !ok {
+		v := goods.DefaultStockMode
+		_c.mutation.SetStockMode(v)
+	}
 	if _, ok := _c.mutation.Version(); !ok {
 		v := goods.DefaultVersion
 		_c.mutation.SetVersion(v)
@@ -258,6 +276,14 @@ func (_c *GoodsCreate) check() error {
 	if v, ok := _c.mutation.Status(); ok {
 		if err := goods.StatusValidator(v); err != nil {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "Goods.status": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.StockMode(); !ok {
+		return &ValidationError{Name: "stock_mode", err: errors.New(`ent: missing required field "Goods.stock_mode"`)}
+	}
+	if v, ok := _c.mutation.StockMode(); ok {
+		if err := goods.StockModeValidator(v); err != nil {
+			return &ValidationError{Name: "stock_mode", err: fmt.Errorf(`ent: validator failed for field "Goods.stock_mode": %w`, err)}
 		}
 	}
 	if _, ok := _c.mutation.Version(); !ok {
@@ -317,6 +343,10 @@ func (_c *GoodsCreate) createSpec() (*Goods, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Status(); ok {
 		_spec.SetField(goods.FieldStatus, field.TypeEnum, value)
 		_node.Status = value
+	}
+	if value, ok := _c.mutation.StockMode(); ok {
+		_spec.SetField(goods.FieldStockMode, field.TypeEnum, value)
+		_node.StockMode = value
 	}
 	if value, ok := _c.mutation.DeleteTime(); ok {
 		_spec.SetField(goods.FieldDeleteTime, field.TypeTime, value)
@@ -463,6 +493,18 @@ func (u *GoodsUpsert) SetStatus(v enums.GoodsStatus) *GoodsUpsert {
 // UpdateStatus sets the "status" field to the value that was provided on create.
 func (u *GoodsUpsert) UpdateStatus() *GoodsUpsert {
 	u.SetExcluded(goods.FieldStatus)
+	return u
+}
+
+// SetStockMode sets the "stock_mode" field.
+func (u *GoodsUpsert) SetStockMode(v enums.StockMode) *GoodsUpsert {
+	u.Set(goods.FieldStockMode, v)
+	return u
+}
+
+// UpdateStockMode sets the "stock_mode" field to the value that was provided on create.
+func (u *GoodsUpsert) UpdateStockMode() *GoodsUpsert {
+	u.SetExcluded(goods.FieldStockMode)
 	return u
 }
 
@@ -618,6 +660,20 @@ func (u *GoodsUpsertOne) SetStatus(v enums.GoodsStatus) *GoodsUpsertOne {
 func (u *GoodsUpsertOne) UpdateStatus() *GoodsUpsertOne {
 	return u.Update(func(s *GoodsUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetStockMode sets the "stock_mode" field.
+func (u *GoodsUpsertOne) SetStockMode(v enums.StockMode) *GoodsUpsertOne {
+	return u.Update(func(s *GoodsUpsert) {
+		s.SetStockMode(v)
+	})
+}
+
+// UpdateStockMode sets the "stock_mode" field to the value that was provided on create.
+func (u *GoodsUpsertOne) UpdateStockMode() *GoodsUpsertOne {
+	return u.Update(func(s *GoodsUpsert) {
+		s.UpdateStockMode()
 	})
 }
 
@@ -947,6 +1003,20 @@ func (u *GoodsUpsertBulk) SetStatus(v enums.GoodsStatus) *GoodsUpsertBulk {
 func (u *GoodsUpsertBulk) UpdateStatus() *GoodsUpsertBulk {
 	return u.Update(func(s *GoodsUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetStockMode sets the "stock_mode" field.
+func (u *GoodsUpsertBulk) SetStockMode(v enums.StockMode) *GoodsUpsertBulk {
+	return u.Update(func(s *GoodsUpsert) {
+		s.SetStockMode(v)
+	})
+}
+
+// UpdateStockMode sets the "stock_mode" field to the value that was provided on create.
+func (u *GoodsUpsertBulk) UpdateStockMode() *GoodsUpsertBulk {
+	return u.Update(func(s *GoodsUpsert) {
+		s.UpdateStockMode()
 	})
 }
 

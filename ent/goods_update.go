@@ -88,6 +88,20 @@ func (_u *GoodsUpdate) SetNillableStatus(v *enums.GoodsStatus) *GoodsUpdate {
 	return _u
 }
 
+// SetStockMode sets the "stock_mode" field.
+func (_u *GoodsUpdate) SetStockMode(v enums.StockMode) *GoodsUpdate {
+	_u.mutation.SetStockMode(v)
+	return _u
+}
+
+// SetNillableStockMode sets the "stock_mode" field if the given value is not nil.
+func (_u *GoodsUpdate) SetNillableStockMode(v *enums.StockMode) *GoodsUpdate {
+	if v != nil {
+		_u.SetStockMode(*v)
+	}
+	return _u
+}
+
 // SetDeleteTime sets the "delete_time" field.
 func (_u *GoodsUpdate) SetDeleteTime(v time.Time) *GoodsUpdate {
 	_u.mutation.SetDeleteTime(v)
@@ -270,6 +284,11 @@ func (_u *GoodsUpdate) check() error {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "Goods.status": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.StockMode(); ok {
+		if err := goods.StockModeValidator(v); err != nil {
+			return &ValidationError{Name: "stock_mode", err: fmt.Errorf(`ent: validator failed for field "Goods.stock_mode": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -302,6 +321,9 @@ func (_u *GoodsUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(goods.FieldStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.StockMode(); ok {
+		_spec.SetField(goods.FieldStockMode, field.TypeEnum, value)
 	}
 	if value, ok := _u.mutation.DeleteTime(); ok {
 		_spec.SetField(goods.FieldDeleteTime, field.TypeTime, value)
@@ -482,6 +504,20 @@ func (_u *GoodsUpdateOne) SetStatus(v enums.GoodsStatus) *GoodsUpdateOne {
 func (_u *GoodsUpdateOne) SetNillableStatus(v *enums.GoodsStatus) *GoodsUpdateOne {
 	if v != nil {
 		_u.SetStatus(*v)
+	}
+	return _u
+}
+
+// SetStockMode sets the "stock_mode" field.
+func (_u *GoodsUpdateOne) SetStockMode(v enums.StockMode) *GoodsUpdateOne {
+	_u.mutation.SetStockMode(v)
+	return _u
+}
+
+// SetNillableStockMode sets the "stock_mode" field if the given value is not nil.
+func (_u *GoodsUpdateOne) SetNillableStockMode(v *enums.StockMode) *GoodsUpdateOne {
+	if v != nil {
+		_u.SetStockMode(*v)
 	}
 	return _u
 }
@@ -681,6 +717,11 @@ func (_u *GoodsUpdateOne) check() error {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "Goods.status": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.StockMode(); ok {
+		if err := goods.StockModeValidator(v); err != nil {
+			return &ValidationError{Name: "stock_mode", err: fmt.Errorf(`ent: validator failed for field "Goods.stock_mode": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -730,6 +771,9 @@ func (_u *GoodsUpdateOne) sqlSave(ctx context.Context) (_node *Goods, err error)
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(goods.FieldStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.StockMode(); ok {
+		_spec.SetField(goods.FieldStockMode, field.TypeEnum, value)
 	}
 	if value, ok := _u.mutation.DeleteTime(); ok {
 		_spec.SetField(goods.FieldDeleteTime, field.TypeTime, value)

@@ -59,6 +59,7 @@ type GoodsMutation struct {
 	code          *string
 	spec_type     *enums.SpecType
 	status        *enums.GoodsStatus
+	stock_mode    *enums.StockMode
 	delete_time   *time.Time
 	version       *int64
 	addversion    *int64
@@ -322,6 +323,42 @@ func (m *GoodsMutation) OldStatus(ctx context.Context) (v enums.GoodsStatus, err
 // ResetStatus resets all changes to the "status" field.
 func (m *GoodsMutation) ResetStatus() {
 	m.status = nil
+}
+
+// SetStockMode sets the "stock_mode" field.
+func (m *GoodsMutation) SetStockMode(em enums.StockMode) {
+	m.stock_mode = &em
+}
+
+// StockMode returns the value of the "stock_mode" field in the mutation.
+func (m *GoodsMutation) StockMode() (r enums.StockMode, exists bool) {
+	v := m.stock_mode
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStockMode returns the old "stock_mode" field's value of the Goods entity.
+// If the Goods object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GoodsMutation) OldStockMode(ctx context.Context) (v enums.StockMode, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStockMode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStockMode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStockMode: %w", err)
+	}
+	return oldValue.StockMode, nil
+}
+
+// ResetStockMode resets all changes to the "stock_mode" field.
+func (m *GoodsMutation) ResetStockMode() {
+	m.stock_mode = nil
 }
 
 // SetDeleteTime sets the "delete_time" field.
@@ -643,7 +680,7 @@ func (m *GoodsMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *GoodsMutation) Fields() []string {
-	fields := make([]string, 0, 8)
+	fields := make([]string, 0, 9)
 	if m.name != nil {
 		fields = append(fields, goods.FieldName)
 	}
@@ -655,6 +692,9 @@ func (m *GoodsMutation) Fields() []string {
 	}
 	if m.status != nil {
 		fields = append(fields, goods.FieldStatus)
+	}
+	if m.stock_mode != nil {
+		fields = append(fields, goods.FieldStockMode)
 	}
 	if m.delete_time != nil {
 		fields = append(fields, goods.FieldDeleteTime)
@@ -684,6 +724,8 @@ func (m *GoodsMutation) Field(name string) (ent.Value, bool) {
 		return m.SpecType()
 	case goods.FieldStatus:
 		return m.Status()
+	case goods.FieldStockMode:
+		return m.StockMode()
 	case goods.FieldDeleteTime:
 		return m.DeleteTime()
 	case goods.FieldVersion:
@@ -709,6 +751,8 @@ func (m *GoodsMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldSpecType(ctx)
 	case goods.FieldStatus:
 		return m.OldStatus(ctx)
+	case goods.FieldStockMode:
+		return m.OldStockMode(ctx)
 	case goods.FieldDeleteTime:
 		return m.OldDeleteTime(ctx)
 	case goods.FieldVersion:
@@ -753,6 +797,13 @@ func (m *GoodsMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetStatus(v)
+		return nil
+	case goods.FieldStockMode:
+		v, ok := value.(enums.StockMode)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStockMode(v)
 		return nil
 	case goods.FieldDeleteTime:
 		v, ok := value.(time.Time)
@@ -866,6 +917,9 @@ func (m *GoodsMutation) ResetField(name string) error {
 		return nil
 	case goods.FieldStatus:
 		m.ResetStatus()
+		return nil
+	case goods.FieldStockMode:
+		m.ResetStockMode()
 		return nil
 	case goods.FieldDeleteTime:
 		m.ResetDeleteTime()
@@ -3031,6 +3085,8 @@ type OrderLineMutation struct {
 	addunit_price  *money.Money
 	quantity       *int64
 	addquantity    *int64
+	stock_mode     *enums.StockMode
+	lock_state     *string
 	clearedFields  map[string]struct{}
 	_order         *int64
 	cleared_order  bool
@@ -3475,6 +3531,78 @@ func (m *OrderLineMutation) ResetQuantity() {
 	m.addquantity = nil
 }
 
+// SetStockMode sets the "stock_mode" field.
+func (m *OrderLineMutation) SetStockMode(em enums.StockMode) {
+	m.stock_mode = &em
+}
+
+// StockMode returns the value of the "stock_mode" field in the mutation.
+func (m *OrderLineMutation) StockMode() (r enums.StockMode, exists bool) {
+	v := m.stock_mode
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStockMode returns the old "stock_mode" field's value of the OrderLine entity.
+// If the OrderLine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderLineMutation) OldStockMode(ctx context.Context) (v enums.StockMode, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStockMode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStockMode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStockMode: %w", err)
+	}
+	return oldValue.StockMode, nil
+}
+
+// ResetStockMode resets all changes to the "stock_mode" field.
+func (m *OrderLineMutation) ResetStockMode() {
+	m.stock_mode = nil
+}
+
+// SetLockState sets the "lock_state" field.
+func (m *OrderLineMutation) SetLockState(s string) {
+	m.lock_state = &s
+}
+
+// LockState returns the value of the "lock_state" field in the mutation.
+func (m *OrderLineMutation) LockState() (r string, exists bool) {
+	v := m.lock_state
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLockState returns the old "lock_state" field's value of the OrderLine entity.
+// If the OrderLine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderLineMutation) OldLockState(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLockState is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLockState requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLockState: %w", err)
+	}
+	return oldValue.LockState, nil
+}
+
+// ResetLockState resets all changes to the "lock_state" field.
+func (m *OrderLineMutation) ResetLockState() {
+	m.lock_state = nil
+}
+
 // ClearOrder clears the "order" edge to the Order entity.
 func (m *OrderLineMutation) ClearOrder() {
 	m.cleared_order = true
@@ -3536,7 +3664,7 @@ func (m *OrderLineMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OrderLineMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 9)
 	if m._order != nil {
 		fields = append(fields, orderline.FieldOrderID)
 	}
@@ -3557,6 +3685,12 @@ func (m *OrderLineMutation) Fields() []string {
 	}
 	if m.quantity != nil {
 		fields = append(fields, orderline.FieldQuantity)
+	}
+	if m.stock_mode != nil {
+		fields = append(fields, orderline.FieldStockMode)
+	}
+	if m.lock_state != nil {
+		fields = append(fields, orderline.FieldLockState)
 	}
 	return fields
 }
@@ -3580,6 +3714,10 @@ func (m *OrderLineMutation) Field(name string) (ent.Value, bool) {
 		return m.UnitPrice()
 	case orderline.FieldQuantity:
 		return m.Quantity()
+	case orderline.FieldStockMode:
+		return m.StockMode()
+	case orderline.FieldLockState:
+		return m.LockState()
 	}
 	return nil, false
 }
@@ -3603,6 +3741,10 @@ func (m *OrderLineMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldUnitPrice(ctx)
 	case orderline.FieldQuantity:
 		return m.OldQuantity(ctx)
+	case orderline.FieldStockMode:
+		return m.OldStockMode(ctx)
+	case orderline.FieldLockState:
+		return m.OldLockState(ctx)
 	}
 	return nil, fmt.Errorf("unknown OrderLine field %s", name)
 }
@@ -3660,6 +3802,20 @@ func (m *OrderLineMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetQuantity(v)
+		return nil
+	case orderline.FieldStockMode:
+		v, ok := value.(enums.StockMode)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStockMode(v)
+		return nil
+	case orderline.FieldLockState:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLockState(v)
 		return nil
 	}
 	return fmt.Errorf("unknown OrderLine field %s", name)
@@ -3781,6 +3937,12 @@ func (m *OrderLineMutation) ResetField(name string) error {
 		return nil
 	case orderline.FieldQuantity:
 		m.ResetQuantity()
+		return nil
+	case orderline.FieldStockMode:
+		m.ResetStockMode()
+		return nil
+	case orderline.FieldLockState:
+		m.ResetLockState()
 		return nil
 	}
 	return fmt.Errorf("unknown OrderLine field %s", name)

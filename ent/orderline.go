@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"storefront/ent/order"
 	"storefront/ent/orderline"
+	"storefront/enums"
 	"storefront/money"
 	"strings"
 
@@ -32,6 +33,10 @@ type OrderLine struct {
 	UnitPrice money.Money `json:"unit_price,omitempty"`
 	// Quantity holds the value of the "quantity" field.
 	Quantity int64 `json:"quantity,omitempty"`
+	// StockMode holds the value of the "stock_mode" field.
+	StockMode enums.StockMode `json:"stock_mode,omitempty"`
+	// LockState holds the value of the "lock_state" field.
+	LockState string `json:"lock_state,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the OrderLineQuery when eager-loading is set.
 	Edges        OrderLineEdges `json:"edges"`
@@ -65,7 +70,7 @@ func (*OrderLine) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case orderline.FieldID, orderline.FieldOrderID, orderline.FieldItemID, orderline.FieldGoodsID, orderline.FieldUnitPrice, orderline.FieldQuantity:
 			values[i] = new(sql.NullInt64)
-		case orderline.FieldGoodsName, orderline.FieldSpecValueStr:
+		case orderline.FieldGoodsName, orderline.FieldSpecValueStr, orderline.FieldStockMode, orderline.FieldLockState:
 			values[i] = new(sql.NullString)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -130,6 +135,18 @@ func (_m *OrderLine) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Quantity = value.Int64
 			}
+		case orderline.FieldStockMode:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field stock_mode", values[i])
+			} else if value.Valid {
+				_m.StockMode = enums.StockMode(value.String)
+			}
+		case orderline.FieldLockState:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field lock_state", values[i])
+			} else if value.Valid {
+				_m.LockState = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -191,6 +208,12 @@ func (_m *OrderLine) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("quantity=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Quantity))
+	builder.WriteString(", ")
+	builder.WriteString("stock_mode=")
+	builder.WriteString(fmt.Sprintf("%v", _m.StockMode))
+	builder.WriteString(", ")
+	builder.WriteString("lock_state=")
+	builder.WriteString(_m.LockState)
 	builder.WriteByte(')')
 	return builder.String()
 }

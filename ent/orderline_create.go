@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"storefront/ent/order"
 	"storefront/ent/orderline"
+	"storefront/enums"
 	"storefront/money"
 
 	"entgo.io/ent/dialect/sql"
@@ -73,6 +74,34 @@ func (_c *OrderLineCreate) SetQuantity(v int64) *OrderLineCreate {
 	return _c
 }
 
+// SetStockMode sets the "stock_mode" field.
+func (_c *OrderLineCreate) SetStockMode(v enums.StockMode) *OrderLineCreate {
+	_c.mutation.SetStockMode(v)
+	return _c
+}
+
+// SetNillableStockMode sets the "stock_mode" field if the given value is not nil.
+func (_c *OrderLineCreate) SetNillableStockMode(v *enums.StockMode) *OrderLineCreate {
+	if v != nil {
+		_c.SetStockMode(*v)
+	}
+	return _c
+}
+
+// SetLockState sets the "lock_state" field.
+func (_c *OrderLineCreate) SetLockState(v string) *OrderLineCreate {
+	_c.mutation.SetLockState(v)
+	return _c
+}
+
+// SetNillableLockState sets the "lock_state" field if the given value is not nil.
+func (_c *OrderLineCreate) SetNillableLockState(v *string) *OrderLineCreate {
+	if v != nil {
+		_c.SetLockState(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *OrderLineCreate) SetID(v int64) *OrderLineCreate {
 	_c.mutation.SetID(v)
@@ -123,6 +152,14 @@ func (_c *OrderLineCreate) defaults() {
 		v := orderline.DefaultSpecValueStr
 		_c.mutation.SetSpecValueStr(v)
 	}
+	if _, ok := _c.mutation.StockMode(); !ok {
+		v := orderline.DefaultStockMode
+		_c.mutation.SetStockMode(v)
+	}
+	if _, ok := _c.mutation.LockState(); !ok {
+		v := orderline.DefaultLockState
+		_c.mutation.SetLockState(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -157,6 +194,22 @@ func (_c *OrderLineCreate) check() error {
 	}
 	if _, ok := _c.mutation.Quantity(); !ok {
 		return &ValidationError{Name: "quantity", err: errors.New(`ent: missing required field "OrderLine.quantity"`)}
+	}
+	if _, ok := _c.mutation.StockMode(); !ok {
+		return &ValidationError{Name: "stock_mode", err: errors.New(`ent: missing required field "OrderLine.stock_mode"`)}
+	}
+	if v, ok := _c.mutation.StockMode(); ok {
+		if err := orderline.StockModeValidator(v); err != nil {
+			return &ValidationError{Name: "stock_mode", err: fmt.Errorf(`ent: validator failed for field "OrderLine.stock_mode": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.LockState(); !ok {
+		return &ValidationError{Name: "lock_state", err: errors.New(`ent: missing required field "OrderLine.lock_state"`)}
+	}
+	if v, ok := _c.mutation.LockState(); ok {
+		if err := orderline.LockStateValidator(v); err != nil {
+			return &ValidationError{Name: "lock_state", err: fmt.Errorf(`ent: validator failed for field "OrderLine.lock_state": %w`, err)}
+		}
 	}
 	if len(_c.mutation.OrderIDs()) == 0 {
 		return &ValidationError{Name: "order", err: errors.New(`ent: missing required edge "OrderLine.order"`)}
@@ -217,6 +270,14 @@ func (_c *OrderLineCreate) createSpec() (*OrderLine, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Quantity(); ok {
 		_spec.SetField(orderline.FieldQuantity, field.TypeInt64, value)
 		_node.Quantity = value
+	}
+	if value, ok := _c.mutation.StockMode(); ok {
+		_spec.SetField(orderline.FieldStockMode, field.TypeEnum, value)
+		_node.StockMode = value
+	}
+	if value, ok := _c.mutation.LockState(); ok {
+		_spec.SetField(orderline.FieldLockState, field.TypeString, value)
+		_node.LockState = value
 	}
 	if nodes := _c.mutation.OrderIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -395,6 +456,30 @@ func (u *OrderLineUpsert) AddQuantity(v int64) *OrderLineUpsert {
 	return u
 }
 
+// SetStockMode sets the "stock_mode" field.
+func (u *OrderLineUpsert) SetStockMode(v enums.StockMode) *OrderLineUpsert {
+	u.Set(orderline.FieldStockMode, v)
+	return u
+}
+
+// UpdateStockMode sets the "stock_mode" field to the value that was provided on create.
+func (u *OrderLineUpsert) UpdateStockMode() *OrderLineUpsert {
+	u.SetExcluded(orderline.FieldStockMode)
+	return u
+}
+
+// SetLockState sets the "lock_state" field.
+func (u *OrderLineUpsert) SetLockState(v string) *OrderLineUpsert {
+	u.Set(orderline.FieldLockState, v)
+	return u
+}
+
+// UpdateLockState sets the "lock_state" field to the value that was provided on create.
+func (u *OrderLineUpsert) UpdateLockState() *OrderLineUpsert {
+	u.SetExcluded(orderline.FieldLockState)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -566,6 +651,34 @@ func (u *OrderLineUpsertOne) AddQuantity(v int64) *OrderLineUpsertOne {
 func (u *OrderLineUpsertOne) UpdateQuantity() *OrderLineUpsertOne {
 	return u.Update(func(s *OrderLineUpsert) {
 		s.UpdateQuantity()
+	})
+}
+
+// SetStockMode sets the "stock_mode" field.
+func (u *OrderLineUpsertOne) SetStockMode(v enums.StockMode) *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.SetStockMode(v)
+	})
+}
+
+// UpdateStockMode sets the "stock_mode" field to the value that was provided on create.
+func (u *OrderLineUpsertOne) UpdateStockMode() *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.UpdateStockMode()
+	})
+}
+
+// SetLockState sets the "lock_state" field.
+func (u *OrderLineUpsertOne) SetLockState(v string) *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.SetLockState(v)
+	})
+}
+
+// UpdateLockState sets the "lock_state" field to the value that was provided on create.
+func (u *OrderLineUpsertOne) UpdateLockState() *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.UpdateLockState()
 	})
 }
 
@@ -906,6 +1019,34 @@ func (u *OrderLineUpsertBulk) AddQuantity(v int64) *OrderLineUpsertBulk {
 func (u *OrderLineUpsertBulk) UpdateQuantity() *OrderLineUpsertBulk {
 	return u.Update(func(s *OrderLineUpsert) {
 		s.UpdateQuantity()
+	})
+}
+
+// SetStockMode sets the "stock_mode" field.
+func (u *OrderLineUpsertBulk) SetStockMode(v enums.StockMode) *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.SetStockMode(v)
+	})
+}
+
+// UpdateStockMode sets the "stock_mode" field to the value that was provided on create.
+func (u *OrderLineUpsertBulk) UpdateStockMode() *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.UpdateStockMode()
+	})
+}
+
+// SetLockState sets the "lock_state" field.
+func (u *OrderLineUpsertBulk) SetLockState(v string) *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.SetLockState(v)
+	})
+}
+
+// UpdateLockState sets the "lock_state" field to the value that was provided on create.
+func (u *OrderLineUpsertBulk) UpdateLockState() *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.UpdateLockState()
 	})
 }
 

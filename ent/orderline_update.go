@@ -9,6 +9,7 @@ import (
 	"storefront/ent/order"
 	"storefront/ent/orderline"
 	"storefront/ent/predicate"
+	"storefront/enums"
 	"storefront/money"
 
 	"entgo.io/ent/dialect/sql"
@@ -156,6 +157,34 @@ func (_u *OrderLineUpdate) AddQuantity(v int64) *OrderLineUpdate {
 	return _u
 }
 
+// SetStockMode sets the "stock_mode" field.
+func (_u *OrderLineUpdate) SetStockMode(v enums.StockMode) *OrderLineUpdate {
+	_u.mutation.SetStockMode(v)
+	return _u
+}
+
+// SetNillableStockMode sets the "stock_mode" field if the given value is not nil.
+func (_u *OrderLineUpdate) SetNillableStockMode(v *enums.StockMode) *OrderLineUpdate {
+	if v != nil {
+		_u.SetStockMode(*v)
+	}
+	return _u
+}
+
+// SetLockState sets the "lock_state" field.
+func (_u *OrderLineUpdate) SetLockState(v string) *OrderLineUpdate {
+	_u.mutation.SetLockState(v)
+	return _u
+}
+
+// SetNillableLockState sets the "lock_state" field if the given value is not nil.
+func (_u *OrderLineUpdate) SetNillableLockState(v *string) *OrderLineUpdate {
+	if v != nil {
+		_u.SetLockState(*v)
+	}
+	return _u
+}
+
 // SetOrder sets the "order" edge to the Order entity.
 func (_u *OrderLineUpdate) SetOrder(v *Order) *OrderLineUpdate {
 	return _u.SetOrderID(v.ID)
@@ -211,6 +240,16 @@ func (_u *OrderLineUpdate) check() error {
 			return &ValidationError{Name: "spec_value_str", err: fmt.Errorf(`ent: validator failed for field "OrderLine.spec_value_str": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.StockMode(); ok {
+		if err := orderline.StockModeValidator(v); err != nil {
+			return &ValidationError{Name: "stock_mode", err: fmt.Errorf(`ent: validator failed for field "OrderLine.stock_mode": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.LockState(); ok {
+		if err := orderline.LockStateValidator(v); err != nil {
+			return &ValidationError{Name: "lock_state", err: fmt.Errorf(`ent: validator failed for field "OrderLine.lock_state": %w`, err)}
+		}
+	}
 	if _u.mutation.OrderCleared() && len(_u.mutation.OrderIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "OrderLine.order"`)
 	}
@@ -264,6 +303,12 @@ func (_u *OrderLineUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedQuantity(); ok {
 		_spec.AddField(orderline.FieldQuantity, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.StockMode(); ok {
+		_spec.SetField(orderline.FieldStockMode, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.LockState(); ok {
+		_spec.SetField(orderline.FieldLockState, field.TypeString, value)
 	}
 	if _u.mutation.OrderCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -442,6 +487,34 @@ func (_u *OrderLineUpdateOne) AddQuantity(v int64) *OrderLineUpdateOne {
 	return _u
 }
 
+// SetStockMode sets the "stock_mode" field.
+func (_u *OrderLineUpdateOne) SetStockMode(v enums.StockMode) *OrderLineUpdateOne {
+	_u.mutation.SetStockMode(v)
+	return _u
+}
+
+// SetNillableStockMode sets the "stock_mode" field if the given value is not nil.
+func (_u *OrderLineUpdateOne) SetNillableStockMode(v *enums.StockMode) *OrderLineUpdateOne {
+	if v != nil {
+		_u.SetStockMode(*v)
+	}
+	return _u
+}
+
+// SetLockState sets the "lock_state" field.
+func (_u *OrderLineUpdateOne) SetLockState(v string) *OrderLineUpdateOne {
+	_u.mutation.SetLockState(v)
+	return _u
+}
+
+// SetNillableLockState sets the "lock_state" field if the given value is not nil.
+func (_u *OrderLineUpdateOne) SetNillableLockState(v *string) *OrderLineUpdateOne {
+	if v != nil {
+		_u.SetLockState(*v)
+	}
+	return _u
+}
+
 // SetOrder sets the "order" edge to the Order entity.
 func (_u *OrderLineUpdateOne) SetOrder(v *Order) *OrderLineUpdateOne {
 	return _u.SetOrderID(v.ID)
@@ -508,6 +581,16 @@ func (_u *OrderLineUpdateOne) check() error {
 	if v, ok := _u.mutation.SpecValueStr(); ok {
 		if err := orderline.SpecValueStrValidator(v); err != nil {
 			return &ValidationError{Name: "spec_value_str", err: fmt.Errorf(`ent: validator failed for field "OrderLine.spec_value_str": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.StockMode(); ok {
+		if err := orderline.StockModeValidator(v); err != nil {
+			return &ValidationError{Name: "stock_mode", err: fmt.Errorf(`ent: validator failed for field "OrderLine.stock_mode": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.LockState(); ok {
+		if err := orderline.LockStateValidator(v); err != nil {
+			return &ValidationError{Name: "lock_state", err: fmt.Errorf(`ent: validator failed for field "OrderLine.lock_state": %w`, err)}
 		}
 	}
 	if _u.mutation.OrderCleared() && len(_u.mutation.OrderIDs()) > 0 {
@@ -580,6 +663,12 @@ func (_u *OrderLineUpdateOne) sqlSave(ctx context.Context) (_node *OrderLine, er
 	}
 	if value, ok := _u.mutation.AddedQuantity(); ok {
 		_spec.AddField(orderline.FieldQuantity, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.StockMode(); ok {
+		_spec.SetField(orderline.FieldStockMode, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.LockState(); ok {
+		_spec.SetField(orderline.FieldLockState, field.TypeString, value)
 	}
 	if _u.mutation.OrderCleared() {
 		edge := &sqlgraph.EdgeSpec{

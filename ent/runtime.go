@@ -50,15 +50,15 @@ func init() {
 	// goods.CodeValidator is a validator for the "code" field. It is called by the builders before save.
 	goods.CodeValidator = goodsDescCode.Validators[0].(func(string) error)
 	// goodsDescVersion is the schema descriptor for version field.
-	goodsDescVersion := goodsFields[6].Descriptor()
+	goodsDescVersion := goodsFields[7].Descriptor()
 	// goods.DefaultVersion holds the default value on creation for the version field.
 	goods.DefaultVersion = goodsDescVersion.Default.(int64)
 	// goodsDescCreatedAt is the schema descriptor for created_at field.
-	goodsDescCreatedAt := goodsFields[7].Descriptor()
+	goodsDescCreatedAt := goodsFields[8].Descriptor()
 	// goods.DefaultCreatedAt holds the default value on creation for the created_at field.
 	goods.DefaultCreatedAt = goodsDescCreatedAt.Default.(func() time.Time)
 	// goodsDescUpdatedAt is the schema descriptor for updated_at field.
-	goodsDescUpdatedAt := goodsFields[8].Descriptor()
+	goodsDescUpdatedAt := goodsFields[9].Descriptor()
 	// goods.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	goods.DefaultUpdatedAt = goodsDescUpdatedAt.Default.(func() time.Time)
 	// goods.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
@@ -167,6 +167,12 @@ func init() {
 	orderline.DefaultSpecValueStr = orderlineDescSpecValueStr.Default.(string)
 	// orderline.SpecValueStrValidator is a validator for the "spec_value_str" field. It is called by the builders before save.
 	orderline.SpecValueStrValidator = orderlineDescSpecValueStr.Validators[0].(func(string) error)
+	// orderlineDescLockState is the schema descriptor for lock_state field.
+	orderlineDescLockState := orderlineFields[9].Descriptor()
+	// orderline.DefaultLockState holds the default value on creation for the lock_state field.
+	orderline.DefaultLockState = orderlineDescLockState.Default.(string)
+	// orderline.LockStateValidator is a validator for the "lock_state" field. It is called by the builders before save.
+	orderline.LockStateValidator = orderlineDescLockState.Validators[0].(func(string) error)
 	outboxFields := schema.Outbox{}.Fields()
 	_ = outboxFields
 	// outboxDescEventID is the schema descriptor for event_id field.

@@ -57,6 +57,34 @@ const (
 	PaymentFailed   PaymentStatus = "FAILED"
 )
 
+// StockMode is when a goods' stock is taken (seed 003, 5.1–5.2): at order
+// (restored if the order closes unpaid), or locked at order and deducted at
+// payment. Every order line records the mode it was placed under.
+type StockMode string
+
+const (
+	DeductAtOrder StockMode = "DEDUCT_AT_ORDER"
+	LockAtOrder   StockMode = "LOCK_AT_ORDER"
+)
+
+// LockState is where a lock-at-order line's units are: LOCKED while the
+// order is unpaid, then DEDUCTED (paid) or RELEASED (closed); "" for a
+// deduct-at-order line. Each line leaves LOCKED once, by CAS: the per-line
+// key that keeps a lock from being released or deducted twice.
+type LockState string
+
+const (
+	LockNone     LockState = ""
+	LockHeld     LockState = "LOCKED"
+	LockDeducted LockState = "DEDUCTED"
+	LockReleased LockState = "RELEASED"
+)
+
+func (StockMode) Values() []string { return []string{"DEDUCT_AT_ORDER", "LOCK_AT_ORDER"} }
+
+func (e StockMode) MarshalGQL(w io.Writer)    { writeQuoted(w, string(e)) }
+func (e *StockMode) UnmarshalGQL(v any) error { return unmarshal(v, e) }
+
 func (OrderStatus) Values() []string   { return []string{"UNPAID", "PAID", "CLOSED", "REFUNDED"} }
 func (PaymentStatus) Values() []string { return []string{"PENDING", "PAID", "REFUNDED", "FAILED"} }
 

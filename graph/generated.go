@@ -56,6 +56,7 @@ type ComplexityRoot struct {
 		SpecType       func(childComplexity int) int
 		Specs          func(childComplexity int) int
 		Status         func(childComplexity int) int
+		StockMode      func(childComplexity int) int
 		TotalStock     func(childComplexity int) int
 		Version        func(childComplexity int) int
 	}
@@ -71,17 +72,18 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		AdjustStock      func(childComplexity int, input AdjustStockInput) int
-		CancelOrder      func(childComplexity int, orderSn string) int
-		CreateGoods      func(childComplexity int, input CreateGoodsInput) int
-		PaymentReturn    func(childComplexity int, input PaymentReturnInput) int
-		PlaceOrder       func(childComplexity int, input PlaceOrderInput, idempotencyKey *string) int
-		RefundOrder      func(childComplexity int, orderSn string, reason string) int
-		SetGoodsStatus   func(childComplexity int, goodsID int64, status enums.GoodsStatus) int
-		SetStock         func(childComplexity int, input SetStockInput) int
-		Stocktake        func(childComplexity int, input StocktakeInput) int
-		UpdateGoodsSpecs func(childComplexity int, input UpdateGoodsSpecsInput) int
-		UpdateSku        func(childComplexity int, input UpdateSkuInput) int
+		AdjustStock       func(childComplexity int, input AdjustStockInput) int
+		CancelOrder       func(childComplexity int, orderSn string) int
+		CreateGoods       func(childComplexity int, input CreateGoodsInput) int
+		PaymentReturn     func(childComplexity int, input PaymentReturnInput) int
+		PlaceOrder        func(childComplexity int, input PlaceOrderInput, idempotencyKey *string) int
+		RefundOrder       func(childComplexity int, orderSn string, reason string) int
+		SetGoodsStatus    func(childComplexity int, goodsID int64, status enums.GoodsStatus) int
+		SetGoodsStockMode func(childComplexity int, goodsID int64, mode enums.StockMode) int
+		SetStock          func(childComplexity int, input SetStockInput) int
+		Stocktake         func(childComplexity int, input StocktakeInput) int
+		UpdateGoodsSpecs  func(childComplexity int, input UpdateGoodsSpecsInput) int
+		UpdateSku         func(childComplexity int, input UpdateSkuInput) int
 	}
 
 	Order struct {
@@ -149,10 +151,12 @@ type ComplexityRoot struct {
 	}
 
 	Sku struct {
+		AvailableStock func(childComplexity int) int
 		CostPrice      func(childComplexity int) int
 		GoodsID        func(childComplexity int) int
 		ID             func(childComplexity int) int
 		LineationPrice func(childComplexity int) int
+		LockedStock    func(childComplexity int) int
 		SellPrice      func(childComplexity int) int
 		SkuCode        func(childComplexity int) int
 		SpecKey        func(childComplexity int) int
@@ -176,11 +180,14 @@ type ComplexityRoot struct {
 	}
 
 	StockDiff struct {
-		Diff      func(childComplexity int) int
-		GoodsID   func(childComplexity int) int
-		ItemID    func(childComplexity int) int
-		LedgerSum func(childComplexity int) int
-		Stock     func(childComplexity int) int
+		Diff           func(childComplexity int) int
+		GoodsID        func(childComplexity int) int
+		ItemID         func(childComplexity int) int
+		LedgerSum      func(childComplexity int) int
+		LockDiff       func(childComplexity int) int
+		LockedByOrders func(childComplexity int) int
+		LockedStock    func(childComplexity int) int
+		Stock          func(childComplexity int) int
 	}
 
 	StockLog struct {
@@ -220,6 +227,7 @@ type MutationResolver interface {
 	UpdateGoodsSpecs(ctx context.Context, input UpdateGoodsSpecsInput) (*catalog.Goods, error)
 	UpdateSku(ctx context.Context, input UpdateSkuInput) (*catalog.SKU, error)
 	SetGoodsStatus(ctx context.Context, goodsID int64, status enums.GoodsStatus) (*catalog.Goods, error)
+	SetGoodsStockMode(ctx context.Context, goodsID int64, mode enums.StockMode) (*catalog.Goods, error)
 	AdjustStock(ctx context.Context, input AdjustStockInput) (*catalog.SKU, error)
 	SetStock(ctx context.Context, input SetStockInput) (*catalog.SKU, error)
 	Stocktake(ctx context.Context, input StocktakeInput) (*catalog.SKU, error)
@@ -337,6 +345,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Goods.Status(childComplexity), true
+	case "Goods.stockMode":
+		if e.ComplexityRoot.Goods.StockMode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Goods.StockMode(childComplexity), true
 	case "Goods.totalStock":
 		if e.ComplexityRoot.Goods.TotalStock == nil {
 			break
@@ -453,6 +467,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetGoodsStatus(childComplexity, args["goodsId"].(int64), args["status"].(enums.GoodsStatus)), true
+	case "Mutation.setGoodsStockMode":
+		if e.ComplexityRoot.Mutation.SetGoodsStockMode == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setGoodsStockMode_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetGoodsStockMode(childComplexity, args["goodsId"].(int64), args["mode"].(enums.StockMode)), true
 	case "Mutation.setStock":
 		if e.ComplexityRoot.Mutation.SetStock == nil {
 			break
@@ -760,6 +785,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SelectableValue.SpecValueID(childComplexity), true
 
+	case "Sku.availableStock":
+		if e.ComplexityRoot.Sku.AvailableStock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sku.AvailableStock(childComplexity), true
 	case "Sku.costPrice":
 		if e.ComplexityRoot.Sku.CostPrice == nil {
 			break
@@ -784,6 +815,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Sku.LineationPrice(childComplexity), true
+	case "Sku.lockedStock":
+		if e.ComplexityRoot.Sku.LockedStock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sku.LockedStock(childComplexity), true
 	case "Sku.sellPrice":
 		if e.ComplexityRoot.Sku.SellPrice == nil {
 			break
@@ -895,6 +932,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.StockDiff.LedgerSum(childComplexity), true
+	case "StockDiff.lockDiff":
+		if e.ComplexityRoot.StockDiff.LockDiff == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockDiff.LockDiff(childComplexity), true
+	case "StockDiff.lockedByOrders":
+		if e.ComplexityRoot.StockDiff.LockedByOrders == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockDiff.LockedByOrders(childComplexity), true
+	case "StockDiff.lockedStock":
+		if e.ComplexityRoot.StockDiff.LockedStock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockDiff.LockedStock(childComplexity), true
 	case "StockDiff.stock":
 		if e.ComplexityRoot.StockDiff.Stock == nil {
 			break
@@ -1117,6 +1172,8 @@ type Goods {
   code: String!
   status: GoodsStatus!
   specType: SpecType!
+  "When orders take stock: at order, or locked at order and deducted at payment."
+  stockMode: StockMode!
   "Bumped by every catalog edit of this goods."
   version: Int!
   specs: [Spec!]!
@@ -1124,11 +1181,11 @@ type Goods {
   skus(includeDisabled: Boolean = false): [Sku!]!
   "Min and max sell price over enabled SKUs; null when none is enabled."
   priceRange: PriceRange
-  "Sum of stock over enabled SKUs."
+  "Sum of available stock (stock - lockedStock) over enabled SKUs."
   totalStock: Int!
   "The SKU of a full selection, in any order; null when the combination has no enabled SKU."
   skuBySelection(specValueIds: [ID!]!): Sku
-  "For every spec value: can it still be chosen given the selected values of the other dimensions?"
+  "For every spec value: can it still be chosen (an enabled SKU with available stock) given the selected values of the other dimensions?"
   selectable(selected: [ID!]): [SelectableValue!]!
 }
 
@@ -1159,7 +1216,12 @@ type Sku {
   lineationPrice: Money!
   "Admins only; null for everyone else."
   costPrice: Money
+  "On hand: the ledger sums to it."
   stock: Int!
+  "Held by unpaid orders of lock-at-order goods."
+  lockedStock: Int!
+  "What can be ordered: stock - lockedStock."
+  availableStock: Int!
   version: Int!
   "Units sold."
   volume: Int!
@@ -1190,6 +1252,14 @@ type PageInfo {
   hasNextPage: Boolean!
   endCursor: String
 }
+
+"When a goods' orders take its stock (seed 003, 5.1–5.2)."
+enum StockMode {
+  "Deduct at order; a close restores (ledger change type 3)."
+  DEDUCT_AT_ORDER
+  "Lock at order (lockedStock), deduct at payment (ledger change type 2); a close releases the lock."
+  LOCK_AT_ORDER
+}
 `, BuiltIn: false},
 	{Name: "../schema.admin.graphql", Input: `# Admin: editing the catalog without breaking history, and moving stock only
 # through the ledger. Every operation here needs role=admin.
@@ -1208,6 +1278,8 @@ type Mutation {
   updateGoodsSpecs(input: UpdateGoodsSpecsInput!): Goods!
   updateSku(input: UpdateSkuInput!): Sku!
   setGoodsStatus(goodsId: ID!, status: GoodsStatus!): Goods!
+  "Switch when the goods' orders take stock; orders placed before keep the mode they were placed under."
+  setGoodsStockMode(goodsId: ID!, mode: StockMode!): Goods!
   "Incremental stock change with a ledger row (change type 5); the same bizSn applies once."
   adjustStock(input: AdjustStockInput!): Sku!
   "An absolute value from the admin form, turned into a delta against expectedVersion."
@@ -1243,6 +1315,7 @@ input CreateGoodsInput {
   name: String!
   code: String
   status: GoodsStatus = OFF_SHELF
+  stockMode: StockMode = DEDUCT_AT_ORDER
   specs: [SpecInput!]
   defaultSku: SkuTermsInput
   skus: [SkuOverrideInput!]
@@ -1432,19 +1505,24 @@ extend type Order {
 extend type Query {
   """
   SKUs whose stock differs from the sum of their ledger rows (seed 003, 7.4),
-  at most limit of them (default 100, at most 10000). Nothing is corrected:
-  a person books a stocktake.
+  or whose lockedStock differs from the units of the locked lines of unpaid
+  lock-at-order orders, is negative or above stock; at most limit of them
+  (default 100, at most 10000). Nothing is corrected: a person books a
+  stocktake or investigates the lock.
   """
   stockReconciliation(limit: Int): [StockDiff!]!
 }
 
-"A SKU whose stock is not the sum of its ledger rows; diff = stock - ledgerSum."
+"A SKU whose stock is not the sum of its ledger rows (diff = stock - ledgerSum), or whose lock does not add up (lockDiff = lockedStock - lockedByOrders)."
 type StockDiff {
   itemId: ID!
   goodsId: ID!
   stock: Int!
   ledgerSum: Int!
   diff: Int!
+  lockedStock: Int!
+  lockedByOrders: Int!
+  lockDiff: Int!
 }
 `, BuiltIn: false},
 }
@@ -1466,6 +1544,8 @@ func (ec *executionContext) childFields_Goods(ctx context.Context, field graphql
 		return ec.fieldContext_Goods_status(ctx, field)
 	case "specType":
 		return ec.fieldContext_Goods_specType(ctx, field)
+	case "stockMode":
+		return ec.fieldContext_Goods_stockMode(ctx, field)
 	case "version":
 		return ec.fieldContext_Goods_version(ctx, field)
 	case "specs":
@@ -1636,6 +1716,10 @@ func (ec *executionContext) childFields_Sku(ctx context.Context, field graphql.C
 		return ec.fieldContext_Sku_costPrice(ctx, field)
 	case "stock":
 		return ec.fieldContext_Sku_stock(ctx, field)
+	case "lockedStock":
+		return ec.fieldContext_Sku_lockedStock(ctx, field)
+	case "availableStock":
+		return ec.fieldContext_Sku_availableStock(ctx, field)
 	case "version":
 		return ec.fieldContext_Sku_version(ctx, field)
 	case "volume":
@@ -1680,6 +1764,12 @@ func (ec *executionContext) childFields_StockDiff(ctx context.Context, field gra
 		return ec.fieldContext_StockDiff_ledgerSum(ctx, field)
 	case "diff":
 		return ec.fieldContext_StockDiff_diff(ctx, field)
+	case "lockedStock":
+		return ec.fieldContext_StockDiff_lockedStock(ctx, field)
+	case "lockedByOrders":
+		return ec.fieldContext_StockDiff_lockedByOrders(ctx, field)
+	case "lockDiff":
+		return ec.fieldContext_StockDiff_lockDiff(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type StockDiff", field.Name)
 }
@@ -2009,6 +2099,28 @@ func (ec *executionContext) field_Mutation_setGoodsStatus_args(ctx context.Conte
 		return nil, err
 	}
 	args["status"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setGoodsStockMode_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "goodsId",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNID2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["goodsId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "mode",
+		func(ctx context.Context, v any) (enums.StockMode, error) {
+			return ec.unmarshalNStockMode2storefrontᚋenumsᚐStockMode(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["mode"] = arg1
 	return args, nil
 }
 
@@ -2393,6 +2505,29 @@ func (ec *executionContext) _Goods_specType(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_Goods_specType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Goods", field, false, false, "SpecType")
+}
+
+func (ec *executionContext) _Goods_stockMode(ctx context.Context, field graphql.CollectedField, obj *catalog.Goods) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Goods_stockMode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StockMode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v enums.StockMode) graphql.Marshaler {
+			return ec.marshalNStockMode2storefrontᚋenumsᚐStockMode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Goods_stockMode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Goods", field, false, false, "StockMode")
 }
 
 func (ec *executionContext) _Goods_version(ctx context.Context, field graphql.CollectedField, obj *catalog.Goods) (ret graphql.Marshaler) {
@@ -2926,6 +3061,50 @@ func (ec *executionContext) fieldContext_Mutation_setGoodsStatus(ctx context.Con
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_setGoodsStatus_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setGoodsStockMode(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setGoodsStockMode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetGoodsStockMode(ctx, fc.Args["goodsId"].(int64), fc.Args["mode"].(enums.StockMode))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
+			return ec.marshalNGoods2ᚖstorefrontᚋcatalogᚐGoods(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setGoodsStockMode(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Goods(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setGoodsStockMode_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -4577,6 +4756,52 @@ func (ec *executionContext) fieldContext_Sku_stock(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Sku", field, false, false, "Int")
 }
 
+func (ec *executionContext) _Sku_lockedStock(ctx context.Context, field graphql.CollectedField, obj *catalog.SKU) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sku_lockedStock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LockedStock, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sku_lockedStock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sku", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Sku_availableStock(ctx context.Context, field graphql.CollectedField, obj *catalog.SKU) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sku_availableStock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AvailableStock(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sku_availableStock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sku", field, true, false, "Int")
+}
+
 func (ec *executionContext) _Sku_version(ctx context.Context, field graphql.CollectedField, obj *catalog.SKU) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4882,6 +5107,75 @@ func (ec *executionContext) _StockDiff_diff(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_StockDiff_diff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockDiff", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StockDiff_lockedStock(ctx context.Context, field graphql.CollectedField, obj *StockDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockDiff_lockedStock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LockedStock, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockDiff_lockedStock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockDiff", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StockDiff_lockedByOrders(ctx context.Context, field graphql.CollectedField, obj *StockDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockDiff_lockedByOrders(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LockedByOrders, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockDiff_lockedByOrders(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockDiff", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StockDiff_lockDiff(ctx context.Context, field graphql.CollectedField, obj *StockDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockDiff_lockDiff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LockDiff, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockDiff_lockDiff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("StockDiff", field, false, false, "Int")
 }
 
@@ -6407,8 +6701,11 @@ func (ec *executionContext) unmarshalInputCreateGoodsInput(ctx context.Context, 
 	if _, present := asMap["status"]; !present {
 		asMap["status"] = "OFF_SHELF"
 	}
+	if _, present := asMap["stockMode"]; !present {
+		asMap["stockMode"] = "DEDUCT_AT_ORDER"
+	}
 
-	fieldsInOrder := [...]string{"name", "code", "status", "specs", "defaultSku", "skus"}
+	fieldsInOrder := [...]string{"name", "code", "status", "stockMode", "specs", "defaultSku", "skus"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -6436,6 +6733,13 @@ func (ec *executionContext) unmarshalInputCreateGoodsInput(ctx context.Context, 
 				return it, err
 			}
 			it.Status = data
+		case "stockMode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stockMode"))
+			data, err := ec.unmarshalOStockMode2ᚖstorefrontᚋenumsᚐStockMode(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StockMode = data
 		case "specs":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("specs"))
 			data, err := ec.unmarshalOSpecInput2ᚕᚖstorefrontᚋgraphᚐSpecInputᚄ(ctx, v)
@@ -7260,6 +7564,11 @@ func (ec *executionContext) _Goods(ctx context.Context, sel ast.SelectionSet, ob
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "stockMode":
+			out.Values[i] = ec._Goods_stockMode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "version":
 			out.Values[i] = ec._Goods_version(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -7432,6 +7741,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "setGoodsStatus":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_setGoodsStatus(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setGoodsStockMode":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setGoodsStockMode(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -8031,6 +8347,16 @@ func (ec *executionContext) _Sku(ctx context.Context, sel ast.SelectionSet, obj 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "lockedStock":
+			out.Values[i] = ec._Sku_lockedStock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "availableStock":
+			out.Values[i] = ec._Sku_availableStock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "version":
 			out.Values[i] = ec._Sku_version(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -8177,6 +8503,21 @@ func (ec *executionContext) _StockDiff(ctx context.Context, sel ast.SelectionSet
 			}
 		case "diff":
 			out.Values[i] = ec._StockDiff_diff(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lockedStock":
+			out.Values[i] = ec._StockDiff_lockedStock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lockedByOrders":
+			out.Values[i] = ec._StockDiff_lockedByOrders(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lockDiff":
+			out.Values[i] = ec._StockDiff_lockDiff(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -9237,6 +9578,16 @@ func (ec *executionContext) marshalNStockLogEdge2ᚖstorefrontᚋgraphᚐStockLo
 	return ec._StockLogEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNStockMode2storefrontᚋenumsᚐStockMode(ctx context.Context, v any) (enums.StockMode, error) {
+	var res enums.StockMode
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNStockMode2storefrontᚋenumsᚐStockMode(ctx context.Context, sel ast.SelectionSet, v enums.StockMode) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNStocktakeInput2storefrontᚋgraphᚐStocktakeInput(ctx context.Context, v any) (StocktakeInput, error) {
 	res, err := ec.unmarshalInputStocktakeInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -9675,6 +10026,22 @@ func (ec *executionContext) unmarshalOSpecInput2ᚕᚖstorefrontᚋgraphᚐSpecI
 		}
 	}
 	return res, nil
+}
+
+func (ec *executionContext) unmarshalOStockMode2ᚖstorefrontᚋenumsᚐStockMode(ctx context.Context, v any) (*enums.StockMode, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(enums.StockMode)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOStockMode2ᚖstorefrontᚋenumsᚐStockMode(ctx context.Context, sel ast.SelectionSet, v *enums.StockMode) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v any) (*string, error) {

@@ -21,6 +21,7 @@ type CreateGoodsInput struct {
 	Name       string              `json:"name"`
 	Code       *string             `json:"code,omitempty"`
 	Status     *enums.GoodsStatus  `json:"status,omitempty"`
+	StockMode  *enums.StockMode    `json:"stockMode,omitempty"`
 	Specs      []*SpecInput        `json:"specs,omitempty"`
 	DefaultSku *SkuTermsInput      `json:"defaultSku,omitempty"`
 	Skus       []*SkuOverrideInput `json:"skus,omitempty"`
@@ -118,13 +119,16 @@ type SpecValueEditInput struct {
 	Name string `json:"name"`
 }
 
-// A SKU whose stock is not the sum of its ledger rows; diff = stock - ledgerSum.
+// A SKU whose stock is not the sum of its ledger rows (diff = stock - ledgerSum), or whose lock does not add up (lockDiff = lockedStock - lockedByOrders).
 type StockDiff struct {
-	ItemID    int64 `json:"itemId"`
-	GoodsID   int64 `json:"goodsId"`
-	Stock     int64 `json:"stock"`
-	LedgerSum int64 `json:"ledgerSum"`
-	Diff      int64 `json:"diff"`
+	ItemID         int64 `json:"itemId"`
+	GoodsID        int64 `json:"goodsId"`
+	Stock          int64 `json:"stock"`
+	LedgerSum      int64 `json:"ledgerSum"`
+	Diff           int64 `json:"diff"`
+	LockedStock    int64 `json:"lockedStock"`
+	LockedByOrders int64 `json:"lockedByOrders"`
+	LockDiff       int64 `json:"lockDiff"`
 }
 
 type StockLogConnection struct {

@@ -25,6 +25,7 @@ type Metrics struct {
 
 	// Reconciliation, set by the periodic check in serve.
 	LedgerDiffSKUs  prometheus.Gauge
+	LockDiffSKUs    prometheus.Gauge
 	NegativeSKUs    prometheus.Gauge
 	ReconcileErrors prometheus.Counter
 	ReconcileLast   prometheus.Gauge
@@ -74,6 +75,10 @@ func New() *Metrics {
 			Name: "storefront_stock_ledger_diff_skus",
 			Help: "SKUs whose stock differs from the sum of their ledger rows at the last reconciliation. Alert when > 0.",
 		}),
+		LockDiffSKUs: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "storefront_stock_lock_diff_skus",
+			Help: "SKUs whose lock_stock differs from the units of unpaid lock-mode lines, or is negative or above stock, at the last reconciliation. Alert when > 0.",
+		}),
 		NegativeSKUs: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "storefront_stock_negative_skus",
 			Help: "SKUs with stock below zero at the last reconciliation (oversold). Alert when > 0.",
@@ -93,6 +98,6 @@ func New() *Metrics {
 func (m *Metrics) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		m.Requests, m.Latency, m.Errors, m.OrdersPlaced, m.Replays, m.OutOfStock, m.OrdersClosed,
-		m.Payments, m.TxRetries, m.LedgerDiffSKUs, m.NegativeSKUs, m.ReconcileErrors, m.ReconcileLast,
+		m.Payments, m.TxRetries, m.LedgerDiffSKUs, m.LockDiffSKUs, m.NegativeSKUs, m.ReconcileErrors, m.ReconcileLast,
 	}
 }

@@ -46,6 +46,14 @@ func (r *mutationResolver) SetGoodsStatus(ctx context.Context, goodsID int64, st
 	return r.Catalog.SetStatus(ctx, goodsID, status)
 }
 
+// SetGoodsStockMode is the resolver for the setGoodsStockMode field.
+func (r *mutationResolver) SetGoodsStockMode(ctx context.Context, goodsID int64, mode enums.StockMode) (*catalog.Goods, error) {
+	if _, err := auth.Require(ctx, auth.Admin); err != nil {
+		return nil, err
+	}
+	return r.Catalog.SetStockMode(ctx, goodsID, mode)
+}
+
 // AdjustStock is the resolver for the adjustStock field.
 func (r *mutationResolver) AdjustStock(ctx context.Context, input graph.AdjustStockInput) (*catalog.SKU, error) {
 	if _, err := auth.Require(ctx, auth.Admin); err != nil {

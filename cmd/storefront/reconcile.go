@@ -34,12 +34,16 @@ func reconcile(ctx context.Context, args []string) error {
 		return err
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "ITEM\tGOODS\tSTOCK\tLEDGER SUM\tDIFF")
+	fmt.Fprintln(w, "ITEM\tGOODS\tSTOCK\tLEDGER SUM\tDIFF\tLOCKED\tLOCKED BY ORDERS\tLOCK DIFF")
+	locks := 0
 	for _, d := range diffs {
-		fmt.Fprintf(w, "%d\t%d\t%d\t%d\t%+d\n", d.ItemID, d.GoodsID, d.Stock, d.LedgerSum, d.Diff)
+		fmt.Fprintf(w, "%d\t%d\t%d\t%d\t%+d\t%d\t%d\t%+d\n", d.ItemID, d.GoodsID, d.Stock, d.LedgerSum, d.Diff, d.LockedStock, d.LockedByOrders, d.LockDiff)
+		if d.LockDrift() {
+			locks++
+		}
 	}
 	w.Flush()
-	fmt.Printf("%d SKU(s) differ from the ledger; %d SKU(s) have negative stock\n", len(diffs), negative)
+	fmt.Printf("%d SKU(s) differ from the ledger or their locks (%d of them in the lock); %d SKU(s) have negative stock\n", len(diffs), locks, negative)
 	if len(diffs) > 0 || negative > 0 {
 		return fmt.Errorf("reconciliation found %d difference(s) and %d negative SKU(s)", len(diffs), negative)
 	}

@@ -24,6 +24,8 @@ const (
 	FieldSpecType = "spec_type"
 	// FieldStatus holds the string denoting the status field in the database.
 	FieldStatus = "status"
+	// FieldStockMode holds the string denoting the stock_mode field in the database.
+	FieldStockMode = "stock_mode"
 	// FieldDeleteTime holds the string denoting the delete_time field in the database.
 	FieldDeleteTime = "delete_time"
 	// FieldVersion holds the string denoting the version field in the database.
@@ -61,6 +63,7 @@ var Columns = []string{
 	FieldCode,
 	FieldSpecType,
 	FieldStatus,
+	FieldStockMode,
 	FieldDeleteTime,
 	FieldVersion,
 	FieldCreatedAt,
@@ -118,6 +121,18 @@ func StatusValidator(s enums.GoodsStatus) error {
 	}
 }
 
+const DefaultStockMode enums.StockMode = "DEDUCT_AT_ORDER"
+
+// StockModeValidator is a validator for the "stock_mode" field enum values. It is called by the builders before save.
+func StockModeValidator(sm enums.StockMode) error {
+	switch sm {
+	case "DEDUCT_AT_ORDER", "LOCK_AT_ORDER":
+		return nil
+	default:
+		return fmt.Errorf("goods: invalid enum value for stock_mode field: %q", sm)
+	}
+}
+
 // OrderOption defines the ordering options for the Goods queries.
 type OrderOption func(*sql.Selector)
 
@@ -144,6 +159,11 @@ func BySpecType(opts ...sql.OrderTermOption) OrderOption {
 // ByStatus orders the results by the status field.
 func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStatus, opts...).ToFunc()
+}
+
+// ByStockMode orders the results by the stock_mode field.
+func ByStockMode(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldStockMode, opts...).ToFunc()
 }
 
 // ByDeleteTime orders the results by the delete_time field.

@@ -276,6 +276,36 @@ func StatusNotIn(vs ...enums.GoodsStatus) predicate.Goods {
 	return predicate.Goods(sql.FieldNotIn(FieldStatus, v...))
 }
 
+// StockModeEQ applies the EQ predicate on the "stock_mode" field.
+func StockModeEQ(v enums.StockMode) predicate.Goods {
+	vc := v
+	return predicate.Goods(sql.FieldEQ(FieldStockMode, vc))
+}
+
+// StockModeNEQ applies the NEQ predicate on the "stock_mode" field.
+func StockModeNEQ(v enums.StockMode) predicate.Goods {
+	vc := v
+	return predicate.Goods(sql.FieldNEQ(FieldStockMode, vc))
+}
+
+// StockModeIn applies the In predicate on the "stock_mode" field.
+func StockModeIn(vs ...enums.StockMode) predicate.Goods {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.Goods(sql.FieldIn(FieldStockMode, v...))
+}
+
+// StockModeNotIn applies the NotIn predicate on the "stock_mode" field.
+func StockModeNotIn(vs ...enums.StockMode) predicate.Goods {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.Goods(sql.FieldNotIn(FieldStockMode, v...))
+}
+
 // DeleteTimeEQ applies the EQ predicate on the "delete_time" field.
 func DeleteTimeEQ(v time.Time) predicate.Goods {
 	return predicate.Goods(sql.FieldEQ(FieldDeleteTime, v))

@@ -16,6 +16,7 @@ var (
 		{Name: "code", Type: field.TypeString, Size: 64, Default: ""},
 		{Name: "spec_type", Type: field.TypeEnum, Enums: []string{"SINGLE", "MULTI"}, Default: "SINGLE"},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"RECYCLED", "OFF_SHELF", "ON_SHELF"}, Default: "OFF_SHELF"},
+		{Name: "stock_mode", Type: field.TypeEnum, Enums: []string{"DEDUCT_AT_ORDER", "LOCK_AT_ORDER"}, Default: "DEDUCT_AT_ORDER"},
 		{Name: "delete_time", Type: field.TypeTime, Nullable: true},
 		{Name: "version", Type: field.TypeInt64, Default: 1},
 		{Name: "created_at", Type: field.TypeTime},
@@ -114,6 +115,8 @@ var (
 		{Name: "spec_value_str", Type: field.TypeString, Size: 255, Default: ""},
 		{Name: "unit_price", Type: field.TypeInt64},
 		{Name: "quantity", Type: field.TypeInt64},
+		{Name: "stock_mode", Type: field.TypeEnum, Enums: []string{"DEDUCT_AT_ORDER", "LOCK_AT_ORDER"}, Default: "DEDUCT_AT_ORDER"},
+		{Name: "lock_state", Type: field.TypeString, Size: 16, Default: ""},
 		{Name: "order_id", Type: field.TypeInt64},
 	}
 	// OrderLineTable holds the schema information for the "order_line" table.
@@ -124,7 +127,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "order_line_orders_lines",
-				Columns:    []*schema.Column{OrderLineColumns[7]},
+				Columns:    []*schema.Column{OrderLineColumns[9]},
 				RefColumns: []*schema.Column{OrdersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -133,7 +136,7 @@ var (
 			{
 				Name:    "orderline_order_id",
 				Unique:  false,
-				Columns: []*schema.Column{OrderLineColumns[7]},
+				Columns: []*schema.Column{OrderLineColumns[9]},
 			},
 		},
 	}

@@ -3,6 +3,9 @@
 package orderline
 
 import (
+	"fmt"
+	"storefront/enums"
+
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 )
@@ -26,6 +29,10 @@ const (
 	FieldUnitPrice = "unit_price"
 	// FieldQuantity holds the string denoting the quantity field in the database.
 	FieldQuantity = "quantity"
+	// FieldStockMode holds the string denoting the stock_mode field in the database.
+	FieldStockMode = "stock_mode"
+	// FieldLockState holds the string denoting the lock_state field in the database.
+	FieldLockState = "lock_state"
 	// EdgeOrder holds the string denoting the order edge name in mutations.
 	EdgeOrder = "order"
 	// Table holds the table name of the orderline in the database.
@@ -49,6 +56,8 @@ var Columns = []string{
 	FieldSpecValueStr,
 	FieldUnitPrice,
 	FieldQuantity,
+	FieldStockMode,
+	FieldLockState,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -68,7 +77,23 @@ var (
 	DefaultSpecValueStr string
 	// SpecValueStrValidator is a validator for the "spec_value_str" field. It is called by the builders before save.
 	SpecValueStrValidator func(string) error
+	// DefaultLockState holds the default value on creation for the "lock_state" field.
+	DefaultLockState string
+	// LockStateValidator is a validator for the "lock_state" field. It is called by the builders before save.
+	LockStateValidator func(string) error
 )
+
+const DefaultStockMode enums.StockMode = "DEDUCT_AT_ORDER"
+
+// StockModeValidator is a validator for the "stock_mode" field enum values. It is called by the builders before save.
+func StockModeValidator(sm enums.StockMode) error {
+	switch sm {
+	case "DEDUCT_AT_ORDER", "LOCK_AT_ORDER":
+		return nil
+	default:
+		return fmt.Errorf("orderline: invalid enum value for stock_mode field: %q", sm)
+	}
+}
 
 // OrderOption defines the ordering options for the OrderLine queries.
 type OrderOption func(*sql.Selector)
@@ -111,6 +136,16 @@ func ByUnitPrice(opts ...sql.OrderTermOption) OrderOption {
 // ByQuantity orders the results by the quantity field.
 func ByQuantity(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldQuantity, opts...).ToFunc()
+}
+
+// ByStockMode orders the results by the stock_mode field.
+func ByStockMode(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldStockMode, opts...).ToFunc()
+}
+
+// ByLockState orders the results by the lock_state field.
+func ByLockState(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLockState, opts...).ToFunc()
 }
 
 // ByOrderField orders the results by order field.

@@ -4,6 +4,7 @@ package orderline
 
 import (
 	"storefront/ent/predicate"
+	"storefront/enums"
 	"storefront/money"
 
 	"entgo.io/ent/dialect/sql"
@@ -89,6 +90,11 @@ func UnitPrice(v money.Money) predicate.OrderLine {
 // Quantity applies equality check predicate on the "quantity" field. It's identical to QuantityEQ.
 func Quantity(v int64) predicate.OrderLine {
 	return predicate.OrderLine(sql.FieldEQ(FieldQuantity, v))
+}
+
+// LockState applies equality check predicate on the "lock_state" field. It's identical to LockStateEQ.
+func LockState(v string) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldEQ(FieldLockState, v))
 }
 
 // OrderIDEQ applies the EQ predicate on the "order_id" field.
@@ -413,6 +419,101 @@ func QuantityLT(v int64) predicate.OrderLine {
 // QuantityLTE applies the LTE predicate on the "quantity" field.
 func QuantityLTE(v int64) predicate.OrderLine {
 	return predicate.OrderLine(sql.FieldLTE(FieldQuantity, v))
+}
+
+// StockModeEQ applies the EQ predicate on the "stock_mode" field.
+func StockModeEQ(v enums.StockMode) predicate.OrderLine {
+	vc := v
+	return predicate.OrderLine(sql.FieldEQ(FieldStockMode, vc))
+}
+
+// StockModeNEQ applies the NEQ predicate on the "stock_mode" field.
+func StockModeNEQ(v enums.StockMode) predicate.OrderLine {
+	vc := v
+	return predicate.OrderLine(sql.FieldNEQ(FieldStockMode, vc))
+}
+
+// StockModeIn applies the In predicate on the "stock_mode" field.
+func StockModeIn(vs ...enums.StockMode) predicate.OrderLine {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.OrderLine(sql.FieldIn(FieldStockMode, v...))
+}
+
+// StockModeNotIn applies the NotIn predicate on the "stock_mode" field.
+func StockModeNotIn(vs ...enums.StockMode) predicate.OrderLine {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.OrderLine(sql.FieldNotIn(FieldStockMode, v...))
+}
+
+// LockStateEQ applies the EQ predicate on the "lock_state" field.
+func LockStateEQ(v string) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldEQ(FieldLockState, v))
+}
+
+// LockStateNEQ applies the NEQ predicate on the "lock_state" field.
+func LockStateNEQ(v string) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldNEQ(FieldLockState, v))
+}
+
+// LockStateIn applies the In predicate on the "lock_state" field.
+func LockStateIn(vs ...string) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldIn(FieldLockState, vs...))
+}
+
+// LockStateNotIn applies the NotIn predicate on the "lock_state" field.
+func LockStateNotIn(vs ...string) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldNotIn(FieldLockState, vs...))
+}
+
+// LockStateGT applies the GT predicate on the "lock_state" field.
+func LockStateGT(v string) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldGT(FieldLockState, v))
+}
+
+// LockStateGTE applies the GTE predicate on the "lock_state" field.
+func LockStateGTE(v string) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldGTE(FieldLockState, v))
+}
+
+// LockStateLT applies the LT predicate on the "lock_state" field.
+func LockStateLT(v string) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldLT(FieldLockState, v))
+}
+
+// LockStateLTE applies the LTE predicate on the "lock_state" field.
+func LockStateLTE(v string) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldLTE(FieldLockState, v))
+}
+
+// LockStateContains applies the Contains predicate on the "lock_state" field.
+func LockStateContains(v string) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldContains(FieldLockState, v))
+}
+
+// LockStateHasPrefix applies the HasPrefix predicate on the "lock_state" field.
+func LockStateHasPrefix(v string) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldHasPrefix(FieldLockState, v))
+}
+
+// LockStateHasSuffix applies the HasSuffix predicate on the "lock_state" field.
+func LockStateHasSuffix(v string) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldHasSuffix(FieldLockState, v))
+}
+
+// LockStateEqualFold applies the EqualFold predicate on the "lock_state" field.
+func LockStateEqualFold(v string) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldEqualFold(FieldLockState, v))
+}
+
+// LockStateContainsFold applies the ContainsFold predicate on the "lock_state" field.
+func LockStateContainsFold(v string) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldContainsFold(FieldLockState, v))
 }
 
 // HasOrder applies the HasEdge predicate on the "order" edge.

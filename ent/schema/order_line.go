@@ -8,6 +8,8 @@ import (
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 
+	"storefront/enums"
+
 	"storefront/money"
 )
 
@@ -29,6 +31,11 @@ func (OrderLine) Fields() []ent.Field {
 		field.String("spec_value_str").MaxLen(255).Default(""),
 		field.Int64("unit_price").GoType(money.Money(0)),
 		field.Int64("quantity"),
+		// The goods' stock mode when the order was placed: the line's later
+		// transitions follow it, whatever the goods' mode is by then.
+		field.Enum("stock_mode").GoType(enums.StockMode("")).Default(string(enums.DeductAtOrder)),
+		// Lock-at-order lines: LOCKED → DEDUCTED | RELEASED, each once (by CAS).
+		field.String("lock_state").MaxLen(16).Default(""),
 	}
 }
 
