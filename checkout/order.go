@@ -38,6 +38,9 @@ type OrderLine struct {
 	// StockMode is the goods' mode when the order was placed; the line's
 	// later transitions follow it.
 	StockMode enums.StockMode
+
+	id        int64           // the line's row, once written
+	lockState enums.LockState // as read (lock-mode lines)
 }
 
 type idemKey struct{}

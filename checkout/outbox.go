@@ -22,6 +22,9 @@ const (
 	EventOrderClosed   = "OrderClosed"   // UNPAID → CLOSED (CloseTx: Cancel, Timeout)
 	EventOrderPaid     = "OrderPaid"     // UNPAID → PAID (PayTx)
 	EventOrderRefunded = "OrderRefunded" // PAID → REFUNDED (CloseTx: Refund)
+	// CLOSED → PAID: a lock-mode order's money came after its lock was
+	// released, and available stock still covered it (PayTx).
+	EventOrderPaidAfterClose = "OrderPaidAfterClose"
 	// A payment the order did not need, flagged for a person (PayTx):
 	EventPaymentForClosedOrder = "PaymentForClosedOrder" // the order was closed first
 	EventDuplicatePayment      = "DuplicatePayment"      // another payment paid it

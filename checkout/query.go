@@ -9,6 +9,7 @@ import (
 
 	"storefront/ent"
 	"storefront/ent/order"
+	"storefront/enums"
 	"storefront/paging"
 	"storefront/store"
 )
@@ -22,7 +23,8 @@ func toOrder(r *ent.Order) *Order {
 	o.Lines = make([]*OrderLine, len(r.Edges.Lines))
 	for i, l := range r.Edges.Lines {
 		o.Lines[i] = &OrderLine{ItemID: l.ItemID, GoodsID: l.GoodsID, GoodsName: l.GoodsName,
-			SpecValueStr: l.SpecValueStr, UnitPrice: l.UnitPrice, Quantity: l.Quantity, StockMode: l.StockMode}
+			SpecValueStr: l.SpecValueStr, UnitPrice: l.UnitPrice, Quantity: l.Quantity, StockMode: l.StockMode,
+			id: l.ID, lockState: enums.LockState(l.LockState)}
 	}
 	return o
 }

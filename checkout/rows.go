@@ -54,11 +54,11 @@ func writeLine(v store.Values, o *Order, l *OrderLine) {
 	v.Int(orderline.FieldUnitPrice, int64(l.UnitPrice))
 	v.Int(orderline.FieldQuantity, l.Quantity)
 	v.Str(orderline.FieldStockMode, string(l.StockMode))
-	v.Str(orderline.FieldLockState, string(l.lockState()))
+	v.Str(orderline.FieldLockState, string(l.newLockState()))
 }
 
-// lockState is where a new line's units are: locked for a lock-at-order line.
-func (l *OrderLine) lockState() enums.LockState {
+// newLockState is where a new line's units are: locked for a lock-at-order line.
+func (l *OrderLine) newLockState() enums.LockState {
 	if l.StockMode == enums.LockAtOrder {
 		return enums.LockHeld
 	}

@@ -2,12 +2,14 @@ package checkout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"storefront/ent"
 	"storefront/ent/order"
+	"storefront/ent/orderline"
 	"storefront/ent/predicate"
 	"storefront/enums"
 	"storefront/errs"
@@ -24,6 +26,14 @@ import (
 //	UNPAID → PAID      PayTx: a payment's notification (in payments' transaction)
 //	UNPAID → CLOSED    CloseTx(Cancel): CancelOrder; CloseTx(Timeout): CloseExpired
 //	PAID   → REFUNDED  CloseTx(Refund): refundOrder and a provider's refund (payments)
+//	CLOSED → PAID      PayTx, for a lock-at-order order whose money came after
+//	                   its lock was released, while available stock allows it
+//
+// Each line follows the stock mode it was placed under: a deduct-at-order
+// line's stock is restored when its order closes, a lock-at-order line's
+// lock is released when it closes and deducted when it is paid. A
+// lock-mode line leaves LOCKED once, by its own CAS (moveLines): with the
+// order's status CAS, no lock is released or deducted twice.
 //
 // An order is born UNPAID (place.go, and the batch); no other state is
 // entered from anywhere else, and CLOSED and REFUNDED are final.
@@ -61,10 +71,65 @@ func CloseTx(ctx context.Context, tx *ent.Tx, orderID int64, t Transition, now t
 	if err != nil {
 		return false, err
 	}
-	if _, err := inventory.Restore(ctx, tx, t.Change, inventory.BizOrder, o.OrderSn, linesOf(o)); err != nil {
+	// A refund gives back stock every line took (a lock-mode line took it
+	// at payment); a close restores what deduct-mode lines took and
+	// releases what lock-mode lines still hold.
+	restore, locked := o.Lines, []*OrderLine(nil)
+	if t.From == enums.OrderUnpaid {
+		restore, locked = byMode(o.Lines)
+	}
+	if _, err := inventory.Restore(ctx, tx, t.Change, inventory.BizOrder, o.OrderSn, stockOf(restore)); err != nil {
+		return false, err
+	}
+	released, err := moveLines(ctx, tx, locked, enums.LockHeld, enums.LockReleased)
+	if err != nil {
+		return false, err
+	}
+	if err := inventory.Release(ctx, tx, stockOf(released)); err != nil {
 		return false, err
 	}
 	return true, emit(ctx, tx, t.Event, o, t.Reason, now)
+}
+
+// byMode splits lines into deduct-at-order and lock-at-order ones.
+func byMode(lines []*OrderLine) (deduct, lock []*OrderLine) {
+	for _, l := range lines {
+		if l.StockMode == enums.LockAtOrder {
+			lock = append(lock, l)
+		} else {
+			deduct = append(deduct, l)
+		}
+	}
+	return deduct, lock
+}
+
+// moveLines moves lock-mode lines from one lock state to another, each by
+// its own CAS, and returns those this caller moved: the per-line key that a
+// lock is released or deducted once, whoever races.
+func moveLines(ctx context.Context, tx *ent.Tx, lines []*OrderLine, from, to enums.LockState) ([]*OrderLine, error) {
+	var moved []*OrderLine
+	for _, l := range lines {
+		n, err := tx.OrderLine.Update().Where(orderline.ID(l.id), orderline.LockState(string(from))).
+			SetLockState(string(to)).Save(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("moving line %d %s → %s: %w", l.id, from, to, err)
+		}
+		if n == 1 {
+			l.lockState = to
+			moved = append(moved, l)
+		}
+	}
+	return moved, nil
+}
+
+// payments are the ledger movements of paying lines (change type 2).
+func payments(o *Order, lines []*OrderLine, now time.Time) []inventory.Movement {
+	m := make([]inventory.Movement, len(lines))
+	for i, l := range lines {
+		m[i] = inventory.Movement{ItemID: l.ItemID, GoodsID: l.GoodsID, Num: -l.Quantity, Type: inventory.PaymentDeduct,
+			BizType: inventory.BizOrder, BizSn: o.OrderSn, At: now}
+	}
+	return m
 }
 
 // Payer is the payment that pays an order, as the order records it
@@ -100,10 +165,22 @@ func PayTx(ctx context.Context, tx *ent.Tx, orderID int64, p Payer, now time.Tim
 		if err != nil {
 			return false, err
 		}
+		// Lock-mode lines: the lock becomes the deduction (change type 2).
+		_, locked := byMode(o.Lines)
+		paid, err := moveLines(ctx, tx, locked, enums.LockHeld, enums.LockDeducted)
+		if err != nil {
+			return false, err
+		}
+		if err := inventory.Deduct(ctx, tx, payments(o, paid, now), true); err != nil {
+			return false, err
+		}
 		if err := inventory.Sold(ctx, tx, linesOf(o)); err != nil {
 			return false, err
 		}
 		return true, Emit(ctx, tx, EventOrderPaid, orderID, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String()}, now)
+	}
+	if won, err := payAfterClose(ctx, tx, orderID, p, now); err != nil || won {
+		return won, err
 	}
 	// Decided by conditional UPDATEs, not by reading the order: an UPDATE
 	// sees the latest committed row (and waits for one in flight), where a
@@ -117,6 +194,63 @@ func PayTx(ctx context.Context, tx *ent.Tx, orderID int64, p Payer, now time.Tim
 	return false, flagTx(ctx, tx, orderID, p, EventDuplicatePayment, now,
 		order.StatusIn(enums.OrderPaid, enums.OrderRefunded), order.PaidPaymentIDNEQ(p.ID))
 }
+
+// payAfterClose pays a closed lock-at-order order whose money came after
+// its lock was released (the timeout closer's common case), if available
+// stock still covers every line: CLOSED → PAID by CAS (only an order no
+// payment has paid), its lines RELEASED → DEDUCTED, the units deducted by
+// CAS on available stock (change type 2), OrderPaidAfterClose. Otherwise,
+// and for an order with any deduct-mode line (whose stock went back to the
+// shelf with a restore of its own), nothing changes here and the payment
+// is flagged as any payment for a closed order is. It runs inside a
+// savepoint, so a SKU found short undoes what this attempt did and nothing
+// else of the payment's transaction.
+func payAfterClose(ctx context.Context, tx *ent.Tx, orderID int64, p Payer, now time.Time) (bool, error) {
+	o, err := loadTx(ctx, tx, orderID)
+	if err != nil {
+		return false, err
+	}
+	deduct, locked := byMode(o.Lines)
+	if o.Status != enums.OrderClosed || len(deduct) > 0 || len(locked) == 0 {
+		return false, nil
+	}
+	won := false
+	err = store.Savepoint(ctx, tx, "pay_after_close", func() error {
+		n, err := tx.Order.Update().
+			Where(order.ID(orderID), order.StatusEQ(enums.OrderClosed), order.PaidPaymentIDIsNil()).
+			SetStatus(enums.OrderPaid).SetPaidAt(now).SetPaidPaymentID(p.ID).AddVersion(1).Save(ctx)
+		if err != nil || n == 0 {
+			return err
+		}
+		paid, err := moveLines(ctx, tx, locked, enums.LockReleased, enums.LockDeducted)
+		if err != nil {
+			return err
+		}
+		if len(paid) != len(locked) {
+			return errNotRevived
+		}
+		if err := inventory.Deduct(ctx, tx, payments(o, paid, now), false); err != nil {
+			return err
+		}
+		if err := inventory.Sold(ctx, tx, linesOf(o)); err != nil {
+			return err
+		}
+		won = true
+		slog.WarnContext(ctx, "paid after its lock was released: the order is PAID again", "orderSn", o.OrderSn,
+			"provider", p.Provider, "paymentId", p.PaymentID)
+		return Emit(ctx, tx, EventOrderPaidAfterClose, orderID, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String(),
+			"provider": p.Provider, "paymentId": p.PaymentID}, now)
+	})
+	var short *inventory.Short
+	if errors.As(err, &short) || errors.Is(err, errNotRevived) {
+		return false, nil // rolled back to the savepoint: flagged as closed below
+	}
+	return won && err == nil, err
+}
+
+// errNotRevived: a line of the order was not RELEASED as its closed order
+// implies; the order is left closed.
+var errNotRevived = errors.New("checkout: the closed order's lines are not all released")
 
 // flagTx marks the order needsReview for payment p when it matches where,
 // and then emits typ naming the payment; no match changes nothing.
@@ -148,11 +282,13 @@ func loadTx(ctx context.Context, tx *ent.Tx, orderID int64) (*Order, error) {
 	return toOrder(row), nil
 }
 
-// linesOf is the stock an order's lines moved, for giving it back or for
-// counting it sold.
-func linesOf(o *Order) []inventory.RestoreLine {
-	out := make([]inventory.RestoreLine, len(o.Lines))
-	for i, l := range o.Lines {
+// linesOf is the stock an order's lines moved, for counting it sold.
+func linesOf(o *Order) []inventory.RestoreLine { return stockOf(o.Lines) }
+
+// stockOf is the units of lines, for giving them back or releasing them.
+func stockOf(lines []*OrderLine) []inventory.RestoreLine {
+	out := make([]inventory.RestoreLine, len(lines))
+	for i, l := range lines {
 		out[i] = inventory.RestoreLine{ItemID: l.ItemID, GoodsID: l.GoodsID, Num: l.Quantity}
 	}
 	return out

@@ -3,12 +3,12 @@ package inventory
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
 	"storefront/ent"
 	"storefront/ent/stocklog"
+	"storefront/errs"
 	"storefront/store"
 )
 
@@ -21,7 +21,7 @@ import (
 // ErrLockDrift: a release or a deduction found less locked than the order
 // holds. It never happens while every lock goes through here; the
 // transaction is rolled back and the difference left for reconciliation.
-var ErrLockDrift = errors.New("inventory: lock_stock is below what the order holds")
+var ErrLockDrift = errs.New(errs.Conflict, "lock_stock is below what the order holds")
 
 // Deduct books the payment of movements (change type 2, in ascending SKU
 // order, each with its ledger row). fromLock: the units were locked at

@@ -14,10 +14,11 @@ import (
 	"modernc.org/sqlite"
 
 	"storefront/ent"
+	"storefront/errs"
 )
 
 // ErrUnavailable marks a database that cannot be reached.
-var ErrUnavailable = errors.New("database unavailable")
+var ErrUnavailable = errs.New(errs.Unavailable, "database unavailable")
 
 type txKey struct{}
 
@@ -185,4 +186,25 @@ func isConnErr(err error) bool {
 		}
 	}
 	return false
+}
+
+// Savepoint runs fn inside a savepoint of tx: when fn fails, what it wrote
+// is rolled back and the rest of the transaction goes on (one step that
+// may not hold, such as paying a closed order again, inside a payment's
+// transaction that must commit either way). SQLite, MySQL and PostgreSQL
+// spell it alike. name must be a plain identifier.
+func Savepoint(ctx context.Context, tx *ent.Tx, name string, fn func() error) error {
+	if _, err := tx.ExecContext(ctx, "SAVEPOINT "+name); err != nil {
+		return fmt.Errorf("savepoint %s: %w", name, err)
+	}
+	if err := fn(); err != nil {
+		if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+name); rerr != nil {
+			return fmt.Errorf("%w (and rolling back to savepoint %s: %w)", err, name, rerr)
+		}
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "RELEASE SAVEPOINT "+name); err != nil {
+		return fmt.Errorf("releasing savepoint %s: %w", name, err)
+	}
+	return nil
 }
