@@ -13,9 +13,10 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
-// DefaultMaxResponseBytes is Options.MaxResponseBytes when unset: ten
-// times the largest product page (the 500-SKU shoe with every SKU field,
-// about 150 KB) and more than stockReconciliation's 10 000 rows.
+// DefaultMaxResponseBytes is Options.MaxResponseBytes when unset: about
+// fifteen times the largest product page (the 500-SKU shoe with every SKU
+// field, 131 KB) and three times stockReconciliation's 10 000 rows (about
+// 70 bytes each).
 const DefaultMaxResponseBytes = 2 << 20
 
 // responseLimit bounds the size of one query's answer while it is being
