@@ -121,8 +121,14 @@ func (s *Service) SetStatus(ctx context.Context, goodsID int64, status enums.Goo
 	if !slices.Contains(status.Values(), string(status)) {
 		return nil, fmt.Errorf("%w: status %q", errs.InvalidInput, status)
 	}
+	return s.setGoods(ctx, goodsID, func(u *ent.GoodsUpdate) { u.SetStatus(status) })
+}
+
+// setGoods applies one edit of the goods row as a catalog edit: the version
+// moves, views reload, and the admin's view is returned.
+func (s *Service) setGoods(ctx context.Context, goodsID int64, set func(*ent.GoodsUpdate)) (*Goods, error) {
 	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
-		return bumpGoods(ctx, tx, goodsID, nil, func(u *ent.GoodsUpdate) { u.SetStatus(status) })
+		return bumpGoods(ctx, tx, goodsID, nil, set)
 	})
 	if err != nil {
 		return nil, store.Classify(err)

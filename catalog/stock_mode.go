@@ -8,7 +8,6 @@ import (
 	"storefront/ent"
 	"storefront/enums"
 	"storefront/errs"
-	"storefront/store"
 )
 
 // SetStockMode switches when the goods' orders take stock. Orders placed
@@ -19,12 +18,5 @@ func (s *Service) SetStockMode(ctx context.Context, goodsID int64, mode enums.St
 	if !slices.Contains(mode.Values(), string(mode)) {
 		return nil, fmt.Errorf("%w: stock mode %q", errs.InvalidInput, mode)
 	}
-	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
-		return bumpGoods(ctx, tx, goodsID, nil, func(u *ent.GoodsUpdate) { u.SetStockMode(mode) })
-	})
-	if err != nil {
-		return nil, store.Classify(err)
-	}
-	s.changed(goodsID)
-	return s.Goods(ctx, Viewer{Admin: true}, goodsID)
+	return s.setGoods(ctx, goodsID, func(u *ent.GoodsUpdate) { u.SetStockMode(mode) })
 }

@@ -7,9 +7,7 @@ import (
 	"slices"
 
 	"storefront/ent"
-	"storefront/ent/stocklog"
 	"storefront/errs"
-	"storefront/store"
 )
 
 // Lock-at-order stock (seed 003, 5.2): an order raises lock_stock (Take
@@ -51,11 +49,8 @@ func Deduct(ctx context.Context, tx *ent.Tx, moves []Movement, fromLock bool) er
 		} else if moved == 0 {
 			return &Short{Sale{Movement: *m}}
 		}
-		ins, args := store.NewInsert(stocklog.Table).
-			Row(func(v store.Values) { m.write(v, "stock + "+itoa(n), "stock") }).
-			SelectSQL("sku WHERE id = ?", m.ItemID)
-		if _, err := tx.ExecContext(ctx, ins, args...); err != nil {
-			return fmt.Errorf("booking the payment of SKU %d: %w", m.ItemID, err)
+		if err := bookMoved(ctx, tx, m); err != nil {
+			return err
 		}
 	}
 	return nil

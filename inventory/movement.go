@@ -129,12 +129,22 @@ func Take(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 		if s.Lock {
 			continue // stock did not move: no ledger row until payment
 		}
-		q, args := store.NewInsert(stocklog.Table).
-			Row(func(v store.Values) { s.write(v, "stock + "+itoa(n), "stock") }).
-			SelectSQL("sku WHERE id = ?", s.ItemID)
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-			return fmt.Errorf("booking the take of SKU %d: %w", s.ItemID, err)
+		if err := bookMoved(ctx, tx, &s.Movement); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// bookMoved writes m's ledger row from the SKU row this transaction has
+// just moved by m and holds locked: before = stock - m.Num, after = stock
+// (m.Num is signed: a take of 3 books before = stock + 3).
+func bookMoved(ctx context.Context, tx *ent.Tx, m *Movement) error {
+	q, args := store.NewInsert(stocklog.Table).
+		Row(func(v store.Values) { m.write(v, "stock + "+itoa(-m.Num), "stock") }).
+		SelectSQL("sku WHERE id = ?", m.ItemID)
+	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		return fmt.Errorf("booking change type %d of SKU %d: %w", m.Type, m.ItemID, err)
 	}
 	return nil
 }

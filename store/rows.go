@@ -62,14 +62,20 @@ func (in *Insert) Len() int { return in.n }
 
 // SQL returns the statement and its arguments.
 func (in *Insert) SQL() (string, []any) {
-	var b strings.Builder
-	b.WriteString("INSERT INTO ")
-	b.WriteString(in.table)
-	b.WriteString(" (")
-	writeCols(&b, in.cols)
+	b := in.head()
 	b.WriteString(") VALUES ")
 	b.WriteString(in.rows.String())
 	return b.String(), in.args
+}
+
+// head is "INSERT INTO table (columns" (the caller closes the list).
+func (in *Insert) head() *strings.Builder {
+	b := &strings.Builder{}
+	b.WriteString("INSERT INTO ")
+	b.WriteString(in.table)
+	b.WriteString(" (")
+	writeCols(b, in.cols)
+	return b
 }
 
 // SelectSQL returns the one row added as INSERT … SELECT … FROM from (from
@@ -77,11 +83,7 @@ func (in *Insert) SQL() (string, []any) {
 // values are read from another row as the statement runs, such as a ledger
 // row's balance from the SKU row it moved.
 func (in *Insert) SelectSQL(from string, args ...any) (string, []any) {
-	var b strings.Builder
-	b.WriteString("INSERT INTO ")
-	b.WriteString(in.table)
-	b.WriteString(" (")
-	writeCols(&b, in.cols)
+	b := in.head()
 	b.WriteString(") SELECT ")
 	b.WriteString(in.row.String())
 	b.WriteString(" FROM ")
