@@ -21,6 +21,7 @@ import (
 	"storefront/catalog"
 	"storefront/checkout"
 	"storefront/inventory"
+	"storefront/payments"
 	"storefront/resolvers"
 	"storefront/server"
 	"storefront/store"
@@ -43,6 +44,8 @@ type bench struct {
 	db     *store.DB
 	hot    int64
 	cas    int64 // the SKU the raw CAS runs take from
+	lock   int64 // the hot SKU of a lock-at-order goods (issue 17)
+	pays   *payments.Service
 	spread []int64
 	dur    time.Duration
 	svc    map[string]*checkout.Service
@@ -57,7 +60,7 @@ type bench struct {
 // newBench wires a plain and a group-commit checkout service on the same
 // database, each behind its own real handler (server.New, as serve does) on a
 // loopback httptest server.
-func newBench(db *store.DB, hot, cas int64, spread []int64, dur time.Duration) *bench {
+func newBench(db *store.DB, hot, cas, lock int64, spread []int64, dur time.Duration) *bench {
 	signer, err := auth.NewSigner("bench-secret-0123456789")
 	if err != nil {
 		panic(err)
@@ -66,10 +69,10 @@ func newBench(db *store.DB, hot, cas int64, spread []int64, dur time.Duration) *
 	if err != nil {
 		panic(err)
 	}
-	b := &bench{db: db, hot: hot, cas: cas, spread: spread, dur: dur, token: token,
+	b := &bench{db: db, hot: hot, cas: cas, lock: lock, spread: spread, dur: dur, token: token,
 		svc: map[string]*checkout.Service{}, url: map[string]string{}, lean: map[string]*leanClient{},
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}, bodies: map[int64][]byte{}}
-	for _, id := range append([]int64{hot}, spread...) {
+	for _, id := range append([]int64{hot, lock}, spread...) {
 		b.bodies[id] = placeBody(id)
 	}
 	cat := catalog.New(db, catalog.DefaultConfig())
@@ -82,6 +85,11 @@ func newBench(db *store.DB, hot, cas int64, spread []int64, dur time.Duration) *
 			Catalog: cat, Inventory: inventory.New(db), Checkout: svc,
 		}})
 		b.svc[path], b.url[path] = svc, httptest.NewServer(h).URL+"/graphql"
+		if path == "group" {
+			pc := payments.DefaultConfig()
+			pc.Providers = map[string]payments.Provider{"bench": {Name: "bench", Secret: benchSecret, MerchantID: benchMerchant, Currency: "CNY"}}
+			b.pays = payments.New(db, pc, svc)
+		}
 		if loadClient == "lean" {
 			if b.lean[path], err = newLeanClient(b.url[path], token, 256); err != nil {
 				panic(err)
@@ -228,23 +236,8 @@ func (b *bench) pair(skus, transport string, clients int, paths []string) (map[s
 			continue
 		}
 		svc := b.svc[path]
-		op := func() error {
-			n := b.seq.Add(1)
-			item := ids[int(n)%len(ids)]
-			key := fmt.Sprint("bench-", n)
-			if transport == "http" {
-				if lean := b.lean[path]; lean != nil {
-					return lean.post(b.bodies[item], key)
-				}
-				return b.placeHTTP(b.url[path], item, key)
-			}
-			_, err := svc.Place(context.Background(), checkout.PlaceInput{
-				UserID: "bench", IdempotencyKey: key, Items: []checkout.ItemInput{{ItemID: &item, Quantity: 1}},
-			})
-			return err
-		}
 		bat0, ord0 := svc.GroupStats()
-		w, err := b.loop(clients, b.dur/2, op)
+		w, err := b.loop(clients, b.dur/2, b.placeOp(path, transport, ids))
 		if err != nil {
 			return nil, fmt.Errorf("%s/%s/%s/%d: %w", skus, path, transport, clients, err)
 		}
@@ -284,6 +277,28 @@ func (b *bench) pair(skus, transport string, clients int, paths []string) (map[s
 		out[path] = r
 	}
 	return out, nil
+}
+
+// placeOp is one closed-loop client's call: placeOrder of one unit on the
+// path's service, in process or over HTTP, order i on SKU ids[i mod n],
+// each with its own Idempotency-Key.
+func (b *bench) placeOp(path, transport string, ids []int64) func() error {
+	svc := b.svc[path]
+	return func() error {
+		n := b.seq.Add(1)
+		item := ids[int(n)%len(ids)]
+		key := fmt.Sprint("bench-", n)
+		if transport == "http" {
+			if lean := b.lean[path]; lean != nil {
+				return lean.post(b.bodies[item], key)
+			}
+			return b.placeHTTP(b.url[path], item, key)
+		}
+		_, err := svc.Place(context.Background(), checkout.PlaceInput{
+			UserID: "bench", IdempotencyKey: key, Items: []checkout.ItemInput{{ItemID: &item, Quantity: 1}},
+		})
+		return err
+	}
 }
 
 const mutation = `mutation($id: ID!) { placeOrder(input: {items: [{itemId: $id, quantity: 1}]}) { orderSn amount } }`

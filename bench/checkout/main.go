@@ -14,6 +14,14 @@
 // interleaved in half-length slices (plain, group, group, plain) and share one
 // correctness line.
 //
+// Sections 6 and 7 are issue 17's lock at order: placeOrder on the hot SKU
+// of a lock-at-order goods (runs named lock/plain|group/transport/clients),
+// each next to the deduct-at-order hot SKU's group path in the same
+// interleaved slices, and the payment transition's rate over pre-placed
+// orders of both modes (pay/deduct|lock/in-process/clients):
+//
+//	go run ./bench/checkout -db 'mysql:root@tcp(127.0.0.1:3306)/test' -only '^(hot|lock|pay)/'
+//
 // On MariaDB it creates and drops its own database on the server named by the
 // DSN; on SQLite it uses a temporary file.
 package main
@@ -59,6 +67,7 @@ func main() {
 	flag.StringVar(&loadClient, "load-client", "lean", "HTTP runs: lean (a wrk-like keep-alive HTTP/1.1 client, bench/checkout/lean.go) or net/http (Go's client)")
 	flag.IntVar(&groupInFlight, "group-inflight", checkout.DefaultConfig().GroupInFlight, "the group path's batches in flight (serve's --group-inflight)")
 	flag.IntVar(&groupMax, "group-max", checkout.DefaultConfig().GroupMax, "the group path's most orders per batch (serve's --group-max)")
+	flag.IntVar(&payPool, "pay-pool", 5000, "section 7: unpaid orders of each mode placed (outside the measured slices) before each payment slice, at least")
 	gcPercent := flag.Int("gc-percent", gctune.DefaultPercent, "GC target of this process, which hosts the server: serve's default (GOGC, when set, wins)")
 	flag.Parse()
 	gcInForce, gcFrom = gctune.Apply(*gcPercent)
@@ -108,6 +117,7 @@ var (
 	groupInFlight, groupMax int
 	loadClient              string
 	withRaw                 bool
+	payPool                 int
 	gcInForce               int    // the GC target the runs had…
 	gcFrom                  string // …and where it came from
 )
@@ -143,7 +153,11 @@ func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 	if err != nil {
 		return err
 	}
-	for _, id := range append([]int64{hot, casSKU}, spread...) {
+	lock, err := newLockSKU(ctx, db)
+	if err != nil {
+		return err
+	}
+	for _, id := range append([]int64{hot, casSKU, lock}, spread...) {
 		if err := restock(db.SQL, id, 100_000_000); err != nil {
 			return err
 		}
@@ -153,7 +167,7 @@ func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 		db.Dialect, dur, clients, gcInForce, gcFrom, strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
 
 	serverDB = db.Dialect == "mysql" // before the first sample: dbPID is read once
-	b := newBench(db, hot, casSKU, spread, dur)
+	b := newBench(db, hot, casSKU, lock, spread, dur)
 	fmt.Println("\n1. raw single-row CAS (autocommit UPDATE sku SET stock = stock - 1, version = version + 1 WHERE id = ? AND stock >= 1)")
 	for _, c := range clients {
 		if !withRaw {
@@ -251,10 +265,123 @@ func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 			}
 		}
 	}
-	if bad > 0 {
+	lockBad, err := b.lockSections(clients)
+	if err != nil {
+		return err
+	}
+	if bad += lockBad; bad > 0 {
 		return fmt.Errorf("%d runs failed their correctness check", bad)
 	}
 	return nil
+}
+
+// lockSections prints sections 6 and 7 (issue 17): placeOrder on the
+// lock-mode hot SKU next to the deduct-mode hot SKU's group path, and the
+// payment transition's rate for both modes. It returns how many runs failed
+// their correctness check.
+func (b *bench) lockSections(clients []int) (int, error) {
+	bad := 0
+	type cell struct {
+		transport string
+		clients   int
+		rs        map[string]result
+	}
+	var cells []cell
+	for _, tr := range []string{"in-process", "http"} {
+		for _, c := range clients {
+			var paths []string
+			for _, path := range []string{"plain", "group"} {
+				if cellFilter.MatchString(fmt.Sprintf("lock/%s/%s/%d", path, tr, c)) {
+					paths = append(paths, path)
+				}
+			}
+			if len(paths) == 0 {
+				continue
+			}
+			if len(cells) == 0 {
+				fmt.Println("\n6. lock at order: placeOrder on the hot SKU of a lock-at-order goods (lock_stock CAS on stock - lock_stock, no ledger row),")
+				fmt.Println("   and the deduct-at-order hot SKU's group path as the reference, interleaved (deduct, lock group, lock plain, lock plain, lock group, deduct)")
+				fmt.Printf("   %-7s %-6s %-11s %7s %9s %8s %8s %9s %9s %9s  %s\n", "SKU", "path", "transport", "clients", "orders/s", "p50 ms", "p99 ms", "batch", "go µs/op", "db µs/op", "correctness")
+			}
+			rs, err := b.lockPair(tr, c, paths)
+			if err != nil {
+				return bad, err
+			}
+			cells = append(cells, cell{tr, c, rs})
+			names := []string{"deduct", "group", "plain"}
+			last := ""
+			for _, n := range names {
+				if _, ok := rs[n]; ok {
+					last = n
+				}
+			}
+			for _, n := range names {
+				r, ok := rs[n]
+				if !ok {
+					continue
+				}
+				skuName, path := "lock", n
+				if n == "deduct" {
+					skuName, path = "deduct", "group"
+				}
+				batch := "-"
+				if r.batches > 0 {
+					batch = fmt.Sprintf("%.1f", float64(r.batched)/float64(r.batches))
+				}
+				check := ""
+				if n == last {
+					check = r.check
+				}
+				fmt.Printf("   %-7s %-6s %-11s %7d %9.0f %8.2f %8.2f %9s %9s %9s  %s\n", skuName, path, tr, c, r.rate, r.p50, r.p99, batch, cpuCell(r.selfUS), cpuCell(r.dbUS), check)
+			}
+			if !rs["deduct"].ok {
+				bad++
+			}
+		}
+	}
+	if len(cells) > 0 {
+		fmt.Println("\n   ratios (same slices): lock group / deduct group (issue 17's target ≥ 0.8), lock group / lock plain")
+		fmt.Printf("   %-11s %7s %22s %20s\n", "transport", "clients", "lock group/deduct group", "lock group/plain")
+		for _, c := range cells {
+			fmt.Printf("   %-11s %7d %22s %20s\n", c.transport, c.clients, ratio(c.rs["group"].rate, c.rs["deduct"].rate), ratio(c.rs["group"].rate, c.rs["plain"].rate))
+		}
+	}
+
+	pools := map[string]*pool{"deduct": {mode: "deduct", item: b.hot}, "lock": {mode: "lock", item: b.lock}}
+	header := false
+	for _, c := range clients {
+		var modes []string
+		for _, m := range []string{"deduct", "lock"} {
+			if cellFilter.MatchString(fmt.Sprintf("pay/%s/in-process/%d", m, c)) {
+				modes = append(modes, m)
+			}
+		}
+		if len(modes) == 0 {
+			continue
+		}
+		if !header {
+			header = true
+			fmt.Println("\n7. payment transition UNPAID → PAID: a signed SUCCESS notification per pre-placed one-unit order of the hot SKU,")
+			fmt.Println("   payments.Service.Notify in process (its transaction runs checkout.PayTx), deduct-mode and lock-mode orders interleaved (deduct, lock, lock, deduct)")
+			fmt.Printf("   %-7s %-11s %7s %11s %8s %8s %9s %9s %12s  %s\n", "orders", "transport", "clients", "payments/s", "p50 ms", "p99 ms", "go µs/op", "db µs/op", "lock/deduct", "correctness")
+		}
+		rs, err := b.payRun(c, pools, payPool)
+		if err != nil {
+			return bad, err
+		}
+		for i, m := range []string{"deduct", "lock"} {
+			r := rs[m]
+			ratioCell, check := "", ""
+			if i == 1 {
+				ratioCell, check = ratio(rs["lock"].rate, rs["deduct"].rate), r.check
+			}
+			fmt.Printf("   %-7s %-11s %7d %11.0f %8.2f %8.2f %9s %9s %12s  %s\n", m, "in-process", c, r.rate, r.p50, r.p99, cpuCell(r.selfUS), cpuCell(r.dbUS), ratioCell, check)
+		}
+		if !rs["lock"].ok {
+			bad++
+		}
+	}
+	return bad, nil
 }
 
 // freshDatabase returns a store spec for an empty database, the go-sql-driver
