@@ -166,8 +166,8 @@ func TestOpeningLedgerBalances(t *testing.T) {
 		ctx := context.Background()
 		seeded(t, db)
 		skus := skusOf(t, db, 0)
-		if len(skus) != 12+1+500 {
-			t.Fatalf("SKUs = %d, want 513", len(skus))
+		if want := 12 + 1 + 500 + len(demo.ScarfColours); len(skus) != want {
+			t.Fatalf("SKUs = %d, want %d (T-shirt, bag, shoe, scarf)", len(skus), want)
 		}
 		var rows []struct {
 			ItemID int64 `json:"item_id"`
@@ -224,15 +224,15 @@ func TestListPagingAndVisibility(t *testing.T) {
 			}
 			after = catalog.Cursor(p.Goods[len(p.Goods)-1].ID)
 		}
-		if len(seen) != 3 {
-			t.Errorf("customer sees %v, want the 3 on-shelf goods", seen)
+		if len(seen) != 4 {
+			t.Errorf("customer sees %v, want the 4 on-shelf demo goods", seen)
 		}
 		all, err := cat.List(ctx, catalog.Viewer{Admin: true}, catalog.ListParams{First: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(all.Goods) != 4 {
-			t.Errorf("admin sees %d goods, want 4", len(all.Goods))
+		if len(all.Goods) != 5 {
+			t.Errorf("admin sees %d goods, want 5 (4 demo goods and the hidden one)", len(all.Goods))
 		}
 		if _, err := cat.List(ctx, catalog.Viewer{}, catalog.ListParams{After: "garbage"}); !errors.Is(err, errs.InvalidInput) {
 			t.Errorf("bad cursor: %v", err)

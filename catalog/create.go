@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"storefront/ent"
@@ -39,6 +40,9 @@ type SkuOverride struct {
 type CreateInput struct {
 	Name, Code string
 	Status     enums.GoodsStatus
+	// StockMode is when orders take stock; "" is DEDUCT_AT_ORDER, the mode
+	// of every goods created before lock-at-order existed.
+	StockMode  enums.StockMode
 	Specs      []SpecInput
 	DefaultSku SkuTerms
 	Skus       []SkuOverride
@@ -49,6 +53,9 @@ type CreateInput struct {
 // one transaction: it either all exists or none of it does.
 func (s *Service) Create(ctx context.Context, in CreateInput) (*Goods, error) {
 	in = in.trimmed()
+	if in.StockMode == "" {
+		in.StockMode = enums.DeductAtOrder
+	}
 	plan, err := s.planCreate(in)
 	if err != nil {
 		return nil, err
@@ -81,6 +88,10 @@ func (s *Service) planCreate(in CreateInput) ([]plannedSku, error) {
 	}
 	if in.Status == "" {
 		return nil, fmt.Errorf("%w: goods status is required", errs.InvalidInput)
+	}
+	// GraphQL refuses unknown enum values itself; Go callers may not.
+	if !slices.Contains(in.StockMode.Values(), string(in.StockMode)) {
+		return nil, fmt.Errorf("%w: stock mode %q", errs.InvalidInput, in.StockMode)
 	}
 	dims := make([][]int64, len(in.Specs))
 	// Placeholders stand in for value ids until the values exist; they must be
@@ -168,7 +179,8 @@ func writeCreate(ctx context.Context, tx *ent.Tx, in CreateInput, plan []planned
 	if len(in.Specs) == 0 {
 		specType = enums.SpecSingle
 	}
-	g, err := tx.Goods.Create().SetName(in.Name).SetCode(in.Code).SetStatus(in.Status).SetSpecType(specType).Save(ctx)
+	g, err := tx.Goods.Create().SetName(in.Name).SetCode(in.Code).SetStatus(in.Status).SetSpecType(specType).
+		SetStockMode(in.StockMode).Save(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("creating goods: %w", err)
 	}

@@ -1,5 +1,6 @@
 // Package demo creates the demo catalog: the seed's T-shirt (3 colours × 4
-// sizes), a single-spec goods, and a 500-SKU goods for load tests.
+// sizes), a single-spec goods, a 500-SKU goods for load tests, and a
+// high-value scarf sold lock-at-order.
 package demo
 
 import (
@@ -16,7 +17,14 @@ const (
 	TShirtCode = "DEMO-TSHIRT"
 	BagCode    = "DEMO-BAG"
 	ShoeCode   = "DEMO-SHOE-500"
+	ScarfCode  = "DEMO-SCARF"
 )
+
+// ScarfColours are the lock-at-order scarf's values, each with ScarfStock.
+var ScarfColours = []string{"酒红", "墨绿", "象牙白"}
+
+// ScarfStock is each scarf SKU's opening stock.
+const ScarfStock = 20
 
 // TShirtStock is the demo T-shirt's stock by colour and size. 黑色/L is the
 // seed's hot SKU with 200; the zeros make the product page grey sizes out.
@@ -30,10 +38,11 @@ var TShirtStock = map[[2]string]int64{
 var sizePrice = map[string]string{"S": "89.00", "M": "99.00", "L": "109.00", "XL": "129.00"}
 
 // Seed creates every demo goods that is missing (found by code) and returns
-// the ids of all three. Running it again changes nothing.
+// the ids of all of them. Running it again changes nothing. The scarf comes
+// last, so the first three keep the ids, values and SKU ids tests know.
 func Seed(ctx context.Context, cat *catalog.Service) (map[string]int64, error) {
 	ids := map[string]int64{}
-	for _, in := range []catalog.CreateInput{tshirt(), bag(), shoe()} {
+	for _, in := range []catalog.CreateInput{tshirt(), bag(), shoe(), scarf()} {
 		id, err := cat.IDByCode(ctx, in.Code)
 		if err != nil {
 			return nil, err
@@ -108,4 +117,18 @@ func shoe() catalog.CreateInput {
 		},
 	}
 	return in
+}
+
+// scarf is high-value goods sold lock-at-order (seed 003, 5.2): an order
+// holds its units until payment instead of deducting them, so unpaid orders
+// of an expensive item never book ledger rows that a close must undo.
+func scarf() catalog.CreateInput {
+	return catalog.CreateInput{
+		Name: "真丝围巾", Code: ScarfCode, Status: enums.GoodsOnShelf, StockMode: enums.LockAtOrder,
+		Specs: []catalog.SpecInput{{Name: "颜色", Values: ScarfColours}},
+		DefaultSku: catalog.SkuTerms{
+			SellPrice: money.MustParse("899.00"), LineationPrice: money.MustParse("1299.00"),
+			CostPrice: money.MustParse("420.00"), Stock: ScarfStock,
+		},
+	}
 }

@@ -29,8 +29,8 @@ func TestTwoInstancesOneDatabase(t *testing.T) {
 	}
 	defer db.Close()
 	var goodsRows int
-	if err := db.SQL.QueryRow("SELECT COUNT(*) FROM goods").Scan(&goodsRows); err != nil || goodsRows != 3 {
-		t.Fatalf("goods after two demo starts: %d (%v), want 3", goodsRows, err)
+	if err := db.SQL.QueryRow("SELECT COUNT(*) FROM goods").Scan(&goodsRows); err != nil || goodsRows != 4 {
+		t.Fatalf("goods after two demo starts: %d (%v), want the 4 demo goods", goodsRows, err)
 	}
 
 	id := setStockTo(t, a, "黑色,L", 200)

@@ -12,6 +12,9 @@ func createInput(in graph.CreateGoodsInput) catalog.CreateInput {
 	if in.Status != nil {
 		out.Status = *in.Status
 	}
+	if in.StockMode != nil { // null: the default, as when left out
+		out.StockMode = *in.StockMode
+	}
 	for _, sp := range in.Specs {
 		out.Specs = append(out.Specs, catalog.SpecInput{Name: sp.Name, Values: sp.Values})
 	}

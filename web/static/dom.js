@@ -32,3 +32,10 @@ export function stockText(n) {
   if (n <= LOW_STOCK) return `Only ${n} left`;
   return `${n} in stock`;
 }
+
+// Lock-at-order goods: an order holds its units until it is paid, and an
+// order that closes unpaid gives them back. Worth telling the shopper why the
+// count can drop without a sale.
+export const LOCK_AT_ORDER = "LOCK_AT_ORDER";
+export const lockNoteText = "库存锁定至付款 · Your order holds this stock until you pay";
+export const lockBadgeText = "库存锁定至付款"; // the goods list's short form

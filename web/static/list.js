@@ -1,12 +1,12 @@
 // The goods list: every goods on shelf, a page at a time.
-import { h, priceRangeText, stockText } from "./dom.js";
+import { h, priceRangeText, stockText, LOCK_AT_ORDER, lockNoteText, lockBadgeText } from "./dom.js";
 import { gql } from "./graphql.js";
 
 const pageSize = 24;
 
 const listQuery = `query GoodsList($first: Int!, $after: String) {
   goodsList(first: $first, after: $after) {
-    edges { node { id name priceRange { min max } totalStock } }
+    edges { node { id name stockMode priceRange { min max } totalStock } }
     pageInfo { hasNextPage endCursor }
   }
 }`;
@@ -40,12 +40,14 @@ export async function renderList(app) {
   await load();
 }
 
+// totalStock is available stock (what can still be ordered), not on hand.
 function card(g) {
-  return h("li", { class: "card", dataset: { goodsId: g.id } },
+  return h("li", { class: "card", dataset: { goodsId: g.id, stockMode: g.stockMode } },
     h("a", { href: `/shop/goods/${encodeURIComponent(g.id)}` },
       h("span", { class: "name" }, g.name),
       h("span", { class: "price" }, priceRangeText(g.priceRange)),
       h("span", { class: "stock" }, stockText(g.totalStock)),
+      g.stockMode === LOCK_AT_ORDER && h("span", { class: "stock-mode", "data-testid": "stock-mode", title: lockNoteText }, lockBadgeText),
     ),
   );
 }

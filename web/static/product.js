@@ -1,17 +1,19 @@
 // The product page: one row of buttons per spec dimension, greyed out by the
 // API's `selectable`, the SKU of a full selection by `skuBySelection`, and an
-// order button that cannot order twice for one click-intent.
-import { h, yuan, priceRangeText, stockText } from "./dom.js";
+// order button that cannot order twice for one click-intent. Stock shown is
+// available stock (on hand minus what unpaid lock-at-order orders hold):
+// what a click can still order.
+import { h, yuan, priceRangeText, stockText, LOCK_AT_ORDER, lockNoteText } from "./dom.js";
 import { gql, newIdempotencyKey } from "./graphql.js";
 
 const selectionFields = `priceRange { min max }
     totalStock
     selectable(selected: $selected) { specValueId selectable }
-    sku: skuBySelection(specValueIds: $selected) { id specValueStr sellPrice lineationPrice stock }`;
+    sku: skuBySelection(specValueIds: $selected) { id specValueStr sellPrice lineationPrice availableStock }`;
 
 const productQuery = `query Product($id: ID!, $selected: [ID!]!) {
   goods(id: $id) {
-    id name
+    id name stockMode
     specs { id name values { id name } }
     ${selectionFields}
   }
@@ -114,6 +116,8 @@ class ProductPage {
     this.price = h("span", { class: "price", "data-testid": "price" });
     this.lineation = h("s", { class: "lineation", "data-testid": "lineation-price", hidden: true });
     this.stock = h("p", { class: "stock", "data-testid": "stock" });
+    const lockNote = g.stockMode === LOCK_AT_ORDER &&
+      h("p", { class: "stock-mode", "data-testid": "stock-mode" }, lockNoteText);
     this.hint = h("p", { class: "hint", "data-testid": "selection-hint" });
     this.orderButton = h("button", {
       type: "button", class: "order", "data-testid": "place-order", disabled: true,
@@ -121,11 +125,12 @@ class ProductPage {
     }, "Place order");
     this.result = h("p", { class: "order-result", "data-testid": "order-result", role: "status" });
     this.error = h("p", { class: "status error", role: "alert", hidden: true });
-    this.root = h("article", { class: "product", "data-testid": "product", "aria-busy": "false", dataset: { goodsId: g.id } },
+    this.root = h("article", { class: "product", "data-testid": "product", "aria-busy": "false", dataset: { goodsId: g.id, stockMode: g.stockMode } },
       h("a", { class: "back", href: "/shop/" }, "← All goods"),
       h("h1", {}, g.name),
       h("p", { class: "price-line" }, this.price, " ", this.lineation),
       this.stock,
+      lockNote,
       rows,
       this.hint,
       this.orderButton,
@@ -215,8 +220,8 @@ class ProductPage {
       this.price.dataset.amount = sku.sellPrice;
       this.lineation.hidden = sku.lineationPrice === sku.sellPrice;
       this.lineation.textContent = yuan(sku.lineationPrice);
-      this.stock.textContent = stockText(sku.stock);
-      this.stock.dataset.stock = String(sku.stock);
+      this.stock.textContent = stockText(sku.availableStock);
+      this.stock.dataset.stock = String(sku.availableStock);
       this.root.dataset.skuId = sku.id;
       this.hint.textContent = sku.specValueStr ? `Selected: ${sku.specValueStr}` : "";
     } else {
@@ -239,8 +244,8 @@ class ProductPage {
       b.disabled = true;
       b.textContent = "Paste a token to order";
     } else {
-      b.disabled = !(sku && sku.stock > 0);
-      b.textContent = sku && sku.stock <= 0 ? "Sold out" : "Place order";
+      b.disabled = !(sku && sku.availableStock > 0);
+      b.textContent = sku && sku.availableStock <= 0 ? "Sold out" : "Place order";
     }
   }
 
