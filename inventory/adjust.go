@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 
+	entsql "entgo.io/ent/dialect/sql"
+
 	"storefront/ent"
 	"storefront/ent/sku"
 	"storefront/ent/stocklog"
@@ -173,7 +175,11 @@ func (s *Service) Stocktake(ctx context.Context, in StocktakeInput) (*ent.Sku, e
 func move(ctx context.Context, tx *ent.Tx, id, delta int64, guard bool) (*ent.Sku, error) {
 	u := tx.Sku.Update().Where(sku.ID(id)).AddStock(delta).AddVersion(1)
 	if guard {
-		u = u.Where(sku.StockGTE(-delta))
+		// Available, not on hand: units locked by unpaid lock-mode orders
+		// are theirs until they pay or close.
+		u = u.Where(func(s *entsql.Selector) {
+			s.Where(entsql.ExprP(s.C(sku.FieldStock)+" - "+s.C(sku.FieldLockStock)+" >= ?", -delta))
+		})
 	}
 	n, err := u.Save(ctx)
 	if err != nil {
@@ -184,7 +190,7 @@ func move(ctx context.Context, tx *ent.Tx, id, delta int64, guard bool) (*ent.Sk
 		if err != nil {
 			return nil, notFound(err, id)
 		}
-		return nil, fmt.Errorf("%w: SKU %d (%s) has %d, cannot take %d", ErrOutOfStock, id, cur.SpecValueStr, cur.Stock, -delta)
+		return nil, fmt.Errorf("%w: SKU %d (%s) has %d available, cannot take %d", ErrOutOfStock, id, cur.SpecValueStr, cur.Stock-cur.LockStock, -delta)
 	}
 	return tx.Sku.Get(ctx, id)
 }

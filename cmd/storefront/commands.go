@@ -63,8 +63,8 @@ func seedDemo(ctx context.Context, args []string) error {
 }
 
 func printDemo(ids map[string]int64) {
-	fmt.Printf("demo catalog: T-shirt goods id %d, bag goods id %d, 500-SKU shoe goods id %d\n",
-		ids[demo.TShirtCode], ids[demo.BagCode], ids[demo.ShoeCode])
+	fmt.Printf("demo catalog: T-shirt goods id %d, bag goods id %d, 500-SKU shoe goods id %d, lock-at-order scarf goods id %d\n",
+		ids[demo.TShirtCode], ids[demo.BagCode], ids[demo.ShoeCode], ids[demo.ScarfCode])
 }
 
 func token(args []string) error {
