@@ -30,6 +30,9 @@ type viewCache struct {
 	// Sharing a floor between goods only causes an extra reload, and keeps the
 	// memory fixed however many goods are edited.
 	floors [4096]atomic.Uint64
+	// lastEdit is the seq of the last edit of any goods through this
+	// instance: a finished listing read before it may be out of date.
+	lastEdit atomic.Uint64
 	// pending holds slots created by a load but not (yet) visible through
 	// ristretto, whose Set is asynchronous: without it two concurrent first
 	// loads would create two slots, and ristretto would keep the first
@@ -241,6 +244,8 @@ func (c *viewCache) maxAge(v Viewer) time.Duration {
 // edited raises the goods' floor past every load started so far.
 func (c *viewCache) edited(id int64) {
 	n := c.seq.Add(1)
+	for cur := c.lastEdit.Load(); cur < n && !c.lastEdit.CompareAndSwap(cur, n); cur = c.lastEdit.Load() {
+	}
 	f := c.floor(id)
 	for {
 		cur := f.Load()

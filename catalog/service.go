@@ -45,7 +45,9 @@ func visibleTo(v Viewer, q *ent.GoodsQuery) *ent.GoodsQuery {
 // exist or is not visible to v. The view may come from the cache: its stock
 // lags by at most Config.StockTTL, so checkout must not trust it.
 func (s *Service) Goods(ctx context.Context, v Viewer, id int64) (*Goods, error) {
+	record := s.recordGoods(ctx, id) // what a cached answer was built from (snapshot_keys.go)
 	g, err := s.view(ctx, id, s.cache.maxAge(v))
+	record(g, err)
 	if err != nil || g == nil || !g.visibleTo(v) {
 		return nil, err
 	}
@@ -91,6 +93,7 @@ func (s *Service) List(ctx context.Context, v Viewer, p ListParams) (*GoodsPage,
 	page := &GoodsPage{}
 	rows, page.HasNextPage = paging.Trim(rows, first)
 	page.Goods, err = s.cachedViews(ctx, rows, s.cache.maxAge(v), seq, now)
+	s.recordList(ctx, seq, now)(page.Goods, err) // what a cached answer was built from (snapshot_keys.go)
 	return page, err
 }
 

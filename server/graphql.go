@@ -14,15 +14,16 @@ import (
 )
 
 // newGraphQL builds the GraphQL handler explicitly (not the deprecated
-// NewDefaultServer): only the transports we serve, a parsed-query cache and
+// NewDefaultServer): only the transports we serve (OPTIONS, and GET and
+// POST as GraphQL over HTTP asks, with the response cache), a parsed-query cache and
 // automatic persisted queries both bounded in bytes, the query and response
 // limits, one error presenter, one recover function and the operation
 // metrics.
-func newGraphQL(r *resolvers.Resolver, o Options, m *metrics.Metrics) *handler.Server {
+func newGraphQL(r *resolvers.Resolver, o Options, m *metrics.Metrics, t *httpTransport) *handler.Server {
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: r}))
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	// GET and POST application/json, the response cache in front (transport.go).
+	srv.AddTransport(t)
 	srv.SetQueryCache(newByteLRU(o.QueryCacheBytes, docCost))
 	if o.Introspection {
 		srv.Use(extension.Introspection{})
@@ -43,10 +44,15 @@ func newGraphQL(r *resolvers.Resolver, o Options, m *metrics.Metrics) *handler.S
 
 // presentError is resolvers.PresentError, except for a query whose answer
 // went over the size limit: responseLimit replaces its errors with one, so
-// the others (one per field that gave up) are not even kept.
+// the others (one per field that gave up) are not even kept; and for a
+// request whose client went away, which is no internal error
+// (disconnect.go).
 func presentError(ctx context.Context, err error) *gqlerror.Error {
 	if overBudget(ctx) {
 		return nil
+	}
+	if clientGone(ctx) {
+		return goneError(ctx, err)
 	}
 	return resolvers.PresentError(ctx, err)
 }

@@ -43,6 +43,11 @@ func (o opMetrics) InterceptResponse(ctx context.Context, next graphql.ResponseH
 	}
 	outcome := "ok"
 	switch {
+	case clientGone(ctx):
+		// Counted apart, and its errors are not the service's (disconnect.go).
+		outcome = "canceled"
+		o.m.Requests.WithLabelValues(op, outcome).Inc()
+		return resp
 	case !executed:
 		outcome = "rejected"
 	case len(resp.Errors) > 0:

@@ -61,6 +61,10 @@ type Options struct {
 	// MaxPersistedQueryBytes is the largest query that may be registered
 	// as a persisted query (0: DefaultMaxPersistedQueryBytes).
 	MaxPersistedQueryBytes int
+	// ResponseCache serves anonymous cacheable queries from finished
+	// answers (respcache.go); nil: every request is executed, as before it
+	// existed. It must validate against Resolver.Catalog.
+	ResponseCache *ResponseCache
 }
 
 // Handlers are the service's HTTP surface split in two, for serving
@@ -95,10 +99,16 @@ func build(o Options, metricsOnPublic bool) Handlers {
 		reg.MustRegister(CatalogCacheCollector(o.Resolver.Catalog))
 	}
 	reg.MustRegister(o.Collectors...)
+	t := &httpTransport{m: m, gone: newDisconnects()}
+	reg.MustRegister(t.gone)
+	if o.ResponseCache != nil {
+		t.cache = o.ResponseCache
+		reg.MustRegister(newRespCacheCollector(t.cache))
+	}
 
 	mux := http.NewServeMux()
-	gql := newGraphQL(o.Resolver, o, m)
-	mux.Handle("/graphql", limitBody(o.MaxBodyBytes, o.Signer.Middleware(idempotencyKey(gql))))
+	gql := newGraphQL(o.Resolver, o, m, t)
+	mux.Handle("/graphql", privateNoStore(limitBody(o.MaxBodyBytes, o.Signer.Middleware(idempotencyKey(gql)))))
 	if o.Playground {
 		mux.Handle("GET /{$}", playground.Handler("storefront", "/graphql"))
 	}
@@ -153,6 +163,7 @@ func withDefaults(o Options) Options {
 	if o.MaxPersistedQueryBytes <= 0 {
 		o.MaxPersistedQueryBytes = DefaultMaxPersistedQueryBytes
 	}
+
 	return o
 }
 

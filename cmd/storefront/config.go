@@ -39,6 +39,9 @@ type config struct {
 	QueryCacheBytes        int64
 	MaxPersistedQueryBytes int
 	MetricsAddr            string
+	// The response cache (respcache.go).
+	ResponseCache        bool
+	ResponseCacheMaxCost int64
 }
 
 // flagSet registers the flags shared by commands that open the database.

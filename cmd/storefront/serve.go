@@ -41,6 +41,7 @@ func serve(ctx context.Context, args []string) error {
 	fs.DurationVar(&c.OutboxInterval, "outbox-interval", envDuration("OUTBOX_INTERVAL", time.Second), "how often committed events are dispatched (STOREFRONT_OUTBOX_INTERVAL)")
 	opsFlags(fs, &c)
 	limitFlags(fs, &c)
+	responseCacheFlags(fs, &c)
 	fs.IntVar(&c.GCPercent, "gc-percent", int(envInt("GC_PERCENT", gctune.DefaultPercent)), "garbage-collection target, as GOGC sets it; GOGC, when set, wins (STOREFRONT_GC_PERCENT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 15*time.Second), "how long in-flight requests may drain on SIGTERM (STOREFRONT_SHUTDOWN_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
@@ -56,6 +57,9 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	if err := validLimits(&c); err != nil {
+		return err
+	}
+	if err := validResponseCache(&c); err != nil {
 		return err
 	}
 	if c.GCPercent < 0 {
@@ -115,6 +119,10 @@ func serve(ctx context.Context, args []string) error {
 		MaxAliases: c.MaxAliases, MaxResponseBytes: c.MaxResponseBytes, QueryCacheBytes: c.QueryCacheBytes,
 		MaxPersistedQueryBytes: c.MaxPersistedQueryBytes,
 	}
+	if c.ResponseCache {
+		opts.ResponseCache = server.NewResponseCache(cat, c.ResponseCacheMaxCost)
+		defer opts.ResponseCache.Close()
+	}
 	var public http.Handler
 	metricsAt := "with --addr"
 	if c.MetricsAddr == "" {
@@ -147,7 +155,7 @@ func serve(ctx context.Context, args []string) error {
 	srv := httpServer(public)
 	fmt.Printf("storefront listening on http://%s (GraphQL at /graphql)\n", ln.Addr())
 	gc, gcFrom := gctune.Apply(c.GCPercent)
-	slog.Info("serving", "addr", ln.Addr().String(), "metrics_addr", metricsAt, "db", strings.SplitN(c.DB, ":", 2)[0], "gc_percent", gc, "gc_percent_from", gcFrom)
+	slog.Info("serving", "addr", ln.Addr().String(), "metrics_addr", metricsAt, "db", strings.SplitN(c.DB, ":", 2)[0], "gc_percent", gc, "gc_percent_from", gcFrom, "response_cache", c.ResponseCache)
 
 	// The closer and the dispatcher outlive the signal until the requests have
 	// drained (stopBackground is deferred), so the final dispatch sees their events.
