@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +39,8 @@ type mysqlBatcher struct {
 	// the ledger rows, before COMMIT: it appends what fails and returns the
 	// error the batch then answers.
 	beforeCommit func(q *store.Text) error
+	// afterCommit lets a test make the statement fail after its COMMIT.
+	afterCommit func(q *store.Text)
 }
 
 func (b *mysqlBatcher) hold() func() { return func() {} }
@@ -51,7 +54,9 @@ func (b *mysqlBatcher) attempt(ctx context.Context, s *Service, batch []*ticket,
 	err := s.db.OnConn(ctx, func(ctx context.Context, c *store.Conn) error {
 		recall := b.lastRead
 		if r.lockFirst {
-			if err := c.Begin(ctx); err != nil {
+			// The lock wait is bounded before the first lock is taken, as the
+			// batch's statement bounds its own.
+			if err := c.Begin(ctx, lockWait(ctx)); err != nil {
 				return err
 			}
 			if err := lockSKUs(ctx, c, skusOf(batch)); err != nil {
@@ -116,15 +121,12 @@ func (b *mysqlBatcher) write(ctx context.Context, s *Service, c *store.Conn, bat
 	if begin {
 		q.SQL("START TRANSACTION; ")
 	}
-	q.SQL("SET @s := NULL, @c := 0")
-	if dl, ok := ctx.Deadline(); ok {
-		// The server goes on after the client gives up (the driver only
-		// closes the socket), so a lock wait must not outlast the batch's
-		// deadline by more than the second InnoDB counts in: otherwise the
-		// batch could commit long after its buyers were told UNAVAILABLE.
-		secs := int64(math.Ceil(time.Until(dl).Seconds()))
-		q.SQL(", SESSION innodb_lock_wait_timeout = ")
-		q.Int(min(max(secs, 1), 50))
+	// @done turns 1 only once COMMIT has run: a server error after it (the
+	// final SELECT) must not be taken for a rolled-back batch.
+	q.SQL("SET @s := NULL, @c := 0, @done := 0")
+	if wait := lockWait(ctx); wait != "" {
+		q.SQL(", ")
+		q.SQL(wait)
 	}
 	q.SQL("; ")
 	// Idempotency records, DONE with their order. A key that exists stops
@@ -186,11 +188,15 @@ func (b *mysqlBatcher) write(ctx context.Context, s *Service, c *store.Conn, bat
 	if b.beforeCommit != nil {
 		crash = b.beforeCommit(q)
 	}
-	q.SQL("COMMIT; SET SESSION innodb_lock_wait_timeout = DEFAULT; ")
+	q.SQL("COMMIT; SET @done := 1; ")
+	if b.afterCommit != nil {
+		b.afterCommit(q)
+	}
+	q.SQL("SET SESSION innodb_lock_wait_timeout = DEFAULT; ")
 
 	// What the checks found, and the orders' ids.
 	ids := make(map[string]int64, n)
-	var cas sql.NullInt64
+	var cas, done sql.NullInt64
 	q.SQL("SELECT id, order_sn, @c FROM orders WHERE order_sn IN (")
 	for j, o := range placed {
 		if j > 0 {
@@ -214,8 +220,13 @@ func (b *mysqlBatcher) write(ctx context.Context, s *Service, c *store.Conn, bat
 	// store.Conn rolls it back and restores the session in one more trip,
 	// reading @c (user variables outlive the rollback) to say which check
 	// failed.
-	err = c.Send(ctx, q.String(), scan, "SET SESSION innodb_lock_wait_timeout = DEFAULT; SELECT @c",
-		func(r *sql.Rows) error { return r.Scan(&cas) })
+	err = c.Send(ctx, q.String(), scan, "SET SESSION innodb_lock_wait_timeout = DEFAULT; SELECT @c, @done",
+		func(r *sql.Rows) error { return r.Scan(&cas, &done) })
+	if err != nil && done.Int64 == 1 {
+		// Committed, then the id read failed: the orders exist and their
+		// buyers' retries replay them.
+		return fmt.Errorf("%w: the batch committed, reading its order ids failed: %w", store.ErrCommitUnknown, err)
+	}
 	if isGuard(err) {
 		err = nil // the checks below say which one failed
 	}
@@ -239,6 +250,20 @@ func (b *mysqlBatcher) write(ctx context.Context, s *Service, c *store.Conn, bat
 		}
 	}
 	return nil
+}
+
+// lockWait is the statement that bounds the session's lock waits by ctx's
+// deadline ("" without one). The server goes on after the client gives up
+// (the driver only closes the socket), so a lock wait must not outlast the
+// batch's deadline by more than the second InnoDB counts in: otherwise the
+// batch could commit long after its buyers were told UNAVAILABLE.
+func lockWait(ctx context.Context) string {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return ""
+	}
+	secs := int64(math.Ceil(time.Until(dl).Seconds()))
+	return "SESSION innodb_lock_wait_timeout = " + strconv.FormatInt(min(max(secs, 1), 50), 10)
 }
 
 // isDuplicateKey reports an idempotency key that exists (MySQL 1062 on the

@@ -1,10 +1,12 @@
 package checkout
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"storefront/ent"
@@ -26,7 +28,7 @@ import (
 //	UNPAID → PAID      PayTx: a payment's notification (in payments' transaction)
 //	UNPAID → CLOSED    CloseTx(Cancel): CancelOrder; CloseTx(Timeout): CloseExpired
 //	PAID   → REFUNDED  CloseTx(Refund): refundOrder and a provider's refund (payments)
-//	CLOSED → PAID      PayTx, for a lock-at-order order whose money came after
+//	CLOSED → PAID      PayTx, for a lock-at-order order closed by timeout whose money came after
 //	                   its lock was released, while available stock allows it
 //
 // Each line follows the stock mode it was placed under: a deduct-at-order
@@ -73,22 +75,39 @@ func CloseTx(ctx context.Context, tx *ent.Tx, orderID int64, t Transition, now t
 	}
 	// A refund gives back stock every line took (a lock-mode line took it
 	// at payment); a close restores what deduct-mode lines took and
-	// releases what lock-mode lines still hold.
-	restore, locked := o.Lines, []*OrderLine(nil)
+	// releases what lock-mode lines still hold. The lines' own CAS first
+	// (order_line rows), then the SKU rows in one ascending pass, the lock
+	// order of every stock-moving transaction.
+	var released map[int64]bool
 	if t.From == enums.OrderUnpaid {
-		restore, locked = byMode(o.Lines)
+		_, locked := byMode(o.Lines)
+		moved, err := moveLines(ctx, tx, locked, enums.LockHeld, enums.LockReleased)
+		if err != nil {
+			return false, err
+		}
+		released = make(map[int64]bool, len(moved))
+		for _, l := range moved {
+			released[l.id] = true
+		}
 	}
-	if _, err := inventory.Restore(ctx, tx, t.Change, inventory.BizOrder, o.OrderSn, stockOf(restore)); err != nil {
-		return false, err
-	}
-	released, err := moveLines(ctx, tx, locked, enums.LockHeld, enums.LockReleased)
-	if err != nil {
-		return false, err
-	}
-	if err := inventory.Release(ctx, tx, stockOf(released)); err != nil {
-		return false, err
+	for _, l := range ascending(o.Lines) {
+		one := stockOf([]*OrderLine{l})
+		switch {
+		case t.From != enums.OrderUnpaid || l.StockMode != enums.LockAtOrder:
+			_, err = inventory.Restore(ctx, tx, t.Change, inventory.BizOrder, o.OrderSn, one)
+		case released[l.id]:
+			err = inventory.Release(ctx, tx, one)
+		}
+		if err != nil {
+			return false, err
+		}
 	}
 	return true, emit(ctx, tx, t.Event, o, t.Reason, now)
+}
+
+// ascending is lines in ascending SKU order.
+func ascending(lines []*OrderLine) []*OrderLine {
+	return slices.SortedFunc(slices.Values(lines), func(a, b *OrderLine) int { return cmp.Compare(a.ItemID, b.ItemID) })
 }
 
 // byMode splits lines into deduct-at-order and lock-at-order ones.
@@ -166,15 +185,20 @@ func PayTx(ctx context.Context, tx *ent.Tx, orderID int64, p Payer, now time.Tim
 			return false, err
 		}
 		// Lock-mode lines: the lock becomes the deduction (change type 2).
+		// Sold first: it touches every SKU row in ascending order, so the
+		// deduction after it takes rows this transaction already holds.
 		_, locked := byMode(o.Lines)
 		paid, err := moveLines(ctx, tx, locked, enums.LockHeld, enums.LockDeducted)
 		if err != nil {
 			return false, err
 		}
-		if err := inventory.Deduct(ctx, tx, payments(o, paid, now), true); err != nil {
-			return false, err
+		if len(paid) != len(locked) {
+			return false, fmt.Errorf("%w: order %s was unpaid with lines not LOCKED", inventory.ErrLockDrift, o.OrderSn)
 		}
 		if err := inventory.Sold(ctx, tx, linesOf(o)); err != nil {
+			return false, err
+		}
+		if err := inventory.Deduct(ctx, tx, payments(o, paid, now), true); err != nil {
 			return false, err
 		}
 		return true, Emit(ctx, tx, EventOrderPaid, orderID, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String()}, now)
@@ -195,13 +219,15 @@ func PayTx(ctx context.Context, tx *ent.Tx, orderID int64, p Payer, now time.Tim
 		order.StatusIn(enums.OrderPaid, enums.OrderRefunded), order.PaidPaymentIDNEQ(p.ID))
 }
 
-// payAfterClose pays a closed lock-at-order order whose money came after
-// its lock was released (the timeout closer's common case), if available
+// payAfterClose pays a lock-at-order order closed by the timeout closer
+// whose money came after its lock was released, if available
 // stock still covers every line: CLOSED → PAID by CAS (only an order no
 // payment has paid), its lines RELEASED → DEDUCTED, the units deducted by
 // CAS on available stock (change type 2), OrderPaidAfterClose. Otherwise,
 // and for an order with any deduct-mode line (whose stock went back to the
-// shelf with a restore of its own), nothing changes here and the payment
+// shelf with a restore of its own) or one its buyer cancelled (they said
+// they did not want it: the money is for a person to refund), nothing
+// changes here and the payment
 // is flagged as any payment for a closed order is. It runs inside a
 // savepoint, so a SKU found short undoes what this attempt did and nothing
 // else of the payment's transaction.
@@ -210,14 +236,16 @@ func payAfterClose(ctx context.Context, tx *ent.Tx, orderID int64, p Payer, now 
 	if err != nil {
 		return false, err
 	}
+	// The status is decided by the CAS below, not by this read: on MySQL a
+	// plain read may see the transaction's older snapshot.
 	deduct, locked := byMode(o.Lines)
-	if o.Status != enums.OrderClosed || len(deduct) > 0 || len(locked) == 0 {
+	if len(deduct) > 0 || len(locked) == 0 {
 		return false, nil
 	}
 	won := false
 	err = store.Savepoint(ctx, tx, "pay_after_close", func() error {
 		n, err := tx.Order.Update().
-			Where(order.ID(orderID), order.StatusEQ(enums.OrderClosed), order.PaidPaymentIDIsNil()).
+			Where(order.ID(orderID), order.StatusEQ(enums.OrderClosed), order.CloseReason(Timeout.Reason), order.PaidPaymentIDIsNil()).
 			SetStatus(enums.OrderPaid).SetPaidAt(now).SetPaidPaymentID(p.ID).AddVersion(1).Save(ctx)
 		if err != nil || n == 0 {
 			return err
@@ -229,10 +257,10 @@ func payAfterClose(ctx context.Context, tx *ent.Tx, orderID int64, p Payer, now 
 		if len(paid) != len(locked) {
 			return errNotRevived
 		}
-		if err := inventory.Deduct(ctx, tx, payments(o, paid, now), false); err != nil {
+		if err := inventory.Sold(ctx, tx, linesOf(o)); err != nil {
 			return err
 		}
-		if err := inventory.Sold(ctx, tx, linesOf(o)); err != nil {
+		if err := inventory.Deduct(ctx, tx, payments(o, paid, now), false); err != nil {
 			return err
 		}
 		won = true

@@ -39,8 +39,10 @@ type Terms struct {
 
 // Sale is a movement that takes stock on the terms its seller read.
 // Locked sales (lock-at-order goods) do not move stock yet: they raise the
-// SKU's lock_stock, and payment deducts them (DeductLocked) or a close
-// releases them (Release).
+// SKU's lock_stock, and payment deducts them (Deduct) or a close releases
+// them (Release). Lock is part of the terms: a take holds only while the
+// goods is still in the mode it was read in, so a switch of mode applies to
+// every order placed after it, whatever a cache remembered.
 type Sale struct {
 	Movement
 	Terms
@@ -150,7 +152,7 @@ func bookMoved(ctx context.Context, tx *ent.Tx, m *Movement) error {
 }
 
 // checkGoods confirms that the sales' goods are on shelf under the names
-// read (a plain read: the goods row is not locked).
+// and in the stock mode read (a plain read: the goods row is not locked).
 func checkGoods(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 	args := []any{string(enums.GoodsOnShelf)}
 	marks := ""
@@ -161,29 +163,41 @@ func checkGoods(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 		marks += "?"
 		args = append(args, s.GoodsID)
 	}
-	rs, err := tx.QueryContext(ctx, "SELECT id, name FROM goods WHERE status = ? AND delete_time IS NULL AND id IN ("+marks+")", args...)
+	rs, err := tx.QueryContext(ctx, "SELECT id, name, stock_mode FROM goods WHERE status = ? AND delete_time IS NULL AND id IN ("+marks+")", args...)
 	if err != nil {
 		return fmt.Errorf("checking goods: %w", err)
 	}
 	defer rs.Close()
-	onSale := make(map[int64]string, len(sales))
+	type read struct {
+		name string
+		mode enums.StockMode
+	}
+	onSale := make(map[int64]read, len(sales))
 	for rs.Next() {
 		var id int64
-		var name string
-		if err := rs.Scan(&id, &name); err != nil {
+		var r read
+		if err := rs.Scan(&id, &r.name, &r.mode); err != nil {
 			return fmt.Errorf("checking goods: %w", err)
 		}
-		onSale[id] = name
+		onSale[id] = r
 	}
 	if err := rs.Err(); err != nil {
 		return fmt.Errorf("checking goods: %w", err)
 	}
 	for _, s := range sales {
-		if name, ok := onSale[s.GoodsID]; !ok || name != s.GoodsName {
+		if r, ok := onSale[s.GoodsID]; !ok || r.name != s.GoodsName || r.mode != modeOf(s.Lock) {
 			return &Short{s}
 		}
 	}
 	return nil
+}
+
+// modeOf is the stock mode a sale with lock was decided under.
+func modeOf(lock bool) enums.StockMode {
+	if lock {
+		return enums.LockAtOrder
+	}
+	return enums.DeductAtOrder
 }
 
 // TakeLocked takes the movements (all of one SKU, in booking order) from a
@@ -264,6 +278,8 @@ func WriteTakes(q *store.Text, terms Terms, moves []Movement, lock bool) {
 	q.Str(string(enums.GoodsOnShelf))
 	q.SQL(" AND delete_time IS NULL AND name = ")
 	q.Str(terms.GoodsName)
+	q.SQL(" AND stock_mode = ")
+	q.Str(string(modeOf(lock)))
 	q.SQL("); UPDATE sku SET " + holds(lock) + " = " + holds(lock) + " " + sign(lock) + " ")
 	q.Int(total)
 	q.SQL(", version = version + 1 WHERE id = ")

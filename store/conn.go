@@ -57,9 +57,14 @@ func (d *DB) OnConn(ctx context.Context, fn func(ctx context.Context, c *Conn) e
 }
 
 // Begin opens the transaction with its own round trip (a caller that must
-// lock rows before it reads them).
-func (c *Conn) Begin(ctx context.Context) error {
-	if _, err := c.c.ExecContext(ctx, "START TRANSACTION"); err != nil {
+// lock rows before it reads them); set, if not empty, is a SET list for the
+// session sent in the same trip first (the batch bounds its lock waits).
+func (c *Conn) Begin(ctx context.Context, set string) error {
+	q := "START TRANSACTION"
+	if set != "" {
+		q = "SET " + set + "; " + q
+	}
+	if _, err := c.c.ExecContext(ctx, q); err != nil {
 		c.unknown = true
 		return Classify(err)
 	}
