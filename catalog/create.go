@@ -201,7 +201,9 @@ func writeCreate(ctx context.Context, tx *ent.Tx, in CreateInput, plan []planned
 		return 0, err
 	}
 	builders := make([]*ent.SkuCreate, len(plan))
+	opening := make([]int64, len(plan))
 	for k, p := range plan {
+		opening[k] = p.terms.Stock
 		ids := make([]int64, len(p.valueIdx))
 		names := make([]string, len(p.valueIdx))
 		for d, j := range p.valueIdx {
@@ -214,7 +216,7 @@ func writeCreate(ctx context.Context, tx *ent.Tx, in CreateInput, plan []planned
 	if err != nil {
 		return 0, err
 	}
-	return g.ID, bookOpening(ctx, tx, skus)
+	return g.ID, bookOpening(ctx, tx, skus, opening)
 }
 
 func newSku(tx *ent.Tx, goodsID int64, ids []int64, names []string, p plannedSku) *ent.SkuCreate {
@@ -226,7 +228,7 @@ func newSku(tx *ent.Tx, goodsID int64, ids []int64, names []string, p plannedSku
 		SetSpecValueIds(formatIDList(ids)).SetSpecValueStr(strings.Join(names, valueSeparator)).
 		SetSpecKey(skumatrix.SpecKey(ids)).SetNillableSkuCode(p.code).
 		SetSellPrice(p.terms.SellPrice).SetLineationPrice(p.terms.LineationPrice).SetCostPrice(p.terms.CostPrice).
-		SetStock(p.terms.Stock).SetStatus(status)
+		SetStatus(status) // stock starts at 0: inventory opens it (bookOpening)
 }
 
 // ErrSkuCodeTaken reports a skuCode already used by another SKU.
@@ -243,17 +245,15 @@ func skuWriteError(err error) error {
 	return fmt.Errorf("%w: a SKU with the same spec combination already exists: %v", errs.VersionConflict, err)
 }
 
-// bookOpening writes each SKU's initial stock as a ledger row, so the ledger
-// sum equals stock from the very first row (seed 003, 7.4).
-func bookOpening(ctx context.Context, tx *ent.Tx, skus []*ent.Sku) error {
-	entries := make([]inventory.Entry, len(skus))
+// bookOpening hands the new SKUs' opening stock (opening[i] for skus[i]) to
+// inventory, stock's one writer: it sets the stock and books the opening
+// ledger rows.
+func bookOpening(ctx context.Context, tx *ent.Tx, skus []*ent.Sku, opening []int64) error {
+	o := make([]inventory.Opening, len(skus))
 	for i, s := range skus {
-		entries[i] = inventory.Entry{
-			ItemID: s.ID, GoodsID: s.GoodsID, Type: inventory.Adjust, Num: s.Stock, Before: 0, After: s.Stock,
-			BizType: inventory.BizOpening, BizSn: fmt.Sprintf("sku-%d", s.ID), Remark: "opening stock",
-		}
+		o[i] = inventory.Opening{ItemID: s.ID, GoodsID: s.GoodsID, Num: opening[i]}
 	}
-	return inventory.Book(ctx, tx, entries...)
+	return inventory.Open(ctx, tx, o)
 }
 
 func (s *Service) checkTerms(t SkuTerms) error {

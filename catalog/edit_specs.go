@@ -281,6 +281,7 @@ func (s *Service) writeSpecEdit(ctx context.Context, tx *ent.Tx, in UpdateSpecsI
 	}
 	inProduct := map[string]bool{}
 	var created []*ent.SkuCreate
+	var opening []int64 // the opening stock of created[i]
 	for _, combo := range combos {
 		names := make([]string, len(combo))
 		for d, id := range combo {
@@ -310,6 +311,7 @@ func (s *Service) writeSpecEdit(ctx context.Context, tx *ent.Tx, in UpdateSpecsI
 			return fmt.Errorf("%w: the new combination %v needs a price: give defaultSku or an entry in skus", errs.InvalidInput, names)
 		}
 		created = append(created, newSku(tx, in.GoodsID, combo, names, p))
+		opening = append(opening, p.terms.Stock)
 	}
 	for _, e := range edits { // any one left over is an error; which one does not matter
 		return fmt.Errorf("%w: SKU %v is not a combination of the specs (give one value per spec, in spec order)", errs.InvalidInput, e.Values)
@@ -325,7 +327,7 @@ func (s *Service) writeSpecEdit(ctx context.Context, tx *ent.Tx, in UpdateSpecsI
 	if err != nil {
 		return err
 	}
-	return bookOpening(ctx, tx, rows)
+	return bookOpening(ctx, tx, rows, opening)
 }
 
 func editOrNil(e SkuEdit, ok bool) *SkuEdit {

@@ -43,7 +43,7 @@ func TestSpecKeyRaceOneSkuWins(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					return bookOpening(ctx, tx, rows)
+					return bookOpening(ctx, tx, rows, []int64{p.terms.Stock})
 				})
 			}()
 		}

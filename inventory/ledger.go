@@ -5,6 +5,7 @@ package inventory
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"storefront/ent"
 	"storefront/ent/stocklog"
@@ -56,4 +57,53 @@ func Book(ctx context.Context, tx *ent.Tx, entries ...Entry) error {
 		}
 	}
 	return nil
+}
+
+// Opening is the stock a new SKU starts with.
+type Opening struct{ ItemID, GoodsID, Num int64 }
+
+// Open gives new SKUs (created with stock 0 in this transaction) their
+// opening stock, with one ledger row each (change type 5, biz "opening",
+// biz number "sku-<id>"), so the ledger sums to stock from the very first
+// row (seed 003, 7.4). One UPDATE per chunk of SKUs: a 500-SKU goods is
+// created in a few statements, not 500.
+func Open(ctx context.Context, tx *ent.Tx, openings []Opening) error {
+	const chunk = 200
+	var moving []Opening // a SKU opened at 0 has its row, and no change
+	for _, o := range openings {
+		if o.Num != 0 {
+			moving = append(moving, o)
+		}
+	}
+	for start := 0; start < len(moving); start += chunk {
+		part := moving[start:min(start+chunk, len(moving))]
+		var set, in strings.Builder
+		args := make([]any, 0, 3*len(part))
+		for i, o := range part {
+			set.WriteString(" WHEN ? THEN ?")
+			args = append(args, o.ItemID, o.Num)
+			if i > 0 {
+				in.WriteString(", ")
+			}
+			in.WriteString("?")
+		}
+		for _, o := range part {
+			args = append(args, o.ItemID)
+		}
+		res, err := tx.ExecContext(ctx, "UPDATE sku SET stock = stock + CASE id"+set.String()+" END WHERE stock = 0 AND id IN ("+in.String()+")", args...)
+		if err != nil {
+			return fmt.Errorf("opening the stock of %d SKUs: %w", len(part), err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n != int64(len(part)) {
+			return fmt.Errorf("opening the stock of %d SKUs: only %d of them are new with no stock", len(part), n)
+		}
+	}
+	entries := make([]Entry, len(openings))
+	for i, o := range openings {
+		entries[i] = Entry{ItemID: o.ItemID, GoodsID: o.GoodsID, Type: Adjust, Num: o.Num, Before: 0, After: o.Num,
+			BizType: BizOpening, BizSn: fmt.Sprintf("sku-%d", o.ItemID), Remark: "opening stock"}
+	}
+	return Book(ctx, tx, entries...)
 }

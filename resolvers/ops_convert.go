@@ -21,7 +21,8 @@ func reconcileLimit(limit *int64) int {
 func stockDiffs(ds []inventory.StockDiff) []*graph.StockDiff {
 	out := make([]*graph.StockDiff, len(ds))
 	for i, d := range ds {
-		out[i] = &graph.StockDiff{ItemID: d.ItemID, GoodsID: d.GoodsID, Stock: d.Stock, LedgerSum: d.LedgerSum, Diff: d.Diff}
+		out[i] = &graph.StockDiff{ItemID: d.ItemID, GoodsID: d.GoodsID, Stock: d.Stock, LedgerSum: d.LedgerSum, Diff: d.Diff,
+			LockedStock: d.LockedStock, LockedByOrders: d.LockedByOrders, LockDiff: d.LockDiff}
 	}
 	return out
 }
