@@ -37,11 +37,14 @@ type ResponseCache struct {
 
 // cachedAnswer is one finished answer. Immutable once stored.
 type cachedAnswer struct {
-	key    string // the full key: ristretto keeps only hashes of it
-	body   []byte
-	length []string // Content-Length
-	etag   []string // a strong ETag of body
-	reads  *catalog.Sources
+	key string // the full key: ristretto keeps only hashes of it
+	// canonical is set on an alias entry (and nothing else is): the key
+	// of the answer that the raw request with this key decodes to.
+	canonical string
+	body      []byte
+	length    []string // Content-Length
+	etag      []string // a strong ETag of body
+	reads     *catalog.Sources
 	// The operation's metrics, resolved once: a hit counts as an ok
 	// request of that operation without asking the label maps again.
 	requests prometheus.Counter
@@ -83,7 +86,7 @@ func NewResponseCache(cat *catalog.Service, maxCost int64) *ResponseCache {
 // lookup returns the answer stored under key if it is still current.
 func (c *ResponseCache) lookup(key string) *cachedAnswer {
 	a, ok := c.rc.Get(key)
-	if !ok || a.key != key {
+	if !ok || a.key != key || a.canonical != "" {
 		return nil
 	}
 	if !c.cat.Current(a.reads) {
@@ -92,6 +95,50 @@ func (c *ResponseCache) lookup(key string) *cachedAnswer {
 	}
 	return a
 }
+
+// Aliases: an anonymous client sends the same bytes again and again (a
+// product page's POST body, an Apollo client's GET). So the cache also maps
+// the SHA-256 of a request's raw bytes (body or query string, and the
+// method) to the key those bytes decode to, and a request seen before is
+// looked up without decoding its JSON. Identical bytes decode to the same
+// key, so an alias can only lead to the answer the key would. An alias
+// costs its two keys; it holds no answer, so evicting the answer leaves a
+// harmless alias that leads to nothing.
+func aliasKey(get bool, raw []byte) string {
+	var b [1 + sha256.Size]byte
+	b[0] = 'P'
+	if get {
+		b[0] = 'G'
+	}
+	sum := sha256.Sum256(raw)
+	copy(b[1:], sum[:])
+	return string(b[:])
+}
+
+// alias records that requests of raw key alias decode to key.
+func (c *ResponseCache) alias(alias, key string) {
+	if alias == "" {
+		return
+	}
+	if a, ok := c.rc.Get(alias); ok && a.key == alias && a.canonical == key {
+		return
+	}
+	if !c.rc.Set(alias, &cachedAnswer{key: alias, canonical: key}, int64(len(alias)+len(key)+aliasOverhead)) {
+		c.dropped.Add(1)
+	}
+}
+
+// lookupAlias returns the current answer of the key alias leads to, and
+// whether alias was known (then looking its key up again is pointless).
+func (c *ResponseCache) lookupAlias(alias string) (*cachedAnswer, bool) {
+	a, ok := c.rc.Get(alias)
+	if !ok || a.key != alias || a.canonical == "" {
+		return nil, false
+	}
+	return c.lookup(a.canonical), true
+}
+
+const aliasOverhead = 128
 
 // store keeps a finished answer; a body over a 64th of the bound is not
 // kept, so one huge answer cannot flush the others.

@@ -107,11 +107,27 @@ var bodyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // errBadRequest marks what makes a request no GraphQL request: 400.
 var errBadRequest = errors.New("bad GraphQL request")
 
-func readRequest(r *http.Request) (*request, error) {
-	req := &request{get: r.Method == http.MethodGet}
+// readRaw returns the request as sent: the body of a POST (in a pooled
+// buffer, valid until done is called) or a GET's query string.
+func readRaw(r *http.Request) (raw []byte, done func(), err error) {
+	if r.Method == http.MethodGet {
+		return []byte(r.URL.RawQuery), func() {}, nil
+	}
+	buf := bodyBufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	done = func() { bodyBufs.Put(buf) }
+	if _, err := buf.ReadFrom(r.Body); err != nil {
+		return nil, done, badRequest("the request body could not be read: %v", err)
+	}
+	return buf.Bytes(), done, nil
+}
+
+// parseRequest decodes what readRaw returned.
+func parseRequest(get bool, raw []byte) (*request, error) {
+	req := &request{get: get}
 	var ext json.RawMessage
-	if req.get {
-		q, err := url.ParseQuery(r.URL.RawQuery)
+	if get {
+		q, err := url.ParseQuery(string(raw))
 		if err != nil {
 			return nil, badRequest("the URL's query string could not be decoded: %v", err)
 		}
@@ -123,14 +139,8 @@ func readRequest(r *http.Request) (*request, error) {
 			ext = json.RawMessage(e)
 		}
 	} else {
-		buf := bodyBufs.Get().(*bytes.Buffer)
-		buf.Reset()
-		defer bodyBufs.Put(buf)
-		if _, err := buf.ReadFrom(r.Body); err != nil {
-			return nil, badRequest("the request body could not be read: %v", err)
-		}
 		var b postBody
-		if err := json.Unmarshal(buf.Bytes(), &b); err != nil {
+		if err := json.Unmarshal(raw, &b); err != nil {
 			return nil, badRequest("the body is not a GraphQL request in JSON: %v", err)
 		}
 		req.query, req.opName, req.variables, ext = b.Query, b.OperationName, b.Variables, b.Extensions
@@ -247,7 +257,26 @@ func (t *httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.
 	start := time.Now()
 	ctx := r.Context()
 	media := responseType(r.Header.Get("Accept"))
-	req, err := readRequest(r)
+	get := r.Method == http.MethodGet
+	anonymous := r.Header.Get("Authorization") == ""
+	body, done, err := readRaw(r)
+	defer done()
+	var alias string
+	aliased := false // the alias was known: its key's answer is not current
+	if err == nil && anonymous && t.cache != nil {
+		// The same bytes as an earlier request: its key without decoding
+		// anything (respcache.go, aliases).
+		alias = aliasKey(get, body)
+		var a *cachedAnswer
+		if a, aliased = t.cache.lookupAlias(alias); a != nil {
+			t.hit(w, r, media, get, a, start)
+			return
+		}
+	}
+	var req *request
+	if err == nil {
+		req, err = parseRequest(get, body)
+	}
 	if err != nil {
 		var re *requestError
 		errors.As(err, &re)
@@ -255,17 +284,14 @@ func (t *httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.
 		t.write(w, media, http.StatusBadRequest, nil, marshalResponse(exec.DispatchError(ctx, gqlerror.List{re.e})))
 		return
 	}
-	anonymous := r.Header.Get("Authorization") == ""
 	key := ""
 	if anonymous && t.cache != nil {
 		key = cacheKey(req)
 	}
-	if key != "" {
+	if key != "" && !aliased {
 		if a := t.cache.lookup(key); a != nil {
-			t.cache.hits.Add(1)
-			t.serveAnswer(w, r, media, req.get, a)
-			a.requests.Inc()
-			a.latency.Observe(time.Since(start).Seconds())
+			t.cache.alias(alias, key)
+			t.hit(w, r, media, get, a, start)
 			return
 		}
 	}
@@ -319,13 +345,14 @@ func (t *httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.
 	if resp == nil {
 		resp = &graphql.Response{Data: json.RawMessage("null")}
 	}
-	body := marshalResponse(resp)
+	answer := marshalResponse(resp)
 	if src, ok := t.sources(cacheable, resp, reads); ok {
 		op := rootField(oc.Operation.SelectionSet, oc.Doc.Fragments)
-		a := t.cache.store(key, body, src, opCounters{
+		a := t.cache.store(key, answer, src, opCounters{
 			requests: t.m.Requests.WithLabelValues(op, "ok"),
 			latency:  t.m.Latency.WithLabelValues(op, "ok"),
 		})
+		t.cache.alias(alias, key)
 		t.serveAnswer(w, r, media, req.get, a)
 		return
 	}
@@ -333,7 +360,15 @@ func (t *httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.
 	if resp.Data == nil && media == mediaGraphQLResponse {
 		status = http.StatusBadRequest
 	}
-	t.write(w, media, status, t.noStoreIfGet(req), body)
+	t.write(w, media, status, t.noStoreIfGet(req), answer)
+}
+
+// hit answers with a stored answer: no execution, no database.
+func (t *httpTransport) hit(w http.ResponseWriter, r *http.Request, media string, get bool, a *cachedAnswer, start time.Time) {
+	t.cache.hits.Add(1)
+	t.serveAnswer(w, r, media, get, a)
+	a.requests.Inc()
+	a.latency.Observe(time.Since(start).Seconds())
 }
 
 // sources is what a cacheable answer was built from, if it may be stored:
@@ -389,6 +424,8 @@ func (t *httpTransport) write(w http.ResponseWriter, media string, status int, c
 	if cacheControl != nil && h.Get("Cache-Control") == "" {
 		h["Cache-Control"] = cacheControl
 	}
+	// The whole body is at hand: no chunked encoding for large answers.
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	if status != http.StatusOK {
 		w.WriteHeader(status)
 	}
