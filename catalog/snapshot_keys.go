@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"weak"
 )
 
 // ReadSet records what one request read from the catalog: every product view
@@ -14,7 +15,7 @@ import (
 // the same anonymous request would be answered now? That is what the
 // response cache (server/respcache.go) stores next to the bytes.
 //
-// Views are compared by identity. A view is immutable and a new one is built
+// Views are compared by identity (held weakly). A view is immutable and a new one is built
 // whenever anything it shows changes (an edit, or stock and volume seen to
 // have moved after the TTL), while a revalidation that finds nothing moved
 // keeps the very same view. So "the cache still holds this view, fresh" means
@@ -29,15 +30,19 @@ type ReadSet struct {
 // hundred goods and many aliases) is not worth validating on every hit.
 const maxReads = 512
 
-// readKey is one read. A listing (list set) and a missing goods (view nil)
-// are valid while no edit through this instance came after seq and the
-// stock TTL has not passed since at; a view while the cache still serves it.
+// readKey is one read. A listing (list set) and a missing goods (missing
+// set) are valid while no edit through this instance came after seq and
+// the stock TTL has not passed since at; a view while the cache still
+// serves it. The view is held weakly: a stored answer must not keep views
+// alive that the product-view cache has let go (their memory is in neither
+// cache's bound), and a view that was collected is no longer the cache's.
 type readKey struct {
-	id   int64
-	view *Goods
-	list bool
-	seq  uint64
-	at   time.Time
+	id      int64
+	view    weak.Pointer[Goods]
+	missing bool
+	list    bool
+	seq     uint64
+	at      time.Time
 }
 
 type readSetKey struct{}
@@ -94,7 +99,7 @@ func (s *Service) recordGoods(ctx context.Context, id int64) func(*Goods, error)
 	seq, at := s.cache.seq.Add(1), s.cache.now()
 	return func(g *Goods, err error) {
 		if err == nil {
-			rs.add(readKey{id: id, view: g, seq: seq, at: at})
+			rs.add(readKey{id: id, view: weak.Make(g), missing: g == nil, seq: seq, at: at})
 		}
 	}
 }
@@ -112,7 +117,7 @@ func (s *Service) recordList(ctx context.Context, seq uint64, at time.Time) func
 		}
 		rs.add(readKey{list: true, seq: seq, at: at})
 		for _, g := range views {
-			rs.add(readKey{id: g.ID, view: g, seq: seq, at: at})
+			rs.add(readKey{id: g.ID, view: weak.Make(g), seq: seq, at: at})
 		}
 	}
 }
@@ -136,7 +141,7 @@ func (s *Service) Current(src *Sources) bool {
 			if c.lastEdit.Load() > r.seq || now.Sub(r.at) >= c.ttl {
 				return false
 			}
-		case r.view == nil:
+		case r.missing:
 			if c.floor(r.id).Load() > r.seq || now.Sub(r.at) >= c.ttl {
 				return false
 			}
@@ -146,7 +151,7 @@ func (s *Service) Current(src *Sources) bool {
 				return false
 			}
 			sn := sl.snap.Load()
-			if sn == nil || sn.view != r.view || sn.seq <= c.floor(r.id).Load() || now.Sub(sn.checked) >= c.ttl {
+			if sn == nil || r.view.Value() != sn.view || sn.seq <= c.floor(r.id).Load() || now.Sub(sn.checked) >= c.ttl {
 				return false
 			}
 		}
