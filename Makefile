@@ -21,6 +21,7 @@ test-browser: ## the product page in headless chromium (install it with: bash .c
 bench: ## benchmarks with their anchors (docs/benchmarks.md); STOREFRONT_BENCH_DB='mysql:DSN' runs the checkout table on MariaDB
 	$(GO) test -run='^$$' -bench=. -benchmem ./skumatrix/
 	$(GO) test -run='^$$' -bench='ProductPage' -benchtime=1s ./bench/
+	$(GO) test -run='^$$' -bench='ResponseCache' -benchtime=1x ./bench/
 	$(GO) run ./bench/checkout
 
 build:
