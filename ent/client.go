@@ -22,6 +22,7 @@ import (
 	"storefront/ent/spec"
 	"storefront/ent/specvalue"
 	"storefront/ent/stocklog"
+	"storefront/ent/stockpool"
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect"
@@ -58,6 +59,8 @@ type Client struct {
 	SpecValue *SpecValueClient
 	// StockLog is the client for interacting with the StockLog builders.
 	StockLog *StockLogClient
+	// StockPool is the client for interacting with the StockPool builders.
+	StockPool *StockPoolClient
 }
 
 // NewClient creates a new client configured with the given options.
@@ -80,6 +83,7 @@ func (c *Client) init() {
 	c.Spec = NewSpecClient(c.config)
 	c.SpecValue = NewSpecValueClient(c.config)
 	c.StockLog = NewStockLogClient(c.config)
+	c.StockPool = NewStockPoolClient(c.config)
 }
 
 type (
@@ -183,6 +187,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Spec:         NewSpecClient(cfg),
 		SpecValue:    NewSpecValueClient(cfg),
 		StockLog:     NewStockLogClient(cfg),
+		StockPool:    NewStockPoolClient(cfg),
 	}, nil
 }
 
@@ -213,6 +218,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Spec:         NewSpecClient(cfg),
 		SpecValue:    NewSpecValueClient(cfg),
 		StockLog:     NewStockLogClient(cfg),
+		StockPool:    NewStockPoolClient(cfg),
 	}, nil
 }
 
@@ -243,7 +249,7 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.Goods, c.Idempotency, c.Order, c.OrderLine, c.Outbox, c.Payment,
-		c.PaymentEvent, c.Sku, c.Spec, c.SpecValue, c.StockLog,
+		c.PaymentEvent, c.Sku, c.Spec, c.SpecValue, c.StockLog, c.StockPool,
 	} {
 		n.Use(hooks...)
 	}
@@ -254,7 +260,7 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.Goods, c.Idempotency, c.Order, c.OrderLine, c.Outbox, c.Payment,
-		c.PaymentEvent, c.Sku, c.Spec, c.SpecValue, c.StockLog,
+		c.PaymentEvent, c.Sku, c.Spec, c.SpecValue, c.StockLog, c.StockPool,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -285,6 +291,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.SpecValue.mutate(ctx, m)
 	case *StockLogMutation:
 		return c.StockLog.mutate(ctx, m)
+	case *StockPoolMutation:
+		return c.StockPool.mutate(ctx, m)
 	default:
 		return nil, fmt.Errorf("ent: unknown mutation type %T", m)
 	}
@@ -1881,15 +1889,148 @@ func (c *StockLogClient) mutate(ctx context.Context, m *StockLogMutation) (Value
 	}
 }
 
+// StockPoolClient is a client for the StockPool schema.
+type StockPoolClient struct {
+	config
+}
+
+// NewStockPoolClient returns a client for the StockPool from the given config.
+func NewStockPoolClient(c config) *StockPoolClient {
+	return &StockPoolClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `stockpool.Hooks(f(g(h())))`.
+func (c *StockPoolClient) Use(hooks ...Hook) {
+	c.hooks.StockPool = append(c.hooks.StockPool, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `stockpool.Intercept(f(g(h())))`.
+func (c *StockPoolClient) Intercept(interceptors ...Interceptor) {
+	c.inters.StockPool = append(c.inters.StockPool, interceptors...)
+}
+
+// Create returns a builder for creating a StockPool entity.
+func (c *StockPoolClient) Create() *StockPoolCreate {
+	mutation := newStockPoolMutation(c.config, OpCreate)
+	return &StockPoolCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of StockPool entities.
+func (c *StockPoolClient) CreateBulk(builders ...*StockPoolCreate) *StockPoolCreateBulk {
+	return &StockPoolCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *StockPoolClient) MapCreateBulk(slice any, setFunc func(*StockPoolCreate, int)) *StockPoolCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &StockPoolCreateBulk{err: fmt.Errorf("calling to StockPoolClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*StockPoolCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &StockPoolCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for StockPool.
+func (c *StockPoolClient) Update() *StockPoolUpdate {
+	mutation := newStockPoolMutation(c.config, OpUpdate)
+	return &StockPoolUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *StockPoolClient) UpdateOne(_m *StockPool) *StockPoolUpdateOne {
+	mutation := newStockPoolMutation(c.config, OpUpdateOne, withStockPool(_m))
+	return &StockPoolUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *StockPoolClient) UpdateOneID(id int64) *StockPoolUpdateOne {
+	mutation := newStockPoolMutation(c.config, OpUpdateOne, withStockPoolID(id))
+	return &StockPoolUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for StockPool.
+func (c *StockPoolClient) Delete() *StockPoolDelete {
+	mutation := newStockPoolMutation(c.config, OpDelete)
+	return &StockPoolDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *StockPoolClient) DeleteOne(_m *StockPool) *StockPoolDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *StockPoolClient) DeleteOneID(id int64) *StockPoolDeleteOne {
+	builder := c.Delete().Where(stockpool.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &StockPoolDeleteOne{builder}
+}
+
+// Query returns a query builder for StockPool.
+func (c *StockPoolClient) Query() *StockPoolQuery {
+	return &StockPoolQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeStockPool},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a StockPool entity by its id.
+func (c *StockPoolClient) Get(ctx context.Context, id int64) (*StockPool, error) {
+	return c.Query().Where(stockpool.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *StockPoolClient) GetX(ctx context.Context, id int64) *StockPool {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *StockPoolClient) Hooks() []Hook {
+	return c.hooks.StockPool
+}
+
+// Interceptors returns the client interceptors.
+func (c *StockPoolClient) Interceptors() []Interceptor {
+	return c.inters.StockPool
+}
+
+func (c *StockPoolClient) mutate(ctx context.Context, m *StockPoolMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&StockPoolCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&StockPoolUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&StockPoolUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&StockPoolDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown StockPool mutation op: %q", m.Op())
+	}
+}
+
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
 		Goods, Idempotency, Order, OrderLine, Outbox, Payment, PaymentEvent, Sku, Spec,
-		SpecValue, StockLog []ent.Hook
+		SpecValue, StockLog, StockPool []ent.Hook
 	}
 	inters struct {
 		Goods, Idempotency, Order, OrderLine, Outbox, Payment, PaymentEvent, Sku, Spec,
-		SpecValue, StockLog []ent.Interceptor
+		SpecValue, StockLog, StockPool []ent.Interceptor
 	}
 )
 

@@ -18,6 +18,7 @@ import (
 	"storefront/ent/spec"
 	"storefront/ent/specvalue"
 	"storefront/ent/stocklog"
+	"storefront/ent/stockpool"
 	"sync"
 
 	"entgo.io/ent"
@@ -94,6 +95,7 @@ func checkColumn(t, c string) error {
 			spec.Table:         spec.ValidColumn,
 			specvalue.Table:    specvalue.ValidColumn,
 			stocklog.Table:     stocklog.ValidColumn,
+			stockpool.Table:    stockpool.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

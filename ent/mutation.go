@@ -18,6 +18,7 @@ import (
 	"storefront/ent/spec"
 	"storefront/ent/specvalue"
 	"storefront/ent/stocklog"
+	"storefront/ent/stockpool"
 	"storefront/enums"
 	"storefront/money"
 	"sync"
@@ -47,6 +48,7 @@ const (
 	TypeSpec         = "Spec"
 	TypeSpecValue    = "SpecValue"
 	TypeStockLog     = "StockLog"
+	TypeStockPool    = "StockPool"
 )
 
 // GoodsMutation represents an operation that mutates the Goods nodes in the graph.
@@ -3087,6 +3089,8 @@ type OrderLineMutation struct {
 	addquantity    *int64
 	stock_mode     *enums.StockMode
 	lock_state     *string
+	pool_id        *int64
+	addpool_id     *int64
 	clearedFields  map[string]struct{}
 	_order         *int64
 	cleared_order  bool
@@ -3603,6 +3607,62 @@ func (m *OrderLineMutation) ResetLockState() {
 	m.lock_state = nil
 }
 
+// SetPoolID sets the "pool_id" field.
+func (m *OrderLineMutation) SetPoolID(i int64) {
+	m.pool_id = &i
+	m.addpool_id = nil
+}
+
+// PoolID returns the value of the "pool_id" field in the mutation.
+func (m *OrderLineMutation) PoolID() (r int64, exists bool) {
+	v := m.pool_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPoolID returns the old "pool_id" field's value of the OrderLine entity.
+// If the OrderLine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderLineMutation) OldPoolID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPoolID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPoolID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPoolID: %w", err)
+	}
+	return oldValue.PoolID, nil
+}
+
+// AddPoolID adds i to the "pool_id" field.
+func (m *OrderLineMutation) AddPoolID(i int64) {
+	if m.addpool_id != nil {
+		*m.addpool_id += i
+	} else {
+		m.addpool_id = &i
+	}
+}
+
+// AddedPoolID returns the value that was added to the "pool_id" field in this mutation.
+func (m *OrderLineMutation) AddedPoolID() (r int64, exists bool) {
+	v := m.addpool_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPoolID resets all changes to the "pool_id" field.
+func (m *OrderLineMutation) ResetPoolID() {
+	m.pool_id = nil
+	m.addpool_id = nil
+}
+
 // ClearOrder clears the "order" edge to the Order entity.
 func (m *OrderLineMutation) ClearOrder() {
 	m.cleared_order = true
@@ -3664,7 +3724,7 @@ func (m *OrderLineMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OrderLineMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 10)
 	if m._order != nil {
 		fields = append(fields, orderline.FieldOrderID)
 	}
@@ -3692,6 +3752,9 @@ func (m *OrderLineMutation) Fields() []string {
 	if m.lock_state != nil {
 		fields = append(fields, orderline.FieldLockState)
 	}
+	if m.pool_id != nil {
+		fields = append(fields, orderline.FieldPoolID)
+	}
 	return fields
 }
 
@@ -3718,6 +3781,8 @@ func (m *OrderLineMutation) Field(name string) (ent.Value, bool) {
 		return m.StockMode()
 	case orderline.FieldLockState:
 		return m.LockState()
+	case orderline.FieldPoolID:
+		return m.PoolID()
 	}
 	return nil, false
 }
@@ -3745,6 +3810,8 @@ func (m *OrderLineMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldStockMode(ctx)
 	case orderline.FieldLockState:
 		return m.OldLockState(ctx)
+	case orderline.FieldPoolID:
+		return m.OldPoolID(ctx)
 	}
 	return nil, fmt.Errorf("unknown OrderLine field %s", name)
 }
@@ -3817,6 +3884,13 @@ func (m *OrderLineMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetLockState(v)
 		return nil
+	case orderline.FieldPoolID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPoolID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown OrderLine field %s", name)
 }
@@ -3837,6 +3911,9 @@ func (m *OrderLineMutation) AddedFields() []string {
 	if m.addquantity != nil {
 		fields = append(fields, orderline.FieldQuantity)
 	}
+	if m.addpool_id != nil {
+		fields = append(fields, orderline.FieldPoolID)
+	}
 	return fields
 }
 
@@ -3853,6 +3930,8 @@ func (m *OrderLineMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedUnitPrice()
 	case orderline.FieldQuantity:
 		return m.AddedQuantity()
+	case orderline.FieldPoolID:
+		return m.AddedPoolID()
 	}
 	return nil, false
 }
@@ -3889,6 +3968,13 @@ func (m *OrderLineMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddQuantity(v)
+		return nil
+	case orderline.FieldPoolID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPoolID(v)
 		return nil
 	}
 	return fmt.Errorf("unknown OrderLine numeric field %s", name)
@@ -3943,6 +4029,9 @@ func (m *OrderLineMutation) ResetField(name string) error {
 		return nil
 	case orderline.FieldLockState:
 		m.ResetLockState()
+		return nil
+	case orderline.FieldPoolID:
+		m.ResetPoolID()
 		return nil
 	}
 	return fmt.Errorf("unknown OrderLine field %s", name)
@@ -9099,6 +9188,8 @@ type StockLogMutation struct {
 	biz_sn          *string
 	remark          *string
 	created_at      *time.Time
+	pool_id         *int64
+	addpool_id      *int64
 	clearedFields   map[string]struct{}
 	done            bool
 	oldValue        func(context.Context) (*StockLog, error)
@@ -9689,6 +9780,62 @@ func (m *StockLogMutation) ResetCreatedAt() {
 	m.created_at = nil
 }
 
+// SetPoolID sets the "pool_id" field.
+func (m *StockLogMutation) SetPoolID(i int64) {
+	m.pool_id = &i
+	m.addpool_id = nil
+}
+
+// PoolID returns the value of the "pool_id" field in the mutation.
+func (m *StockLogMutation) PoolID() (r int64, exists bool) {
+	v := m.pool_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPoolID returns the old "pool_id" field's value of the StockLog entity.
+// If the StockLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StockLogMutation) OldPoolID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPoolID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPoolID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPoolID: %w", err)
+	}
+	return oldValue.PoolID, nil
+}
+
+// AddPoolID adds i to the "pool_id" field.
+func (m *StockLogMutation) AddPoolID(i int64) {
+	if m.addpool_id != nil {
+		*m.addpool_id += i
+	} else {
+		m.addpool_id = &i
+	}
+}
+
+// AddedPoolID returns the value that was added to the "pool_id" field in this mutation.
+func (m *StockLogMutation) AddedPoolID() (r int64, exists bool) {
+	v := m.addpool_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPoolID resets all changes to the "pool_id" field.
+func (m *StockLogMutation) ResetPoolID() {
+	m.pool_id = nil
+	m.addpool_id = nil
+}
+
 // Where appends a list predicates to the StockLogMutation builder.
 func (m *StockLogMutation) Where(ps ...predicate.StockLog) {
 	m.predicates = append(m.predicates, ps...)
@@ -9723,7 +9870,7 @@ func (m *StockLogMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *StockLogMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 11)
 	if m.item_id != nil {
 		fields = append(fields, stocklog.FieldItemID)
 	}
@@ -9754,6 +9901,9 @@ func (m *StockLogMutation) Fields() []string {
 	if m.created_at != nil {
 		fields = append(fields, stocklog.FieldCreatedAt)
 	}
+	if m.pool_id != nil {
+		fields = append(fields, stocklog.FieldPoolID)
+	}
 	return fields
 }
 
@@ -9782,6 +9932,8 @@ func (m *StockLogMutation) Field(name string) (ent.Value, bool) {
 		return m.Remark()
 	case stocklog.FieldCreatedAt:
 		return m.CreatedAt()
+	case stocklog.FieldPoolID:
+		return m.PoolID()
 	}
 	return nil, false
 }
@@ -9811,6 +9963,8 @@ func (m *StockLogMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldRemark(ctx)
 	case stocklog.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
+	case stocklog.FieldPoolID:
+		return m.OldPoolID(ctx)
 	}
 	return nil, fmt.Errorf("unknown StockLog field %s", name)
 }
@@ -9890,6 +10044,13 @@ func (m *StockLogMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetCreatedAt(v)
 		return nil
+	case stocklog.FieldPoolID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPoolID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown StockLog field %s", name)
 }
@@ -9916,6 +10077,9 @@ func (m *StockLogMutation) AddedFields() []string {
 	if m.addafter_stock != nil {
 		fields = append(fields, stocklog.FieldAfterStock)
 	}
+	if m.addpool_id != nil {
+		fields = append(fields, stocklog.FieldPoolID)
+	}
 	return fields
 }
 
@@ -9936,6 +10100,8 @@ func (m *StockLogMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedBeforeStock()
 	case stocklog.FieldAfterStock:
 		return m.AddedAfterStock()
+	case stocklog.FieldPoolID:
+		return m.AddedPoolID()
 	}
 	return nil, false
 }
@@ -9986,6 +10152,13 @@ func (m *StockLogMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddAfterStock(v)
+		return nil
+	case stocklog.FieldPoolID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPoolID(v)
 		return nil
 	}
 	return fmt.Errorf("unknown StockLog numeric field %s", name)
@@ -10044,6 +10217,9 @@ func (m *StockLogMutation) ResetField(name string) error {
 	case stocklog.FieldCreatedAt:
 		m.ResetCreatedAt()
 		return nil
+	case stocklog.FieldPoolID:
+		m.ResetPoolID()
+		return nil
 	}
 	return fmt.Errorf("unknown StockLog field %s", name)
 }
@@ -10094,4 +10270,1240 @@ func (m *StockLogMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *StockLogMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown StockLog edge %s", name)
+}
+
+// StockPoolMutation represents an operation that mutates the StockPool nodes in the graph.
+type StockPoolMutation struct {
+	config
+	op                 Op
+	typ                string
+	id                 *int64
+	item_id            *int64
+	additem_id         *int64
+	goods_id           *int64
+	addgoods_id        *int64
+	name               *string
+	price              *money.Money
+	addprice           *money.Money
+	quantity           *int64
+	addquantity        *int64
+	stock              *int64
+	addstock           *int64
+	per_buyer_limit    *int64
+	addper_buyer_limit *int64
+	starts_at          *time.Time
+	ends_at            *time.Time
+	closed_at          *time.Time
+	returned           *bool
+	version            *int64
+	addversion         *int64
+	created_at         *time.Time
+	clearedFields      map[string]struct{}
+	done               bool
+	oldValue           func(context.Context) (*StockPool, error)
+	predicates         []predicate.StockPool
+}
+
+var _ ent.Mutation = (*StockPoolMutation)(nil)
+
+// stockpoolOption allows management of the mutation configuration using functional options.
+type stockpoolOption func(*StockPoolMutation)
+
+// newStockPoolMutation creates new mutation for the StockPool entity.
+func newStockPoolMutation(c config, op Op, opts ...stockpoolOption) *StockPoolMutation {
+	m := &StockPoolMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeStockPool,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withStockPoolID sets the ID field of the mutation.
+func withStockPoolID(id int64) stockpoolOption {
+	return func(m *StockPoolMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *StockPool
+		)
+		m.oldValue = func(ctx context.Context) (*StockPool, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().StockPool.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withStockPool sets the old StockPool of the mutation.
+func withStockPool(node *StockPool) stockpoolOption {
+	return func(m *StockPoolMutation) {
+		m.oldValue = func(context.Context) (*StockPool, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m StockPoolMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m StockPoolMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of StockPool entities.
+func (m *StockPoolMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *StockPoolMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *StockPoolMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().StockPool.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetItemID sets the "item_id" field.
+func (m *StockPoolMutation) SetItemID(i int64) {
+	m.item_id = &i
+	m.additem_id = nil
+}
+
+// ItemID returns the value of the "item_id" field in the mutation.
+func (m *StockPoolMutation) ItemID() (r int64, exists bool) {
+	v := m.item_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldItemID returns the old "item_id" field's value of the StockPool entity.
+// If the StockPool object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StockPoolMutation) OldItemID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldItemID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldItemID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldItemID: %w", err)
+	}
+	return oldValue.ItemID, nil
+}
+
+// AddItemID adds i to the "item_id" field.
+func (m *StockPoolMutation) AddItemID(i int64) {
+	if m.additem_id != nil {
+		*m.additem_id += i
+	} else {
+		m.additem_id = &i
+	}
+}
+
+// AddedItemID returns the value that was added to the "item_id" field in this mutation.
+func (m *StockPoolMutation) AddedItemID() (r int64, exists bool) {
+	v := m.additem_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetItemID resets all changes to the "item_id" field.
+func (m *StockPoolMutation) ResetItemID() {
+	m.item_id = nil
+	m.additem_id = nil
+}
+
+// SetGoodsID sets the "goods_id" field.
+func (m *StockPoolMutation) SetGoodsID(i int64) {
+	m.goods_id = &i
+	m.addgoods_id = nil
+}
+
+// GoodsID returns the value of the "goods_id" field in the mutation.
+func (m *StockPoolMutation) GoodsID() (r int64, exists bool) {
+	v := m.goods_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGoodsID returns the old "goods_id" field's value of the StockPool entity.
+// If the StockPool object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StockPoolMutation) OldGoodsID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGoodsID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGoodsID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGoodsID: %w", err)
+	}
+	return oldValue.GoodsID, nil
+}
+
+// AddGoodsID adds i to the "goods_id" field.
+func (m *StockPoolMutation) AddGoodsID(i int64) {
+	if m.addgoods_id != nil {
+		*m.addgoods_id += i
+	} else {
+		m.addgoods_id = &i
+	}
+}
+
+// AddedGoodsID returns the value that was added to the "goods_id" field in this mutation.
+func (m *StockPoolMutation) AddedGoodsID() (r int64, exists bool) {
+	v := m.addgoods_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetGoodsID resets all changes to the "goods_id" field.
+func (m *StockPoolMutation) ResetGoodsID() {
+	m.goods_id = nil
+	m.addgoods_id = nil
+}
+
+// SetName sets the "name" field.
+func (m *StockPoolMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *StockPoolMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the StockPool entity.
+// If the StockPool object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StockPoolMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *StockPoolMutation) ResetName() {
+	m.name = nil
+}
+
+// SetPrice sets the "price" field.
+func (m *StockPoolMutation) SetPrice(value money.Money) {
+	m.price = &value
+	m.addprice = nil
+}
+
+// Price returns the value of the "price" field in the mutation.
+func (m *StockPoolMutation) Price() (r money.Money, exists bool) {
+	v := m.price
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPrice returns the old "price" field's value of the StockPool entity.
+// If the StockPool object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StockPoolMutation) OldPrice(ctx context.Context) (v money.Money, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPrice is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPrice requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPrice: %w", err)
+	}
+	return oldValue.Price, nil
+}
+
+// AddPrice adds value to the "price" field.
+func (m *StockPoolMutation) AddPrice(value money.Money) {
+	if m.addprice != nil {
+		*m.addprice += value
+	} else {
+		m.addprice = &value
+	}
+}
+
+// AddedPrice returns the value that was added to the "price" field in this mutation.
+func (m *StockPoolMutation) AddedPrice() (r money.Money, exists bool) {
+	v := m.addprice
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPrice resets all changes to the "price" field.
+func (m *StockPoolMutation) ResetPrice() {
+	m.price = nil
+	m.addprice = nil
+}
+
+// SetQuantity sets the "quantity" field.
+func (m *StockPoolMutation) SetQuantity(i int64) {
+	m.quantity = &i
+	m.addquantity = nil
+}
+
+// Quantity returns the value of the "quantity" field in the mutation.
+func (m *StockPoolMutation) Quantity() (r int64, exists bool) {
+	v := m.quantity
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldQuantity returns the old "quantity" field's value of the StockPool entity.
+// If the StockPool object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StockPoolMutation) OldQuantity(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldQuantity is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldQuantity requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldQuantity: %w", err)
+	}
+	return oldValue.Quantity, nil
+}
+
+// AddQuantity adds i to the "quantity" field.
+func (m *StockPoolMutation) AddQuantity(i int64) {
+	if m.addquantity != nil {
+		*m.addquantity += i
+	} else {
+		m.addquantity = &i
+	}
+}
+
+// AddedQuantity returns the value that was added to the "quantity" field in this mutation.
+func (m *StockPoolMutation) AddedQuantity() (r int64, exists bool) {
+	v := m.addquantity
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetQuantity resets all changes to the "quantity" field.
+func (m *StockPoolMutation) ResetQuantity() {
+	m.quantity = nil
+	m.addquantity = nil
+}
+
+// SetStock sets the "stock" field.
+func (m *StockPoolMutation) SetStock(i int64) {
+	m.stock = &i
+	m.addstock = nil
+}
+
+// Stock returns the value of the "stock" field in the mutation.
+func (m *StockPoolMutation) Stock() (r int64, exists bool) {
+	v := m.stock
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStock returns the old "stock" field's value of the StockPool entity.
+// If the StockPool object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StockPoolMutation) OldStock(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStock is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStock requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStock: %w", err)
+	}
+	return oldValue.Stock, nil
+}
+
+// AddStock adds i to the "stock" field.
+func (m *StockPoolMutation) AddStock(i int64) {
+	if m.addstock != nil {
+		*m.addstock += i
+	} else {
+		m.addstock = &i
+	}
+}
+
+// AddedStock returns the value that was added to the "stock" field in this mutation.
+func (m *StockPoolMutation) AddedStock() (r int64, exists bool) {
+	v := m.addstock
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetStock resets all changes to the "stock" field.
+func (m *StockPoolMutation) ResetStock() {
+	m.stock = nil
+	m.addstock = nil
+}
+
+// SetPerBuyerLimit sets the "per_buyer_limit" field.
+func (m *StockPoolMutation) SetPerBuyerLimit(i int64) {
+	m.per_buyer_limit = &i
+	m.addper_buyer_limit = nil
+}
+
+// PerBuyerLimit returns the value of the "per_buyer_limit" field in the mutation.
+func (m *StockPoolMutation) PerBuyerLimit() (r int64, exists bool) {
+	v := m.per_buyer_limit
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPerBuyerLimit returns the old "per_buyer_limit" field's value of the StockPool entity.
+// If the StockPool object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StockPoolMutation) OldPerBuyerLimit(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPerBuyerLimit is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPerBuyerLimit requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPerBuyerLimit: %w", err)
+	}
+	return oldValue.PerBuyerLimit, nil
+}
+
+// AddPerBuyerLimit adds i to the "per_buyer_limit" field.
+func (m *StockPoolMutation) AddPerBuyerLimit(i int64) {
+	if m.addper_buyer_limit != nil {
+		*m.addper_buyer_limit += i
+	} else {
+		m.addper_buyer_limit = &i
+	}
+}
+
+// AddedPerBuyerLimit returns the value that was added to the "per_buyer_limit" field in this mutation.
+func (m *StockPoolMutation) AddedPerBuyerLimit() (r int64, exists bool) {
+	v := m.addper_buyer_limit
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPerBuyerLimit resets all changes to the "per_buyer_limit" field.
+func (m *StockPoolMutation) ResetPerBuyerLimit() {
+	m.per_buyer_limit = nil
+	m.addper_buyer_limit = nil
+}
+
+// SetStartsAt sets the "starts_at" field.
+func (m *StockPoolMutation) SetStartsAt(t time.Time) {
+	m.starts_at = &t
+}
+
+// StartsAt returns the value of the "starts_at" field in the mutation.
+func (m *StockPoolMutation) StartsAt() (r time.Time, exists bool) {
+	v := m.starts_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStartsAt returns the old "starts_at" field's value of the StockPool entity.
+// If the StockPool object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StockPoolMutation) OldStartsAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStartsAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStartsAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStartsAt: %w", err)
+	}
+	return oldValue.StartsAt, nil
+}
+
+// ResetStartsAt resets all changes to the "starts_at" field.
+func (m *StockPoolMutation) ResetStartsAt() {
+	m.starts_at = nil
+}
+
+// SetEndsAt sets the "ends_at" field.
+func (m *StockPoolMutation) SetEndsAt(t time.Time) {
+	m.ends_at = &t
+}
+
+// EndsAt returns the value of the "ends_at" field in the mutation.
+func (m *StockPoolMutation) EndsAt() (r time.Time, exists bool) {
+	v := m.ends_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEndsAt returns the old "ends_at" field's value of the StockPool entity.
+// If the StockPool object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StockPoolMutation) OldEndsAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEndsAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEndsAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEndsAt: %w", err)
+	}
+	return oldValue.EndsAt, nil
+}
+
+// ResetEndsAt resets all changes to the "ends_at" field.
+func (m *StockPoolMutation) ResetEndsAt() {
+	m.ends_at = nil
+}
+
+// SetClosedAt sets the "closed_at" field.
+func (m *StockPoolMutation) SetClosedAt(t time.Time) {
+	m.closed_at = &t
+}
+
+// ClosedAt returns the value of the "closed_at" field in the mutation.
+func (m *StockPoolMutation) ClosedAt() (r time.Time, exists bool) {
+	v := m.closed_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClosedAt returns the old "closed_at" field's value of the StockPool entity.
+// If the StockPool object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StockPoolMutation) OldClosedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClosedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClosedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClosedAt: %w", err)
+	}
+	return oldValue.ClosedAt, nil
+}
+
+// ClearClosedAt clears the value of the "closed_at" field.
+func (m *StockPoolMutation) ClearClosedAt() {
+	m.closed_at = nil
+	m.clearedFields[stockpool.FieldClosedAt] = struct{}{}
+}
+
+// ClosedAtCleared returns if the "closed_at" field was cleared in this mutation.
+func (m *StockPoolMutation) ClosedAtCleared() bool {
+	_, ok := m.clearedFields[stockpool.FieldClosedAt]
+	return ok
+}
+
+// ResetClosedAt resets all changes to the "closed_at" field.
+func (m *StockPoolMutation) ResetClosedAt() {
+	m.closed_at = nil
+	delete(m.clearedFields, stockpool.FieldClosedAt)
+}
+
+// SetReturned sets the "returned" field.
+func (m *StockPoolMutation) SetReturned(b bool) {
+	m.returned = &b
+}
+
+// Returned returns the value of the "returned" field in the mutation.
+func (m *StockPoolMutation) Returned() (r bool, exists bool) {
+	v := m.returned
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReturned returns the old "returned" field's value of the StockPool entity.
+// If the StockPool object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StockPoolMutation) OldReturned(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReturned is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReturned requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReturned: %w", err)
+	}
+	return oldValue.Returned, nil
+}
+
+// ResetReturned resets all changes to the "returned" field.
+func (m *StockPoolMutation) ResetReturned() {
+	m.returned = nil
+}
+
+// SetVersion sets the "version" field.
+func (m *StockPoolMutation) SetVersion(i int64) {
+	m.version = &i
+	m.addversion = nil
+}
+
+// Version returns the value of the "version" field in the mutation.
+func (m *StockPoolMutation) Version() (r int64, exists bool) {
+	v := m.version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVersion returns the old "version" field's value of the StockPool entity.
+// If the StockPool object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StockPoolMutation) OldVersion(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVersion: %w", err)
+	}
+	return oldValue.Version, nil
+}
+
+// AddVersion adds i to the "version" field.
+func (m *StockPoolMutation) AddVersion(i int64) {
+	if m.addversion != nil {
+		*m.addversion += i
+	} else {
+		m.addversion = &i
+	}
+}
+
+// AddedVersion returns the value that was added to the "version" field in this mutation.
+func (m *StockPoolMutation) AddedVersion() (r int64, exists bool) {
+	v := m.addversion
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetVersion resets all changes to the "version" field.
+func (m *StockPoolMutation) ResetVersion() {
+	m.version = nil
+	m.addversion = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *StockPoolMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *StockPoolMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the StockPool entity.
+// If the StockPool object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StockPoolMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *StockPoolMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// Where appends a list predicates to the StockPoolMutation builder.
+func (m *StockPoolMutation) Where(ps ...predicate.StockPool) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the StockPoolMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *StockPoolMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.StockPool, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *StockPoolMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *StockPoolMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (StockPool).
+func (m *StockPoolMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *StockPoolMutation) Fields() []string {
+	fields := make([]string, 0, 13)
+	if m.item_id != nil {
+		fields = append(fields, stockpool.FieldItemID)
+	}
+	if m.goods_id != nil {
+		fields = append(fields, stockpool.FieldGoodsID)
+	}
+	if m.name != nil {
+		fields = append(fields, stockpool.FieldName)
+	}
+	if m.price != nil {
+		fields = append(fields, stockpool.FieldPrice)
+	}
+	if m.quantity != nil {
+		fields = append(fields, stockpool.FieldQuantity)
+	}
+	if m.stock != nil {
+		fields = append(fields, stockpool.FieldStock)
+	}
+	if m.per_buyer_limit != nil {
+		fields = append(fields, stockpool.FieldPerBuyerLimit)
+	}
+	if m.starts_at != nil {
+		fields = append(fields, stockpool.FieldStartsAt)
+	}
+	if m.ends_at != nil {
+		fields = append(fields, stockpool.FieldEndsAt)
+	}
+	if m.closed_at != nil {
+		fields = append(fields, stockpool.FieldClosedAt)
+	}
+	if m.returned != nil {
+		fields = append(fields, stockpool.FieldReturned)
+	}
+	if m.version != nil {
+		fields = append(fields, stockpool.FieldVersion)
+	}
+	if m.created_at != nil {
+		fields = append(fields, stockpool.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *StockPoolMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case stockpool.FieldItemID:
+		return m.ItemID()
+	case stockpool.FieldGoodsID:
+		return m.GoodsID()
+	case stockpool.FieldName:
+		return m.Name()
+	case stockpool.FieldPrice:
+		return m.Price()
+	case stockpool.FieldQuantity:
+		return m.Quantity()
+	case stockpool.FieldStock:
+		return m.Stock()
+	case stockpool.FieldPerBuyerLimit:
+		return m.PerBuyerLimit()
+	case stockpool.FieldStartsAt:
+		return m.StartsAt()
+	case stockpool.FieldEndsAt:
+		return m.EndsAt()
+	case stockpool.FieldClosedAt:
+		return m.ClosedAt()
+	case stockpool.FieldReturned:
+		return m.Returned()
+	case stockpool.FieldVersion:
+		return m.Version()
+	case stockpool.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *StockPoolMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case stockpool.FieldItemID:
+		return m.OldItemID(ctx)
+	case stockpool.FieldGoodsID:
+		return m.OldGoodsID(ctx)
+	case stockpool.FieldName:
+		return m.OldName(ctx)
+	case stockpool.FieldPrice:
+		return m.OldPrice(ctx)
+	case stockpool.FieldQuantity:
+		return m.OldQuantity(ctx)
+	case stockpool.FieldStock:
+		return m.OldStock(ctx)
+	case stockpool.FieldPerBuyerLimit:
+		return m.OldPerBuyerLimit(ctx)
+	case stockpool.FieldStartsAt:
+		return m.OldStartsAt(ctx)
+	case stockpool.FieldEndsAt:
+		return m.OldEndsAt(ctx)
+	case stockpool.FieldClosedAt:
+		return m.OldClosedAt(ctx)
+	case stockpool.FieldReturned:
+		return m.OldReturned(ctx)
+	case stockpool.FieldVersion:
+		return m.OldVersion(ctx)
+	case stockpool.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown StockPool field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *StockPoolMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case stockpool.FieldItemID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetItemID(v)
+		return nil
+	case stockpool.FieldGoodsID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGoodsID(v)
+		return nil
+	case stockpool.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case stockpool.FieldPrice:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPrice(v)
+		return nil
+	case stockpool.FieldQuantity:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetQuantity(v)
+		return nil
+	case stockpool.FieldStock:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStock(v)
+		return nil
+	case stockpool.FieldPerBuyerLimit:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPerBuyerLimit(v)
+		return nil
+	case stockpool.FieldStartsAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStartsAt(v)
+		return nil
+	case stockpool.FieldEndsAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEndsAt(v)
+		return nil
+	case stockpool.FieldClosedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClosedAt(v)
+		return nil
+	case stockpool.FieldReturned:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReturned(v)
+		return nil
+	case stockpool.FieldVersion:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVersion(v)
+		return nil
+	case stockpool.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown StockPool field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *StockPoolMutation) AddedFields() []string {
+	var fields []string
+	if m.additem_id != nil {
+		fields = append(fields, stockpool.FieldItemID)
+	}
+	if m.addgoods_id != nil {
+		fields = append(fields, stockpool.FieldGoodsID)
+	}
+	if m.addprice != nil {
+		fields = append(fields, stockpool.FieldPrice)
+	}
+	if m.addquantity != nil {
+		fields = append(fields, stockpool.FieldQuantity)
+	}
+	if m.addstock != nil {
+		fields = append(fields, stockpool.FieldStock)
+	}
+	if m.addper_buyer_limit != nil {
+		fields = append(fields, stockpool.FieldPerBuyerLimit)
+	}
+	if m.addversion != nil {
+		fields = append(fields, stockpool.FieldVersion)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *StockPoolMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case stockpool.FieldItemID:
+		return m.AddedItemID()
+	case stockpool.FieldGoodsID:
+		return m.AddedGoodsID()
+	case stockpool.FieldPrice:
+		return m.AddedPrice()
+	case stockpool.FieldQuantity:
+		return m.AddedQuantity()
+	case stockpool.FieldStock:
+		return m.AddedStock()
+	case stockpool.FieldPerBuyerLimit:
+		return m.AddedPerBuyerLimit()
+	case stockpool.FieldVersion:
+		return m.AddedVersion()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *StockPoolMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case stockpool.FieldItemID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddItemID(v)
+		return nil
+	case stockpool.FieldGoodsID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddGoodsID(v)
+		return nil
+	case stockpool.FieldPrice:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPrice(v)
+		return nil
+	case stockpool.FieldQuantity:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddQuantity(v)
+		return nil
+	case stockpool.FieldStock:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddStock(v)
+		return nil
+	case stockpool.FieldPerBuyerLimit:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPerBuyerLimit(v)
+		return nil
+	case stockpool.FieldVersion:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddVersion(v)
+		return nil
+	}
+	return fmt.Errorf("unknown StockPool numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *StockPoolMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(stockpool.FieldClosedAt) {
+		fields = append(fields, stockpool.FieldClosedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *StockPoolMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *StockPoolMutation) ClearField(name string) error {
+	switch name {
+	case stockpool.FieldClosedAt:
+		m.ClearClosedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown StockPool nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *StockPoolMutation) ResetField(name string) error {
+	switch name {
+	case stockpool.FieldItemID:
+		m.ResetItemID()
+		return nil
+	case stockpool.FieldGoodsID:
+		m.ResetGoodsID()
+		return nil
+	case stockpool.FieldName:
+		m.ResetName()
+		return nil
+	case stockpool.FieldPrice:
+		m.ResetPrice()
+		return nil
+	case stockpool.FieldQuantity:
+		m.ResetQuantity()
+		return nil
+	case stockpool.FieldStock:
+		m.ResetStock()
+		return nil
+	case stockpool.FieldPerBuyerLimit:
+		m.ResetPerBuyerLimit()
+		return nil
+	case stockpool.FieldStartsAt:
+		m.ResetStartsAt()
+		return nil
+	case stockpool.FieldEndsAt:
+		m.ResetEndsAt()
+		return nil
+	case stockpool.FieldClosedAt:
+		m.ResetClosedAt()
+		return nil
+	case stockpool.FieldReturned:
+		m.ResetReturned()
+		return nil
+	case stockpool.FieldVersion:
+		m.ResetVersion()
+		return nil
+	case stockpool.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown StockPool field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *StockPoolMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *StockPoolMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *StockPoolMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *StockPoolMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *StockPoolMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *StockPoolMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *StockPoolMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown StockPool unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *StockPoolMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown StockPool edge %s", name)
 }

@@ -37,6 +37,8 @@ type OrderLine struct {
 	StockMode enums.StockMode `json:"stock_mode,omitempty"`
 	// LockState holds the value of the "lock_state" field.
 	LockState string `json:"lock_state,omitempty"`
+	// PoolID holds the value of the "pool_id" field.
+	PoolID int64 `json:"pool_id,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the OrderLineQuery when eager-loading is set.
 	Edges        OrderLineEdges `json:"edges"`
@@ -68,7 +70,7 @@ func (*OrderLine) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case orderline.FieldID, orderline.FieldOrderID, orderline.FieldItemID, orderline.FieldGoodsID, orderline.FieldUnitPrice, orderline.FieldQuantity:
+		case orderline.FieldID, orderline.FieldOrderID, orderline.FieldItemID, orderline.FieldGoodsID, orderline.FieldUnitPrice, orderline.FieldQuantity, orderline.FieldPoolID:
 			values[i] = new(sql.NullInt64)
 		case orderline.FieldGoodsName, orderline.FieldSpecValueStr, orderline.FieldStockMode, orderline.FieldLockState:
 			values[i] = new(sql.NullString)
@@ -147,6 +149,12 @@ func (_m *OrderLine) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.LockState = value.String
 			}
+		case orderline.FieldPoolID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field pool_id", values[i])
+			} else if value.Valid {
+				_m.PoolID = value.Int64
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -214,6 +222,9 @@ func (_m *OrderLine) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("lock_state=")
 	builder.WriteString(_m.LockState)
+	builder.WriteString(", ")
+	builder.WriteString("pool_id=")
+	builder.WriteString(fmt.Sprintf("%v", _m.PoolID))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -102,6 +102,20 @@ func (_c *OrderLineCreate) SetNillableLockState(v *string) *OrderLineCreate {
 	return _c
 }
 
+// SetPoolID sets the "pool_id" field.
+func (_c *OrderLineCreate) SetPoolID(v int64) *OrderLineCreate {
+	_c.mutation.SetPoolID(v)
+	return _c
+}
+
+// SetNillablePoolID sets the "pool_id" field if the given value is not nil.
+func (_c *OrderLineCreate) SetNillablePoolID(v *int64) *OrderLineCreate {
+	if v != nil {
+		_c.SetPoolID(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *OrderLineCreate) SetID(v int64) *OrderLineCreate {
 	_c.mutation.SetID(v)
@@ -160,6 +174,10 @@ func (_c *OrderLineCreate) defaults() {
 		v := orderline.DefaultLockState
 		_c.mutation.SetLockState(v)
 	}
+	if _, ok := _c.mutation.PoolID(); !ok {
+		v := orderline.DefaultPoolID
+		_c.mutation.SetPoolID(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -210,6 +228,9 @@ func (_c *OrderLineCreate) check() error {
 		if err := orderline.LockStateValidator(v); err != nil {
 			return &ValidationError{Name: "lock_state", err: fmt.Errorf(`ent: validator failed for field "OrderLine.lock_state": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.PoolID(); !ok {
+		return &ValidationError{Name: "pool_id", err: errors.New(`ent: missing required field "OrderLine.pool_id"`)}
 	}
 	if len(_c.mutation.OrderIDs()) == 0 {
 		return &ValidationError{Name: "order", err: errors.New(`ent: missing required edge "OrderLine.order"`)}
@@ -278,6 +299,10 @@ func (_c *OrderLineCreate) createSpec() (*OrderLine, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.LockState(); ok {
 		_spec.SetField(orderline.FieldLockState, field.TypeString, value)
 		_node.LockState = value
+	}
+	if value, ok := _c.mutation.PoolID(); ok {
+		_spec.SetField(orderline.FieldPoolID, field.TypeInt64, value)
+		_node.PoolID = value
 	}
 	if nodes := _c.mutation.OrderIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -480,6 +505,24 @@ func (u *OrderLineUpsert) UpdateLockState() *OrderLineUpsert {
 	return u
 }
 
+// SetPoolID sets the "pool_id" field.
+func (u *OrderLineUpsert) SetPoolID(v int64) *OrderLineUpsert {
+	u.Set(orderline.FieldPoolID, v)
+	return u
+}
+
+// UpdatePoolID sets the "pool_id" field to the value that was provided on create.
+func (u *OrderLineUpsert) UpdatePoolID() *OrderLineUpsert {
+	u.SetExcluded(orderline.FieldPoolID)
+	return u
+}
+
+// AddPoolID adds v to the "pool_id" field.
+func (u *OrderLineUpsert) AddPoolID(v int64) *OrderLineUpsert {
+	u.Add(orderline.FieldPoolID, v)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -679,6 +722,27 @@ func (u *OrderLineUpsertOne) SetLockState(v string) *OrderLineUpsertOne {
 func (u *OrderLineUpsertOne) UpdateLockState() *OrderLineUpsertOne {
 	return u.Update(func(s *OrderLineUpsert) {
 		s.UpdateLockState()
+	})
+}
+
+// SetPoolID sets the "pool_id" field.
+func (u *OrderLineUpsertOne) SetPoolID(v int64) *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.SetPoolID(v)
+	})
+}
+
+// AddPoolID adds v to the "pool_id" field.
+func (u *OrderLineUpsertOne) AddPoolID(v int64) *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.AddPoolID(v)
+	})
+}
+
+// UpdatePoolID sets the "pool_id" field to the value that was provided on create.
+func (u *OrderLineUpsertOne) UpdatePoolID() *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.UpdatePoolID()
 	})
 }
 
@@ -1047,6 +1111,27 @@ func (u *OrderLineUpsertBulk) SetLockState(v string) *OrderLineUpsertBulk {
 func (u *OrderLineUpsertBulk) UpdateLockState() *OrderLineUpsertBulk {
 	return u.Update(func(s *OrderLineUpsert) {
 		s.UpdateLockState()
+	})
+}
+
+// SetPoolID sets the "pool_id" field.
+func (u *OrderLineUpsertBulk) SetPoolID(v int64) *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.SetPoolID(v)
+	})
+}
+
+// AddPoolID adds v to the "pool_id" field.
+func (u *OrderLineUpsertBulk) AddPoolID(v int64) *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.AddPoolID(v)
+	})
+}
+
+// UpdatePoolID sets the "pool_id" field to the value that was provided on create.
+func (u *OrderLineUpsertBulk) UpdatePoolID() *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.UpdatePoolID()
 	})
 }
 

@@ -185,6 +185,27 @@ func (_u *OrderLineUpdate) SetNillableLockState(v *string) *OrderLineUpdate {
 	return _u
 }
 
+// SetPoolID sets the "pool_id" field.
+func (_u *OrderLineUpdate) SetPoolID(v int64) *OrderLineUpdate {
+	_u.mutation.ResetPoolID()
+	_u.mutation.SetPoolID(v)
+	return _u
+}
+
+// SetNillablePoolID sets the "pool_id" field if the given value is not nil.
+func (_u *OrderLineUpdate) SetNillablePoolID(v *int64) *OrderLineUpdate {
+	if v != nil {
+		_u.SetPoolID(*v)
+	}
+	return _u
+}
+
+// AddPoolID adds value to the "pool_id" field.
+func (_u *OrderLineUpdate) AddPoolID(v int64) *OrderLineUpdate {
+	_u.mutation.AddPoolID(v)
+	return _u
+}
+
 // SetOrder sets the "order" edge to the Order entity.
 func (_u *OrderLineUpdate) SetOrder(v *Order) *OrderLineUpdate {
 	return _u.SetOrderID(v.ID)
@@ -309,6 +330,12 @@ func (_u *OrderLineUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.LockState(); ok {
 		_spec.SetField(orderline.FieldLockState, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PoolID(); ok {
+		_spec.SetField(orderline.FieldPoolID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedPoolID(); ok {
+		_spec.AddField(orderline.FieldPoolID, field.TypeInt64, value)
 	}
 	if _u.mutation.OrderCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -515,6 +542,27 @@ func (_u *OrderLineUpdateOne) SetNillableLockState(v *string) *OrderLineUpdateOn
 	return _u
 }
 
+// SetPoolID sets the "pool_id" field.
+func (_u *OrderLineUpdateOne) SetPoolID(v int64) *OrderLineUpdateOne {
+	_u.mutation.ResetPoolID()
+	_u.mutation.SetPoolID(v)
+	return _u
+}
+
+// SetNillablePoolID sets the "pool_id" field if the given value is not nil.
+func (_u *OrderLineUpdateOne) SetNillablePoolID(v *int64) *OrderLineUpdateOne {
+	if v != nil {
+		_u.SetPoolID(*v)
+	}
+	return _u
+}
+
+// AddPoolID adds value to the "pool_id" field.
+func (_u *OrderLineUpdateOne) AddPoolID(v int64) *OrderLineUpdateOne {
+	_u.mutation.AddPoolID(v)
+	return _u
+}
+
 // SetOrder sets the "order" edge to the Order entity.
 func (_u *OrderLineUpdateOne) SetOrder(v *Order) *OrderLineUpdateOne {
 	return _u.SetOrderID(v.ID)
@@ -669,6 +717,12 @@ func (_u *OrderLineUpdateOne) sqlSave(ctx context.Context) (_node *OrderLine, er
 	}
 	if value, ok := _u.mutation.LockState(); ok {
 		_spec.SetField(orderline.FieldLockState, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PoolID(); ok {
+		_spec.SetField(orderline.FieldPoolID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedPoolID(); ok {
+		_spec.AddField(orderline.FieldPoolID, field.TypeInt64, value)
 	}
 	if _u.mutation.OrderCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -15,6 +15,7 @@ import (
 	"storefront/ent/spec"
 	"storefront/ent/specvalue"
 	"storefront/ent/stocklog"
+	"storefront/ent/stockpool"
 	"storefront/money"
 	"time"
 )
@@ -173,6 +174,10 @@ func init() {
 	orderline.DefaultLockState = orderlineDescLockState.Default.(string)
 	// orderline.LockStateValidator is a validator for the "lock_state" field. It is called by the builders before save.
 	orderline.LockStateValidator = orderlineDescLockState.Validators[0].(func(string) error)
+	// orderlineDescPoolID is the schema descriptor for pool_id field.
+	orderlineDescPoolID := orderlineFields[10].Descriptor()
+	// orderline.DefaultPoolID holds the default value on creation for the pool_id field.
+	orderline.DefaultPoolID = orderlineDescPoolID.Default.(int64)
 	outboxFields := schema.Outbox{}.Fields()
 	_ = outboxFields
 	// outboxDescEventID is the schema descriptor for event_id field.
@@ -385,4 +390,30 @@ func init() {
 	stocklogDescCreatedAt := stocklogFields[10].Descriptor()
 	// stocklog.DefaultCreatedAt holds the default value on creation for the created_at field.
 	stocklog.DefaultCreatedAt = stocklogDescCreatedAt.Default.(func() time.Time)
+	// stocklogDescPoolID is the schema descriptor for pool_id field.
+	stocklogDescPoolID := stocklogFields[11].Descriptor()
+	// stocklog.DefaultPoolID holds the default value on creation for the pool_id field.
+	stocklog.DefaultPoolID = stocklogDescPoolID.Default.(int64)
+	stockpoolFields := schema.StockPool{}.Fields()
+	_ = stockpoolFields
+	// stockpoolDescName is the schema descriptor for name field.
+	stockpoolDescName := stockpoolFields[3].Descriptor()
+	// stockpool.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	stockpool.NameValidator = stockpoolDescName.Validators[0].(func(string) error)
+	// stockpoolDescPerBuyerLimit is the schema descriptor for per_buyer_limit field.
+	stockpoolDescPerBuyerLimit := stockpoolFields[7].Descriptor()
+	// stockpool.DefaultPerBuyerLimit holds the default value on creation for the per_buyer_limit field.
+	stockpool.DefaultPerBuyerLimit = stockpoolDescPerBuyerLimit.Default.(int64)
+	// stockpoolDescReturned is the schema descriptor for returned field.
+	stockpoolDescReturned := stockpoolFields[11].Descriptor()
+	// stockpool.DefaultReturned holds the default value on creation for the returned field.
+	stockpool.DefaultReturned = stockpoolDescReturned.Default.(bool)
+	// stockpoolDescVersion is the schema descriptor for version field.
+	stockpoolDescVersion := stockpoolFields[12].Descriptor()
+	// stockpool.DefaultVersion holds the default value on creation for the version field.
+	stockpool.DefaultVersion = stockpoolDescVersion.Default.(int64)
+	// stockpoolDescCreatedAt is the schema descriptor for created_at field.
+	stockpoolDescCreatedAt := stockpoolFields[13].Descriptor()
+	// stockpool.DefaultCreatedAt holds the default value on creation for the created_at field.
+	stockpool.DefaultCreatedAt = stockpoolDescCreatedAt.Default.(func() time.Time)
 }

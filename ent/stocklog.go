@@ -36,7 +36,9 @@ type StockLog struct {
 	// Remark holds the value of the "remark" field.
 	Remark string `json:"remark,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
-	CreatedAt    time.Time `json:"created_at,omitempty"`
+	CreatedAt time.Time `json:"created_at,omitempty"`
+	// PoolID holds the value of the "pool_id" field.
+	PoolID       int64 `json:"pool_id,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -45,7 +47,7 @@ func (*StockLog) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case stocklog.FieldID, stocklog.FieldItemID, stocklog.FieldGoodsID, stocklog.FieldChangeType, stocklog.FieldChangeNum, stocklog.FieldBeforeStock, stocklog.FieldAfterStock:
+		case stocklog.FieldID, stocklog.FieldItemID, stocklog.FieldGoodsID, stocklog.FieldChangeType, stocklog.FieldChangeNum, stocklog.FieldBeforeStock, stocklog.FieldAfterStock, stocklog.FieldPoolID:
 			values[i] = new(sql.NullInt64)
 		case stocklog.FieldBizType, stocklog.FieldBizSn, stocklog.FieldRemark:
 			values[i] = new(sql.NullString)
@@ -132,6 +134,12 @@ func (_m *StockLog) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.CreatedAt = value.Time
 			}
+		case stocklog.FieldPoolID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field pool_id", values[i])
+			} else if value.Valid {
+				_m.PoolID = value.Int64
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -197,6 +205,9 @@ func (_m *StockLog) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))
+	builder.WriteString(", ")
+	builder.WriteString("pool_id=")
+	builder.WriteString(fmt.Sprintf("%v", _m.PoolID))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -98,6 +98,20 @@ func (_c *StockLogCreate) SetNillableCreatedAt(v *time.Time) *StockLogCreate {
 	return _c
 }
 
+// SetPoolID sets the "pool_id" field.
+func (_c *StockLogCreate) SetPoolID(v int64) *StockLogCreate {
+	_c.mutation.SetPoolID(v)
+	return _c
+}
+
+// SetNillablePoolID sets the "pool_id" field if the given value is not nil.
+func (_c *StockLogCreate) SetNillablePoolID(v *int64) *StockLogCreate {
+	if v != nil {
+		_c.SetPoolID(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *StockLogCreate) SetID(v int64) *StockLogCreate {
 	_c.mutation.SetID(v)
@@ -147,6 +161,10 @@ func (_c *StockLogCreate) defaults() {
 		v := stocklog.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
+	if _, ok := _c.mutation.PoolID(); !ok {
+		v := stocklog.DefaultPoolID
+		_c.mutation.SetPoolID(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -195,6 +213,9 @@ func (_c *StockLogCreate) check() error {
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "StockLog.created_at"`)}
+	}
+	if _, ok := _c.mutation.PoolID(); !ok {
+		return &ValidationError{Name: "pool_id", err: errors.New(`ent: missing required field "StockLog.pool_id"`)}
 	}
 	return nil
 }
@@ -268,6 +289,10 @@ func (_c *StockLogCreate) createSpec() (*StockLog, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(stocklog.FieldCreatedAt, field.TypeTime, value)
 		_node.CreatedAt = value
+	}
+	if value, ok := _c.mutation.PoolID(); ok {
+		_spec.SetField(stocklog.FieldPoolID, field.TypeInt64, value)
+		_node.PoolID = value
 	}
 	return _node, _spec
 }
@@ -462,6 +487,24 @@ func (u *StockLogUpsert) SetRemark(v string) *StockLogUpsert {
 // UpdateRemark sets the "remark" field to the value that was provided on create.
 func (u *StockLogUpsert) UpdateRemark() *StockLogUpsert {
 	u.SetExcluded(stocklog.FieldRemark)
+	return u
+}
+
+// SetPoolID sets the "pool_id" field.
+func (u *StockLogUpsert) SetPoolID(v int64) *StockLogUpsert {
+	u.Set(stocklog.FieldPoolID, v)
+	return u
+}
+
+// UpdatePoolID sets the "pool_id" field to the value that was provided on create.
+func (u *StockLogUpsert) UpdatePoolID() *StockLogUpsert {
+	u.SetExcluded(stocklog.FieldPoolID)
+	return u
+}
+
+// AddPoolID adds v to the "pool_id" field.
+func (u *StockLogUpsert) AddPoolID(v int64) *StockLogUpsert {
+	u.Add(stocklog.FieldPoolID, v)
 	return u
 }
 
@@ -681,6 +724,27 @@ func (u *StockLogUpsertOne) SetRemark(v string) *StockLogUpsertOne {
 func (u *StockLogUpsertOne) UpdateRemark() *StockLogUpsertOne {
 	return u.Update(func(s *StockLogUpsert) {
 		s.UpdateRemark()
+	})
+}
+
+// SetPoolID sets the "pool_id" field.
+func (u *StockLogUpsertOne) SetPoolID(v int64) *StockLogUpsertOne {
+	return u.Update(func(s *StockLogUpsert) {
+		s.SetPoolID(v)
+	})
+}
+
+// AddPoolID adds v to the "pool_id" field.
+func (u *StockLogUpsertOne) AddPoolID(v int64) *StockLogUpsertOne {
+	return u.Update(func(s *StockLogUpsert) {
+		s.AddPoolID(v)
+	})
+}
+
+// UpdatePoolID sets the "pool_id" field to the value that was provided on create.
+func (u *StockLogUpsertOne) UpdatePoolID() *StockLogUpsertOne {
+	return u.Update(func(s *StockLogUpsert) {
+		s.UpdatePoolID()
 	})
 }
 
@@ -1066,6 +1130,27 @@ func (u *StockLogUpsertBulk) SetRemark(v string) *StockLogUpsertBulk {
 func (u *StockLogUpsertBulk) UpdateRemark() *StockLogUpsertBulk {
 	return u.Update(func(s *StockLogUpsert) {
 		s.UpdateRemark()
+	})
+}
+
+// SetPoolID sets the "pool_id" field.
+func (u *StockLogUpsertBulk) SetPoolID(v int64) *StockLogUpsertBulk {
+	return u.Update(func(s *StockLogUpsert) {
+		s.SetPoolID(v)
+	})
+}
+
+// AddPoolID adds v to the "pool_id" field.
+func (u *StockLogUpsertBulk) AddPoolID(v int64) *StockLogUpsertBulk {
+	return u.Update(func(s *StockLogUpsert) {
+		s.AddPoolID(v)
+	})
+}
+
+// UpdatePoolID sets the "pool_id" field to the value that was provided on create.
+func (u *StockLogUpsertBulk) UpdatePoolID() *StockLogUpsertBulk {
+	return u.Update(func(s *StockLogUpsert) {
+		s.UpdatePoolID()
 	})
 }
 

@@ -196,6 +196,27 @@ func (_u *StockLogUpdate) SetNillableRemark(v *string) *StockLogUpdate {
 	return _u
 }
 
+// SetPoolID sets the "pool_id" field.
+func (_u *StockLogUpdate) SetPoolID(v int64) *StockLogUpdate {
+	_u.mutation.ResetPoolID()
+	_u.mutation.SetPoolID(v)
+	return _u
+}
+
+// SetNillablePoolID sets the "pool_id" field if the given value is not nil.
+func (_u *StockLogUpdate) SetNillablePoolID(v *int64) *StockLogUpdate {
+	if v != nil {
+		_u.SetPoolID(*v)
+	}
+	return _u
+}
+
+// AddPoolID adds value to the "pool_id" field.
+func (_u *StockLogUpdate) AddPoolID(v int64) *StockLogUpdate {
+	_u.mutation.AddPoolID(v)
+	return _u
+}
+
 // Mutation returns the StockLogMutation object of the builder.
 func (_u *StockLogUpdate) Mutation() *StockLogMutation {
 	return _u.mutation
@@ -310,6 +331,12 @@ func (_u *StockLogUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Remark(); ok {
 		_spec.SetField(stocklog.FieldRemark, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PoolID(); ok {
+		_spec.SetField(stocklog.FieldPoolID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedPoolID(); ok {
+		_spec.AddField(stocklog.FieldPoolID, field.TypeInt64, value)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -501,6 +528,27 @@ func (_u *StockLogUpdateOne) SetNillableRemark(v *string) *StockLogUpdateOne {
 	return _u
 }
 
+// SetPoolID sets the "pool_id" field.
+func (_u *StockLogUpdateOne) SetPoolID(v int64) *StockLogUpdateOne {
+	_u.mutation.ResetPoolID()
+	_u.mutation.SetPoolID(v)
+	return _u
+}
+
+// SetNillablePoolID sets the "pool_id" field if the given value is not nil.
+func (_u *StockLogUpdateOne) SetNillablePoolID(v *int64) *StockLogUpdateOne {
+	if v != nil {
+		_u.SetPoolID(*v)
+	}
+	return _u
+}
+
+// AddPoolID adds value to the "pool_id" field.
+func (_u *StockLogUpdateOne) AddPoolID(v int64) *StockLogUpdateOne {
+	_u.mutation.AddPoolID(v)
+	return _u
+}
+
 // Mutation returns the StockLogMutation object of the builder.
 func (_u *StockLogUpdateOne) Mutation() *StockLogMutation {
 	return _u.mutation
@@ -645,6 +693,12 @@ func (_u *StockLogUpdateOne) sqlSave(ctx context.Context) (_node *StockLog, err 
 	}
 	if value, ok := _u.mutation.Remark(); ok {
 		_spec.SetField(stocklog.FieldRemark, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PoolID(); ok {
+		_spec.SetField(stocklog.FieldPoolID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedPoolID(); ok {
+		_spec.AddField(stocklog.FieldPoolID, field.TypeInt64, value)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &StockLog{config: _u.config}

@@ -36,6 +36,8 @@ type Tx struct {
 	SpecValue *SpecValueClient
 	// StockLog is the client for interacting with the StockLog builders.
 	StockLog *StockLogClient
+	// StockPool is the client for interacting with the StockPool builders.
+	StockPool *StockPoolClient
 
 	// lazily loaded.
 	client     *Client
@@ -178,6 +180,7 @@ func (tx *Tx) init() {
 	tx.Spec = NewSpecClient(tx.config)
 	tx.SpecValue = NewSpecValueClient(tx.config)
 	tx.StockLog = NewStockLogClient(tx.config)
+	tx.StockPool = NewStockPoolClient(tx.config)
 }
 
 // txDriver wraps the given dialect.Tx with a nop dialect.Driver implementation.

@@ -124,3 +124,19 @@ func unmarshal[E enum](v any, dst *E) error {
 }
 
 func writeQuoted(w io.Writer, s string) { _, _ = io.WriteString(w, strconv.Quote(s)) }
+
+// StockPoolStatus is where a stock pool is in its window, computed from the
+// clock and whether it was closed: SCHEDULED before starts_at, ACTIVE in
+// [starts_at, ends_at) while not closed, ENDED after ends_at or once closed.
+type StockPoolStatus string
+
+const (
+	PoolScheduled StockPoolStatus = "SCHEDULED"
+	PoolActive    StockPoolStatus = "ACTIVE"
+	PoolEnded     StockPoolStatus = "ENDED"
+)
+
+func (StockPoolStatus) Values() []string { return []string{"SCHEDULED", "ACTIVE", "ENDED"} }
+
+func (e StockPoolStatus) MarshalGQL(w io.Writer)    { writeQuoted(w, string(e)) }
+func (e *StockPoolStatus) UnmarshalGQL(v any) error { return unmarshal(v, e) }

@@ -74,7 +74,9 @@ type ComplexityRoot struct {
 	Mutation struct {
 		AdjustStock       func(childComplexity int, input AdjustStockInput) int
 		CancelOrder       func(childComplexity int, orderSn string) int
+		CloseStockPool    func(childComplexity int, poolID int64) int
 		CreateGoods       func(childComplexity int, input CreateGoodsInput) int
+		CreateStockPool   func(childComplexity int, input CreateStockPoolInput) int
 		PaymentReturn     func(childComplexity int, input PaymentReturnInput) int
 		PlaceOrder        func(childComplexity int, input PlaceOrderInput, idempotencyKey *string) int
 		RefundOrder       func(childComplexity int, orderSn string, reason string) int
@@ -142,6 +144,7 @@ type ComplexityRoot struct {
 		MyOrders            func(childComplexity int, first *int64, after *string) int
 		Order               func(childComplexity int, orderSn string) int
 		StockLedger         func(childComplexity int, itemID int64, first *int64, after *string) int
+		StockPools          func(childComplexity int, itemID int64, first *int64, after *string) int
 		StockReconciliation func(childComplexity int, limit *int64) int
 	}
 
@@ -151,12 +154,14 @@ type ComplexityRoot struct {
 	}
 
 	Sku struct {
+		ActivePool     func(childComplexity int) int
 		AvailableStock func(childComplexity int) int
 		CostPrice      func(childComplexity int) int
 		GoodsID        func(childComplexity int) int
 		ID             func(childComplexity int) int
 		LineationPrice func(childComplexity int) int
 		LockedStock    func(childComplexity int) int
+		Pools          func(childComplexity int) int
 		SellPrice      func(childComplexity int) int
 		SkuCode        func(childComplexity int) int
 		SpecKey        func(childComplexity int) int
@@ -201,6 +206,7 @@ type ComplexityRoot struct {
 		GoodsID     func(childComplexity int) int
 		ID          func(childComplexity int) int
 		ItemID      func(childComplexity int) int
+		PoolID      func(childComplexity int) int
 		Remark      func(childComplexity int) int
 	}
 
@@ -210,6 +216,30 @@ type ComplexityRoot struct {
 	}
 
 	StockLogEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	StockPool struct {
+		EndsAt        func(childComplexity int) int
+		ID            func(childComplexity int) int
+		ItemID        func(childComplexity int) int
+		Name          func(childComplexity int) int
+		PerBuyerLimit func(childComplexity int) int
+		Price         func(childComplexity int) int
+		Quantity      func(childComplexity int) int
+		Sold          func(childComplexity int) int
+		StartsAt      func(childComplexity int) int
+		Status        func(childComplexity int) int
+		Stock         func(childComplexity int) int
+	}
+
+	StockPoolConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	StockPoolEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
 	}
@@ -231,6 +261,8 @@ type MutationResolver interface {
 	AdjustStock(ctx context.Context, input AdjustStockInput) (*catalog.SKU, error)
 	SetStock(ctx context.Context, input SetStockInput) (*catalog.SKU, error)
 	Stocktake(ctx context.Context, input StocktakeInput) (*catalog.SKU, error)
+	CreateStockPool(ctx context.Context, input CreateStockPoolInput) (*inventory.Pool, error)
+	CloseStockPool(ctx context.Context, poolID int64) (*inventory.Pool, error)
 	PlaceOrder(ctx context.Context, input PlaceOrderInput, idempotencyKey *string) (*checkout.Order, error)
 	CancelOrder(ctx context.Context, orderSn string) (*checkout.Order, error)
 	PaymentReturn(ctx context.Context, input PaymentReturnInput) (*payments.Payment, error)
@@ -244,12 +276,16 @@ type QueryResolver interface {
 	Goods(ctx context.Context, id int64) (*catalog.Goods, error)
 	GoodsList(ctx context.Context, first *int64, after *string, status *enums.GoodsStatus) (*GoodsConnection, error)
 	StockLedger(ctx context.Context, itemID int64, first *int64, after *string) (*StockLogConnection, error)
+	StockPools(ctx context.Context, itemID int64, first *int64, after *string) (*StockPoolConnection, error)
 	Order(ctx context.Context, orderSn string) (*checkout.Order, error)
 	MyOrders(ctx context.Context, first *int64, after *string) (*OrderConnection, error)
 	StockReconciliation(ctx context.Context, limit *int64) ([]*StockDiff, error)
 }
 type SkuResolver interface {
 	CostPrice(ctx context.Context, obj *catalog.SKU) (*money.Money, error)
+
+	ActivePool(ctx context.Context, obj *catalog.SKU) (*inventory.Pool, error)
+	Pools(ctx context.Context, obj *catalog.SKU) ([]*inventory.Pool, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -412,6 +448,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CancelOrder(childComplexity, args["orderSn"].(string)), true
+	case "Mutation.closeStockPool":
+		if e.ComplexityRoot.Mutation.CloseStockPool == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_closeStockPool_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CloseStockPool(childComplexity, args["poolId"].(int64)), true
 	case "Mutation.createGoods":
 		if e.ComplexityRoot.Mutation.CreateGoods == nil {
 			break
@@ -423,6 +470,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateGoods(childComplexity, args["input"].(CreateGoodsInput)), true
+	case "Mutation.createStockPool":
+		if e.ComplexityRoot.Mutation.CreateStockPool == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createStockPool_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateStockPool(childComplexity, args["input"].(CreateStockPoolInput)), true
 	case "Mutation.paymentReturn":
 		if e.ComplexityRoot.Mutation.PaymentReturn == nil {
 			break
@@ -760,6 +818,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.StockLedger(childComplexity, args["itemId"].(int64), args["first"].(*int64), args["after"].(*string)), true
+	case "Query.stockPools":
+		if e.ComplexityRoot.Query.StockPools == nil {
+			break
+		}
+
+		args, err := ec.field_Query_stockPools_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.StockPools(childComplexity, args["itemId"].(int64), args["first"].(*int64), args["after"].(*string)), true
 	case "Query.stockReconciliation":
 		if e.ComplexityRoot.Query.StockReconciliation == nil {
 			break
@@ -785,6 +854,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SelectableValue.SpecValueID(childComplexity), true
 
+	case "Sku.activePool":
+		if e.ComplexityRoot.Sku.ActivePool == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sku.ActivePool(childComplexity), true
 	case "Sku.availableStock":
 		if e.ComplexityRoot.Sku.AvailableStock == nil {
 			break
@@ -821,6 +896,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Sku.LockedStock(childComplexity), true
+	case "Sku.pools":
+		if e.ComplexityRoot.Sku.Pools == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sku.Pools(childComplexity), true
 	case "Sku.sellPrice":
 		if e.ComplexityRoot.Sku.SellPrice == nil {
 			break
@@ -1017,6 +1098,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.StockLog.ItemID(childComplexity), true
+	case "StockLog.poolId":
+		if e.ComplexityRoot.StockLog.PoolID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockLog.PoolID(childComplexity), true
 	case "StockLog.remark":
 		if e.ComplexityRoot.StockLog.Remark == nil {
 			break
@@ -1050,6 +1137,99 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.StockLogEdge.Node(childComplexity), true
 
+	case "StockPool.endsAt":
+		if e.ComplexityRoot.StockPool.EndsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockPool.EndsAt(childComplexity), true
+	case "StockPool.id":
+		if e.ComplexityRoot.StockPool.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockPool.ID(childComplexity), true
+	case "StockPool.itemId":
+		if e.ComplexityRoot.StockPool.ItemID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockPool.ItemID(childComplexity), true
+	case "StockPool.name":
+		if e.ComplexityRoot.StockPool.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockPool.Name(childComplexity), true
+	case "StockPool.perBuyerLimit":
+		if e.ComplexityRoot.StockPool.PerBuyerLimit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockPool.PerBuyerLimit(childComplexity), true
+	case "StockPool.price":
+		if e.ComplexityRoot.StockPool.Price == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockPool.Price(childComplexity), true
+	case "StockPool.quantity":
+		if e.ComplexityRoot.StockPool.Quantity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockPool.Quantity(childComplexity), true
+	case "StockPool.sold":
+		if e.ComplexityRoot.StockPool.Sold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockPool.Sold(childComplexity), true
+	case "StockPool.startsAt":
+		if e.ComplexityRoot.StockPool.StartsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockPool.StartsAt(childComplexity), true
+	case "StockPool.status":
+		if e.ComplexityRoot.StockPool.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockPool.Status(childComplexity), true
+	case "StockPool.stock":
+		if e.ComplexityRoot.StockPool.Stock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockPool.Stock(childComplexity), true
+
+	case "StockPoolConnection.edges":
+		if e.ComplexityRoot.StockPoolConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockPoolConnection.Edges(childComplexity), true
+	case "StockPoolConnection.pageInfo":
+		if e.ComplexityRoot.StockPoolConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockPoolConnection.PageInfo(childComplexity), true
+
+	case "StockPoolEdge.cursor":
+		if e.ComplexityRoot.StockPoolEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockPoolEdge.Cursor(childComplexity), true
+	case "StockPoolEdge.node":
+		if e.ComplexityRoot.StockPoolEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockPoolEdge.Node(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -1061,6 +1241,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		return graphql.NewInputUnmarshalerIndex(
 			graphql.NewInputUnmarshaler("AdjustStockInput", ec.unmarshalInputAdjustStockInput),
 			graphql.NewInputUnmarshaler("CreateGoodsInput", ec.unmarshalInputCreateGoodsInput),
+			graphql.NewInputUnmarshaler("CreateStockPoolInput", ec.unmarshalInputCreateStockPoolInput),
 			graphql.NewInputUnmarshaler("OrderItemInput", ec.unmarshalInputOrderItemInput),
 			graphql.NewInputUnmarshaler("PaymentReturnInput", ec.unmarshalInputPaymentReturnInput),
 			graphql.NewInputUnmarshaler("PlaceOrderInput", ec.unmarshalInputPlaceOrderInput),
@@ -1226,6 +1407,38 @@ type Sku {
   "Units sold."
   volume: Int!
   status: SkuStatus!
+  "The flash sale on sale now (the one ending first when several overlap); null when none."
+  activePool: StockPool
+  "Admins only (null for everyone else): the SKU's 10 newest pools; stockPools pages through all."
+  pools: [StockPool!]
+}
+
+"A flash sale's own stock, moved out of one SKU's main stock (ledger change type 7) and back at its end (change type 8)."
+type StockPool {
+  id: ID!
+  itemId: ID!
+  name: String!
+  price: Money!
+  "Units moved in when the pool was created."
+  quantity: Int!
+  "Units left to sell (0 once the remainder went back to main stock)."
+  stock: Int!
+  "Units sold from the pool and not restored."
+  sold: Int!
+  perBuyerLimit: Int!
+  startsAt: Time!
+  endsAt: Time!
+  status: StockPoolStatus!
+}
+
+"Computed from the clock and whether the pool was closed."
+enum StockPoolStatus {
+  "Before startsAt."
+  SCHEDULED
+  "In [startsAt, endsAt) and not closed."
+  ACTIVE
+  "After endsAt, or closed."
+  ENDED
 }
 
 type PriceRange {
@@ -1269,6 +1482,8 @@ scalar Time
 extend type Query {
   "The ledger of one SKU, newest first."
   stockLedger(itemId: ID!, first: Int, after: String): StockLogConnection!
+  "The stock pools of one SKU, newest first."
+  stockPools(itemId: ID!, first: Int, after: String): StockPoolConnection!
 }
 
 type Mutation {
@@ -1286,6 +1501,33 @@ type Mutation {
   setStock(input: SetStockInput!): Sku!
   "Record a counted stock; the difference is a change type 6 ledger row."
   stocktake(input: StocktakeInput!): Sku!
+  "Move quantity units of the SKU's available main stock into a new flash-sale pool (ledger change type 7); OUT_OF_STOCK when main stock is short."
+  createStockPool(input: CreateStockPoolInput!): StockPool!
+  "End a pool now: its remainder goes back to main stock (change type 8), once."
+  closeStockPool(poolId: ID!): StockPool!
+}
+
+input CreateStockPoolInput {
+  itemId: ID!
+  name: String!
+  "Above 0."
+  price: Money!
+  "Above 0."
+  quantity: Int!
+  perBuyerLimit: Int = 1
+  "Before endsAt."
+  startsAt: Time!
+  endsAt: Time!
+}
+
+type StockPoolConnection {
+  edges: [StockPoolEdge!]!
+  pageInfo: PageInfo!
+}
+
+type StockPoolEdge {
+  cursor: String!
+  node: StockPool!
 }
 
 input SpecInput {
@@ -1371,7 +1613,7 @@ input StocktakeInput {
   reason: String!
 }
 
-"A ledger row. changeType keeps the seed's codes: 1 order deduct, 2 payment deduct, 3 cancel/close restore, 4 refund restore, 5 admin adjustment/opening, 6 stocktake."
+"A ledger row. changeType keeps the seed's codes: 1 order deduct, 2 payment deduct, 3 cancel/close restore, 4 refund restore, 5 admin adjustment/opening, 6 stocktake, 7 moved to a stock pool, 8 returned from a pool."
 type StockLog {
   id: ID!
   itemId: ID!
@@ -1384,6 +1626,8 @@ type StockLog {
   bizSn: String!
   remark: String!
   createdAt: Time!
+  "0: the SKU's main stock; otherwise the stock pool whose balance the row moves."
+  poolId: ID!
 }
 
 type StockLogConnection {
@@ -1726,6 +1970,10 @@ func (ec *executionContext) childFields_Sku(ctx context.Context, field graphql.C
 		return ec.fieldContext_Sku_volume(ctx, field)
 	case "status":
 		return ec.fieldContext_Sku_status(ctx, field)
+	case "activePool":
+		return ec.fieldContext_Sku_activePool(ctx, field)
+	case "pools":
+		return ec.fieldContext_Sku_pools(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Sku", field.Name)
 }
@@ -1798,6 +2046,8 @@ func (ec *executionContext) childFields_StockLog(ctx context.Context, field grap
 		return ec.fieldContext_StockLog_remark(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_StockLog_createdAt(ctx, field)
+	case "poolId":
+		return ec.fieldContext_StockLog_poolId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type StockLog", field.Name)
 }
@@ -1820,6 +2070,54 @@ func (ec *executionContext) childFields_StockLogEdge(ctx context.Context, field 
 		return ec.fieldContext_StockLogEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type StockLogEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_StockPool(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_StockPool_id(ctx, field)
+	case "itemId":
+		return ec.fieldContext_StockPool_itemId(ctx, field)
+	case "name":
+		return ec.fieldContext_StockPool_name(ctx, field)
+	case "price":
+		return ec.fieldContext_StockPool_price(ctx, field)
+	case "quantity":
+		return ec.fieldContext_StockPool_quantity(ctx, field)
+	case "stock":
+		return ec.fieldContext_StockPool_stock(ctx, field)
+	case "sold":
+		return ec.fieldContext_StockPool_sold(ctx, field)
+	case "perBuyerLimit":
+		return ec.fieldContext_StockPool_perBuyerLimit(ctx, field)
+	case "startsAt":
+		return ec.fieldContext_StockPool_startsAt(ctx, field)
+	case "endsAt":
+		return ec.fieldContext_StockPool_endsAt(ctx, field)
+	case "status":
+		return ec.fieldContext_StockPool_status(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StockPool", field.Name)
+}
+
+func (ec *executionContext) childFields_StockPoolConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_StockPoolConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_StockPoolConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StockPoolConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_StockPoolEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_StockPoolEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_StockPoolEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StockPoolEdge", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2008,12 +2306,40 @@ func (ec *executionContext) field_Mutation_cancelOrder_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_closeStockPool_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "poolId",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNID2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["poolId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createGoods_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (CreateGoodsInput, error) {
 			return ec.unmarshalNCreateGoodsInput2storefrontᚋgraphᚐCreateGoodsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createStockPool_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (CreateStockPoolInput, error) {
+			return ec.unmarshalNCreateStockPoolInput2storefrontᚋgraphᚐCreateStockPoolInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2275,6 +2601,36 @@ func (ec *executionContext) field_Query_order_args(ctx context.Context, rawArgs 
 }
 
 func (ec *executionContext) field_Query_stockLedger_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "itemId",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNID2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["itemId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_stockPools_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "itemId",
@@ -3237,6 +3593,94 @@ func (ec *executionContext) fieldContext_Mutation_stocktake(ctx context.Context,
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_stocktake_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createStockPool(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createStockPool(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateStockPool(ctx, fc.Args["input"].(CreateStockPoolInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *inventory.Pool) graphql.Marshaler {
+			return ec.marshalNStockPool2ᚖstorefrontᚋinventoryᚐPool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createStockPool(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StockPool(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createStockPool_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_closeStockPool(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_closeStockPool(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CloseStockPool(ctx, fc.Args["poolId"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *inventory.Pool) graphql.Marshaler {
+			return ec.marshalNStockPool2ᚖstorefrontᚋinventoryᚐPool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_closeStockPool(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StockPool(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_closeStockPool_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -4272,6 +4716,50 @@ func (ec *executionContext) fieldContext_Query_stockLedger(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_stockPools(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_stockPools(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().StockPools(ctx, fc.Args["itemId"].(int64), fc.Args["first"].(*int64), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *StockPoolConnection) graphql.Marshaler {
+			return ec.marshalNStockPoolConnection2ᚖstorefrontᚋgraphᚐStockPoolConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_stockPools(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StockPoolConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_stockPools_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_order(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4871,6 +5359,70 @@ func (ec *executionContext) fieldContext_Sku_status(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Sku", field, false, false, "SkuStatus")
 }
 
+func (ec *executionContext) _Sku_activePool(ctx context.Context, field graphql.CollectedField, obj *catalog.SKU) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sku_activePool(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Sku().ActivePool(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *inventory.Pool) graphql.Marshaler {
+			return ec.marshalOStockPool2ᚖstorefrontᚋinventoryᚐPool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Sku_activePool(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Sku",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StockPool(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Sku_pools(ctx context.Context, field graphql.CollectedField, obj *catalog.SKU) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sku_pools(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Sku().Pools(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*inventory.Pool) graphql.Marshaler {
+			return ec.marshalOStockPool2ᚕᚖstorefrontᚋinventoryᚐPoolᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Sku_pools(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Sku",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StockPool(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Spec_id(ctx context.Context, field graphql.CollectedField, obj *catalog.Spec) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5432,6 +5984,29 @@ func (ec *executionContext) fieldContext_StockLog_createdAt(_ context.Context, f
 	return graphql.NewScalarFieldContext("StockLog", field, false, false, "Time")
 }
 
+func (ec *executionContext) _StockLog_poolId(ctx context.Context, field graphql.CollectedField, obj *inventory.LedgerRow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockLog_poolId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PoolID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockLog_poolId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockLog", field, false, false, "ID")
+}
+
 func (ec *executionContext) _StockLogConnection_edges(ctx context.Context, field graphql.CollectedField, obj *StockLogConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5546,6 +6121,378 @@ func (ec *executionContext) fieldContext_StockLogEdge_node(_ context.Context, fi
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_StockLog(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StockPool_id(ctx context.Context, field graphql.CollectedField, obj *inventory.Pool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockPool_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockPool_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockPool", field, false, false, "ID")
+}
+
+func (ec *executionContext) _StockPool_itemId(ctx context.Context, field graphql.CollectedField, obj *inventory.Pool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockPool_itemId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ItemID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockPool_itemId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockPool", field, false, false, "ID")
+}
+
+func (ec *executionContext) _StockPool_name(ctx context.Context, field graphql.CollectedField, obj *inventory.Pool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockPool_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockPool_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockPool", field, false, false, "String")
+}
+
+func (ec *executionContext) _StockPool_price(ctx context.Context, field graphql.CollectedField, obj *inventory.Pool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockPool_price(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Price, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
+			return ec.marshalNMoney2storefrontᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockPool_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockPool", field, false, false, "Money")
+}
+
+func (ec *executionContext) _StockPool_quantity(ctx context.Context, field graphql.CollectedField, obj *inventory.Pool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockPool_quantity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Quantity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockPool_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockPool", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StockPool_stock(ctx context.Context, field graphql.CollectedField, obj *inventory.Pool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockPool_stock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stock, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockPool_stock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockPool", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StockPool_sold(ctx context.Context, field graphql.CollectedField, obj *inventory.Pool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockPool_sold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockPool_sold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockPool", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StockPool_perBuyerLimit(ctx context.Context, field graphql.CollectedField, obj *inventory.Pool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockPool_perBuyerLimit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PerBuyerLimit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockPool_perBuyerLimit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockPool", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StockPool_startsAt(ctx context.Context, field graphql.CollectedField, obj *inventory.Pool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockPool_startsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartsAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockPool_startsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockPool", field, false, false, "Time")
+}
+
+func (ec *executionContext) _StockPool_endsAt(ctx context.Context, field graphql.CollectedField, obj *inventory.Pool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockPool_endsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndsAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockPool_endsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockPool", field, false, false, "Time")
+}
+
+func (ec *executionContext) _StockPool_status(ctx context.Context, field graphql.CollectedField, obj *inventory.Pool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockPool_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v enums.StockPoolStatus) graphql.Marshaler {
+			return ec.marshalNStockPoolStatus2storefrontᚋenumsᚐStockPoolStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockPool_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockPool", field, true, false, "StockPoolStatus")
+}
+
+func (ec *executionContext) _StockPoolConnection_edges(ctx context.Context, field graphql.CollectedField, obj *StockPoolConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockPoolConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*StockPoolEdge) graphql.Marshaler {
+			return ec.marshalNStockPoolEdge2ᚕᚖstorefrontᚋgraphᚐStockPoolEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockPoolConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StockPoolConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StockPoolEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StockPoolConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *StockPoolConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockPoolConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖstorefrontᚋgraphᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockPoolConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StockPoolConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StockPoolEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *StockPoolEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockPoolEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockPoolEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockPoolEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _StockPoolEdge_node(ctx context.Context, field graphql.CollectedField, obj *StockPoolEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockPoolEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *inventory.Pool) graphql.Marshaler {
+			return ec.marshalNStockPool2ᚖstorefrontᚋinventoryᚐPool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockPoolEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StockPoolEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StockPool(ctx, field)
 		},
 	}
 	return fc, nil
@@ -6778,6 +7725,94 @@ func UnmarshalCreateGoodsInput(ctx context.Context, raw any) (CreateGoodsInput, 
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputCreateStockPoolInput(ctx context.Context, obj any) (CreateStockPoolInput, error) {
+	var it CreateStockPoolInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["perBuyerLimit"]; !present {
+		asMap["perBuyerLimit"] = 1
+	}
+
+	fieldsInOrder := [...]string{"itemId", "name", "price", "quantity", "perBuyerLimit", "startsAt", "endsAt"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "itemId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemId"))
+			data, err := ec.unmarshalNID2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ItemID = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "price":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("price"))
+			data, err := ec.unmarshalNMoney2storefrontᚋmoneyᚐMoney(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Price = data
+		case "quantity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("quantity"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Quantity = data
+		case "perBuyerLimit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("perBuyerLimit"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PerBuyerLimit = data
+		case "startsAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("startsAt"))
+			data, err := ec.unmarshalNTime2timeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StartsAt = data
+		case "endsAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endsAt"))
+			data, err := ec.unmarshalNTime2timeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EndsAt = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCreateStockPoolInput unmarshals raw into the CreateStockPoolInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreateStockPoolInput(ctx context.Context, raw any) (CreateStockPoolInput, error) {
+	var out CreateStockPoolInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateStockPoolInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputOrderItemInput(ctx context.Context, obj any) (OrderItemInput, error) {
 	var it OrderItemInput
 	if obj == nil {
@@ -7773,6 +8808,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "createStockPool":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createStockPool(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "closeStockPool":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_closeStockPool(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "placeOrder":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_placeOrder(ctx, field)
@@ -8198,6 +9247,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_stockLedger(ctx, field)
 				})
+		case "stockPools":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_stockPools(ctx, field)
+				})
 		case "order":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, false,
@@ -8372,6 +9427,18 @@ func (ec *executionContext) _Sku(ctx context.Context, sel ast.SelectionSet, obj 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "activePool":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Sku_activePool(ctx, field, obj)
+				})
+		case "pools":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Sku_pools(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -8604,6 +9671,11 @@ func (ec *executionContext) _StockLog(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "poolId":
+			out.Values[i] = ec._StockLog_poolId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -8677,6 +9749,165 @@ func (ec *executionContext) _StockLogEdge(ctx context.Context, sel ast.Selection
 			}
 		case "node":
 			out.Values[i] = ec._StockLogEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var stockPoolImplementors = []string{"StockPool"}
+
+func (ec *executionContext) _StockPool(ctx context.Context, sel ast.SelectionSet, obj *inventory.Pool) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stockPoolImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StockPool")
+		case "id":
+			out.Values[i] = ec._StockPool_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "itemId":
+			out.Values[i] = ec._StockPool_itemId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._StockPool_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "price":
+			out.Values[i] = ec._StockPool_price(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "quantity":
+			out.Values[i] = ec._StockPool_quantity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "stock":
+			out.Values[i] = ec._StockPool_stock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sold":
+			out.Values[i] = ec._StockPool_sold(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "perBuyerLimit":
+			out.Values[i] = ec._StockPool_perBuyerLimit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startsAt":
+			out.Values[i] = ec._StockPool_startsAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endsAt":
+			out.Values[i] = ec._StockPool_endsAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._StockPool_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var stockPoolConnectionImplementors = []string{"StockPoolConnection"}
+
+func (ec *executionContext) _StockPoolConnection(ctx context.Context, sel ast.SelectionSet, obj *StockPoolConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stockPoolConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StockPoolConnection")
+		case "edges":
+			out.Values[i] = ec._StockPoolConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._StockPoolConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var stockPoolEdgeImplementors = []string{"StockPoolEdge"}
+
+func (ec *executionContext) _StockPoolEdge(ctx context.Context, sel ast.SelectionSet, obj *StockPoolEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stockPoolEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StockPoolEdge")
+		case "cursor":
+			out.Values[i] = ec._StockPoolEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._StockPoolEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -9080,6 +10311,11 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 
 func (ec *executionContext) unmarshalNCreateGoodsInput2storefrontᚋgraphᚐCreateGoodsInput(ctx context.Context, v any) (CreateGoodsInput, error) {
 	res, err := ec.unmarshalInputCreateGoodsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCreateStockPoolInput2storefrontᚋgraphᚐCreateStockPoolInput(ctx context.Context, v any) (CreateStockPoolInput, error) {
+	res, err := ec.unmarshalInputCreateStockPoolInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -9588,6 +10824,56 @@ func (ec *executionContext) marshalNStockMode2storefrontᚋenumsᚐStockMode(ctx
 	return v
 }
 
+func (ec *executionContext) marshalNStockPool2ᚖstorefrontᚋinventoryᚐPool(ctx context.Context, sel ast.SelectionSet, v *inventory.Pool) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "StockPool!")
+		return graphql.Null
+	}
+	return ec._StockPool(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNStockPoolConnection2ᚖstorefrontᚋgraphᚐStockPoolConnection(ctx context.Context, sel ast.SelectionSet, v *StockPoolConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "StockPoolConnection!")
+		return graphql.Null
+	}
+	return ec._StockPoolConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNStockPoolEdge2ᚕᚖstorefrontᚋgraphᚐStockPoolEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*StockPoolEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNStockPoolEdge2ᚖstorefrontᚋgraphᚐStockPoolEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNStockPoolEdge2ᚖstorefrontᚋgraphᚐStockPoolEdge(ctx context.Context, sel ast.SelectionSet, v *StockPoolEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "StockPoolEdge!")
+		return graphql.Null
+	}
+	return ec._StockPoolEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNStockPoolStatus2storefrontᚋenumsᚐStockPoolStatus(ctx context.Context, v any) (enums.StockPoolStatus, error) {
+	var res enums.StockPoolStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNStockPoolStatus2storefrontᚋenumsᚐStockPoolStatus(ctx context.Context, sel ast.SelectionSet, v enums.StockPoolStatus) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNStocktakeInput2storefrontᚋgraphᚐStocktakeInput(ctx context.Context, v any) (StocktakeInput, error) {
 	res, err := ec.unmarshalInputStocktakeInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -10042,6 +11328,32 @@ func (ec *executionContext) marshalOStockMode2ᚖstorefrontᚋenumsᚐStockMode(
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalOStockPool2ᚕᚖstorefrontᚋinventoryᚐPoolᚄ(ctx context.Context, sel ast.SelectionSet, v []*inventory.Pool) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNStockPool2ᚖstorefrontᚋinventoryᚐPool(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalOStockPool2ᚖstorefrontᚋinventoryᚐPool(ctx context.Context, sel ast.SelectionSet, v *inventory.Pool) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._StockPool(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v any) (*string, error) {

@@ -8,6 +8,7 @@ import (
 	"storefront/enums"
 	"storefront/inventory"
 	"storefront/money"
+	"time"
 )
 
 type AdjustStockInput struct {
@@ -25,6 +26,19 @@ type CreateGoodsInput struct {
 	Specs      []*SpecInput        `json:"specs,omitempty"`
 	DefaultSku *SkuTermsInput      `json:"defaultSku,omitempty"`
 	Skus       []*SkuOverrideInput `json:"skus,omitempty"`
+}
+
+type CreateStockPoolInput struct {
+	ItemID int64  `json:"itemId"`
+	Name   string `json:"name"`
+	// Above 0.
+	Price money.Money `json:"price"`
+	// Above 0.
+	Quantity      int64  `json:"quantity"`
+	PerBuyerLimit *int64 `json:"perBuyerLimit,omitempty"`
+	// Before endsAt.
+	StartsAt time.Time `json:"startsAt"`
+	EndsAt   time.Time `json:"endsAt"`
 }
 
 type GoodsConnection struct {
@@ -139,6 +153,16 @@ type StockLogConnection struct {
 type StockLogEdge struct {
 	Cursor string               `json:"cursor"`
 	Node   *inventory.LedgerRow `json:"node"`
+}
+
+type StockPoolConnection struct {
+	Edges    []*StockPoolEdge `json:"edges"`
+	PageInfo *PageInfo        `json:"pageInfo"`
+}
+
+type StockPoolEdge struct {
+	Cursor string          `json:"cursor"`
+	Node   *inventory.Pool `json:"node"`
 }
 
 type StocktakeInput struct {

@@ -22,6 +22,8 @@ const (
 	RefundRestore ChangeType = 4
 	Adjust        ChangeType = 5 // admin adjustment and opening stock
 	Stocktake     ChangeType = 6
+	ToPool        ChangeType = 7 // moved to a stock pool: -n on main stock, +n on the pool
+	FromPool      ChangeType = 8 // returned from a pool: -n on the pool, +n on main stock
 )
 
 // Business types of ledger rows (biz_type).
@@ -31,6 +33,7 @@ const (
 	BizOrder   = "order"
 	BizRefund  = "refund"
 	BizCount   = "stocktake"
+	BizPool    = "pool" // biz number: the pool's id
 )
 
 // Entry is one ledger row.
@@ -39,6 +42,7 @@ type Entry struct {
 	Type                   ChangeType
 	Num, Before, After     int64
 	BizType, BizSn, Remark string
+	PoolID                 int64 // 0: main stock
 }
 
 // Book writes ledger rows inside the caller's transaction. A row that repeats
@@ -49,7 +53,7 @@ func Book(ctx context.Context, tx *ent.Tx, entries ...Entry) error {
 	for start := 0; start < len(entries); start += 500 {
 		ins := store.NewInsert(stocklog.Table)
 		for _, e := range entries[start:min(start+500, len(entries))] {
-			m := Movement{ItemID: e.ItemID, GoodsID: e.GoodsID, Num: e.Num, Type: e.Type, BizType: e.BizType, BizSn: e.BizSn, Remark: e.Remark}
+			m := Movement{ItemID: e.ItemID, GoodsID: e.GoodsID, Num: e.Num, Type: e.Type, BizType: e.BizType, BizSn: e.BizSn, Remark: e.Remark, PoolID: e.PoolID}
 			ins.Row(func(v store.Values) { m.write(v, itoa(e.Before), itoa(e.After)) })
 		}
 		if err := store.Exec(ctx, tx, ins); err != nil {

@@ -57,7 +57,7 @@ func (s *Service) Ledger(ctx context.Context, itemID int64, first int, after str
 		p.Rows[i] = &LedgerRow{
 			ID: r.ID, ItemID: r.ItemID, GoodsID: r.GoodsID, ChangeType: int64(r.ChangeType), ChangeNum: r.ChangeNum,
 			BeforeStock: r.BeforeStock, AfterStock: r.AfterStock, BizType: r.BizType, BizSn: r.BizSn,
-			Remark: r.Remark, CreatedAt: r.CreatedAt,
+			Remark: r.Remark, CreatedAt: r.CreatedAt, PoolID: r.PoolID,
 		}
 	}
 	return p, nil

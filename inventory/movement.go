@@ -25,6 +25,9 @@ type Movement struct {
 	BizType, BizSn  string
 	Remark          string
 	At              time.Time
+	// PoolID is the stock pool whose balance the row moves; 0 is the SKU's
+	// main stock.
+	PoolID int64
 }
 
 // Terms are what a seller read of a SKU before taking its stock: a take
@@ -73,6 +76,7 @@ func (m *Movement) write(v store.Values, before, after string) {
 	v.Str(stocklog.FieldBizSn, m.BizSn)
 	v.Str(stocklog.FieldRemark, m.Remark)
 	v.Time(stocklog.FieldCreatedAt, m.at())
+	v.Int(stocklog.FieldPoolID, m.PoolID)
 }
 
 func (m *Movement) at() time.Time {

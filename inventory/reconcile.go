@@ -29,7 +29,7 @@ func (s *Service) Reconcile(ctx context.Context, limit int) ([]StockDiff, error)
 	rows, err := s.db.SQL.QueryContext(ctx, `
 SELECT i.id, i.goods_id, i.stock, COALESCE(l.total, 0), i.lock_stock, COALESCE(o.total, 0)
 FROM sku i
-LEFT JOIN (SELECT item_id, SUM(change_num) AS total FROM stock_log GROUP BY item_id) l ON l.item_id = i.id
+LEFT JOIN (SELECT item_id, SUM(change_num) AS total FROM stock_log WHERE pool_id = 0 GROUP BY item_id) l ON l.item_id = i.id
 LEFT JOIN (SELECT ol.item_id, SUM(ol.quantity) AS total FROM order_line ol JOIN orders od ON od.id = ol.order_id
            WHERE ol.lock_state = ? AND od.status = ? GROUP BY ol.item_id) o ON o.item_id = i.id
 WHERE i.stock <> COALESCE(l.total, 0) OR i.lock_stock <> COALESCE(o.total, 0) OR i.lock_stock < 0 OR i.lock_stock > i.stock

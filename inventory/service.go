@@ -28,4 +28,5 @@ type LedgerRow struct {
 	BizSn       string
 	Remark      string
 	CreatedAt   time.Time
+	PoolID      int64
 }

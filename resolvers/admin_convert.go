@@ -70,3 +70,20 @@ func ledgerConnection(p *inventory.LedgerPage) *graph.StockLogConnection {
 		})
 	return &graph.StockLogConnection{Edges: edges, PageInfo: info}
 }
+
+func poolInput(in graph.CreateStockPoolInput) inventory.PoolInput {
+	limit := int64(1) // the schema's default, also when sent as null
+	if in.PerBuyerLimit != nil {
+		limit = *in.PerBuyerLimit
+	}
+	return inventory.PoolInput{ItemID: in.ItemID, Name: in.Name, Price: in.Price, Quantity: in.Quantity,
+		PerBuyerLimit: limit, StartsAt: in.StartsAt, EndsAt: in.EndsAt}
+}
+
+func poolConnection(p *inventory.PoolPage) *graph.StockPoolConnection {
+	edges, info := connection(p.Pools, p.HasNextPage, func(x *inventory.Pool) string { return inventory.PoolCursor(x.ID) },
+		func(cursor string, x *inventory.Pool) *graph.StockPoolEdge {
+			return &graph.StockPoolEdge{Cursor: cursor, Node: x}
+		})
+	return &graph.StockPoolConnection{Edges: edges, PageInfo: info}
+}

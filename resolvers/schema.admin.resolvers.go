@@ -90,6 +90,22 @@ func (r *mutationResolver) Stocktake(ctx context.Context, input graph.StocktakeI
 	return catalog.SKUOf(row)
 }
 
+// CreateStockPool is the resolver for the createStockPool field.
+func (r *mutationResolver) CreateStockPool(ctx context.Context, input graph.CreateStockPoolInput) (*inventory.Pool, error) {
+	if _, err := auth.Require(ctx, auth.Admin); err != nil {
+		return nil, err
+	}
+	return r.Inventory.MoveToPool(ctx, poolInput(input))
+}
+
+// CloseStockPool is the resolver for the closeStockPool field.
+func (r *mutationResolver) CloseStockPool(ctx context.Context, poolID int64) (*inventory.Pool, error) {
+	if _, err := auth.Require(ctx, auth.Admin); err != nil {
+		return nil, err
+	}
+	return r.Inventory.ClosePool(ctx, poolID)
+}
+
 // StockLedger is the resolver for the stockLedger field.
 func (r *queryResolver) StockLedger(ctx context.Context, itemID int64, first *int64, after *string) (*graph.StockLogConnection, error) {
 	if _, err := auth.Require(ctx, auth.Admin); err != nil {
@@ -100,6 +116,18 @@ func (r *queryResolver) StockLedger(ctx context.Context, itemID int64, first *in
 		return nil, err
 	}
 	return ledgerConnection(page), nil
+}
+
+// StockPools is the resolver for the stockPools field.
+func (r *queryResolver) StockPools(ctx context.Context, itemID int64, first *int64, after *string) (*graph.StockPoolConnection, error) {
+	if _, err := auth.Require(ctx, auth.Admin); err != nil {
+		return nil, err
+	}
+	page, err := r.Inventory.Pools(ctx, itemID, int(deref(first)), deref(after))
+	if err != nil {
+		return nil, err
+	}
+	return poolConnection(page), nil
 }
 
 // Mutation returns graph.MutationResolver implementation.

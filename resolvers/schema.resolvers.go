@@ -11,7 +11,9 @@ import (
 	"storefront/catalog"
 	"storefront/enums"
 	"storefront/graph"
+	"storefront/inventory"
 	"storefront/money"
+	"time"
 )
 
 // Skus is the resolver for the skus field.
@@ -40,6 +42,23 @@ func (r *skuResolver) CostPrice(ctx context.Context, obj *catalog.SKU) (*money.M
 		return nil, nil
 	}
 	return &obj.Cost, nil
+}
+
+// ActivePool is the resolver for the activePool field.
+func (r *skuResolver) ActivePool(ctx context.Context, obj *catalog.SKU) (*inventory.Pool, error) {
+	return r.Inventory.ActivePool(ctx, obj.ID, time.Now())
+}
+
+// Pools is the resolver for the pools field.
+func (r *skuResolver) Pools(ctx context.Context, obj *catalog.SKU) ([]*inventory.Pool, error) {
+	if !auth.FromContext(ctx).IsAdmin() {
+		return nil, nil
+	}
+	page, err := r.Inventory.Pools(ctx, obj.ID, inventory.LatestPools, "")
+	if err != nil {
+		return nil, err
+	}
+	return page.Pools, nil
 }
 
 // Goods returns graph.GoodsResolver implementation.

@@ -27,9 +27,12 @@ var cacheableFields = map[string]map[string]bool{
 }
 
 // privateFields are fields of the types above that must never make an
-// operation cacheable: their answer depends on who asks.
+// operation cacheable: their answer depends on who asks (costPrice, the
+// admin's pools), or on rows the catalog's views do not carry, so no edit
+// would invalidate it (activePool reads the stock_pool row, whose stock
+// moves with every flash-sale order and whose window opens by the clock).
 var privateFields = map[string]map[string]bool{
-	"Sku": set("costPrice"),
+	"Sku": set("costPrice", "pools", "activePool"),
 }
 
 func set(names ...string) map[string]bool {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"storefront/checkout"
+	"storefront/inventory"
 	"storefront/paging"
 	"storefront/skumatrix"
 )
@@ -32,9 +33,12 @@ var lists = map[string]func(args map[string]any, page int) int{
 	// the rest.
 	"Goods.skus": fixed(skumatrix.DefaultLimits.MaxSKUs),
 
-	"GoodsConnection.edges":    inPage,
-	"OrderConnection.edges":    inPage,
-	"StockLogConnection.edges": inPage,
+	"GoodsConnection.edges":     inPage,
+	"OrderConnection.edges":     inPage,
+	"StockLogConnection.edges":  inPage,
+	"StockPoolConnection.edges": inPage,
+	// Sku.pools answers the SKU's newest pools only.
+	"Sku.pools": fixed(inventory.LatestPools),
 
 	// checkout refuses an order of more lines (before merging duplicates).
 	"Order.lines": fixed(checkout.DefaultConfig().MaxLines),
@@ -55,6 +59,7 @@ var connections = map[string]func(args map[string]any) int{
 	"Query.goodsList":   firstArg,
 	"Query.myOrders":    firstArg,
 	"Query.stockLedger": firstArg,
+	"Query.stockPools":  firstArg,
 }
 
 // needsArgs says whether a field's cost reads its arguments, so that the

@@ -140,6 +140,18 @@ func (f StockLogFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, er
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.StockLogMutation", m)
 }
 
+// The StockPoolFunc type is an adapter to allow the use of ordinary
+// function as StockPool mutator.
+type StockPoolFunc func(context.Context, *ent.StockPoolMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f StockPoolFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.StockPoolMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.StockPoolMutation", m)
+}
+
 // Condition is a hook condition function.
 type Condition func(context.Context, ent.Mutation) bool
 

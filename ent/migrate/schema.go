@@ -117,6 +117,7 @@ var (
 		{Name: "quantity", Type: field.TypeInt64},
 		{Name: "stock_mode", Type: field.TypeEnum, Enums: []string{"DEDUCT_AT_ORDER", "LOCK_AT_ORDER"}, Default: "DEDUCT_AT_ORDER"},
 		{Name: "lock_state", Type: field.TypeString, Size: 16, Default: ""},
+		{Name: "pool_id", Type: field.TypeInt64, Default: 0},
 		{Name: "order_id", Type: field.TypeInt64},
 	}
 	// OrderLineTable holds the schema information for the "order_line" table.
@@ -127,7 +128,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "order_line_orders_lines",
-				Columns:    []*schema.Column{OrderLineColumns[9]},
+				Columns:    []*schema.Column{OrderLineColumns[10]},
 				RefColumns: []*schema.Column{OrdersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -136,7 +137,7 @@ var (
 			{
 				Name:    "orderline_order_id",
 				Unique:  false,
-				Columns: []*schema.Column{OrderLineColumns[9]},
+				Columns: []*schema.Column{OrderLineColumns[10]},
 			},
 		},
 	}
@@ -351,6 +352,7 @@ var (
 		{Name: "biz_sn", Type: field.TypeString, Size: 64},
 		{Name: "remark", Type: field.TypeString, Size: 255, Default: ""},
 		{Name: "created_at", Type: field.TypeTime},
+		{Name: "pool_id", Type: field.TypeInt64, Default: 0},
 	}
 	// StockLogTable holds the schema information for the "stock_log" table.
 	StockLogTable = &schema.Table{
@@ -361,12 +363,47 @@ var (
 			{
 				Name:    "uk_biz",
 				Unique:  true,
-				Columns: []*schema.Column{StockLogColumns[7], StockLogColumns[8], StockLogColumns[1], StockLogColumns[3]},
+				Columns: []*schema.Column{StockLogColumns[7], StockLogColumns[8], StockLogColumns[1], StockLogColumns[3], StockLogColumns[11]},
 			},
 			{
 				Name:    "stocklog_item_id_created_at",
 				Unique:  false,
 				Columns: []*schema.Column{StockLogColumns[1], StockLogColumns[10]},
+			},
+		},
+	}
+	// StockPoolColumns holds the columns for the "stock_pool" table.
+	StockPoolColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "item_id", Type: field.TypeInt64},
+		{Name: "goods_id", Type: field.TypeInt64},
+		{Name: "name", Type: field.TypeString, Size: 120},
+		{Name: "price", Type: field.TypeInt64},
+		{Name: "quantity", Type: field.TypeInt64},
+		{Name: "stock", Type: field.TypeInt64},
+		{Name: "per_buyer_limit", Type: field.TypeInt64, Default: 1},
+		{Name: "starts_at", Type: field.TypeTime},
+		{Name: "ends_at", Type: field.TypeTime},
+		{Name: "closed_at", Type: field.TypeTime, Nullable: true},
+		{Name: "returned", Type: field.TypeBool, Default: false},
+		{Name: "version", Type: field.TypeInt64, Default: 1},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// StockPoolTable holds the schema information for the "stock_pool" table.
+	StockPoolTable = &schema.Table{
+		Name:       "stock_pool",
+		Columns:    StockPoolColumns,
+		PrimaryKey: []*schema.Column{StockPoolColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "stockpool_item_id_ends_at",
+				Unique:  false,
+				Columns: []*schema.Column{StockPoolColumns[1], StockPoolColumns[9]},
+			},
+			{
+				Name:    "stockpool_returned_ends_at",
+				Unique:  false,
+				Columns: []*schema.Column{StockPoolColumns[11], StockPoolColumns[9]},
 			},
 		},
 	}
@@ -383,6 +420,7 @@ var (
 		SpecTable,
 		SpecValueTable,
 		StockLogTable,
+		StockPoolTable,
 	}
 )
 
@@ -423,5 +461,8 @@ func init() {
 	}
 	StockLogTable.Annotation = &entsql.Annotation{
 		Table: "stock_log",
+	}
+	StockPoolTable.Annotation = &entsql.Annotation{
+		Table: "stock_pool",
 	}
 }

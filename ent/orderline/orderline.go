@@ -33,6 +33,8 @@ const (
 	FieldStockMode = "stock_mode"
 	// FieldLockState holds the string denoting the lock_state field in the database.
 	FieldLockState = "lock_state"
+	// FieldPoolID holds the string denoting the pool_id field in the database.
+	FieldPoolID = "pool_id"
 	// EdgeOrder holds the string denoting the order edge name in mutations.
 	EdgeOrder = "order"
 	// Table holds the table name of the orderline in the database.
@@ -58,6 +60,7 @@ var Columns = []string{
 	FieldQuantity,
 	FieldStockMode,
 	FieldLockState,
+	FieldPoolID,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -81,6 +84,8 @@ var (
 	DefaultLockState string
 	// LockStateValidator is a validator for the "lock_state" field. It is called by the builders before save.
 	LockStateValidator func(string) error
+	// DefaultPoolID holds the default value on creation for the "pool_id" field.
+	DefaultPoolID int64
 )
 
 const DefaultStockMode enums.StockMode = "DEDUCT_AT_ORDER"
@@ -146,6 +151,11 @@ func ByStockMode(opts ...sql.OrderTermOption) OrderOption {
 // ByLockState orders the results by the lock_state field.
 func ByLockState(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLockState, opts...).ToFunc()
+}
+
+// ByPoolID orders the results by the pool_id field.
+func ByPoolID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPoolID, opts...).ToFunc()
 }
 
 // ByOrderField orders the results by order field.

@@ -97,6 +97,11 @@ func LockState(v string) predicate.OrderLine {
 	return predicate.OrderLine(sql.FieldEQ(FieldLockState, v))
 }
 
+// PoolID applies equality check predicate on the "pool_id" field. It's identical to PoolIDEQ.
+func PoolID(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldEQ(FieldPoolID, v))
+}
+
 // OrderIDEQ applies the EQ predicate on the "order_id" field.
 func OrderIDEQ(v int64) predicate.OrderLine {
 	return predicate.OrderLine(sql.FieldEQ(FieldOrderID, v))
@@ -514,6 +519,46 @@ func LockStateEqualFold(v string) predicate.OrderLine {
 // LockStateContainsFold applies the ContainsFold predicate on the "lock_state" field.
 func LockStateContainsFold(v string) predicate.OrderLine {
 	return predicate.OrderLine(sql.FieldContainsFold(FieldLockState, v))
+}
+
+// PoolIDEQ applies the EQ predicate on the "pool_id" field.
+func PoolIDEQ(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldEQ(FieldPoolID, v))
+}
+
+// PoolIDNEQ applies the NEQ predicate on the "pool_id" field.
+func PoolIDNEQ(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldNEQ(FieldPoolID, v))
+}
+
+// PoolIDIn applies the In predicate on the "pool_id" field.
+func PoolIDIn(vs ...int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldIn(FieldPoolID, vs...))
+}
+
+// PoolIDNotIn applies the NotIn predicate on the "pool_id" field.
+func PoolIDNotIn(vs ...int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldNotIn(FieldPoolID, vs...))
+}
+
+// PoolIDGT applies the GT predicate on the "pool_id" field.
+func PoolIDGT(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldGT(FieldPoolID, v))
+}
+
+// PoolIDGTE applies the GTE predicate on the "pool_id" field.
+func PoolIDGTE(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldGTE(FieldPoolID, v))
+}
+
+// PoolIDLT applies the LT predicate on the "pool_id" field.
+func PoolIDLT(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldLT(FieldPoolID, v))
+}
+
+// PoolIDLTE applies the LTE predicate on the "pool_id" field.
+func PoolIDLTE(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldLTE(FieldPoolID, v))
 }
 
 // HasOrder applies the HasEdge predicate on the "order" edge.

@@ -38,3 +38,6 @@ type SpecValue func(*sql.Selector)
 
 // StockLog is the predicate function for stocklog builders.
 type StockLog func(*sql.Selector)
+
+// StockPool is the predicate function for stockpool builders.
+type StockPool func(*sql.Selector)

@@ -36,6 +36,9 @@ func (OrderLine) Fields() []ent.Field {
 		field.Enum("stock_mode").GoType(enums.StockMode("")).Default(string(enums.DeductAtOrder)),
 		// Lock-at-order lines: LOCKED → DEDUCTED | RELEASED, each once (by CAS).
 		field.String("lock_state").MaxLen(16).Default(""),
+		// 0: sold from the SKU's main stock; otherwise the stock pool the
+		// line was sold from (and, before the pool ends, restored to).
+		field.Int64("pool_id").Default(0),
 	}
 }
 

@@ -33,6 +33,8 @@ const (
 	FieldRemark = "remark"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
+	// FieldPoolID holds the string denoting the pool_id field in the database.
+	FieldPoolID = "pool_id"
 	// Table holds the table name of the stocklog in the database.
 	Table = "stock_log"
 )
@@ -50,6 +52,7 @@ var Columns = []string{
 	FieldBizSn,
 	FieldRemark,
 	FieldCreatedAt,
+	FieldPoolID,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -73,6 +76,8 @@ var (
 	RemarkValidator func(string) error
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
+	// DefaultPoolID holds the default value on creation for the "pool_id" field.
+	DefaultPoolID int64
 )
 
 // OrderOption defines the ordering options for the StockLog queries.
@@ -131,4 +136,9 @@ func ByRemark(opts ...sql.OrderTermOption) OrderOption {
 // ByCreatedAt orders the results by the created_at field.
 func ByCreatedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCreatedAt, opts...).ToFunc()
+}
+
+// ByPoolID orders the results by the pool_id field.
+func ByPoolID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPoolID, opts...).ToFunc()
 }

@@ -104,6 +104,11 @@ func CreatedAt(v time.Time) predicate.StockLog {
 	return predicate.StockLog(sql.FieldEQ(FieldCreatedAt, v))
 }
 
+// PoolID applies equality check predicate on the "pool_id" field. It's identical to PoolIDEQ.
+func PoolID(v int64) predicate.StockLog {
+	return predicate.StockLog(sql.FieldEQ(FieldPoolID, v))
+}
+
 // ItemIDEQ applies the EQ predicate on the "item_id" field.
 func ItemIDEQ(v int64) predicate.StockLog {
 	return predicate.StockLog(sql.FieldEQ(FieldItemID, v))
@@ -577,6 +582,46 @@ func CreatedAtLT(v time.Time) predicate.StockLog {
 // CreatedAtLTE applies the LTE predicate on the "created_at" field.
 func CreatedAtLTE(v time.Time) predicate.StockLog {
 	return predicate.StockLog(sql.FieldLTE(FieldCreatedAt, v))
+}
+
+// PoolIDEQ applies the EQ predicate on the "pool_id" field.
+func PoolIDEQ(v int64) predicate.StockLog {
+	return predicate.StockLog(sql.FieldEQ(FieldPoolID, v))
+}
+
+// PoolIDNEQ applies the NEQ predicate on the "pool_id" field.
+func PoolIDNEQ(v int64) predicate.StockLog {
+	return predicate.StockLog(sql.FieldNEQ(FieldPoolID, v))
+}
+
+// PoolIDIn applies the In predicate on the "pool_id" field.
+func PoolIDIn(vs ...int64) predicate.StockLog {
+	return predicate.StockLog(sql.FieldIn(FieldPoolID, vs...))
+}
+
+// PoolIDNotIn applies the NotIn predicate on the "pool_id" field.
+func PoolIDNotIn(vs ...int64) predicate.StockLog {
+	return predicate.StockLog(sql.FieldNotIn(FieldPoolID, vs...))
+}
+
+// PoolIDGT applies the GT predicate on the "pool_id" field.
+func PoolIDGT(v int64) predicate.StockLog {
+	return predicate.StockLog(sql.FieldGT(FieldPoolID, v))
+}
+
+// PoolIDGTE applies the GTE predicate on the "pool_id" field.
+func PoolIDGTE(v int64) predicate.StockLog {
+	return predicate.StockLog(sql.FieldGTE(FieldPoolID, v))
+}
+
+// PoolIDLT applies the LT predicate on the "pool_id" field.
+func PoolIDLT(v int64) predicate.StockLog {
+	return predicate.StockLog(sql.FieldLT(FieldPoolID, v))
+}
+
+// PoolIDLTE applies the LTE predicate on the "pool_id" field.
+func PoolIDLTE(v int64) predicate.StockLog {
+	return predicate.StockLog(sql.FieldLTE(FieldPoolID, v))
 }
 
 // And groups predicates with the AND operator between them.

@@ -1,0 +1,60 @@
+package schema
+
+import (
+	"time"
+
+	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+
+	"storefront/money"
+)
+
+// StockPool is a flash sale's own stock (seed 003, 5.5): units moved out of
+// one SKU's main stock through the ledger (change type 7) and sold from this
+// row, so a flash sale never queues on the SKU's row lock. Its stock is the
+// sum of the ledger rows that carry its id; what is left at the end goes
+// back to main stock once (change type 8, guarded by returned).
+type StockPool struct{ ent.Schema }
+
+func (StockPool) Annotations() []schema.Annotation {
+	return []schema.Annotation{entsql.Table("stock_pool")}
+}
+
+func (StockPool) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int64("id"),
+		// Plain columns, like stock_log's: the pool is written by inventory
+		// with conditional UPDATEs, never through an edge.
+		field.Int64("item_id"),
+		field.Int64("goods_id"),
+		field.String("name").MaxLen(120),
+		field.Int64("price").GoType(money.Money(0)),
+		// Units moved in when the pool was created.
+		field.Int64("quantity"),
+		// Units left to sell; signed for the same reason as sku.stock.
+		field.Int64("stock"),
+		field.Int64("per_buyer_limit").Default(1),
+		field.Time("starts_at"),
+		field.Time("ends_at"),
+		// Set once by closeStockPool; a pool past ends_at is ended whether
+		// or not it is set.
+		field.Time("closed_at").Optional().Nillable(),
+		// The remainder went back to main stock: flipped once by CAS, so two
+		// closers cannot both return it.
+		field.Bool("returned").Default(false),
+		field.Int64("version").Default(1),
+		field.Time("created_at").Default(time.Now).Immutable(),
+	}
+}
+
+// item_id, ends_at: a SKU's pools and its active one; returned, ends_at:
+// the closer's scan for pools to return.
+func (StockPool) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("item_id", "ends_at"),
+		index.Fields("returned", "ends_at"),
+	}
+}
