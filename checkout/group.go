@@ -97,7 +97,9 @@ func (s *Service) groupable(in PlaceInput) (int64, bool) {
 	}
 	var id int64
 	for i, it := range in.Items {
-		if it.ItemID == nil || (i > 0 && *it.ItemID != id) {
+		// Pool orders take the plain path for now: the batch does not yet
+		// take from a pool's row or count per-buyer limits.
+		if it.ItemID == nil || it.PoolID != nil || (i > 0 && *it.ItemID != id) {
 			return 0, false
 		}
 		id = *it.ItemID

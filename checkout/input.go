@@ -26,6 +26,8 @@ type ItemInput struct {
 	GoodsID      *int64
 	SpecValueIDs []int64
 	Quantity     int64
+	// PoolID orders from that stock pool of the SKU, at its price.
+	PoolID *int64
 }
 
 // MaxKeyLen is the longest Idempotency-Key accepted (API-CONVENTIONS.md).
@@ -80,6 +82,9 @@ func requestHash(in PlaceInput) string {
 			items[i] = "i:" + strconv.FormatInt(*it.ItemID, 10)
 		} else {
 			items[i] = "g:" + strconv.FormatInt(*it.GoodsID, 10) + ":" + skumatrix.SpecKey(it.SpecValueIDs)
+		}
+		if it.PoolID != nil {
+			items[i] += "@" + strconv.FormatInt(*it.PoolID, 10)
 		}
 		items[i] += "*" + strconv.FormatInt(it.Quantity, 10)
 	}

@@ -38,6 +38,8 @@ type OrderLine struct {
 	// StockMode is the goods' mode when the order was placed; the line's
 	// later transitions follow it.
 	StockMode enums.StockMode
+	// PoolID is the stock pool the line was sold from; 0 for main stock.
+	PoolID int64
 
 	id        int64           // the line's row, once written
 	lockState enums.LockState // as read (lock-mode lines)

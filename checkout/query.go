@@ -23,7 +23,7 @@ func toOrder(r *ent.Order) *Order {
 	o.Lines = make([]*OrderLine, len(r.Edges.Lines))
 	for i, l := range r.Edges.Lines {
 		o.Lines[i] = &OrderLine{ItemID: l.ItemID, GoodsID: l.GoodsID, GoodsName: l.GoodsName,
-			SpecValueStr: l.SpecValueStr, UnitPrice: l.UnitPrice, Quantity: l.Quantity, StockMode: l.StockMode,
+			SpecValueStr: l.SpecValueStr, UnitPrice: l.UnitPrice, Quantity: l.Quantity, StockMode: l.StockMode, PoolID: l.PoolID,
 			id: l.ID, lockState: enums.LockState(l.LockState)}
 	}
 	return o

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
+
+	"storefront/ent"
 
 	"storefront/enums"
 	"storefront/inventory"
@@ -53,12 +56,34 @@ func (s *Service) resolve(ctx context.Context, items []ItemInput) ([]*line, mone
 	if err != nil {
 		return nil, 0, err
 	}
-	return s.build(items, rows)
+	var ids []int64
+	for _, it := range items {
+		if it.PoolID != nil {
+			ids = append(ids, *it.PoolID)
+		}
+	}
+	if len(ids) == 0 {
+		return s.build(items, rows)
+	}
+	pools, err := inventory.ReadPools(ctx, s.db.Client, ids)
+	if err != nil {
+		return nil, 0, err
+	}
+	return s.buildFrom(items, rows, pools)
 }
 
 // build checks items against the SKU rows read for them and merges them into
 // lines (see resolve); the group path calls it with rows read in its batch.
 func (s *Service) build(items []ItemInput, rows []*skuRow) ([]*line, money.Money, error) {
+	return s.buildFrom(items, rows, nil)
+}
+
+// buildFrom is build with the stock pools read for items that name one: a
+// pool line sells at the pool's price from the pool's stock, only while the
+// pool is on sale. A SKU is ordered from one source per order (main stock or
+// one pool), so each restore of the order books one ledger row per SKU.
+func (s *Service) buildFrom(items []ItemInput, rows []*skuRow, pools map[int64]*ent.StockPool) ([]*line, money.Money, error) {
+	now := s.now()
 	byID := make(map[int64]*skuRow, len(rows))
 	for _, r := range rows {
 		byID[r.id] = r
@@ -91,10 +116,29 @@ func (s *Service) build(items []ItemInput, rows []*skuRow) ([]*line, money.Money
 		if r.goodsStatus != enums.GoodsOnShelf || r.status != enums.SkuEnabled {
 			return nil, 0, fmt.Errorf("%w: SKU %d (%s %s) is not on sale", ErrSkuUnavailable, r.id, r.goodsName, r.specText)
 		}
+		var pool *ent.StockPool
+		if it.PoolID != nil {
+			switch pool = pools[*it.PoolID]; {
+			case pool == nil:
+				return nil, 0, fmt.Errorf("%w: item %d: no stock pool %d", ErrNotFound, i+1, *it.PoolID)
+			case pool.ItemID != r.id:
+				return nil, 0, fmt.Errorf("%w: item %d: stock pool %d is not of SKU %d", ErrInvalidInput, i+1, pool.ID, r.id)
+			case !inventory.PoolOpen(pool, now):
+				return nil, 0, fmt.Errorf("%w: pool %d (%s) sells from %s to %s", inventory.ErrPoolNotActive, pool.ID, pool.Name,
+					pool.StartsAt.Format(time.RFC3339), pool.EndsAt.Format(time.RFC3339))
+			}
+		}
 		l := merged[r.id]
 		if l == nil {
 			l = &line{OrderLine: OrderLine{ItemID: r.id, GoodsID: r.goodsID, GoodsName: r.goodsName, SpecValueStr: r.specText, UnitPrice: r.price, StockMode: r.mode}, SpecKey: r.specKey, stock: r.available()}
+			if pool != nil {
+				// A pool line is a deduct line for now (issue 18: the pool
+				// is to follow the goods' mode).
+				l.UnitPrice, l.PoolID, l.StockMode, l.stock = pool.Price, pool.ID, enums.DeductAtOrder, pool.Stock
+			}
 			merged[r.id] = l
+		} else if pool == nil && l.PoolID != 0 || pool != nil && l.PoolID != pool.ID {
+			return nil, 0, fmt.Errorf("%w: item %d: SKU %d is ordered from more than one source (main stock or one pool per order)", ErrInvalidInput, i+1, r.id)
 		}
 		l.Quantity += it.Quantity
 		if l.Quantity > s.cfg.MaxQuantity {

@@ -55,6 +55,7 @@ func writeLine(v store.Values, o *Order, l *OrderLine) {
 	v.Int(orderline.FieldQuantity, l.Quantity)
 	v.Str(orderline.FieldStockMode, string(l.StockMode))
 	v.Str(orderline.FieldLockState, string(l.newLockState()))
+	v.Int(orderline.FieldPoolID, l.PoolID)
 }
 
 // newLockState is where a new line's units are: locked for a lock-at-order line.
@@ -127,8 +128,9 @@ func (e *eventRecord) write(v store.Values) {
 func sale(o *Order, l *OrderLine) inventory.Sale {
 	return inventory.Sale{
 		Movement: inventory.Movement{ItemID: l.ItemID, GoodsID: l.GoodsID, Num: -l.Quantity, Type: inventory.OrderDeduct,
-			BizType: inventory.BizOrder, BizSn: o.OrderSn, At: o.CreatedAt},
+			BizType: inventory.BizOrder, BizSn: o.OrderSn, At: o.CreatedAt, PoolID: l.PoolID},
 		Terms: inventory.Terms{Price: l.UnitPrice, SpecText: l.SpecValueStr, GoodsName: l.GoodsName},
 		Lock:  l.StockMode == enums.LockAtOrder,
+		Buyer: o.UserID,
 	}
 }

@@ -90,7 +90,15 @@ func CloseTx(ctx context.Context, tx *ent.Tx, orderID int64, t Transition, now t
 			released[l.id] = true
 		}
 	}
+	// Pool lines after every SKU row (the lock order: SKU rows, then pool
+	// rows): to the pool while it has not gone back, else to main stock; a
+	// close (not a refund) gives the units back to the buyer's limit.
+	var pools []*OrderLine
 	for _, l := range ascending(o.Lines) {
+		if l.PoolID != 0 {
+			pools = append(pools, l)
+			continue
+		}
 		one := stockOf([]*OrderLine{l})
 		switch {
 		case t.From != enums.OrderUnpaid || l.StockMode != enums.LockAtOrder:
@@ -100,6 +108,16 @@ func CloseTx(ctx context.Context, tx *ent.Tx, orderID int64, t Transition, now t
 		}
 		if err != nil {
 			return false, err
+		}
+	}
+	for _, l := range pools {
+		if err := inventory.RestorePool(ctx, tx, t.Change, inventory.BizOrder, o.OrderSn, stockOf([]*OrderLine{l})[0]); err != nil {
+			return false, err
+		}
+		if t.To == enums.OrderClosed {
+			if err := inventory.ReleaseLimit(ctx, tx, l.PoolID, o.UserID, l.Quantity); err != nil {
+				return false, err
+			}
 		}
 	}
 	return true, emit(ctx, tx, t.Event, o, t.Reason, now)
@@ -317,7 +335,7 @@ func linesOf(o *Order) []inventory.RestoreLine { return stockOf(o.Lines) }
 func stockOf(lines []*OrderLine) []inventory.RestoreLine {
 	out := make([]inventory.RestoreLine, len(lines))
 	for i, l := range lines {
-		out[i] = inventory.RestoreLine{ItemID: l.ItemID, GoodsID: l.GoodsID, Num: l.Quantity}
+		out[i] = inventory.RestoreLine{ItemID: l.ItemID, GoodsID: l.GoodsID, Num: l.Quantity, PoolID: l.PoolID}
 	}
 	return out
 }

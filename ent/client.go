@@ -18,6 +18,7 @@ import (
 	"storefront/ent/outbox"
 	"storefront/ent/payment"
 	"storefront/ent/paymentevent"
+	"storefront/ent/poolbuyer"
 	"storefront/ent/sku"
 	"storefront/ent/spec"
 	"storefront/ent/specvalue"
@@ -51,6 +52,8 @@ type Client struct {
 	Payment *PaymentClient
 	// PaymentEvent is the client for interacting with the PaymentEvent builders.
 	PaymentEvent *PaymentEventClient
+	// PoolBuyer is the client for interacting with the PoolBuyer builders.
+	PoolBuyer *PoolBuyerClient
 	// Sku is the client for interacting with the Sku builders.
 	Sku *SkuClient
 	// Spec is the client for interacting with the Spec builders.
@@ -79,6 +82,7 @@ func (c *Client) init() {
 	c.Outbox = NewOutboxClient(c.config)
 	c.Payment = NewPaymentClient(c.config)
 	c.PaymentEvent = NewPaymentEventClient(c.config)
+	c.PoolBuyer = NewPoolBuyerClient(c.config)
 	c.Sku = NewSkuClient(c.config)
 	c.Spec = NewSpecClient(c.config)
 	c.SpecValue = NewSpecValueClient(c.config)
@@ -183,6 +187,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Outbox:       NewOutboxClient(cfg),
 		Payment:      NewPaymentClient(cfg),
 		PaymentEvent: NewPaymentEventClient(cfg),
+		PoolBuyer:    NewPoolBuyerClient(cfg),
 		Sku:          NewSkuClient(cfg),
 		Spec:         NewSpecClient(cfg),
 		SpecValue:    NewSpecValueClient(cfg),
@@ -214,6 +219,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Outbox:       NewOutboxClient(cfg),
 		Payment:      NewPaymentClient(cfg),
 		PaymentEvent: NewPaymentEventClient(cfg),
+		PoolBuyer:    NewPoolBuyerClient(cfg),
 		Sku:          NewSkuClient(cfg),
 		Spec:         NewSpecClient(cfg),
 		SpecValue:    NewSpecValueClient(cfg),
@@ -249,7 +255,8 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.Goods, c.Idempotency, c.Order, c.OrderLine, c.Outbox, c.Payment,
-		c.PaymentEvent, c.Sku, c.Spec, c.SpecValue, c.StockLog, c.StockPool,
+		c.PaymentEvent, c.PoolBuyer, c.Sku, c.Spec, c.SpecValue, c.StockLog,
+		c.StockPool,
 	} {
 		n.Use(hooks...)
 	}
@@ -260,7 +267,8 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.Goods, c.Idempotency, c.Order, c.OrderLine, c.Outbox, c.Payment,
-		c.PaymentEvent, c.Sku, c.Spec, c.SpecValue, c.StockLog, c.StockPool,
+		c.PaymentEvent, c.PoolBuyer, c.Sku, c.Spec, c.SpecValue, c.StockLog,
+		c.StockPool,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -283,6 +291,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Payment.mutate(ctx, m)
 	case *PaymentEventMutation:
 		return c.PaymentEvent.mutate(ctx, m)
+	case *PoolBuyerMutation:
+		return c.PoolBuyer.mutate(ctx, m)
 	case *SkuMutation:
 		return c.Sku.mutate(ctx, m)
 	case *SpecMutation:
@@ -1293,6 +1303,139 @@ func (c *PaymentEventClient) mutate(ctx context.Context, m *PaymentEventMutation
 	}
 }
 
+// PoolBuyerClient is a client for the PoolBuyer schema.
+type PoolBuyerClient struct {
+	config
+}
+
+// NewPoolBuyerClient returns a client for the PoolBuyer from the given config.
+func NewPoolBuyerClient(c config) *PoolBuyerClient {
+	return &PoolBuyerClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `poolbuyer.Hooks(f(g(h())))`.
+func (c *PoolBuyerClient) Use(hooks ...Hook) {
+	c.hooks.PoolBuyer = append(c.hooks.PoolBuyer, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `poolbuyer.Intercept(f(g(h())))`.
+func (c *PoolBuyerClient) Intercept(interceptors ...Interceptor) {
+	c.inters.PoolBuyer = append(c.inters.PoolBuyer, interceptors...)
+}
+
+// Create returns a builder for creating a PoolBuyer entity.
+func (c *PoolBuyerClient) Create() *PoolBuyerCreate {
+	mutation := newPoolBuyerMutation(c.config, OpCreate)
+	return &PoolBuyerCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of PoolBuyer entities.
+func (c *PoolBuyerClient) CreateBulk(builders ...*PoolBuyerCreate) *PoolBuyerCreateBulk {
+	return &PoolBuyerCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PoolBuyerClient) MapCreateBulk(slice any, setFunc func(*PoolBuyerCreate, int)) *PoolBuyerCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PoolBuyerCreateBulk{err: fmt.Errorf("calling to PoolBuyerClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PoolBuyerCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PoolBuyerCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for PoolBuyer.
+func (c *PoolBuyerClient) Update() *PoolBuyerUpdate {
+	mutation := newPoolBuyerMutation(c.config, OpUpdate)
+	return &PoolBuyerUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PoolBuyerClient) UpdateOne(_m *PoolBuyer) *PoolBuyerUpdateOne {
+	mutation := newPoolBuyerMutation(c.config, OpUpdateOne, withPoolBuyer(_m))
+	return &PoolBuyerUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PoolBuyerClient) UpdateOneID(id int64) *PoolBuyerUpdateOne {
+	mutation := newPoolBuyerMutation(c.config, OpUpdateOne, withPoolBuyerID(id))
+	return &PoolBuyerUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for PoolBuyer.
+func (c *PoolBuyerClient) Delete() *PoolBuyerDelete {
+	mutation := newPoolBuyerMutation(c.config, OpDelete)
+	return &PoolBuyerDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PoolBuyerClient) DeleteOne(_m *PoolBuyer) *PoolBuyerDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PoolBuyerClient) DeleteOneID(id int64) *PoolBuyerDeleteOne {
+	builder := c.Delete().Where(poolbuyer.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PoolBuyerDeleteOne{builder}
+}
+
+// Query returns a query builder for PoolBuyer.
+func (c *PoolBuyerClient) Query() *PoolBuyerQuery {
+	return &PoolBuyerQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePoolBuyer},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a PoolBuyer entity by its id.
+func (c *PoolBuyerClient) Get(ctx context.Context, id int64) (*PoolBuyer, error) {
+	return c.Query().Where(poolbuyer.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PoolBuyerClient) GetX(ctx context.Context, id int64) *PoolBuyer {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *PoolBuyerClient) Hooks() []Hook {
+	return c.hooks.PoolBuyer
+}
+
+// Interceptors returns the client interceptors.
+func (c *PoolBuyerClient) Interceptors() []Interceptor {
+	return c.inters.PoolBuyer
+}
+
+func (c *PoolBuyerClient) mutate(ctx context.Context, m *PoolBuyerMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PoolBuyerCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PoolBuyerUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PoolBuyerUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PoolBuyerDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown PoolBuyer mutation op: %q", m.Op())
+	}
+}
+
 // SkuClient is a client for the Sku schema.
 type SkuClient struct {
 	config
@@ -2025,12 +2168,12 @@ func (c *StockPoolClient) mutate(ctx context.Context, m *StockPoolMutation) (Val
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Goods, Idempotency, Order, OrderLine, Outbox, Payment, PaymentEvent, Sku, Spec,
-		SpecValue, StockLog, StockPool []ent.Hook
+		Goods, Idempotency, Order, OrderLine, Outbox, Payment, PaymentEvent, PoolBuyer,
+		Sku, Spec, SpecValue, StockLog, StockPool []ent.Hook
 	}
 	inters struct {
-		Goods, Idempotency, Order, OrderLine, Outbox, Payment, PaymentEvent, Sku, Spec,
-		SpecValue, StockLog, StockPool []ent.Interceptor
+		Goods, Idempotency, Order, OrderLine, Outbox, Payment, PaymentEvent, PoolBuyer,
+		Sku, Spec, SpecValue, StockLog, StockPool []ent.Interceptor
 	}
 )
 

@@ -14,6 +14,7 @@ import (
 	"storefront/ent/outbox"
 	"storefront/ent/payment"
 	"storefront/ent/paymentevent"
+	"storefront/ent/poolbuyer"
 	"storefront/ent/sku"
 	"storefront/ent/spec"
 	"storefront/ent/specvalue"
@@ -91,6 +92,7 @@ func checkColumn(t, c string) error {
 			outbox.Table:       outbox.ValidColumn,
 			payment.Table:      payment.ValidColumn,
 			paymentevent.Table: paymentevent.ValidColumn,
+			poolbuyer.Table:    poolbuyer.ValidColumn,
 			sku.Table:          sku.ValidColumn,
 			spec.Table:         spec.ValidColumn,
 			specvalue.Table:    specvalue.ValidColumn,

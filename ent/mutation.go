@@ -13,6 +13,7 @@ import (
 	"storefront/ent/outbox"
 	"storefront/ent/payment"
 	"storefront/ent/paymentevent"
+	"storefront/ent/poolbuyer"
 	"storefront/ent/predicate"
 	"storefront/ent/sku"
 	"storefront/ent/spec"
@@ -44,6 +45,7 @@ const (
 	TypeOutbox       = "Outbox"
 	TypePayment      = "Payment"
 	TypePaymentEvent = "PaymentEvent"
+	TypePoolBuyer    = "PoolBuyer"
 	TypeSku          = "Sku"
 	TypeSpec         = "Spec"
 	TypeSpecValue    = "SpecValue"
@@ -6426,6 +6428,515 @@ func (m *PaymentEventMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *PaymentEventMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown PaymentEvent edge %s", name)
+}
+
+// PoolBuyerMutation represents an operation that mutates the PoolBuyer nodes in the graph.
+type PoolBuyerMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int64
+	pool_id       *int64
+	addpool_id    *int64
+	user_id       *string
+	units         *int64
+	addunits      *int64
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*PoolBuyer, error)
+	predicates    []predicate.PoolBuyer
+}
+
+var _ ent.Mutation = (*PoolBuyerMutation)(nil)
+
+// poolbuyerOption allows management of the mutation configuration using functional options.
+type poolbuyerOption func(*PoolBuyerMutation)
+
+// newPoolBuyerMutation creates new mutation for the PoolBuyer entity.
+func newPoolBuyerMutation(c config, op Op, opts ...poolbuyerOption) *PoolBuyerMutation {
+	m := &PoolBuyerMutation{
+		config:        c,
+		op:            op,
+		typ:           TypePoolBuyer,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withPoolBuyerID sets the ID field of the mutation.
+func withPoolBuyerID(id int64) poolbuyerOption {
+	return func(m *PoolBuyerMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *PoolBuyer
+		)
+		m.oldValue = func(ctx context.Context) (*PoolBuyer, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().PoolBuyer.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withPoolBuyer sets the old PoolBuyer of the mutation.
+func withPoolBuyer(node *PoolBuyer) poolbuyerOption {
+	return func(m *PoolBuyerMutation) {
+		m.oldValue = func(context.Context) (*PoolBuyer, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m PoolBuyerMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m PoolBuyerMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of PoolBuyer entities.
+func (m *PoolBuyerMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *PoolBuyerMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *PoolBuyerMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().PoolBuyer.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetPoolID sets the "pool_id" field.
+func (m *PoolBuyerMutation) SetPoolID(i int64) {
+	m.pool_id = &i
+	m.addpool_id = nil
+}
+
+// PoolID returns the value of the "pool_id" field in the mutation.
+func (m *PoolBuyerMutation) PoolID() (r int64, exists bool) {
+	v := m.pool_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPoolID returns the old "pool_id" field's value of the PoolBuyer entity.
+// If the PoolBuyer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PoolBuyerMutation) OldPoolID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPoolID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPoolID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPoolID: %w", err)
+	}
+	return oldValue.PoolID, nil
+}
+
+// AddPoolID adds i to the "pool_id" field.
+func (m *PoolBuyerMutation) AddPoolID(i int64) {
+	if m.addpool_id != nil {
+		*m.addpool_id += i
+	} else {
+		m.addpool_id = &i
+	}
+}
+
+// AddedPoolID returns the value that was added to the "pool_id" field in this mutation.
+func (m *PoolBuyerMutation) AddedPoolID() (r int64, exists bool) {
+	v := m.addpool_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPoolID resets all changes to the "pool_id" field.
+func (m *PoolBuyerMutation) ResetPoolID() {
+	m.pool_id = nil
+	m.addpool_id = nil
+}
+
+// SetUserID sets the "user_id" field.
+func (m *PoolBuyerMutation) SetUserID(s string) {
+	m.user_id = &s
+}
+
+// UserID returns the value of the "user_id" field in the mutation.
+func (m *PoolBuyerMutation) UserID() (r string, exists bool) {
+	v := m.user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserID returns the old "user_id" field's value of the PoolBuyer entity.
+// If the PoolBuyer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PoolBuyerMutation) OldUserID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserID: %w", err)
+	}
+	return oldValue.UserID, nil
+}
+
+// ResetUserID resets all changes to the "user_id" field.
+func (m *PoolBuyerMutation) ResetUserID() {
+	m.user_id = nil
+}
+
+// SetUnits sets the "units" field.
+func (m *PoolBuyerMutation) SetUnits(i int64) {
+	m.units = &i
+	m.addunits = nil
+}
+
+// Units returns the value of the "units" field in the mutation.
+func (m *PoolBuyerMutation) Units() (r int64, exists bool) {
+	v := m.units
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUnits returns the old "units" field's value of the PoolBuyer entity.
+// If the PoolBuyer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PoolBuyerMutation) OldUnits(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUnits is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUnits requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUnits: %w", err)
+	}
+	return oldValue.Units, nil
+}
+
+// AddUnits adds i to the "units" field.
+func (m *PoolBuyerMutation) AddUnits(i int64) {
+	if m.addunits != nil {
+		*m.addunits += i
+	} else {
+		m.addunits = &i
+	}
+}
+
+// AddedUnits returns the value that was added to the "units" field in this mutation.
+func (m *PoolBuyerMutation) AddedUnits() (r int64, exists bool) {
+	v := m.addunits
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetUnits resets all changes to the "units" field.
+func (m *PoolBuyerMutation) ResetUnits() {
+	m.units = nil
+	m.addunits = nil
+}
+
+// Where appends a list predicates to the PoolBuyerMutation builder.
+func (m *PoolBuyerMutation) Where(ps ...predicate.PoolBuyer) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the PoolBuyerMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *PoolBuyerMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.PoolBuyer, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *PoolBuyerMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *PoolBuyerMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (PoolBuyer).
+func (m *PoolBuyerMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *PoolBuyerMutation) Fields() []string {
+	fields := make([]string, 0, 3)
+	if m.pool_id != nil {
+		fields = append(fields, poolbuyer.FieldPoolID)
+	}
+	if m.user_id != nil {
+		fields = append(fields, poolbuyer.FieldUserID)
+	}
+	if m.units != nil {
+		fields = append(fields, poolbuyer.FieldUnits)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *PoolBuyerMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case poolbuyer.FieldPoolID:
+		return m.PoolID()
+	case poolbuyer.FieldUserID:
+		return m.UserID()
+	case poolbuyer.FieldUnits:
+		return m.Units()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *PoolBuyerMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case poolbuyer.FieldPoolID:
+		return m.OldPoolID(ctx)
+	case poolbuyer.FieldUserID:
+		return m.OldUserID(ctx)
+	case poolbuyer.FieldUnits:
+		return m.OldUnits(ctx)
+	}
+	return nil, fmt.Errorf("unknown PoolBuyer field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PoolBuyerMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case poolbuyer.FieldPoolID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPoolID(v)
+		return nil
+	case poolbuyer.FieldUserID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserID(v)
+		return nil
+	case poolbuyer.FieldUnits:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUnits(v)
+		return nil
+	}
+	return fmt.Errorf("unknown PoolBuyer field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *PoolBuyerMutation) AddedFields() []string {
+	var fields []string
+	if m.addpool_id != nil {
+		fields = append(fields, poolbuyer.FieldPoolID)
+	}
+	if m.addunits != nil {
+		fields = append(fields, poolbuyer.FieldUnits)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *PoolBuyerMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case poolbuyer.FieldPoolID:
+		return m.AddedPoolID()
+	case poolbuyer.FieldUnits:
+		return m.AddedUnits()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PoolBuyerMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case poolbuyer.FieldPoolID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPoolID(v)
+		return nil
+	case poolbuyer.FieldUnits:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUnits(v)
+		return nil
+	}
+	return fmt.Errorf("unknown PoolBuyer numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *PoolBuyerMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *PoolBuyerMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *PoolBuyerMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown PoolBuyer nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *PoolBuyerMutation) ResetField(name string) error {
+	switch name {
+	case poolbuyer.FieldPoolID:
+		m.ResetPoolID()
+		return nil
+	case poolbuyer.FieldUserID:
+		m.ResetUserID()
+		return nil
+	case poolbuyer.FieldUnits:
+		m.ResetUnits()
+		return nil
+	}
+	return fmt.Errorf("unknown PoolBuyer field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *PoolBuyerMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *PoolBuyerMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *PoolBuyerMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *PoolBuyerMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *PoolBuyerMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *PoolBuyerMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *PoolBuyerMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown PoolBuyer unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *PoolBuyerMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown PoolBuyer edge %s", name)
 }
 
 // SkuMutation represents an operation that mutates the Sku nodes in the graph.

@@ -10,6 +10,7 @@ import (
 	"storefront/ent/outbox"
 	"storefront/ent/payment"
 	"storefront/ent/paymentevent"
+	"storefront/ent/poolbuyer"
 	"storefront/ent/schema"
 	"storefront/ent/sku"
 	"storefront/ent/spec"
@@ -252,6 +253,16 @@ func init() {
 	paymenteventDescProcessedAt := paymenteventFields[5].Descriptor()
 	// paymentevent.DefaultProcessedAt holds the default value on creation for the processed_at field.
 	paymentevent.DefaultProcessedAt = paymenteventDescProcessedAt.Default.(func() time.Time)
+	poolbuyerFields := schema.PoolBuyer{}.Fields()
+	_ = poolbuyerFields
+	// poolbuyerDescUserID is the schema descriptor for user_id field.
+	poolbuyerDescUserID := poolbuyerFields[2].Descriptor()
+	// poolbuyer.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	poolbuyer.UserIDValidator = poolbuyerDescUserID.Validators[0].(func(string) error)
+	// poolbuyerDescUnits is the schema descriptor for units field.
+	poolbuyerDescUnits := poolbuyerFields[3].Descriptor()
+	// poolbuyer.DefaultUnits holds the default value on creation for the units field.
+	poolbuyer.DefaultUnits = poolbuyerDescUnits.Default.(int64)
 	skuFields := schema.Sku{}.Fields()
 	_ = skuFields
 	// skuDescSpecValueIds is the schema descriptor for spec_value_ids field.

@@ -28,6 +28,8 @@ type Tx struct {
 	Payment *PaymentClient
 	// PaymentEvent is the client for interacting with the PaymentEvent builders.
 	PaymentEvent *PaymentEventClient
+	// PoolBuyer is the client for interacting with the PoolBuyer builders.
+	PoolBuyer *PoolBuyerClient
 	// Sku is the client for interacting with the Sku builders.
 	Sku *SkuClient
 	// Spec is the client for interacting with the Spec builders.
@@ -176,6 +178,7 @@ func (tx *Tx) init() {
 	tx.Outbox = NewOutboxClient(tx.config)
 	tx.Payment = NewPaymentClient(tx.config)
 	tx.PaymentEvent = NewPaymentEventClient(tx.config)
+	tx.PoolBuyer = NewPoolBuyerClient(tx.config)
 	tx.Sku = NewSkuClient(tx.config)
 	tx.Spec = NewSpecClient(tx.config)
 	tx.SpecValue = NewSpecValueClient(tx.config)

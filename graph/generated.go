@@ -115,6 +115,7 @@ type ComplexityRoot struct {
 		GoodsID      func(childComplexity int) int
 		GoodsName    func(childComplexity int) int
 		ItemID       func(childComplexity int) int
+		PoolID       func(childComplexity int) int
 		Quantity     func(childComplexity int) int
 		SpecValueStr func(childComplexity int) int
 		UnitPrice    func(childComplexity int) int
@@ -686,6 +687,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OrderLine.ItemID(childComplexity), true
+	case "OrderLine.poolId":
+		if e.ComplexityRoot.OrderLine.PoolID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderLine.PoolID(childComplexity), true
 	case "OrderLine.quantity":
 		if e.ComplexityRoot.OrderLine.Quantity == nil {
 			break
@@ -1672,6 +1679,8 @@ input OrderItemInput {
   goodsId: ID
   specValueIds: [ID!]
   quantity: Int!
+  "Order from this stock pool (flash sale) of the SKU, at the pool's price: POOL_NOT_ACTIVE outside its window or after it was closed, OUT_OF_STOCK when it is empty (main stock is never used instead), POOL_LIMIT_EXCEEDED past its per-buyer limit."
+  poolId: ID
 }
 
 type Order {
@@ -1693,6 +1702,8 @@ type OrderLine {
   specValueStr: String!
   unitPrice: Money!
   quantity: Int!
+  "The stock pool the line was sold from; 0 for main stock."
+  poolId: ID!
 }
 
 type OrderConnection {
@@ -1888,6 +1899,8 @@ func (ec *executionContext) childFields_OrderLine(ctx context.Context, field gra
 		return ec.fieldContext_OrderLine_unitPrice(ctx, field)
 	case "quantity":
 		return ec.fieldContext_OrderLine_quantity(ctx, field)
+	case "poolId":
+		return ec.fieldContext_OrderLine_poolId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OrderLine", field.Name)
 }
@@ -4375,6 +4388,29 @@ func (ec *executionContext) _OrderLine_quantity(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_OrderLine_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OrderLine", field, false, false, "Int")
+}
+
+func (ec *executionContext) _OrderLine_poolId(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderLine_poolId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PoolID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderLine_poolId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderLine", field, false, false, "ID")
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *PageInfo) (ret graphql.Marshaler) {
@@ -7824,7 +7860,7 @@ func (ec *executionContext) unmarshalInputOrderItemInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"itemId", "goodsId", "specValueIds", "quantity"}
+	fieldsInOrder := [...]string{"itemId", "goodsId", "specValueIds", "quantity", "poolId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -7859,6 +7895,13 @@ func (ec *executionContext) unmarshalInputOrderItemInput(ctx context.Context, ob
 				return it, err
 			}
 			it.Quantity = data
+		case "poolId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("poolId"))
+			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PoolID = data
 		}
 	}
 	return it, nil
@@ -9061,6 +9104,11 @@ func (ec *executionContext) _OrderLine(ctx context.Context, sel ast.SelectionSet
 			}
 		case "quantity":
 			out.Values[i] = ec._OrderLine_quantity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "poolId":
+			out.Values[i] = ec._OrderLine_poolId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -70,6 +70,8 @@ type OrderItemInput struct {
 	GoodsID      *int64  `json:"goodsId,omitempty"`
 	SpecValueIds []int64 `json:"specValueIds,omitempty"`
 	Quantity     int64   `json:"quantity"`
+	// Order from this stock pool (flash sale) of the SKU, at the pool's price: POOL_NOT_ACTIVE outside its window or after it was closed, OUT_OF_STOCK when it is empty (main stock is never used instead), POOL_LIMIT_EXCEEDED past its per-buyer limit.
+	PoolID *int64 `json:"poolId,omitempty"`
 }
 
 type PageInfo struct {

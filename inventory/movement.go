@@ -50,6 +50,9 @@ type Sale struct {
 	Movement
 	Terms
 	Lock bool
+	// Buyer is who orders: a sale from a pool (Movement.PoolID) counts
+	// against the buyer's per-buyer limit.
+	Buyer string
 }
 
 // Short reports the sale whose take did not hold: less stock than asked,
@@ -115,8 +118,15 @@ func Take(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 	if err := checkGoods(ctx, tx, sales); err != nil {
 		return err
 	}
+	// Pool sales after every SKU row: the lock order is SKU rows, then pool
+	// rows. A pool sale never touches its SKU's row.
+	var pools []*Sale
 	for i := range sales {
 		s := &sales[i]
+		if s.PoolID != 0 {
+			pools = append(pools, s)
+			continue
+		}
 		n := -s.Num
 		// Available is stock - lock_stock, whatever the goods' mode now: a
 		// SKU switched to deduct-at-order may still hold units locked by
@@ -136,6 +146,11 @@ func Take(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 			continue // stock did not move: no ledger row until payment
 		}
 		if err := bookMoved(ctx, tx, &s.Movement); err != nil {
+			return err
+		}
+	}
+	for _, s := range pools {
+		if err := takePool(ctx, tx, s); err != nil {
 			return err
 		}
 	}
@@ -189,7 +204,9 @@ func checkGoods(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 		return fmt.Errorf("checking goods: %w", err)
 	}
 	for _, s := range sales {
-		if r, ok := onSale[s.GoodsID]; !ok || r.name != s.GoodsName || r.mode != modeOf(s.Lock) {
+		// A pool line is a deduct line whatever the goods' mode (for now:
+		// issue 18 has the pool follow the goods' mode).
+		if r, ok := onSale[s.GoodsID]; !ok || r.name != s.GoodsName || (s.PoolID == 0 && r.mode != modeOf(s.Lock)) {
 			return &Short{s}
 		}
 	}

@@ -14,6 +14,7 @@ import (
 // RestoreLine is stock to give back to one SKU.
 type RestoreLine struct {
 	ItemID, GoodsID, Num int64
+	PoolID               int64 // the pool a pool line was sold from (RestorePool); 0 for main stock
 }
 
 // Restore gives stock back for one business document (an order's cancel or

@@ -20,7 +20,7 @@ func placeInput(p auth.Principal, in graph.PlaceOrderInput, key *string, header 
 	}
 	out.Items = make([]checkout.ItemInput, len(in.Items))
 	for i, it := range in.Items {
-		out.Items[i] = checkout.ItemInput{ItemID: it.ItemID, GoodsID: it.GoodsID, SpecValueIDs: it.SpecValueIds, Quantity: it.Quantity}
+		out.Items[i] = checkout.ItemInput{ItemID: it.ItemID, GoodsID: it.GoodsID, SpecValueIDs: it.SpecValueIds, Quantity: it.Quantity, PoolID: it.PoolID}
 	}
 	return out
 }

@@ -42,6 +42,8 @@ var codes = []errorCode{
 	{checkout.ErrIdempotencyInProgress, "IDEMPOTENCY_IN_PROGRESS"},
 	{checkout.ErrIdempotencyKeyReused, "IDEMPOTENCY_KEY_REUSED"},
 	{checkout.ErrInvalidOrderState, "INVALID_ORDER_STATE"},
+	{inventory.ErrPoolNotActive, "POOL_NOT_ACTIVE"},
+	{inventory.ErrPoolLimitExceeded, "POOL_LIMIT_EXCEEDED"},
 
 	// Sentinels of value and algorithm packages, which use no category.
 	{skumatrix.ErrEmptyDimension, "INVALID_INPUT"},

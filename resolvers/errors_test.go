@@ -51,6 +51,8 @@ var documented = []struct {
 	{"inventory.ErrNotFound", inventory.ErrNotFound, "NOT_FOUND"},
 	{"inventory.ErrInvalidInput", inventory.ErrInvalidInput, "INVALID_INPUT"},
 	{"inventory.ErrVersionConflict", inventory.ErrVersionConflict, "VERSION_CONFLICT"},
+	{"inventory.ErrPoolNotActive", inventory.ErrPoolNotActive, "POOL_NOT_ACTIVE"},
+	{"inventory.ErrPoolLimitExceeded", inventory.ErrPoolLimitExceeded, "POOL_LIMIT_EXCEEDED"},
 
 	{"checkout.ErrInvalidInput", checkout.ErrInvalidInput, "INVALID_INPUT"},
 	{"checkout.ErrInvalidQuantity", checkout.ErrInvalidQuantity, "INVALID_QUANTITY"},

@@ -12,6 +12,7 @@ import (
 
 	"storefront/auth"
 	"storefront/catalog"
+	"storefront/checkout"
 	"storefront/enums"
 	"storefront/internal/testdb"
 	"storefront/inventory"
@@ -60,7 +61,7 @@ func TestStockPoolsOverGraphQL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inventory.New(db)}})
+		h := server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inventory.New(db), Checkout: checkout.New(db, checkout.DefaultConfig())}})
 		admin, _ := signer.Issue("alice", auth.Admin, time.Hour)
 		customer, _ := signer.Issue("bob", auth.Customer, time.Hour)
 		do := func(token, query string, vars map[string]any) answer {
@@ -174,17 +175,46 @@ func TestStockPoolsOverGraphQL(t *testing.T) {
 			t.Errorf("stockPools by a customer: %q, want FORBIDDEN", got)
 		}
 
+		// Ordering from the pools (issue 18, step 2): the pool's price, its
+		// codes over GraphQL.
+		order := `mutation($pool: ID!, $item: ID!, $n: Int!, $key: String) { placeOrder(input: {items: [{itemId: $item, poolId: $pool, quantity: $n}]}, idempotencyKey: $key) { amount lines { unitPrice quantity poolId } } }`
+		for _, tc := range []struct {
+			pool string
+			n    int
+			want string
+		}{
+			{p.ID, 2, "POOL_LIMIT_EXCEEDED"},
+			{scheduled.ID, 1, "POOL_NOT_ACTIVE"},
+			{"99999", 1, "NOT_FOUND"},
+		} {
+			if got := do(customer, order, map[string]any{"pool": tc.pool, "item": item, "n": tc.n, "key": "k-" + tc.pool}).code(); got != tc.want {
+				t.Errorf("placeOrder of %d from pool %s: code %q, want %q", tc.n, tc.pool, got, tc.want)
+			}
+		}
+		a = do(customer, order, map[string]any{"pool": p.ID, "item": item, "n": 1, "key": "k-ok"})
+		var placed struct {
+			Amount string
+			Lines  []struct {
+				UnitPrice string
+				Quantity  int64
+				PoolID    string
+			}
+		}
+		if a.code() != "" || json.Unmarshal(a.Data["placeOrder"], &placed) != nil || placed.Amount != "99.00" || len(placed.Lines) != 1 || placed.Lines[0].PoolID != p.ID {
+			t.Errorf("placeOrder of 1 from pool %s: %+v (%+v), want 99.00 from the pool", p.ID, a, placed)
+		}
+
 		closeQ := `mutation($id: ID!) { closeStockPool(poolId: $id) { ` + poolFields + ` } }`
 		if got := do(customer, closeQ, map[string]any{"id": p.ID}).code(); got != "FORBIDDEN" {
 			t.Errorf("closeStockPool by a customer: %q, want FORBIDDEN", got)
 		}
 		a = do(admin, closeQ, map[string]any{"id": p.ID})
 		var closed poolJSON
-		if a.code() != "" || json.Unmarshal(a.Data["closeStockPool"], &closed) != nil || closed.Status != "ENDED" || closed.Stock != 0 || closed.Sold != 0 {
-			t.Errorf("closeStockPool = %+v (%+v), want ENDED, stock 0, none sold", a, closed)
+		if a.code() != "" || json.Unmarshal(a.Data["closeStockPool"], &closed) != nil || closed.Status != "ENDED" || closed.Stock != 0 || closed.Sold != 1 {
+			t.Errorf("closeStockPool = %+v (%+v), want ENDED, stock 0, 1 sold", a, closed)
 		}
-		if s := readSku(""); s.Stock != 8 || s.ActivePool != nil {
-			t.Errorf("after the close: %+v; want main stock 8 (4 back, 2 in the later pool), no active pool", s)
+		if s := readSku(""); s.Stock != 7 || s.ActivePool != nil {
+			t.Errorf("after the close: %+v; want main stock 7 (3 back, 2 in the later pool), no active pool", s)
 		}
 		if got := do(admin, closeQ, map[string]any{"id": "99999"}).code(); got != "NOT_FOUND" {
 			t.Errorf("closing an unknown pool: %q, want NOT_FOUND", got)

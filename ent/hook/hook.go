@@ -92,6 +92,18 @@ func (f PaymentEventFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PaymentEventMutation", m)
 }
 
+// The PoolBuyerFunc type is an adapter to allow the use of ordinary
+// function as PoolBuyer mutator.
+type PoolBuyerFunc func(context.Context, *ent.PoolBuyerMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f PoolBuyerFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.PoolBuyerMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PoolBuyerMutation", m)
+}
+
 // The SkuFunc type is an adapter to allow the use of ordinary
 // function as Sku mutator.
 type SkuFunc func(context.Context, *ent.SkuMutation) (ent.Value, error)

@@ -225,6 +225,26 @@ var (
 			},
 		},
 	}
+	// PoolBuyerColumns holds the columns for the "pool_buyer" table.
+	PoolBuyerColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "pool_id", Type: field.TypeInt64},
+		{Name: "user_id", Type: field.TypeString, Size: 64},
+		{Name: "units", Type: field.TypeInt64, Default: 0},
+	}
+	// PoolBuyerTable holds the schema information for the "pool_buyer" table.
+	PoolBuyerTable = &schema.Table{
+		Name:       "pool_buyer",
+		Columns:    PoolBuyerColumns,
+		PrimaryKey: []*schema.Column{PoolBuyerColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "poolbuyer_pool_id_user_id",
+				Unique:  true,
+				Columns: []*schema.Column{PoolBuyerColumns[1], PoolBuyerColumns[2]},
+			},
+		},
+	}
 	// SkuColumns holds the columns for the "sku" table.
 	SkuColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -416,6 +436,7 @@ var (
 		OutboxTable,
 		PaymentTable,
 		PaymentEventTable,
+		PoolBuyerTable,
 		SkuTable,
 		SpecTable,
 		SpecValueTable,
@@ -446,6 +467,9 @@ func init() {
 	}
 	PaymentEventTable.Annotation = &entsql.Annotation{
 		Table: "payment_event",
+	}
+	PoolBuyerTable.Annotation = &entsql.Annotation{
+		Table: "pool_buyer",
 	}
 	SkuTable.ForeignKeys[0].RefTable = GoodsTable
 	SkuTable.Annotation = &entsql.Annotation{

@@ -27,6 +27,9 @@ type Payment func(*sql.Selector)
 // PaymentEvent is the predicate function for paymentevent builders.
 type PaymentEvent func(*sql.Selector)
 
+// PoolBuyer is the predicate function for poolbuyer builders.
+type PoolBuyer func(*sql.Selector)
+
 // Sku is the predicate function for sku builders.
 type Sku func(*sql.Selector)
 

@@ -1,0 +1,199 @@
+package checkout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"storefront/internal/testdb"
+	"storefront/inventory"
+	"storefront/store"
+)
+
+// newPool moves quantity of SKU id into a pool on sale from the fixture's
+// clock for an hour.
+func (f *fixture) newPool(t *testing.T, id, quantity, limit int64, starts time.Duration) *inventory.Pool {
+	t.Helper()
+	now := time.Now()
+	p, err := inventory.New(f.db).MoveToPool(context.Background(), inventory.PoolInput{ItemID: id, Name: "秒杀", Price: 990,
+		Quantity: quantity, PerBuyerLimit: limit, StartsAt: now.Add(starts), EndsAt: now.Add(time.Hour)})
+	if err != nil {
+		t.Fatalf("MoveToPool: %v", err)
+	}
+	return p
+}
+
+func fromPool(id, pool, qty int64) ItemInput {
+	return ItemInput{ItemID: &id, PoolID: &pool, Quantity: qty}
+}
+
+// poolState is a pool's stock and the sum of its ledger rows.
+func (f *fixture) poolState(t *testing.T, pool int64) (stock, ledger int64) {
+	t.Helper()
+	if err := f.db.SQL.QueryRow("SELECT stock FROM stock_pool WHERE id = ?", pool).Scan(&stock); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.SQL.QueryRow("SELECT COALESCE(SUM(change_num), 0) FROM stock_log WHERE pool_id = ?", pool).Scan(&ledger); err != nil {
+		t.Fatal(err)
+	}
+	return stock, ledger
+}
+
+// mainLedger is the sum of a SKU's main-stock ledger rows.
+func (f *fixture) mainLedger(t *testing.T, id int64) (sum int64) {
+	t.Helper()
+	if err := f.db.SQL.QueryRow("SELECT COALESCE(SUM(change_num), 0) FROM stock_log WHERE item_id = ? AND pool_id = 0", id).Scan(&sum); err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// Ordering from a pool: the pool's price, the pool's row (main stock and
+// the SKU's version never move), refusals outside the window, when empty
+// and past the per-buyer limit.
+func TestOrderFromPool(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := setup(t, db, path{"plain", false})
+		id := f.skuID(t, "黑色,L")
+		f.setStock(t, id, 0)
+		if _, err := inventory.New(db).Adjust(ctx, inventory.AdjustInput{ItemID: id, Delta: 10, Reason: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		later := f.newPool(t, id, 2, 5, 30*time.Minute)
+		if _, err := f.svc.Place(ctx, PlaceInput{UserID: "u1", Items: []ItemInput{fromPool(id, later.ID, 1)}}); !errors.Is(err, inventory.ErrPoolNotActive) {
+			t.Errorf("ordering before the pool starts: %v, want POOL_NOT_ACTIVE", err)
+		}
+		p := f.newPool(t, id, 3, 2, -time.Minute)
+		before, _ := db.Client.Sku.Get(ctx, id)
+		o, err := f.svc.Place(ctx, PlaceInput{UserID: "u1", Items: []ItemInput{fromPool(id, p.ID, 2)}})
+		if err != nil {
+			t.Fatalf("ordering 2 from the pool: %v", err)
+		}
+		if o.Amount != 2*990 || o.Lines[0].UnitPrice != 990 || o.Lines[0].PoolID != p.ID {
+			t.Errorf("pool order: amount %v, line %+v; want 19.80 at the pool's 9.90 from pool %d", o.Amount, o.Lines[0], p.ID)
+		}
+		if after, _ := db.Client.Sku.Get(ctx, id); after.Stock != before.Stock || after.Version != before.Version {
+			t.Errorf("main stock moved for a pool order: stock %d → %d, version %d → %d", before.Stock, after.Stock, before.Version, after.Version)
+		}
+		if stock, ledger := f.poolState(t, p.ID); stock != 1 || ledger != 1 {
+			t.Errorf("pool after the order: stock %d, ledger %d; want 1, 1", stock, ledger)
+		}
+		if _, err := f.svc.Place(ctx, PlaceInput{UserID: "u1", Items: []ItemInput{fromPool(id, p.ID, 1)}}); !errors.Is(err, inventory.ErrPoolLimitExceeded) {
+			t.Errorf("a third unit for a buyer with limit 2: %v, want POOL_LIMIT_EXCEEDED", err)
+		}
+		if _, err := f.svc.Place(ctx, PlaceInput{UserID: "u2", Items: []ItemInput{fromPool(id, p.ID, 2)}}); !errors.Is(err, inventory.ErrOutOfStock) {
+			t.Errorf("2 from a pool with 1 left: %v, want OUT_OF_STOCK (never main stock)", err)
+		}
+		if _, err := f.svc.Place(ctx, PlaceInput{UserID: "u2", Items: []ItemInput{fromPool(id, p.ID, 1), one(id, 1)}}); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("one SKU from the pool and from main stock in one order: %v, want INVALID_INPUT", err)
+		}
+		other := f.skuID(t, "白色,L")
+		if _, err := f.svc.Place(ctx, PlaceInput{UserID: "u2", Items: []ItemInput{fromPool(other, p.ID, 1)}}); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("a pool of another SKU: %v, want INVALID_INPUT", err)
+		}
+		if after, _ := db.Client.Sku.Get(ctx, id); after.Stock != before.Stock {
+			t.Errorf("main stock %d after refused pool orders, want %d", after.Stock, before.Stock)
+		}
+		// The cancel gives the units back to the pool and to the buyer's limit.
+		if _, err := f.svc.CancelOrder(ctx, "u1", false, o.OrderSn); err != nil {
+			t.Fatal(err)
+		}
+		if stock, ledger := f.poolState(t, p.ID); stock != 3 || ledger != 3 {
+			t.Errorf("pool after the cancel: stock %d, ledger %d; want 3, 3", stock, ledger)
+		}
+		o2, err := f.svc.Place(ctx, PlaceInput{UserID: "u1", IdempotencyKey: "again", Items: []ItemInput{fromPool(id, p.ID, 2)}})
+		if err != nil {
+			t.Fatalf("the buyer's 2 again after their cancel: %v", err)
+		}
+		// The close returns the remainder (1); a cancel after it restores to main stock.
+		if _, err := inventory.New(db).ClosePool(ctx, p.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.svc.Place(ctx, PlaceInput{UserID: "u3", Items: []ItemInput{fromPool(id, p.ID, 1)}}); !errors.Is(err, inventory.ErrPoolNotActive) {
+			t.Errorf("ordering after the pool was closed: %v, want POOL_NOT_ACTIVE", err)
+		}
+		if _, err := f.svc.CancelOrder(ctx, "u1", false, o2.OrderSn); err != nil {
+			t.Fatal(err)
+		}
+		if stock, ledger := f.poolState(t, p.ID); stock != 0 || ledger != 0 {
+			t.Errorf("pool after its end and a later cancel: stock %d, ledger %d; want 0, 0", stock, ledger)
+		}
+		// 10 opening - 2 (later pool) - 3 (this pool) + 1 (returned) + 2 (the cancel after the end)
+		if after, _ := db.Client.Sku.Get(ctx, id); after.Stock != 8 || f.mainLedger(t, id) != 8 {
+			t.Errorf("main stock %d (ledger %d) after the end and a cancel, want 8", after.Stock, f.mainLedger(t, id))
+		}
+		var rows int
+		if err := db.SQL.QueryRow("SELECT COUNT(*) FROM stock_log WHERE biz_sn = ? AND change_type = 3 AND pool_id = 0", o2.OrderSn).Scan(&rows); err != nil || rows != 1 {
+			t.Errorf("%d main-stock restore rows of the order cancelled after the end (%v), want 1", rows, err)
+		}
+		f.advance(2 * time.Hour)
+		if _, err := f.svc.Place(ctx, PlaceInput{UserID: "u3", Items: []ItemInput{fromPool(id, later.ID, 1)}}); !errors.Is(err, inventory.ErrPoolNotActive) {
+			t.Errorf("ordering after the pool's endsAt: %v, want POOL_NOT_ACTIVE", err)
+		}
+	})
+}
+
+// A buyer firing 20 orders at once with different keys gets at most the
+// limit, on the real database.
+func TestPoolLimitUnderConcurrency(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := setup(t, db, path{"plain", false})
+		id := f.skuID(t, "黑色,L")
+		f.setStock(t, id, 0)
+		if _, err := inventory.New(db).Adjust(ctx, inventory.AdjustInput{ItemID: id, Delta: 100, Reason: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		p := f.newPool(t, id, 50, 2, -time.Minute)
+		var ok, units atomic.Int64
+		var mu sync.Mutex
+		other := map[string]int{}
+		race(20, 20, func(i int) {
+			qty := int64(1 + i%2)
+			o, err := f.svc.Place(ctx, PlaceInput{UserID: "greedy", IdempotencyKey: fmt.Sprint("k", i), Items: []ItemInput{fromPool(id, p.ID, qty)}})
+			switch {
+			case err == nil:
+				ok.Add(1)
+				units.Add(o.Lines[0].Quantity)
+			case errors.Is(err, inventory.ErrPoolLimitExceeded):
+			default:
+				mu.Lock()
+				other[err.Error()]++
+				mu.Unlock()
+			}
+		})
+		if len(other) != 0 {
+			t.Errorf("errors other than POOL_LIMIT_EXCEEDED: %v", other)
+		}
+		if units.Load() > 2 || units.Load() == 0 {
+			t.Errorf("the buyer got %d units in %d orders, want 1 or 2 (limit 2)", units.Load(), ok.Load())
+		}
+		stock, ledger := f.poolState(t, p.ID)
+		if stock != 50-units.Load() || ledger != stock {
+			t.Errorf("pool stock %d, ledger %d; want %d", stock, ledger, 50-units.Load())
+		}
+		var counted int64
+		if err := db.SQL.QueryRow("SELECT units FROM pool_buyer WHERE pool_id = ? AND user_id = ?", p.ID, "greedy").Scan(&counted); err != nil || counted != units.Load() {
+			t.Errorf("the buyer's counter %d (%v), want %d", counted, err, units.Load())
+		}
+	})
+}
+
+// Pool orders take the plain path for now: the group-commit batch neither
+// takes from a pool's row nor counts per-buyer limits.
+func TestPoolOrdersAreNotGrouped(t *testing.T) {
+	s := &Service{cfg: DefaultConfig()}
+	s.cfg.GroupCommit = true
+	id, pool := int64(7), int64(3)
+	if _, ok := s.groupable(PlaceInput{Items: []ItemInput{one(id, 1)}}); !ok {
+		t.Fatalf("a one-SKU order by id is not groupable: the check below would prove nothing")
+	}
+	if _, ok := s.groupable(PlaceInput{Items: []ItemInput{fromPool(id, pool, 1)}}); ok {
+		t.Errorf("a pool order is groupable, want the plain path")
+	}
+}

@@ -1,0 +1,156 @@
+package inventory
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"storefront/ent"
+	"storefront/ent/poolbuyer"
+	"storefront/ent/stocklog"
+	"storefront/ent/stockpool"
+	"storefront/errs"
+	"storefront/store"
+)
+
+// Selling from a stock pool: the pool's own row takes the CAS, its ledger
+// row carries the pool id, and the SKU's row is never touched (no lock on
+// it), so a flash sale never queues ordinary orders of the same SKU.
+
+var (
+	// ErrPoolNotActive: ordering from a pool before it starts, after it
+	// ends or after it was closed.
+	ErrPoolNotActive = errs.New(errs.Conflict, "the stock pool is not on sale")
+	// ErrPoolLimitExceeded: the buyer's units from the pool over their
+	// orders that are not closed would pass its per-buyer limit.
+	ErrPoolLimitExceeded = errs.New(errs.Conflict, "the per-buyer limit of the stock pool would be passed")
+)
+
+// PoolOpen says whether pool p sells at now.
+func PoolOpen(p *ent.StockPool, now time.Time) bool {
+	return p.ClosedAt == nil && !p.Returned && !now.Before(p.StartsAt) && now.Before(p.EndsAt)
+}
+
+// ReadPools reads the pools ids (a plain read, for resolving an order).
+func ReadPools(ctx context.Context, c *ent.Client, ids []int64) (map[int64]*ent.StockPool, error) {
+	rows, err := c.StockPool.Query().Where(stockpool.IDIn(ids...)).All(ctx)
+	if err != nil {
+		return nil, store.Classify(fmt.Errorf("reading pools: %w", err))
+	}
+	out := make(map[int64]*ent.StockPool, len(rows))
+	for _, r := range rows {
+		out[r.ID] = r
+	}
+	return out, nil
+}
+
+// takePool takes a sale's units from its pool: the buyer's counter first
+// (ErrPoolLimitExceeded), then the pool's CAS, which holds only while the
+// pool is on sale at the sale's price and has the units (ErrPoolNotActive,
+// ErrOutOfStock otherwise, decided from the row under the lock), then the
+// ledger row from the row just moved.
+func takePool(ctx context.Context, tx *ent.Tx, s *Sale) error {
+	n, id, now := -s.Num, s.PoolID, nowArg(s.at())
+	if err := claimLimit(ctx, tx, id, s.Buyer, n); err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET stock = stock - ?, version = version + 1 "+
+		"WHERE id = ? AND item_id = ? AND price = ? AND stock >= ? AND closed_at IS NULL AND returned = ? AND starts_at <= ? AND ends_at > ?",
+		n, id, s.ItemID, int64(s.Price), n, false, now, now)
+	if err != nil {
+		return fmt.Errorf("taking stock of pool %d: %w", id, err)
+	}
+	if moved, err := res.RowsAffected(); err != nil {
+		return err
+	} else if moved == 0 {
+		p, err := tx.StockPool.Get(ctx, id)
+		switch {
+		case ent.IsNotFound(err):
+			return fmt.Errorf("%w: stock pool %d", ErrNotFound, id)
+		case err != nil:
+			return err
+		case p.ItemID != s.ItemID || p.Price != s.Price:
+			return &Short{*s} // not as resolved: a fresh read decides
+		case !PoolOpen(p, now):
+			return fmt.Errorf("%w: pool %d (%s) sells from %s to %s", ErrPoolNotActive, id, p.Name, p.StartsAt.Format(time.RFC3339), p.EndsAt.Format(time.RFC3339))
+		}
+		return fmt.Errorf("%w: pool %d (%s) has %d left, cannot take %d", ErrOutOfStock, id, p.Name, p.Stock, n)
+	}
+	return bookPool(ctx, tx, &s.Movement)
+}
+
+// bookPool writes m's ledger row from the pool row this transaction has
+// just moved by m and holds locked (bookMoved for a pool).
+func bookPool(ctx context.Context, tx *ent.Tx, m *Movement) error {
+	q, args := store.NewInsert(stocklog.Table).
+		Row(func(v store.Values) { m.write(v, "stock + "+itoa(-m.Num), "stock") }).
+		SelectSQL("stock_pool WHERE id = ?", m.PoolID)
+	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		return fmt.Errorf("booking change type %d of pool %d: %w", m.Type, m.PoolID, err)
+	}
+	return nil
+}
+
+// claimLimit adds n to the buyer's units from the pool, only while they stay
+// within its per-buyer limit. The first order of a buyer creates the row;
+// racing first orders meet on its unique key and the losers add to the
+// winner's row (the UPDATE waits for its lock and reads the committed count).
+func claimLimit(ctx context.Context, tx *ent.Tx, poolID int64, buyer string, n int64) error {
+	add := func() (bool, error) {
+		res, err := tx.ExecContext(ctx, "UPDATE pool_buyer SET units = units + ? WHERE pool_id = ? AND user_id = ? "+
+			"AND units + ? <= (SELECT per_buyer_limit FROM stock_pool WHERE id = ?)", n, poolID, buyer, n, poolID)
+		if err != nil {
+			return false, fmt.Errorf("counting the buyer's units of pool %d: %w", poolID, err)
+		}
+		moved, err := res.RowsAffected()
+		return moved == 1, err
+	}
+	if ok, err := add(); err != nil || ok {
+		return err
+	}
+	exists, err := tx.PoolBuyer.Query().Where(poolbuyer.PoolID(poolID), poolbuyer.UserID(buyer)).Exist(ctx)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		err := store.Savepoint(ctx, tx, "pool_buyer", func() error {
+			_, err := tx.PoolBuyer.Create().SetPoolID(poolID).SetUserID(buyer).SetUnits(0).Save(ctx)
+			return err
+		})
+		if err != nil && !store.IsDuplicate(err) && !ent.IsConstraintError(err) {
+			return fmt.Errorf("counting the buyer's units of pool %d: %w", poolID, err)
+		}
+		if ok, err := add(); err != nil || ok {
+			return err
+		}
+	}
+	return fmt.Errorf("%w: pool %d allows a buyer at most its limit, %d more is too many", ErrPoolLimitExceeded, poolID, n)
+}
+
+// ReleaseLimit gives a closed order's units of a pool back to its buyer's
+// count.
+func ReleaseLimit(ctx context.Context, tx *ent.Tx, poolID int64, buyer string, n int64) error {
+	if _, err := tx.ExecContext(ctx, "UPDATE pool_buyer SET units = units - ? WHERE pool_id = ? AND user_id = ? AND units >= ?", n, poolID, buyer, n); err != nil {
+		return fmt.Errorf("releasing the buyer's units of pool %d: %w", poolID, err)
+	}
+	return nil
+}
+
+// RestorePool gives a pool line's units back for one business document
+// (change type t): to the pool while it has not been returned (a CAS on
+// returned, so it cannot race the return at its end), to the SKU's main
+// stock after. The caller has won its own state CAS.
+func RestorePool(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, bizSn string, l RestoreLine) error {
+	res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET stock = stock + ?, version = version + 1 WHERE id = ? AND returned = ?", l.Num, l.PoolID, false)
+	if err != nil {
+		return fmt.Errorf("restoring pool %d: %w", l.PoolID, err)
+	}
+	if moved, err := res.RowsAffected(); err != nil {
+		return err
+	} else if moved == 1 {
+		return bookPool(ctx, tx, &Movement{ItemID: l.ItemID, GoodsID: l.GoodsID, Num: l.Num, Type: t, BizType: bizType, BizSn: bizSn, PoolID: l.PoolID})
+	}
+	l.PoolID = 0 // the pool ended and went back: its units belong to main stock now
+	_, err = Restore(ctx, tx, t, bizType, bizSn, []RestoreLine{l})
+	return err
+}
