@@ -41,6 +41,7 @@ type OrderLine struct {
 	// PoolID is the stock pool the line was sold from; 0 for main stock.
 	PoolID int64
 
+	poolLimit int64           // the pool's per-buyer limit, as resolved (pool lines being placed)
 	id        int64           // the line's row, once written
 	lockState enums.LockState // as read (lock-mode lines)
 }

@@ -52,6 +52,19 @@ func (f *fixture) mainLedger(t *testing.T, id int64) (sum int64) {
 	return sum
 }
 
+// poolsBalance fails t unless every SKU matches its ledger and every pool
+// balances (inventory.ReconcilePools).
+func (f *fixture) poolsBalance(t *testing.T) {
+	t.Helper()
+	inv := inventory.New(f.db)
+	if diffs, err := inv.Reconcile(context.Background(), 100); err != nil || len(diffs) != 0 {
+		t.Errorf("Reconcile: %+v, %v; want no difference", diffs, err)
+	}
+	if pools, err := inv.ReconcilePools(context.Background(), false); err != nil || len(pools) != 0 {
+		t.Errorf("ReconcilePools: %+v, %v; want every pool balanced", pools, err)
+	}
+}
+
 // Ordering from a pool: the pool's price, the pool's row (main stock and
 // the SKU's version never move), refusals outside the window, when empty
 // and past the per-buyer limit.
@@ -131,6 +144,7 @@ func TestOrderFromPool(t *testing.T) {
 		if err := db.SQL.QueryRow("SELECT COUNT(*) FROM stock_log WHERE biz_sn = ? AND change_type = 3 AND pool_id = 0", o2.OrderSn).Scan(&rows); err != nil || rows != 1 {
 			t.Errorf("%d main-stock restore rows of the order cancelled after the end (%v), want 1", rows, err)
 		}
+		f.poolsBalance(t)
 		f.advance(2 * time.Hour)
 		if _, err := f.svc.Place(ctx, PlaceInput{UserID: "u3", Items: []ItemInput{fromPool(id, later.ID, 1)}}); !errors.Is(err, inventory.ErrPoolNotActive) {
 			t.Errorf("ordering after the pool's endsAt: %v, want POOL_NOT_ACTIVE", err)
@@ -181,6 +195,7 @@ func TestPoolLimitUnderConcurrency(t *testing.T) {
 		if err := db.SQL.QueryRow("SELECT units FROM pool_buyer WHERE pool_id = ? AND user_id = ?", p.ID, "greedy").Scan(&counted); err != nil || counted != units.Load() {
 			t.Errorf("the buyer's counter %d (%v), want %d", counted, err, units.Load())
 		}
+		f.poolsBalance(t)
 	})
 }
 
@@ -196,4 +211,98 @@ func TestPoolOrdersAreNotGrouped(t *testing.T) {
 	if _, ok := s.groupable(PlaceInput{Items: []ItemInput{fromPool(id, pool, 1)}}); ok {
 		t.Errorf("a pool order is groupable, want the plain path")
 	}
+}
+
+// Issue 18's flash sale: a pool of 1000 on a SKU with 500 on main stock,
+// limit 2; 3000 flash buyers (asking 1 or 2, every tenth firing three keys
+// at once) race 100 ordinary buyers of the same SKU from main stock. The
+// pool sells exactly 1000, no buyer gets more than 2, main stock falls by
+// exactly the ordinary orders, every ordinary order succeeds, and the
+// ledger and the pools reconcile. Production defaults: ordinary orders take
+// the group path, pool orders the plain one.
+func TestFlashSaleFromPool(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := setup(t, db)
+		id := f.skuID(t, "黑色,L")
+		f.setStock(t, id, 0)
+		if _, err := inventory.New(db).Adjust(ctx, inventory.AdjustInput{ItemID: id, Delta: 1500, Reason: "flash sale"}); err != nil {
+			t.Fatal(err)
+		}
+		p := f.newPool(t, id, 1000, 2, -time.Minute)
+		const buyers, ordinary = 3000, 100
+		type req struct {
+			user string
+			qty  int64
+			key  string
+			pool bool
+		}
+		var reqs []req
+		for b := range buyers {
+			qty := int64(1 + b%2)
+			keys := 1
+			if b%10 == 0 {
+				keys = 3
+			}
+			for k := range keys {
+				reqs = append(reqs, req{fmt.Sprint("flash-", b), qty, fmt.Sprint("f", b, "-", k), true})
+			}
+		}
+		for o := range ordinary {
+			// Spread among the flash requests, so they race the sale.
+			at := (o * len(reqs)) / ordinary
+			reqs = append(reqs[:at], append([]req{{fmt.Sprint("plain-", o), 1, fmt.Sprint("o", o), false}}, reqs[at:]...)...)
+		}
+		var (
+			mu         sync.Mutex
+			got        = map[string]int64{}
+			plainOK    int
+			plainErrs  []error
+			unexpected = map[string]int{}
+		)
+		race(len(reqs), 64, func(i int) {
+			r := reqs[i]
+			item := one(id, r.qty)
+			if r.pool {
+				item = fromPool(id, p.ID, r.qty)
+			}
+			o, err := f.svc.Place(ctx, PlaceInput{UserID: r.user, IdempotencyKey: r.key, Items: []ItemInput{item}})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case !r.pool && err == nil:
+				plainOK++
+			case !r.pool:
+				plainErrs = append(plainErrs, err)
+			case err == nil:
+				got[r.user] += o.Lines[0].Quantity
+			case errors.Is(err, inventory.ErrOutOfStock), errors.Is(err, inventory.ErrPoolLimitExceeded):
+			default:
+				unexpected[err.Error()]++
+			}
+		})
+		if plainOK != ordinary {
+			t.Errorf("%d of %d ordinary orders succeeded; errors: %v", plainOK, ordinary, plainErrs)
+		}
+		if len(unexpected) != 0 {
+			t.Errorf("flash-sale errors other than OUT_OF_STOCK and POOL_LIMIT_EXCEEDED: %v", unexpected)
+		}
+		var sold int64
+		for u, n := range got {
+			if n > 2 {
+				t.Errorf("buyer %s got %d units, limit 2", u, n)
+			}
+			sold += n
+		}
+		if sold != 1000 {
+			t.Errorf("the pool sold %d units, want exactly 1000", sold)
+		}
+		if stock, ledger := f.poolState(t, p.ID); stock != 0 || ledger != 0 {
+			t.Errorf("pool stock %d, ledger %d after the sale; want 0, 0", stock, ledger)
+		}
+		if s := f.stock(t, id); s != 500-ordinary || f.mainLedger(t, id) != s {
+			t.Errorf("main stock %d (ledger %d), want %d: 500 less the ordinary orders only", s, f.mainLedger(t, id), 500-ordinary)
+		}
+		f.poolsBalance(t)
+	})
 }

@@ -135,6 +135,7 @@ func (s *Service) buildFrom(items []ItemInput, rows []*skuRow, pools map[int64]*
 				// A pool line is a deduct line for now (issue 18: the pool
 				// is to follow the goods' mode).
 				l.UnitPrice, l.PoolID, l.StockMode, l.stock = pool.Price, pool.ID, enums.DeductAtOrder, pool.Stock
+				l.poolLimit = pool.PerBuyerLimit
 			}
 			merged[r.id] = l
 		} else if pool == nil && l.PoolID != 0 || pool != nil && l.PoolID != pool.ID {

@@ -131,6 +131,6 @@ func sale(o *Order, l *OrderLine) inventory.Sale {
 			BizType: inventory.BizOrder, BizSn: o.OrderSn, At: o.CreatedAt, PoolID: l.PoolID},
 		Terms: inventory.Terms{Price: l.UnitPrice, SpecText: l.SpecValueStr, GoodsName: l.GoodsName},
 		Lock:  l.StockMode == enums.LockAtOrder,
-		Buyer: o.UserID,
+		Buyer: o.UserID, PoolLimit: l.poolLimit,
 	}
 }

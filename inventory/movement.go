@@ -53,6 +53,8 @@ type Sale struct {
 	// Buyer is who orders: a sale from a pool (Movement.PoolID) counts
 	// against the buyer's per-buyer limit.
 	Buyer string
+	// PoolLimit is the pool's per-buyer limit as read (it never changes).
+	PoolLimit int64
 }
 
 // Short reports the sale whose take did not hold: less stock than asked,

@@ -51,7 +51,7 @@ func ReadPools(ctx context.Context, c *ent.Client, ids []int64) (map[int64]*ent.
 // ledger row from the row just moved.
 func takePool(ctx context.Context, tx *ent.Tx, s *Sale) error {
 	n, id, now := -s.Num, s.PoolID, nowArg(s.at())
-	if err := claimLimit(ctx, tx, id, s.Buyer, n); err != nil {
+	if err := claimLimit(ctx, tx, id, s.Buyer, n, s.PoolLimit); err != nil {
 		return err
 	}
 	res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET stock = stock - ?, version = version + 1 "+
@@ -92,37 +92,26 @@ func bookPool(ctx context.Context, tx *ent.Tx, m *Movement) error {
 }
 
 // claimLimit adds n to the buyer's units from the pool, only while they stay
-// within its per-buyer limit. The first order of a buyer creates the row;
-// racing first orders meet on its unique key and the losers add to the
-// winner's row (the UPDATE waits for its lock and reads the committed count).
-func claimLimit(ctx context.Context, tx *ent.Tx, poolID int64, buyer string, n int64) error {
-	add := func() (bool, error) {
-		res, err := tx.ExecContext(ctx, "UPDATE pool_buyer SET units = units + ? WHERE pool_id = ? AND user_id = ? "+
-			"AND units + ? <= (SELECT per_buyer_limit FROM stock_pool WHERE id = ?)", n, poolID, buyer, n, poolID)
-		if err != nil {
-			return false, fmt.Errorf("counting the buyer's units of pool %d: %w", poolID, err)
-		}
-		moved, err := res.RowsAffected()
-		return moved == 1, err
+// within limit (the pool's per_buyer_limit, which never changes, as read
+// when the order was resolved). The row is made sure of first by an upsert
+// that changes nothing when it exists: on MySQL that takes the row's
+// exclusive lock at once (ON DUPLICATE KEY UPDATE), where a plain INSERT
+// meeting the key would take a shared lock and two racing orders of one
+// buyer would deadlock upgrading it. Neither statement reads stock_pool: a
+// subquery in an UPDATE is a locking read, and shared locks on the pool row
+// deadlock the pool's CAS.
+func claimLimit(ctx context.Context, tx *ent.Tx, poolID int64, buyer string, n, limit int64) error {
+	if err := tx.PoolBuyer.Create().SetPoolID(poolID).SetUserID(buyer).SetUnits(0).
+		OnConflictColumns(poolbuyer.FieldPoolID, poolbuyer.FieldUserID).Ignore().Exec(ctx); err != nil {
+		return fmt.Errorf("counting the buyer's units of pool %d: %w", poolID, err)
 	}
-	if ok, err := add(); err != nil || ok {
-		return err
-	}
-	exists, err := tx.PoolBuyer.Query().Where(poolbuyer.PoolID(poolID), poolbuyer.UserID(buyer)).Exist(ctx)
+	res, err := tx.ExecContext(ctx, "UPDATE pool_buyer SET units = units + ? WHERE pool_id = ? AND user_id = ? AND units + ? <= ?",
+		n, poolID, buyer, n, limit)
 	if err != nil {
-		return err
+		return fmt.Errorf("counting the buyer's units of pool %d: %w", poolID, err)
 	}
-	if !exists {
-		err := store.Savepoint(ctx, tx, "pool_buyer", func() error {
-			_, err := tx.PoolBuyer.Create().SetPoolID(poolID).SetUserID(buyer).SetUnits(0).Save(ctx)
-			return err
-		})
-		if err != nil && !store.IsDuplicate(err) && !ent.IsConstraintError(err) {
-			return fmt.Errorf("counting the buyer's units of pool %d: %w", poolID, err)
-		}
-		if ok, err := add(); err != nil || ok {
-			return err
-		}
+	if moved, err := res.RowsAffected(); err != nil || moved == 1 {
+		return err
 	}
 	return fmt.Errorf("%w: pool %d allows a buyer at most its limit, %d more is too many", ErrPoolLimitExceeded, poolID, n)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"storefront/checkout"
+	"storefront/inventory"
 	"storefront/metrics"
 )
 
@@ -54,6 +55,11 @@ func closeExpired(ctx context.Context, args []string) error {
 		return fmt.Errorf("closed %d expired orders, then: %w", n, err)
 	}
 	fmt.Printf("closed %d expired orders\n", n)
+	pools, err := inventory.New(db).ReturnEnded(ctx, time.Now())
+	if err != nil {
+		return fmt.Errorf("returned %d ended stock pools, then: %w", pools, err)
+	}
+	fmt.Printf("returned %d ended stock pools\n", pools)
 	return nil
 }
 
@@ -79,7 +85,7 @@ func every(ctx context.Context, name string, interval time.Duration, f func(cont
 
 // background starts the timeout closer and the outbox dispatcher; the
 // returned func stops them and waits.
-func background(ctx context.Context, svc *checkout.Service, c *config, m *metrics.Metrics) (stop func()) {
+func background(ctx context.Context, svc *checkout.Service, inv *inventory.Service, c *config, m *metrics.Metrics) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{}, 2)
 	go func() {
@@ -89,6 +95,14 @@ func background(ctx context.Context, svc *checkout.Service, c *config, m *metric
 			m.OrdersClosed.WithLabelValues("timeout").Add(float64(n))
 			if err == nil {
 				_, err = svc.PurgeKeys(ctx)
+			}
+			// Pools past their end give their remainder back to main stock
+			// (once, whichever instance's closer gets there first).
+			if err == nil {
+				var pools int
+				if pools, err = inv.ReturnEnded(ctx, time.Now()); pools > 0 {
+					slog.Info("returned ended stock pools", "count", pools)
+				}
 			}
 			return n, err
 		})

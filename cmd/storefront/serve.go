@@ -159,7 +159,7 @@ func serve(ctx context.Context, args []string) error {
 
 	// The closer and the dispatcher outlive the signal until the requests have
 	// drained (stopBackground is deferred), so the final dispatch sees their events.
-	stopBackground := background(context.WithoutCancel(ctx), orders, &c, m)
+	stopBackground := background(context.WithoutCancel(ctx), orders, inv, &c, m)
 	defer stopBackground()
 	stopReconcile := reconcileEvery(context.WithoutCancel(ctx), inv, m, c.ReconcileInterval)
 	defer stopReconcile()
