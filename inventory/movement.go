@@ -93,20 +93,13 @@ func (m *Movement) at() time.Time {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// holds is the column a sale raises or lowers: lock_stock for a locked
-// sale, stock otherwise; sign is how (a lock adds to lock_stock).
-func holds(lock bool) string {
+// taking is the start of the SET clause of a sale's CAS, to be followed by
+// its quantity: a locked sale raises lock_stock, any other lowers stock.
+func taking(lock bool) string {
 	if lock {
-		return "lock_stock"
+		return "UPDATE sku SET lock_stock = lock_stock + "
 	}
-	return "stock"
-}
-
-func sign(lock bool) string {
-	if lock {
-		return "+"
-	}
-	return "-"
+	return "UPDATE sku SET stock = stock - "
 }
 
 // Take applies sales inside the caller's transaction, one CAS per SKU in
@@ -133,7 +126,7 @@ func Take(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 		// Available is stock - lock_stock, whatever the goods' mode now: a
 		// SKU switched to deduct-at-order may still hold units locked by
 		// orders placed before.
-		res, err := tx.ExecContext(ctx, "UPDATE sku SET "+holds(s.Lock)+" = "+holds(s.Lock)+" "+sign(s.Lock)+" ?, version = version + 1 "+
+		res, err := tx.ExecContext(ctx, taking(s.Lock)+"?, version = version + 1 "+
 			"WHERE id = ? AND stock - lock_stock >= ? AND sell_price = ? AND spec_value_str = ? AND goods_id = ? AND status = ?",
 			n, s.ItemID, n, int64(s.Price), s.SpecText, s.GoodsID, string(enums.SkuEnabled))
 		if err != nil {
@@ -240,7 +233,7 @@ func TakeLocked(ctx context.Context, tx *ent.Tx, stock, locked int64, moves []Mo
 	for _, m := range moves {
 		total -= m.Num
 	}
-	res, err := tx.ExecContext(ctx, "UPDATE sku SET "+holds(lock)+" = "+holds(lock)+" "+sign(lock)+" ?, version = version + 1 WHERE id = ? AND stock - lock_stock >= ?", total, id, total)
+	res, err := tx.ExecContext(ctx, taking(lock)+"?, version = version + 1 WHERE id = ? AND stock - lock_stock >= ?", total, id, total)
 	if err != nil {
 		return fmt.Errorf("taking stock of SKU %d: %w", id, err)
 	}
@@ -303,7 +296,7 @@ func WriteTakes(q *store.Text, terms Terms, moves []Movement, lock bool) {
 	q.Str(terms.GoodsName)
 	q.SQL(" AND stock_mode = ")
 	q.Str(string(modeOf(lock)))
-	q.SQL("); UPDATE sku SET " + holds(lock) + " = " + holds(lock) + " " + sign(lock) + " ")
+	q.SQL("); " + taking(lock))
 	q.Int(total)
 	q.SQL(", version = version + 1 WHERE id = ")
 	q.Int(id)
