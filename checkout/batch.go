@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -107,6 +108,7 @@ type decision struct {
 	won      []int
 	rows     []*skuRow
 	stock    map[int64]int64
+	pools    poolState
 	keysRead bool
 }
 
@@ -139,13 +141,19 @@ func (s *Service) decideBatch(ctx context.Context, q querier, batch []*ticket, o
 			return d, err
 		}
 	}
+	// Pools are read every time (never recalled): a flash sale's pool is
+	// the row its batches fight over, and its buyers' counters change with
+	// every batch.
+	if d.pools, err = readPoolState(ctx, q, batch); err != nil {
+		return d, err
+	}
 	var keys map[[2]string]*ent.Idempotency
 	if withKeys {
 		if keys, err = readKeys(ctx, q, batch); err != nil {
 			return d, err
 		}
 	}
-	d.won = s.decide(batch, d.rows, d.stock, keys, out, now)
+	d.won = s.decide(batch, d.rows, d.stock, d.pools, keys, out, now)
 	if len(d.won) < len(batch) && (recalled || !withKeys) {
 		// A refusal is decided from the database itself, keys included.
 		if recalled {
@@ -159,10 +167,53 @@ func (s *Service) decideBatch(ctx context.Context, q querier, batch []*ticket, o
 			}
 			withKeys = true
 		}
-		d.won = s.decide(batch, d.rows, d.stock, keys, out, now)
+		d.won = s.decide(batch, d.rows, d.stock, d.pools, keys, out, now)
 	}
 	d.keysRead = withKeys
 	return d, s.at("decided")
+}
+
+// readPoolState reads the pools the batch's orders name and their buyers'
+// units of them (nothing when no order names a pool).
+func readPoolState(ctx context.Context, q querier, batch []*ticket) (poolState, error) {
+	var ids []int64
+	var buyers []inventory.PoolBuyer
+	for _, t := range batch {
+		if t.pool != 0 {
+			ids = append(ids, t.pool)
+			buyers = append(buyers, inventory.PoolBuyer{PoolID: t.pool, Buyer: t.in.UserID})
+		}
+	}
+	if len(ids) == 0 {
+		return poolState{}, nil
+	}
+	var ps poolState
+	var err error
+	ps.pools, ps.units, err = inventory.ReadPoolState(ctx, q, ids, buyers)
+	return ps, err
+}
+
+// mainSKUs returns the distinct SKUs of batch whose orders take main stock,
+// ascending.
+func mainSKUs(batch []*ticket) []int64 {
+	var ids []int64
+	for _, src := range sourcesOf(batch) {
+		if src.pool == 0 {
+			ids = append(ids, src.item)
+		}
+	}
+	return ids
+}
+
+// poolsOf returns the distinct pools of batch, ascending.
+func poolsOf(batch []*ticket) []int64 {
+	var ids []int64
+	for _, src := range sourcesOf(batch) {
+		if src.pool != 0 {
+			ids = append(ids, src.pool)
+		}
+	}
+	return slices.Compact(ids)
 }
 
 // lookupSKUs reads the SKUs with their goods, and their stock (an unknown id
@@ -179,11 +230,14 @@ func lookupSKUs(ctx context.Context, q querier, ids []int64) ([]*skuRow, map[int
 	return rows, stock, nil
 }
 
-// lockSKUs locks the rows of ids, in ascending order.
-func lockSKUs(ctx context.Context, q querier, ids []int64) error {
-	rs, err := q.QueryContext(ctx, "SELECT id FROM sku WHERE id IN ("+placeholders(len(ids))+") ORDER BY id FOR UPDATE", anys(ids)...)
+// lockRows locks the rows of ids in table, in ascending order.
+func lockRows(ctx context.Context, q querier, table string, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	rs, err := q.QueryContext(ctx, "SELECT id FROM "+table+" WHERE id IN ("+placeholders(len(ids))+") ORDER BY id FOR UPDATE", anys(ids)...)
 	if err != nil {
-		return fmt.Errorf("locking SKUs %v: %w", ids, err)
+		return fmt.Errorf("locking %s rows %v: %w", table, ids, err)
 	}
 	return rs.Close()
 }
@@ -235,8 +289,8 @@ func readKeys(ctx context.Context, q querier, batch []*ticket) (map[[2]string]*e
 	return m, rs.Err()
 }
 
-// movements are the stock movements of the orders keep of batch (one SKU),
-// in booking order.
+// movements are the stock movements of the orders keep of batch (one
+// source), in booking order.
 func movements(batch []*ticket, keep []int) []inventory.Movement {
 	m := make([]inventory.Movement, len(keep))
 	for j, i := range keep {

@@ -16,6 +16,8 @@ import (
 	"storefront/ent/order"
 	"storefront/ent/orderline"
 	"storefront/ent/outbox"
+	"storefront/ent/sku"
+	"storefront/ent/stockpool"
 	"storefront/inventory"
 	"storefront/store"
 )
@@ -59,7 +61,10 @@ func (b *mysqlBatcher) attempt(ctx context.Context, s *Service, batch []*ticket,
 			if err := c.Begin(ctx, lockWait(ctx)); err != nil {
 				return err
 			}
-			if err := lockSKUs(ctx, c, skusOf(batch)); err != nil {
+			if err := lockRows(ctx, c, sku.Table, mainSKUs(batch)); err != nil {
+				return err
+			}
+			if err := lockRows(ctx, c, stockpool.Table, poolsOf(batch)); err != nil {
 				return err
 			}
 			recall = nil // read under the lock: nothing to recall
@@ -74,7 +79,7 @@ func (b *mysqlBatcher) attempt(ctx context.Context, s *Service, batch []*ticket,
 				return err
 			}
 		}
-		if err := b.write(ctx, s, c, batch, d.won, now, d.keysRead, !r.lockFirst); err != nil {
+		if err := b.write(ctx, s, c, batch, d, now, !r.lockFirst); err != nil {
 			return err
 		}
 		b.lastRead.put(d.rows, left(batch, d.won, d.stock))
@@ -105,7 +110,8 @@ func (b *mysqlBatcher) attempt(ctx context.Context, s *Service, batch []*ticket,
 // NOT ATOMIC … END): as separate statements of a multi-statement query each
 // sends its own OK packet, and those sends (a syscall each, and a wake-up of
 // the client) measured 11.5 % of the server's CPU at 19 packets a batch.
-func (b *mysqlBatcher) write(ctx context.Context, s *Service, c *store.Conn, batch []*ticket, won []int, now time.Time, keysRead, begin bool) error {
+func (b *mysqlBatcher) write(ctx context.Context, s *Service, c *store.Conn, batch []*ticket, d decision, now time.Time, begin bool) error {
+	won, keysRead := d.won, d.keysRead
 	q := &store.Text{}
 	q.Grow(2048 + 800*len(won)) // ~780 bytes an order on the demo catalog
 	ticketOf := func(j int) *ticket { return batch[won[j]] }
@@ -148,20 +154,28 @@ func (b *mysqlBatcher) write(ctx context.Context, s *Service, c *store.Conn, bat
 	q.Insert(outbox.Table, 1, func(_ int, v store.Values) { ev.write(v) })
 	q.SQL("; ")
 
-	// Everything above needed no SKU lock; from here to COMMIT the rows are
-	// held, each SKU in ascending order: its locked read, its ledger rows
-	// and its CAS, all in this one trip. @c counts the CASes that held.
-	var skus []int64
-	for _, id := range skusOf(batch) {
-		of := ofSKU(batch, won, id)
+	// Everything above needed no stock lock; from here to COMMIT the rows
+	// are held, each source in order (SKUs ascending, then pools
+	// ascending): its locked read, its ledger rows and its CAS (and a
+	// pool's buyer counters), all in this one trip. @c counts the checks
+	// that held.
+	var skus []source
+	checks := 0
+	for _, src := range sourcesOf(batch) {
+		of := ofSource(batch, won, src)
 		if len(of) == 0 {
-			continue // every order of this SKU was refused
+			continue // every order of this source was refused
 		}
-		skus = append(skus, id)
-		// The CAS holds only if the SKU and its goods are still what the
-		// batch decided from (its read may be lastRead's).
+		skus = append(skus, src)
+		// The CAS holds only if the SKU (or pool) and its goods are still
+		// what the batch decided from (its read may be lastRead's).
 		first := sale(batch[of[0]].order, &batch[of[0]].line.OrderLine)
+		if src.pool != 0 {
+			checks += inventory.WritePoolTakes(q, d.pools.pools[src.pool], first.Terms, movements(batch, of), buyersOf(batch, of), first.Lock, now)
+			continue
+		}
 		inventory.WriteTakes(q, first.Terms, movements(batch, of), first.Lock)
+		checks++
 	}
 
 	// COMMIT in the same trip, so the row lock is held for no network round
@@ -178,7 +192,7 @@ func (b *mysqlBatcher) write(ctx context.Context, s *Service, c *store.Conn, bat
 		q.SQL("SET @ok := (SELECT 1 FROM (SELECT 1 AS x UNION ALL SELECT 2) AS t WHERE NOT (")
 	}
 	q.SQL("@c <=> ")
-	q.Int(int64(len(skus)))
+	q.Int(int64(checks))
 	if b.compound {
 		q.SQL(") THEN SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 1242, MESSAGE_TEXT = 'checkout batch: a check failed before COMMIT'; END IF; ")
 	} else {
@@ -240,7 +254,7 @@ func (b *mysqlBatcher) write(ctx context.Context, s *Service, c *store.Conn, bat
 		return errKeysExist
 	case err != nil:
 		return fmt.Errorf("writing the batch of SKUs %v: %w", skus, err)
-	case cas.Int64 != int64(len(skus)):
+	case cas.Int64 != int64(checks):
 		return errStockMoved
 	}
 	for j := range n {

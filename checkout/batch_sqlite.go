@@ -53,8 +53,24 @@ func (b *sqliteBatcher) attempt(ctx context.Context, s *Service, batch []*ticket
 		if err := s.insertOrders(ctx, tx, batch, d.won, now, d.keysRead); err != nil {
 			return err
 		}
+		rows := make(map[int64]*skuRow, len(d.rows))
 		for _, r := range d.rows {
-			if err := inventory.TakeLocked(ctx, tx, r.stock, r.locked, movements(batch, ofSKU(batch, d.won, r.id)), r.mode == enums.LockAtOrder); err != nil {
+			rows[r.id] = r
+		}
+		for _, src := range sourcesOf(batch) {
+			of := ofSource(batch, d.won, src)
+			if len(of) == 0 {
+				continue // every order of this source was refused
+			}
+			l := batch[of[0]].line
+			lock := l.StockMode == enums.LockAtOrder
+			if src.pool != 0 {
+				err = inventory.TakePoolLocked(ctx, tx, d.pools.pools[src.pool], l.UnitPrice, movements(batch, of), buyersOf(batch, of), lock, now)
+			} else {
+				r := rows[src.item]
+				err = inventory.TakeLocked(ctx, tx, r.stock, r.locked, movements(batch, of), lock)
+			}
+			if err != nil {
 				return err
 			}
 		}

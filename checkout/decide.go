@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"storefront/ent"
+	"storefront/inventory"
 )
 
 // The group-commit batch's decision, apart from any database: given what
@@ -14,16 +15,16 @@ import (
 
 // decide settles every order of batch from what was read: a key already
 // recorded answers as the plain path's claim would, an order that cannot be
-// built (unknown or unavailable SKU, quantity) is refused, and the rest are
-// allocated in arrival order. It returns the orders to write.
-func (s *Service) decide(batch []*ticket, rows []*skuRow, stock map[int64]int64, keys map[[2]string]*ent.Idempotency, out []verdict, now time.Time) []int {
+// built (unknown or unavailable SKU or pool, quantity) is refused, and the
+// rest are allocated in arrival order. It returns the orders to write.
+func (s *Service) decide(batch []*ticket, rows []*skuRow, stock map[int64]int64, ps poolState, keys map[[2]string]*ent.Idempotency, out []verdict, now time.Time) []int {
 	var cand []int
 	for i, t := range batch {
 		if r := keys[[2]string{t.in.UserID, t.key}]; r != nil {
 			out[i] = keyVerdict(r, t.hash, now)
 			continue
 		}
-		lines, amount, err := s.build(t.in.Items, rows)
+		lines, amount, err := s.buildFrom(t.in.Items, rows, ps.pools)
 		if err != nil {
 			out[i] = verdict{err: err}
 			continue
@@ -31,7 +32,14 @@ func (s *Service) decide(batch []*ticket, rows []*skuRow, stock map[int64]int64,
 		t.line, t.order = lines[0], s.newOrder(t.in, lines, amount)
 		cand = append(cand, i)
 	}
-	return allocate(batch, stock, out, cand)
+	return allocate(batch, stock, ps, out, cand)
+}
+
+// poolState is what a batch read of the stock pools its orders name: the
+// pools, and the units each buyer already holds of them.
+type poolState struct {
+	pools map[int64]*ent.StockPool
+	units map[inventory.PoolBuyer]int64
 }
 
 // keyState is what an idempotency record already in the database means for
@@ -76,39 +84,66 @@ func keyVerdict(r *ent.Idempotency, hash string, now time.Time) verdict {
 
 // allocate walks the orders idx of batch in arrival order and gives each all
 // of its quantity or nothing, as one CAS per order would: a refused order gets
-// OUT_OF_STOCK and does not stop later, smaller ones of its SKU.
-func allocate(batch []*ticket, stock map[int64]int64, out []verdict, idx []int) []int {
-	left := maps.Clone(stock)
+// OUT_OF_STOCK (or, from a pool, POOL_LIMIT_EXCEEDED when its buyer would
+// pass the pool's limit) and does not stop later, smaller ones of its source.
+func allocate(batch []*ticket, stock map[int64]int64, ps poolState, out []verdict, idx []int) []int {
+	left := make(map[source]int64)
+	held := maps.Clone(ps.units)
 	var fit []int
 	for _, i := range idx {
-		l := batch[i].line
-		if l.Quantity <= left[l.ItemID] {
-			left[l.ItemID] -= l.Quantity
+		t, l := batch[i], batch[i].line
+		src := t.source()
+		avail, seen := left[src]
+		if !seen && src.pool == 0 {
+			avail = stock[src.item]
+		} else if !seen {
+			avail = inventory.Available(ps.pools[src.pool])
+		}
+		buyer := inventory.PoolBuyer{PoolID: src.pool, Buyer: t.in.UserID}
+		switch {
+		case l.Quantity > avail:
+			out[i] = verdict{err: outOfStock(l)}
+		case src.pool != 0 && held[buyer]+l.Quantity > l.poolLimit:
+			out[i] = verdict{err: inventory.LimitExceeded(src.pool, l.Quantity)}
+		default:
+			left[src] = avail - l.Quantity
+			if src.pool != 0 {
+				held[buyer] += l.Quantity
+			}
 			fit = append(fit, i)
 			out[i] = verdict{}
-		} else {
-			out[i] = verdict{err: outOfStock(l)}
 		}
 	}
 	return fit
 }
 
-// ofSKU returns the orders idx of batch that are for SKU id, in order.
-func ofSKU(batch []*ticket, idx []int, id int64) []int {
+// ofSource returns the orders idx of batch that take from src, in order.
+func ofSource(batch []*ticket, idx []int, src source) []int {
 	var of []int
 	for _, i := range idx {
-		if batch[i].item == id {
+		if batch[i].source() == src {
 			of = append(of, i)
 		}
 	}
 	return of
 }
 
-// left is the stock the orders won of batch leave of each SKU.
+// buyersOf returns the buyers of the orders of, in order.
+func buyersOf(batch []*ticket, of []int) []string {
+	b := make([]string, len(of))
+	for j, i := range of {
+		b[j] = batch[i].in.UserID
+	}
+	return b
+}
+
+// left is the main stock the orders won of batch leave of each SKU.
 func left(batch []*ticket, won []int, stock map[int64]int64) map[int64]int64 {
 	l := maps.Clone(stock)
 	for _, i := range won {
-		l[batch[i].item] -= batch[i].line.Quantity
+		if batch[i].pool == 0 {
+			l[batch[i].item] -= batch[i].line.Quantity
+		}
 	}
 	return l
 }

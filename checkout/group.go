@@ -1,6 +1,7 @@
 package checkout
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -41,6 +42,7 @@ type ticket struct {
 	key  string        // the idempotency key, or the fallback key
 	keep time.Duration // how long a finished key replays its order
 	item int64         // the SKU, named by id in every item
+	pool int64         // the stock pool every item names; 0: main stock
 
 	// Filled in by the batch transaction.
 	order *Order
@@ -71,7 +73,7 @@ type groups struct {
 	waiting []*ticket     // arrival order, all SKUs
 	running int           // batch transactions in flight
 	last    int           // orders in the batch started last
-	perSKU  map[int64]int // in-flight batches holding orders of the SKU
+	perSource  map[source]int // in-flight batches holding orders of the source
 	// (user, key) of every order on the group path: a duplicate arriving
 	// while the first runs is IDEMPOTENCY_IN_PROGRESS at once, as the plain
 	// path's claim makes it.
@@ -90,21 +92,24 @@ func (s *Service) GroupStats() (batches, orders int64) {
 var errBatchAborted = errors.New("checkout: the batch transaction was aborted")
 
 // groupable reports whether in goes through the group path: it must name
-// one SKU, by id (a spec selection needs a read to find its SKU first).
-func (s *Service) groupable(in PlaceInput) (int64, bool) {
+// one SKU, by id (a spec selection needs a read to find its SKU first), and
+// one source of it (main stock, or one stock pool).
+func (s *Service) groupable(in PlaceInput) (source, bool) {
 	if !s.cfg.GroupCommit {
-		return 0, false
+		return source{}, false
 	}
-	var id int64
+	var src source
 	for i, it := range in.Items {
-		// Pool orders take the plain path for now: the batch does not yet
-		// take from a pool's row or count per-buyer limits.
-		if it.ItemID == nil || it.PoolID != nil || (i > 0 && *it.ItemID != id) {
-			return 0, false
+		var pool int64
+		if it.PoolID != nil {
+			pool = *it.PoolID
 		}
-		id = *it.ItemID
+		if it.ItemID == nil || (i > 0 && (*it.ItemID != src.item || pool != src.pool)) {
+			return source{}, false
+		}
+		src = source{*it.ItemID, pool}
 	}
-	return id, true
+	return src, true
 }
 
 // placeGrouped places t's order through the group path's queue.
@@ -232,9 +237,9 @@ func (s *Service) handOver(ended []*ticket) {
 	defer g.mu.Unlock()
 	if ended != nil {
 		g.running--
-		for _, id := range skusOf(ended) {
-			if g.perSKU[id]--; g.perSKU[id] == 0 {
-				delete(g.perSKU, id)
+		for _, src := range sourcesOf(ended) {
+			if g.perSource[src]--; g.perSource[src] == 0 {
+				delete(g.perSource, src)
 			}
 		}
 	}
@@ -269,7 +274,7 @@ func (g *groups) ready(max int) int {
 		if n == max {
 			break
 		}
-		if g.hasRoom(t.item) {
+		if g.hasRoom(t.source()) {
 			n++
 		}
 	}
@@ -282,7 +287,7 @@ func (g *groups) take(max int) []*ticket {
 	var next []*ticket
 	rest := g.waiting[:0:0]
 	for _, t := range g.waiting {
-		if len(next) < max && g.hasRoom(t.item) {
+		if len(next) < max && g.hasRoom(t.source()) {
 			next = append(next, t)
 		} else {
 			rest = append(rest, t)
@@ -292,16 +297,16 @@ func (g *groups) take(max int) []*ticket {
 	return next
 }
 
-// hasRoom reports whether a batch holding orders of SKU id may start: fewer
+// hasRoom reports whether a batch holding orders of src may start: fewer
 // than pipelineDepth of them are in flight.
-func (g *groups) hasRoom(id int64) bool { return g.perSKU[id] < pipelineDepth }
+func (g *groups) hasRoom(src source) bool { return g.perSource[src] < pipelineDepth }
 
 // start counts batch in flight (g.mu held).
 func (g *groups) start(batch []*ticket) {
 	g.running++
 	g.last = len(batch)
-	for _, id := range skusOf(batch) {
-		g.perSKU[id]++
+	for _, src := range sourcesOf(batch) {
+		g.perSource[src]++
 	}
 }
 
@@ -314,4 +319,25 @@ func skusOf(batch []*ticket) []int64 {
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids)
+}
+
+// source is where an order's units come from: a SKU's main stock (pool 0)
+// or one of its stock pools. Each is its own row and row lock, so a flash
+// sale's batches and the SKU's ordinary ones pipeline apart.
+type source struct{ item, pool int64 }
+
+func (t *ticket) source() source { return source{t.item, t.pool} }
+
+// sourcesOf returns the distinct sources of batch: main stock ascending by
+// SKU, then pools ascending by pool id, the order in which every
+// stock-moving transaction locks their rows.
+func sourcesOf(batch []*ticket) []source {
+	srcs := make([]source, 0, 1)
+	for _, t := range batch {
+		srcs = append(srcs, t.source())
+	}
+	slices.SortFunc(srcs, func(a, b source) int {
+		return cmp.Or(cmp.Compare(min(a.pool, 1), min(b.pool, 1)), cmp.Compare(a.pool, b.pool), cmp.Compare(a.item, b.item))
+	})
+	return slices.Compact(srcs)
 }

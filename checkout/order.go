@@ -84,7 +84,7 @@ func New(db *store.DB, cfg Config) *Service {
 	}
 	return &Service{db: db, cfg: cfg, now: func() time.Time { return time.Now().UTC() }, batcher: newBatcher(db),
 		loneOnPlain: true,
-		groups:      groups{perSKU: map[int64]int{}, inflight: map[[2]string]bool{}}}
+		groups:      groups{perSource: map[source]int{}, inflight: map[[2]string]bool{}}}
 }
 
 // Config returns the service's configuration.

@@ -27,8 +27,8 @@ func (s *Service) Place(ctx context.Context, in PlaceInput) (*Order, error) {
 	if t.key == "" {
 		t.key, t.keep = fallbackPrefix+t.hash, s.cfg.FallbackWindow
 	}
-	if id, ok := s.groupable(in); ok {
-		t.item = id
+	if src, ok := s.groupable(in); ok {
+		t.item, t.pool = src.item, src.pool
 		return s.placeGrouped(ctx, t)
 	}
 	return s.placePlain(ctx, t)

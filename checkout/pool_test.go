@@ -69,9 +69,9 @@ func (f *fixture) poolsBalance(t *testing.T) {
 // the SKU's version never move), refusals outside the window, when empty
 // and past the per-buyer limit.
 func TestOrderFromPool(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, db *store.DB) {
+	eachPath(t, func(t *testing.T, db *store.DB, pth path) {
 		ctx := context.Background()
-		f := setup(t, db, path{"plain", false})
+		f := setup(t, db, pth)
 		id := f.skuID(t, "黑色,L")
 		f.setStock(t, id, 0)
 		if _, err := inventory.New(db).Adjust(ctx, inventory.AdjustInput{ItemID: id, Delta: 10, Reason: "test"}); err != nil {
@@ -155,9 +155,9 @@ func TestOrderFromPool(t *testing.T) {
 // A buyer firing 20 orders at once with different keys gets at most the
 // limit, on the real database.
 func TestPoolLimitUnderConcurrency(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, db *store.DB) {
+	eachPath(t, func(t *testing.T, db *store.DB, pth path) {
 		ctx := context.Background()
-		f := setup(t, db, path{"plain", false})
+		f := setup(t, db, pth)
 		id := f.skuID(t, "黑色,L")
 		f.setStock(t, id, 0)
 		if _, err := inventory.New(db).Adjust(ctx, inventory.AdjustInput{ItemID: id, Delta: 100, Reason: "test"}); err != nil {
@@ -199,18 +199,91 @@ func TestPoolLimitUnderConcurrency(t *testing.T) {
 	})
 }
 
-// Pool orders take the plain path for now: the group-commit batch neither
-// takes from a pool's row nor counts per-buyer limits.
-func TestPoolOrdersAreNotGrouped(t *testing.T) {
+// A one-SKU order by id from one pool is groupable, as from main stock; its
+// source is the pool, so its batches pipeline apart from the SKU's own. An
+// order naming the SKU from two sources is not (the plain path refuses it).
+func TestPoolOrdersAreGroupable(t *testing.T) {
 	s := &Service{cfg: DefaultConfig()}
 	s.cfg.GroupCommit = true
 	id, pool := int64(7), int64(3)
-	if _, ok := s.groupable(PlaceInput{Items: []ItemInput{one(id, 1)}}); !ok {
-		t.Fatalf("a one-SKU order by id is not groupable: the check below would prove nothing")
+	if src, ok := s.groupable(PlaceInput{Items: []ItemInput{one(id, 1)}}); !ok || src != (source{id, 0}) {
+		t.Errorf("a main-stock order: groupable %v, source %+v; want true, {%d 0}", ok, src, id)
 	}
-	if _, ok := s.groupable(PlaceInput{Items: []ItemInput{fromPool(id, pool, 1)}}); ok {
-		t.Errorf("a pool order is groupable, want the plain path")
+	if src, ok := s.groupable(PlaceInput{Items: []ItemInput{fromPool(id, pool, 1), fromPool(id, pool, 2)}}); !ok || src != (source{id, pool}) {
+		t.Errorf("a pool order: groupable %v, source %+v; want true, {%d %d}", ok, src, id, pool)
 	}
+	if _, ok := s.groupable(PlaceInput{Items: []ItemInput{fromPool(id, pool, 1), one(id, 1)}}); ok {
+		t.Errorf("an order of one SKU from a pool and main stock is groupable, want the plain path")
+	}
+	if got := sourcesOf([]*ticket{{item: 9, pool: 2}, {item: 8}, {item: 3, pool: 5}, {item: 9}, {item: 8}}); fmt.Sprint(got) != "[{8 0} {9 0} {9 2} {3 5}]" {
+		t.Errorf("sourcesOf: %v, want main stock by SKU, then pools by id: [{8 0} {9 0} {9 2} {3 5}]", got)
+	}
+}
+
+// Pool orders on the group path: many buyers at once go in batches of
+// several orders; the pool's row and ledger move by exactly what sold, the
+// SKU's row (stock, version) never moves, every buyer's counter is right,
+// and everything reconciles.
+func TestPoolOrdersInBatches(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := setup(t, db, path{"group", true})
+		id := f.skuID(t, "黑色,L")
+		f.setStock(t, id, 0)
+		if _, err := inventory.New(db).Adjust(ctx, inventory.AdjustInput{ItemID: id, Delta: 500, Reason: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		p := f.newPool(t, id, 300, 3, -time.Minute)
+		var version int64
+		if err := db.SQL.QueryRow("SELECT version FROM sku WHERE id = ?", id).Scan(&version); err != nil {
+			t.Fatal(err)
+		}
+		const buyers = 120
+		var units [buyers]atomic.Int64
+		var failed sync.Map
+		// Each buyer asks 1, 2, 1, 2 …: 4 orders a buyer, so some pass the
+		// limit of 3 and are refused, some inside one batch.
+		race(4*buyers, 48, func(i int) {
+			b, qty := i%buyers, int64(1+(i/buyers)%2)
+			o, err := f.svc.Place(ctx, PlaceInput{UserID: fmt.Sprint("b", b), IdempotencyKey: fmt.Sprint("k", i), Items: []ItemInput{fromPool(id, p.ID, qty)}})
+			switch {
+			case err == nil:
+				units[b].Add(o.Lines[0].Quantity)
+			case errors.Is(err, inventory.ErrPoolLimitExceeded), errors.Is(err, inventory.ErrOutOfStock):
+			default:
+				failed.Store(err.Error(), true)
+			}
+		})
+		failed.Range(func(k, _ any) bool { t.Errorf("unexpected error: %v", k); return true })
+		var sold int64
+		for b := range buyers {
+			n := units[b].Load()
+			if n > 3 {
+				t.Errorf("buyer b%d got %d units, limit 3", b, n)
+			}
+			var counted int64
+			if err := db.SQL.QueryRow("SELECT COALESCE(MAX(units), 0) FROM pool_buyer WHERE pool_id = ? AND user_id = ?", p.ID, fmt.Sprint("b", b)).Scan(&counted); err != nil || counted != n {
+				t.Errorf("buyer b%d: counter %d (%v), want %d", b, counted, err, n)
+			}
+			sold += n
+		}
+		if sold != 300 {
+			t.Errorf("sold %d units, want the whole pool of 300 (4 orders of 1–2 from 120 buyers ask for more)", sold)
+		}
+		if stock, ledger := f.poolState(t, p.ID); stock != 300-sold || ledger != stock {
+			t.Errorf("pool stock %d, ledger %d; want %d", stock, ledger, 300-sold)
+		}
+		var v int64
+		if err := db.SQL.QueryRow("SELECT version FROM sku WHERE id = ?", id).Scan(&v); err != nil || v != version || f.stock(t, id) != 200 {
+			t.Errorf("SKU version %d → %d, stock %d: the SKU's row moved (want version unchanged, stock 200)", version, v, f.stock(t, id))
+		}
+		batches, orders := f.svc.GroupStats()
+		if orders == 0 || batches >= orders {
+			t.Errorf("group path: %d batches for %d orders, want batches of more than one order", batches, orders)
+		}
+		t.Logf("%d batches, %d orders", batches, orders)
+		f.poolsBalance(t)
+	})
 }
 
 // Issue 18's flash sale: a pool of 1000 on a SKU with 500 on main stock,
@@ -302,6 +375,76 @@ func TestFlashSaleFromPool(t *testing.T) {
 		}
 		if s := f.stock(t, id); s != 500-ordinary || f.mainLedger(t, id) != s {
 			t.Errorf("main stock %d (ledger %d), want %d: 500 less the ordinary orders only", s, f.mainLedger(t, id), 500-ordinary)
+		}
+		f.poolsBalance(t)
+	})
+}
+
+// In one batch, as one by one: pool orders are allocated in arrival order
+// from the pool's stock and within each buyer's limit, a refused order does
+// not stop later smaller ones, a main-stock order of the same SKU in the
+// same batch takes main stock, and the pool's ledger rows chain in arrival
+// order. Then everything reconciles.
+func TestGroupPoolBatchAllocatesInArrivalOrder(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := setup(t, db, path{"group", true})
+		id := f.skuID(t, "黑色,L")
+		f.setStock(t, id, 0)
+		if _, err := inventory.New(db).Adjust(ctx, inventory.AdjustInput{ItemID: id, Delta: 10, Reason: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		p := f.newPool(t, id, 4, 2, -time.Minute)
+		hold(f, id)
+		type o struct {
+			user string
+			qty  int64
+			pool bool
+		}
+		var ins []PlaceInput
+		for i, x := range []o{{"A", 2, true}, {"A", 1, true}, {"B", 1, true}, {"C", 2, true}, {"D", 1, false}, {"C", 1, true}, {"E", 1, true}} {
+			item := one(id, x.qty)
+			if x.pool {
+				item = fromPool(id, p.ID, x.qty)
+			}
+			ins = append(ins, PlaceInput{UserID: x.user, IdempotencyKey: fmt.Sprint("k", i), Items: []ItemInput{item}})
+		}
+		orders, errs := enqueue(t, f, id, ins)()
+		checkOutcomes(t, orders, errs, nil, inventory.ErrPoolLimitExceeded, nil, ErrOutOfStock, nil, nil, ErrOutOfStock)
+		if b, n := f.svc.GroupStats(); b != 1 || n != 7 {
+			t.Errorf("GroupStats = %d batches, %d orders; want 1 batch of 7", b, n)
+		}
+		if orders[0].Amount != 2*990 || orders[4].Amount == orders[2].Amount {
+			t.Errorf("amounts %v (pool) and %v (main): want the pool's price 9.90 a unit for pool orders only", orders[0].Amount, orders[4].Amount)
+		}
+		rows, err := db.SQL.Query("SELECT biz_sn, before_stock, after_stock FROM stock_log WHERE pool_id = ? AND change_type = 1 ORDER BY id", p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for rows.Next() {
+			var sn string
+			var b, a int64
+			if err := rows.Scan(&sn, &b, &a); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, fmt.Sprintf("%s %d→%d", sn, b, a))
+		}
+		rows.Close()
+		if want := fmt.Sprint([]string{orders[0].OrderSn + " 4→2", orders[2].OrderSn + " 2→1", orders[5].OrderSn + " 1→0"}); fmt.Sprint(got) != want {
+			t.Errorf("pool ledger = %v, want %v", got, want)
+		}
+		if stock, ledger := f.poolState(t, p.ID); stock != 0 || ledger != 0 {
+			t.Errorf("pool stock %d, ledger %d; want 0, 0", stock, ledger)
+		}
+		if s := f.stock(t, id); s != 5 || f.mainLedger(t, id) != 5 {
+			t.Errorf("main stock %d (ledger %d), want 5: 10, less 4 into the pool, less D's 1", s, f.mainLedger(t, id))
+		}
+		for user, want := range map[string]int64{"A": 2, "B": 1, "C": 1} {
+			var n int64
+			if err := db.SQL.QueryRow("SELECT units FROM pool_buyer WHERE pool_id = ? AND user_id = ?", p.ID, user).Scan(&n); err != nil || n != want {
+				t.Errorf("buyer %s: counter %d (%v), want %d", user, n, err, want)
+			}
 		}
 		f.poolsBalance(t)
 	})

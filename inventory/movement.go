@@ -247,6 +247,13 @@ func TakeLocked(ctx context.Context, tx *ent.Tx, stock, locked int64, moves []Mo
 	if lock {
 		return nil
 	}
+	return bookChain(ctx, tx, stock, moves)
+}
+
+// bookChain books moves (of one balance, in booking order) in one insert,
+// each row's before/after as if applied one after another from stock, the
+// balance read under the lock the caller holds.
+func bookChain(ctx context.Context, tx *ent.Tx, stock int64, moves []Movement) error {
 	ins := store.NewInsert(stocklog.Table)
 	before := stock
 	for i := range moves {
@@ -256,7 +263,7 @@ func TakeLocked(ctx context.Context, tx *ent.Tx, stock, locked int64, moves []Mo
 	}
 	q, args := ins.SQL()
 	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-		return fmt.Errorf("booking the takes of SKU %d: %w", id, err)
+		return fmt.Errorf("booking the takes of SKU %d (pool %d): %w", moves[0].ItemID, moves[0].PoolID, err)
 	}
 	return nil
 }
@@ -288,15 +295,8 @@ func WriteTakes(q *store.Text, terms Terms, moves []Movement, lock bool) {
 		})
 		q.SQL("; ")
 	}
-	q.SQL("SET @g := (SELECT 1 FROM goods WHERE id = ")
-	q.Int(goods)
-	q.SQL(" AND status = ")
-	q.Str(string(enums.GoodsOnShelf))
-	q.SQL(" AND delete_time IS NULL AND name = ")
-	q.Str(terms.GoodsName)
-	q.SQL(" AND stock_mode = ")
-	q.Str(string(modeOf(lock)))
-	q.SQL("); " + taking(lock))
+	writeGoodsCheck(q, goods, terms, lock)
+	q.SQL(taking(lock))
 	q.Int(total)
 	q.SQL(", version = version + 1 WHERE id = ")
 	q.Int(id)
@@ -311,6 +311,21 @@ func WriteTakes(q *store.Text, terms Terms, moves []Movement, lock bool) {
 	q.SQL(" AND status = ")
 	q.Str(string(enums.SkuEnabled))
 	q.SQL(" AND @g; SET @c := @c + ROW_COUNT(); ")
+}
+
+// writeGoodsCheck sets @g, in the batch's statement, to whether the goods
+// is still on shelf under the name and in the stock mode its sales were
+// decided on (a plain read: the goods row is not locked).
+func writeGoodsCheck(q *store.Text, goods int64, terms Terms, lock bool) {
+	q.SQL("SET @g := (SELECT 1 FROM goods WHERE id = ")
+	q.Int(goods)
+	q.SQL(" AND status = ")
+	q.Str(string(enums.GoodsOnShelf))
+	q.SQL(" AND delete_time IS NULL AND name = ")
+	q.Str(terms.GoodsName)
+	q.SQL(" AND stock_mode = ")
+	q.Str(string(modeOf(lock)))
+	q.SQL("); ")
 }
 
 // Sold adds what a paid order sold to each SKU's volume, in ascending SKU

@@ -44,19 +44,18 @@ func ReadPools(ctx context.Context, c *ent.Client, ids []int64) (map[int64]*ent.
 	return out, nil
 }
 
-// takePool takes a sale's units from its pool: the buyer's counter first
-// (ErrPoolLimitExceeded), then the pool's CAS, which holds only while the
-// pool is on sale at the sale's price and has the units (ErrPoolNotActive,
-// ErrOutOfStock otherwise, decided from the row under the lock), then the
-// ledger row from the row just moved.
+// takePool takes a sale's units from its pool: the pool's CAS, which holds
+// only while the pool is on sale at the sale's price and has the units
+// available (ErrPoolNotActive, ErrOutOfStock otherwise, decided from the row
+// under the lock), then the ledger row from the row just moved (none for a
+// locked sale: stock did not move), then the buyer's counter
+// (ErrPoolLimitExceeded): the pool's row before its counters, as in the
+// group-commit batch (pool_batch.go), so neither can wait on the other.
 func takePool(ctx context.Context, tx *ent.Tx, s *Sale) error {
-	n, id, now := -s.Num, s.PoolID, nowArg(s.at())
-	if err := claimLimit(ctx, tx, id, s.Buyer, n, s.PoolLimit); err != nil {
-		return err
-	}
-	res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET stock = stock - ?, version = version + 1 "+
-		"WHERE id = ? AND item_id = ? AND price = ? AND stock >= ? AND closed_at IS NULL AND returned = ? AND starts_at <= ? AND ends_at > ?",
-		n, id, s.ItemID, int64(s.Price), n, false, now, now)
+	n, id, now := -s.Num, s.PoolID, s.at()
+	var q store.Bound
+	poolCAS(&q, &ent.StockPool{ID: id, ItemID: s.ItemID}, s.Price, n, s.Lock, now)
+	res, err := tx.ExecContext(ctx, q.String(), q.Args...)
 	if err != nil {
 		return fmt.Errorf("taking stock of pool %d: %w", id, err)
 	}
@@ -74,9 +73,14 @@ func takePool(ctx context.Context, tx *ent.Tx, s *Sale) error {
 		case !PoolOpen(p, now):
 			return fmt.Errorf("%w: pool %d (%s) sells from %s to %s", ErrPoolNotActive, id, p.Name, p.StartsAt.Format(time.RFC3339), p.EndsAt.Format(time.RFC3339))
 		}
-		return fmt.Errorf("%w: pool %d (%s) has %d left, cannot take %d", ErrOutOfStock, id, p.Name, p.Stock, n)
+		return fmt.Errorf("%w: pool %d (%s) has %d available, cannot take %d", ErrOutOfStock, id, p.Name, Available(p), n)
 	}
-	return bookPool(ctx, tx, &s.Movement)
+	if !s.Lock {
+		if err := bookPool(ctx, tx, &s.Movement); err != nil {
+			return err
+		}
+	}
+	return claimLimit(ctx, tx, id, s.Buyer, n, s.PoolLimit)
 }
 
 // bookPool writes m's ledger row from the pool row this transaction has
@@ -113,7 +117,7 @@ func claimLimit(ctx context.Context, tx *ent.Tx, poolID int64, buyer string, n, 
 	if moved, err := res.RowsAffected(); err != nil || moved == 1 {
 		return err
 	}
-	return fmt.Errorf("%w: pool %d allows a buyer at most its limit, %d more is too many", ErrPoolLimitExceeded, poolID, n)
+	return LimitExceeded(poolID, n)
 }
 
 // ReleaseLimit gives a closed order's units of a pool back to its buyer's

@@ -288,3 +288,25 @@ func (v textValues) Lookup(col, expr, key string) {
 	v.q.Str(key)
 	v.q.SQL(after)
 }
+
+// Statement is a statement being written, whose values go either inline
+// (Text, the MySQL batch) or as bound arguments (Bound): SQL that must say
+// the same on both paths is written once, against this.
+type Statement interface {
+	SQL(s string)
+	Int(n int64)
+	Str(s string)
+	Time(t time.Time)
+}
+
+// Bound is a statement with its values as arguments.
+type Bound struct {
+	b    strings.Builder
+	Args []any
+}
+
+func (q *Bound) SQL(s string)     { q.b.WriteString(s) }
+func (q *Bound) Int(n int64)      { q.b.WriteByte('?'); q.Args = append(q.Args, n) }
+func (q *Bound) Str(s string)     { q.b.WriteByte('?'); q.Args = append(q.Args, s) }
+func (q *Bound) Time(t time.Time) { q.b.WriteByte('?'); q.Args = append(q.Args, t) }
+func (q *Bound) String() string   { return q.b.String() }

@@ -36,6 +36,9 @@ func (StockPool) Fields() []ent.Field {
 		field.Int64("quantity"),
 		// Units left to sell; signed for the same reason as sku.stock.
 		field.Int64("stock"),
+		// Units of stock held by unpaid orders of a lock-at-order goods: the
+		// pool follows its goods' mode, as a SKU does.
+		field.Int64("lock_stock").Default(0),
 		field.Int64("per_buyer_limit").Default(1),
 		field.Time("starts_at"),
 		field.Time("ends_at"),

@@ -1,0 +1,241 @@
+package inventory
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"storefront/ent"
+	"storefront/ent/poolbuyer"
+	"storefront/ent/stocklog"
+	"storefront/ent/stockpool"
+	"storefront/money"
+	"storefront/store"
+)
+
+// Pool sales in checkout's group-commit batch: the batch reads the pools
+// its orders name, and what their buyers hold of them, with its SKUs
+// (ReadPoolState); decides every order from that; then per pool takes the
+// total of its orders by one CAS on the pool's row, books one ledger row
+// per order chained from the balance read under the lock, and adds each
+// buyer's units to their counter. The SKU's own row is never touched.
+//
+// Lock order, on every path: SKU rows ascending, then pool rows ascending,
+// each pool's buyer counters right after its row.
+
+// PoolBuyer names one buyer's counter of one pool.
+type PoolBuyer struct {
+	PoolID int64
+	Buyer  string
+}
+
+// Querier reads: a transaction, or the MySQL batch's own connection.
+type Querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// poolColumns are what a sale needs of a pool row, in scan order.
+var poolColumns = strings.Join([]string{stockpool.FieldID, stockpool.FieldItemID, stockpool.FieldGoodsID,
+	stockpool.FieldName, stockpool.FieldPrice, stockpool.FieldStock, stockpool.FieldLockStock,
+	stockpool.FieldPerBuyerLimit, stockpool.FieldStartsAt, stockpool.FieldEndsAt, stockpool.FieldClosedAt,
+	stockpool.FieldReturned}, ", ")
+
+// ReadPoolState reads the pools ids and the units buyers hold of them
+// through q (plain reads: a batch checks them under the lock as it writes).
+func ReadPoolState(ctx context.Context, q Querier, ids []int64, buyers []PoolBuyer) (map[int64]*ent.StockPool, map[PoolBuyer]int64, error) {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	pools := make(map[int64]*ent.StockPool, len(ids))
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rs, err := q.QueryContext(ctx, "SELECT "+poolColumns+" FROM "+stockpool.Table+" WHERE id IN ("+marks(len(ids))+")", args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading pools: %w", err)
+	}
+	defer rs.Close()
+	for rs.Next() {
+		p := &ent.StockPool{}
+		var closed sql.NullTime
+		if err := rs.Scan(&p.ID, &p.ItemID, &p.GoodsID, &p.Name, &p.Price, &p.Stock, &p.LockStock,
+			&p.PerBuyerLimit, &p.StartsAt, &p.EndsAt, &closed, &p.Returned); err != nil {
+			return nil, nil, fmt.Errorf("reading pools: %w", err)
+		}
+		if closed.Valid {
+			p.ClosedAt = &closed.Time
+		}
+		pools[p.ID] = p
+	}
+	if err := rs.Err(); err != nil {
+		return nil, nil, fmt.Errorf("reading pools: %w", err)
+	}
+	units := make(map[PoolBuyer]int64, len(buyers))
+	if len(buyers) == 0 {
+		return pools, units, nil
+	}
+	var where strings.Builder
+	args = args[:0]
+	for i, b := range buyers {
+		if i > 0 {
+			where.WriteString(" OR ")
+		}
+		where.WriteString("(pool_id = ? AND user_id = ?)")
+		args = append(args, b.PoolID, b.Buyer)
+	}
+	rs2, err := q.QueryContext(ctx, "SELECT pool_id, user_id, units FROM "+poolbuyer.Table+" WHERE "+where.String(), args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the buyers' units of pools: %w", err)
+	}
+	defer rs2.Close()
+	for rs2.Next() {
+		var b PoolBuyer
+		var n int64
+		if err := rs2.Scan(&b.PoolID, &b.Buyer, &n); err != nil {
+			return nil, nil, fmt.Errorf("reading the buyers' units of pools: %w", err)
+		}
+		units[b] = n
+	}
+	return pools, units, rs2.Err()
+}
+
+func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
+
+// Available is what can be ordered from a pool: stock - lock_stock.
+func Available(p *ent.StockPool) int64 { return p.Stock - p.LockStock }
+
+// LimitExceeded is the error of an order that would take the buyer past
+// the pool's per-buyer limit.
+func LimitExceeded(poolID, n int64) error {
+	return fmt.Errorf("%w: pool %d allows a buyer at most its limit, %d more is too many", ErrPoolLimitExceeded, poolID, n)
+}
+
+// poolCAS writes the CAS that takes n units of pool p for sales read at
+// price: lock raises lock_stock (a lock-at-order goods), otherwise stock
+// falls. It holds only while the pool sells at now at that price and has n
+// available: the plain path and both batches write it here.
+func poolCAS(w store.Statement, p *ent.StockPool, price money.Money, n int64, lock bool, now time.Time) {
+	if lock {
+		w.SQL("UPDATE stock_pool SET lock_stock = lock_stock + ")
+	} else {
+		w.SQL("UPDATE stock_pool SET stock = stock - ")
+	}
+	w.Int(n)
+	w.SQL(", version = version + 1 WHERE id = ")
+	w.Int(p.ID)
+	w.SQL(" AND item_id = ")
+	w.Int(p.ItemID)
+	w.SQL(" AND price = ")
+	w.Int(int64(price))
+	w.SQL(" AND stock - lock_stock >= ")
+	w.Int(n)
+	w.SQL(" AND closed_at IS NULL AND returned = 0 AND starts_at <= ")
+	w.Time(nowArg(now))
+	w.SQL(" AND ends_at > ")
+	w.Time(nowArg(now))
+}
+
+// claims sums the units each buyer takes of a pool in moves (the buyers of
+// the batch's orders of that pool), in ascending buyer order: the order in
+// which their counters are locked.
+func claims(moves []Movement, buyers []string) ([]string, map[string]int64) {
+	sum := make(map[string]int64, len(buyers))
+	for i, b := range buyers {
+		sum[b] -= moves[i].Num
+	}
+	order := slices.Sorted(func(yield func(string) bool) {
+		for b := range sum {
+			if !yield(b) {
+				return
+			}
+		}
+	})
+	return order, sum
+}
+
+// TakePoolLocked takes the movements of pool p's orders (in booking order,
+// buyers[i] the buyer of moves[i]) in SQLite's batch, whose transaction has
+// held the write lock since BEGIN, so p was read exactly, sold at price:
+// one CAS for their
+// total, one ledger row each chained from p's stock (none when lock: stock
+// did not move), then each buyer's counter, within limit as decided.
+func TakePoolLocked(ctx context.Context, tx *ent.Tx, p *ent.StockPool, price money.Money, moves []Movement, buyers []string, lock bool, now time.Time) error {
+	var total int64
+	for _, m := range moves {
+		total -= m.Num
+	}
+	var q store.Bound
+	poolCAS(&q, p, price, total, lock, now)
+	res, err := tx.ExecContext(ctx, q.String(), q.Args...)
+	if err != nil {
+		return fmt.Errorf("taking stock of pool %d: %w", p.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n != 1 {
+		return fmt.Errorf("taking stock of pool %d: %d available under the lock, yet the CAS for %d failed", p.ID, Available(p), total)
+	}
+	if !lock {
+		if err := bookChain(ctx, tx, p.Stock, moves); err != nil {
+			return err
+		}
+	}
+	order, sum := claims(moves, buyers)
+	for _, b := range order {
+		if err := claimLimit(ctx, tx, p.ID, b, sum[b], p.PerBuyerLimit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WritePoolTakes renders, into the group-commit batch's statement on MySQL,
+// the movements of pool p's orders (in booking order, buyers[i] the buyer
+// of moves[i]) sold at price: the locked read of the pool's balance into
+// @s, one ledger row each chained from it (none when lock), one CAS for
+// their total, then the buyers' counters, added in one upsert and checked
+// against the limit. It returns how many checks it added to @c, for the
+// batch's guard before COMMIT.
+func WritePoolTakes(q *store.Text, p *ent.StockPool, terms Terms, moves []Movement, buyers []string, lock bool, now time.Time) int {
+	var total int64
+	for _, m := range moves {
+		total -= m.Num
+	}
+	q.SQL("SELECT stock INTO @s FROM stock_pool WHERE id = ")
+	q.Int(p.ID)
+	q.SQL(" FOR UPDATE; ")
+	if !lock {
+		var taken int64
+		q.Insert(stocklog.Table, len(moves), func(j int, v store.Values) {
+			m := &moves[j]
+			m.write(v, "@s - "+itoa(taken), "@s - "+itoa(taken-m.Num))
+			taken -= m.Num
+		})
+		q.SQL("; ")
+	}
+	writeGoodsCheck(q, moves[0].GoodsID, terms, lock)
+	poolCAS(q, p, terms.Price, total, lock, now)
+	q.SQL(" AND @g; SET @c := @c + ROW_COUNT(); ")
+	order, sum := claims(moves, buyers)
+	q.Insert(poolbuyer.Table, len(order), func(j int, v store.Values) {
+		v.Int(poolbuyer.FieldPoolID, p.ID)
+		v.Str(poolbuyer.FieldUserID, order[j])
+		v.Int(poolbuyer.FieldUnits, sum[order[j]])
+	})
+	q.SQL(" ON DUPLICATE KEY UPDATE units = units + VALUES(units); ")
+	q.SQL("SET @c := @c + (SELECT COUNT(*) = 0 FROM pool_buyer WHERE pool_id = ")
+	q.Int(p.ID)
+	q.SQL(" AND units > ")
+	q.Int(p.PerBuyerLimit)
+	q.SQL(" AND user_id IN (")
+	for j, b := range order {
+		if j > 0 {
+			q.SQL(", ")
+		}
+		q.Str(b)
+	}
+	q.SQL(")); ")
+	return 2
+}
