@@ -69,11 +69,11 @@ type verdict struct {
 const pipelineDepth = 2
 
 type groups struct {
-	mu      sync.Mutex
-	waiting []*ticket     // arrival order, all SKUs
-	running int           // batch transactions in flight
-	last    int           // orders in the batch started last
-	perSource  map[source]int // in-flight batches holding orders of the source
+	mu        sync.Mutex
+	waiting   []*ticket      // arrival order, all SKUs
+	running   int            // batch transactions in flight
+	last      int            // orders in the batch started last
+	perSource map[source]int // in-flight batches holding orders of the source
 	// (user, key) of every order on the group path: a duplicate arriving
 	// while the first runs is IDEMPOTENCY_IN_PROGRESS at once, as the plain
 	// path's claim makes it.
