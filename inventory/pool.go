@@ -275,6 +275,36 @@ func (s *Service) ActivePool(ctx context.Context, itemID int64, now time.Time) (
 	return out[0], nil
 }
 
+// ActivePools are the pools on sale at now of goodsID's SKUs, by SKU (for
+// each, the one ending first when several overlap): one query for a whole
+// product page, where Sku.activePool asked per SKU would be 500 for the
+// demo shoe.
+func (s *Service) ActivePools(ctx context.Context, goodsID int64, now time.Time) (map[int64]*Pool, error) {
+	now = nowArg(now)
+	rows, err := s.db.Client.StockPool.Query().
+		Where(stockpool.GoodsID(goodsID), stockpool.ClosedAtIsNil(), stockpool.Returned(false),
+			stockpool.StartsAtLTE(now), stockpool.EndsAtGT(now)).
+		Order(stockpool.ByEndsAt(), stockpool.ByID()).Limit(maxActivePools).All(ctx)
+	if err != nil {
+		return nil, store.Classify(fmt.Errorf("reading the active pools of goods %d: %w", goodsID, err))
+	}
+	views, err := s.views(ctx, rows)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]*Pool, len(views))
+	for _, p := range views {
+		if out[p.ItemID] == nil {
+			out[p.ItemID] = p
+		}
+	}
+	return out, nil
+}
+
+// maxActivePools bounds what ActivePools reads: a goods' SKUs
+// (skumatrix.DefaultLimits.MaxSKUs) times a few overlapping pools each.
+const maxActivePools = 2000
+
 // PoolPage is one page of a SKU's pools, newest first.
 type PoolPage struct {
 	Pools       []*Pool

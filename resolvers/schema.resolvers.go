@@ -13,7 +13,6 @@ import (
 	"storefront/graph"
 	"storefront/inventory"
 	"storefront/money"
-	"time"
 )
 
 // Skus is the resolver for the skus field.
@@ -46,7 +45,7 @@ func (r *skuResolver) CostPrice(ctx context.Context, obj *catalog.SKU) (*money.M
 
 // ActivePool is the resolver for the activePool field.
 func (r *skuResolver) ActivePool(ctx context.Context, obj *catalog.SKU) (*inventory.Pool, error) {
-	return r.Inventory.ActivePool(ctx, obj.ID, time.Now())
+	return r.activePool(ctx, obj)
 }
 
 // Pools is the resolver for the pools field.

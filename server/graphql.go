@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
@@ -36,6 +37,9 @@ func newGraphQL(r *resolvers.Resolver, o Options, m *metrics.Metrics, t *httpTra
 	srv.Use(&queryLimits{maxDepth: o.MaxDepth, maxComplexity: o.MaxComplexity, maxAliases: o.MaxAliases})
 	srv.Use(opMetrics{m})
 	srv.Use(deadline{o.RequestTimeout})
+	srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		return next(resolvers.WithRequestMemo(ctx))
+	})
 	srv.Use(responseLimit{o.MaxResponseBytes})
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(resolvers.Recover)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"entgo.io/ent/dialect"
 
@@ -18,6 +19,7 @@ import (
 	"storefront/demo"
 	"storefront/enums"
 	"storefront/internal/testdb"
+	"storefront/inventory"
 	"storefront/money"
 	"storefront/resolvers"
 	"storefront/server"
@@ -156,6 +158,79 @@ func TestProductPageStatements(t *testing.T) {
 			if !strings.Contains(rec.Body.String(), want) {
 				t.Errorf("/metrics lacks %q", want)
 			}
+		}
+	})
+}
+
+// Sku.activePool on every SKU of a page costs one statement for the whole
+// goods (inventory.ActivePools), not one per SKU: a warm page of the
+// 500-SKU shoe with it costs 1.
+func TestActivePoolStatements(t *testing.T) {
+	eachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
+		ctx := context.Background()
+		setup := catalog.New(db, catalog.DefaultConfig())
+		t.Cleanup(setup.Close)
+		ids, err := demo.Seed(ctx, setup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inv := inventory.New(db)
+		var item int64
+		if err := db.SQL.QueryRow("SELECT id FROM sku WHERE goods_id = ? ORDER BY id DESC LIMIT 1", ids[demo.ShoeCode]).Scan(&item); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := inv.Adjust(ctx, inventory.AdjustInput{ItemID: item, Delta: 5, Reason: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now()
+		pool, err := inv.MoveToPool(ctx, inventory.PoolInput{ItemID: item, Name: "秒杀", Price: 990, Quantity: 3, PerBuyerLimit: 1,
+			StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		signer, err := auth.NewSigner("server-test-secret-0123456789")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cat := catalog.New(db, catalog.DefaultConfig())
+		t.Cleanup(cat.Close)
+		f := &fixture{h: server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inv},
+			MaxComplexity: 1 << 30}), cat: cat, n: n}
+		q := `query($id: ID!) { goods(id: $id) { skus { id activePool { id price stock } } } }`
+		vars := map[string]any{"id": ids[demo.ShoeCode]}
+		f.query(t, q, vars) // warms the product view
+		if got := f.query(t, q, vars); got != 1 {
+			t.Errorf("warm page of %s with activePool on every SKU: %d statements, want 1", demo.ShoeCode, got)
+		}
+		body, _ := json.Marshal(map[string]any{"query": q, "variables": vars})
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		f.h.ServeHTTP(rec, req)
+		var resp struct {
+			Data struct {
+				Goods struct {
+					Skus []struct {
+						ID         string
+						ActivePool *struct{ ID, Price string }
+					}
+				}
+			}
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
+			t.Fatal(err)
+		}
+		with := 0
+		for _, s := range resp.Data.Goods.Skus {
+			if s.ActivePool != nil {
+				with++
+				if s.ID != fmt.Sprint(item) || s.ActivePool.ID != fmt.Sprint(pool.ID) || s.ActivePool.Price != "9.90" {
+					t.Errorf("SKU %s: activePool %+v, want pool %d at 9.90 on SKU %d only", s.ID, s.ActivePool, pool.ID, item)
+				}
+			}
+		}
+		if with != 1 || len(resp.Data.Goods.Skus) != 500 {
+			t.Errorf("%d of %d SKUs show an active pool, want 1 of 500", with, len(resp.Data.Goods.Skus))
 		}
 	})
 }

@@ -422,6 +422,11 @@ var (
 				Columns: []*schema.Column{StockPoolColumns[1], StockPoolColumns[10]},
 			},
 			{
+				Name:    "stockpool_goods_id_ends_at",
+				Unique:  false,
+				Columns: []*schema.Column{StockPoolColumns[2], StockPoolColumns[10]},
+			},
+			{
 				Name:    "stockpool_returned_ends_at",
 				Unique:  false,
 				Columns: []*schema.Column{StockPoolColumns[12], StockPoolColumns[10]},

@@ -53,11 +53,13 @@ func (StockPool) Fields() []ent.Field {
 	}
 }
 
-// item_id, ends_at: a SKU's pools and its active one; returned, ends_at:
-// the closer's scan for pools to return.
+// item_id, ends_at: a SKU's pools and its active one; goods_id, ends_at: a
+// product page's active pools; returned, ends_at: the closer's scan for
+// pools to return.
 func (StockPool) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("item_id", "ends_at"),
+		index.Fields("goods_id", "ends_at"),
 		index.Fields("returned", "ends_at"),
 	}
 }
