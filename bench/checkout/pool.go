@@ -206,6 +206,10 @@ type poolArm struct {
 	windows          map[string][]window
 	done             map[string]int64
 	batches, batched int64
+	// The main connection pool's waits over the arm's slices: a transaction
+	// queued on a row lock keeps its connection.
+	connWaits int64
+	connWait  time.Duration
 }
 
 // poolRun measures the section's four arms over transport and checks the
@@ -241,13 +245,17 @@ func (b *bench) poolRun(f *flashSale, transport string) (map[string]*poolArm, st
 	for _, name := range slices.Concat(order, rev) {
 		a := out[name]
 		bat0, ord0 := svc.GroupStats()
+		conn0 := b.db.SQL.Stats()
 		ws, err := b.together(b.dur/2, arms[name])
 		if err != nil {
 			return nil, "", false, fmt.Errorf("pool/%s/%s: %w", name, transport, err)
 		}
 		bat1, ord1 := svc.GroupStats()
+		conn1 := b.db.SQL.Stats()
 		a.batches += bat1 - bat0
 		a.batched += ord1 - ord0
+		a.connWaits += conn1.WaitCount - conn0.WaitCount
+		a.connWait += conn1.WaitDuration - conn0.WaitDuration
 		for i, set := range arms[name] {
 			a.windows[set.name] = append(a.windows[set.name], ws[i])
 			a.done[set.name] += ws[i].done
@@ -304,7 +312,8 @@ func (b *bench) poolSection() (int, error) {
 			}
 			fmt.Printf("\n8. stock pools (issue 18): a flash sale of one SKU at %d clients (each its own buyer; pool of %d, limit %d a buyer)\n", *poolFlash, poolUnits, poolUnits)
 			fmt.Printf("   and %d ordinary clients of the same SKU's main stock, on the group service, interleaved\n", *poolOrdinary)
-			fmt.Println("   (pool, no pool, quiet, hot, hot, quiet, no pool, pool); batches/orders = the service's GroupStats over the arm, all its clients")
+			fmt.Println("   (pool, no pool, quiet, hot, hot, quiet, no pool, pool); batches/orders (the service's GroupStats) and")
+			fmt.Println("   conn waits (waits for a connection of the main pool, and their total time) are over the arm, all its clients")
 			fmt.Printf("   %-11s %-8s %-10s %7s %9s %8s %8s %17s\n", "transport", "arm", "orders", "clients", "orders/s", "p50 ms", "p99 ms", "batches/orders")
 		}
 		arms, check, ok, err := b.poolRun(f, tr)
@@ -323,11 +332,12 @@ func (b *bench) poolSection() (int, error) {
 			if row.set != "ordinary" {
 				n = *poolFlash
 			}
-			group := ""
+			group, waits := "", ""
 			if row.set != "ordinary" || row.arm == "quiet" {
 				group = fmt.Sprintf("%d/%d", a.batches, a.batched)
+				waits = fmt.Sprintf("%d (%.1f)", a.connWaits, a.connWait.Seconds())
 			}
-			fmt.Printf("   %-11s %-8s %-10s %7d %9.0f %8.2f %8.2f %17s\n", tr, row.arm, row.set, n, r.rate, r.p50, r.p99, group)
+			fmt.Printf("   %-11s %-8s %-10s %7d %9.0f %8.2f %8.2f %17s %16s\n", tr, row.arm, row.set, n, r.rate, r.p50, r.p99, group, waits)
 		}
 		p99 := func(arm string) float64 { return res(arm, "ordinary").p99 }
 		fmt.Printf("   %-11s ordinary p99 pool/quiet %s (target ≤ 2), pool/no pool %s (p50 %s); flash orders/s over the hot group's: pool %s, no pool %s\n",
