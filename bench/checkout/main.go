@@ -22,6 +22,14 @@
 //
 //	go run ./bench/checkout -db 'mysql:root@tcp(127.0.0.1:3306)/test' -only '^(hot|lock|pay)/'
 //
+// Section 8 is issue 18's stock pools (bench/checkout/pool.go): a flash sale
+// from a pool at -pool-flash clients while -pool-ordinary clients order the
+// same SKU from main stock, the same without the pool, the ordinary clients
+// alone, and the hot SKU's group path, interleaved (runs pool/transport/
+// flash clients):
+//
+//	go run ./bench/checkout -db 'mysql:root@tcp(127.0.0.1:3306)/test' -only '^pool/'
+//
 // On MariaDB it creates and drops its own database on the server named by the
 // DSN; on SQLite it uses a temporary file.
 package main
@@ -269,7 +277,11 @@ func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 	if err != nil {
 		return err
 	}
-	if bad += lockBad; bad > 0 {
+	poolBad, err := b.poolSection()
+	if err != nil {
+		return err
+	}
+	if bad += lockBad + poolBad; bad > 0 {
 		return fmt.Errorf("%d runs failed their correctness check", bad)
 	}
 	return nil
