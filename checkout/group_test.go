@@ -21,14 +21,18 @@ import (
 // the test decides what the next batch holds and in which order.
 func hold(f *fixture, _ int64) {
 	f.svc.groups.mu.Lock()
-	f.svc.groups.running += f.svc.cfg.GroupInFlight
+	for l := range f.svc.groups.running {
+		f.svc.groups.running[l] += f.svc.cfg.GroupInFlight
+	}
 	f.svc.groups.mu.Unlock()
 }
 
 // unhold ends hold's "transactions in flight": the queue is the next batch.
 func unhold(f *fixture) {
 	f.svc.groups.mu.Lock()
-	f.svc.groups.running -= f.svc.cfg.GroupInFlight
+	for l := range f.svc.groups.running {
+		f.svc.groups.running[l] -= f.svc.cfg.GroupInFlight
+	}
 	f.svc.groups.mu.Unlock()
 	f.svc.handOver(nil)
 }
@@ -927,9 +931,9 @@ func TestGroupNextBatchWaitsToBeAsBig(t *testing.T) {
 		g := &f.svc.groups
 		inFlight := func(n, size int) { // a batch of size orders, as if in flight
 			g.mu.Lock()
-			g.running += n
+			g.running[0] += n // the main-stock lane
 			if size > 0 {
-				g.last = size
+				g.last[0] = size
 			}
 			g.mu.Unlock()
 		}
@@ -947,7 +951,7 @@ func TestGroupNextBatchWaitsToBeAsBig(t *testing.T) {
 			t.Helper()
 			waitFor(t, fmt.Sprint(n, " orders wait (", queued(f), " do)"), func() bool { return queued(f) == n })
 		}
-		running := func() int { g.mu.Lock(); defer g.mu.Unlock(); return g.running }
+		running := func() int { g.mu.Lock(); defer g.mu.Unlock(); return g.running[0] }
 
 		s0 := f.stock(t, id)
 		inFlight(1, 3)

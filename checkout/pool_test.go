@@ -382,9 +382,9 @@ func TestFlashSaleFromPool(t *testing.T) {
 
 // In one batch, as one by one: pool orders are allocated in arrival order
 // from the pool's stock and within each buyer's limit, a refused order does
-// not stop later smaller ones, a main-stock order of the same SKU in the
-// same batch takes main stock, and the pool's ledger rows chain in arrival
-// order. Then everything reconciles.
+// not stop later smaller ones, a main-stock order of the same SKU queued
+// among them takes main stock (in its own lane's batch), and the pool's
+// ledger rows chain in arrival order. Then everything reconciles.
 func TestGroupPoolBatchAllocatesInArrivalOrder(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
@@ -411,8 +411,8 @@ func TestGroupPoolBatchAllocatesInArrivalOrder(t *testing.T) {
 		}
 		orders, errs := enqueue(t, f, id, ins)()
 		checkOutcomes(t, orders, errs, nil, inventory.ErrPoolLimitExceeded, nil, ErrOutOfStock, nil, nil, ErrOutOfStock)
-		if b, n := f.svc.GroupStats(); b != 1 || n != 7 {
-			t.Errorf("GroupStats = %d batches, %d orders; want 1 batch of 7", b, n)
+		if b, n := f.svc.GroupStats(); b != 2 || n != 7 {
+			t.Errorf("GroupStats = %d batches, %d orders; want 2 (the pool's 6 orders, main stock's 1: the lanes batch apart)", b, n)
 		}
 		if orders[0].Amount != 2*990 || orders[4].Amount == orders[2].Amount {
 			t.Errorf("amounts %v (pool) and %v (main): want the pool's price 9.90 a unit for pool orders only", orders[0].Amount, orders[4].Amount)
@@ -445,6 +445,48 @@ func TestGroupPoolBatchAllocatesInArrivalOrder(t *testing.T) {
 			if err := db.SQL.QueryRow("SELECT units FROM pool_buyer WHERE pool_id = ? AND user_id = ?", p.ID, user).Scan(&n); err != nil || n != want {
 				t.Errorf("buyer %s: counter %d (%v), want %d", user, n, err, want)
 			}
+		}
+		f.poolsBalance(t)
+	})
+}
+
+// The lanes: with every batch slot of the pool lane taken (a flash sale in
+// flight), an order from main stock starts at once in its own lane, and a
+// pool order waits for its lane.
+func TestGroupLanes(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := setup(t, db, path{"group", true})
+		id := f.skuID(t, "黑色,L")
+		f.setStock(t, id, 0)
+		if _, err := inventory.New(db).Adjust(ctx, inventory.AdjustInput{ItemID: id, Delta: 10, Reason: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		p := f.newPool(t, id, 4, 2, -time.Minute)
+		g := &f.svc.groups
+		g.mu.Lock()
+		g.running[1] += f.svc.cfg.GroupInFlight // the pool lane is full
+		g.mu.Unlock()
+		if _, err := f.svc.Place(bounded(t), PlaceInput{UserID: "shop", Items: []ItemInput{one(id, 1)}}); err != nil {
+			t.Fatalf("a main-stock order with the pool lane full: %v", err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := f.svc.Place(bounded(t), PlaceInput{UserID: "flash", Items: []ItemInput{fromPool(id, p.ID, 1)}})
+			done <- err
+		}()
+		waitFor(t, "the pool order queues", func() bool { return queued(f) == 1 })
+		select {
+		case err := <-done:
+			t.Fatalf("the pool order finished (%v) with its lane full, want it queued", err)
+		default:
+		}
+		g.mu.Lock()
+		g.running[1] -= f.svc.cfg.GroupInFlight
+		g.mu.Unlock()
+		f.svc.handOver(nil)
+		if err := <-done; err != nil {
+			t.Errorf("the pool order once its lane is free: %v", err)
 		}
 		f.poolsBalance(t)
 	})
