@@ -56,7 +56,7 @@ func (s *Service) runBatch(batch []*ticket) []verdict {
 	out := make([]verdict, len(batch))
 	ctx, cancel := context.WithDeadline(context.Background(), batchDeadline(batch, time.Now()))
 	defer cancel()
-	release := s.batcher.hold()
+	release := s.batcher.hold(batch[0].lane())
 	defer release()
 	// Reruns, each at most once and in the one loop of store.Attempts: keys
 	// found to exist (read them first), stock found moved under the lock

@@ -45,9 +45,9 @@ type mysqlBatcher struct {
 	afterCommit func(q *store.Text)
 }
 
-func (b *mysqlBatcher) hold() func() { return func() {} }
+func (b *mysqlBatcher) hold(int) func() { return func() {} }
 
-func (b *mysqlBatcher) lone() (func(), bool) { return nil, false }
+func (b *mysqlBatcher) lone(int) (func(), bool) { return nil, false }
 
 // attempt is one attempt at batch, on one connection of the batch pool.
 // Only lockFirst, the rerun after the check under the lock failed, opens

@@ -3,7 +3,6 @@ package checkout
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"storefront/ent"
@@ -23,21 +22,21 @@ import (
 type sqliteBatcher struct {
 	// writer: SQLite has one writer, so batches take turns here instead of
 	// sleeping in the busy handler (whose back-off reaches 100 ms a try and
-	// showed as 300 ms tails over 16 SKUs); a lone order on the plain path
-	// takes it too (placeLone).
-	writer sync.Mutex
+	// showed as 300 ms tails over 16 SKUs), the lanes in turn (writer.go);
+	// a lone order on the plain path takes it too (placeLone).
+	writer writer
 }
 
-func (b *sqliteBatcher) hold() func() { b.writer.Lock(); return b.writer.Unlock }
+func (b *sqliteBatcher) hold(lane int) func() { b.writer.lock(lane); return b.writer.unlock }
 
 // lone takes the writer for a lone order when it is free (nothing in
 // flight leaves it free): on SQLite a batch of one saves no round trip and
 // pays a hand-off to the batch's goroutine and back (placeLone).
-func (b *sqliteBatcher) lone() (func(), bool) {
-	if !b.writer.TryLock() {
+func (b *sqliteBatcher) lone(lane int) (func(), bool) {
+	if !b.writer.tryLock(lane) {
 		return nil, false
 	}
-	return b.writer.Unlock, true
+	return b.writer.unlock, true
 }
 
 func (b *sqliteBatcher) attempt(ctx context.Context, s *Service, batch []*ticket, out []verdict, r rerun) error {

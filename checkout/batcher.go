@@ -12,12 +12,12 @@ import (
 // decision itself (decideBatch, decide) is shared; a dialect's tricks stay
 // inside its batcher.
 type batcher interface {
-	// hold serializes batches where the database needs it and returns the
-	// release.
-	hold() func()
+	// hold serializes batches (of lane) where the database needs it and
+	// returns the release.
+	hold(lane int) func()
 	// lone reports whether a lone order should take the plain path now,
 	// holding what a batch would hold, and returns its release.
-	lone() (release func(), ok bool)
+	lone(lane int) (release func(), ok bool)
 	// attempt runs the batch once; errKeysExist, errStockMoved and a
 	// transient conflict make runBatch run it again (rerun).
 	attempt(ctx context.Context, s *Service, batch []*ticket, out []verdict, r rerun) error

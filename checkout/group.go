@@ -141,7 +141,7 @@ func (s *Service) placeGrouped(ctx context.Context, t *ticket) (*Order, error) {
 	// next can start a batch that would make this one wait past its
 	// deadline for the writer.
 	if s.loneOnPlain && g.running == [lanes]int{} && len(g.waiting) == 0 {
-		if release, ok := s.batcher.lone(); ok {
+		if release, ok := s.batcher.lone(t.lane()); ok {
 			lone := []*ticket{t}
 			g.start(lone)
 			g.mu.Unlock()

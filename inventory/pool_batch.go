@@ -156,7 +156,8 @@ func claims(moves []Movement, buyers []string) ([]string, map[string]int64) {
 }
 
 // TakePoolLocked takes the movements of pool p's orders (in booking order,
-// buyers[i] the buyer of moves[i]) in SQLite's batch, whose transaction has
+// buyers[i] the buyer of moves[i]) in SQLite's batch (its SQL is SQLite's),
+// whose transaction has
 // held the write lock since BEGIN, so p was read exactly, sold at price:
 // one CAS for their
 // total, one ledger row each chained from p's stock (none when lock: stock
@@ -182,13 +183,33 @@ func TakePoolLocked(ctx context.Context, tx *ent.Tx, p *ent.StockPool, price mon
 			return err
 		}
 	}
+	// The counters in one upsert: decide checked each buyer's units against
+	// the limit from an exact read (the write lock is held), and the check
+	// stays in the statement, which then fails the batch rather than pass it.
 	order, sum := claims(moves, buyers)
+	ins := store.NewInsert(poolbuyer.Table)
 	for _, b := range order {
-		if err := claimLimit(ctx, tx, p.ID, b, sum[b], p.PerBuyerLimit); err != nil {
-			return err
-		}
+		ins.Row(func(v store.Values) { buyerRow(v, p.ID, b, sum[b]) })
+	}
+	q2, args := ins.SQL()
+	q2 += " ON CONFLICT (pool_id, user_id) DO UPDATE SET units = units + excluded.units WHERE units + excluded.units <= ?"
+	res, err = tx.ExecContext(ctx, q2, append(args, p.PerBuyerLimit)...)
+	if err != nil {
+		return fmt.Errorf("counting the buyers' units of pool %d: %w", p.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n != int64(len(order)) {
+		return fmt.Errorf("%w: pool %d, %d of %d buyers' counters within the limit under the lock", ErrPoolLimitExceeded, p.ID, n, len(order))
 	}
 	return nil
+}
+
+// buyerRow is a pool_buyer row: units of pool held by buyer.
+func buyerRow(v store.Values, pool int64, buyer string, units int64) {
+	v.Int(poolbuyer.FieldPoolID, pool)
+	v.Str(poolbuyer.FieldUserID, buyer)
+	v.Int(poolbuyer.FieldUnits, units)
 }
 
 // WritePoolTakes renders, into the group-commit batch's statement on MySQL,
@@ -219,11 +240,7 @@ func WritePoolTakes(q *store.Text, p *ent.StockPool, terms Terms, moves []Moveme
 	poolCAS(q, p, terms.Price, total, lock, now)
 	q.SQL(" AND @g; SET @c := @c + ROW_COUNT(); ")
 	order, sum := claims(moves, buyers)
-	q.Insert(poolbuyer.Table, len(order), func(j int, v store.Values) {
-		v.Int(poolbuyer.FieldPoolID, p.ID)
-		v.Str(poolbuyer.FieldUserID, order[j])
-		v.Int(poolbuyer.FieldUnits, sum[order[j]])
-	})
+	q.Insert(poolbuyer.Table, len(order), func(j int, v store.Values) { buyerRow(v, p.ID, order[j], sum[order[j]]) })
 	q.SQL(" ON DUPLICATE KEY UPDATE units = units + VALUES(units); ")
 	q.SQL("SET @c := @c + (SELECT COUNT(*) = 0 FROM pool_buyer WHERE pool_id = ")
 	q.Int(p.ID)
