@@ -147,12 +147,28 @@ func asciiEqualFold(b []byte, s string) bool {
 
 func (l *leanConn) close() { l.c.Close() }
 
-// leanLoad runs conns connections for d, each sending next(conn, i) for
-// its i-th request and checking the answer, and returns the answers per
-// second counted by count (all answers when nil) and the first error.
-//
-// observe, when set, is given each counted request and how long it took.
-func leanLoad(addr string, conns int, d time.Duration, next func(conn, i int) []byte, check func(req []byte, status int, body []byte) error, count func(req []byte) bool, observe func(req []byte, took time.Duration)) (float64, error) {
+// leanRun is one closed-loop load: conns connections for d, each sending
+// next(conn, i) for its i-th request and checking the answer with check.
+type leanRun struct {
+	addr  string
+	conns int
+	d     time.Duration
+	next  func(conn, i int) []byte
+	check func(req []byte, status int, body []byte) error
+	// count says which answers the rate counts (all when nil).
+	count func(req []byte) bool
+	// observe, when set, is given each request answered in the interval and
+	// how long it took.
+	observe func(req []byte, took time.Duration)
+	// stopped, when set, is called when the interval ends, to release
+	// connections that next holds (ratioGate).
+	stopped func()
+}
+
+// leanLoad runs the load and returns the answers per second counted by
+// count and the first error.
+func leanLoad(run leanRun) (float64, error) {
+	addr, conns, d, next, check, count, observe := run.addr, run.conns, run.d, run.next, run.check, run.count, run.observe
 	var n atomic.Int64
 	var firstErr error
 	var once sync.Once
@@ -203,6 +219,9 @@ func leanLoad(addr string, conns int, d time.Duration, next func(conn, i int) []
 	time.Sleep(d) // the measured interval itself, not a wait for an event
 	close(stop)
 	elapsed := time.Since(start)
+	if run.stopped != nil {
+		run.stopped()
+	}
 	wg.Wait()
 	return float64(n.Load()) / elapsed.Seconds(), firstErr
 }
