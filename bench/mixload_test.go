@@ -213,3 +213,77 @@ func (g *ratioGate) waited() (reads, orders time.Duration) {
 	defer g.mu.Unlock()
 	return g.readWait, g.orderWait
 }
+
+// The gate keeps the mix at 9 reads to 1 order whichever side is slower,
+// and never stops both: readers and placers of very different speeds run
+// against it while a checker sees every start.
+func TestRatioGate(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		readTook, orderTook time.Duration
+		readers, placers    int
+	}{
+		{name: "slow orders", readTook: 0, orderTook: time.Millisecond, readers: 8, placers: 2},
+		{name: "slow reads", readTook: time.Millisecond, orderTook: 0, readers: 2, placers: 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const slack = 2
+			g := newRatioGate(9, slack)
+			var reads, orders atomic.Int64
+			var worst atomic.Int64 // the largest |reads - 9·orders| seen at a start
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			side := func(read bool, took time.Duration) {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					g.wait(read)
+					if read {
+						reads.Add(1)
+					} else {
+						orders.Add(1)
+					}
+					select {
+					case <-stop:
+						return // past the run: the released gate lets everyone go
+					default:
+					}
+					d := reads.Load() - 9*orders.Load()
+					for w := worst.Load(); max(d, -d) > w && !worst.CompareAndSwap(w, max(d, -d)); w = worst.Load() {
+					}
+					if took > 0 {
+						time.Sleep(took) // the request's service time in this model
+					}
+				}
+			}
+			for range tc.readers {
+				wg.Add(1)
+				go side(true, tc.readTook)
+			}
+			for range tc.placers {
+				wg.Add(1)
+				go side(false, tc.orderTook)
+			}
+			time.Sleep(200 * time.Millisecond) // a fixed run, not a wait for an event
+			close(stop)
+			g.release()
+			wg.Wait()
+			// A start is counted here just after the gate counted it: the
+			// starts between the two (a read each, 9 per order) add to the
+			// gate's own bound.
+			bound := int64(9*slack + tc.readers + 9*tc.placers)
+			if w := worst.Load(); w > bound {
+				t.Errorf("reads and 9×orders drifted %d apart (bound %d)", w, bound)
+			}
+			if reads.Load() < 90 || orders.Load() < 10 {
+				t.Errorf("a side stalled: %d reads, %d orders", reads.Load(), orders.Load())
+			}
+			rw, ow := g.waited()
+			t.Logf("%d reads, %d orders; readers held %v, placers held %v", reads.Load(), orders.Load(), rw, ow)
+		})
+	}
+}
