@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -157,20 +158,26 @@ type leanRun struct {
 	check func(req []byte, status int, body []byte) error
 	// count says which answers the rate counts (all when nil).
 	count func(req []byte) bool
-	// observe, when set, is given each request answered in the interval and
-	// how long it took.
-	observe func(req []byte, took time.Duration)
 	// stopped, when set, is called when the interval ends, to release
 	// connections that next holds (ratioGate).
 	stopped func()
 }
 
-// leanLoad runs the load and returns the answers per second counted by
-// count and the first error.
-func leanLoad(run leanRun) (float64, error) {
-	addr, conns, d, next, check, count, observe := run.addr, run.conns, run.d, run.next, run.check, run.count, run.observe
+// leanResult is what a load measured: the answers per second counted by
+// count, and how long each answer within the interval took (counted and
+// not counted ones apart).
+type leanResult struct {
+	rate               float64
+	counted, uncounted []time.Duration
+}
+
+// leanLoad runs the load; the error is the first one any connection met.
+func leanLoad(run leanRun) (leanResult, error) {
+	addr, conns, d, next, check, count := run.addr, run.conns, run.d, run.next, run.check, run.count
 	var n atomic.Int64
 	var firstErr error
+	// Each connection keeps its own timings (no lock on the hot path).
+	counted, uncounted := make([][]time.Duration, conns), make([][]time.Duration, conns)
 	var once sync.Once
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -209,9 +216,9 @@ func leanLoad(run leanRun) (float64, error) {
 				}
 				if count == nil || count(req) {
 					n.Add(1)
-				}
-				if observe != nil {
-					observe(req, took)
+					counted[c] = append(counted[c], took)
+				} else {
+					uncounted[c] = append(uncounted[c], took)
 				}
 			}
 		}()
@@ -223,5 +230,5 @@ func leanLoad(run leanRun) (float64, error) {
 		run.stopped()
 	}
 	wg.Wait()
-	return float64(n.Load()) / elapsed.Seconds(), firstErr
+	return leanResult{rate: float64(n.Load()) / elapsed.Seconds(), counted: slices.Concat(counted...), uncounted: slices.Concat(uncounted...)}, firstErr
 }

@@ -150,39 +150,51 @@ func (m *mixLoad) editEverySecond(stop <-chan struct{}) (edits int, err error) {
 // an order while per·orders-reads < per·slack. One of the two always
 // holds, so the gate cannot stop both sides. It also counts how long each
 // side waited: the side that waits is held by the other's pace.
+//
+// A start wakes at most one waiter of each side, and only one that may
+// go; it wakes the next. (Waking all of them on every start cost the
+// client more CPU than the server's cached answers, on the same 2 cores.)
 type ratioGate struct {
-	mu            sync.Mutex
-	cond          *sync.Cond
-	per, slack    int64
-	reads, orders int64
-	open          bool // released: the measured interval is over
-	waiting       int
-	readWait      time.Duration
-	orderWait     time.Duration
+	mu                  sync.Mutex
+	readCond, orderCond *sync.Cond
+	per, slack          int64
+	reads, orders       int64
+	open                bool // released: the measured interval is over
+	readWaiting         int
+	orderWaiting        int
+	readWait, orderWait time.Duration
 }
 
 func newRatioGate(per, slack int) *ratioGate {
 	g := &ratioGate{per: int64(per), slack: int64(max(slack, 1))}
-	g.cond = sync.NewCond(&g.mu)
+	g.readCond, g.orderCond = sync.NewCond(&g.mu), sync.NewCond(&g.mu)
 	return g
+}
+
+// may says whether a read (or an order) may start now; g.mu held.
+func (g *ratioGate) may(read bool) bool {
+	if read {
+		return g.open || g.reads-g.per*g.orders < g.per*g.slack
+	}
+	return g.open || g.per*g.orders-g.reads < g.per*g.slack
 }
 
 func (g *ratioGate) wait(read bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	may := func() bool {
-		if read {
-			return g.open || g.reads-g.per*g.orders < g.per*g.slack
-		}
-		return g.open || g.per*g.orders-g.reads < g.per*g.slack
-	}
-	if !may() {
+	if !g.may(read) {
 		t0 := time.Now()
-		g.waiting++
-		for !may() {
-			g.cond.Wait()
+		for !g.may(read) {
+			if read {
+				g.readWaiting++
+				g.readCond.Wait()
+				g.readWaiting--
+			} else {
+				g.orderWaiting++
+				g.orderCond.Wait()
+				g.orderWaiting--
+			}
 		}
-		g.waiting--
 		if read {
 			g.readWait += time.Since(t0)
 		} else {
@@ -194,8 +206,11 @@ func (g *ratioGate) wait(read bool) {
 	} else {
 		g.orders++
 	}
-	if g.waiting > 0 {
-		g.cond.Broadcast()
+	if g.readWaiting > 0 && g.may(true) {
+		g.readCond.Signal()
+	}
+	if g.orderWaiting > 0 && g.may(false) {
+		g.orderCond.Signal()
 	}
 }
 
@@ -203,7 +218,8 @@ func (g *ratioGate) wait(read bool) {
 func (g *ratioGate) release() {
 	g.mu.Lock()
 	g.open = true
-	g.cond.Broadcast()
+	g.readCond.Broadcast()
+	g.orderCond.Broadcast()
 	g.mu.Unlock()
 }
 
