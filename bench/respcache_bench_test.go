@@ -388,8 +388,8 @@ func BenchmarkResponseCache(b *testing.B) {
 				}
 				d := func(n string) float64 { return m1["storefront_"+n+"_total"] - m0["storefront_"+n+"_total"] }
 				orders := len(orderLat)
-				extra = fmt.Sprintf(", %d orders (%.0f/s, %.1f %% of the answers, p50 %v, p99 %v), %d price edits, server CPU %.0f %% of one core", orders, float64(orders)/dur.Seconds(),
-					100*float64(orders)/float64(orders+len(pageLat)), pct(orderLat, 50), pct(orderLat, 99), edits, 100*used.Seconds()/dur.Seconds())
+				extra = fmt.Sprintf(", %d orders (%.0f/s, %.1f %% of the answers, p50 %v, p99 %v), %d price edits, server CPU %.0f %% of one core, client %.0f %%", orders, float64(orders)/dur.Seconds(),
+					100*float64(orders)/float64(orders+len(pageLat)), pct(orderLat, 50), pct(orderLat, 99), edits, 100*used.Seconds()/dur.Seconds(), 100*client.Seconds()/dur.Seconds())
 				// Where the readers' time went: the response cache's answers
 				// (a miss executes the page), and the connections' time spent
 				// waiting for orders (their own, or the gate's 90/10).
