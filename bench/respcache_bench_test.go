@@ -311,7 +311,7 @@ func BenchmarkResponseCache(b *testing.B) {
 		{name: "page500/uncached", addr: off, next: fixed(page500Off), check: same(want500)},
 		// gqlceiling's page again, right before the mixed loads it is
 		// their reference for: on a shared machine the rate drifts within
-		// a round, and the first measurement is 14 s earlier.
+		// a round, and the first measurement is seven targets earlier.
 		{name: "page12/gqlceiling-again", addr: ceil, next: fixed(ceilPage), check: okAnswer},
 		{name: "mixed/pages", addr: on, mix: mix, placers: placers},
 		{name: "mixed-sameconn/pages", addr: on, mix: mix},
