@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -147,14 +148,36 @@ func asciiEqualFold(b []byte, s string) bool {
 
 func (l *leanConn) close() { l.c.Close() }
 
-// leanLoad runs conns connections for d, each sending next(conn, i) for
-// its i-th request and checking the answer, and returns the answers per
-// second counted by count (all answers when nil) and the first error.
-//
-// observe, when set, is given each counted request and how long it took.
-func leanLoad(addr string, conns int, d time.Duration, next func(conn, i int) []byte, check func(req []byte, status int, body []byte) error, count func(req []byte) bool, observe func(req []byte, took time.Duration)) (float64, error) {
+// leanRun is one closed-loop load: conns connections for d, each sending
+// next(conn, i) for its i-th request and checking the answer with check.
+type leanRun struct {
+	addr  string
+	conns int
+	d     time.Duration
+	next  func(conn, i int) []byte
+	check func(req []byte, status int, body []byte) error
+	// count says which answers the rate counts (all when nil).
+	count func(req []byte) bool
+	// stopped, when set, is called when the interval ends, to release
+	// connections that next holds (ratioGate).
+	stopped func()
+}
+
+// leanResult is what a load measured: the answers per second counted by
+// count, and how long each answer within the interval took (counted and
+// not counted ones apart).
+type leanResult struct {
+	rate               float64
+	counted, uncounted []time.Duration
+}
+
+// leanLoad runs the load; the error is the first one any connection met.
+func leanLoad(run leanRun) (leanResult, error) {
+	addr, conns, d, next, check, count := run.addr, run.conns, run.d, run.next, run.check, run.count
 	var n atomic.Int64
 	var firstErr error
+	// Each connection keeps its own timings (no lock on the hot path).
+	counted, uncounted := make([][]time.Duration, conns), make([][]time.Duration, conns)
 	var once sync.Once
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -193,9 +216,9 @@ func leanLoad(addr string, conns int, d time.Duration, next func(conn, i int) []
 				}
 				if count == nil || count(req) {
 					n.Add(1)
-				}
-				if observe != nil {
-					observe(req, took)
+					counted[c] = append(counted[c], took)
+				} else {
+					uncounted[c] = append(uncounted[c], took)
 				}
 			}
 		}()
@@ -203,6 +226,9 @@ func leanLoad(addr string, conns int, d time.Duration, next func(conn, i int) []
 	time.Sleep(d) // the measured interval itself, not a wait for an event
 	close(stop)
 	elapsed := time.Since(start)
+	if run.stopped != nil {
+		run.stopped()
+	}
 	wg.Wait()
-	return float64(n.Load()) / elapsed.Seconds(), firstErr
+	return leanResult{rate: float64(n.Load()) / elapsed.Seconds(), counted: slices.Concat(counted...), uncounted: slices.Concat(uncounted...)}, firstErr
 }

@@ -11,15 +11,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"storefront/auth"
+	"storefront/internal/testdb"
 )
 
 // benchSecret is the JWT secret the benchmark's binaries run with.
@@ -34,6 +35,11 @@ var (
 // storefrontBinaryWith runs `storefront serve --demo` with extra flags in its
 // own process on a fresh SQLite file and returns its address (host:port).
 func storefrontBinaryWith(b *testing.B, extra ...string) string {
+	return storefrontBinaryOn(b, "sqlite:"+filepath.Join(b.TempDir(), "bin.db"), extra...)
+}
+
+// storefrontBinaryOn is storefrontBinaryWith on the database db (a --db value).
+func storefrontBinaryOn(b *testing.B, db string, extra ...string) string {
 	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "storefront-bench")
 		if err != nil {
@@ -49,11 +55,32 @@ func storefrontBinaryWith(b *testing.B, extra ...string) string {
 		b.Fatal(binErr)
 	}
 	addr := freeAddr(b)
-	args := append([]string{"serve", "--demo", "--addr", addr, "--db", "sqlite:" + filepath.Join(b.TempDir(), "bin.db")}, extra...)
+	args := append([]string{"serve", "--demo", "--addr", addr, "--db", db}, extra...)
 	cmd := exec.Command(binFile, args...)
 	cmd.Env = append(os.Environ(), "STOREFRONT_JWT_SECRET="+benchSecret)
 	start(b, cmd, "http://"+addr+"/graphql")
 	return addr
+}
+
+// benchMySQL is the --db value of a fresh MariaDB database when
+// STOREFRONT_BENCH_DB asks for one, as bench/checkout's -db takes it:
+// "mysql:DSN", or "mysql" for the DSN of STOREFRONT_TEST_MYSQL_DSN. ""
+// when it is unset or "sqlite".
+func benchMySQL(b *testing.B) string {
+	spec := os.Getenv("STOREFRONT_BENCH_DB")
+	switch {
+	case spec == "" || spec == "sqlite":
+		return ""
+	case spec == "mysql":
+		if os.Getenv(testdb.DSNEnv) == "" {
+			b.Fatalf("STOREFRONT_BENCH_DB=mysql needs %s (or STOREFRONT_BENCH_DB=mysql:DSN)", testdb.DSNEnv)
+		}
+	case strings.HasPrefix(spec, "mysql:"):
+		b.Setenv(testdb.DSNEnv, strings.TrimPrefix(spec, "mysql:"))
+	default:
+		b.Fatalf("STOREFRONT_BENCH_DB=%q: want sqlite, mysql or mysql:DSN", spec)
+	}
+	return testdb.Spec(b, testdb.MySQL)
 }
 
 func benchToken(b *testing.B, sub string, role auth.Role) string {
@@ -132,9 +159,17 @@ func okAnswer(_ []byte, status int, body []byte) error {
 //     { __typename } (≥ 0.5×);
 //   - the warm 500-SKU page against the same binary with
 //     --response-cache=false, today's path (≥ 20×);
-//   - a mixed load (90 % page reads over 12 goods of 12 SKUs, 10 % orders
-//     that move their stock, an admin price edit every second) against
-//     gqlceiling's page (≥ 2×).
+//   - the mixed load (mixload_test.go: 90 % page reads over 12 goods of 12
+//     SKUs, 10 % orders that move their stock, an admin price edit every
+//     second) from 16 reading and 64 ordering connections
+//     (STOREFRONT_BENCH_PLACERS sets the second number), against
+//     gqlceiling's page measured again right before it (≥ 2×); also the same mix sent as 9 reads and an
+//     order on each of 16 connections (how it was first measured), and,
+//     with STOREFRONT_BENCH_DB=mysql (or mysql:DSN), the split mix on a
+//     binary on MariaDB.
+//
+// STOREFRONT_BENCH_ONLY, a regexp, runs only the targets it matches (and
+// gqlceiling's page, the mixed loads' reference).
 //
 // Run it alone: go test -run='^$' -bench=ResponseCache -benchtime=1x ./bench/
 func BenchmarkResponseCache(b *testing.B) {
@@ -150,6 +185,18 @@ func BenchmarkResponseCache(b *testing.B) {
 		rounds = n
 	}
 	const conns = 16
+	// The split mixes' order-placing connections: enough that the orders'
+	// 10 % is held by the server (SQLite's one writer, MariaDB's commits),
+	// not by how many orders the client has in flight; with 16, each
+	// waiting about 10 ms for its own order, the readers waited for them.
+	placers := 64
+	if n, err := strconv.Atoi(os.Getenv("STOREFRONT_BENCH_PLACERS")); err == nil && n > 0 {
+		placers = n
+	}
+	var only *regexp.Regexp
+	if s := os.Getenv("STOREFRONT_BENCH_ONLY"); s != "" {
+		only = regexp.MustCompile(s)
+	}
 
 	ceilURL := gqlceiling(b)
 	ceil := strings.TrimSuffix(strings.TrimPrefix(ceilURL, "http://"), "/graphql")
@@ -184,79 +231,15 @@ func BenchmarkResponseCache(b *testing.B) {
 	page12Get := leanGet(on, apqGetPath(pageQuery, v12, false))
 	page12Off, page500Off := leanPost(off, "/graphql", body(v12)), leanPost(off, "/graphql", body(v500))
 
-	// The mixed load's 12 goods of 12 SKUs, with stock no order runs out of.
+	// The mixed load, on the cached binary and, when STOREFRONT_BENCH_DB
+	// names MariaDB, on a third binary on a fresh database there.
 	admin, customer := benchToken(b, "bench-admin", auth.Admin), benchToken(b, "bench-customer", auth.Customer)
-	type mixGoods struct {
-		id, sku string
-		read    []byte
-	}
-	var mix []mixGoods
-	for i := range 12 {
-		var g struct {
-			CreateGoods struct {
-				ID    string
-				Specs []struct{ Values []struct{ ID string } }
-				Skus  []struct{ ID string }
-			}
-		}
-		err := gql(b, on, admin, `mutation($in: CreateGoodsInput!) { createGoods(input: $in) { id specs { values { id } } skus { id } } }`, map[string]any{"in": map[string]any{
-			"name": fmt.Sprintf("混合 %d", i), "code": fmt.Sprintf("BENCH-MIX-%d", i), "status": "ON_SHELF",
-			"specs":      []map[string]any{{"name": "颜色", "values": []string{"黑", "白", "蓝"}}, {"name": "尺码", "values": []string{"S", "M", "L", "XL"}}},
-			"defaultSku": map[string]any{"sellPrice": "99.00", "stock": 10_000_000},
-		}}, &g)
-		if err != nil {
-			b.Fatal(err)
-		}
-		c := g.CreateGoods
-		mix = append(mix, mixGoods{id: c.ID, sku: c.Skus[0].ID, read: leanPost(on, "/graphql", body(map[string]any{"id": c.ID, "sel": []string{c.Specs[0].Values[0].ID}}))})
-	}
-	var orderSeq atomic.Int64
-	orderQuery := `mutation($items: [OrderItemInput!]!) { placeOrder(input: {items: $items}) { orderSn } }`
-	isOrder := func(req []byte) bool { return bytes.Contains(req, []byte("placeOrder")) }
-	mixNext := func(conn, i int) []byte {
-		if i%10 == 9 {
-			g := mix[(conn+i)%len(mix)]
-			raw, _ := json.Marshal(map[string]any{"query": orderQuery, "variables": map[string]any{"items": []map[string]any{{"itemId": g.sku, "quantity": 1}}}})
-			return leanPost(on, "/graphql", raw, "Authorization", "Bearer "+customer, "Idempotency-Key", fmt.Sprintf("bench-%d", orderSeq.Add(1)))
-		}
-		return mix[(conn*5+i)%len(mix)].read
-	}
-	// editEverySecond raises one goods' price a cent a second until stop.
-	editEverySecond := func(stop <-chan struct{}) (edits int, err error) {
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return edits, nil
-			case <-tick.C:
-			}
-			g := mix[edits%len(mix)]
-			for {
-				var cur struct {
-					Goods struct {
-						Skus []struct {
-							ID, SellPrice string
-							Version       int
-						}
-					}
-				}
-				if err := gql(b, on, admin, `query($id: ID!) { goods(id: $id) { skus { id sellPrice version } } }`, map[string]any{"id": g.id}, &cur); err != nil {
-					return edits, err
-				}
-				s := cur.Goods.Skus[0]
-				price, _ := strconv.ParseFloat(s.SellPrice, 64)
-				err := gql(b, on, admin, `mutation($in: UpdateSkuInput!) { updateSku(input: $in) { id } }`, map[string]any{"in": map[string]any{
-					"itemId": s.ID, "expectedVersion": s.Version, "sellPrice": fmt.Sprintf("%.2f", price+0.01)}}, nil)
-				if err == nil {
-					break
-				}
-				if !strings.HasPrefix(err.Error(), "VERSION_CONFLICT") {
-					return edits, err
-				}
-			}
-			edits++
-		}
+	mix := newMixLoad(b, on, admin, customer)
+	var mixMaria *mixLoad
+	if spec := benchMySQL(b); spec != "" {
+		maria := storefrontBinaryOn(b, spec)
+		pids[maria] = pids["http://"+maria+"/graphql"]
+		mixMaria = newMixLoad(b, maria, admin, customer)
 	}
 
 	// Warm every target, register the persisted query, and check that the
@@ -296,8 +279,10 @@ func BenchmarkResponseCache(b *testing.B) {
 	}
 	warm(ceil, ceilPage)
 	warm(ceil, ceilTypename)
-	for _, g := range mix {
-		warm(on, g.read)
+	for _, m := range []*mixLoad{mix, mixMaria} {
+		for _, g := range m.goodsOrNone() {
+			warm(m.addr, g.read)
+		}
 	}
 	same := func(want []byte) func([]byte, int, []byte) error {
 		return func(_ []byte, status int, body []byte) error {
@@ -312,9 +297,8 @@ func BenchmarkResponseCache(b *testing.B) {
 		name, addr string
 		next       func(conn, i int) []byte
 		check      func([]byte, int, []byte) error
-		count      func([]byte) bool
-		mixed      bool
-		conns      int // 0: conns
+		mix        *mixLoad
+		placers    int // a split mix: conns readers and this many placers
 	}
 	fixed := func(req []byte) func(int, int) []byte { return func(int, int) []byte { return req } }
 	targets := []target{
@@ -325,11 +309,15 @@ func BenchmarkResponseCache(b *testing.B) {
 		{name: "page12/uncached", addr: off, next: fixed(page12Off), check: same(want12)},
 		{name: "page500/cached-post", addr: on, next: fixed(page500), check: same(want500)},
 		{name: "page500/uncached", addr: off, next: fixed(page500Off), check: same(want500)},
-		{name: "mixed/pages", addr: on, next: mixNext, check: okAnswer, count: func(req []byte) bool { return !isOrder(req) }, mixed: true},
-		// The same mix from 64 connections: with 16, each connection's
-		// order (milliseconds on SQLite's one writer) holds up its next
-		// nine pages and the server idles; with 64 it is busy.
-		{name: "mixed-64/pages", addr: on, next: mixNext, check: okAnswer, count: func(req []byte) bool { return !isOrder(req) }, mixed: true, conns: 64},
+		// gqlceiling's page again, right before the mixed loads it is
+		// their reference for: on a shared machine the rate drifts within
+		// a round, and the first measurement is seven targets earlier.
+		{name: "page12/gqlceiling-again", addr: ceil, next: fixed(ceilPage), check: okAnswer},
+		{name: "mixed/pages", addr: on, mix: mix, placers: placers},
+		{name: "mixed-sameconn/pages", addr: on, mix: mix},
+	}
+	if mixMaria != nil {
+		targets = append(targets, target{name: "mixed-mariadb/pages", addr: mixMaria.addr, mix: mixMaria, placers: placers})
 	}
 	ratios := []struct{ label, a, c string }{
 		{"page12 cached POST / gqlceiling page (target ≥ 5)", "page12/cached-post", "page12/gqlceiling"},
@@ -337,8 +325,11 @@ func BenchmarkResponseCache(b *testing.B) {
 		{"page12 cached POST / gqlceiling { __typename } (target ≥ 0.5)", "page12/cached-post", "typename/gqlceiling"},
 		{"page12 cached APQ GET / gqlceiling { __typename } (target ≥ 0.5)", "page12/cached-apq-get", "typename/gqlceiling"},
 		{"page500 cached / uncached, --response-cache=false (target ≥ 20)", "page500/cached-post", "page500/uncached"},
-		{"mixed load page reads / gqlceiling page (target ≥ 2)", "mixed/pages", "page12/gqlceiling"},
-		{"mixed load from 64 connections, page reads / gqlceiling page", "mixed-64/pages", "page12/gqlceiling"},
+		{"mixed load page reads / gqlceiling page just before (target ≥ 2)", "mixed/pages", "page12/gqlceiling-again"},
+		{"mixed load page reads / gqlceiling page at the round's start", "mixed/pages", "page12/gqlceiling"},
+		{"mixed load on MariaDB, page reads / gqlceiling page just before", "mixed-mariadb/pages", "page12/gqlceiling-again"},
+		{"mixed load, reads and orders on the same connections (the earlier method) / gqlceiling page just before", "mixed-sameconn/pages", "page12/gqlceiling-again"},
+		{"mixed load, the earlier method / gqlceiling page at the round's start (the earlier figure)", "mixed-sameconn/pages", "page12/gqlceiling"},
 		{"page12 uncached / gqlceiling page (today's path)", "page12/uncached", "page12/gqlceiling"},
 		{"page12 cached POST / gqlceiling page, by server CPU per request", "cpu:page12/cached-post", "cpu:page12/gqlceiling"},
 	}
@@ -346,50 +337,72 @@ func BenchmarkResponseCache(b *testing.B) {
 	for round := range rounds {
 		rate, cpu := map[string]float64{}, map[string]float64{}
 		for _, t := range targets {
+			if only != nil && !only.MatchString(t.name) && !strings.HasPrefix(t.name, "page12/gqlceiling") {
+				continue
+			}
+			run := leanRun{addr: t.addr, conns: conns, d: dur, next: t.next, check: t.check}
+			var gate *ratioGate
 			var stop chan struct{}
 			var editc chan int
 			var edited error
-			if t.mixed {
+			var m0 map[string]float64
+			if t.mix != nil {
+				run.check = okAnswer
+				run.count = func(req []byte) bool { return !isOrder(req) }
+				if t.placers > 0 {
+					gate, run.next = t.mix.split(conns, t.placers)
+					run.conns += t.placers
+					run.stopped = gate.release
+				} else {
+					run.next = t.mix.sameConnection()
+				}
 				stop, editc = make(chan struct{}), make(chan int, 1)
 				go func() {
-					n, err := editEverySecond(stop)
+					n, err := t.mix.editEverySecond(stop)
 					edited = err
 					editc <- n
 				}()
-			}
-			orders0 := orderSeq.Load()
-			var latMu sync.Mutex
-			var pageLat, orderLat []time.Duration
-			observe := func(req []byte, took time.Duration) {
-				latMu.Lock()
-				defer latMu.Unlock()
-				if isOrder(req) {
-					orderLat = append(orderLat, took)
-				} else {
-					pageLat = append(pageLat, took)
+				var err error
+				if m0, err = scrapeCounters(t.addr); err != nil {
+					b.Fatal(err)
 				}
 			}
 			cpu0, self0 := procCPU(b, pids[t.addr]), procCPU(b, os.Getpid())
-			n := conns
-			if t.conns > 0 {
-				n = t.conns
-			}
-			r, err := leanLoad(t.addr, n, dur, t.next, t.check, t.count, observe)
+			res, err := leanLoad(run)
+			r, pageLat, orderLat := res.rate, res.counted, res.uncounted
 			used, client := procCPU(b, pids[t.addr])-cpu0, procCPU(b, os.Getpid())-self0
 			if err != nil {
 				b.Fatalf("%s: %v", t.name, err)
 			}
 			rate[t.name] = r
 			extra := ""
-			if t.mixed {
+			if t.mix != nil {
 				close(stop)
 				edits := <-editc
 				if edited != nil {
 					b.Fatalf("admin edit: %v", edited)
 				}
-				orders := orderSeq.Load() - orders0
-				extra = fmt.Sprintf(", %d orders (%.0f/s, p50 %v, p99 %v), %d price edits, server CPU %.0f %% of one core", orders, float64(orders)/dur.Seconds(),
-					pct(orderLat, 50), pct(orderLat, 99), edits, 100*used.Seconds()/dur.Seconds())
+				m1, err := scrapeCounters(t.addr)
+				if err != nil {
+					b.Fatal(err)
+				}
+				d := func(n string) float64 { return m1["storefront_"+n+"_total"] - m0["storefront_"+n+"_total"] }
+				orders := len(orderLat)
+				extra = fmt.Sprintf(", %d orders (%.0f/s, %.1f %% of the answers, p50 %v, p99 %v), %d price edits, server CPU %.0f %% of one core, client %.0f %%", orders, float64(orders)/dur.Seconds(),
+					100*float64(orders)/float64(orders+len(pageLat)), pct(orderLat, 50), pct(orderLat, 99), edits, 100*used.Seconds()/dur.Seconds(), 100*client.Seconds()/dur.Seconds())
+				// Where the readers' time went: the response cache's answers
+				// (a miss executes the page), and the connections' time spent
+				// waiting for orders (their own, or the gate's 90/10).
+				extra += fmt.Sprintf("\n         response cache: %.0f hits, %.0f misses (%.0f stale); views: %.0f revalidations, %.0f reloads",
+					d("response_cache_hits"), d("response_cache_misses"), d("response_cache_stale"), d("catalog_cache_revalidations"), d("catalog_cache_reloads"))
+				connTime := func(n int) float64 { return float64(n) * dur.Seconds() }
+				if gate != nil {
+					rw, ow := gate.waited()
+					extra += fmt.Sprintf("; readers' time: %.0f %% in pages, %.0f %% held for the orders' 10 %%; placers': %.0f %% in orders, %.0f %% held for the pages' 90 %%",
+						100*sum(pageLat).Seconds()/connTime(conns), 100*rw.Seconds()/connTime(conns), 100*sum(orderLat).Seconds()/connTime(t.placers), 100*ow.Seconds()/connTime(t.placers))
+				} else {
+					extra += fmt.Sprintf("; connections' time: %.0f %% in pages, %.0f %% in orders", 100*sum(pageLat).Seconds()/connTime(conns), 100*sum(orderLat).Seconds()/connTime(conns))
+				}
 			} else if pids[t.addr] != 0 && r > 0 {
 				cpu[t.name] = float64(used.Microseconds()) / (r * dur.Seconds())
 				extra = fmt.Sprintf(", server %.1f µs CPU/request, client %.1f", cpu[t.name], float64(client.Microseconds())/(r*dur.Seconds()))
@@ -421,6 +434,13 @@ func pct(ds []time.Duration, p int) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[min(len(s)-1, len(s)*p/100)].Round(10 * time.Microsecond)
+}
+
+func sum(ds []time.Duration) (t time.Duration) {
+	for _, d := range ds {
+		t += d
+	}
+	return t
 }
 
 func fmtRatios(rs []float64) string {
