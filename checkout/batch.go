@@ -119,8 +119,8 @@ type decision struct {
 // returned error rolls back everything, so a crash at any point leaves
 // either every accepted order of the batch with its ledger row, or nothing.
 //
-// With recall (MySQL's lastRead), the SKUs may come from memory instead of
-// a read (the writes check them under the lock); a refusal is then decided
+// With recall (MySQL's lastRead), the SKUs and pools may come from memory
+// instead of a read (the writes check them under the lock); a refusal is then decided
 // again from a read, since memory may only ever let an order through to
 // that check.
 //
@@ -141,11 +141,16 @@ func (s *Service) decideBatch(ctx context.Context, q querier, batch []*ticket, o
 			return d, err
 		}
 	}
-	// Pools are read every time (never recalled): a flash sale's pool is
-	// the row its batches fight over, and its buyers' counters change with
-	// every batch.
-	if d.pools, err = readPoolState(ctx, q, batch); err != nil {
-		return d, err
+	// Kept pools come with their buyers unread (lastRead): taken as
+	// holding nothing, checked under the lock.
+	poolsRecalled := false
+	if pools := poolsOf(batch); recall != nil && len(pools) > 0 {
+		d.pools.pools, poolsRecalled = recall.getPools(pools)
+	}
+	if !poolsRecalled {
+		if d.pools, err = readPoolState(ctx, q, batch); err != nil {
+			return d, err
+		}
 	}
 	var keys map[[2]string]*ent.Idempotency
 	if withKeys {
@@ -154,10 +159,15 @@ func (s *Service) decideBatch(ctx context.Context, q querier, batch []*ticket, o
 		}
 	}
 	d.won = s.decide(batch, d.rows, d.stock, d.pools, keys, out, now)
-	if len(d.won) < len(batch) && (recalled || !withKeys) {
+	if len(d.won) < len(batch) && (recalled || poolsRecalled || !withKeys) {
 		// A refusal is decided from the database itself, keys included.
 		if recalled {
 			if d.rows, d.stock, err = lookupSKUs(ctx, q, ids); err != nil {
+				return d, err
+			}
+		}
+		if poolsRecalled {
+			if d.pools, err = readPoolState(ctx, q, batch); err != nil {
 				return d, err
 			}
 		}

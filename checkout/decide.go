@@ -88,7 +88,8 @@ func keyVerdict(r *ent.Idempotency, hash string, now time.Time) verdict {
 // pass the pool's limit) and does not stop later, smaller ones of its source.
 func allocate(batch []*ticket, stock map[int64]int64, ps poolState, out []verdict, idx []int) []int {
 	left := make(map[source]int64)
-	held := maps.Clone(ps.units)
+	held := make(map[inventory.PoolBuyer]int64, len(ps.units))
+	maps.Copy(held, ps.units) // nil: buyers unread, taken as holding nothing
 	var fit []int
 	for _, i := range idx {
 		t, l := batch[i], batch[i].line

@@ -3,6 +3,7 @@ package checkout
 import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
+	"storefront/ent"
 	"storefront/enums"
 )
 
@@ -17,8 +18,16 @@ import (
 // mismatch rolls the batch back and runs it again from a locked read. A
 // refusal (no stock, not on sale) is never decided from it: the batch then
 // reads the rows, so a restock or a price change is seen at once.
+//
+// Stock pools are kept the same way (a flash sale's batches each read the
+// pool and its buyers' counters otherwise: two round trips a batch before
+// any write). Buyers' counters are not kept: a batch deciding from a kept
+// pool takes its buyers as holding nothing, and the check under the lock
+// (the batch's guard on pool_buyer) catches a buyer past the limit; the
+// rerun then reads them.
 type lastRead struct {
-	rows *lru.Cache[int64, skuRow] // stock: as left by the batch that read it
+	rows  *lru.Cache[int64, skuRow]        // stock: as left by the batch that read it
+	pools *lru.Cache[int64, ent.StockPool] // stock, lock_stock: as left by the batch
 }
 
 // lastReadSize bounds the memory: a sale is on a few SKUs at a time.
@@ -29,7 +38,55 @@ func newLastRead() *lastRead {
 	if err != nil {
 		panic(err) // only for a size ≤ 0
 	}
-	return &lastRead{rows: c}
+	p, err := lru.New[int64, ent.StockPool](lastReadSize)
+	if err != nil {
+		panic(err)
+	}
+	return &lastRead{rows: c, pools: p}
+}
+
+// getPools returns the pools ids as kept, or ok false when one of them is
+// not known.
+func (l *lastRead) getPools(ids []int64) (map[int64]*ent.StockPool, bool) {
+	out := make(map[int64]*ent.StockPool, len(ids))
+	for _, id := range ids {
+		p, ok := l.pools.Get(id)
+		if !ok {
+			return nil, false
+		}
+		out[id] = &p
+	}
+	return out, true
+}
+
+// putPools keeps pools after their batch committed, with what the batch's
+// orders won took of each.
+func (l *lastRead) putPools(pools map[int64]*ent.StockPool, batch []*ticket, won []int) {
+	taken := map[int64]int64{}
+	for _, i := range won {
+		if t := batch[i]; t.pool != 0 {
+			taken[t.pool] += t.line.Quantity
+			if t.line.StockMode == enums.LockAtOrder {
+				taken[-t.pool] = 1 // a lock-mode pool's units are locked, not gone
+			}
+		}
+	}
+	for id, p := range pools {
+		c := *p
+		if taken[-id] == 1 {
+			c.LockStock += taken[id]
+		} else {
+			c.Stock -= taken[id]
+		}
+		l.pools.Add(id, c)
+	}
+}
+
+// dropPools forgets the pools ids.
+func (l *lastRead) dropPools(ids []int64) {
+	for _, id := range ids {
+		l.pools.Remove(id)
+	}
 }
 
 // get returns the rows of ids and their stock, or ok false when one of them
