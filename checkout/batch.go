@@ -141,11 +141,11 @@ func (s *Service) decideBatch(ctx context.Context, q querier, batch []*ticket, o
 			return d, err
 		}
 	}
-	// Kept pools come with their buyers unread (lastRead): taken as
-	// holding nothing, checked under the lock.
+	// Kept pools come with the buyers kept; the others are taken as
+	// holding nothing and checked under the lock (lastRead).
 	poolsRecalled := false
-	if pools := poolsOf(batch); recall != nil && len(pools) > 0 {
-		d.pools.pools, poolsRecalled = recall.getPools(pools)
+	if recall != nil && len(poolsOf(batch)) > 0 {
+		d.pools, poolsRecalled = recall.getPools(batch)
 	}
 	if !poolsRecalled {
 		if d.pools, err = readPoolState(ctx, q, batch); err != nil {

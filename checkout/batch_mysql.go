@@ -83,12 +83,12 @@ func (b *mysqlBatcher) attempt(ctx context.Context, s *Service, batch []*ticket,
 			return err
 		}
 		b.lastRead.put(d.rows, left(batch, d.won, d.stock))
-		b.lastRead.putPools(d.pools.pools, batch, d.won)
+		b.lastRead.putPools(d.pools, batch, d.won)
 		return nil
 	})
 	if err != nil {
 		b.lastRead.drop(skusOf(batch))
-		b.lastRead.dropPools(poolsOf(batch))
+		b.lastRead.dropPools(batch)
 	}
 	return err
 }

@@ -5,6 +5,7 @@ import (
 
 	"storefront/ent"
 	"storefront/enums"
+	"storefront/inventory"
 )
 
 // lastRead keeps what the group path last read of each SKU (MySQL only),
@@ -19,15 +20,17 @@ import (
 // refusal (no stock, not on sale) is never decided from it: the batch then
 // reads the rows, so a restock or a price change is seen at once.
 //
-// Stock pools are kept the same way (a flash sale's batches each read the
-// pool and its buyers' counters otherwise: two round trips a batch before
-// any write). Buyers' counters are not kept: a batch deciding from a kept
-// pool takes its buyers as holding nothing, and the check under the lock
-// (the batch's guard on pool_buyer) catches a buyer past the limit; the
-// rerun then reads them.
+// Stock pools and their buyers' counters are kept the same way (a flash
+// sale's batches each read the pool and the counters otherwise: two round
+// trips a batch before any write). A buyer not kept is taken as holding
+// nothing (a flash sale's buyers are mostly new), and the check under the
+// lock (the batch's guard on pool_buyer) catches one past the limit; a
+// buyer kept at the limit is refused from memory, which sends the batch to
+// read (a refusal is never decided from memory), not round again.
 type lastRead struct {
-	rows  *lru.Cache[int64, skuRow]        // stock: as left by the batch that read it
-	pools *lru.Cache[int64, ent.StockPool] // stock, lock_stock: as left by the batch
+	rows   *lru.Cache[int64, skuRow]        // stock: as left by the batch that read it
+	pools  *lru.Cache[int64, ent.StockPool] // stock, lock_stock: as left by the batch
+	buyers *lru.Cache[inventory.PoolBuyer, int64]
 }
 
 // lastReadSize bounds the memory: a sale is on a few SKUs at a time.
@@ -42,36 +45,62 @@ func newLastRead() *lastRead {
 	if err != nil {
 		panic(err)
 	}
-	return &lastRead{rows: c, pools: p}
-}
-
-// getPools returns the pools ids as kept, or ok false when one of them is
-// not known.
-func (l *lastRead) getPools(ids []int64) (map[int64]*ent.StockPool, bool) {
-	out := make(map[int64]*ent.StockPool, len(ids))
-	for _, id := range ids {
-		p, ok := l.pools.Get(id)
-		if !ok {
-			return nil, false
-		}
-		out[id] = &p
+	b, err := lru.New[inventory.PoolBuyer, int64](lastBuyersSize)
+	if err != nil {
+		panic(err)
 	}
-	return out, true
+	return &lastRead{rows: c, pools: p, buyers: b}
 }
 
-// putPools keeps pools after their batch committed, with what the batch's
-// orders won took of each.
-func (l *lastRead) putPools(pools map[int64]*ent.StockPool, batch []*ticket, won []int) {
+// lastBuyersSize bounds the buyers kept: a flash sale's buyers of the last
+// few seconds.
+const lastBuyersSize = 1 << 16
+
+// getPools returns the pools of batch as kept, with the buyers kept, or ok
+// false when one of the pools is not known.
+func (l *lastRead) getPools(batch []*ticket) (poolState, bool) {
+	ps := poolState{pools: map[int64]*ent.StockPool{}, units: map[inventory.PoolBuyer]int64{}}
+	for _, t := range batch {
+		if t.pool == 0 {
+			continue
+		}
+		if _, seen := ps.pools[t.pool]; !seen {
+			p, ok := l.pools.Get(t.pool)
+			if !ok {
+				return poolState{}, false
+			}
+			ps.pools[t.pool] = &p
+		}
+		b := inventory.PoolBuyer{PoolID: t.pool, Buyer: t.in.UserID}
+		if n, ok := l.buyers.Get(b); ok {
+			ps.units[b] = n
+		}
+	}
+	return ps, true
+}
+
+// putPools keeps pools and buyers after their batch committed, with what
+// the batch's orders won took of each.
+func (l *lastRead) putPools(ps poolState, batch []*ticket, won []int) {
 	taken := map[int64]int64{}
+	held := map[inventory.PoolBuyer]int64{}
 	for _, i := range won {
 		if t := batch[i]; t.pool != 0 {
+			b := inventory.PoolBuyer{PoolID: t.pool, Buyer: t.in.UserID}
+			if _, ok := held[b]; !ok {
+				held[b] = ps.units[b]
+			}
+			held[b] += t.line.Quantity
 			taken[t.pool] += t.line.Quantity
 			if t.line.StockMode == enums.LockAtOrder {
 				taken[-t.pool] = 1 // a lock-mode pool's units are locked, not gone
 			}
 		}
 	}
-	for id, p := range pools {
+	for b, n := range held {
+		l.buyers.Add(b, n)
+	}
+	for id, p := range ps.pools {
 		c := *p
 		if taken[-id] == 1 {
 			c.LockStock += taken[id]
@@ -82,10 +111,14 @@ func (l *lastRead) putPools(pools map[int64]*ent.StockPool, batch []*ticket, won
 	}
 }
 
-// dropPools forgets the pools ids.
-func (l *lastRead) dropPools(ids []int64) {
-	for _, id := range ids {
-		l.pools.Remove(id)
+// dropPools forgets the pools of batch and its buyers' counters: the batch
+// failed, so what was kept of them may be what failed it.
+func (l *lastRead) dropPools(batch []*ticket) {
+	for _, t := range batch {
+		if t.pool != 0 {
+			l.pools.Remove(t.pool)
+			l.buyers.Remove(inventory.PoolBuyer{PoolID: t.pool, Buyer: t.in.UserID})
+		}
 	}
 }
 
