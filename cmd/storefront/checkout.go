@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"storefront/cart"
 	"storefront/checkout"
 	"storefront/inventory"
 	"storefront/metrics"
@@ -85,7 +86,7 @@ func every(ctx context.Context, name string, interval time.Duration, f func(cont
 
 // background starts the timeout closer and the outbox dispatcher; the
 // returned func stops them and waits.
-func background(ctx context.Context, svc *checkout.Service, inv *inventory.Service, c *config, m *metrics.Metrics) (stop func()) {
+func background(ctx context.Context, svc *checkout.Service, inv *inventory.Service, carts *cart.Service, c *config, m *metrics.Metrics) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{}, 2)
 	go func() {
@@ -102,6 +103,13 @@ func background(ctx context.Context, svc *checkout.Service, inv *inventory.Servi
 				var pools int
 				if pools, err = inv.ReturnEnded(ctx, time.Now()); pools > 0 {
 					slog.Info("returned ended stock pools", "count", pools)
+				}
+			}
+			// Carts untouched for --cart-ttl go, in batches.
+			if err == nil {
+				var gone int
+				if gone, err = carts.Purge(ctx); gone > 0 {
+					slog.Info("purged expired carts", "count", gone)
 				}
 			}
 			return n, err
