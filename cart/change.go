@@ -33,7 +33,11 @@ func (s *Service) change(ctx context.Context, who, token string, fn func(ctx con
 		if err != nil {
 			return err
 		}
-		return fn(ctx, tx, r, lines)
+		if err := fn(ctx, tx, r, lines); err != nil {
+			return err
+		}
+		r, err = tx.Cart.Get(ctx, r.ID) // as fn left it
+		return err
 	})
 	if err != nil {
 		return nil, store.Classify(err)
