@@ -56,6 +56,10 @@ func TestCartOverHTTP(t *testing.T) {
 			decode(t, s.Query(t, "", `mutation($lines: [CartLineInput!]) { cartCreate(input: {lines: $lines}) { `+cartFields+` } }`,
 				map[string]any{"lines": []any{map[string]any{"itemId": blackL, "quantity": 1}}}), &created)
 			id := created.CartCreate.ID
+			// A refused token is not an anonymous visitor.
+			if r := s.Query(t, "not.a.token", `query($id: CartID!) { cart(id: $id) { id } }`, map[string]any{"id": id}); r.Code() != "UNAUTHENTICATED" {
+				t.Fatalf("cart read with a bad token: %+v", r.Errors)
+			}
 			if c := s.cart(t, "", id); c == nil || len(c.Lines) != 1 || c.Cost.Subtotal != "109.00" {
 				t.Fatalf("anonymous read: %+v", c)
 			}

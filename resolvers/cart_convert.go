@@ -12,8 +12,21 @@ import (
 )
 
 // shopper is who a cart request comes from: the token's user, or "" for an
-// anonymous visitor (who may use carts by id alone).
-func shopper(ctx context.Context) string { return auth.FromContext(ctx).UserID }
+// anonymous visitor (who may use carts by id alone). A token that was sent
+// and refused (expired, bad signature) is UNAUTHENTICATED rather than an
+// anonymous visitor: the customer would otherwise build an anonymous cart
+// and not see their own.
+func shopper(ctx context.Context) (string, error) {
+	if p := auth.FromContext(ctx); p.UserID != "" {
+		return p.UserID, nil
+	}
+	// Require answers the bare category when no token came at all, and wraps
+	// it with the reason when one was refused.
+	if _, err := auth.Require(ctx); err != nil && err != errs.Unauthenticated {
+		return "", err
+	}
+	return "", nil
+}
 
 func cartLines(in []*graph.CartLineInput) []cart.LineInput {
 	out := make([]cart.LineInput, len(in))

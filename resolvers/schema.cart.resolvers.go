@@ -37,26 +37,42 @@ func (r *cartLineResolver) Goods(ctx context.Context, obj *cart.Line) (*catalog.
 
 // CartCreate is the resolver for the cartCreate field.
 func (r *mutationResolver) CartCreate(ctx context.Context, input *graph.CartCreateInput) (*cart.Cart, error) {
+	who, err := shopper(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var lines []*graph.CartLineInput
 	if input != nil {
 		lines = input.Lines
 	}
-	return r.Carts.Create(ctx, shopper(ctx), cartLines(lines))
+	return r.Carts.Create(ctx, who, cartLines(lines))
 }
 
 // CartLinesAdd is the resolver for the cartLinesAdd field.
 func (r *mutationResolver) CartLinesAdd(ctx context.Context, cartID string, lines []*graph.CartLineInput) (*cart.Cart, error) {
-	return r.Carts.AddLines(ctx, shopper(ctx), cartID, cartLines(lines))
+	who, err := shopper(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Carts.AddLines(ctx, who, cartID, cartLines(lines))
 }
 
 // CartLinesUpdate is the resolver for the cartLinesUpdate field.
 func (r *mutationResolver) CartLinesUpdate(ctx context.Context, cartID string, lines []*graph.CartLineUpdateInput) (*cart.Cart, error) {
-	return r.Carts.UpdateLines(ctx, shopper(ctx), cartID, cartUpdates(lines))
+	who, err := shopper(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Carts.UpdateLines(ctx, who, cartID, cartUpdates(lines))
 }
 
 // CartLinesRemove is the resolver for the cartLinesRemove field.
 func (r *mutationResolver) CartLinesRemove(ctx context.Context, cartID string, lineIds []int64) (*cart.Cart, error) {
-	return r.Carts.RemoveLines(ctx, shopper(ctx), cartID, lineIds)
+	who, err := shopper(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Carts.RemoveLines(ctx, who, cartID, lineIds)
 }
 
 // CartBuyerIdentityUpdate is the resolver for the cartBuyerIdentityUpdate field.
@@ -83,7 +99,11 @@ func (r *mutationResolver) CheckoutCart(ctx context.Context, cartID string, idem
 
 // Cart is the resolver for the cart field.
 func (r *queryResolver) Cart(ctx context.Context, id string) (*cart.Cart, error) {
-	return r.Carts.Cart(ctx, shopper(ctx), id)
+	who, err := shopper(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Carts.Cart(ctx, who, id)
 }
 
 // Cart returns graph.CartResolver implementation.
