@@ -70,7 +70,15 @@ func TestBrowserCart(t *testing.T) {
 	b.click("[data-testid=sign-out]")
 	b.cartSettle("signed out", func(c *cartState) bool { return c.Session == "demo-signed-out" })
 
-	for i, pick := range [][2]string{{"黑色", "L"}, {"白色", "M"}} {
+	picks := [][2]string{{"黑色", "L"}, {"白色", "M"}}
+	for i, pick := range picks {
+		if i > 0 {
+			// Un-choose the previous pick first: with L chosen, 白色 (no 白色/L stock) is greyed out.
+			for _, v := range picks[i-1] {
+				b.click(valueCSS(g.value(v)))
+				b.cartSettle(v+" un-chosen", func(c *cartState) bool { return true })
+			}
+		}
 		b.click(valueCSS(g.value(pick[0])))
 		b.cartSettle(pick[0]+" chosen", func(c *cartState) bool { return true })
 		b.click(valueCSS(g.value(pick[1])))
@@ -105,9 +113,8 @@ func TestBrowserCart(t *testing.T) {
 		}
 	}
 	box := `[data-testid=cart-line][data-line-id="` + line + `"] [data-testid=cart-qty]`
-	b.cmd("POST", "/element/"+b.find(box)+"/clear", map[string]any{}, nil)
-	b.cmd("POST", "/element/"+b.find(box)+"/value", map[string]any{"text": "3\n"}, nil)
-	b.exec(`document.querySelector(arguments[0]).dispatchEvent(new Event("change"))`, nil, box) // Enter does not blur a number box
+	// Select all, type 3, Tab away (the change event fires on leaving the box).
+	b.cmd("POST", "/element/"+b.find(box)+"/value", map[string]any{"text": "\ue009a\ue0003\ue004"}, nil)
 	b.cartSettle("white M × 3", func(c *cartState) bool { return c.Total == "4" })
 
 	b.click("[data-testid=cart-checkout]")

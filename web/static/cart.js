@@ -211,7 +211,12 @@ export class Cart {
       h("span", { class: "unit" }, yuan(l.unitPrice)),
       h("input", {
         type: "number", min: "0", value: String(l.quantity), "aria-label": "Quantity", "data-testid": "cart-qty",
-        onchange: (e) => this.setQuantity(l.id, Number(e.target.value)),
+        onchange: (e) => {
+          // An emptied box is not "remove": only a whole number is sent (0 removes).
+          const q = e.target.value.trim() === "" ? NaN : Number(e.target.value);
+          if (!Number.isInteger(q) || q < 0) e.target.value = String(l.quantity);
+          else this.setQuantity(l.id, q);
+        },
       }),
       h("span", { class: "subtotal", "data-testid": "cart-line-subtotal" }, yuan(l.subtotal)),
       h("button", { type: "button", class: "link", "data-testid": "cart-remove", onclick: () => this.remove(l.id) }, "Remove"),
