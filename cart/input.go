@@ -7,6 +7,7 @@ import (
 	"storefront/checkout"
 	"storefront/ent"
 	"storefront/ent/goods"
+	"storefront/ent/predicate"
 	"storefront/ent/sku"
 	"storefront/enums"
 	"storefront/errs"
@@ -69,31 +70,43 @@ func (s *Service) checkLines(lines []LineInput) error {
 	return nil
 }
 
-// skus finds the SKU each line names (in the order given): NOT_FOUND for
-// one that does not exist, SKU_UNAVAILABLE for one not on sale now (a SKU
-// that goes off sale later stays in the cart with a warning).
+// skus finds the SKU each line names (in the order given), in one query:
+// NOT_FOUND for one that does not exist, SKU_UNAVAILABLE for one not on
+// sale now (a SKU that goes off sale later stays in the cart with a warning).
 func (s *Service) skus(ctx context.Context, lines []LineInput) ([]*ent.Sku, error) {
+	named := make([]predicate.Sku, len(lines))
+	for i, l := range lines {
+		if l.ItemID != nil {
+			named[i] = sku.ID(*l.ItemID)
+		} else {
+			named[i] = sku.And(sku.GoodsID(*l.GoodsID), sku.SpecKey(skumatrix.SpecKey(l.SpecValueIDs)))
+		}
+	}
+	rows, err := s.db.Client.Sku.Query().Where(sku.Or(named...)).WithGoods().All(ctx)
+	if err != nil {
+		return nil, store.Classify(fmt.Errorf("finding SKUs: %w", err))
+	}
 	out := make([]*ent.Sku, len(lines))
 	for i, l := range lines {
-		q := s.db.Client.Sku.Query().WithGoods()
-		if l.ItemID != nil {
-			q = q.Where(sku.ID(*l.ItemID))
-		} else {
-			q = q.Where(sku.GoodsID(*l.GoodsID), sku.SpecKey(skumatrix.SpecKey(l.SpecValueIDs)))
+		for _, r := range rows {
+			if l.ItemID != nil && r.ID == *l.ItemID || l.ItemID == nil && r.GoodsID == *l.GoodsID && r.SpecKey == skumatrix.SpecKey(l.SpecValueIDs) {
+				out[i] = r
+			}
 		}
-		r, err := q.Only(ctx)
-		if ent.IsNotFound(err) || err == nil && r.Edges.Goods.DeleteTime != nil {
+		r := out[i]
+		if r == nil || r.Edges.Goods.DeleteTime != nil {
 			return nil, fmt.Errorf("%w: line %d: no such SKU", errs.NotFound, i+1)
 		}
-		if err != nil {
-			return nil, store.Classify(fmt.Errorf("finding SKU: %w", err))
-		}
-		if r.Status != enums.SkuEnabled || r.Edges.Goods.Status != enums.GoodsOnShelf {
+		if !onSale(r) {
 			return nil, fmt.Errorf("%w: SKU %d (%s %s) is not on sale", checkout.ErrSkuUnavailable, r.ID, r.Edges.Goods.Name, r.SpecValueStr)
 		}
-		out[i] = r
 	}
 	return out, nil
+}
+
+// onSale says whether r (read with its goods) may be ordered now.
+func onSale(r *ent.Sku) bool {
+	return r.Status == enums.SkuEnabled && r.Edges.Goods.Status == enums.GoodsOnShelf
 }
 
 // current reads the SKUs ids with their goods, as they are now.

@@ -92,7 +92,7 @@ func (s *Service) view(ctx context.Context, r *ent.Cart) (*Cart, error) {
 		}
 		name := k.Edges.Goods.Name + " " + k.SpecValueStr
 		switch avail := k.Stock - k.LockStock; {
-		case k.Status != enums.SkuEnabled || k.Edges.Goods.Status != enums.GoodsOnShelf:
+		case !onSale(k):
 			c.warn(WarnSkuUnavailable, l.ID, name+" is not on sale")
 		case avail <= 0:
 			c.warn(WarnOutOfStock, l.ID, name+" is out of stock")
