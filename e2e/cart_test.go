@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,6 +161,29 @@ func TestCartOverHTTP(t *testing.T) {
 			}
 			if s.cart(t, s.CustomerToken, id) != nil {
 				t.Fatal("a purged cart reads")
+			}
+
+			// `storefront close-expired --cart-ttl` purges too: a fresh cart is
+			// untouched for 1ms once the clock's second (carts store whole
+			// seconds) has passed.
+			var fresh struct{ CartCreate struct{ ID string } }
+			decode(t, s.Query(t, "", `mutation { cartCreate { id } }`, nil), &fresh)
+			deadline = time.Now().Add(10 * time.Second)
+			for {
+				out, err := exec.Command(binary(t), "close-expired", "--db", spec, "--cart-ttl", "1ms").CombinedOutput()
+				if err != nil {
+					t.Fatalf("close-expired: %v\n%s", err, out)
+				}
+				if strings.Contains(string(out), "purged 1 expired carts") {
+					break
+				}
+				if !strings.Contains(string(out), "purged 0 expired carts") || time.Now().After(deadline) {
+					t.Fatalf("close-expired --cart-ttl 1ms said:\n%s", out)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			if s.cart(t, "", fresh.CartCreate.ID) != nil {
+				t.Fatal("the cart close-expired purged still reads")
 			}
 		})
 	}

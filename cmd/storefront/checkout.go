@@ -39,10 +39,14 @@ func closeExpired(ctx context.Context, args []string) error {
 	var c config
 	fs := flagSet("close-expired", &c)
 	checkoutFlags(fs, &c.Checkout)
+	cartFlags(fs, &c)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := validCheckout(c.Checkout); err != nil {
+		return err
+	}
+	if err := validCart(&c); err != nil {
 		return err
 	}
 	c.Migrate = strings.HasPrefix(c.DB, "sqlite:") // as serve: the embedded file is always brought up to date
@@ -51,7 +55,8 @@ func closeExpired(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	n, err := checkout.New(db, c.Checkout).CloseExpired(ctx)
+	orders := checkout.New(db, c.Checkout)
+	n, err := orders.CloseExpired(ctx)
 	if err != nil {
 		return fmt.Errorf("closed %d expired orders, then: %w", n, err)
 	}
@@ -61,7 +66,7 @@ func closeExpired(ctx context.Context, args []string) error {
 		return fmt.Errorf("returned %d ended stock pools, then: %w", pools, err)
 	}
 	fmt.Printf("returned %d ended stock pools\n", pools)
-	return nil
+	return purgeCarts(ctx, db, orders, &c)
 }
 
 // every runs f now and then every interval until ctx ends. A failing pass is

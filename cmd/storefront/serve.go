@@ -39,7 +39,7 @@ func serve(ctx context.Context, args []string) error {
 	fs.DurationVar(&c.Catalog.StockTTL, "stock-ttl", envDuration("STOCK_TTL", catalog.DefaultStockTTL), "how long product pages may show cached stock (STOREFRONT_STOCK_TTL)")
 	fs.Int64Var(&c.Catalog.CacheMaxCost, "cache-max-cost", envInt("CACHE_MAX_COST", catalog.DefaultCacheMaxCost), "product-view cache memory bound in bytes (STOREFRONT_CACHE_MAX_COST)")
 	fs.DurationVar(&c.CloseInterval, "close-interval", envDuration("CLOSE_INTERVAL", 30*time.Second), "how often the timeout closer runs (STOREFRONT_CLOSE_INTERVAL)")
-	fs.DurationVar(&c.CartTTL, "cart-ttl", envDuration("CART_TTL", cart.DefaultConfig().TTL), "carts untouched for this long expire and are purged (STOREFRONT_CART_TTL)")
+	cartFlags(fs, &c)
 	fs.DurationVar(&c.OutboxInterval, "outbox-interval", envDuration("OUTBOX_INTERVAL", time.Second), "how often committed events are dispatched (STOREFRONT_OUTBOX_INTERVAL)")
 	opsFlags(fs, &c)
 	limitFlags(fs, &c)
@@ -52,8 +52,11 @@ func serve(ctx context.Context, args []string) error {
 	if err := validCheckout(c.Checkout); err != nil {
 		return err
 	}
-	if c.CloseInterval <= 0 || c.OutboxInterval <= 0 || c.CartTTL <= 0 {
-		return errors.New("--close-interval, --outbox-interval and --cart-ttl must be positive")
+	if c.CloseInterval <= 0 || c.OutboxInterval <= 0 {
+		return errors.New("--close-interval and --outbox-interval must be positive")
+	}
+	if err := validCart(&c); err != nil {
+		return err
 	}
 	if err := validOps(&c); err != nil {
 		return err
