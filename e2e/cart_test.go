@@ -33,6 +33,16 @@ type cartJSON struct {
 	Order    *struct{ OrderSn string }
 }
 
+// units reads only the cart's total quantity: an answer that reads no
+// product view, which the response cache would keep valid for ever were
+// cart fields cacheable.
+func (s *Server) units(t *testing.T, id string) int {
+	t.Helper()
+	var d struct{ Cart struct{ Cost struct{ TotalQuantity int } } }
+	decode(t, s.Query(t, "", `query($id: CartID!) { cart(id: $id) { cost { totalQuantity } } }`, map[string]any{"id": id}), &d)
+	return d.Cart.Cost.TotalQuantity
+}
+
 func (s *Server) cart(t *testing.T, token, id string) *cartJSON {
 	t.Helper()
 	var d struct{ Cart *cartJSON }
@@ -62,13 +72,24 @@ func TestCartOverHTTP(t *testing.T) {
 			if r := s.Query(t, "not.a.token", `query($id: CartID!) { cart(id: $id) { id } }`, map[string]any{"id": id}); r.Code() != "UNAUTHENTICATED" {
 				t.Fatalf("cart read with a bad token: %+v", r.Errors)
 			}
+			// Read it a few times, as a page would: were cart reads cacheable,
+			// the response cache (on) would hold this answer by now (its
+			// writes are asynchronous, so one read would not prove much).
 			if c := s.cart(t, "", id); c == nil || len(c.Lines) != 1 || c.Cost.Subtotal != "109.00" {
 				t.Fatalf("anonymous read: %+v", c)
+			}
+			for range 5 {
+				if n := s.units(t, id); n != 1 {
+					t.Fatalf("anonymous read: %d units, want 1", n)
+				}
 			}
 			var added struct{ CartLinesAdd cartJSON }
 			decode(t, s.Query(t, "", `mutation($id: CartID!, $lines: [CartLineInput!]!) { cartLinesAdd(cartId: $id, lines: $lines) { `+cartFields+` } }`,
 				map[string]any{"id": id, "lines": []any{map[string]any{"itemId": whiteM, "quantity": 2}}}), &added)
-			// The same query as before: were cart reads cached, this would be the old cart.
+			// The same query as before: were cart reads cached, these would be the old cart.
+			if n := s.units(t, id); n != 3 {
+				t.Fatalf("read after add: %d units, want 3 (a cart read came from the response cache?)", n)
+			}
 			c := s.cart(t, "", id)
 			if len(c.Lines) != 2 || c.Cost.TotalQuantity != 3 || c.Cost.Subtotal != "307.00" {
 				t.Fatalf("read after add: %+v", c)
