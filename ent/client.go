@@ -11,6 +11,8 @@ import (
 
 	"storefront/ent/migrate"
 
+	"storefront/ent/cart"
+	"storefront/ent/cartline"
 	"storefront/ent/goods"
 	"storefront/ent/idempotency"
 	"storefront/ent/order"
@@ -38,6 +40,10 @@ type Client struct {
 	config
 	// Schema is the client for creating, migrating and dropping schema.
 	Schema *migrate.Schema
+	// Cart is the client for interacting with the Cart builders.
+	Cart *CartClient
+	// CartLine is the client for interacting with the CartLine builders.
+	CartLine *CartLineClient
 	// Goods is the client for interacting with the Goods builders.
 	Goods *GoodsClient
 	// Idempotency is the client for interacting with the Idempotency builders.
@@ -75,6 +81,8 @@ func NewClient(opts ...Option) *Client {
 
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
+	c.Cart = NewCartClient(c.config)
+	c.CartLine = NewCartLineClient(c.config)
 	c.Goods = NewGoodsClient(c.config)
 	c.Idempotency = NewIdempotencyClient(c.config)
 	c.Order = NewOrderClient(c.config)
@@ -180,6 +188,8 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	return &Tx{
 		ctx:          ctx,
 		config:       cfg,
+		Cart:         NewCartClient(cfg),
+		CartLine:     NewCartLineClient(cfg),
 		Goods:        NewGoodsClient(cfg),
 		Idempotency:  NewIdempotencyClient(cfg),
 		Order:        NewOrderClient(cfg),
@@ -212,6 +222,8 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	return &Tx{
 		ctx:          ctx,
 		config:       cfg,
+		Cart:         NewCartClient(cfg),
+		CartLine:     NewCartLineClient(cfg),
 		Goods:        NewGoodsClient(cfg),
 		Idempotency:  NewIdempotencyClient(cfg),
 		Order:        NewOrderClient(cfg),
@@ -231,7 +243,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 // Debug returns a new debug-client. It's used to get verbose logging on specific operations.
 //
 //	client.Debug().
-//		Goods.
+//		Cart.
 //		Query().
 //		Count(ctx)
 func (c *Client) Debug() *Client {
@@ -254,8 +266,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.Goods, c.Idempotency, c.Order, c.OrderLine, c.Outbox, c.Payment,
-		c.PaymentEvent, c.PoolBuyer, c.Sku, c.Spec, c.SpecValue, c.StockLog,
+		c.Cart, c.CartLine, c.Goods, c.Idempotency, c.Order, c.OrderLine, c.Outbox,
+		c.Payment, c.PaymentEvent, c.PoolBuyer, c.Sku, c.Spec, c.SpecValue, c.StockLog,
 		c.StockPool,
 	} {
 		n.Use(hooks...)
@@ -266,8 +278,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.Goods, c.Idempotency, c.Order, c.OrderLine, c.Outbox, c.Payment,
-		c.PaymentEvent, c.PoolBuyer, c.Sku, c.Spec, c.SpecValue, c.StockLog,
+		c.Cart, c.CartLine, c.Goods, c.Idempotency, c.Order, c.OrderLine, c.Outbox,
+		c.Payment, c.PaymentEvent, c.PoolBuyer, c.Sku, c.Spec, c.SpecValue, c.StockLog,
 		c.StockPool,
 	} {
 		n.Intercept(interceptors...)
@@ -277,6 +289,10 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 // Mutate implements the ent.Mutator interface.
 func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
+	case *CartMutation:
+		return c.Cart.mutate(ctx, m)
+	case *CartLineMutation:
+		return c.CartLine.mutate(ctx, m)
 	case *GoodsMutation:
 		return c.Goods.mutate(ctx, m)
 	case *IdempotencyMutation:
@@ -305,6 +321,272 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.StockPool.mutate(ctx, m)
 	default:
 		return nil, fmt.Errorf("ent: unknown mutation type %T", m)
+	}
+}
+
+// CartClient is a client for the Cart schema.
+type CartClient struct {
+	config
+}
+
+// NewCartClient returns a client for the Cart from the given config.
+func NewCartClient(c config) *CartClient {
+	return &CartClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `cart.Hooks(f(g(h())))`.
+func (c *CartClient) Use(hooks ...Hook) {
+	c.hooks.Cart = append(c.hooks.Cart, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `cart.Intercept(f(g(h())))`.
+func (c *CartClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Cart = append(c.inters.Cart, interceptors...)
+}
+
+// Create returns a builder for creating a Cart entity.
+func (c *CartClient) Create() *CartCreate {
+	mutation := newCartMutation(c.config, OpCreate)
+	return &CartCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Cart entities.
+func (c *CartClient) CreateBulk(builders ...*CartCreate) *CartCreateBulk {
+	return &CartCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *CartClient) MapCreateBulk(slice any, setFunc func(*CartCreate, int)) *CartCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &CartCreateBulk{err: fmt.Errorf("calling to CartClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*CartCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &CartCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Cart.
+func (c *CartClient) Update() *CartUpdate {
+	mutation := newCartMutation(c.config, OpUpdate)
+	return &CartUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *CartClient) UpdateOne(_m *Cart) *CartUpdateOne {
+	mutation := newCartMutation(c.config, OpUpdateOne, withCart(_m))
+	return &CartUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *CartClient) UpdateOneID(id int64) *CartUpdateOne {
+	mutation := newCartMutation(c.config, OpUpdateOne, withCartID(id))
+	return &CartUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Cart.
+func (c *CartClient) Delete() *CartDelete {
+	mutation := newCartMutation(c.config, OpDelete)
+	return &CartDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *CartClient) DeleteOne(_m *Cart) *CartDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *CartClient) DeleteOneID(id int64) *CartDeleteOne {
+	builder := c.Delete().Where(cart.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &CartDeleteOne{builder}
+}
+
+// Query returns a query builder for Cart.
+func (c *CartClient) Query() *CartQuery {
+	return &CartQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeCart},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Cart entity by its id.
+func (c *CartClient) Get(ctx context.Context, id int64) (*Cart, error) {
+	return c.Query().Where(cart.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *CartClient) GetX(ctx context.Context, id int64) *Cart {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *CartClient) Hooks() []Hook {
+	return c.hooks.Cart
+}
+
+// Interceptors returns the client interceptors.
+func (c *CartClient) Interceptors() []Interceptor {
+	return c.inters.Cart
+}
+
+func (c *CartClient) mutate(ctx context.Context, m *CartMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&CartCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&CartUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&CartUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&CartDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Cart mutation op: %q", m.Op())
+	}
+}
+
+// CartLineClient is a client for the CartLine schema.
+type CartLineClient struct {
+	config
+}
+
+// NewCartLineClient returns a client for the CartLine from the given config.
+func NewCartLineClient(c config) *CartLineClient {
+	return &CartLineClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `cartline.Hooks(f(g(h())))`.
+func (c *CartLineClient) Use(hooks ...Hook) {
+	c.hooks.CartLine = append(c.hooks.CartLine, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `cartline.Intercept(f(g(h())))`.
+func (c *CartLineClient) Intercept(interceptors ...Interceptor) {
+	c.inters.CartLine = append(c.inters.CartLine, interceptors...)
+}
+
+// Create returns a builder for creating a CartLine entity.
+func (c *CartLineClient) Create() *CartLineCreate {
+	mutation := newCartLineMutation(c.config, OpCreate)
+	return &CartLineCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of CartLine entities.
+func (c *CartLineClient) CreateBulk(builders ...*CartLineCreate) *CartLineCreateBulk {
+	return &CartLineCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *CartLineClient) MapCreateBulk(slice any, setFunc func(*CartLineCreate, int)) *CartLineCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &CartLineCreateBulk{err: fmt.Errorf("calling to CartLineClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*CartLineCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &CartLineCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for CartLine.
+func (c *CartLineClient) Update() *CartLineUpdate {
+	mutation := newCartLineMutation(c.config, OpUpdate)
+	return &CartLineUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *CartLineClient) UpdateOne(_m *CartLine) *CartLineUpdateOne {
+	mutation := newCartLineMutation(c.config, OpUpdateOne, withCartLine(_m))
+	return &CartLineUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *CartLineClient) UpdateOneID(id int64) *CartLineUpdateOne {
+	mutation := newCartLineMutation(c.config, OpUpdateOne, withCartLineID(id))
+	return &CartLineUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for CartLine.
+func (c *CartLineClient) Delete() *CartLineDelete {
+	mutation := newCartLineMutation(c.config, OpDelete)
+	return &CartLineDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *CartLineClient) DeleteOne(_m *CartLine) *CartLineDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *CartLineClient) DeleteOneID(id int64) *CartLineDeleteOne {
+	builder := c.Delete().Where(cartline.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &CartLineDeleteOne{builder}
+}
+
+// Query returns a query builder for CartLine.
+func (c *CartLineClient) Query() *CartLineQuery {
+	return &CartLineQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeCartLine},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a CartLine entity by its id.
+func (c *CartLineClient) Get(ctx context.Context, id int64) (*CartLine, error) {
+	return c.Query().Where(cartline.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *CartLineClient) GetX(ctx context.Context, id int64) *CartLine {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *CartLineClient) Hooks() []Hook {
+	return c.hooks.CartLine
+}
+
+// Interceptors returns the client interceptors.
+func (c *CartLineClient) Interceptors() []Interceptor {
+	return c.inters.CartLine
+}
+
+func (c *CartLineClient) mutate(ctx context.Context, m *CartLineMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&CartLineCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&CartLineUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&CartLineUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&CartLineDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown CartLine mutation op: %q", m.Op())
 	}
 }
 
@@ -2168,12 +2450,13 @@ func (c *StockPoolClient) mutate(ctx context.Context, m *StockPoolMutation) (Val
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Goods, Idempotency, Order, OrderLine, Outbox, Payment, PaymentEvent, PoolBuyer,
-		Sku, Spec, SpecValue, StockLog, StockPool []ent.Hook
+		Cart, CartLine, Goods, Idempotency, Order, OrderLine, Outbox, Payment,
+		PaymentEvent, PoolBuyer, Sku, Spec, SpecValue, StockLog, StockPool []ent.Hook
 	}
 	inters struct {
-		Goods, Idempotency, Order, OrderLine, Outbox, Payment, PaymentEvent, PoolBuyer,
-		Sku, Spec, SpecValue, StockLog, StockPool []ent.Interceptor
+		Cart, CartLine, Goods, Idempotency, Order, OrderLine, Outbox, Payment,
+		PaymentEvent, PoolBuyer, Sku, Spec, SpecValue, StockLog,
+		StockPool []ent.Interceptor
 	}
 )
 

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"storefront/ent/cart"
+	"storefront/ent/cartline"
 	"storefront/ent/goods"
 	"storefront/ent/idempotency"
 	"storefront/ent/order"
@@ -85,6 +87,8 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
+			cart.Table:         cart.ValidColumn,
+			cartline.Table:     cartline.ValidColumn,
 			goods.Table:        goods.ValidColumn,
 			idempotency.Table:  idempotency.ValidColumn,
 			order.Table:        order.ValidColumn,

@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"storefront/ent/cart"
+	"storefront/ent/cartline"
 	"storefront/ent/goods"
 	"storefront/ent/idempotency"
 	"storefront/ent/order"
@@ -38,6 +40,8 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
+	TypeCart         = "Cart"
+	TypeCartLine     = "CartLine"
 	TypeGoods        = "Goods"
 	TypeIdempotency  = "Idempotency"
 	TypeOrder        = "Order"
@@ -52,6 +56,1622 @@ const (
 	TypeStockLog     = "StockLog"
 	TypeStockPool    = "StockPool"
 )
+
+// CartMutation represents an operation that mutates the Cart nodes in the graph.
+type CartMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *int64
+	token          *string
+	owner          *string
+	open_owner     *string
+	status         *enums.CartStatus
+	order_sn       *string
+	checkout_key   *string
+	checkout_lease *time.Time
+	version        *int64
+	addversion     *int64
+	created_at     *time.Time
+	updated_at     *time.Time
+	clearedFields  map[string]struct{}
+	done           bool
+	oldValue       func(context.Context) (*Cart, error)
+	predicates     []predicate.Cart
+}
+
+var _ ent.Mutation = (*CartMutation)(nil)
+
+// cartOption allows management of the mutation configuration using functional options.
+type cartOption func(*CartMutation)
+
+// newCartMutation creates new mutation for the Cart entity.
+func newCartMutation(c config, op Op, opts ...cartOption) *CartMutation {
+	m := &CartMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeCart,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withCartID sets the ID field of the mutation.
+func withCartID(id int64) cartOption {
+	return func(m *CartMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Cart
+		)
+		m.oldValue = func(ctx context.Context) (*Cart, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Cart.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withCart sets the old Cart of the mutation.
+func withCart(node *Cart) cartOption {
+	return func(m *CartMutation) {
+		m.oldValue = func(context.Context) (*Cart, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m CartMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m CartMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Cart entities.
+func (m *CartMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *CartMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *CartMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Cart.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetToken sets the "token" field.
+func (m *CartMutation) SetToken(s string) {
+	m.token = &s
+}
+
+// Token returns the value of the "token" field in the mutation.
+func (m *CartMutation) Token() (r string, exists bool) {
+	v := m.token
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldToken returns the old "token" field's value of the Cart entity.
+// If the Cart object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CartMutation) OldToken(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldToken is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldToken requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldToken: %w", err)
+	}
+	return oldValue.Token, nil
+}
+
+// ResetToken resets all changes to the "token" field.
+func (m *CartMutation) ResetToken() {
+	m.token = nil
+}
+
+// SetOwner sets the "owner" field.
+func (m *CartMutation) SetOwner(s string) {
+	m.owner = &s
+}
+
+// Owner returns the value of the "owner" field in the mutation.
+func (m *CartMutation) Owner() (r string, exists bool) {
+	v := m.owner
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOwner returns the old "owner" field's value of the Cart entity.
+// If the Cart object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CartMutation) OldOwner(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOwner is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOwner requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOwner: %w", err)
+	}
+	return oldValue.Owner, nil
+}
+
+// ResetOwner resets all changes to the "owner" field.
+func (m *CartMutation) ResetOwner() {
+	m.owner = nil
+}
+
+// SetOpenOwner sets the "open_owner" field.
+func (m *CartMutation) SetOpenOwner(s string) {
+	m.open_owner = &s
+}
+
+// OpenOwner returns the value of the "open_owner" field in the mutation.
+func (m *CartMutation) OpenOwner() (r string, exists bool) {
+	v := m.open_owner
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOpenOwner returns the old "open_owner" field's value of the Cart entity.
+// If the Cart object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CartMutation) OldOpenOwner(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOpenOwner is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOpenOwner requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOpenOwner: %w", err)
+	}
+	return oldValue.OpenOwner, nil
+}
+
+// ClearOpenOwner clears the value of the "open_owner" field.
+func (m *CartMutation) ClearOpenOwner() {
+	m.open_owner = nil
+	m.clearedFields[cart.FieldOpenOwner] = struct{}{}
+}
+
+// OpenOwnerCleared returns if the "open_owner" field was cleared in this mutation.
+func (m *CartMutation) OpenOwnerCleared() bool {
+	_, ok := m.clearedFields[cart.FieldOpenOwner]
+	return ok
+}
+
+// ResetOpenOwner resets all changes to the "open_owner" field.
+func (m *CartMutation) ResetOpenOwner() {
+	m.open_owner = nil
+	delete(m.clearedFields, cart.FieldOpenOwner)
+}
+
+// SetStatus sets the "status" field.
+func (m *CartMutation) SetStatus(es enums.CartStatus) {
+	m.status = &es
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *CartMutation) Status() (r enums.CartStatus, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the Cart entity.
+// If the Cart object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CartMutation) OldStatus(ctx context.Context) (v enums.CartStatus, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *CartMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetOrderSn sets the "order_sn" field.
+func (m *CartMutation) SetOrderSn(s string) {
+	m.order_sn = &s
+}
+
+// OrderSn returns the value of the "order_sn" field in the mutation.
+func (m *CartMutation) OrderSn() (r string, exists bool) {
+	v := m.order_sn
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrderSn returns the old "order_sn" field's value of the Cart entity.
+// If the Cart object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CartMutation) OldOrderSn(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrderSn is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrderSn requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrderSn: %w", err)
+	}
+	return oldValue.OrderSn, nil
+}
+
+// ClearOrderSn clears the value of the "order_sn" field.
+func (m *CartMutation) ClearOrderSn() {
+	m.order_sn = nil
+	m.clearedFields[cart.FieldOrderSn] = struct{}{}
+}
+
+// OrderSnCleared returns if the "order_sn" field was cleared in this mutation.
+func (m *CartMutation) OrderSnCleared() bool {
+	_, ok := m.clearedFields[cart.FieldOrderSn]
+	return ok
+}
+
+// ResetOrderSn resets all changes to the "order_sn" field.
+func (m *CartMutation) ResetOrderSn() {
+	m.order_sn = nil
+	delete(m.clearedFields, cart.FieldOrderSn)
+}
+
+// SetCheckoutKey sets the "checkout_key" field.
+func (m *CartMutation) SetCheckoutKey(s string) {
+	m.checkout_key = &s
+}
+
+// CheckoutKey returns the value of the "checkout_key" field in the mutation.
+func (m *CartMutation) CheckoutKey() (r string, exists bool) {
+	v := m.checkout_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCheckoutKey returns the old "checkout_key" field's value of the Cart entity.
+// If the Cart object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CartMutation) OldCheckoutKey(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCheckoutKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCheckoutKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCheckoutKey: %w", err)
+	}
+	return oldValue.CheckoutKey, nil
+}
+
+// ClearCheckoutKey clears the value of the "checkout_key" field.
+func (m *CartMutation) ClearCheckoutKey() {
+	m.checkout_key = nil
+	m.clearedFields[cart.FieldCheckoutKey] = struct{}{}
+}
+
+// CheckoutKeyCleared returns if the "checkout_key" field was cleared in this mutation.
+func (m *CartMutation) CheckoutKeyCleared() bool {
+	_, ok := m.clearedFields[cart.FieldCheckoutKey]
+	return ok
+}
+
+// ResetCheckoutKey resets all changes to the "checkout_key" field.
+func (m *CartMutation) ResetCheckoutKey() {
+	m.checkout_key = nil
+	delete(m.clearedFields, cart.FieldCheckoutKey)
+}
+
+// SetCheckoutLease sets the "checkout_lease" field.
+func (m *CartMutation) SetCheckoutLease(t time.Time) {
+	m.checkout_lease = &t
+}
+
+// CheckoutLease returns the value of the "checkout_lease" field in the mutation.
+func (m *CartMutation) CheckoutLease() (r time.Time, exists bool) {
+	v := m.checkout_lease
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCheckoutLease returns the old "checkout_lease" field's value of the Cart entity.
+// If the Cart object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CartMutation) OldCheckoutLease(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCheckoutLease is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCheckoutLease requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCheckoutLease: %w", err)
+	}
+	return oldValue.CheckoutLease, nil
+}
+
+// ClearCheckoutLease clears the value of the "checkout_lease" field.
+func (m *CartMutation) ClearCheckoutLease() {
+	m.checkout_lease = nil
+	m.clearedFields[cart.FieldCheckoutLease] = struct{}{}
+}
+
+// CheckoutLeaseCleared returns if the "checkout_lease" field was cleared in this mutation.
+func (m *CartMutation) CheckoutLeaseCleared() bool {
+	_, ok := m.clearedFields[cart.FieldCheckoutLease]
+	return ok
+}
+
+// ResetCheckoutLease resets all changes to the "checkout_lease" field.
+func (m *CartMutation) ResetCheckoutLease() {
+	m.checkout_lease = nil
+	delete(m.clearedFields, cart.FieldCheckoutLease)
+}
+
+// SetVersion sets the "version" field.
+func (m *CartMutation) SetVersion(i int64) {
+	m.version = &i
+	m.addversion = nil
+}
+
+// Version returns the value of the "version" field in the mutation.
+func (m *CartMutation) Version() (r int64, exists bool) {
+	v := m.version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVersion returns the old "version" field's value of the Cart entity.
+// If the Cart object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CartMutation) OldVersion(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVersion: %w", err)
+	}
+	return oldValue.Version, nil
+}
+
+// AddVersion adds i to the "version" field.
+func (m *CartMutation) AddVersion(i int64) {
+	if m.addversion != nil {
+		*m.addversion += i
+	} else {
+		m.addversion = &i
+	}
+}
+
+// AddedVersion returns the value that was added to the "version" field in this mutation.
+func (m *CartMutation) AddedVersion() (r int64, exists bool) {
+	v := m.addversion
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetVersion resets all changes to the "version" field.
+func (m *CartMutation) ResetVersion() {
+	m.version = nil
+	m.addversion = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *CartMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *CartMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Cart entity.
+// If the Cart object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CartMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *CartMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *CartMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *CartMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Cart entity.
+// If the Cart object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CartMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *CartMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// Where appends a list predicates to the CartMutation builder.
+func (m *CartMutation) Where(ps ...predicate.Cart) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the CartMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *CartMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Cart, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *CartMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *CartMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Cart).
+func (m *CartMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *CartMutation) Fields() []string {
+	fields := make([]string, 0, 10)
+	if m.token != nil {
+		fields = append(fields, cart.FieldToken)
+	}
+	if m.owner != nil {
+		fields = append(fields, cart.FieldOwner)
+	}
+	if m.open_owner != nil {
+		fields = append(fields, cart.FieldOpenOwner)
+	}
+	if m.status != nil {
+		fields = append(fields, cart.FieldStatus)
+	}
+	if m.order_sn != nil {
+		fields = append(fields, cart.FieldOrderSn)
+	}
+	if m.checkout_key != nil {
+		fields = append(fields, cart.FieldCheckoutKey)
+	}
+	if m.checkout_lease != nil {
+		fields = append(fields, cart.FieldCheckoutLease)
+	}
+	if m.version != nil {
+		fields = append(fields, cart.FieldVersion)
+	}
+	if m.created_at != nil {
+		fields = append(fields, cart.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, cart.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *CartMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case cart.FieldToken:
+		return m.Token()
+	case cart.FieldOwner:
+		return m.Owner()
+	case cart.FieldOpenOwner:
+		return m.OpenOwner()
+	case cart.FieldStatus:
+		return m.Status()
+	case cart.FieldOrderSn:
+		return m.OrderSn()
+	case cart.FieldCheckoutKey:
+		return m.CheckoutKey()
+	case cart.FieldCheckoutLease:
+		return m.CheckoutLease()
+	case cart.FieldVersion:
+		return m.Version()
+	case cart.FieldCreatedAt:
+		return m.CreatedAt()
+	case cart.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *CartMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case cart.FieldToken:
+		return m.OldToken(ctx)
+	case cart.FieldOwner:
+		return m.OldOwner(ctx)
+	case cart.FieldOpenOwner:
+		return m.OldOpenOwner(ctx)
+	case cart.FieldStatus:
+		return m.OldStatus(ctx)
+	case cart.FieldOrderSn:
+		return m.OldOrderSn(ctx)
+	case cart.FieldCheckoutKey:
+		return m.OldCheckoutKey(ctx)
+	case cart.FieldCheckoutLease:
+		return m.OldCheckoutLease(ctx)
+	case cart.FieldVersion:
+		return m.OldVersion(ctx)
+	case cart.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case cart.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Cart field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CartMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case cart.FieldToken:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetToken(v)
+		return nil
+	case cart.FieldOwner:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOwner(v)
+		return nil
+	case cart.FieldOpenOwner:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOpenOwner(v)
+		return nil
+	case cart.FieldStatus:
+		v, ok := value.(enums.CartStatus)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case cart.FieldOrderSn:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrderSn(v)
+		return nil
+	case cart.FieldCheckoutKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCheckoutKey(v)
+		return nil
+	case cart.FieldCheckoutLease:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCheckoutLease(v)
+		return nil
+	case cart.FieldVersion:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVersion(v)
+		return nil
+	case cart.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case cart.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Cart field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *CartMutation) AddedFields() []string {
+	var fields []string
+	if m.addversion != nil {
+		fields = append(fields, cart.FieldVersion)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *CartMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case cart.FieldVersion:
+		return m.AddedVersion()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CartMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case cart.FieldVersion:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddVersion(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Cart numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *CartMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(cart.FieldOpenOwner) {
+		fields = append(fields, cart.FieldOpenOwner)
+	}
+	if m.FieldCleared(cart.FieldOrderSn) {
+		fields = append(fields, cart.FieldOrderSn)
+	}
+	if m.FieldCleared(cart.FieldCheckoutKey) {
+		fields = append(fields, cart.FieldCheckoutKey)
+	}
+	if m.FieldCleared(cart.FieldCheckoutLease) {
+		fields = append(fields, cart.FieldCheckoutLease)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *CartMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *CartMutation) ClearField(name string) error {
+	switch name {
+	case cart.FieldOpenOwner:
+		m.ClearOpenOwner()
+		return nil
+	case cart.FieldOrderSn:
+		m.ClearOrderSn()
+		return nil
+	case cart.FieldCheckoutKey:
+		m.ClearCheckoutKey()
+		return nil
+	case cart.FieldCheckoutLease:
+		m.ClearCheckoutLease()
+		return nil
+	}
+	return fmt.Errorf("unknown Cart nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *CartMutation) ResetField(name string) error {
+	switch name {
+	case cart.FieldToken:
+		m.ResetToken()
+		return nil
+	case cart.FieldOwner:
+		m.ResetOwner()
+		return nil
+	case cart.FieldOpenOwner:
+		m.ResetOpenOwner()
+		return nil
+	case cart.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case cart.FieldOrderSn:
+		m.ResetOrderSn()
+		return nil
+	case cart.FieldCheckoutKey:
+		m.ResetCheckoutKey()
+		return nil
+	case cart.FieldCheckoutLease:
+		m.ResetCheckoutLease()
+		return nil
+	case cart.FieldVersion:
+		m.ResetVersion()
+		return nil
+	case cart.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case cart.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Cart field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *CartMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *CartMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *CartMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *CartMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *CartMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *CartMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *CartMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Cart unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *CartMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Cart edge %s", name)
+}
+
+// CartLineMutation represents an operation that mutates the CartLine nodes in the graph.
+type CartLineMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int64
+	cart_id       *int64
+	addcart_id    *int64
+	item_id       *int64
+	additem_id    *int64
+	quantity      *int64
+	addquantity   *int64
+	seen_price    *int64
+	addseen_price *int64
+	created_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*CartLine, error)
+	predicates    []predicate.CartLine
+}
+
+var _ ent.Mutation = (*CartLineMutation)(nil)
+
+// cartlineOption allows management of the mutation configuration using functional options.
+type cartlineOption func(*CartLineMutation)
+
+// newCartLineMutation creates new mutation for the CartLine entity.
+func newCartLineMutation(c config, op Op, opts ...cartlineOption) *CartLineMutation {
+	m := &CartLineMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeCartLine,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withCartLineID sets the ID field of the mutation.
+func withCartLineID(id int64) cartlineOption {
+	return func(m *CartLineMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *CartLine
+		)
+		m.oldValue = func(ctx context.Context) (*CartLine, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().CartLine.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withCartLine sets the old CartLine of the mutation.
+func withCartLine(node *CartLine) cartlineOption {
+	return func(m *CartLineMutation) {
+		m.oldValue = func(context.Context) (*CartLine, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m CartLineMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m CartLineMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of CartLine entities.
+func (m *CartLineMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *CartLineMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *CartLineMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().CartLine.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCartID sets the "cart_id" field.
+func (m *CartLineMutation) SetCartID(i int64) {
+	m.cart_id = &i
+	m.addcart_id = nil
+}
+
+// CartID returns the value of the "cart_id" field in the mutation.
+func (m *CartLineMutation) CartID() (r int64, exists bool) {
+	v := m.cart_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCartID returns the old "cart_id" field's value of the CartLine entity.
+// If the CartLine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CartLineMutation) OldCartID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCartID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCartID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCartID: %w", err)
+	}
+	return oldValue.CartID, nil
+}
+
+// AddCartID adds i to the "cart_id" field.
+func (m *CartLineMutation) AddCartID(i int64) {
+	if m.addcart_id != nil {
+		*m.addcart_id += i
+	} else {
+		m.addcart_id = &i
+	}
+}
+
+// AddedCartID returns the value that was added to the "cart_id" field in this mutation.
+func (m *CartLineMutation) AddedCartID() (r int64, exists bool) {
+	v := m.addcart_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetCartID resets all changes to the "cart_id" field.
+func (m *CartLineMutation) ResetCartID() {
+	m.cart_id = nil
+	m.addcart_id = nil
+}
+
+// SetItemID sets the "item_id" field.
+func (m *CartLineMutation) SetItemID(i int64) {
+	m.item_id = &i
+	m.additem_id = nil
+}
+
+// ItemID returns the value of the "item_id" field in the mutation.
+func (m *CartLineMutation) ItemID() (r int64, exists bool) {
+	v := m.item_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldItemID returns the old "item_id" field's value of the CartLine entity.
+// If the CartLine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CartLineMutation) OldItemID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldItemID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldItemID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldItemID: %w", err)
+	}
+	return oldValue.ItemID, nil
+}
+
+// AddItemID adds i to the "item_id" field.
+func (m *CartLineMutation) AddItemID(i int64) {
+	if m.additem_id != nil {
+		*m.additem_id += i
+	} else {
+		m.additem_id = &i
+	}
+}
+
+// AddedItemID returns the value that was added to the "item_id" field in this mutation.
+func (m *CartLineMutation) AddedItemID() (r int64, exists bool) {
+	v := m.additem_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetItemID resets all changes to the "item_id" field.
+func (m *CartLineMutation) ResetItemID() {
+	m.item_id = nil
+	m.additem_id = nil
+}
+
+// SetQuantity sets the "quantity" field.
+func (m *CartLineMutation) SetQuantity(i int64) {
+	m.quantity = &i
+	m.addquantity = nil
+}
+
+// Quantity returns the value of the "quantity" field in the mutation.
+func (m *CartLineMutation) Quantity() (r int64, exists bool) {
+	v := m.quantity
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldQuantity returns the old "quantity" field's value of the CartLine entity.
+// If the CartLine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CartLineMutation) OldQuantity(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldQuantity is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldQuantity requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldQuantity: %w", err)
+	}
+	return oldValue.Quantity, nil
+}
+
+// AddQuantity adds i to the "quantity" field.
+func (m *CartLineMutation) AddQuantity(i int64) {
+	if m.addquantity != nil {
+		*m.addquantity += i
+	} else {
+		m.addquantity = &i
+	}
+}
+
+// AddedQuantity returns the value that was added to the "quantity" field in this mutation.
+func (m *CartLineMutation) AddedQuantity() (r int64, exists bool) {
+	v := m.addquantity
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetQuantity resets all changes to the "quantity" field.
+func (m *CartLineMutation) ResetQuantity() {
+	m.quantity = nil
+	m.addquantity = nil
+}
+
+// SetSeenPrice sets the "seen_price" field.
+func (m *CartLineMutation) SetSeenPrice(i int64) {
+	m.seen_price = &i
+	m.addseen_price = nil
+}
+
+// SeenPrice returns the value of the "seen_price" field in the mutation.
+func (m *CartLineMutation) SeenPrice() (r int64, exists bool) {
+	v := m.seen_price
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSeenPrice returns the old "seen_price" field's value of the CartLine entity.
+// If the CartLine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CartLineMutation) OldSeenPrice(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSeenPrice is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSeenPrice requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSeenPrice: %w", err)
+	}
+	return oldValue.SeenPrice, nil
+}
+
+// AddSeenPrice adds i to the "seen_price" field.
+func (m *CartLineMutation) AddSeenPrice(i int64) {
+	if m.addseen_price != nil {
+		*m.addseen_price += i
+	} else {
+		m.addseen_price = &i
+	}
+}
+
+// AddedSeenPrice returns the value that was added to the "seen_price" field in this mutation.
+func (m *CartLineMutation) AddedSeenPrice() (r int64, exists bool) {
+	v := m.addseen_price
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSeenPrice resets all changes to the "seen_price" field.
+func (m *CartLineMutation) ResetSeenPrice() {
+	m.seen_price = nil
+	m.addseen_price = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *CartLineMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *CartLineMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the CartLine entity.
+// If the CartLine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CartLineMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *CartLineMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// Where appends a list predicates to the CartLineMutation builder.
+func (m *CartLineMutation) Where(ps ...predicate.CartLine) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the CartLineMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *CartLineMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.CartLine, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *CartLineMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *CartLineMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (CartLine).
+func (m *CartLineMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *CartLineMutation) Fields() []string {
+	fields := make([]string, 0, 5)
+	if m.cart_id != nil {
+		fields = append(fields, cartline.FieldCartID)
+	}
+	if m.item_id != nil {
+		fields = append(fields, cartline.FieldItemID)
+	}
+	if m.quantity != nil {
+		fields = append(fields, cartline.FieldQuantity)
+	}
+	if m.seen_price != nil {
+		fields = append(fields, cartline.FieldSeenPrice)
+	}
+	if m.created_at != nil {
+		fields = append(fields, cartline.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *CartLineMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case cartline.FieldCartID:
+		return m.CartID()
+	case cartline.FieldItemID:
+		return m.ItemID()
+	case cartline.FieldQuantity:
+		return m.Quantity()
+	case cartline.FieldSeenPrice:
+		return m.SeenPrice()
+	case cartline.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *CartLineMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case cartline.FieldCartID:
+		return m.OldCartID(ctx)
+	case cartline.FieldItemID:
+		return m.OldItemID(ctx)
+	case cartline.FieldQuantity:
+		return m.OldQuantity(ctx)
+	case cartline.FieldSeenPrice:
+		return m.OldSeenPrice(ctx)
+	case cartline.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown CartLine field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CartLineMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case cartline.FieldCartID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCartID(v)
+		return nil
+	case cartline.FieldItemID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetItemID(v)
+		return nil
+	case cartline.FieldQuantity:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetQuantity(v)
+		return nil
+	case cartline.FieldSeenPrice:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSeenPrice(v)
+		return nil
+	case cartline.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown CartLine field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *CartLineMutation) AddedFields() []string {
+	var fields []string
+	if m.addcart_id != nil {
+		fields = append(fields, cartline.FieldCartID)
+	}
+	if m.additem_id != nil {
+		fields = append(fields, cartline.FieldItemID)
+	}
+	if m.addquantity != nil {
+		fields = append(fields, cartline.FieldQuantity)
+	}
+	if m.addseen_price != nil {
+		fields = append(fields, cartline.FieldSeenPrice)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *CartLineMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case cartline.FieldCartID:
+		return m.AddedCartID()
+	case cartline.FieldItemID:
+		return m.AddedItemID()
+	case cartline.FieldQuantity:
+		return m.AddedQuantity()
+	case cartline.FieldSeenPrice:
+		return m.AddedSeenPrice()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CartLineMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case cartline.FieldCartID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCartID(v)
+		return nil
+	case cartline.FieldItemID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddItemID(v)
+		return nil
+	case cartline.FieldQuantity:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddQuantity(v)
+		return nil
+	case cartline.FieldSeenPrice:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSeenPrice(v)
+		return nil
+	}
+	return fmt.Errorf("unknown CartLine numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *CartLineMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *CartLineMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *CartLineMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown CartLine nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *CartLineMutation) ResetField(name string) error {
+	switch name {
+	case cartline.FieldCartID:
+		m.ResetCartID()
+		return nil
+	case cartline.FieldItemID:
+		m.ResetItemID()
+		return nil
+	case cartline.FieldQuantity:
+		m.ResetQuantity()
+		return nil
+	case cartline.FieldSeenPrice:
+		m.ResetSeenPrice()
+		return nil
+	case cartline.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown CartLine field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *CartLineMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *CartLineMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *CartLineMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *CartLineMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *CartLineMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *CartLineMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *CartLineMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown CartLine unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *CartLineMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown CartLine edge %s", name)
+}
 
 // GoodsMutation represents an operation that mutates the Goods nodes in the graph.
 type GoodsMutation struct {

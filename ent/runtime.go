@@ -3,6 +3,8 @@
 package ent
 
 import (
+	"storefront/ent/cart"
+	"storefront/ent/cartline"
 	"storefront/ent/goods"
 	"storefront/ent/idempotency"
 	"storefront/ent/order"
@@ -25,6 +27,58 @@ import (
 // (default values, validators, hooks and policies) and stitches it
 // to their package variables.
 func init() {
+	cartFields := schema.Cart{}.Fields()
+	_ = cartFields
+	// cartDescToken is the schema descriptor for token field.
+	cartDescToken := cartFields[1].Descriptor()
+	// cart.TokenValidator is a validator for the "token" field. It is called by the builders before save.
+	cart.TokenValidator = func() func(string) error {
+		validators := cartDescToken.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(token string) error {
+			for _, fn := range fns {
+				if err := fn(token); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// cartDescOwner is the schema descriptor for owner field.
+	cartDescOwner := cartFields[2].Descriptor()
+	// cart.DefaultOwner holds the default value on creation for the owner field.
+	cart.DefaultOwner = cartDescOwner.Default.(string)
+	// cart.OwnerValidator is a validator for the "owner" field. It is called by the builders before save.
+	cart.OwnerValidator = cartDescOwner.Validators[0].(func(string) error)
+	// cartDescOpenOwner is the schema descriptor for open_owner field.
+	cartDescOpenOwner := cartFields[3].Descriptor()
+	// cart.OpenOwnerValidator is a validator for the "open_owner" field. It is called by the builders before save.
+	cart.OpenOwnerValidator = cartDescOpenOwner.Validators[0].(func(string) error)
+	// cartDescOrderSn is the schema descriptor for order_sn field.
+	cartDescOrderSn := cartFields[5].Descriptor()
+	// cart.OrderSnValidator is a validator for the "order_sn" field. It is called by the builders before save.
+	cart.OrderSnValidator = cartDescOrderSn.Validators[0].(func(string) error)
+	// cartDescCheckoutKey is the schema descriptor for checkout_key field.
+	cartDescCheckoutKey := cartFields[6].Descriptor()
+	// cart.CheckoutKeyValidator is a validator for the "checkout_key" field. It is called by the builders before save.
+	cart.CheckoutKeyValidator = cartDescCheckoutKey.Validators[0].(func(string) error)
+	// cartDescVersion is the schema descriptor for version field.
+	cartDescVersion := cartFields[8].Descriptor()
+	// cart.DefaultVersion holds the default value on creation for the version field.
+	cart.DefaultVersion = cartDescVersion.Default.(int64)
+	// cartDescCreatedAt is the schema descriptor for created_at field.
+	cartDescCreatedAt := cartFields[9].Descriptor()
+	// cart.DefaultCreatedAt holds the default value on creation for the created_at field.
+	cart.DefaultCreatedAt = cartDescCreatedAt.Default.(func() time.Time)
+	cartlineFields := schema.CartLine{}.Fields()
+	_ = cartlineFields
+	// cartlineDescCreatedAt is the schema descriptor for created_at field.
+	cartlineDescCreatedAt := cartlineFields[5].Descriptor()
+	// cartline.DefaultCreatedAt holds the default value on creation for the created_at field.
+	cartline.DefaultCreatedAt = cartlineDescCreatedAt.Default.(func() time.Time)
 	goodsFields := schema.Goods{}.Fields()
 	_ = goodsFields
 	// goodsDescName is the schema descriptor for name field.

@@ -14,6 +14,10 @@ import (
 // Tx is a transactional client that is created by calling Client.Tx().
 type Tx struct {
 	config
+	// Cart is the client for interacting with the Cart builders.
+	Cart *CartClient
+	// CartLine is the client for interacting with the CartLine builders.
+	CartLine *CartLineClient
 	// Goods is the client for interacting with the Goods builders.
 	Goods *GoodsClient
 	// Idempotency is the client for interacting with the Idempotency builders.
@@ -171,6 +175,8 @@ func (tx *Tx) Client() *Client {
 }
 
 func (tx *Tx) init() {
+	tx.Cart = NewCartClient(tx.config)
+	tx.CartLine = NewCartLineClient(tx.config)
 	tx.Goods = NewGoodsClient(tx.config)
 	tx.Idempotency = NewIdempotencyClient(tx.config)
 	tx.Order = NewOrderClient(tx.config)
@@ -193,7 +199,7 @@ func (tx *Tx) init() {
 // of them in order to commit or rollback the transaction.
 //
 // If a closed transaction is embedded in one of the generated entities, and the entity
-// applies a query, for example: Goods.QueryXXX(), the query will be executed
+// applies a query, for example: Cart.QueryXXX(), the query will be executed
 // through the driver which created this transaction.
 //
 // Note that txDriver is not goroutine safe.

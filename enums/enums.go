@@ -140,3 +140,17 @@ func (StockPoolStatus) Values() []string { return []string{"SCHEDULED", "ACTIVE"
 
 func (e StockPoolStatus) MarshalGQL(w io.Writer)    { writeQuoted(w, string(e)) }
 func (e *StockPoolStatus) UnmarshalGQL(v any) error { return unmarshal(v, e) }
+
+// CartStatus is OPEN until the cart's checkout places its order (CAS on
+// OPEN), then COMPLETED for good.
+type CartStatus string
+
+const (
+	CartOpen      CartStatus = "OPEN"
+	CartCompleted CartStatus = "COMPLETED"
+)
+
+func (CartStatus) Values() []string { return []string{"OPEN", "COMPLETED"} }
+
+func (e CartStatus) MarshalGQL(w io.Writer)    { writeQuoted(w, string(e)) }
+func (e *CartStatus) UnmarshalGQL(v any) error { return unmarshal(v, e) }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"storefront/cart"
 	"storefront/catalog"
 	"storefront/checkout"
 	"storefront/enums"
@@ -34,6 +35,8 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Cart() CartResolver
+	CartLine() CartLineResolver
 	Goods() GoodsResolver
 	Mutation() MutationResolver
 	Order() OrderResolver
@@ -45,6 +48,37 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	Cart struct {
+		Cost      func(childComplexity int) int
+		ExpiresAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Lines     func(childComplexity int) int
+		Order     func(childComplexity int) int
+		Status    func(childComplexity int) int
+		UpdatedAt func(childComplexity int) int
+		Warnings  func(childComplexity int) int
+	}
+
+	CartCost struct {
+		Subtotal      func(childComplexity int) int
+		TotalQuantity func(childComplexity int) int
+	}
+
+	CartLine struct {
+		Goods     func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Quantity  func(childComplexity int) int
+		Sku       func(childComplexity int) int
+		Subtotal  func(childComplexity int) int
+		UnitPrice func(childComplexity int) int
+	}
+
+	CartWarning struct {
+		Code    func(childComplexity int) int
+		LineID  func(childComplexity int) int
+		Message func(childComplexity int) int
+	}
+
 	Goods struct {
 		Code           func(childComplexity int) int
 		ID             func(childComplexity int) int
@@ -72,20 +106,26 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		AdjustStock       func(childComplexity int, input AdjustStockInput) int
-		CancelOrder       func(childComplexity int, orderSn string) int
-		CloseStockPool    func(childComplexity int, poolID int64) int
-		CreateGoods       func(childComplexity int, input CreateGoodsInput) int
-		CreateStockPool   func(childComplexity int, input CreateStockPoolInput) int
-		PaymentReturn     func(childComplexity int, input PaymentReturnInput) int
-		PlaceOrder        func(childComplexity int, input PlaceOrderInput, idempotencyKey *string) int
-		RefundOrder       func(childComplexity int, orderSn string, reason string) int
-		SetGoodsStatus    func(childComplexity int, goodsID int64, status enums.GoodsStatus) int
-		SetGoodsStockMode func(childComplexity int, goodsID int64, mode enums.StockMode) int
-		SetStock          func(childComplexity int, input SetStockInput) int
-		Stocktake         func(childComplexity int, input StocktakeInput) int
-		UpdateGoodsSpecs  func(childComplexity int, input UpdateGoodsSpecsInput) int
-		UpdateSku         func(childComplexity int, input UpdateSkuInput) int
+		AdjustStock             func(childComplexity int, input AdjustStockInput) int
+		CancelOrder             func(childComplexity int, orderSn string) int
+		CartBuyerIdentityUpdate func(childComplexity int, cartID string) int
+		CartCreate              func(childComplexity int, input *CartCreateInput) int
+		CartLinesAdd            func(childComplexity int, cartID string, lines []*CartLineInput) int
+		CartLinesRemove         func(childComplexity int, cartID string, lineIds []int64) int
+		CartLinesUpdate         func(childComplexity int, cartID string, lines []*CartLineUpdateInput) int
+		CheckoutCart            func(childComplexity int, cartID string, idempotencyKey *string) int
+		CloseStockPool          func(childComplexity int, poolID int64) int
+		CreateGoods             func(childComplexity int, input CreateGoodsInput) int
+		CreateStockPool         func(childComplexity int, input CreateStockPoolInput) int
+		PaymentReturn           func(childComplexity int, input PaymentReturnInput) int
+		PlaceOrder              func(childComplexity int, input PlaceOrderInput, idempotencyKey *string) int
+		RefundOrder             func(childComplexity int, orderSn string, reason string) int
+		SetGoodsStatus          func(childComplexity int, goodsID int64, status enums.GoodsStatus) int
+		SetGoodsStockMode       func(childComplexity int, goodsID int64, mode enums.StockMode) int
+		SetStock                func(childComplexity int, input SetStockInput) int
+		Stocktake               func(childComplexity int, input StocktakeInput) int
+		UpdateGoodsSpecs        func(childComplexity int, input UpdateGoodsSpecsInput) int
+		UpdateSku               func(childComplexity int, input UpdateSkuInput) int
 	}
 
 	Order struct {
@@ -140,6 +180,7 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		Cart                func(childComplexity int, id string) int
 		Goods               func(childComplexity int, id int64) int
 		GoodsList           func(childComplexity int, first *int64, after *string, status *enums.GoodsStatus) int
 		MyOrders            func(childComplexity int, first *int64, after *string) int
@@ -250,6 +291,13 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type CartResolver interface {
+	Order(ctx context.Context, obj *cart.Cart) (*checkout.Order, error)
+}
+type CartLineResolver interface {
+	Sku(ctx context.Context, obj *cart.Line) (*catalog.SKU, error)
+	Goods(ctx context.Context, obj *cart.Line) (*catalog.Goods, error)
+}
 type GoodsResolver interface {
 	Skus(ctx context.Context, obj *catalog.Goods, includeDisabled *bool) ([]*catalog.SKU, error)
 }
@@ -268,6 +316,12 @@ type MutationResolver interface {
 	CancelOrder(ctx context.Context, orderSn string) (*checkout.Order, error)
 	PaymentReturn(ctx context.Context, input PaymentReturnInput) (*payments.Payment, error)
 	RefundOrder(ctx context.Context, orderSn string, reason string) (*checkout.Order, error)
+	CartCreate(ctx context.Context, input *CartCreateInput) (*cart.Cart, error)
+	CartLinesAdd(ctx context.Context, cartID string, lines []*CartLineInput) (*cart.Cart, error)
+	CartLinesUpdate(ctx context.Context, cartID string, lines []*CartLineUpdateInput) (*cart.Cart, error)
+	CartLinesRemove(ctx context.Context, cartID string, lineIds []int64) (*cart.Cart, error)
+	CartBuyerIdentityUpdate(ctx context.Context, cartID string) (*cart.Cart, error)
+	CheckoutCart(ctx context.Context, cartID string, idempotencyKey *string) (*checkout.Order, error)
 }
 type OrderResolver interface {
 	Payment(ctx context.Context, obj *checkout.Order) (*payments.Payment, error)
@@ -281,6 +335,7 @@ type QueryResolver interface {
 	Order(ctx context.Context, orderSn string) (*checkout.Order, error)
 	MyOrders(ctx context.Context, first *int64, after *string) (*OrderConnection, error)
 	StockReconciliation(ctx context.Context, limit *int64) ([]*StockDiff, error)
+	Cart(ctx context.Context, id string) (*cart.Cart, error)
 }
 type SkuResolver interface {
 	CostPrice(ctx context.Context, obj *catalog.SKU) (*money.Money, error)
@@ -306,6 +361,124 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "Cart.cost":
+		if e.ComplexityRoot.Cart.Cost == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cart.Cost(childComplexity), true
+	case "Cart.expiresAt":
+		if e.ComplexityRoot.Cart.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cart.ExpiresAt(childComplexity), true
+	case "Cart.id":
+		if e.ComplexityRoot.Cart.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cart.ID(childComplexity), true
+	case "Cart.lines":
+		if e.ComplexityRoot.Cart.Lines == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cart.Lines(childComplexity), true
+	case "Cart.order":
+		if e.ComplexityRoot.Cart.Order == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cart.Order(childComplexity), true
+	case "Cart.status":
+		if e.ComplexityRoot.Cart.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cart.Status(childComplexity), true
+	case "Cart.updatedAt":
+		if e.ComplexityRoot.Cart.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cart.UpdatedAt(childComplexity), true
+	case "Cart.warnings":
+		if e.ComplexityRoot.Cart.Warnings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cart.Warnings(childComplexity), true
+
+	case "CartCost.subtotal":
+		if e.ComplexityRoot.CartCost.Subtotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CartCost.Subtotal(childComplexity), true
+	case "CartCost.totalQuantity":
+		if e.ComplexityRoot.CartCost.TotalQuantity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CartCost.TotalQuantity(childComplexity), true
+
+	case "CartLine.goods":
+		if e.ComplexityRoot.CartLine.Goods == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CartLine.Goods(childComplexity), true
+	case "CartLine.id":
+		if e.ComplexityRoot.CartLine.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CartLine.ID(childComplexity), true
+	case "CartLine.quantity":
+		if e.ComplexityRoot.CartLine.Quantity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CartLine.Quantity(childComplexity), true
+	case "CartLine.sku":
+		if e.ComplexityRoot.CartLine.Sku == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CartLine.Sku(childComplexity), true
+	case "CartLine.subtotal":
+		if e.ComplexityRoot.CartLine.Subtotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CartLine.Subtotal(childComplexity), true
+	case "CartLine.unitPrice":
+		if e.ComplexityRoot.CartLine.UnitPrice == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CartLine.UnitPrice(childComplexity), true
+
+	case "CartWarning.code":
+		if e.ComplexityRoot.CartWarning.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CartWarning.Code(childComplexity), true
+	case "CartWarning.lineId":
+		if e.ComplexityRoot.CartWarning.LineID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CartWarning.LineID(childComplexity), true
+	case "CartWarning.message":
+		if e.ComplexityRoot.CartWarning.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CartWarning.Message(childComplexity), true
 
 	case "Goods.code":
 		if e.ComplexityRoot.Goods.Code == nil {
@@ -449,6 +622,72 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CancelOrder(childComplexity, args["orderSn"].(string)), true
+	case "Mutation.cartBuyerIdentityUpdate":
+		if e.ComplexityRoot.Mutation.CartBuyerIdentityUpdate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cartBuyerIdentityUpdate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CartBuyerIdentityUpdate(childComplexity, args["cartId"].(string)), true
+	case "Mutation.cartCreate":
+		if e.ComplexityRoot.Mutation.CartCreate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cartCreate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CartCreate(childComplexity, args["input"].(*CartCreateInput)), true
+	case "Mutation.cartLinesAdd":
+		if e.ComplexityRoot.Mutation.CartLinesAdd == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cartLinesAdd_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CartLinesAdd(childComplexity, args["cartId"].(string), args["lines"].([]*CartLineInput)), true
+	case "Mutation.cartLinesRemove":
+		if e.ComplexityRoot.Mutation.CartLinesRemove == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cartLinesRemove_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CartLinesRemove(childComplexity, args["cartId"].(string), args["lineIds"].([]int64)), true
+	case "Mutation.cartLinesUpdate":
+		if e.ComplexityRoot.Mutation.CartLinesUpdate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cartLinesUpdate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CartLinesUpdate(childComplexity, args["cartId"].(string), args["lines"].([]*CartLineUpdateInput)), true
+	case "Mutation.checkoutCart":
+		if e.ComplexityRoot.Mutation.CheckoutCart == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_checkoutCart_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CheckoutCart(childComplexity, args["cartId"].(string), args["idempotencyKey"].(*string)), true
 	case "Mutation.closeStockPool":
 		if e.ComplexityRoot.Mutation.CloseStockPool == nil {
 			break
@@ -769,6 +1008,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PriceRange.Min(childComplexity), true
 
+	case "Query.cart":
+		if e.ComplexityRoot.Query.Cart == nil {
+			break
+		}
+
+		args, err := ec.field_Query_cart_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Cart(childComplexity, args["id"].(string)), true
 	case "Query.goods":
 		if e.ComplexityRoot.Query.Goods == nil {
 			break
@@ -1247,6 +1497,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
 			graphql.NewInputUnmarshaler("AdjustStockInput", ec.unmarshalInputAdjustStockInput),
+			graphql.NewInputUnmarshaler("CartCreateInput", ec.unmarshalInputCartCreateInput),
+			graphql.NewInputUnmarshaler("CartLineInput", ec.unmarshalInputCartLineInput),
+			graphql.NewInputUnmarshaler("CartLineUpdateInput", ec.unmarshalInputCartLineUpdateInput),
 			graphql.NewInputUnmarshaler("CreateGoodsInput", ec.unmarshalInputCreateGoodsInput),
 			graphql.NewInputUnmarshaler("CreateStockPoolInput", ec.unmarshalInputCreateStockPoolInput),
 			graphql.NewInputUnmarshaler("OrderItemInput", ec.unmarshalInputOrderItemInput),
@@ -1780,12 +2033,170 @@ type StockDiff {
   lockDiff: Int!
 }
 `, BuiltIn: false},
+	{Name: "../schema.cart.graphql", Input: `# Carts (issue 20): lines that survive devices and sign-ins, priced and
+# checked against the database on every read, and a checkout that places
+# exactly one order through placeOrder's code.
+
+enum CartStatus { OPEN COMPLETED }
+
+"""
+A cart's id as an argument: the ID string a Cart answers (32 hex
+characters, 128 random bits). A scalar of its own only because cart ids
+are not the numeric database ids every other ID argument is.
+"""
+scalar CartID
+
+extend type Query {
+  "A cart by its id; null when unknown, expired, or another customer's (a customer's cart is visible to that customer only)."
+  cart(id: CartID!): Cart
+}
+
+extend type Mutation {
+  "A new cart. With a customer token it is the customer's (who has one open cart: if there is one, the lines go into it and it is returned)."
+  cartCreate(input: CartCreateInput): Cart!
+  "Add lines; a SKU already in the cart gets the quantity added to its line."
+  cartLinesAdd(cartId: CartID!, lines: [CartLineInput!]!): Cart!
+  "Set line quantities; 0 removes the line."
+  cartLinesUpdate(cartId: CartID!, lines: [CartLineUpdateInput!]!): Cart!
+  cartLinesRemove(cartId: CartID!, lineIds: [ID!]!): Cart!
+  """
+  Attach an anonymous cart to the caller (customer token): it becomes the
+  customer's, and the customer's other open cart, if any, merges into it
+  (quantities added, held at the maximum) and is gone.
+  """
+  cartBuyerIdentityUpdate(cartId: CartID!): Cart!
+  """
+  Place the cart's order (customer token; the cart must be the caller's)
+  through placeOrder: prices re-read, stock by CAS. The cart becomes
+  COMPLETED with its order. The same cart again, or the same key, answers
+  the same order; OUT_OF_STOCK or SKU_UNAVAILABLE leave the cart OPEN as it was.
+  """
+  checkoutCart(cartId: CartID!, idempotencyKey: String): Order!
+}
+
+input CartCreateInput {
+  lines: [CartLineInput!]
+}
+
+"Name the SKU as OrderItemInput does: itemId, or goodsId + specValueIds (any order)."
+input CartLineInput {
+  itemId: ID
+  goodsId: ID
+  specValueIds: [ID!]
+  quantity: Int!
+}
+
+input CartLineUpdateInput {
+  lineId: ID!
+  quantity: Int!
+}
+
+type Cart {
+  id: ID!
+  status: CartStatus!
+  "At most 50, one per SKU, oldest first."
+  lines: [CartLine!]!
+  "At the current database prices."
+  cost: CartCost!
+  "Lines that cannot be bought as they are (re-checked on every read; none once COMPLETED)."
+  warnings: [CartWarning!]!
+  "The order the cart became (COMPLETED)."
+  order: Order
+  updatedAt: Time!
+  "updatedAt + the cart TTL: a cart untouched until then is gone."
+  expiresAt: Time!
+}
+
+type CartLine {
+  id: ID!
+  sku: Sku!
+  goods: Goods!
+  quantity: Int!
+  "The SKU's current price."
+  unitPrice: Money!
+  subtotal: Money!
+}
+
+type CartCost {
+  subtotal: Money!
+  totalQuantity: Int!
+}
+
+type CartWarning {
+  "OUT_OF_STOCK, NOT_ENOUGH_STOCK, SKU_UNAVAILABLE or PRICE_CHANGED."
+  code: String!
+  lineId: ID
+  message: String!
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_Cart(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Cart_id(ctx, field)
+	case "status":
+		return ec.fieldContext_Cart_status(ctx, field)
+	case "lines":
+		return ec.fieldContext_Cart_lines(ctx, field)
+	case "cost":
+		return ec.fieldContext_Cart_cost(ctx, field)
+	case "warnings":
+		return ec.fieldContext_Cart_warnings(ctx, field)
+	case "order":
+		return ec.fieldContext_Cart_order(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Cart_updatedAt(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_Cart_expiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Cart", field.Name)
+}
+
+func (ec *executionContext) childFields_CartCost(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "subtotal":
+		return ec.fieldContext_CartCost_subtotal(ctx, field)
+	case "totalQuantity":
+		return ec.fieldContext_CartCost_totalQuantity(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CartCost", field.Name)
+}
+
+func (ec *executionContext) childFields_CartLine(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_CartLine_id(ctx, field)
+	case "sku":
+		return ec.fieldContext_CartLine_sku(ctx, field)
+	case "goods":
+		return ec.fieldContext_CartLine_goods(ctx, field)
+	case "quantity":
+		return ec.fieldContext_CartLine_quantity(ctx, field)
+	case "unitPrice":
+		return ec.fieldContext_CartLine_unitPrice(ctx, field)
+	case "subtotal":
+		return ec.fieldContext_CartLine_subtotal(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CartLine", field.Name)
+}
+
+func (ec *executionContext) childFields_CartWarning(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_CartWarning_code(ctx, field)
+	case "lineId":
+		return ec.fieldContext_CartWarning_lineId(ctx, field)
+	case "message":
+		return ec.fieldContext_CartWarning_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CartWarning", field.Name)
+}
 
 func (ec *executionContext) childFields_Goods(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -2319,6 +2730,122 @@ func (ec *executionContext) field_Mutation_cancelOrder_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_cartBuyerIdentityUpdate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "cartId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNCartID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["cartId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_cartCreate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (*CartCreateInput, error) {
+			return ec.unmarshalOCartCreateInput2ᚖstorefrontᚋgraphᚐCartCreateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_cartLinesAdd_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "cartId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNCartID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["cartId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "lines",
+		func(ctx context.Context, v any) ([]*CartLineInput, error) {
+			return ec.unmarshalNCartLineInput2ᚕᚖstorefrontᚋgraphᚐCartLineInputᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["lines"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_cartLinesRemove_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "cartId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNCartID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["cartId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "lineIds",
+		func(ctx context.Context, v any) ([]int64, error) {
+			return ec.unmarshalNID2ᚕint64ᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["lineIds"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_cartLinesUpdate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "cartId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNCartID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["cartId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "lines",
+		func(ctx context.Context, v any) ([]*CartLineUpdateInput, error) {
+			return ec.unmarshalNCartLineUpdateInput2ᚕᚖstorefrontᚋgraphᚐCartLineUpdateInputᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["lines"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_checkoutCart_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "cartId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNCartID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["cartId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_closeStockPool_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2530,6 +3057,20 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_cart_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNCartID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -2760,6 +3301,497 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _Cart_id(ctx context.Context, field graphql.CollectedField, obj *cart.Cart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cart_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cart_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cart", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Cart_status(ctx context.Context, field graphql.CollectedField, obj *cart.Cart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cart_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v enums.CartStatus) graphql.Marshaler {
+			return ec.marshalNCartStatus2storefrontᚋenumsᚐCartStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cart_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cart", field, false, false, "CartStatus")
+}
+
+func (ec *executionContext) _Cart_lines(ctx context.Context, field graphql.CollectedField, obj *cart.Cart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cart_lines(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lines, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*cart.Line) graphql.Marshaler {
+			return ec.marshalNCartLine2ᚕᚖstorefrontᚋcartᚐLineᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cart_lines(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Cart",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CartLine(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Cart_cost(ctx context.Context, field graphql.CollectedField, obj *cart.Cart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cart_cost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cost, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v cart.Cost) graphql.Marshaler {
+			return ec.marshalNCartCost2storefrontᚋcartᚐCost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cart_cost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Cart",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CartCost(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Cart_warnings(ctx context.Context, field graphql.CollectedField, obj *cart.Cart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cart_warnings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Warnings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*cart.Warning) graphql.Marshaler {
+			return ec.marshalNCartWarning2ᚕᚖstorefrontᚋcartᚐWarningᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cart_warnings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Cart",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CartWarning(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Cart_order(ctx context.Context, field graphql.CollectedField, obj *cart.Cart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cart_order(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Cart().Order(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
+			return ec.marshalOOrder2ᚖstorefrontᚋcheckoutᚐOrder(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Cart_order(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Cart",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Cart_updatedAt(ctx context.Context, field graphql.CollectedField, obj *cart.Cart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cart_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cart_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cart", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Cart_expiresAt(ctx context.Context, field graphql.CollectedField, obj *cart.Cart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cart_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cart_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cart", field, false, false, "Time")
+}
+
+func (ec *executionContext) _CartCost_subtotal(ctx context.Context, field graphql.CollectedField, obj *cart.Cost) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CartCost_subtotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subtotal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
+			return ec.marshalNMoney2storefrontᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CartCost_subtotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CartCost", field, false, false, "Money")
+}
+
+func (ec *executionContext) _CartCost_totalQuantity(ctx context.Context, field graphql.CollectedField, obj *cart.Cost) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CartCost_totalQuantity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalQuantity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CartCost_totalQuantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CartCost", field, false, false, "Int")
+}
+
+func (ec *executionContext) _CartLine_id(ctx context.Context, field graphql.CollectedField, obj *cart.Line) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CartLine_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CartLine_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CartLine", field, false, false, "ID")
+}
+
+func (ec *executionContext) _CartLine_sku(ctx context.Context, field graphql.CollectedField, obj *cart.Line) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CartLine_sku(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CartLine().Sku(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *catalog.SKU) graphql.Marshaler {
+			return ec.marshalNSku2ᚖstorefrontᚋcatalogᚐSKU(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CartLine_sku(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CartLine",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Sku(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CartLine_goods(ctx context.Context, field graphql.CollectedField, obj *cart.Line) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CartLine_goods(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CartLine().Goods(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
+			return ec.marshalNGoods2ᚖstorefrontᚋcatalogᚐGoods(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CartLine_goods(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CartLine",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Goods(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CartLine_quantity(ctx context.Context, field graphql.CollectedField, obj *cart.Line) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CartLine_quantity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Quantity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CartLine_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CartLine", field, false, false, "Int")
+}
+
+func (ec *executionContext) _CartLine_unitPrice(ctx context.Context, field graphql.CollectedField, obj *cart.Line) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CartLine_unitPrice(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnitPrice, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
+			return ec.marshalNMoney2storefrontᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CartLine_unitPrice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CartLine", field, false, false, "Money")
+}
+
+func (ec *executionContext) _CartLine_subtotal(ctx context.Context, field graphql.CollectedField, obj *cart.Line) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CartLine_subtotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subtotal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
+			return ec.marshalNMoney2storefrontᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CartLine_subtotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CartLine", field, false, false, "Money")
+}
+
+func (ec *executionContext) _CartWarning_code(ctx context.Context, field graphql.CollectedField, obj *cart.Warning) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CartWarning_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CartWarning_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CartWarning", field, false, false, "String")
+}
+
+func (ec *executionContext) _CartWarning_lineId(ctx context.Context, field graphql.CollectedField, obj *cart.Warning) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CartWarning_lineId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LineID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOID2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CartWarning_lineId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CartWarning", field, false, false, "ID")
+}
+
+func (ec *executionContext) _CartWarning_message(ctx context.Context, field graphql.CollectedField, obj *cart.Warning) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CartWarning_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CartWarning_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CartWarning", field, false, false, "String")
+}
 
 func (ec *executionContext) _Goods_id(ctx context.Context, field graphql.CollectedField, obj *catalog.Goods) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -3876,6 +4908,270 @@ func (ec *executionContext) fieldContext_Mutation_refundOrder(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_cartCreate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cartCreate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CartCreate(ctx, fc.Args["input"].(*CartCreateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *cart.Cart) graphql.Marshaler {
+			return ec.marshalNCart2ᚖstorefrontᚋcartᚐCart(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cartCreate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cart(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cartCreate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cartLinesAdd(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cartLinesAdd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CartLinesAdd(ctx, fc.Args["cartId"].(string), fc.Args["lines"].([]*CartLineInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *cart.Cart) graphql.Marshaler {
+			return ec.marshalNCart2ᚖstorefrontᚋcartᚐCart(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cartLinesAdd(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cart(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cartLinesAdd_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cartLinesUpdate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cartLinesUpdate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CartLinesUpdate(ctx, fc.Args["cartId"].(string), fc.Args["lines"].([]*CartLineUpdateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *cart.Cart) graphql.Marshaler {
+			return ec.marshalNCart2ᚖstorefrontᚋcartᚐCart(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cartLinesUpdate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cart(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cartLinesUpdate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cartLinesRemove(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cartLinesRemove(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CartLinesRemove(ctx, fc.Args["cartId"].(string), fc.Args["lineIds"].([]int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *cart.Cart) graphql.Marshaler {
+			return ec.marshalNCart2ᚖstorefrontᚋcartᚐCart(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cartLinesRemove(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cart(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cartLinesRemove_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cartBuyerIdentityUpdate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cartBuyerIdentityUpdate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CartBuyerIdentityUpdate(ctx, fc.Args["cartId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *cart.Cart) graphql.Marshaler {
+			return ec.marshalNCart2ᚖstorefrontᚋcartᚐCart(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cartBuyerIdentityUpdate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cart(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cartBuyerIdentityUpdate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_checkoutCart(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_checkoutCart(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CheckoutCart(ctx, fc.Args["cartId"].(string), fc.Args["idempotencyKey"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖstorefrontᚋcheckoutᚐOrder(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_checkoutCart(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_checkoutCart_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Order_orderSn(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4922,6 +6218,50 @@ func (ec *executionContext) fieldContext_Query_stockReconciliation(ctx context.C
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_stockReconciliation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_cart(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_cart(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Cart(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *cart.Cart) graphql.Marshaler {
+			return ec.marshalOCart2ᚖstorefrontᚋcartᚐCart(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_cart(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cart(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_cart_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7670,6 +9010,160 @@ func UnmarshalAdjustStockInput(ctx context.Context, raw any) (AdjustStockInput, 
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputCartCreateInput(ctx context.Context, obj any) (CartCreateInput, error) {
+	var it CartCreateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"lines"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "lines":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lines"))
+			data, err := ec.unmarshalOCartLineInput2ᚕᚖstorefrontᚋgraphᚐCartLineInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Lines = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCartCreateInput unmarshals raw into the CartCreateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCartCreateInput(ctx context.Context, raw any) (CartCreateInput, error) {
+	var out CartCreateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CartCreateInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputCartLineInput(ctx context.Context, obj any) (CartLineInput, error) {
+	var it CartLineInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"itemId", "goodsId", "specValueIds", "quantity"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "itemId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemId"))
+			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ItemID = data
+		case "goodsId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("goodsId"))
+			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GoodsID = data
+		case "specValueIds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("specValueIds"))
+			data, err := ec.unmarshalOID2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SpecValueIds = data
+		case "quantity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("quantity"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Quantity = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCartLineInput unmarshals raw into the CartLineInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCartLineInput(ctx context.Context, raw any) (CartLineInput, error) {
+	var out CartLineInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CartLineInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputCartLineUpdateInput(ctx context.Context, obj any) (CartLineUpdateInput, error) {
+	var it CartLineUpdateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"lineId", "quantity"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "lineId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lineId"))
+			data, err := ec.unmarshalNID2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LineID = data
+		case "quantity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("quantity"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Quantity = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCartLineUpdateInput unmarshals raw into the CartLineUpdateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCartLineUpdateInput(ctx context.Context, raw any) (CartLineUpdateInput, error) {
+	var out CartLineUpdateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CartLineUpdateInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCreateGoodsInput(ctx context.Context, obj any) (CreateGoodsInput, error) {
 	var it CreateGoodsInput
 	if obj == nil {
@@ -8606,6 +10100,216 @@ func UnmarshalUpdateSkuInput(ctx context.Context, raw any) (UpdateSkuInput, erro
 
 // region    **************************** object.gotpl ****************************
 
+var cartImplementors = []string{"Cart"}
+
+func (ec *executionContext) _Cart(ctx context.Context, sel ast.SelectionSet, obj *cart.Cart) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cartImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Cart")
+		case "id":
+			out.Values[i] = ec._Cart_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._Cart_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lines":
+			out.Values[i] = ec._Cart_lines(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "cost":
+			out.Values[i] = ec._Cart_cost(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "warnings":
+			out.Values[i] = ec._Cart_warnings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "order":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cart_order(ctx, field, obj)
+				})
+		case "updatedAt":
+			out.Values[i] = ec._Cart_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expiresAt":
+			out.Values[i] = ec._Cart_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var cartCostImplementors = []string{"CartCost"}
+
+func (ec *executionContext) _CartCost(ctx context.Context, sel ast.SelectionSet, obj *cart.Cost) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cartCostImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CartCost")
+		case "subtotal":
+			out.Values[i] = ec._CartCost_subtotal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalQuantity":
+			out.Values[i] = ec._CartCost_totalQuantity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var cartLineImplementors = []string{"CartLine"}
+
+func (ec *executionContext) _CartLine(ctx context.Context, sel ast.SelectionSet, obj *cart.Line) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cartLineImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CartLine")
+		case "id":
+			out.Values[i] = ec._CartLine_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sku":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CartLine_sku(ctx, field, obj)
+				})
+		case "goods":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CartLine_goods(ctx, field, obj)
+				})
+		case "quantity":
+			out.Values[i] = ec._CartLine_quantity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "unitPrice":
+			out.Values[i] = ec._CartLine_unitPrice(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "subtotal":
+			out.Values[i] = ec._CartLine_subtotal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var cartWarningImplementors = []string{"CartWarning"}
+
+func (ec *executionContext) _CartWarning(ctx context.Context, sel ast.SelectionSet, obj *cart.Warning) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cartWarningImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CartWarning")
+		case "code":
+			out.Values[i] = ec._CartWarning_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lineId":
+			out.Values[i] = ec._CartWarning_lineId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._CartWarning_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var goodsImplementors = []string{"Goods"}
 
 func (ec *executionContext) _Goods(ctx context.Context, sel ast.SelectionSet, obj *catalog.Goods) graphql.Marshaler {
@@ -8889,6 +10593,48 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "refundOrder":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_refundOrder(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cartCreate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cartCreate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cartLinesAdd":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cartLinesAdd(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cartLinesUpdate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cartLinesUpdate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cartLinesRemove":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cartLinesRemove(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cartBuyerIdentityUpdate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cartBuyerIdentityUpdate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "checkoutCart":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_checkoutCart(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -9318,6 +11064,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_stockReconciliation(ctx, field)
+				})
+		case "cart":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_cart(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -10357,6 +12109,128 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalNCart2ᚖstorefrontᚋcartᚐCart(ctx context.Context, sel ast.SelectionSet, v *cart.Cart) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Cart!")
+		return graphql.Null
+	}
+	return ec._Cart(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCartCost2storefrontᚋcartᚐCost(ctx context.Context, sel ast.SelectionSet, v cart.Cost) graphql.Marshaler {
+	return ec._CartCost(ctx, sel, &v)
+}
+
+func (ec *executionContext) unmarshalNCartID2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCartID2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "CartID!")
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNCartLine2ᚕᚖstorefrontᚋcartᚐLineᚄ(ctx context.Context, sel ast.SelectionSet, v []*cart.Line) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCartLine2ᚖstorefrontᚋcartᚐLine(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCartLine2ᚖstorefrontᚋcartᚐLine(ctx context.Context, sel ast.SelectionSet, v *cart.Line) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CartLine!")
+		return graphql.Null
+	}
+	return ec._CartLine(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCartLineInput2ᚕᚖstorefrontᚋgraphᚐCartLineInputᚄ(ctx context.Context, v any) ([]*CartLineInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*CartLineInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNCartLineInput2ᚖstorefrontᚋgraphᚐCartLineInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNCartLineInput2ᚖstorefrontᚋgraphᚐCartLineInput(ctx context.Context, v any) (*CartLineInput, error) {
+	res, err := ec.unmarshalInputCartLineInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCartLineUpdateInput2ᚕᚖstorefrontᚋgraphᚐCartLineUpdateInputᚄ(ctx context.Context, v any) ([]*CartLineUpdateInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*CartLineUpdateInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNCartLineUpdateInput2ᚖstorefrontᚋgraphᚐCartLineUpdateInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNCartLineUpdateInput2ᚖstorefrontᚋgraphᚐCartLineUpdateInput(ctx context.Context, v any) (*CartLineUpdateInput, error) {
+	res, err := ec.unmarshalInputCartLineUpdateInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCartStatus2storefrontᚋenumsᚐCartStatus(ctx context.Context, v any) (enums.CartStatus, error) {
+	var res enums.CartStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCartStatus2storefrontᚋenumsᚐCartStatus(ctx context.Context, sel ast.SelectionSet, v enums.CartStatus) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNCartWarning2ᚕᚖstorefrontᚋcartᚐWarningᚄ(ctx context.Context, sel ast.SelectionSet, v []*cart.Warning) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCartWarning2ᚖstorefrontᚋcartᚐWarning(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCartWarning2ᚖstorefrontᚋcartᚐWarning(ctx context.Context, sel ast.SelectionSet, v *cart.Warning) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CartWarning!")
+		return graphql.Null
+	}
+	return ec._CartWarning(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCreateGoodsInput2storefrontᚋgraphᚐCreateGoodsInput(ctx context.Context, v any) (CreateGoodsInput, error) {
 	res, err := ec.unmarshalInputCreateGoodsInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -10425,6 +12299,20 @@ func (ec *executionContext) unmarshalNID2int64(ctx context.Context, v any) (int6
 func (ec *executionContext) marshalNID2int64(ctx context.Context, sel ast.SelectionSet, v int64) graphql.Marshaler {
 	_ = sel
 	res := scalar.MarshalInt64ID(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalID(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalID(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
 	}
@@ -11164,6 +13052,38 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = ctx
 	res := graphql.MarshalBoolean(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOCart2ᚖstorefrontᚋcartᚐCart(ctx context.Context, sel ast.SelectionSet, v *cart.Cart) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Cart(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCartCreateInput2ᚖstorefrontᚋgraphᚐCartCreateInput(ctx context.Context, v any) (*CartCreateInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCartCreateInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOCartLineInput2ᚕᚖstorefrontᚋgraphᚐCartLineInputᚄ(ctx context.Context, v any) ([]*CartLineInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*CartLineInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNCartLineInput2ᚖstorefrontᚋgraphᚐCartLineInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalOGoods2ᚖstorefrontᚋcatalogᚐGoods(ctx context.Context, sel ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {

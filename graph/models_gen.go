@@ -18,6 +18,23 @@ type AdjustStockInput struct {
 	BizSn  *string `json:"bizSn,omitempty"`
 }
 
+type CartCreateInput struct {
+	Lines []*CartLineInput `json:"lines,omitempty"`
+}
+
+// Name the SKU as OrderItemInput does: itemId, or goodsId + specValueIds (any order).
+type CartLineInput struct {
+	ItemID       *int64  `json:"itemId,omitempty"`
+	GoodsID      *int64  `json:"goodsId,omitempty"`
+	SpecValueIds []int64 `json:"specValueIds,omitempty"`
+	Quantity     int64   `json:"quantity"`
+}
+
+type CartLineUpdateInput struct {
+	LineID   int64 `json:"lineId"`
+	Quantity int64 `json:"quantity"`
+}
+
 type CreateGoodsInput struct {
 	Name       string              `json:"name"`
 	Code       *string             `json:"code,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"storefront/cart"
 	"storefront/checkout"
 	"storefront/enums"
 	"storefront/errs"
@@ -44,6 +45,7 @@ var codes = []errorCode{
 	{checkout.ErrInvalidOrderState, "INVALID_ORDER_STATE"},
 	{inventory.ErrPoolNotActive, "POOL_NOT_ACTIVE"},
 	{inventory.ErrPoolLimitExceeded, "POOL_LIMIT_EXCEEDED"},
+	{cart.ErrCompleted, "CART_COMPLETED"},
 
 	// Sentinels of value and algorithm packages, which use no category.
 	{skumatrix.ErrEmptyDimension, "INVALID_INPUT"},

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"storefront/auth"
+	"storefront/cart"
 	"storefront/catalog"
 	"storefront/checkout"
 	"storefront/enums"
@@ -62,6 +63,8 @@ var documented = []struct {
 	{"checkout.ErrIdempotencyInProgress", checkout.ErrIdempotencyInProgress, "IDEMPOTENCY_IN_PROGRESS"},
 	{"checkout.ErrIdempotencyKeyReused", checkout.ErrIdempotencyKeyReused, "IDEMPOTENCY_KEY_REUSED"},
 	{"checkout.ErrInvalidOrderState", checkout.ErrInvalidOrderState, "INVALID_ORDER_STATE"},
+
+	{"cart.ErrCompleted", cart.ErrCompleted, "CART_COMPLETED"},
 
 	// paymentReturn: a payment id of another order is invalid input there.
 	{"payments.ErrOrderNotFound", payments.ErrOrderNotFound, "NOT_FOUND"},

@@ -3,6 +3,7 @@
 package resolvers
 
 import (
+	"storefront/cart"
 	"storefront/catalog"
 	"storefront/checkout"
 	"storefront/inventory"
@@ -16,4 +17,5 @@ type Resolver struct {
 	Inventory *inventory.Service
 	Checkout  *checkout.Service
 	Payments  *payments.Service
+	Carts     *cart.Service
 }

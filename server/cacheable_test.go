@@ -62,6 +62,10 @@ func TestCacheableOp(t *testing.T) {
 		{`{ goods(id: 1) { ...F } } fragment F on Goods { skus { id costPrice } }`, false},
 		{`{ goods(id: 1) { id } myOrders { edges { node { orderSn } } } }`, false},
 		{`{ stockReconciliation { itemId } }`, false},
+		// Carts are per shopper and change with every line: never cached,
+		// even when all they select is product data.
+		{`{ cart(id: "00000000000000000000000000000000") { id lines { quantity sku { id sellPrice } goods { id name } } } }`, false},
+		{`query($c: CartID!) { goods(id: 1) { id } cart(id: $c) { cost { subtotal } } }`, false},
 		{`{ __schema { types { name } } }`, false},
 		{`{ __type(name: "Goods") { name } }`, false},
 		{`mutation { setGoodsStatus(goodsId: 1, status: ON_SHELF) { id } }`, false},

@@ -42,6 +42,10 @@ var lists = map[string]func(args map[string]any, page int) int{
 
 	// checkout refuses an order of more lines (before merging duplicates).
 	"Order.lines": fixed(checkout.DefaultConfig().MaxLines),
+	// A cart holds at most an order's lines; each has at most two warnings
+	// (one of stock or availability, and PRICE_CHANGED).
+	"Cart.lines":    fixed(checkout.DefaultConfig().MaxLines),
+	"Cart.warnings": fixed(2 * checkout.DefaultConfig().MaxLines),
 	// Nothing bounds the payments of one order (each verified provider
 	// payment id adds one); an order has one, and a few when money arrived
 	// twice. Charged as paymentsPerOrder; the response-size limit bounds

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"storefront/cart"
 	"storefront/checkout"
 	"storefront/inventory"
 	"storefront/metrics"
@@ -38,10 +39,14 @@ func closeExpired(ctx context.Context, args []string) error {
 	var c config
 	fs := flagSet("close-expired", &c)
 	checkoutFlags(fs, &c.Checkout)
+	cartFlags(fs, &c)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := validCheckout(c.Checkout); err != nil {
+		return err
+	}
+	if err := validCart(&c); err != nil {
 		return err
 	}
 	c.Migrate = strings.HasPrefix(c.DB, "sqlite:") // as serve: the embedded file is always brought up to date
@@ -50,7 +55,8 @@ func closeExpired(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	n, err := checkout.New(db, c.Checkout).CloseExpired(ctx)
+	orders := checkout.New(db, c.Checkout)
+	n, err := orders.CloseExpired(ctx)
 	if err != nil {
 		return fmt.Errorf("closed %d expired orders, then: %w", n, err)
 	}
@@ -60,7 +66,7 @@ func closeExpired(ctx context.Context, args []string) error {
 		return fmt.Errorf("returned %d ended stock pools, then: %w", pools, err)
 	}
 	fmt.Printf("returned %d ended stock pools\n", pools)
-	return nil
+	return purgeCarts(ctx, db, orders, &c)
 }
 
 // every runs f now and then every interval until ctx ends. A failing pass is
@@ -85,7 +91,7 @@ func every(ctx context.Context, name string, interval time.Duration, f func(cont
 
 // background starts the timeout closer and the outbox dispatcher; the
 // returned func stops them and waits.
-func background(ctx context.Context, svc *checkout.Service, inv *inventory.Service, c *config, m *metrics.Metrics) (stop func()) {
+func background(ctx context.Context, svc *checkout.Service, inv *inventory.Service, carts *cart.Service, c *config, m *metrics.Metrics) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{}, 2)
 	go func() {
@@ -102,6 +108,13 @@ func background(ctx context.Context, svc *checkout.Service, inv *inventory.Servi
 				var pools int
 				if pools, err = inv.ReturnEnded(ctx, time.Now()); pools > 0 {
 					slog.Info("returned ended stock pools", "count", pools)
+				}
+			}
+			// Carts untouched for --cart-ttl go, in batches.
+			if err == nil {
+				var gone int
+				if gone, err = carts.Purge(ctx); gone > 0 {
+					slog.Info("purged expired carts", "count", gone)
 				}
 			}
 			return n, err

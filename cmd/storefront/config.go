@@ -25,6 +25,7 @@ type config struct {
 	Checkout        checkout.Config
 	Catalog         catalog.Config
 	CloseInterval   time.Duration
+	CartTTL         time.Duration
 	OutboxInterval  time.Duration
 	// Operations: the periodic stock check and the GraphQL endpoint's limits.
 	ReconcileInterval time.Duration

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"storefront/auth"
+	"storefront/cart"
 	"storefront/catalog"
 	"storefront/checkout"
 	"storefront/demo"
@@ -38,6 +39,7 @@ func serve(ctx context.Context, args []string) error {
 	fs.DurationVar(&c.Catalog.StockTTL, "stock-ttl", envDuration("STOCK_TTL", catalog.DefaultStockTTL), "how long product pages may show cached stock (STOREFRONT_STOCK_TTL)")
 	fs.Int64Var(&c.Catalog.CacheMaxCost, "cache-max-cost", envInt("CACHE_MAX_COST", catalog.DefaultCacheMaxCost), "product-view cache memory bound in bytes (STOREFRONT_CACHE_MAX_COST)")
 	fs.DurationVar(&c.CloseInterval, "close-interval", envDuration("CLOSE_INTERVAL", 30*time.Second), "how often the timeout closer runs (STOREFRONT_CLOSE_INTERVAL)")
+	cartFlags(fs, &c)
 	fs.DurationVar(&c.OutboxInterval, "outbox-interval", envDuration("OUTBOX_INTERVAL", time.Second), "how often committed events are dispatched (STOREFRONT_OUTBOX_INTERVAL)")
 	opsFlags(fs, &c)
 	limitFlags(fs, &c)
@@ -52,6 +54,9 @@ func serve(ctx context.Context, args []string) error {
 	}
 	if c.CloseInterval <= 0 || c.OutboxInterval <= 0 {
 		return errors.New("--close-interval and --outbox-interval must be positive")
+	}
+	if err := validCart(&c); err != nil {
+		return err
 	}
 	if err := validOps(&c); err != nil {
 		return err
@@ -111,10 +116,11 @@ func serve(ctx context.Context, args []string) error {
 	orders := checkout.New(db, c.Checkout)
 	pays := payments.New(db, payCfg, orders)
 	inv := inventory.New(db)
+	carts := cart.New(db, orders, cart.Config{TTL: c.CartTTL})
 	opts := server.Options{
 		DB: db, Signer: signer, Playground: c.Introspection, Introspection: c.Introspection,
 		DemoToken: demoToken, PaymentNotify: server.NotifyHandler(pays, payCfg.MaxBody),
-		Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inv, Checkout: orders, Payments: pays},
+		Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inv, Checkout: orders, Payments: pays, Carts: carts},
 		Metrics:  m, RequestTimeout: c.RequestTimeout, MaxDepth: c.MaxQueryDepth, MaxComplexity: c.MaxComplexity,
 		MaxAliases: c.MaxAliases, MaxResponseBytes: c.MaxResponseBytes, QueryCacheBytes: c.QueryCacheBytes,
 		MaxPersistedQueryBytes: c.MaxPersistedQueryBytes,
@@ -159,7 +165,7 @@ func serve(ctx context.Context, args []string) error {
 
 	// The closer and the dispatcher outlive the signal until the requests have
 	// drained (stopBackground is deferred), so the final dispatch sees their events.
-	stopBackground := background(context.WithoutCancel(ctx), orders, inv, &c, m)
+	stopBackground := background(context.WithoutCancel(ctx), orders, inv, carts, &c, m)
 	defer stopBackground()
 	stopReconcile := reconcileEvery(context.WithoutCancel(ctx), inv, m, c.ReconcileInterval)
 	defer stopReconcile()

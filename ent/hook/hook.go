@@ -8,6 +8,30 @@ import (
 	"storefront/ent"
 )
 
+// The CartFunc type is an adapter to allow the use of ordinary
+// function as Cart mutator.
+type CartFunc func(context.Context, *ent.CartMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f CartFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.CartMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CartMutation", m)
+}
+
+// The CartLineFunc type is an adapter to allow the use of ordinary
+// function as CartLine mutator.
+type CartLineFunc func(context.Context, *ent.CartLineMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f CartLineFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.CartLineMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CartLineMutation", m)
+}
+
 // The GoodsFunc type is an adapter to allow the use of ordinary
 // function as Goods mutator.
 type GoodsFunc func(context.Context, *ent.GoodsMutation) (ent.Value, error)

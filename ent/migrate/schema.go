@@ -9,6 +9,65 @@ import (
 )
 
 var (
+	// CartColumns holds the columns for the "cart" table.
+	CartColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "token", Type: field.TypeString, Size: 32},
+		{Name: "owner", Type: field.TypeString, Size: 64, Default: ""},
+		{Name: "open_owner", Type: field.TypeString, Nullable: true, Size: 64},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"OPEN", "COMPLETED"}, Default: "OPEN"},
+		{Name: "order_sn", Type: field.TypeString, Nullable: true, Size: 32},
+		{Name: "checkout_key", Type: field.TypeString, Nullable: true, Size: 255},
+		{Name: "checkout_lease", Type: field.TypeTime, Nullable: true},
+		{Name: "version", Type: field.TypeInt64, Default: 1},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// CartTable holds the schema information for the "cart" table.
+	CartTable = &schema.Table{
+		Name:       "cart",
+		Columns:    CartColumns,
+		PrimaryKey: []*schema.Column{CartColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "cart_token",
+				Unique:  true,
+				Columns: []*schema.Column{CartColumns[1]},
+			},
+			{
+				Name:    "cart_open_owner",
+				Unique:  true,
+				Columns: []*schema.Column{CartColumns[3]},
+			},
+			{
+				Name:    "cart_updated_at",
+				Unique:  false,
+				Columns: []*schema.Column{CartColumns[10]},
+			},
+		},
+	}
+	// CartLineColumns holds the columns for the "cart_line" table.
+	CartLineColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "cart_id", Type: field.TypeInt64},
+		{Name: "item_id", Type: field.TypeInt64},
+		{Name: "quantity", Type: field.TypeInt64},
+		{Name: "seen_price", Type: field.TypeInt64},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// CartLineTable holds the schema information for the "cart_line" table.
+	CartLineTable = &schema.Table{
+		Name:       "cart_line",
+		Columns:    CartLineColumns,
+		PrimaryKey: []*schema.Column{CartLineColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "cartline_cart_id_item_id",
+				Unique:  true,
+				Columns: []*schema.Column{CartLineColumns[1], CartLineColumns[2]},
+			},
+		},
+	}
 	// GoodsColumns holds the columns for the "goods" table.
 	GoodsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -435,6 +494,8 @@ var (
 	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
+		CartTable,
+		CartLineTable,
 		GoodsTable,
 		IdempotencyKeyTable,
 		OrdersTable,
@@ -452,6 +513,12 @@ var (
 )
 
 func init() {
+	CartTable.Annotation = &entsql.Annotation{
+		Table: "cart",
+	}
+	CartLineTable.Annotation = &entsql.Annotation{
+		Table: "cart_line",
+	}
 	GoodsTable.Annotation = &entsql.Annotation{
 		Table: "goods",
 	}

@@ -6,6 +6,12 @@ import (
 	"entgo.io/ent/dialect/sql"
 )
 
+// Cart is the predicate function for cart builders.
+type Cart func(*sql.Selector)
+
+// CartLine is the predicate function for cartline builders.
+type CartLine func(*sql.Selector)
+
 // Goods is the predicate function for goods builders.
 type Goods func(*sql.Selector)
 

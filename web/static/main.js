@@ -3,11 +3,15 @@
 import { renderList } from "./list.js";
 import { renderProduct } from "./product.js";
 import { Session } from "./session.js";
+import { Cart } from "./cart.js";
 
 const session = new Session();
 session.render();
+const cart = new Cart(session);
+cart.mount();
+cart.load();
 
 const app = document.getElementById("app");
 const m = location.pathname.match(/^\/shop\/goods\/(\d+)\/?$/);
-if (m) renderProduct(app, m[1], session);
+if (m) renderProduct(app, m[1], session, cart);
 else renderList(app);

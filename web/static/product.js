@@ -35,13 +35,14 @@ const placeOrderMutation = `mutation PlaceOrder($input: PlaceOrderInput!) {
   placeOrder(input: $input) { orderSn status amount }
 }`;
 
-export async function renderProduct(app, id, session) {
-  await new ProductPage(app, id, session).load();
+export async function renderProduct(app, id, session, cart) {
+  await new ProductPage(app, id, session, cart).load();
 }
 
 class ProductPage {
-  constructor(app, id, session) {
+  constructor(app, id, session, cart) {
     this.app = app;
+    this.cart = cart;
     this.id = id;
     this.session = session;
     // Picks in click order, one per dimension. They are sent to the API in
@@ -123,6 +124,10 @@ class ProductPage {
       type: "button", class: "order", "data-testid": "place-order", disabled: true,
       onclick: () => this.placeOrder(),
     }, "Place order");
+    this.addButton = h("button", {
+      type: "button", class: "add", "data-testid": "add-to-cart", disabled: true,
+      onclick: () => this.cart.add(this.view.sku.id, 1),
+    }, "Add to cart");
     this.result = h("p", { class: "order-result", "data-testid": "order-result", role: "status" });
     this.error = h("p", { class: "status error", role: "alert", hidden: true });
     this.root = h("article", { class: "product", "data-testid": "product", "aria-busy": "false", dataset: { goodsId: g.id, stockMode: g.stockMode } },
@@ -134,6 +139,8 @@ class ProductPage {
       rows,
       this.hint,
       this.orderButton,
+      " ",
+      this.addButton,
       this.result,
       this.error,
     );
@@ -236,6 +243,7 @@ class ProductPage {
         ? `Choose ${missing.join(", ")}`
         : this.current ? "This combination is not sold." : "";
     }
+    this.addButton.disabled = !(sku && sku.availableStock > 0);
     const b = this.orderButton;
     if (this.ordering) {
       b.disabled = true;

@@ -1,0 +1,111 @@
+package cart
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"storefront/ent"
+	"storefront/ent/cart"
+	"storefront/ent/cartline"
+	"storefront/enums"
+	"storefront/errs"
+	"storefront/money"
+	"storefront/store"
+)
+
+// errGone is the one answer for a cart that does not exist, has expired or
+// belongs to someone else: the caller cannot tell these apart.
+var errGone = fmt.Errorf("%w: no such cart", errs.NotFound)
+
+// Cart returns the cart token as who sees it, or nil when it does not
+// exist for who (unknown, expired, or another customer's).
+func (s *Service) Cart(ctx context.Context, who, token string) (*Cart, error) {
+	r, err := s.visible(ctx, s.db.Client, who, token)
+	if errors.Is(err, errGone) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.view(ctx, r)
+}
+
+// visible reads the cart token if who may see it: a cart with no owner is
+// anyone's who knows its id, an owned one only its owner's.
+func (s *Service) visible(ctx context.Context, c *ent.Client, who, token string) (*ent.Cart, error) {
+	if !wellFormed(token) {
+		return nil, errGone
+	}
+	r, err := c.Cart.Query().Where(cart.Token(token)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, errGone
+	}
+	if err != nil {
+		return nil, store.Classify(fmt.Errorf("reading cart: %w", err))
+	}
+	if r.Owner != "" && r.Owner != who || s.expired(r.UpdatedAt) {
+		return nil, errGone
+	}
+	return r, nil
+}
+
+func (s *Service) expired(updated time.Time) bool { return !updated.After(s.now().Add(-s.cfg.TTL)) }
+
+// view builds what the shopper sees of r: every line at its SKU's current
+// price, and a warning for each line that cannot be bought as it is.
+func (s *Service) view(ctx context.Context, r *ent.Cart) (*Cart, error) {
+	rows, err := s.db.Client.CartLine.Query().Where(cartline.CartID(r.ID)).Order(cartline.ByID()).All(ctx)
+	if err != nil {
+		return nil, store.Classify(fmt.Errorf("reading cart lines: %w", err))
+	}
+	ids := make([]int64, len(rows))
+	for i, l := range rows {
+		ids[i] = l.ItemID
+	}
+	skus, err := current(ctx, s.db.Client, ids)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cart{ID: r.Token, Status: r.Status, UpdatedAt: r.UpdatedAt, ExpiresAt: r.UpdatedAt.Add(s.cfg.TTL), owner: r.Owner,
+		Lines: []*Line{}, Warnings: []*Warning{}}
+	if r.OrderSn != nil {
+		c.orderSn = *r.OrderSn
+	}
+	for _, l := range rows {
+		k := skus[l.ItemID]
+		if k == nil || k.Edges.Goods == nil || k.Edges.Goods.DeleteTime != nil {
+			// The goods is gone: there is nothing to show the line with (a
+			// Sku and a Goods are required), so it is listed as a warning the
+			// shopper can remove it by.
+			c.warn(WarnSkuUnavailable, l.ID, fmt.Sprintf("SKU %d is no longer sold; remove it from the cart", l.ItemID))
+			continue
+		}
+		line := &Line{ID: l.ID, ItemID: l.ItemID, GoodsID: k.GoodsID, Quantity: l.Quantity, UnitPrice: k.SellPrice,
+			Subtotal: k.SellPrice * money.Money(l.Quantity)}
+		c.Lines = append(c.Lines, line)
+		c.Cost.Subtotal += line.Subtotal
+		c.Cost.TotalQuantity += line.Quantity
+		if c.Status != enums.CartOpen {
+			continue // an order now: its own lines say what was bought
+		}
+		name := k.Edges.Goods.Name + " " + k.SpecValueStr
+		switch avail := k.Stock - k.LockStock; {
+		case !onSale(k):
+			c.warn(WarnSkuUnavailable, l.ID, name+" is not on sale")
+		case avail <= 0:
+			c.warn(WarnOutOfStock, l.ID, name+" is out of stock")
+		case avail < l.Quantity:
+			c.warn(WarnNotEnoughStock, l.ID, fmt.Sprintf("%s: %d left, %d in the cart", name, avail, l.Quantity))
+		}
+		if k.SellPrice != money.Money(l.SeenPrice) {
+			c.warn(WarnPriceChanged, l.ID, fmt.Sprintf("%s now costs %s (was %s)", name, k.SellPrice, money.Money(l.SeenPrice)))
+		}
+	}
+	return c, nil
+}
+
+func (c *Cart) warn(code string, lineID int64, msg string) {
+	c.Warnings = append(c.Warnings, &Warning{Code: code, LineID: &lineID, Message: msg})
+}

@@ -1,0 +1,240 @@
+// The cart: a panel under every page, kept on the server (schema.cart.graphql)
+// and named by an id in localStorage. Anonymous visitors get a cart by id
+// alone; signing in attaches it to the customer (cartBuyerIdentityUpdate),
+// which merges any cart the customer already had. Prices, cost and
+// warnings are the server's, re-read on every load: the page never adds
+// up money itself.
+import { h, yuan } from "./dom.js";
+import { gql } from "./graphql.js";
+
+const storageKey = "storefront.cart";
+
+const cartFields = `id status
+  lines { id quantity unitPrice subtotal sku { id specValueStr } goods { id name } }
+  cost { subtotal totalQuantity }
+  warnings { code lineId message }`;
+
+const cartQuery = `query Cart($id: CartID!) { cart(id: $id) { ${cartFields} } }`;
+const createMutation = `mutation CartCreate($lines: [CartLineInput!]) { cartCreate(input: {lines: $lines}) { ${cartFields} } }`;
+const addMutation = `mutation CartLinesAdd($id: CartID!, $lines: [CartLineInput!]!) { cartLinesAdd(cartId: $id, lines: $lines) { ${cartFields} } }`;
+const updateMutation = `mutation CartLinesUpdate($id: CartID!, $lines: [CartLineUpdateInput!]!) { cartLinesUpdate(cartId: $id, lines: $lines) { ${cartFields} } }`;
+const removeMutation = `mutation CartLinesRemove($id: CartID!, $ids: [ID!]!) { cartLinesRemove(cartId: $id, lineIds: $ids) { ${cartFields} } }`;
+const attachMutation = `mutation CartAttach($id: CartID!) { cartBuyerIdentityUpdate(cartId: $id) { ${cartFields} } }`;
+// No idempotency key: the server keys a cart's checkout by the cart itself,
+// so a double click, or a retry, answers the same order.
+const checkoutMutation = `mutation CheckoutCart($id: CartID!) { checkoutCart(cartId: $id) { orderSn status amount } }`;
+
+// A stored id the server no longer knows (expired, completed, another
+// customer's after signing out) is dropped and a new cart made.
+const gone = ["NOT_FOUND", "CART_COMPLETED"];
+
+export class Cart {
+  constructor(session) {
+    this.session = session;
+    this.cart = null;
+    this.busy = 0;
+    this.signedIn = Boolean(session.token);
+    session.onChange(() => this.sessionChanged());
+  }
+
+  get id() {
+    try {
+      return localStorage.getItem(storageKey) || "";
+    } catch {
+      return this.memoryId || "";
+    }
+  }
+
+  set id(v) {
+    this.memoryId = v;
+    try {
+      if (v) localStorage.setItem(storageKey, v);
+      else localStorage.removeItem(storageKey);
+    } catch {
+      // Without storage the cart lasts as long as the page.
+    }
+  }
+
+  // mount adds the header link and the panel; the panel is on every page.
+  mount() {
+    this.count = h("span", { "data-testid": "cart-count" }, "0");
+    document.querySelector(".bar").append(h("a", { class: "cart-link", href: "#cart" }, "Cart (", this.count, ")"));
+    this.result = h("p", { class: "order-result", "data-testid": "cart-result", role: "status" });
+    this.body = h("div", {});
+    this.root = h("aside", { class: "cart", id: "cart", "data-testid": "cart", "aria-busy": "false" },
+      h("h2", {}, "Cart"), this.body, this.result);
+    document.body.append(this.root);
+    this.render();
+  }
+
+  // call runs one request with the cart marked busy, so that a test (or a
+  // style) can wait for the panel to settle.
+  async call(query, variables) {
+    this.setBusy(+1);
+    try {
+      return await gql(query, variables, { token: this.session.token });
+    } finally {
+      this.setBusy(-1);
+    }
+  }
+
+  setBusy(d) {
+    this.busy += d;
+    if (this.root) this.root.setAttribute("aria-busy", String(this.busy > 0));
+  }
+
+  async load() {
+    if (!this.id) {
+      this.show(null);
+      return;
+    }
+    try {
+      const d = await this.call(cartQuery, { id: this.id });
+      if (!d.cart || d.cart.status !== "OPEN") this.id = "";
+      this.show(d.cart && d.cart.status === "OPEN" ? d.cart : null);
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  async add(itemId, quantity = 1) {
+    const lines = [{ itemId, quantity }];
+    this.clearResult();
+    try {
+      if (this.id) {
+        try {
+          this.show((await this.call(addMutation, { id: this.id, lines })).cartLinesAdd);
+          return;
+        } catch (e) {
+          if (!gone.includes(e.code)) throw e;
+          this.id = "";
+        }
+      }
+      const c = (await this.call(createMutation, { lines })).cartCreate;
+      this.id = c.id;
+      this.show(c);
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  async change(query, variables, field) {
+    this.clearResult();
+    try {
+      this.show((await this.call(query, { id: this.id, ...variables }))[field]);
+    } catch (e) {
+      if (gone.includes(e.code)) await this.load();
+      this.fail(e);
+    }
+  }
+
+  setQuantity(lineId, quantity) {
+    return this.change(updateMutation, { lines: [{ lineId, quantity }] }, "cartLinesUpdate");
+  }
+
+  remove(lineId) {
+    return this.change(removeMutation, { ids: [lineId] }, "cartLinesRemove");
+  }
+
+  // Signing in takes the visitor's cart along; signing out leaves it with
+  // the customer (an anonymous read of it is null, so the page starts anew).
+  async sessionChanged() {
+    const now = Boolean(this.session.token);
+    const signedIn = now && !this.signedIn;
+    this.signedIn = now;
+    if (signedIn && this.id) {
+      try {
+        this.show((await this.call(attachMutation, { id: this.id })).cartBuyerIdentityUpdate);
+        return;
+      } catch (e) {
+        if (!gone.includes(e.code)) {
+          this.fail(e);
+          return;
+        }
+        this.id = "";
+      }
+    }
+    await this.load();
+  }
+
+  async checkout() {
+    if (!this.cart || !this.session.token || this.ordering) return;
+    this.ordering = true; // before the first await: a double click's second click finds it set
+    this.render();
+    this.clearResult();
+    try {
+      const o = (await this.call(checkoutMutation, { id: this.cart.id })).checkoutCart;
+      this.result.className = "order-result ok";
+      this.result.dataset.orderSn = o.orderSn;
+      this.result.textContent = `Order ${o.orderSn} placed: ${yuan(o.amount)}, ${o.status}`;
+      this.id = "";
+      this.cart = null;
+    } catch (e) {
+      this.fail(e);
+    } finally {
+      this.ordering = false;
+    }
+    await this.load();
+  }
+
+  clearResult() {
+    this.result.textContent = "";
+    this.result.className = "order-result";
+    delete this.result.dataset.orderSn;
+    delete this.result.dataset.code;
+  }
+
+  fail(e) {
+    this.result.className = "order-result failed";
+    this.result.dataset.code = e.code;
+    this.result.textContent = `${e.code}: ${e.message}`;
+  }
+
+  show(c) {
+    this.cart = c;
+    this.render();
+  }
+
+  render() {
+    if (!this.root) return;
+    const c = this.cart;
+    const qty = c ? c.cost.totalQuantity : 0;
+    this.count.textContent = String(qty);
+    this.root.dataset.totalQuantity = String(qty);
+    if (!c || c.lines.length === 0) {
+      this.body.replaceChildren(h("p", { class: "status" }, "Your cart is empty."));
+      return;
+    }
+    const warningsOf = (lineId) => c.warnings.filter((w) => w.lineId === lineId);
+    const lines = c.lines.map((l) => h("li", { class: "cart-line", "data-testid": "cart-line", dataset: { lineId: l.id, skuId: l.sku.id } },
+      h("span", { class: "name" }, `${l.goods.name} ${l.sku.specValueStr}`),
+      h("span", { class: "unit" }, yuan(l.unitPrice)),
+      h("input", {
+        type: "number", min: "0", value: String(l.quantity), "aria-label": "Quantity", "data-testid": "cart-qty",
+        onchange: (e) => {
+          // An emptied box is not "remove": only a whole number is sent (0 removes).
+          const q = e.target.value.trim() === "" ? NaN : Number(e.target.value);
+          if (!Number.isInteger(q) || q < 0) e.target.value = String(l.quantity);
+          else this.setQuantity(l.id, q);
+        },
+      }),
+      h("span", { class: "subtotal", "data-testid": "cart-line-subtotal" }, yuan(l.subtotal)),
+      h("button", { type: "button", class: "link", "data-testid": "cart-remove", onclick: () => this.remove(l.id) }, "Remove"),
+      warningsOf(l.id).map((w) => h("p", { class: "warning", "data-testid": "cart-warning", dataset: { code: w.code } }, w.message)),
+    ));
+    // Warnings of lines the cart cannot show (their goods is gone).
+    const orphans = c.warnings.filter((w) => !c.lines.some((l) => l.id === w.lineId))
+      .map((w) => h("p", { class: "warning", "data-testid": "cart-warning", dataset: { code: w.code } }, w.message));
+    const button = h("button", {
+      type: "button", class: "order", "data-testid": "cart-checkout", onclick: () => this.checkout(),
+      disabled: this.ordering || !this.session.token,
+    }, this.ordering ? "Placing order…" : this.session.token ? "Check out" : "Sign in to check out");
+    this.body.replaceChildren(
+      h("ul", { class: "cart-lines" }, lines),
+      orphans,
+      h("p", { class: "cart-total" }, "Total ", h("span", { "data-testid": "cart-subtotal", dataset: { amount: c.cost.subtotal } }, yuan(c.cost.subtotal)),
+        ` for ${qty} item${qty === 1 ? "" : "s"}`),
+      button,
+    );
+  }
+}
