@@ -10800,6 +10800,8 @@ type StockPoolMutation struct {
 	addquantity        *int64
 	stock              *int64
 	addstock           *int64
+	lock_stock         *int64
+	addlock_stock      *int64
 	per_buyer_limit    *int64
 	addper_buyer_limit *int64
 	starts_at          *time.Time
@@ -11235,6 +11237,62 @@ func (m *StockPoolMutation) ResetStock() {
 	m.addstock = nil
 }
 
+// SetLockStock sets the "lock_stock" field.
+func (m *StockPoolMutation) SetLockStock(i int64) {
+	m.lock_stock = &i
+	m.addlock_stock = nil
+}
+
+// LockStock returns the value of the "lock_stock" field in the mutation.
+func (m *StockPoolMutation) LockStock() (r int64, exists bool) {
+	v := m.lock_stock
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLockStock returns the old "lock_stock" field's value of the StockPool entity.
+// If the StockPool object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StockPoolMutation) OldLockStock(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLockStock is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLockStock requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLockStock: %w", err)
+	}
+	return oldValue.LockStock, nil
+}
+
+// AddLockStock adds i to the "lock_stock" field.
+func (m *StockPoolMutation) AddLockStock(i int64) {
+	if m.addlock_stock != nil {
+		*m.addlock_stock += i
+	} else {
+		m.addlock_stock = &i
+	}
+}
+
+// AddedLockStock returns the value that was added to the "lock_stock" field in this mutation.
+func (m *StockPoolMutation) AddedLockStock() (r int64, exists bool) {
+	v := m.addlock_stock
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetLockStock resets all changes to the "lock_stock" field.
+func (m *StockPoolMutation) ResetLockStock() {
+	m.lock_stock = nil
+	m.addlock_stock = nil
+}
+
 // SetPerBuyerLimit sets the "per_buyer_limit" field.
 func (m *StockPoolMutation) SetPerBuyerLimit(i int64) {
 	m.per_buyer_limit = &i
@@ -11574,7 +11632,7 @@ func (m *StockPoolMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *StockPoolMutation) Fields() []string {
-	fields := make([]string, 0, 13)
+	fields := make([]string, 0, 14)
 	if m.item_id != nil {
 		fields = append(fields, stockpool.FieldItemID)
 	}
@@ -11592,6 +11650,9 @@ func (m *StockPoolMutation) Fields() []string {
 	}
 	if m.stock != nil {
 		fields = append(fields, stockpool.FieldStock)
+	}
+	if m.lock_stock != nil {
+		fields = append(fields, stockpool.FieldLockStock)
 	}
 	if m.per_buyer_limit != nil {
 		fields = append(fields, stockpool.FieldPerBuyerLimit)
@@ -11634,6 +11695,8 @@ func (m *StockPoolMutation) Field(name string) (ent.Value, bool) {
 		return m.Quantity()
 	case stockpool.FieldStock:
 		return m.Stock()
+	case stockpool.FieldLockStock:
+		return m.LockStock()
 	case stockpool.FieldPerBuyerLimit:
 		return m.PerBuyerLimit()
 	case stockpool.FieldStartsAt:
@@ -11669,6 +11732,8 @@ func (m *StockPoolMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldQuantity(ctx)
 	case stockpool.FieldStock:
 		return m.OldStock(ctx)
+	case stockpool.FieldLockStock:
+		return m.OldLockStock(ctx)
 	case stockpool.FieldPerBuyerLimit:
 		return m.OldPerBuyerLimit(ctx)
 	case stockpool.FieldStartsAt:
@@ -11733,6 +11798,13 @@ func (m *StockPoolMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetStock(v)
+		return nil
+	case stockpool.FieldLockStock:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLockStock(v)
 		return nil
 	case stockpool.FieldPerBuyerLimit:
 		v, ok := value.(int64)
@@ -11806,6 +11878,9 @@ func (m *StockPoolMutation) AddedFields() []string {
 	if m.addstock != nil {
 		fields = append(fields, stockpool.FieldStock)
 	}
+	if m.addlock_stock != nil {
+		fields = append(fields, stockpool.FieldLockStock)
+	}
 	if m.addper_buyer_limit != nil {
 		fields = append(fields, stockpool.FieldPerBuyerLimit)
 	}
@@ -11830,6 +11905,8 @@ func (m *StockPoolMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedQuantity()
 	case stockpool.FieldStock:
 		return m.AddedStock()
+	case stockpool.FieldLockStock:
+		return m.AddedLockStock()
 	case stockpool.FieldPerBuyerLimit:
 		return m.AddedPerBuyerLimit()
 	case stockpool.FieldVersion:
@@ -11877,6 +11954,13 @@ func (m *StockPoolMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddStock(v)
+		return nil
+	case stockpool.FieldLockStock:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddLockStock(v)
 		return nil
 	case stockpool.FieldPerBuyerLimit:
 		v, ok := value.(int64)
@@ -11945,6 +12029,9 @@ func (m *StockPoolMutation) ResetField(name string) error {
 		return nil
 	case stockpool.FieldStock:
 		m.ResetStock()
+		return nil
+	case stockpool.FieldLockStock:
+		m.ResetLockStock()
 		return nil
 	case stockpool.FieldPerBuyerLimit:
 		m.ResetPerBuyerLimit()

@@ -411,20 +411,24 @@ func init() {
 	stockpoolDescName := stockpoolFields[3].Descriptor()
 	// stockpool.NameValidator is a validator for the "name" field. It is called by the builders before save.
 	stockpool.NameValidator = stockpoolDescName.Validators[0].(func(string) error)
+	// stockpoolDescLockStock is the schema descriptor for lock_stock field.
+	stockpoolDescLockStock := stockpoolFields[7].Descriptor()
+	// stockpool.DefaultLockStock holds the default value on creation for the lock_stock field.
+	stockpool.DefaultLockStock = stockpoolDescLockStock.Default.(int64)
 	// stockpoolDescPerBuyerLimit is the schema descriptor for per_buyer_limit field.
-	stockpoolDescPerBuyerLimit := stockpoolFields[7].Descriptor()
+	stockpoolDescPerBuyerLimit := stockpoolFields[8].Descriptor()
 	// stockpool.DefaultPerBuyerLimit holds the default value on creation for the per_buyer_limit field.
 	stockpool.DefaultPerBuyerLimit = stockpoolDescPerBuyerLimit.Default.(int64)
 	// stockpoolDescReturned is the schema descriptor for returned field.
-	stockpoolDescReturned := stockpoolFields[11].Descriptor()
+	stockpoolDescReturned := stockpoolFields[12].Descriptor()
 	// stockpool.DefaultReturned holds the default value on creation for the returned field.
 	stockpool.DefaultReturned = stockpoolDescReturned.Default.(bool)
 	// stockpoolDescVersion is the schema descriptor for version field.
-	stockpoolDescVersion := stockpoolFields[12].Descriptor()
+	stockpoolDescVersion := stockpoolFields[13].Descriptor()
 	// stockpool.DefaultVersion holds the default value on creation for the version field.
 	stockpool.DefaultVersion = stockpoolDescVersion.Default.(int64)
 	// stockpoolDescCreatedAt is the schema descriptor for created_at field.
-	stockpoolDescCreatedAt := stockpoolFields[13].Descriptor()
+	stockpoolDescCreatedAt := stockpoolFields[14].Descriptor()
 	// stockpool.DefaultCreatedAt holds the default value on creation for the created_at field.
 	stockpool.DefaultCreatedAt = stockpoolDescCreatedAt.Default.(func() time.Time)
 }

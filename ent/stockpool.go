@@ -30,6 +30,8 @@ type StockPool struct {
 	Quantity int64 `json:"quantity,omitempty"`
 	// Stock holds the value of the "stock" field.
 	Stock int64 `json:"stock,omitempty"`
+	// LockStock holds the value of the "lock_stock" field.
+	LockStock int64 `json:"lock_stock,omitempty"`
 	// PerBuyerLimit holds the value of the "per_buyer_limit" field.
 	PerBuyerLimit int64 `json:"per_buyer_limit,omitempty"`
 	// StartsAt holds the value of the "starts_at" field.
@@ -54,7 +56,7 @@ func (*StockPool) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case stockpool.FieldReturned:
 			values[i] = new(sql.NullBool)
-		case stockpool.FieldID, stockpool.FieldItemID, stockpool.FieldGoodsID, stockpool.FieldPrice, stockpool.FieldQuantity, stockpool.FieldStock, stockpool.FieldPerBuyerLimit, stockpool.FieldVersion:
+		case stockpool.FieldID, stockpool.FieldItemID, stockpool.FieldGoodsID, stockpool.FieldPrice, stockpool.FieldQuantity, stockpool.FieldStock, stockpool.FieldLockStock, stockpool.FieldPerBuyerLimit, stockpool.FieldVersion:
 			values[i] = new(sql.NullInt64)
 		case stockpool.FieldName:
 			values[i] = new(sql.NullString)
@@ -116,6 +118,12 @@ func (_m *StockPool) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field stock", values[i])
 			} else if value.Valid {
 				_m.Stock = value.Int64
+			}
+		case stockpool.FieldLockStock:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field lock_stock", values[i])
+			} else if value.Valid {
+				_m.LockStock = value.Int64
 			}
 		case stockpool.FieldPerBuyerLimit:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -213,6 +221,9 @@ func (_m *StockPool) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("stock=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Stock))
+	builder.WriteString(", ")
+	builder.WriteString("lock_stock=")
+	builder.WriteString(fmt.Sprintf("%v", _m.LockStock))
 	builder.WriteString(", ")
 	builder.WriteString("per_buyer_limit=")
 	builder.WriteString(fmt.Sprintf("%v", _m.PerBuyerLimit))

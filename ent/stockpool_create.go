@@ -59,6 +59,20 @@ func (_c *StockPoolCreate) SetStock(v int64) *StockPoolCreate {
 	return _c
 }
 
+// SetLockStock sets the "lock_stock" field.
+func (_c *StockPoolCreate) SetLockStock(v int64) *StockPoolCreate {
+	_c.mutation.SetLockStock(v)
+	return _c
+}
+
+// SetNillableLockStock sets the "lock_stock" field if the given value is not nil.
+func (_c *StockPoolCreate) SetNillableLockStock(v *int64) *StockPoolCreate {
+	if v != nil {
+		_c.SetLockStock(*v)
+	}
+	return _c
+}
+
 // SetPerBuyerLimit sets the "per_buyer_limit" field.
 func (_c *StockPoolCreate) SetPerBuyerLimit(v int64) *StockPoolCreate {
 	_c.mutation.SetPerBuyerLimit(v)
@@ -182,6 +196,10 @@ func (_c *StockPoolCreate) ExecX(ctx context.Context) {
 
 // defaults sets the default values of the builder before save.
 func (_c *StockPoolCreate) defaults() {
+	if _, ok := _c.mutation.LockStock(); !ok {
+		v := stockpool.DefaultLockStock
+		_c.mutation.SetLockStock(v)
+	}
 	if _, ok := _c.mutation.PerBuyerLimit(); !ok {
 		v := stockpool.DefaultPerBuyerLimit
 		_c.mutation.SetPerBuyerLimit(v)
@@ -224,6 +242,9 @@ func (_c *StockPoolCreate) check() error {
 	}
 	if _, ok := _c.mutation.Stock(); !ok {
 		return &ValidationError{Name: "stock", err: errors.New(`ent: missing required field "StockPool.stock"`)}
+	}
+	if _, ok := _c.mutation.LockStock(); !ok {
+		return &ValidationError{Name: "lock_stock", err: errors.New(`ent: missing required field "StockPool.lock_stock"`)}
 	}
 	if _, ok := _c.mutation.PerBuyerLimit(); !ok {
 		return &ValidationError{Name: "per_buyer_limit", err: errors.New(`ent: missing required field "StockPool.per_buyer_limit"`)}
@@ -299,6 +320,10 @@ func (_c *StockPoolCreate) createSpec() (*StockPool, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Stock(); ok {
 		_spec.SetField(stockpool.FieldStock, field.TypeInt64, value)
 		_node.Stock = value
+	}
+	if value, ok := _c.mutation.LockStock(); ok {
+		_spec.SetField(stockpool.FieldLockStock, field.TypeInt64, value)
+		_node.LockStock = value
 	}
 	if value, ok := _c.mutation.PerBuyerLimit(); ok {
 		_spec.SetField(stockpool.FieldPerBuyerLimit, field.TypeInt64, value)
@@ -479,6 +504,24 @@ func (u *StockPoolUpsert) UpdateStock() *StockPoolUpsert {
 // AddStock adds v to the "stock" field.
 func (u *StockPoolUpsert) AddStock(v int64) *StockPoolUpsert {
 	u.Add(stockpool.FieldStock, v)
+	return u
+}
+
+// SetLockStock sets the "lock_stock" field.
+func (u *StockPoolUpsert) SetLockStock(v int64) *StockPoolUpsert {
+	u.Set(stockpool.FieldLockStock, v)
+	return u
+}
+
+// UpdateLockStock sets the "lock_stock" field to the value that was provided on create.
+func (u *StockPoolUpsert) UpdateLockStock() *StockPoolUpsert {
+	u.SetExcluded(stockpool.FieldLockStock)
+	return u
+}
+
+// AddLockStock adds v to the "lock_stock" field.
+func (u *StockPoolUpsert) AddLockStock(v int64) *StockPoolUpsert {
+	u.Add(stockpool.FieldLockStock, v)
 	return u
 }
 
@@ -739,6 +782,27 @@ func (u *StockPoolUpsertOne) AddStock(v int64) *StockPoolUpsertOne {
 func (u *StockPoolUpsertOne) UpdateStock() *StockPoolUpsertOne {
 	return u.Update(func(s *StockPoolUpsert) {
 		s.UpdateStock()
+	})
+}
+
+// SetLockStock sets the "lock_stock" field.
+func (u *StockPoolUpsertOne) SetLockStock(v int64) *StockPoolUpsertOne {
+	return u.Update(func(s *StockPoolUpsert) {
+		s.SetLockStock(v)
+	})
+}
+
+// AddLockStock adds v to the "lock_stock" field.
+func (u *StockPoolUpsertOne) AddLockStock(v int64) *StockPoolUpsertOne {
+	return u.Update(func(s *StockPoolUpsert) {
+		s.AddLockStock(v)
+	})
+}
+
+// UpdateLockStock sets the "lock_stock" field to the value that was provided on create.
+func (u *StockPoolUpsertOne) UpdateLockStock() *StockPoolUpsertOne {
+	return u.Update(func(s *StockPoolUpsert) {
+		s.UpdateLockStock()
 	})
 }
 
@@ -1180,6 +1244,27 @@ func (u *StockPoolUpsertBulk) AddStock(v int64) *StockPoolUpsertBulk {
 func (u *StockPoolUpsertBulk) UpdateStock() *StockPoolUpsertBulk {
 	return u.Update(func(s *StockPoolUpsert) {
 		s.UpdateStock()
+	})
+}
+
+// SetLockStock sets the "lock_stock" field.
+func (u *StockPoolUpsertBulk) SetLockStock(v int64) *StockPoolUpsertBulk {
+	return u.Update(func(s *StockPoolUpsert) {
+		s.SetLockStock(v)
+	})
+}
+
+// AddLockStock adds v to the "lock_stock" field.
+func (u *StockPoolUpsertBulk) AddLockStock(v int64) *StockPoolUpsertBulk {
+	return u.Update(func(s *StockPoolUpsert) {
+		s.AddLockStock(v)
+	})
+}
+
+// UpdateLockStock sets the "lock_stock" field to the value that was provided on create.
+func (u *StockPoolUpsertBulk) UpdateLockStock() *StockPoolUpsertBulk {
+	return u.Update(func(s *StockPoolUpsert) {
+		s.UpdateLockStock()
 	})
 }
 

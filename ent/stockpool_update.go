@@ -149,6 +149,27 @@ func (_u *StockPoolUpdate) AddStock(v int64) *StockPoolUpdate {
 	return _u
 }
 
+// SetLockStock sets the "lock_stock" field.
+func (_u *StockPoolUpdate) SetLockStock(v int64) *StockPoolUpdate {
+	_u.mutation.ResetLockStock()
+	_u.mutation.SetLockStock(v)
+	return _u
+}
+
+// SetNillableLockStock sets the "lock_stock" field if the given value is not nil.
+func (_u *StockPoolUpdate) SetNillableLockStock(v *int64) *StockPoolUpdate {
+	if v != nil {
+		_u.SetLockStock(*v)
+	}
+	return _u
+}
+
+// AddLockStock adds value to the "lock_stock" field.
+func (_u *StockPoolUpdate) AddLockStock(v int64) *StockPoolUpdate {
+	_u.mutation.AddLockStock(v)
+	return _u
+}
+
 // SetPerBuyerLimit sets the "per_buyer_limit" field.
 func (_u *StockPoolUpdate) SetPerBuyerLimit(v int64) *StockPoolUpdate {
 	_u.mutation.ResetPerBuyerLimit()
@@ -346,6 +367,12 @@ func (_u *StockPoolUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.AddedStock(); ok {
 		_spec.AddField(stockpool.FieldStock, field.TypeInt64, value)
 	}
+	if value, ok := _u.mutation.LockStock(); ok {
+		_spec.SetField(stockpool.FieldLockStock, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedLockStock(); ok {
+		_spec.AddField(stockpool.FieldLockStock, field.TypeInt64, value)
+	}
 	if value, ok := _u.mutation.PerBuyerLimit(); ok {
 		_spec.SetField(stockpool.FieldPerBuyerLimit, field.TypeInt64, value)
 	}
@@ -511,6 +538,27 @@ func (_u *StockPoolUpdateOne) SetNillableStock(v *int64) *StockPoolUpdateOne {
 // AddStock adds value to the "stock" field.
 func (_u *StockPoolUpdateOne) AddStock(v int64) *StockPoolUpdateOne {
 	_u.mutation.AddStock(v)
+	return _u
+}
+
+// SetLockStock sets the "lock_stock" field.
+func (_u *StockPoolUpdateOne) SetLockStock(v int64) *StockPoolUpdateOne {
+	_u.mutation.ResetLockStock()
+	_u.mutation.SetLockStock(v)
+	return _u
+}
+
+// SetNillableLockStock sets the "lock_stock" field if the given value is not nil.
+func (_u *StockPoolUpdateOne) SetNillableLockStock(v *int64) *StockPoolUpdateOne {
+	if v != nil {
+		_u.SetLockStock(*v)
+	}
+	return _u
+}
+
+// AddLockStock adds value to the "lock_stock" field.
+func (_u *StockPoolUpdateOne) AddLockStock(v int64) *StockPoolUpdateOne {
+	_u.mutation.AddLockStock(v)
 	return _u
 }
 
@@ -740,6 +788,12 @@ func (_u *StockPoolUpdateOne) sqlSave(ctx context.Context) (_node *StockPool, er
 	}
 	if value, ok := _u.mutation.AddedStock(); ok {
 		_spec.AddField(stockpool.FieldStock, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.LockStock(); ok {
+		_spec.SetField(stockpool.FieldLockStock, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedLockStock(); ok {
+		_spec.AddField(stockpool.FieldLockStock, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.PerBuyerLimit(); ok {
 		_spec.SetField(stockpool.FieldPerBuyerLimit, field.TypeInt64, value)

@@ -46,16 +46,22 @@ func ReadPools(ctx context.Context, c *ent.Client, ids []int64) (map[int64]*ent.
 
 // takePool takes a sale's units from its pool: the buyer's counter first
 // (ErrPoolLimitExceeded), then the pool's CAS, which holds only while the
-// pool is on sale at the sale's price and has the units (ErrPoolNotActive,
-// ErrOutOfStock otherwise, decided from the row under the lock), then the
-// ledger row from the row just moved.
+// pool is on sale at the sale's price and has the units available (stock -
+// lock_stock; ErrPoolNotActive, ErrOutOfStock otherwise, decided from the
+// row under the lock), then the ledger row from the row just moved. A
+// locked sale (the pool follows its lock-at-order goods) raises the pool's
+// lock_stock instead and books nothing: stock did not move, as for a SKU.
 func takePool(ctx context.Context, tx *ent.Tx, s *Sale) error {
 	n, id, now := -s.Num, s.PoolID, nowArg(s.at())
 	if err := claimLimit(ctx, tx, id, s.Buyer, n, s.PoolLimit); err != nil {
 		return err
 	}
-	res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET stock = stock - ?, version = version + 1 "+
-		"WHERE id = ? AND item_id = ? AND price = ? AND stock >= ? AND closed_at IS NULL AND returned = ? AND starts_at <= ? AND ends_at > ?",
+	set := "stock = stock - ?"
+	if s.Lock {
+		set = "lock_stock = lock_stock + ?"
+	}
+	res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET "+set+", version = version + 1 "+
+		"WHERE id = ? AND item_id = ? AND price = ? AND stock - lock_stock >= ? AND closed_at IS NULL AND returned = ? AND starts_at <= ? AND ends_at > ?",
 		n, id, s.ItemID, int64(s.Price), n, false, now, now)
 	if err != nil {
 		return fmt.Errorf("taking stock of pool %d: %w", id, err)
@@ -74,7 +80,10 @@ func takePool(ctx context.Context, tx *ent.Tx, s *Sale) error {
 		case !PoolOpen(p, now):
 			return fmt.Errorf("%w: pool %d (%s) sells from %s to %s", ErrPoolNotActive, id, p.Name, p.StartsAt.Format(time.RFC3339), p.EndsAt.Format(time.RFC3339))
 		}
-		return fmt.Errorf("%w: pool %d (%s) has %d left, cannot take %d", ErrOutOfStock, id, p.Name, p.Stock, n)
+		return fmt.Errorf("%w: pool %d (%s) has %d available, cannot take %d", ErrOutOfStock, id, p.Name, p.Stock-p.LockStock, n)
+	}
+	if s.Lock {
+		return nil // stock did not move: no ledger row until payment
 	}
 	return bookPool(ctx, tx, &s.Movement)
 }
@@ -142,4 +151,89 @@ func RestorePool(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, bizSn s
 	l.PoolID = 0 // the pool ended and went back: its units belong to main stock now
 	_, err = Restore(ctx, tx, t, bizType, bizSn, []RestoreLine{l})
 	return err
+}
+
+// A pool follows its goods' stock mode. A lock-at-order pool line raises
+// the pool's lock_stock at order (takePool), and its units stay in the
+// pool's stock (no ledger row) until the order is paid (DeductPool) or
+// closed (ReleasePool). They stay through the pool's return too: the return
+// moves only the available remainder, so a payment after it still deducts
+// from the pool, and a release after it moves the units to main stock.
+//
+// Lock order: SKU rows, then pool rows, in every transaction that holds
+// both, except the pool's return (returnPool) and a release after it, which
+// take the pool's row and then its own SKU's. Two of these cannot deadlock
+// on a SKU and its pool: a transaction that holds a pool's row and waits
+// for its SKU's row would have to meet one that holds that SKU's row and
+// waits for the pool's, i.e. an order taking the SKU from main stock and
+// from the pool, and one order takes a SKU from one source. A longer cycle
+// (through two SKUs, each ordered from main stock with the other's pool)
+// needs placements that read both pools as open after their return; it
+// would be a deadlock that MariaDB reports and store.WithTx retries.
+
+// DeductPool books the payment of lock-mode pool lines (change type 2 on
+// the pool, movements with PoolID): each lock becomes a deduction, stock -=
+// n and lock_stock -= n, by a CAS that cannot go below zero (ErrLockDrift).
+// It needs no open pool: the locked units stayed in it through its end and
+// return. The caller has moved each line LOCKED → DEDUCTED by its own CAS
+// and runs this after every SKU row.
+func DeductPool(ctx context.Context, tx *ent.Tx, moves []Movement) error {
+	for i := range moves {
+		m := &moves[i]
+		n := -m.Num
+		res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET stock = stock - ?, lock_stock = lock_stock - ?, version = version + 1 WHERE id = ? AND lock_stock >= ? AND stock >= ?",
+			n, n, m.PoolID, n, n)
+		if err != nil {
+			return fmt.Errorf("deducting pool %d at payment: %w", m.PoolID, err)
+		}
+		if moved, err := res.RowsAffected(); err != nil {
+			return err
+		} else if moved == 0 {
+			return fmt.Errorf("%w: pool %d, deducting %d at payment", ErrLockDrift, m.PoolID, n)
+		}
+		if err := bookPool(ctx, tx, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReleasePool gives back the lock of a closed order's lock-mode pool line
+// (the caller moved it LOCKED → RELEASED by its own CAS). While the pool has
+// not been returned the units become available in it again, and nothing is
+// booked (stock did not move). After the return they belong to main stock:
+// they leave the pool and reach the SKU as the return's remainder did,
+// change type 8 (-n on the pool, +n on main stock) under the order's
+// business key, since this document moved them. The CAS on returned waits
+// for a racing return's lock, so a unit is never left available in a pool
+// already emptied.
+func ReleasePool(ctx context.Context, tx *ent.Tx, bizType, bizSn string, l RestoreLine, at time.Time) error {
+	res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET lock_stock = lock_stock - ?, version = version + 1 WHERE id = ? AND lock_stock >= ? AND returned = ?",
+		l.Num, l.PoolID, l.Num, false)
+	if err != nil {
+		return fmt.Errorf("releasing the lock on pool %d: %w", l.PoolID, err)
+	}
+	if moved, err := res.RowsAffected(); err != nil || moved == 1 {
+		return err
+	}
+	res, err = tx.ExecContext(ctx, "UPDATE stock_pool SET stock = stock - ?, lock_stock = lock_stock - ?, version = version + 1 WHERE id = ? AND lock_stock >= ? AND returned = ?",
+		l.Num, l.Num, l.PoolID, l.Num, true)
+	if err != nil {
+		return fmt.Errorf("releasing the lock on pool %d after its return: %w", l.PoolID, err)
+	}
+	if moved, err := res.RowsAffected(); err != nil {
+		return err
+	} else if moved == 0 {
+		return fmt.Errorf("%w: pool %d, releasing %d", ErrLockDrift, l.PoolID, l.Num)
+	}
+	m := Movement{ItemID: l.ItemID, GoodsID: l.GoodsID, Num: -l.Num, Type: FromPool, BizType: bizType, BizSn: bizSn,
+		Remark: "released after the pool's return", At: at, PoolID: l.PoolID}
+	if err := bookPool(ctx, tx, &m); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE sku SET stock = stock + ?, version = version + 1 WHERE id = ?", l.Num, l.ItemID); err != nil {
+		return fmt.Errorf("releasing pool %d to SKU %d: %w", l.PoolID, l.ItemID, err)
+	}
+	m.Num, m.PoolID, m.Remark = l.Num, 0, "released from pool "+itoa(l.PoolID)
+	return bookMoved(ctx, tx, &m)
 }

@@ -401,6 +401,7 @@ var (
 		{Name: "price", Type: field.TypeInt64},
 		{Name: "quantity", Type: field.TypeInt64},
 		{Name: "stock", Type: field.TypeInt64},
+		{Name: "lock_stock", Type: field.TypeInt64, Default: 0},
 		{Name: "per_buyer_limit", Type: field.TypeInt64, Default: 1},
 		{Name: "starts_at", Type: field.TypeTime},
 		{Name: "ends_at", Type: field.TypeTime},
@@ -418,12 +419,12 @@ var (
 			{
 				Name:    "stockpool_item_id_ends_at",
 				Unique:  false,
-				Columns: []*schema.Column{StockPoolColumns[1], StockPoolColumns[9]},
+				Columns: []*schema.Column{StockPoolColumns[1], StockPoolColumns[10]},
 			},
 			{
 				Name:    "stockpool_returned_ends_at",
 				Unique:  false,
-				Columns: []*schema.Column{StockPoolColumns[11], StockPoolColumns[9]},
+				Columns: []*schema.Column{StockPoolColumns[12], StockPoolColumns[10]},
 			},
 		},
 	}

@@ -25,6 +25,8 @@ const (
 	FieldQuantity = "quantity"
 	// FieldStock holds the string denoting the stock field in the database.
 	FieldStock = "stock"
+	// FieldLockStock holds the string denoting the lock_stock field in the database.
+	FieldLockStock = "lock_stock"
 	// FieldPerBuyerLimit holds the string denoting the per_buyer_limit field in the database.
 	FieldPerBuyerLimit = "per_buyer_limit"
 	// FieldStartsAt holds the string denoting the starts_at field in the database.
@@ -52,6 +54,7 @@ var Columns = []string{
 	FieldPrice,
 	FieldQuantity,
 	FieldStock,
+	FieldLockStock,
 	FieldPerBuyerLimit,
 	FieldStartsAt,
 	FieldEndsAt,
@@ -74,6 +77,8 @@ func ValidColumn(column string) bool {
 var (
 	// NameValidator is a validator for the "name" field. It is called by the builders before save.
 	NameValidator func(string) error
+	// DefaultLockStock holds the default value on creation for the "lock_stock" field.
+	DefaultLockStock int64
 	// DefaultPerBuyerLimit holds the default value on creation for the "per_buyer_limit" field.
 	DefaultPerBuyerLimit int64
 	// DefaultReturned holds the default value on creation for the "returned" field.
@@ -120,6 +125,11 @@ func ByQuantity(opts ...sql.OrderTermOption) OrderOption {
 // ByStock orders the results by the stock field.
 func ByStock(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStock, opts...).ToFunc()
+}
+
+// ByLockStock orders the results by the lock_stock field.
+func ByLockStock(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLockStock, opts...).ToFunc()
 }
 
 // ByPerBuyerLimit orders the results by the per_buyer_limit field.

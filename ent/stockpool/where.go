@@ -86,6 +86,11 @@ func Stock(v int64) predicate.StockPool {
 	return predicate.StockPool(sql.FieldEQ(FieldStock, v))
 }
 
+// LockStock applies equality check predicate on the "lock_stock" field. It's identical to LockStockEQ.
+func LockStock(v int64) predicate.StockPool {
+	return predicate.StockPool(sql.FieldEQ(FieldLockStock, v))
+}
+
 // PerBuyerLimit applies equality check predicate on the "per_buyer_limit" field. It's identical to PerBuyerLimitEQ.
 func PerBuyerLimit(v int64) predicate.StockPool {
 	return predicate.StockPool(sql.FieldEQ(FieldPerBuyerLimit, v))
@@ -398,6 +403,46 @@ func StockLT(v int64) predicate.StockPool {
 // StockLTE applies the LTE predicate on the "stock" field.
 func StockLTE(v int64) predicate.StockPool {
 	return predicate.StockPool(sql.FieldLTE(FieldStock, v))
+}
+
+// LockStockEQ applies the EQ predicate on the "lock_stock" field.
+func LockStockEQ(v int64) predicate.StockPool {
+	return predicate.StockPool(sql.FieldEQ(FieldLockStock, v))
+}
+
+// LockStockNEQ applies the NEQ predicate on the "lock_stock" field.
+func LockStockNEQ(v int64) predicate.StockPool {
+	return predicate.StockPool(sql.FieldNEQ(FieldLockStock, v))
+}
+
+// LockStockIn applies the In predicate on the "lock_stock" field.
+func LockStockIn(vs ...int64) predicate.StockPool {
+	return predicate.StockPool(sql.FieldIn(FieldLockStock, vs...))
+}
+
+// LockStockNotIn applies the NotIn predicate on the "lock_stock" field.
+func LockStockNotIn(vs ...int64) predicate.StockPool {
+	return predicate.StockPool(sql.FieldNotIn(FieldLockStock, vs...))
+}
+
+// LockStockGT applies the GT predicate on the "lock_stock" field.
+func LockStockGT(v int64) predicate.StockPool {
+	return predicate.StockPool(sql.FieldGT(FieldLockStock, v))
+}
+
+// LockStockGTE applies the GTE predicate on the "lock_stock" field.
+func LockStockGTE(v int64) predicate.StockPool {
+	return predicate.StockPool(sql.FieldGTE(FieldLockStock, v))
+}
+
+// LockStockLT applies the LT predicate on the "lock_stock" field.
+func LockStockLT(v int64) predicate.StockPool {
+	return predicate.StockPool(sql.FieldLT(FieldLockStock, v))
+}
+
+// LockStockLTE applies the LTE predicate on the "lock_stock" field.
+func LockStockLTE(v int64) predicate.StockPool {
+	return predicate.StockPool(sql.FieldLTE(FieldLockStock, v))
 }
 
 // PerBuyerLimitEQ applies the EQ predicate on the "per_buyer_limit" field.
