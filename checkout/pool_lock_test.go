@@ -349,3 +349,43 @@ FROM pool_buyer b WHERE b.pool_id = ?`, string(enums.OrderUnpaid), string(enums.
 		t.Errorf("%d buyers counted (%v)", buyers, err)
 	}
 }
+
+// The pool follows the goods' mode order by order: switched to
+// deduct-at-order with pool orders still locked, the next pool order takes
+// the pool's stock, and only what the locks leave available (stock -
+// lock_stock); the locked orders still finish under their own mode.
+func TestPoolFollowsAModeSwitch(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := setup(t, db, path{"plain", false})
+		id := f.scarf(t, demo.ScarfColours[2])
+		p := f.lockPool(t, id, 4, 4)
+		locked, err := f.svc.Place(ctx, PlaceInput{UserID: "early", Items: []ItemInput{fromPool(id, p.ID, 3)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.SQL.Exec("UPDATE goods SET stock_mode = ?, version = version + 1 WHERE id = ?", string(enums.DeductAtOrder), f.ids[demo.ScarfCode]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.svc.Place(ctx, PlaceInput{UserID: "later", Items: []ItemInput{fromPool(id, p.ID, 2)}}); !errors.Is(err, inventory.ErrOutOfStock) {
+			t.Errorf("2 from a pool of 4 with 3 locked: %v, want OUT_OF_STOCK", err)
+		}
+		o, err := f.svc.Place(ctx, PlaceInput{UserID: "later", IdempotencyKey: "one", Items: []ItemInput{fromPool(id, p.ID, 1)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Lines[0].StockMode != enums.DeductAtOrder {
+			t.Errorf("a pool order after the switch is %s, want DEDUCT_AT_ORDER", o.Lines[0].StockMode)
+		}
+		f.poolIs(t, "after a deduct order beside the locks", p.ID, 3, 3, 1)
+		f.poolsBalance(t)
+		if !f.pay(t, locked.ID, Payer{ID: 1, Provider: "mock", PaymentID: "early", Amount: locked.Amount}) {
+			t.Fatal("the locked order was not paid")
+		}
+		f.poolIs(t, "after paying the locked order", p.ID, 0, 0, 4)
+		if rows := f.bizRows(t, locked.OrderSn, inventory.PaymentDeduct); len(rows) != 1 || rows[0].PoolID != p.ID {
+			t.Errorf("payment rows %+v, want one on pool %d", rows, p.ID)
+		}
+		f.poolsBalance(t)
+	})
+}
