@@ -29,7 +29,7 @@ import (
 //	UNPAID → CLOSED    CloseTx(Cancel): CancelOrder; CloseTx(Timeout): CloseExpired
 //	PAID   → REFUNDED  CloseTx(Refund): refundOrder and a provider's refund (payments)
 //	CLOSED → PAID      PayTx, for a lock-at-order order closed by timeout whose money came after
-//	                   its lock was released, while available stock allows it
+//	                   its lock was released, while available stock allows it (none with pool lines)
 //
 // Each line follows the stock mode it was placed under: a deduct-at-order
 // line's stock is restored when its order closes, a lock-at-order line's
@@ -270,9 +270,8 @@ func PayTx(ctx context.Context, tx *ent.Tx, orderID int64, p Payer, now time.Tim
 // sell past the pool's limit or after its end) or one its buyer cancelled
 // (they said they did not want it: the money is for a person to refund),
 // nothing changes here and the payment is flagged as any payment for a
-// closed order is. It runs inside a
-// savepoint, so a SKU found short undoes what this attempt did and nothing
-// else of the payment's transaction.
+// closed order is. It runs inside a savepoint, so a SKU found short undoes
+// what this attempt did and nothing else of the payment's transaction.
 func payAfterClose(ctx context.Context, tx *ent.Tx, orderID int64, p Payer, now time.Time) (bool, error) {
 	o, err := loadTx(ctx, tx, orderID)
 	if err != nil {
