@@ -26,6 +26,16 @@ var (
 	ErrPoolLimitExceeded = errs.New(errs.Conflict, "the per-buyer limit of the stock pool would be passed")
 )
 
+// returnedIs is the condition on a pool's returned flag (bound to true or
+// false) for a write that finds the pool by id. The "+ 0" keeps MariaDB off
+// the (returned, ends_at) index, which it picks over the primary key while
+// the table is small (a shop's first pools): such a write then locks the
+// index record before the row, while the return holds the row and changes
+// returned, i.e. needs that index record, and the two deadlock (the end
+// racing releases in TestLockModePoolUnderConcurrency, retries exhausted).
+// Only the return itself (returnPool) may look the flag up by the index.
+const returnedIs = "returned + 0 = ?"
+
 // PoolOpen says whether pool p sells at now.
 func PoolOpen(p *ent.StockPool, now time.Time) bool {
 	return p.ClosedAt == nil && !p.Returned && !now.Before(p.StartsAt) && now.Before(p.EndsAt)
@@ -61,7 +71,7 @@ func takePool(ctx context.Context, tx *ent.Tx, s *Sale) error {
 		set = "lock_stock = lock_stock + ?"
 	}
 	res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET "+set+", version = version + 1 "+
-		"WHERE id = ? AND item_id = ? AND price = ? AND stock - lock_stock >= ? AND closed_at IS NULL AND returned = ? AND starts_at <= ? AND ends_at > ?",
+		"WHERE id = ? AND item_id = ? AND price = ? AND stock - lock_stock >= ? AND closed_at IS NULL AND "+returnedIs+" AND starts_at <= ? AND ends_at > ?",
 		n, id, s.ItemID, int64(s.Price), n, false, now, now)
 	if err != nil {
 		return fmt.Errorf("taking stock of pool %d: %w", id, err)
@@ -139,7 +149,7 @@ func ReleaseLimit(ctx context.Context, tx *ent.Tx, poolID int64, buyer string, n
 // returned, so it cannot race the return at its end), to the SKU's main
 // stock after. The caller has won its own state CAS.
 func RestorePool(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, bizSn string, l RestoreLine) error {
-	res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET stock = stock + ?, version = version + 1 WHERE id = ? AND returned = ?", l.Num, l.PoolID, false)
+	res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET stock = stock + ?, version = version + 1 WHERE id = ? AND "+returnedIs, l.Num, l.PoolID, false)
 	if err != nil {
 		return fmt.Errorf("restoring pool %d: %w", l.PoolID, err)
 	}
@@ -160,16 +170,17 @@ func RestorePool(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, bizSn s
 // moves only the available remainder, so a payment after it still deducts
 // from the pool, and a release after it moves the units to main stock.
 //
-// Lock order: SKU rows, then pool rows, in every transaction that holds
-// both, except the pool's return (returnPool) and a release after it, which
-// take the pool's row and then its own SKU's. Two of these cannot deadlock
-// on a SKU and its pool: a transaction that holds a pool's row and waits
-// for its SKU's row would have to meet one that holds that SKU's row and
-// waits for the pool's, i.e. an order taking the SKU from main stock and
-// from the pool, and one order takes a SKU from one source. A longer cycle
-// (through two SKUs, each ordered from main stock with the other's pool)
-// needs placements that read both pools as open after their return; it
-// would be a deadlock that MariaDB reports and store.WithTx retries.
+// Lock order: the SKU rows of lines from main stock, then pool rows, then
+// the SKU rows of lines from a pool: a SKU sold from a pool has its pool's
+// row taken before its own, by the pool's return (returnPool), a release
+// or a restore after it, and a payment (the volume, inventory.Sold, after
+// DeductPool). Placing an order never takes a pool line's SKU row. So no
+// two transactions deadlock on a SKU and its pool: one holding the SKU's
+// row and waiting for the pool's would have to have the SKU from main stock
+// and from the pool in one order, and one order takes a SKU from one
+// source. A longer cycle needs orders that each take one SKU from main
+// stock and another SKU's pool, crosswise, at once; MariaDB would report it
+// and store.WithTx retry it.
 
 // DeductPool books the payment of lock-mode pool lines (change type 2 on
 // the pool, movements with PoolID): each lock becomes a deduction, stock -=
@@ -208,7 +219,7 @@ func DeductPool(ctx context.Context, tx *ent.Tx, moves []Movement) error {
 // for a racing return's lock, so a unit is never left available in a pool
 // already emptied.
 func ReleasePool(ctx context.Context, tx *ent.Tx, bizType, bizSn string, l RestoreLine, at time.Time) error {
-	res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET lock_stock = lock_stock - ?, version = version + 1 WHERE id = ? AND lock_stock >= ? AND returned = ?",
+	res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET lock_stock = lock_stock - ?, version = version + 1 WHERE id = ? AND lock_stock >= ? AND "+returnedIs,
 		l.Num, l.PoolID, l.Num, false)
 	if err != nil {
 		return fmt.Errorf("releasing the lock on pool %d: %w", l.PoolID, err)
@@ -216,7 +227,7 @@ func ReleasePool(ctx context.Context, tx *ent.Tx, bizType, bizSn string, l Resto
 	if moved, err := res.RowsAffected(); err != nil || moved == 1 {
 		return err
 	}
-	res, err = tx.ExecContext(ctx, "UPDATE stock_pool SET stock = stock - ?, lock_stock = lock_stock - ?, version = version + 1 WHERE id = ? AND lock_stock >= ? AND returned = ?",
+	res, err = tx.ExecContext(ctx, "UPDATE stock_pool SET stock = stock - ?, lock_stock = lock_stock - ?, version = version + 1 WHERE id = ? AND lock_stock >= ? AND "+returnedIs,
 		l.Num, l.Num, l.PoolID, l.Num, true)
 	if err != nil {
 		return fmt.Errorf("releasing the lock on pool %d after its return: %w", l.PoolID, err)
