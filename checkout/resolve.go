@@ -132,9 +132,10 @@ func (s *Service) buildFrom(items []ItemInput, rows []*skuRow, pools map[int64]*
 		if l == nil {
 			l = &line{OrderLine: OrderLine{ItemID: r.id, GoodsID: r.goodsID, GoodsName: r.goodsName, SpecValueStr: r.specText, UnitPrice: r.price, StockMode: r.mode}, SpecKey: r.specKey, stock: r.available()}
 			if pool != nil {
-				// A pool line is a deduct line for now (issue 18: the pool
-				// is to follow the goods' mode).
-				l.UnitPrice, l.PoolID, l.StockMode, l.stock = pool.Price, pool.ID, enums.DeductAtOrder, pool.Stock
+				// The pool follows the goods' mode: a lock-at-order pool
+				// line locks on the pool's row (its lock_stock) and is
+				// deducted from it at payment.
+				l.UnitPrice, l.PoolID, l.stock = pool.Price, pool.ID, pool.Stock-pool.LockStock
 				l.poolLimit = pool.PerBuyerLimit
 			}
 			merged[r.id] = l

@@ -263,17 +263,19 @@ type ComplexityRoot struct {
 	}
 
 	StockPool struct {
-		EndsAt        func(childComplexity int) int
-		ID            func(childComplexity int) int
-		ItemID        func(childComplexity int) int
-		Name          func(childComplexity int) int
-		PerBuyerLimit func(childComplexity int) int
-		Price         func(childComplexity int) int
-		Quantity      func(childComplexity int) int
-		Sold          func(childComplexity int) int
-		StartsAt      func(childComplexity int) int
-		Status        func(childComplexity int) int
-		Stock         func(childComplexity int) int
+		AvailableStock func(childComplexity int) int
+		EndsAt         func(childComplexity int) int
+		ID             func(childComplexity int) int
+		ItemID         func(childComplexity int) int
+		LockedStock    func(childComplexity int) int
+		Name           func(childComplexity int) int
+		PerBuyerLimit  func(childComplexity int) int
+		Price          func(childComplexity int) int
+		Quantity       func(childComplexity int) int
+		Sold           func(childComplexity int) int
+		StartsAt       func(childComplexity int) int
+		Status         func(childComplexity int) int
+		Stock          func(childComplexity int) int
 	}
 
 	StockPoolConnection struct {
@@ -1394,6 +1396,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.StockLogEdge.Node(childComplexity), true
 
+	case "StockPool.availableStock":
+		if e.ComplexityRoot.StockPool.AvailableStock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockPool.AvailableStock(childComplexity), true
 	case "StockPool.endsAt":
 		if e.ComplexityRoot.StockPool.EndsAt == nil {
 			break
@@ -1412,6 +1420,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.StockPool.ItemID(childComplexity), true
+	case "StockPool.lockedStock":
+		if e.ComplexityRoot.StockPool.LockedStock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StockPool.LockedStock(childComplexity), true
 	case "StockPool.name":
 		if e.ComplexityRoot.StockPool.Name == nil {
 			break
@@ -1667,7 +1681,7 @@ type Sku {
   "Units sold."
   volume: Int!
   status: SkuStatus!
-  "The flash sale on sale now (the one ending first when several overlap); null when none."
+  "The flash sale on sale now (the one ending first when several overlap); null when none. Product pages show its availableStock."
   activePool: StockPool
   "Admins only (null for everyone else): the SKU's 10 newest pools; stockPools pages through all."
   pools: [StockPool!]
@@ -1681,9 +1695,13 @@ type StockPool {
   price: Money!
   "Units moved in when the pool was created."
   quantity: Int!
-  "Units left to sell (0 once the remainder went back to main stock)."
+  "On hand in the pool: the ledger rows carrying its id sum to it. After the return at its end, only units locked by unpaid orders (0 when none)."
   stock: Int!
-  "Units sold from the pool and not restored."
+  "Held by unpaid orders of lock-at-order goods: still in stock until paid or released."
+  lockedStock: Int!
+  "What can be ordered: stock - lockedStock."
+  availableStock: Int!
+  "Units that left the pool's stock for orders and were not restored (a locked unit counts once paid)."
   sold: Int!
   perBuyerLimit: Int!
   startsAt: Time!
@@ -2510,6 +2528,10 @@ func (ec *executionContext) childFields_StockPool(ctx context.Context, field gra
 		return ec.fieldContext_StockPool_quantity(ctx, field)
 	case "stock":
 		return ec.fieldContext_StockPool_stock(ctx, field)
+	case "lockedStock":
+		return ec.fieldContext_StockPool_lockedStock(ctx, field)
+	case "availableStock":
+		return ec.fieldContext_StockPool_availableStock(ctx, field)
 	case "sold":
 		return ec.fieldContext_StockPool_sold(ctx, field)
 	case "perBuyerLimit":
@@ -7640,6 +7662,52 @@ func (ec *executionContext) fieldContext_StockPool_stock(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("StockPool", field, false, false, "Int")
 }
 
+func (ec *executionContext) _StockPool_lockedStock(ctx context.Context, field graphql.CollectedField, obj *inventory.Pool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockPool_lockedStock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LockedStock, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockPool_lockedStock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockPool", field, false, false, "Int")
+}
+
+func (ec *executionContext) _StockPool_availableStock(ctx context.Context, field graphql.CollectedField, obj *inventory.Pool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StockPool_availableStock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AvailableStock(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StockPool_availableStock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StockPool", field, true, false, "Int")
+}
+
 func (ec *executionContext) _StockPool_sold(ctx context.Context, field graphql.CollectedField, obj *inventory.Pool) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11607,6 +11675,16 @@ func (ec *executionContext) _StockPool(ctx context.Context, sel ast.SelectionSet
 			}
 		case "stock":
 			out.Values[i] = ec._StockPool_stock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lockedStock":
+			out.Values[i] = ec._StockPool_lockedStock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "availableStock":
+			out.Values[i] = ec._StockPool_availableStock(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

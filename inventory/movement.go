@@ -199,9 +199,8 @@ func checkGoods(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 		return fmt.Errorf("checking goods: %w", err)
 	}
 	for _, s := range sales {
-		// A pool line is a deduct line whatever the goods' mode (for now:
-		// issue 18 has the pool follow the goods' mode).
-		if r, ok := onSale[s.GoodsID]; !ok || r.name != s.GoodsName || (s.PoolID == 0 && r.mode != modeOf(s.Lock)) {
+		// A pool sale too: the pool follows its goods' mode.
+		if r, ok := onSale[s.GoodsID]; !ok || r.name != s.GoodsName || r.mode != modeOf(s.Lock) {
 			return &Short{s}
 		}
 	}

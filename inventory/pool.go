@@ -32,9 +32,13 @@ type Pool struct {
 	Name                string
 	Price               money.Money
 	Quantity            int64
-	Stock               int64
-	// Sold is what left the pool other than by the return at its end:
-	// quantity - stock - returned.
+	// Stock is on hand in the pool; LockedStock of it is held by unpaid
+	// orders of a lock-at-order goods (and stays after the return until
+	// they are paid or released).
+	Stock, LockedStock int64
+	// Sold is what left the pool's stock other than by a change type 8
+	// (the return at its end, or a lock released after it): quantity -
+	// stock - returned. Locked units are not sold until paid.
 	Sold          int64
 	PerBuyerLimit int64
 	StartsAt      time.Time
@@ -55,6 +59,9 @@ func (p *Pool) StatusAt(now time.Time) enums.StockPoolStatus {
 	}
 	return enums.PoolActive
 }
+
+// AvailableStock is what can be ordered from the pool: stock - lockedStock.
+func (p *Pool) AvailableStock() int64 { return p.Stock - p.LockedStock }
 
 // Status is the pool's status now (GraphQL's StockPool.status).
 func (p *Pool) Status() enums.StockPoolStatus { return p.StatusAt(time.Now()) }
@@ -190,9 +197,11 @@ func (s *Service) ReturnEnded(ctx context.Context, now time.Time) (int, error) {
 	return returned, nil
 }
 
-// returnPool moves an ended pool's remainder back to main stock (change
-// type 8: -r on the pool, +r on main stock) and reports whether this call
-// did it. The CAS on returned decides among racing closers: the loser
+// returnPool moves an ended pool's available remainder (stock -
+// lock_stock) back to main stock (change type 8: -r on the pool, +r on main
+// stock) and reports whether this call did it. It takes the pool's row
+// before the SKU's (why that cannot deadlock: the lock-order note above
+// DeductPool). The CAS on returned decides among racing closers: the loser
 // changes nothing. The winner's UPDATE holds the pool row, so the stock it
 // then reads is the last one (no sale can commit in between).
 func returnPool(ctx context.Context, tx *ent.Tx, id int64, now time.Time) (bool, error) {
@@ -215,11 +224,14 @@ func returnPool(ctx context.Context, tx *ent.Tx, id int64, now time.Time) (bool,
 	if err != nil {
 		return false, fmt.Errorf("returning pool %d: %w", id, err)
 	}
-	r := p.Stock
+	// Only the available remainder: units locked by unpaid orders stay in
+	// the pool until paid (deducted from it) or released (then moved to
+	// main stock by ReleasePool, change type 8 under the order's key).
+	r := p.Stock - p.LockStock
 	if r <= 0 {
-		return true, nil // sold out: nothing to move
+		return true, nil // sold out, or all of it locked: nothing to move now
 	}
-	if res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET stock = stock - ? WHERE id = ? AND stock = ?", r, id, r); err != nil {
+	if res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET stock = stock - ? WHERE id = ? AND stock - lock_stock = ?", r, id, r); err != nil {
 		return false, fmt.Errorf("returning pool %d: %w", id, err)
 	} else if n, err := res.RowsAffected(); err != nil {
 		return false, err
@@ -227,7 +239,7 @@ func returnPool(ctx context.Context, tx *ent.Tx, id int64, now time.Time) (bool,
 		return false, fmt.Errorf("returning pool %d: its stock moved under the lock", id)
 	}
 	sn := itoa(id)
-	if err := Book(ctx, tx, Entry{ItemID: p.ItemID, GoodsID: p.GoodsID, Type: FromPool, Num: -r, Before: r, After: 0,
+	if err := Book(ctx, tx, Entry{ItemID: p.ItemID, GoodsID: p.GoodsID, Type: FromPool, Num: -r, Before: p.Stock, After: p.Stock - r,
 		BizType: BizPool, BizSn: sn, Remark: "returned to main stock", PoolID: id}); err != nil {
 		return false, err
 	}
@@ -384,7 +396,7 @@ func (s *Service) views(ctx context.Context, rows []*ent.StockPool) ([]*Pool, er
 	for i, r := range rows {
 		out[i] = &Pool{
 			ID: r.ID, ItemID: r.ItemID, GoodsID: r.GoodsID, Name: r.Name, Price: r.Price,
-			Quantity: r.Quantity, Stock: r.Stock, Sold: r.Quantity - r.Stock - back[r.ID], PerBuyerLimit: r.PerBuyerLimit,
+			Quantity: r.Quantity, Stock: r.Stock, LockedStock: r.LockStock, Sold: r.Quantity - r.Stock - back[r.ID], PerBuyerLimit: r.PerBuyerLimit,
 			StartsAt: r.StartsAt, EndsAt: r.EndsAt, ClosedAt: r.ClosedAt, Returned: r.Returned, Version: r.Version, CreatedAt: r.CreatedAt,
 		}
 	}

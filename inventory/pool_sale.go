@@ -26,6 +26,16 @@ var (
 	ErrPoolLimitExceeded = errs.New(errs.Conflict, "the per-buyer limit of the stock pool would be passed")
 )
 
+// returnedIs is the condition on a pool's returned flag (bound to true or
+// false) for a write that finds the pool by id. The "+ 0" keeps MariaDB off
+// the (returned, ends_at) index, which it picks over the primary key while
+// the table is small (a shop's first pools): such a write then locks the
+// index record before the row, while the return holds the row and changes
+// returned, i.e. needs that index record, and the two deadlock (the end
+// racing releases in TestLockModePoolUnderConcurrency, retries exhausted).
+// Only the return itself (returnPool) may look the flag up by the index.
+const returnedIs = "returned + 0 = ?"
+
 // PoolOpen says whether pool p sells at now.
 func PoolOpen(p *ent.StockPool, now time.Time) bool {
 	return p.ClosedAt == nil && !p.Returned && !now.Before(p.StartsAt) && now.Before(p.EndsAt)
@@ -134,7 +144,7 @@ func ReleaseLimit(ctx context.Context, tx *ent.Tx, poolID int64, buyer string, n
 // returned, so it cannot race the return at its end), to the SKU's main
 // stock after. The caller has won its own state CAS.
 func RestorePool(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, bizSn string, l RestoreLine) error {
-	res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET stock = stock + ?, version = version + 1 WHERE id = ? AND returned = ?", l.Num, l.PoolID, false)
+	res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET stock = stock + ?, version = version + 1 WHERE id = ? AND "+returnedIs, l.Num, l.PoolID, false)
 	if err != nil {
 		return fmt.Errorf("restoring pool %d: %w", l.PoolID, err)
 	}
@@ -146,4 +156,90 @@ func RestorePool(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, bizSn s
 	l.PoolID = 0 // the pool ended and went back: its units belong to main stock now
 	_, err = Restore(ctx, tx, t, bizType, bizSn, []RestoreLine{l})
 	return err
+}
+
+// A pool follows its goods' stock mode. A lock-at-order pool line raises
+// the pool's lock_stock at order (takePool), and its units stay in the
+// pool's stock (no ledger row) until the order is paid (DeductPool) or
+// closed (ReleasePool). They stay through the pool's return too: the return
+// moves only the available remainder, so a payment after it still deducts
+// from the pool, and a release after it moves the units to main stock.
+//
+// Lock order: the SKU rows of lines from main stock, then pool rows, then
+// the SKU rows of lines from a pool: a SKU sold from a pool has its pool's
+// row taken before its own, by the pool's return (returnPool), a release
+// or a restore after it, and a payment (the volume, inventory.Sold, after
+// DeductPool). Placing an order never takes a pool line's SKU row. So no
+// two transactions deadlock on a SKU and its pool: one holding the SKU's
+// row and waiting for the pool's would have to have the SKU from main stock
+// and from the pool in one order, and one order takes a SKU from one
+// source. A longer cycle needs orders that each take one SKU from main
+// stock and another SKU's pool, crosswise, at once; MariaDB would report it
+// and store.WithTx retry it.
+
+// DeductPool books the payment of lock-mode pool lines (change type 2 on
+// the pool, movements with PoolID): each lock becomes a deduction, stock -=
+// n and lock_stock -= n, by a CAS that cannot go below zero (ErrLockDrift).
+// It needs no open pool: the locked units stayed in it through its end and
+// return. The caller has moved each line LOCKED → DEDUCTED by its own CAS
+// and runs this after every SKU row.
+func DeductPool(ctx context.Context, tx *ent.Tx, moves []Movement) error {
+	for i := range moves {
+		m := &moves[i]
+		n := -m.Num
+		res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET stock = stock - ?, lock_stock = lock_stock - ?, version = version + 1 WHERE id = ? AND lock_stock >= ? AND stock >= ?",
+			n, n, m.PoolID, n, n)
+		if err != nil {
+			return fmt.Errorf("deducting pool %d at payment: %w", m.PoolID, err)
+		}
+		if moved, err := res.RowsAffected(); err != nil {
+			return err
+		} else if moved == 0 {
+			return fmt.Errorf("%w: pool %d, deducting %d at payment", ErrLockDrift, m.PoolID, n)
+		}
+		if err := bookPool(ctx, tx, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReleasePool gives back the lock of a closed order's lock-mode pool line
+// (the caller moved it LOCKED → RELEASED by its own CAS). While the pool has
+// not been returned the units become available in it again, and nothing is
+// booked (stock did not move). After the return they belong to main stock:
+// they leave the pool and reach the SKU as the return's remainder did,
+// change type 8 (-n on the pool, +n on main stock) under the order's
+// business key, since this document moved them. The CAS on returned waits
+// for a racing return's lock, so a unit is never left available in a pool
+// already emptied.
+func ReleasePool(ctx context.Context, tx *ent.Tx, bizType, bizSn string, l RestoreLine, at time.Time) error {
+	res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET lock_stock = lock_stock - ?, version = version + 1 WHERE id = ? AND lock_stock >= ? AND "+returnedIs,
+		l.Num, l.PoolID, l.Num, false)
+	if err != nil {
+		return fmt.Errorf("releasing the lock on pool %d: %w", l.PoolID, err)
+	}
+	if moved, err := res.RowsAffected(); err != nil || moved == 1 {
+		return err
+	}
+	res, err = tx.ExecContext(ctx, "UPDATE stock_pool SET stock = stock - ?, lock_stock = lock_stock - ?, version = version + 1 WHERE id = ? AND lock_stock >= ? AND "+returnedIs,
+		l.Num, l.Num, l.PoolID, l.Num, true)
+	if err != nil {
+		return fmt.Errorf("releasing the lock on pool %d after its return: %w", l.PoolID, err)
+	}
+	if moved, err := res.RowsAffected(); err != nil {
+		return err
+	} else if moved == 0 {
+		return fmt.Errorf("%w: pool %d, releasing %d", ErrLockDrift, l.PoolID, l.Num)
+	}
+	m := Movement{ItemID: l.ItemID, GoodsID: l.GoodsID, Num: -l.Num, Type: FromPool, BizType: bizType, BizSn: bizSn,
+		Remark: "released after the pool's return", At: at, PoolID: l.PoolID}
+	if err := bookPool(ctx, tx, &m); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE sku SET stock = stock + ?, version = version + 1 WHERE id = ?", l.Num, l.ItemID); err != nil {
+		return fmt.Errorf("releasing pool %d to SKU %d: %w", l.PoolID, l.ItemID, err)
+	}
+	m.Num, m.PoolID, m.Remark = l.Num, 0, "released from pool "+itoa(l.PoolID)
+	return bookMoved(ctx, tx, &m)
 }

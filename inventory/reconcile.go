@@ -18,7 +18,8 @@ type StockDiff struct {
 
 // Reconcile lists SKUs whose stock differs from their ledger sum (seed 003,
 // 7.4), and SKUs whose lock_stock is not the units of the locked lines of
-// unpaid lock-at-order orders, or is negative or above stock. One statement
+// unpaid lock-at-order orders, or is negative or above stock (lines from a
+// stock pool lock the pool's row: ReconcilePools counts them). One statement
 // reads every side, so it sees one consistent snapshot and an order
 // committing meanwhile cannot show up as a false difference. Nothing is
 // corrected here: a person books a stocktake or looks into the lock.
@@ -31,7 +32,7 @@ SELECT i.id, i.goods_id, i.stock, COALESCE(l.total, 0), i.lock_stock, COALESCE(o
 FROM sku i
 LEFT JOIN (SELECT item_id, SUM(change_num) AS total FROM stock_log WHERE pool_id = 0 GROUP BY item_id) l ON l.item_id = i.id
 LEFT JOIN (SELECT ol.item_id, SUM(ol.quantity) AS total FROM order_line ol JOIN orders od ON od.id = ol.order_id
-           WHERE ol.lock_state = ? AND od.status = ? GROUP BY ol.item_id) o ON o.item_id = i.id
+           WHERE ol.lock_state = ? AND od.status = ? AND ol.pool_id = 0 GROUP BY ol.item_id) o ON o.item_id = i.id
 WHERE i.stock <> COALESCE(l.total, 0) OR i.lock_stock <> COALESCE(o.total, 0) OR i.lock_stock < 0 OR i.lock_stock > i.stock
 ORDER BY i.id
 LIMIT ?`, string(enums.LockHeld), string(enums.OrderUnpaid), limit)

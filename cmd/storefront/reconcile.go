@@ -49,16 +49,17 @@ func reconcile(ctx context.Context, args []string) error {
 		return err
 	}
 	w = tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "POOL\tITEM\tSTOCK\tLEDGER SUM\tMOVED OUT\tMOVED BACK\tSOLD OPEN\tBALANCED")
+	fmt.Fprintln(w, "POOL\tITEM\tSTOCK\tLEDGER SUM\tMOVED OUT\tMOVED BACK\tSOLD OPEN\tLOCKED\tLOCKED BY ORDERS\tBALANCED")
 	unbalanced := 0
 	for _, p := range pools {
-		fmt.Fprintf(w, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%v\n", p.PoolID, p.ItemID, p.Stock, p.LedgerSum, p.MovedOut, p.MovedBack, p.SoldOpen, p.Balanced())
+		fmt.Fprintf(w, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%v\n", p.PoolID, p.ItemID, p.Stock, p.LedgerSum, p.MovedOut, p.MovedBack, p.SoldOpen,
+			p.LockedStock, p.LockedByOrders, p.Balanced())
 		if !p.Balanced() {
 			unbalanced++
 		}
 	}
 	w.Flush()
-	fmt.Printf("%d stock pool(s), %d of them do not balance (stock = ledger sum, moved out - moved back = stock + sold open)\n", len(pools), unbalanced)
+	fmt.Printf("%d stock pool(s), %d of them do not balance (stock = ledger sum, moved out - moved back = stock + sold open, locked = locked by orders)\n", len(pools), unbalanced)
 	if len(diffs) > 0 || negative > 0 || unbalanced > 0 {
 		return fmt.Errorf("reconciliation found %d difference(s), %d negative SKU(s) and %d unbalanced pool(s)", len(diffs), negative, unbalanced)
 	}

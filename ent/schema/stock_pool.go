@@ -34,10 +34,12 @@ func (StockPool) Fields() []ent.Field {
 		field.Int64("price").GoType(money.Money(0)),
 		// Units moved in when the pool was created.
 		field.Int64("quantity"),
-		// Units left to sell; signed for the same reason as sku.stock.
+		// Units on hand in the pool; signed for the same reason as
+		// sku.stock. The ledger rows carrying the pool's id sum to it.
 		field.Int64("stock"),
-		// Units of stock held by unpaid orders of a lock-at-order goods: the
-		// pool follows its goods' mode, as a SKU does.
+		// Held by unpaid orders of a lock-at-order goods, as sku.lock_stock:
+		// still in stock (no ledger row), not available (stock - lock_stock).
+		// They stay in the pool after its return until paid or released.
 		field.Int64("lock_stock").Default(0),
 		field.Int64("per_buyer_limit").Default(1),
 		field.Time("starts_at"),

@@ -1,0 +1,85 @@
+package resolvers_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"storefront/auth"
+	"storefront/catalog"
+	"storefront/checkout"
+	"storefront/enums"
+	"storefront/internal/testdb"
+	"storefront/inventory"
+	"storefront/resolvers"
+	"storefront/server"
+	"storefront/store"
+)
+
+// A lock-at-order goods' pool over GraphQL: an order locks on the pool, and
+// the public Sku.activePool shows it as lockedStock, with availableStock =
+// stock - lockedStock, while the SKU's own lock stays 0.
+func TestLockedPoolOverGraphQL(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		cfg := catalog.DefaultConfig()
+		cfg.StockTTL = time.Nanosecond // every read shows the stock as it is
+		cat := catalog.New(db, cfg)
+		t.Cleanup(cat.Close)
+		signer, err := auth.NewSigner("pool-lock-test-secret-0123456789ab")
+		if err != nil {
+			t.Fatal(err)
+		}
+		inv, co := inventory.New(db), checkout.New(db, checkout.DefaultConfig())
+		h := server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inv, Checkout: co}})
+		g, err := cat.Create(ctx, catalog.CreateInput{Name: "腕表", Status: enums.GoodsOnShelf, StockMode: enums.LockAtOrder,
+			DefaultSku: catalog.SkuTerms{SellPrice: 99900, Stock: 10}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		item := g.SkuList(false)[0].ID
+		now := time.Now()
+		p, err := inv.MoveToPool(ctx, inventory.PoolInput{ItemID: item, Name: "秒杀", Price: 59900, Quantity: 6, PerBuyerLimit: 3,
+			StartsAt: now.Add(-time.Minute), EndsAt: now.Add(time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := co.Place(ctx, checkout.PlaceInput{UserID: "bob", Items: []checkout.ItemInput{{ItemID: &item, PoolID: &p.ID, Quantity: 2}}}); err != nil {
+			t.Fatal(err)
+		}
+		body, _ := json.Marshal(map[string]any{"query": `query($id: ID!) { goods(id: $id) { skus { stock lockedStock availableStock activePool { id stock lockedStock availableStock sold } } } }`,
+			"variables": map[string]any{"id": strconv.FormatInt(g.ID, 10)}})
+		req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		var a answer
+		if err := json.Unmarshal(rec.Body.Bytes(), &a); err != nil || a.code() != "" {
+			t.Fatalf("%d %s: %v", rec.Code, rec.Body.Bytes(), err)
+		}
+		var out struct {
+			Skus []struct {
+				Stock, LockedStock, AvailableStock int64
+				ActivePool                         *struct {
+					ID                                       string
+					Stock, LockedStock, AvailableStock, Sold int64
+				}
+			}
+		}
+		if err := json.Unmarshal(a.Data["goods"], &out); err != nil || len(out.Skus) != 1 || out.Skus[0].ActivePool == nil {
+			t.Fatalf("product page: %s (%v)", a.Data["goods"], err)
+		}
+		s, ap := out.Skus[0], out.Skus[0].ActivePool
+		if s.Stock != 4 || s.LockedStock != 0 || s.AvailableStock != 4 {
+			t.Errorf("SKU stock %d, locked %d, available %d; want 4, 0, 4 (the pool's lock is on the pool)", s.Stock, s.LockedStock, s.AvailableStock)
+		}
+		if ap.ID != strconv.FormatInt(p.ID, 10) || ap.Stock != 6 || ap.LockedStock != 2 || ap.AvailableStock != 4 || ap.Sold != 0 {
+			t.Errorf("activePool %+v, want stock 6, lockedStock 2, availableStock 4, sold 0", *ap)
+		}
+	})
+}
