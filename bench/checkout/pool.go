@@ -210,6 +210,8 @@ type poolArm struct {
 	// queued on a row lock keeps its connection.
 	connWaits int64
 	connWait  time.Duration
+	// CPU over the arm's slices: this process and the database server.
+	cpu cpuSample
 }
 
 // poolRun measures the section's four arms over transport and checks the
@@ -246,7 +248,9 @@ func (b *bench) poolRun(f *flashSale, transport string) (map[string]*poolArm, st
 		a := out[name]
 		bat0, ord0 := svc.GroupStats()
 		conn0 := b.db.SQL.Stats()
+		cpu0 := sampleCPU()
 		ws, err := b.together(b.dur/2, arms[name])
+		cpu1 := sampleCPU()
 		if err != nil {
 			return nil, "", false, fmt.Errorf("pool/%s/%s: %w", name, transport, err)
 		}
@@ -256,6 +260,8 @@ func (b *bench) poolRun(f *flashSale, transport string) (map[string]*poolArm, st
 		a.batched += ord1 - ord0
 		a.connWaits += conn1.WaitCount - conn0.WaitCount
 		a.connWait += conn1.WaitDuration - conn0.WaitDuration
+		a.cpu.self += cpu1.self - cpu0.self
+		a.cpu.db += cpu1.db - cpu0.db
 		for i, set := range arms[name] {
 			a.windows[set.name] = append(a.windows[set.name], ws[i])
 			a.done[set.name] += ws[i].done
@@ -313,8 +319,9 @@ func (b *bench) poolSection() (int, error) {
 			fmt.Printf("\n8. stock pools (issue 18): a flash sale of one SKU at %d clients (each its own buyer; pool of %d, limit %d a buyer)\n", *poolFlash, poolUnits, poolUnits)
 			fmt.Printf("   and %d ordinary clients of the same SKU's main stock, on the group service, interleaved\n", *poolOrdinary)
 			fmt.Println("   (pool, no pool, quiet, hot, hot, quiet, no pool, pool); batches/orders (the service's GroupStats) and")
-			fmt.Println("   conn waits (waits for a connection of the main pool, and their total time) are over the arm, all its clients")
-			fmt.Printf("   %-11s %-8s %-10s %7s %9s %8s %8s %17s\n", "transport", "arm", "orders", "clients", "orders/s", "p50 ms", "p99 ms", "batches/orders")
+			fmt.Println("   conn waits (waits for a connection of the main pool, and their total time) and CPU per order (this process, the")
+			fmt.Println("   database server) are over the arm, all its clients")
+			fmt.Printf("   %-11s %-8s %-10s %7s %9s %8s %8s %17s %16s %9s %9s\n", "transport", "arm", "orders", "clients", "orders/s", "p50 ms", "p99 ms", "batches/orders", "conn waits", "go µs/op", "db µs/op")
 		}
 		arms, check, ok, err := b.poolRun(f, tr)
 		if err != nil {
@@ -332,12 +339,13 @@ func (b *bench) poolSection() (int, error) {
 			if row.set != "ordinary" {
 				n = *poolFlash
 			}
-			group, waits := "", ""
+			group, waits, goCPU, dbCPU := "", "", "", ""
 			if row.set != "ordinary" || row.arm == "quiet" {
 				group = fmt.Sprintf("%d/%d", a.batches, a.batched)
 				waits = fmt.Sprintf("%d (%.1f)", a.connWaits, a.connWait.Seconds())
+				goCPU, dbCPU = perOrder(a.cpu.self, a.batched), perOrder(a.cpu.db, a.batched)
 			}
-			fmt.Printf("   %-11s %-8s %-10s %7d %9.0f %8.2f %8.2f %17s %16s\n", tr, row.arm, row.set, n, r.rate, r.p50, r.p99, group, waits)
+			fmt.Printf("   %-11s %-8s %-10s %7d %9.0f %8.2f %8.2f %17s %16s %9s %9s\n", tr, row.arm, row.set, n, r.rate, r.p50, r.p99, group, waits, goCPU, dbCPU)
 		}
 		p99 := func(arm string) float64 { return res(arm, "ordinary").p99 }
 		fmt.Printf("   %-11s ordinary p99 pool/quiet %s (target ≤ 2), pool/no pool %s (p50 %s); flash orders/s over the hot group's: pool %s, no pool %s\n",
@@ -347,4 +355,12 @@ func (b *bench) poolSection() (int, error) {
 		fmt.Printf("   %-11s %s\n", tr, check)
 	}
 	return bad, nil
+}
+
+// perOrder is CPU time d over n orders in µs ("-" without either).
+func perOrder(d time.Duration, n int64) string {
+	if d == 0 || n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", float64(d.Microseconds())/float64(n))
 }
