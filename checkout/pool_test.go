@@ -291,8 +291,8 @@ func TestPoolOrdersInBatches(t *testing.T) {
 // at once) race 100 ordinary buyers of the same SKU from main stock. The
 // pool sells exactly 1000, no buyer gets more than 2, main stock falls by
 // exactly the ordinary orders, every ordinary order succeeds, and the
-// ledger and the pools reconcile. Production defaults: ordinary orders take
-// the group path, pool orders the plain one.
+// ledger and the pools reconcile. Production defaults: both kinds take the
+// group path, each in its own lane.
 func TestFlashSaleFromPool(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
