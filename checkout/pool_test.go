@@ -31,6 +31,16 @@ func fromPool(id, pool, qty int64) ItemInput {
 	return ItemInput{ItemID: &id, PoolID: &pool, Quantity: qty}
 }
 
+// ledgerStock sets SKU id's main stock to n through the ledger (an
+// opening adjustment from 0), so that the ledger sums to it.
+func (f *fixture) ledgerStock(t *testing.T, id, n int64) {
+	t.Helper()
+	f.setStock(t, id, 0)
+	if _, err := inventory.New(f.db).Adjust(context.Background(), inventory.AdjustInput{ItemID: id, Delta: n, Reason: "test"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // poolState is a pool's stock and the sum of its ledger rows.
 func (f *fixture) poolState(t *testing.T, pool int64) (stock, ledger int64) {
 	t.Helper()
@@ -73,10 +83,7 @@ func TestOrderFromPool(t *testing.T) {
 		ctx := context.Background()
 		f := setup(t, db, pth)
 		id := f.skuID(t, "黑色,L")
-		f.setStock(t, id, 0)
-		if _, err := inventory.New(db).Adjust(ctx, inventory.AdjustInput{ItemID: id, Delta: 10, Reason: "test"}); err != nil {
-			t.Fatal(err)
-		}
+		f.ledgerStock(t, id, 10)
 		later := f.newPool(t, id, 2, 5, 30*time.Minute)
 		if _, err := f.svc.Place(ctx, PlaceInput{UserID: "u1", Items: []ItemInput{fromPool(id, later.ID, 1)}}); !errors.Is(err, inventory.ErrPoolNotActive) {
 			t.Errorf("ordering before the pool starts: %v, want POOL_NOT_ACTIVE", err)
@@ -159,10 +166,7 @@ func TestPoolLimitUnderConcurrency(t *testing.T) {
 		ctx := context.Background()
 		f := setup(t, db, pth)
 		id := f.skuID(t, "黑色,L")
-		f.setStock(t, id, 0)
-		if _, err := inventory.New(db).Adjust(ctx, inventory.AdjustInput{ItemID: id, Delta: 100, Reason: "test"}); err != nil {
-			t.Fatal(err)
-		}
+		f.ledgerStock(t, id, 100)
 		p := f.newPool(t, id, 50, 2, -time.Minute)
 		var ok, units atomic.Int64
 		var mu sync.Mutex
@@ -229,10 +233,7 @@ func TestPoolOrdersInBatches(t *testing.T) {
 		ctx := context.Background()
 		f := setup(t, db, path{"group", true})
 		id := f.skuID(t, "黑色,L")
-		f.setStock(t, id, 0)
-		if _, err := inventory.New(db).Adjust(ctx, inventory.AdjustInput{ItemID: id, Delta: 500, Reason: "test"}); err != nil {
-			t.Fatal(err)
-		}
+		f.ledgerStock(t, id, 500)
 		p := f.newPool(t, id, 300, 3, -time.Minute)
 		var version int64
 		if err := db.SQL.QueryRow("SELECT version FROM sku WHERE id = ?", id).Scan(&version); err != nil {
@@ -298,10 +299,7 @@ func TestFlashSaleFromPool(t *testing.T) {
 		ctx := context.Background()
 		f := setup(t, db)
 		id := f.skuID(t, "黑色,L")
-		f.setStock(t, id, 0)
-		if _, err := inventory.New(db).Adjust(ctx, inventory.AdjustInput{ItemID: id, Delta: 1500, Reason: "flash sale"}); err != nil {
-			t.Fatal(err)
-		}
+		f.ledgerStock(t, id, 1500)
 		p := f.newPool(t, id, 1000, 2, -time.Minute)
 		const buyers, ordinary = 3000, 100
 		type req struct {
@@ -387,13 +385,9 @@ func TestFlashSaleFromPool(t *testing.T) {
 // ledger rows chain in arrival order. Then everything reconciles.
 func TestGroupPoolBatchAllocatesInArrivalOrder(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
-		ctx := context.Background()
 		f := setup(t, db, path{"group", true})
 		id := f.skuID(t, "黑色,L")
-		f.setStock(t, id, 0)
-		if _, err := inventory.New(db).Adjust(ctx, inventory.AdjustInput{ItemID: id, Delta: 10, Reason: "test"}); err != nil {
-			t.Fatal(err)
-		}
+		f.ledgerStock(t, id, 10)
 		p := f.newPool(t, id, 4, 2, -time.Minute)
 		hold(f, id)
 		type o struct {
@@ -455,13 +449,9 @@ func TestGroupPoolBatchAllocatesInArrivalOrder(t *testing.T) {
 // pool order waits for its lane.
 func TestGroupLanes(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
-		ctx := context.Background()
 		f := setup(t, db, path{"group", true})
 		id := f.skuID(t, "黑色,L")
-		f.setStock(t, id, 0)
-		if _, err := inventory.New(db).Adjust(ctx, inventory.AdjustInput{ItemID: id, Delta: 10, Reason: "test"}); err != nil {
-			t.Fatal(err)
-		}
+		f.ledgerStock(t, id, 10)
 		p := f.newPool(t, id, 4, 2, -time.Minute)
 		g := &f.svc.groups
 		g.mu.Lock()
