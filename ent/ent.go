@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"storefront/ent/category"
 	"storefront/ent/goods"
+	"storefront/ent/goodslisting"
 	"storefront/ent/idempotency"
 	"storefront/ent/order"
 	"storefront/ent/orderline"
@@ -85,7 +87,9 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
+			category.Table:     category.ValidColumn,
 			goods.Table:        goods.ValidColumn,
+			goodslisting.Table: goodslisting.ValidColumn,
 			idempotency.Table:  idempotency.ValidColumn,
 			order.Table:        order.ValidColumn,
 			orderline.Table:    orderline.ValidColumn,

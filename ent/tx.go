@@ -14,8 +14,12 @@ import (
 // Tx is a transactional client that is created by calling Client.Tx().
 type Tx struct {
 	config
+	// Category is the client for interacting with the Category builders.
+	Category *CategoryClient
 	// Goods is the client for interacting with the Goods builders.
 	Goods *GoodsClient
+	// GoodsListing is the client for interacting with the GoodsListing builders.
+	GoodsListing *GoodsListingClient
 	// Idempotency is the client for interacting with the Idempotency builders.
 	Idempotency *IdempotencyClient
 	// Order is the client for interacting with the Order builders.
@@ -171,7 +175,9 @@ func (tx *Tx) Client() *Client {
 }
 
 func (tx *Tx) init() {
+	tx.Category = NewCategoryClient(tx.config)
 	tx.Goods = NewGoodsClient(tx.config)
+	tx.GoodsListing = NewGoodsListingClient(tx.config)
 	tx.Idempotency = NewIdempotencyClient(tx.config)
 	tx.Order = NewOrderClient(tx.config)
 	tx.OrderLine = NewOrderLineClient(tx.config)
@@ -193,7 +199,7 @@ func (tx *Tx) init() {
 // of them in order to commit or rollback the transaction.
 //
 // If a closed transaction is embedded in one of the generated entities, and the entity
-// applies a query, for example: Goods.QueryXXX(), the query will be executed
+// applies a query, for example: Category.QueryXXX(), the query will be executed
 // through the driver which created this transaction.
 //
 // Note that txDriver is not goroutine safe.

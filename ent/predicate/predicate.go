@@ -6,8 +6,14 @@ import (
 	"entgo.io/ent/dialect/sql"
 )
 
+// Category is the predicate function for category builders.
+type Category func(*sql.Selector)
+
 // Goods is the predicate function for goods builders.
 type Goods func(*sql.Selector)
+
+// GoodsListing is the predicate function for goodslisting builders.
+type GoodsListing func(*sql.Selector)
 
 // Idempotency is the predicate function for idempotency builders.
 type Idempotency func(*sql.Selector)

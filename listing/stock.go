@@ -1,0 +1,87 @@
+package listing
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"storefront/ent"
+	"storefront/store"
+)
+
+// The stock flips. in_stock changes only when a SKU's available stock
+// (stock - lock_stock) crosses zero, so the hot path asks for a flip only
+// then: a sale that left its SKU with nothing (Emptied, WriteEmptied). Every
+// other movement (restores, releases, admin adjustments, pools) calls
+// Recheck, which re-evaluates the truth both ways. Each statement touches
+// only the rows whose value really changes, through the (goods_id, in_stock)
+// index, and must run after the caller's SKU rows are locked (the lock
+// order: SKU rows, then listing rows).
+
+// Emptied marks out of stock the goods (of SKUs a sale just emptied) that
+// have no enabled SKU with available stock left.
+func Emptied(ctx context.Context, tx *ent.Tx, goods ...int64) error {
+	if len(goods) == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, "UPDATE goods_listing SET in_stock = 0 WHERE goods_id IN ("+ids(goods)+
+		") AND in_stock = 1 AND NOT "+inStockOf("goods_listing.goods_id"))
+	if err != nil {
+		return fmt.Errorf("marking goods %v out of stock: %w", goods, err)
+	}
+	return nil
+}
+
+// Recheck sets in_stock of the goods to the truth wherever it differs.
+func Recheck(ctx context.Context, tx *ent.Tx, goods ...int64) error {
+	if len(goods) == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, "UPDATE goods_listing SET in_stock = 1 - in_stock WHERE goods_id IN ("+ids(goods)+
+		") AND in_stock <> "+inStockOf("goods_listing.goods_id"))
+	if err != nil {
+		return fmt.Errorf("rechecking the stock of goods %v: %w", goods, err)
+	}
+	return nil
+}
+
+// WriteEmptied renders Emptied for the group-commit batch's one statement on
+// MySQL, after the CAS that took from SKU item of goods: the listing rows
+// are looked up (and locked) only when that SKU has nothing left, so a batch
+// that leaves stock pays one read of a row it already holds.
+func WriteEmptied(q *store.Text, goods, item int64) {
+	q.SQL("SET @e := (SELECT stock - lock_stock <= 0 FROM sku WHERE id = ")
+	q.Int(item)
+	q.SQL("); UPDATE goods_listing SET in_stock = 0 WHERE goods_id = IF(@e, ")
+	q.Int(goods)
+	q.SQL(", 0) AND in_stock = 1 AND NOT " + inStockOf("goods_listing.goods_id") + "; ")
+}
+
+// Sold adds units sold to the goods' sales (the payment that added them to
+// sku.volume), in ascending goods order.
+func Sold(ctx context.Context, tx *ent.Tx, units map[int64]int64) error {
+	goods := make([]int64, 0, len(units))
+	for g := range units {
+		goods = append(goods, g)
+	}
+	slices.SortFunc(goods, cmp.Compare)
+	for _, g := range goods {
+		if _, err := tx.ExecContext(ctx, "UPDATE goods_listing SET sales = sales + ? WHERE goods_id = ?", units[g], g); err != nil {
+			return fmt.Errorf("adding sales of goods %d: %w", g, err)
+		}
+	}
+	return nil
+}
+
+// ids renders distinct ids, ascending, as an SQL list.
+func ids(goods []int64) string {
+	goods = slices.Compact(slices.Sorted(slices.Values(goods)))
+	parts := make([]string, len(goods))
+	for i, g := range goods {
+		parts[i] = strconv.FormatInt(g, 10)
+	}
+	return strings.Join(parts, ", ")
+}
