@@ -3,6 +3,7 @@ package listing
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -67,6 +68,56 @@ var ErrBadSearch = errs.New(errs.InvalidInput, "invalid search")
 // Query reads one page of the listing: one index range read in order, plus
 // one count when asked for.
 func Query(ctx context.Context, c *ent.Client, p Params) (*Page, error) {
+	pl, err := plan(p)
+	if err != nil {
+		return nil, err
+	}
+	page := &Page{}
+	if p.Count {
+		if page.Total, err = count(ctx, c, pl.filter, pl.filterArgs); err != nil {
+			return nil, err
+		}
+	}
+	switch p.Sort {
+	case ByName:
+		err = scanPage[string](ctx, c, pl, page)
+	case ByCreated:
+		err = scanPage[time.Time](ctx, c, pl, page)
+	default:
+		err = scanPage[int64](ctx, c, pl, page)
+	}
+	if err != nil {
+		return nil, store.Classify(fmt.Errorf("listing goods: %w", err))
+	}
+	page.IDs, page.HasNext = paging.Trim(page.IDs, pl.first)
+	page.Cursors, _ = paging.Trim(page.Cursors, pl.first)
+	return page, nil
+}
+
+// Statement is the page query of p as the database receives it (for
+// EXPLAIN in tests and docs).
+func Statement(dialect string, p Params) (string, []any, error) {
+	pl, err := plan(p)
+	if err != nil {
+		return "", nil, err
+	}
+	s := entsql.Dialect(dialect).Select().From(entsql.Table(goodslisting.Table))
+	pl.sel(s)
+	q, args := s.Query()
+	return q, args, nil
+}
+
+// queryPlan is a page query: its filter (for the count) and its selection.
+type queryPlan struct {
+	filter     string
+	filterArgs []any
+	sel        func(*entsql.Selector)
+	fp         string
+	sort       Field
+	first      int
+}
+
+func plan(p Params) (*queryPlan, error) {
 	first, err := paging.Size(p.First)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errs.InvalidInput, err)
@@ -75,19 +126,14 @@ func Query(ctx context.Context, c *ent.Client, p Params) (*Page, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: sort field %q", errs.InvalidInput, p.Sort)
 	}
-	where, args, err := filter(p)
+	filter, filterArgs, err := filter(p)
 	if err != nil {
 		return nil, err
 	}
-	fp := fingerprint(p)
-	page := &Page{}
-	if p.Count {
-		if page.Total, err = count(ctx, c, where, args); err != nil {
-			return nil, err
-		}
-	}
+	pl := &queryPlan{filter: filter, filterArgs: filterArgs, fp: fingerprint(p), sort: p.Sort, first: first}
+	where, args := filter, slices.Clone(filterArgs)
 	if p.After != "" {
-		after, err := decodeCursor(p.After, fp, p.Sort)
+		after, err := decodeCursor(p.After, pl.fp, p.Sort)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errs.InvalidInput, err)
 		}
@@ -107,38 +153,29 @@ func Query(ctx context.Context, c *ent.Client, p Params) (*Page, error) {
 	if p.Desc {
 		dir = " DESC"
 	}
-	sel := func(s *entsql.Selector) {
+	pl.sel = func(s *entsql.Selector) {
+		order := s.C(col) + dir + ", " + s.C(goodslisting.FieldGoodsID) + dir
+		if p.Sort == ByID {
+			order = s.C(col) + dir
+		}
 		s.Select(goodslisting.FieldGoodsID, entsql.As(s.C(col), "v")).Where(entsql.ExprP(where, args...)).
-			OrderExpr(entsql.Expr(s.C(col) + dir + ", " + s.C(goodslisting.FieldGoodsID) + dir)).Limit(first + 1)
+			OrderExpr(entsql.Expr(order)).Limit(first + 1)
 	}
-	switch p.Sort {
-	case ByName:
-		err = scanPage[string](ctx, c, sel, page, fp, p.Sort)
-	case ByCreated:
-		err = scanPage[time.Time](ctx, c, sel, page, fp, p.Sort)
-	default:
-		err = scanPage[int64](ctx, c, sel, page, fp, p.Sort)
-	}
-	if err != nil {
-		return nil, store.Classify(fmt.Errorf("listing goods: %w", err))
-	}
-	page.IDs, page.HasNext = paging.Trim(page.IDs, first)
-	page.Cursors, _ = paging.Trim(page.Cursors, first)
-	return page, nil
+	return pl, nil
 }
 
 // scanPage reads the page's ids and sort values (of type T) into page.
-func scanPage[T any](ctx context.Context, c *ent.Client, sel func(*entsql.Selector), page *Page, fp string, f Field) error {
+func scanPage[T any](ctx context.Context, c *ent.Client, pl *queryPlan, page *Page) error {
 	var rows []struct {
 		ID int64 `sql:"goods_id"`
 		V  T     `sql:"v"`
 	}
-	if err := c.GoodsListing.Query().Modify(sel).Scan(ctx, &rows); err != nil {
+	if err := c.GoodsListing.Query().Modify(pl.sel).Scan(ctx, &rows); err != nil {
 		return err
 	}
 	for _, r := range rows {
 		page.IDs = append(page.IDs, r.ID)
-		page.Cursors = append(page.Cursors, encodeCursor(fp, f, &r.V, r.ID))
+		page.Cursors = append(page.Cursors, encodeCursor(pl.fp, pl.sort, &r.V, r.ID))
 	}
 	return nil
 }
@@ -156,7 +193,12 @@ func filter(p Params) (string, []any, error) {
 	w := &strings.Builder{}
 	w.WriteString("scope = ?")
 	args := []any{p.Scope}
-	if len(p.Statuses) > 0 {
+	switch len(p.Statuses) {
+	case 0:
+	case 1: // equality: the planners then read (scope, status, …) in order
+		w.WriteString(" AND status = ?")
+		args = append(args, string(p.Statuses[0]))
+	default:
 		w.WriteString(" AND status IN (?" + strings.Repeat(", ?", len(p.Statuses)-1) + ")")
 		for _, s := range p.Statuses {
 			args = append(args, string(s))
