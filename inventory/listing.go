@@ -38,21 +38,24 @@ func unitsByGoods(lines []RestoreLine) map[int64]int64 {
 	return units
 }
 
-// goodsOf is the goods of lines, for listing.Recheck.
-func goodsOf(lines []RestoreLine) []int64 {
-	goods := make([]int64, len(lines))
+// itemsOf is the SKUs of lines, for listing.Restocked.
+func itemsOf(lines []RestoreLine) []int64 {
+	items := make([]int64, len(lines))
 	for i, l := range lines {
-		goods[i] = l.GoodsID
+		items[i] = l.ItemID
 	}
-	return goods
+	return items
 }
 
 // moved reads a SKU row an admin movement (adjustment, stocktake, a move to
-// a pool) has just changed and holds locked, and rechecks its goods' stock.
-func moved(ctx context.Context, tx *ent.Tx, id int64) (*ent.Sku, error) {
+// a pool) has just changed by delta and holds locked, and tells the listing.
+func moved(ctx context.Context, tx *ent.Tx, id, delta int64) (*ent.Sku, error) {
 	row, err := tx.Sku.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return row, listing.Recheck(ctx, tx, row.GoodsID)
+	if delta < 0 {
+		return row, listing.Emptied(ctx, tx, row.GoodsID)
+	}
+	return row, listing.Restocked(ctx, tx, id)
 }

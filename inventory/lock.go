@@ -79,5 +79,5 @@ func Release(ctx context.Context, tx *ent.Tx, lines []RestoreLine) error {
 			return fmt.Errorf("%w: SKU %d, releasing %d", ErrLockDrift, l.ItemID, l.Num)
 		}
 	}
-	return listing.Recheck(ctx, tx, goodsOf(lines)...)
+	return listing.Restocked(ctx, tx, itemsOf(lines)...)
 }

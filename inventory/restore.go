@@ -57,5 +57,5 @@ func Restore(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, bizSn strin
 		}
 		restored++
 	}
-	return restored, listing.Recheck(ctx, tx, goodsOf(lines)...)
+	return restored, listing.Restocked(ctx, tx, itemsOf(lines)...)
 }

@@ -15,10 +15,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"storefront/ent"
-	"storefront/ent/category"
+	"storefront/ent/goods"
 	"storefront/ent/goodslisting"
 	"storefront/enums"
 	"storefront/store"
@@ -77,83 +76,99 @@ func clip(s string) string {
 // status, category, SKU prices and statuses, specs) calls it once it has
 // written. A soft-deleted goods has no rows. The sku aggregates are read by
 // the INSERT … SELECT itself, which on MariaDB locks what it reads, so a
-// concurrent stock movement is seen, never a stale snapshot of it.
+// concurrent stock movement is seen, never a stale snapshot of it. Many
+// goods take a few statements per refreshChunk of them.
 func Refresh(ctx context.Context, tx *ent.Tx, ids ...int64) error {
-	for _, id := range ids {
-		if err := refresh(ctx, tx, id); err != nil {
-			return fmt.Errorf("refreshing the listing of goods %d: %w", id, err)
+	if len(ids) == 0 {
+		return nil
+	}
+	cats, err := tx.Category.Query().All(ctx)
+	if err != nil {
+		return fmt.Errorf("refreshing the listing: %w", err)
+	}
+	parent := make(map[int64]*int64, len(cats))
+	for _, k := range cats {
+		parent[k.ID] = k.ParentID
+	}
+	for start := 0; start < len(ids); start += refreshChunk {
+		if err := refresh(ctx, tx, ids[start:min(start+refreshChunk, len(ids))], parent); err != nil {
+			return fmt.Errorf("refreshing the listing of goods %v…: %w", ids[start], err)
 		}
 	}
 	return nil
 }
 
-func refresh(ctx context.Context, tx *ent.Tx, id int64) error {
-	g, err := tx.Goods.Get(ctx, id)
+// refreshChunk bounds one INSERT's derived table (7 values a row, up to
+// MaxDepth+1 rows a goods) well under SQLite's 32766 bound variables.
+const refreshChunk = 200
+
+func refresh(ctx context.Context, tx *ent.Tx, ids []int64, parent map[int64]*int64) error {
+	rows, err := tx.Goods.Query().Where(goods.IDIn(ids...)).All(ctx)
 	if err != nil {
 		return err
 	}
-	if _, err := tx.GoodsListing.Delete().Where(goodslisting.GoodsID(id)).Exec(ctx); err != nil {
+	if _, err := tx.GoodsListing.Delete().Where(goodslisting.GoodsIDIn(ids...)).Exec(ctx); err != nil {
 		return err
 	}
-	if g.DeleteTime != nil {
+	// The goods' own values, one row per scope, as a derived table the
+	// INSERT … SELECT reads with the sku aggregates.
+	from := &strings.Builder{}
+	var args []any
+	for _, g := range rows {
+		if g.DeleteTime != nil {
+			continue
+		}
+		scopes, err := scopesOf(g.CategoryID, parent)
+		if err != nil {
+			return err
+		}
+		nameKey, searchKey := keys(g.Name, g.Code)
+		for i, sc := range scopes {
+			if len(args) == 0 {
+				from.WriteString("(SELECT ? AS g, ? AS scope, ? AS i, ? AS st, ? AS nk, ? AS sk, ? AS ca")
+			} else {
+				from.WriteString(" UNION ALL SELECT ?, ?, ?, ?, ?, ?, ?")
+			}
+			args = append(args, g.ID, sc, i, string(g.Status), nameKey, searchKey, g.CreatedAt)
+		}
+	}
+	if len(args) == 0 {
 		return nil
 	}
-	scopes, err := Scopes(ctx, tx.Client(), g.CategoryID)
-	if err != nil {
-		return err
-	}
-	from := &strings.Builder{}
-	from.WriteString("(")
-	for i, sc := range scopes {
-		if i > 0 {
-			from.WriteString(" UNION ALL ")
-		}
-		from.WriteString("SELECT " + strconv.FormatInt(sc, 10) + " AS scope, " + strconv.Itoa(i) + " AS i")
-	}
-	from.WriteString(") scopes")
-	q, args := store.NewInsert(goodslisting.Table).Row(func(v store.Values) {
-		write(v, "scopes.scope", "scopes.i", g.ID, g.Status, g.Name, g.Code, g.CreatedAt)
-	}).SelectSQL(from.String())
-	_, err = tx.ExecContext(ctx, q, args...)
+	from.WriteString(") s")
+	q, qargs := store.NewInsert(goodslisting.Table).Row(write).SelectSQL(from.String(), args...)
+	_, err = tx.ExecContext(ctx, q, qargs...)
 	return err
 }
 
-// write is the one definition of a listing row: scope and place (0 for All,
-// 1 for the goods' own category, up to MaxDepth) are SQL expressions, the
-// kept values are the truth's.
-func write(v store.Values, scope, place string, id int64, status enums.GoodsStatus, name, code string, created time.Time) {
-	nameKey, searchKey := keys(name, code)
-	goods := strconv.FormatInt(id, 10)
-	// The id is the goods' own, times 8, plus the scope's place on its
-	// path: a row's id never comes from an auto-increment counter, which
-	// MariaDB fails to read for an INSERT … SELECT under a stepped
-	// auto_increment_increment (Galera), and a rewrite keeps the ids.
-	v.Raw(goodslisting.FieldID, goods+" * 8 + "+place)
-	v.Raw(goodslisting.FieldScope, scope)
-	v.Int(goodslisting.FieldGoodsID, id)
-	v.Str(goodslisting.FieldStatus, string(status))
-	v.Str(goodslisting.FieldNameKey, nameKey)
-	v.Str(goodslisting.FieldSearchKey, searchKey)
-	v.Raw(goodslisting.FieldMinPrice, minPriceOf(goods))
-	v.Raw(goodslisting.FieldSales, salesOf(goods))
-	v.Raw(goodslisting.FieldInStock, inStockOf(goods))
-	v.Time(goodslisting.FieldCreatedAt, created)
+// write is the one definition of a listing row, read from the derived
+// table s (a goods' id g, its scope and that scope's place i on its path,
+// status, keys and creation time) and the truth's aggregates. The id is
+// the goods' own times 8 plus the place: never from an auto-increment
+// counter, which MariaDB fails to read for an INSERT … SELECT under a
+// stepped auto_increment_increment (Galera), and a rewrite keeps the ids.
+func write(v store.Values) {
+	v.Raw(goodslisting.FieldID, "s.g * 8 + s.i")
+	v.Raw(goodslisting.FieldScope, "s.scope")
+	v.Raw(goodslisting.FieldGoodsID, "s.g")
+	v.Raw(goodslisting.FieldStatus, "s.st")
+	v.Raw(goodslisting.FieldNameKey, "s.nk")
+	v.Raw(goodslisting.FieldSearchKey, "s.sk")
+	v.Raw(goodslisting.FieldMinPrice, minPriceOf("s.g"))
+	v.Raw(goodslisting.FieldSales, salesOf("s.g"))
+	v.Raw(goodslisting.FieldInStock, inStockOf("s.g"))
+	v.Raw(goodslisting.FieldCreatedAt, "s.ca")
 }
 
-// Scopes are the scopes a goods in category cat is listed under: All, then
-// the category and each of its ancestors (at most MaxDepth).
-func Scopes(ctx context.Context, c *ent.Client, cat *int64) ([]int64, error) {
+// scopesOf is the scopes a goods in category cat is listed under: All,
+// then the category and each of its ancestors (at most MaxDepth).
+func scopesOf(cat *int64, parent map[int64]*int64) ([]int64, error) {
 	scopes := []int64{All}
-	for next := cat; next != nil; {
+	for k := cat; k != nil; k = parent[*k] {
 		if len(scopes) > MaxDepth {
 			return nil, fmt.Errorf("category %d is more than %d levels deep", *cat, MaxDepth)
 		}
-		row, err := c.Category.Query().Where(category.ID(*next)).Only(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("category %d: %w", *next, err)
-		}
-		scopes = append(scopes, row.ID)
-		next = row.ParentID
+		scopes = append(scopes, *k)
 	}
 	return scopes, nil
 }

@@ -96,9 +96,9 @@ func truth(ctx context.Context, c *ent.Client, lo int64, parent map[int64]*int64
 	var last int64
 	for _, r := range rows {
 		nameKey, searchKey := keys(r.Name, r.Code)
-		scopes := []int64{All}
-		for k := r.Category; k != nil && len(scopes) <= MaxDepth+1; k = parent[*k] {
-			scopes = append(scopes, *k)
+		scopes, err := scopesOf(r.Category, parent)
+		if err != nil {
+			return nil, 0, err
 		}
 		for _, sc := range scopes {
 			want[key{r.ID, sc}] = &ent.GoodsListing{Scope: sc, GoodsID: r.ID, Status: r.Status, NameKey: nameKey, SearchKey: searchKey,

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"storefront/ent"
+	"storefront/enums"
 	"storefront/store"
 )
 
@@ -35,15 +36,20 @@ func Emptied(ctx context.Context, tx *ent.Tx, goods ...int64) error {
 	return nil
 }
 
-// Recheck sets in_stock of the goods to the truth wherever it differs.
-func Recheck(ctx context.Context, tx *ent.Tx, goods ...int64) error {
-	if len(goods) == 0 {
+// Restocked marks in stock the goods of SKUs whose stock a movement just
+// raised (restores, releases, pool returns, adjustments up). Only those
+// SKU rows, which the caller holds locked, are read: stock going up can
+// only make a goods in stock, and no other transaction's rows are waited
+// for while the listing rows are held (two restores of one goods' SKUs
+// would otherwise deadlock).
+func Restocked(ctx context.Context, tx *ent.Tx, items ...int64) error {
+	if len(items) == 0 {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, "UPDATE goods_listing SET in_stock = 1 - in_stock WHERE goods_id IN ("+ids(goods)+
-		") AND in_stock <> "+inStockOf("goods_listing.goods_id"))
+	_, err := tx.ExecContext(ctx, "UPDATE goods_listing SET in_stock = 1 WHERE in_stock = 0 AND goods_id IN (SELECT goods_id FROM sku WHERE id IN ("+
+		ids(items)+") AND status = '"+string(enums.SkuEnabled)+"' AND stock - lock_stock > 0)")
 	if err != nil {
-		return fmt.Errorf("rechecking the stock of goods %v: %w", goods, err)
+		return fmt.Errorf("marking the goods of SKUs %v in stock: %w", items, err)
 	}
 	return nil
 }
