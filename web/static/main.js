@@ -1,6 +1,6 @@
 // Routes by path: /shop/ is the goods list, /shop/goods/{id} a product page.
 // Plain links between them keep every page a URL that opens directly.
-import { renderList } from "./list.js";
+import { renderListing } from "./listing.js";
 import { renderProduct } from "./product.js";
 import { Session } from "./session.js";
 
@@ -10,4 +10,4 @@ session.render();
 const app = document.getElementById("app");
 const m = location.pathname.match(/^\/shop\/goods\/(\d+)\/?$/);
 if (m) renderProduct(app, m[1], session);
-else renderList(app);
+else renderListing(app);
