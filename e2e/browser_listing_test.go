@@ -90,7 +90,7 @@ const readListing = `
 const root = document.querySelector('[data-testid="listing"]');
 if (!root) return null;
 return {
-  busy: root.getAttribute("aria-busy"), url: location.href,
+  busy: document.getElementById("app").getAttribute("aria-busy"), url: location.href,
   title: document.querySelector('[data-testid="listing-title"]').textContent,
   total: document.querySelector('[data-testid="total"]').dataset.total || "",
   cards: Array.from(document.querySelectorAll('[data-testid="goods-list"] .card'), (c) => c.dataset.goodsId),

@@ -84,7 +84,7 @@ export async function renderListing(app) {
   const more = h("button", { type: "button", class: "more", "data-testid": "more", hidden: true }, "Load more");
   const status = h("p", { class: "status", role: "status" });
   const side = h("aside", { class: "side" });
-  const body = h("section", { class: "listing", "data-testid": "listing", "aria-busy": "true" }, heading, controls(p), total, list, status, more);
+  const body = h("section", { class: "listing", "data-testid": "listing" }, heading, controls(p), total, list, status, more);
   app.replaceChildren(h("div", { class: "shop" }, side, body));
 
   gql(menuQuery, {}).then((d) => side.replaceChildren(menu(p, d.categories)), () => {});
@@ -100,7 +100,7 @@ export async function renderListing(app) {
   let after = null;
   async function load() {
     more.disabled = true;
-    body.setAttribute("aria-busy", "true");
+    app.setAttribute("aria-busy", "true");
     try {
       const data = await gql(listQuery, { first: pageSize, after, filter, sort: p.gqlSort });
       const conn = data.goodsList;
@@ -114,7 +114,7 @@ export async function renderListing(app) {
       status.textContent = `Could not load the goods (${e.code}): ${e.message}`;
     } finally {
       more.disabled = false;
-      body.setAttribute("aria-busy", "false");
+      app.setAttribute("aria-busy", "false");
     }
   }
   more.addEventListener("click", load);
