@@ -98,8 +98,7 @@ func Refresh(ctx context.Context, tx *ent.Tx, ids ...int64) error {
 	return nil
 }
 
-// refreshChunk bounds one INSERT's derived table (7 values a row, up to
-// MaxDepth+1 rows a goods) well under SQLite's 32766 bound variables.
+// refreshChunk is how many goods one read of goods rows and one DELETE take.
 const refreshChunk = 200
 
 func refresh(ctx context.Context, tx *ent.Tx, ids []int64, parent map[int64]*int64) error {
@@ -112,8 +111,7 @@ func refresh(ctx context.Context, tx *ent.Tx, ids []int64, parent map[int64]*int
 	}
 	// The goods' own values, one row per scope, as a derived table the
 	// INSERT … SELECT reads with the sku aggregates.
-	from := &strings.Builder{}
-	var args []any
+	var rowsArgs [][]any
 	for _, g := range rows {
 		if g.DeleteTime != nil {
 			continue
@@ -124,22 +122,32 @@ func refresh(ctx context.Context, tx *ent.Tx, ids []int64, parent map[int64]*int
 		}
 		nameKey, searchKey := keys(g.Name, g.Code)
 		for i, sc := range scopes {
-			if len(args) == 0 {
+			rowsArgs = append(rowsArgs, []any{g.ID, sc, i, string(g.Status), nameKey, searchKey, g.CreatedAt})
+		}
+	}
+	for start := 0; start < len(rowsArgs); start += maxDerivedRows {
+		from := &strings.Builder{}
+		var args []any
+		for i, r := range rowsArgs[start:min(start+maxDerivedRows, len(rowsArgs))] {
+			if i == 0 {
 				from.WriteString("(SELECT ? AS g, ? AS scope, ? AS i, ? AS st, ? AS nk, ? AS sk, ? AS ca")
 			} else {
 				from.WriteString(" UNION ALL SELECT ?, ?, ?, ?, ?, ?, ?")
 			}
-			args = append(args, g.ID, sc, i, string(g.Status), nameKey, searchKey, g.CreatedAt)
+			args = append(args, r...)
+		}
+		from.WriteString(") s")
+		q, qargs := store.NewInsert(goodslisting.Table).Row(write).SelectSQL(from.String(), args...)
+		if _, err := tx.ExecContext(ctx, q, qargs...); err != nil {
+			return err
 		}
 	}
-	if len(args) == 0 {
-		return nil
-	}
-	from.WriteString(") s")
-	q, qargs := store.NewInsert(goodslisting.Table).Row(write).SelectSQL(from.String(), args...)
-	_, err = tx.ExecContext(ctx, q, qargs...)
-	return err
+	return nil
 }
+
+// maxDerivedRows keeps a derived table under SQLite's 500 terms of one
+// compound SELECT.
+const maxDerivedRows = 400
 
 // write is the one definition of a listing row, read from the derived
 // table s (a goods' id g, its scope and that scope's place i on its path,
