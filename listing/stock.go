@@ -57,13 +57,18 @@ func Restocked(ctx context.Context, tx *ent.Tx, items ...int64) error {
 // WriteEmptied renders Emptied for the group-commit batch's one statement on
 // MySQL, after the CAS that took from SKU item of goods: the listing rows
 // are looked up (and locked) only when that SKU has nothing left, so a batch
-// that leaves stock pays one read of a row it already holds.
+// that leaves stock pays one read of a row it already holds and one
+// statement the optimizer answers without reading a table.
 func WriteEmptied(q *store.Text, goods, item int64) {
 	q.SQL("SET @e := (SELECT stock - lock_stock <= 0 FROM sku WHERE id = ")
 	q.Int(item)
-	q.SQL("); UPDATE goods_listing SET in_stock = 0 WHERE goods_id = IF(@e, ")
+	// @e first: the optimizer folds a false user variable into an
+	// impossible WHERE and reads (and locks) no index record at all. A
+	// key like IF(@e, goods, 0) instead ranged over the index and locked
+	// the first record past it, which every batch in flight then queued on.
+	q.SQL("); UPDATE goods_listing SET in_stock = 0 WHERE @e AND goods_id = ")
 	q.Int(goods)
-	q.SQL(", 0) AND in_stock = 1 AND NOT " + inStockOf("goods_listing.goods_id") + "; ")
+	q.SQL(" AND in_stock = 1 AND NOT " + inStockOf("goods_listing.goods_id") + "; ")
 }
 
 // Sold adds units sold to the goods' sales (the payment that added them to
