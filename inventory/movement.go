@@ -286,7 +286,7 @@ func TakeLocked(ctx context.Context, tx *ent.Tx, stock, locked int64, moves []Mo
 // while stock - lock_stock covers the total.
 func WriteTakes(q *store.Text, terms Terms, moves []Movement, lock bool) {
 	id, goods := moves[0].ItemID, moves[0].GoodsID
-	q.SQL("SELECT stock INTO @s FROM sku WHERE id = ")
+	q.SQL("SELECT stock, lock_stock INTO @s, @l FROM sku WHERE id = ")
 	q.Int(id)
 	q.SQL(" FOR UPDATE; ")
 	var total int64
@@ -325,7 +325,7 @@ func WriteTakes(q *store.Text, terms Terms, moves []Movement, lock bool) {
 	q.SQL(" AND status = ")
 	q.Str(string(enums.SkuEnabled))
 	q.SQL(" AND @g; SET @c := @c + ROW_COUNT(); ")
-	listing.WriteEmptied(q, goods, id)
+	listing.WriteEmptied(q, goods, "@s - @l - "+itoa(total))
 }
 
 // Sold adds what a paid order sold to each SKU's volume, in ascending SKU

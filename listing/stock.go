@@ -55,18 +55,16 @@ func Restocked(ctx context.Context, tx *ent.Tx, items ...int64) error {
 }
 
 // WriteEmptied renders Emptied for the group-commit batch's one statement on
-// MySQL, after the CAS that took from SKU item of goods: the listing rows
-// are looked up (and locked) only when that SKU has nothing left, so a batch
-// that leaves stock pays one read of a row it already holds and one
-// statement the optimizer answers without reading a table.
-func WriteEmptied(q *store.Text, goods, item int64) {
-	q.SQL("SET @e := (SELECT stock - lock_stock <= 0 FROM sku WHERE id = ")
-	q.Int(item)
-	// @e first: the optimizer folds a false user variable into an
-	// impossible WHERE and reads (and locks) no index record at all. A
-	// key like IF(@e, goods, 0) instead ranged over the index and locked
-	// the first record past it, which every batch in flight then queued on.
-	q.SQL("); UPDATE goods_listing SET in_stock = 0 WHERE @e AND goods_id = ")
+// MySQL, after the CAS that took from a SKU of goods; left is an SQL
+// expression of what the SKU has left after it, from the batch's locked read
+// (user variables). The condition comes first: a SKU that kept stock makes it
+// false before any table is read, and the optimizer answers an impossible
+// WHERE without reading or locking an index record, so such a batch pays one
+// statement the server does not execute against a table. (A key like
+// IF(emptied, goods, 0) instead ranged over the index and locked the record
+// past it, which every batch in flight then queued on.)
+func WriteEmptied(q *store.Text, goods int64, left string) {
+	q.SQL("UPDATE goods_listing SET in_stock = 0 WHERE " + left + " <= 0 AND goods_id = ")
 	q.Int(goods)
 	q.SQL(" AND in_stock = 1 AND NOT " + inStockOf("goods_listing.goods_id") + "; ")
 }
