@@ -1732,7 +1732,7 @@ type GoodsEdge {
 
 type PageInfo {
   hasNextPage: Boolean!
-  "True when the page was asked for after a cursor."
+  "goodsList: true when the page was asked for after a cursor (it pages forward only). Other connections: false."
   hasPreviousPage: Boolean!
   startCursor: String
   endCursor: String

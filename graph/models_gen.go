@@ -122,7 +122,7 @@ type OrderItemInput struct {
 
 type PageInfo struct {
 	HasNextPage bool `json:"hasNextPage"`
-	// True when the page was asked for after a cursor.
+	// goodsList: true when the page was asked for after a cursor (it pages forward only). Other connections: false.
 	HasPreviousPage bool    `json:"hasPreviousPage"`
 	StartCursor     *string `json:"startCursor,omitempty"`
 	EndCursor       *string `json:"endCursor,omitempty"`
