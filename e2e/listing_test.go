@@ -59,17 +59,36 @@ func TestListingOverHTTP(t *testing.T) {
 			}
 			bag := p.Edges[0].Node.ID
 
+			scarf := p.Edges[1].Node.ID
+			price := func(goods, to string) {
+				t.Helper()
+				g := must[struct {
+					Skus []struct {
+						ID      string
+						Version int
+					}
+				}](t, s.Query(t, s.AdminToken, `query($id: ID!) { goods(id: $id) { skus { id version } } }`, map[string]any{"id": goods}), "goods")
+				_ = must[struct{ ID string }](t, s.Query(t, s.AdminToken, `mutation($in: UpdateSkuInput!) { updateSku(input: $in) { id } }`,
+					map[string]any{"in": map[string]any{"itemId": g.Skus[0].ID, "expectedVersion": g.Skus[0].Version, "sellPrice": to}}), "updateSku")
+			}
+
+			// A goods edited into a price filter joins the next anonymous
+			// answer, though nothing on the cached page changed.
+			cheap := map[string]any{"filter": map[string]any{"categoryId": cat.ID, "priceMax": "100.00"}, "sort": byPrice["sort"]}
+			for range 2 { // the second answer may come from the response cache
+				if got := must[listingPage](t, s.Query(t, "", listingQuery, cheap), "goodsList").ids(); !slices.Equal(got, []string{bag}) {
+					t.Fatalf("配饰 at most 100.00: %v, want the bag [%s]", got, bag)
+				}
+			}
+			price(scarf, "50.00")
+			if got := must[listingPage](t, s.Query(t, "", listingQuery, cheap), "goodsList").ids(); !slices.Equal(got, []string{bag, scarf}) {
+				t.Errorf("after one scarf SKU went to 50.00, 配饰 at most 100.00: %v, want [%s %s] (a stale cached listing?)", got, bag, scarf)
+			}
+			price(scarf, "899.00")
+
 			// Asked twice: the second answer may come from the response cache.
 			_ = must[listingPage](t, s.Query(t, "", listingQuery, byPrice), "goodsList")
-			g := must[struct {
-				Skus []struct {
-					ID      string
-					Version int
-				}
-			}](t,
-				s.Query(t, s.AdminToken, `query($id: ID!) { goods(id: $id) { skus { id version } } }`, map[string]any{"id": bag}), "goods")
-			_ = must[struct{ ID string }](t, s.Query(t, s.AdminToken, `mutation($in: UpdateSkuInput!) { updateSku(input: $in) { id } }`,
-				map[string]any{"in": map[string]any{"itemId": g.Skus[0].ID, "expectedVersion": g.Skus[0].Version, "sellPrice": "999.00"}}), "updateSku")
+			price(bag, "999.00")
 			p = must[listingPage](t, s.Query(t, "", listingQuery, byPrice), "goodsList")
 			if got := p.ids(); len(got) != 2 || got[1] != bag || p.Edges[1].Node.PriceRange.Min != "999.00" {
 				t.Errorf("after the bag went to 999.00: %+v, want it last at 999.00 (a stale cached listing?)", p)
