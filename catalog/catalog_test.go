@@ -222,7 +222,7 @@ func TestListPagingAndVisibility(t *testing.T) {
 			if !p.HasNextPage {
 				break
 			}
-			after = catalog.Cursor(p.Goods[len(p.Goods)-1].ID)
+			after = p.Cursors[len(p.Cursors)-1]
 		}
 		if len(seen) != 4 {
 			t.Errorf("customer sees %v, want the 4 on-shelf demo goods", seen)

@@ -11,6 +11,7 @@ import (
 	"storefront/enums"
 	"storefront/errs"
 	"storefront/inventory"
+	"storefront/listing"
 	"storefront/money"
 	"storefront/skumatrix"
 	"storefront/store"
@@ -46,6 +47,8 @@ type CreateInput struct {
 	Specs      []SpecInput
 	DefaultSku SkuTerms
 	Skus       []SkuOverride
+	Content
+	CategoryID *int64
 }
 
 // Create validates the input, generates the cartesian product of the specs
@@ -56,14 +59,27 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Goods, error) {
 	if in.StockMode == "" {
 		in.StockMode = enums.DeductAtOrder
 	}
+	if err := in.Content.check(); err != nil {
+		return nil, err
+	}
 	plan, err := s.planCreate(in)
 	if err != nil {
 		return nil, err
 	}
 	var id int64
 	err = store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
-		id, err = writeCreate(ctx, tx, in, plan)
-		return err
+		if err := checkCategory(ctx, tx, in.CategoryID); err != nil {
+			return err
+		}
+		if id, err = writeCreate(ctx, tx, in, plan); err != nil {
+			return err
+		}
+		if in.Slug == nil {
+			if err := nameGoods(ctx, tx, id, in.Code); err != nil {
+				return err
+			}
+		}
+		return listing.Refresh(ctx, tx, id)
 	})
 	if err != nil {
 		return nil, err
@@ -180,9 +196,10 @@ func writeCreate(ctx context.Context, tx *ent.Tx, in CreateInput, plan []planned
 		specType = enums.SpecSingle
 	}
 	g, err := tx.Goods.Create().SetName(in.Name).SetCode(in.Code).SetStatus(in.Status).SetSpecType(specType).
-		SetStockMode(in.StockMode).Save(ctx)
+		SetStockMode(in.StockMode).SetDescription(valueOr(in.Description, "")).SetImages(valueOr(in.Images, nil)).
+		SetNillableSlug(in.Slug).SetNillableCategoryID(in.CategoryID).Save(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("creating goods: %w", err)
+		return 0, fmt.Errorf("creating goods: %w", slugError(err))
 	}
 	specIDs := make([]int64, len(in.Specs))
 	var values []*ent.SpecValueCreate

@@ -10,6 +10,7 @@ import (
 	"storefront/ent/specvalue"
 	"storefront/enums"
 	"storefront/errs"
+	"storefront/listing"
 	"storefront/money"
 	"storefront/store"
 )
@@ -79,8 +80,10 @@ func (s *Service) UpdateSku(ctx context.Context, in UpdateSkuInput) (*SKU, error
 		if n == 0 {
 			return fmt.Errorf("%w: SKU %d is at version %d, not %d", errs.VersionConflict, in.ItemID, cur.Version, in.ExpectedVersion)
 		}
-		row, err = tx.Sku.Get(ctx, in.ItemID)
-		return err
+		if row, err = tx.Sku.Get(ctx, in.ItemID); err != nil {
+			return err
+		}
+		return listing.Refresh(ctx, tx, row.GoodsID)
 	})
 	if err != nil {
 		return nil, store.Classify(err)
@@ -128,7 +131,10 @@ func (s *Service) SetStatus(ctx context.Context, goodsID int64, status enums.Goo
 // moves, views reload, and the admin's view is returned.
 func (s *Service) setGoods(ctx context.Context, goodsID int64, set func(*ent.GoodsUpdate)) (*Goods, error) {
 	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
-		return bumpGoods(ctx, tx, goodsID, nil, set)
+		if err := bumpGoods(ctx, tx, goodsID, nil, set); err != nil {
+			return err
+		}
+		return listing.Refresh(ctx, tx, goodsID)
 	})
 	if err != nil {
 		return nil, store.Classify(err)

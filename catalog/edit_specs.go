@@ -12,6 +12,7 @@ import (
 	"storefront/ent/specvalue"
 	"storefront/enums"
 	"storefront/errs"
+	"storefront/listing"
 	"storefront/money"
 	"storefront/skumatrix"
 	"storefront/store"
@@ -74,7 +75,10 @@ func (s *Service) UpdateSpecs(ctx context.Context, in UpdateSpecsInput) (*Goods,
 		if err := bumpGoods(ctx, tx, in.GoodsID, &in.ExpectedVersion, func(u *ent.GoodsUpdate) { u.SetSpecType(specType) }); err != nil {
 			return err
 		}
-		return s.writeSpecEdit(ctx, tx, in)
+		if err := s.writeSpecEdit(ctx, tx, in); err != nil {
+			return err
+		}
+		return listing.Refresh(ctx, tx, in.GoodsID)
 	})
 	if err != nil {
 		return nil, store.Classify(err)

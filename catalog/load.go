@@ -15,6 +15,7 @@ import (
 	"storefront/ent/spec"
 	"storefront/ent/specvalue"
 	"storefront/enums"
+	"storefront/media"
 	"storefront/store"
 )
 
@@ -71,9 +72,13 @@ func loadViews(ctx context.Context, c *ent.Client, rows []*ent.Goods) ([]*Goods,
 		g, err := newGoods(Goods{
 			ID: r.ID, Name: r.Name, Code: r.Code, Status: r.Status, SpecType: r.SpecType, StockMode: r.StockMode,
 			Version: r.Version, Specs: specsByGoods[r.ID],
+			Description: r.Description, Images: r.Images, Slug: valueOr(r.Slug, ""), CategoryID: r.CategoryID, CreatedAt: r.CreatedAt,
 		}, skusByGoods[r.ID])
 		if err != nil {
 			return nil, err
+		}
+		if g.Images == nil {
+			g.Images = []media.Image{}
 		}
 		// Views are cached for every viewer; visibility is applied on read.
 		g.cat.deleted = r.DeleteTime != nil

@@ -3,14 +3,15 @@
 package catalog
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
 	"storefront/ent"
 	"storefront/ent/goods"
 	"storefront/enums"
-	"storefront/errs"
-	"storefront/paging"
+	"storefront/listing"
+	"storefront/money"
 	"storefront/store"
 )
 
@@ -19,6 +20,7 @@ type Service struct {
 	db    *store.DB
 	cfg   Config
 	cache *viewCache
+	cats  treeCache
 }
 
 // New returns a catalog service on db with its own product-view cache; Close
@@ -54,53 +56,88 @@ func (s *Service) Goods(ctx context.Context, v Viewer, id int64) (*Goods, error)
 	return g, nil
 }
 
-// ListParams selects a page of goods.
+// ListParams selects a page of goods (GraphQL's goodsList).
 type ListParams struct {
 	First  int
 	After  string
-	Status *enums.GoodsStatus
+	Status *enums.GoodsStatus // admins only: customers see ON_SHELF goods
+	// CategoryID lists the category and everything below it.
+	CategoryID         *int64
+	Search             string
+	PriceMin, PriceMax *money.Money
+	InStock            *bool
+	Sort               listing.Field // "" is listing.ByID
+	Desc               bool
+	// Count asks for the total over every page.
+	Count bool
 }
 
 // GoodsPage is one page of a goods connection.
 type GoodsPage struct {
 	Goods       []*Goods
+	Cursors     []string
 	HasNextPage bool
+	Total       int64
 }
 
-// List pages through visible goods in id order (stable under inserts).
+// List reads one page of the listing (package listing: an index range in
+// the order asked for) and hands out the views of its goods.
 func (s *Service) List(ctx context.Context, v Viewer, p ListParams) (*GoodsPage, error) {
-	first, err := paging.Size(p.First)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errs.InvalidInput, err)
+	lp := listing.Params{
+		Scope: valueOr(p.CategoryID, listing.All), Search: p.Search, PriceMin: p.PriceMin, PriceMax: p.PriceMax,
+		InStock: p.InStock, Sort: cmp.Or(p.Sort, listing.ByID), Desc: p.Desc, First: p.First, After: p.After, Count: p.Count,
+	}
+	switch {
+	case !v.Admin:
+		lp.Statuses = []enums.GoodsStatus{enums.GoodsOnShelf}
+	case p.Status != nil:
+		lp.Statuses = []enums.GoodsStatus{*p.Status}
 	}
 	// Taken before the page query: views loaded below read no earlier.
 	seq, now := s.cache.seq.Add(1), s.cache.now()
-	q := visibleTo(v, s.db.Client.Goods.Query())
-	if p.Status != nil {
-		q = q.Where(goods.StatusEQ(*p.Status))
+	lst, err := listing.Query(ctx, s.db.Client, lp)
+	if err != nil {
+		return nil, err
 	}
-	if p.After != "" {
-		after, err := paging.Decode(cursorKind, p.After)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", errs.InvalidInput, err)
-		}
-		q = q.Where(goods.IDGT(after))
-	}
-	rows, err := q.Order(goods.ByID()).Limit(first + 1).All(ctx)
+	rows, err := visibleTo(v, s.db.Client.Goods.Query()).Where(goods.IDIn(lst.IDs...)).All(ctx)
 	if err != nil {
 		return nil, store.Classify(fmt.Errorf("listing goods: %w", err))
 	}
-	page := &GoodsPage{}
-	rows, page.HasNextPage = paging.Trim(rows, first)
-	page.Goods, err = s.cachedViews(ctx, rows, s.cache.maxAge(v), seq, now)
+	// In the listing's order; a goods edited away between the two reads
+	// (off shelf, deleted) is left out rather than shown as it is now.
+	byID := make(map[int64]*ent.Goods, len(rows))
+	for _, r := range rows {
+		byID[r.ID] = r
+	}
+	page := &GoodsPage{HasNextPage: lst.HasNext, Total: lst.Total}
+	ordered := make([]*ent.Goods, 0, len(rows))
+	for i, id := range lst.IDs {
+		if r := byID[id]; r != nil && (lp.Statuses == nil || r.Status == lp.Statuses[0]) {
+			ordered = append(ordered, r)
+			page.Cursors = append(page.Cursors, lst.Cursors[i])
+		}
+	}
+	page.Goods, err = s.cachedViews(ctx, ordered, s.cache.maxAge(v), seq, now)
 	s.recordList(ctx, seq, now)(page.Goods, err) // what a cached answer was built from (snapshot_keys.go)
 	return page, err
 }
 
-// Cursor is the opaque connection cursor of a row.
-func Cursor(id int64) string { return paging.Cursor(cursorKind, id) }
-
-const cursorKind = "goods"
+// GoodsBySlug is Goods for the goods a slug names (nil when none is
+// visible to v).
+func (s *Service) GoodsBySlug(ctx context.Context, v Viewer, slug string) (*Goods, error) {
+	seq, now := s.cache.seq.Add(1), s.cache.now()
+	id, err := s.db.Client.Goods.Query().Where(goods.Slug(slug), goods.DeleteTimeIsNil()).FirstID(ctx)
+	if ent.IsNotFound(err) {
+		// Recorded like a listing: valid until an edit through this instance
+		// (which may give the slug to a goods) or the stock TTL.
+		s.recordList(ctx, seq, now)(nil, nil)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, store.Classify(fmt.Errorf("finding goods %q: %w", slug, err))
+	}
+	return s.Goods(ctx, v, id)
+}
 
 // changed is called after every committed catalog edit of a goods (its
 // version was bumped), so this instance's next read shows the edit.

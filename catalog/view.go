@@ -3,8 +3,10 @@ package catalog
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"storefront/enums"
+	"storefront/media"
 	"storefront/money"
 	"storefront/skumatrix"
 )
@@ -22,6 +24,12 @@ type Goods struct {
 	StockMode enums.StockMode
 	Version   int64
 	Specs     []*Spec
+	// Product-page content; a catalog edit (a version bump) changes it.
+	Description string
+	Images      []media.Image
+	Slug        string
+	CategoryID  *int64
+	CreatedAt   time.Time
 
 	cat        *catalogPart // shared by every stock snapshot of this version
 	skus       []*SKU       // every SKU in id order, carrying this snapshot's stock
@@ -120,7 +128,10 @@ func newCatalogPart(g *Goods, skus []*SKU) (*catalogPart, error) {
 	c := &catalogPart{tmpl: make([]SKU, len(skus)), byKey: make(map[string]int, len(skus))}
 	dims := make([][]int64, len(g.Specs))
 	active := map[int64]bool{}
-	c.cost = 512 + int64(len(g.Name)+len(g.Code))
+	c.cost = 512 + int64(len(g.Name)+len(g.Code)+len(g.Description)+len(g.Slug))
+	for _, im := range g.Images {
+		c.cost += 48 + int64(len(im.URL)+len(im.Alt))
+	}
 	for i, s := range g.Specs {
 		c.cost += 64 + int64(len(s.Name))
 		for _, val := range s.Values {

@@ -48,6 +48,9 @@ func Seed(ctx context.Context, cat *catalog.Service) (map[string]int64, error) {
 			return nil, err
 		}
 		if id == 0 {
+			if in, err = withContent(ctx, cat, in); err != nil {
+				return nil, err
+			}
 			g, err := cat.Create(ctx, in)
 			if err != nil {
 				return nil, fmt.Errorf("creating demo goods %s: %w", in.Code, err)

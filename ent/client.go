@@ -13,7 +13,9 @@ import (
 
 	"storefront/ent/cart"
 	"storefront/ent/cartline"
+	"storefront/ent/category"
 	"storefront/ent/goods"
+	"storefront/ent/goodslisting"
 	"storefront/ent/idempotency"
 	"storefront/ent/order"
 	"storefront/ent/orderline"
@@ -44,8 +46,12 @@ type Client struct {
 	Cart *CartClient
 	// CartLine is the client for interacting with the CartLine builders.
 	CartLine *CartLineClient
+	// Category is the client for interacting with the Category builders.
+	Category *CategoryClient
 	// Goods is the client for interacting with the Goods builders.
 	Goods *GoodsClient
+	// GoodsListing is the client for interacting with the GoodsListing builders.
+	GoodsListing *GoodsListingClient
 	// Idempotency is the client for interacting with the Idempotency builders.
 	Idempotency *IdempotencyClient
 	// Order is the client for interacting with the Order builders.
@@ -83,7 +89,9 @@ func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.Cart = NewCartClient(c.config)
 	c.CartLine = NewCartLineClient(c.config)
+	c.Category = NewCategoryClient(c.config)
 	c.Goods = NewGoodsClient(c.config)
+	c.GoodsListing = NewGoodsListingClient(c.config)
 	c.Idempotency = NewIdempotencyClient(c.config)
 	c.Order = NewOrderClient(c.config)
 	c.OrderLine = NewOrderLineClient(c.config)
@@ -190,7 +198,9 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		config:       cfg,
 		Cart:         NewCartClient(cfg),
 		CartLine:     NewCartLineClient(cfg),
+		Category:     NewCategoryClient(cfg),
 		Goods:        NewGoodsClient(cfg),
+		GoodsListing: NewGoodsListingClient(cfg),
 		Idempotency:  NewIdempotencyClient(cfg),
 		Order:        NewOrderClient(cfg),
 		OrderLine:    NewOrderLineClient(cfg),
@@ -224,7 +234,9 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		config:       cfg,
 		Cart:         NewCartClient(cfg),
 		CartLine:     NewCartLineClient(cfg),
+		Category:     NewCategoryClient(cfg),
 		Goods:        NewGoodsClient(cfg),
+		GoodsListing: NewGoodsListingClient(cfg),
 		Idempotency:  NewIdempotencyClient(cfg),
 		Order:        NewOrderClient(cfg),
 		OrderLine:    NewOrderLineClient(cfg),
@@ -266,9 +278,9 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.Cart, c.CartLine, c.Goods, c.Idempotency, c.Order, c.OrderLine, c.Outbox,
-		c.Payment, c.PaymentEvent, c.PoolBuyer, c.Sku, c.Spec, c.SpecValue, c.StockLog,
-		c.StockPool,
+		c.Cart, c.CartLine, c.Category, c.Goods, c.GoodsListing, c.Idempotency, c.Order,
+		c.OrderLine, c.Outbox, c.Payment, c.PaymentEvent, c.PoolBuyer, c.Sku, c.Spec,
+		c.SpecValue, c.StockLog, c.StockPool,
 	} {
 		n.Use(hooks...)
 	}
@@ -278,9 +290,9 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.Cart, c.CartLine, c.Goods, c.Idempotency, c.Order, c.OrderLine, c.Outbox,
-		c.Payment, c.PaymentEvent, c.PoolBuyer, c.Sku, c.Spec, c.SpecValue, c.StockLog,
-		c.StockPool,
+		c.Cart, c.CartLine, c.Category, c.Goods, c.GoodsListing, c.Idempotency, c.Order,
+		c.OrderLine, c.Outbox, c.Payment, c.PaymentEvent, c.PoolBuyer, c.Sku, c.Spec,
+		c.SpecValue, c.StockLog, c.StockPool,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -293,8 +305,12 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Cart.mutate(ctx, m)
 	case *CartLineMutation:
 		return c.CartLine.mutate(ctx, m)
+	case *CategoryMutation:
+		return c.Category.mutate(ctx, m)
 	case *GoodsMutation:
 		return c.Goods.mutate(ctx, m)
+	case *GoodsListingMutation:
+		return c.GoodsListing.mutate(ctx, m)
 	case *IdempotencyMutation:
 		return c.Idempotency.mutate(ctx, m)
 	case *OrderMutation:
@@ -590,6 +606,139 @@ func (c *CartLineClient) mutate(ctx context.Context, m *CartLineMutation) (Value
 	}
 }
 
+// CategoryClient is a client for the Category schema.
+type CategoryClient struct {
+	config
+}
+
+// NewCategoryClient returns a client for the Category from the given config.
+func NewCategoryClient(c config) *CategoryClient {
+	return &CategoryClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `category.Hooks(f(g(h())))`.
+func (c *CategoryClient) Use(hooks ...Hook) {
+	c.hooks.Category = append(c.hooks.Category, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `category.Intercept(f(g(h())))`.
+func (c *CategoryClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Category = append(c.inters.Category, interceptors...)
+}
+
+// Create returns a builder for creating a Category entity.
+func (c *CategoryClient) Create() *CategoryCreate {
+	mutation := newCategoryMutation(c.config, OpCreate)
+	return &CategoryCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Category entities.
+func (c *CategoryClient) CreateBulk(builders ...*CategoryCreate) *CategoryCreateBulk {
+	return &CategoryCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *CategoryClient) MapCreateBulk(slice any, setFunc func(*CategoryCreate, int)) *CategoryCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &CategoryCreateBulk{err: fmt.Errorf("calling to CategoryClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*CategoryCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &CategoryCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Category.
+func (c *CategoryClient) Update() *CategoryUpdate {
+	mutation := newCategoryMutation(c.config, OpUpdate)
+	return &CategoryUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *CategoryClient) UpdateOne(_m *Category) *CategoryUpdateOne {
+	mutation := newCategoryMutation(c.config, OpUpdateOne, withCategory(_m))
+	return &CategoryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *CategoryClient) UpdateOneID(id int64) *CategoryUpdateOne {
+	mutation := newCategoryMutation(c.config, OpUpdateOne, withCategoryID(id))
+	return &CategoryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Category.
+func (c *CategoryClient) Delete() *CategoryDelete {
+	mutation := newCategoryMutation(c.config, OpDelete)
+	return &CategoryDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *CategoryClient) DeleteOne(_m *Category) *CategoryDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *CategoryClient) DeleteOneID(id int64) *CategoryDeleteOne {
+	builder := c.Delete().Where(category.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &CategoryDeleteOne{builder}
+}
+
+// Query returns a query builder for Category.
+func (c *CategoryClient) Query() *CategoryQuery {
+	return &CategoryQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeCategory},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Category entity by its id.
+func (c *CategoryClient) Get(ctx context.Context, id int64) (*Category, error) {
+	return c.Query().Where(category.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *CategoryClient) GetX(ctx context.Context, id int64) *Category {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *CategoryClient) Hooks() []Hook {
+	return c.hooks.Category
+}
+
+// Interceptors returns the client interceptors.
+func (c *CategoryClient) Interceptors() []Interceptor {
+	return c.inters.Category
+}
+
+func (c *CategoryClient) mutate(ctx context.Context, m *CategoryMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&CategoryCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&CategoryUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&CategoryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&CategoryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Category mutation op: %q", m.Op())
+	}
+}
+
 // GoodsClient is a client for the Goods schema.
 type GoodsClient struct {
 	config
@@ -752,6 +901,139 @@ func (c *GoodsClient) mutate(ctx context.Context, m *GoodsMutation) (Value, erro
 		return (&GoodsDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Goods mutation op: %q", m.Op())
+	}
+}
+
+// GoodsListingClient is a client for the GoodsListing schema.
+type GoodsListingClient struct {
+	config
+}
+
+// NewGoodsListingClient returns a client for the GoodsListing from the given config.
+func NewGoodsListingClient(c config) *GoodsListingClient {
+	return &GoodsListingClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `goodslisting.Hooks(f(g(h())))`.
+func (c *GoodsListingClient) Use(hooks ...Hook) {
+	c.hooks.GoodsListing = append(c.hooks.GoodsListing, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `goodslisting.Intercept(f(g(h())))`.
+func (c *GoodsListingClient) Intercept(interceptors ...Interceptor) {
+	c.inters.GoodsListing = append(c.inters.GoodsListing, interceptors...)
+}
+
+// Create returns a builder for creating a GoodsListing entity.
+func (c *GoodsListingClient) Create() *GoodsListingCreate {
+	mutation := newGoodsListingMutation(c.config, OpCreate)
+	return &GoodsListingCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of GoodsListing entities.
+func (c *GoodsListingClient) CreateBulk(builders ...*GoodsListingCreate) *GoodsListingCreateBulk {
+	return &GoodsListingCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *GoodsListingClient) MapCreateBulk(slice any, setFunc func(*GoodsListingCreate, int)) *GoodsListingCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &GoodsListingCreateBulk{err: fmt.Errorf("calling to GoodsListingClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*GoodsListingCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &GoodsListingCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for GoodsListing.
+func (c *GoodsListingClient) Update() *GoodsListingUpdate {
+	mutation := newGoodsListingMutation(c.config, OpUpdate)
+	return &GoodsListingUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *GoodsListingClient) UpdateOne(_m *GoodsListing) *GoodsListingUpdateOne {
+	mutation := newGoodsListingMutation(c.config, OpUpdateOne, withGoodsListing(_m))
+	return &GoodsListingUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *GoodsListingClient) UpdateOneID(id int64) *GoodsListingUpdateOne {
+	mutation := newGoodsListingMutation(c.config, OpUpdateOne, withGoodsListingID(id))
+	return &GoodsListingUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for GoodsListing.
+func (c *GoodsListingClient) Delete() *GoodsListingDelete {
+	mutation := newGoodsListingMutation(c.config, OpDelete)
+	return &GoodsListingDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *GoodsListingClient) DeleteOne(_m *GoodsListing) *GoodsListingDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *GoodsListingClient) DeleteOneID(id int64) *GoodsListingDeleteOne {
+	builder := c.Delete().Where(goodslisting.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &GoodsListingDeleteOne{builder}
+}
+
+// Query returns a query builder for GoodsListing.
+func (c *GoodsListingClient) Query() *GoodsListingQuery {
+	return &GoodsListingQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeGoodsListing},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a GoodsListing entity by its id.
+func (c *GoodsListingClient) Get(ctx context.Context, id int64) (*GoodsListing, error) {
+	return c.Query().Where(goodslisting.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *GoodsListingClient) GetX(ctx context.Context, id int64) *GoodsListing {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *GoodsListingClient) Hooks() []Hook {
+	return c.hooks.GoodsListing
+}
+
+// Interceptors returns the client interceptors.
+func (c *GoodsListingClient) Interceptors() []Interceptor {
+	return c.inters.GoodsListing
+}
+
+func (c *GoodsListingClient) mutate(ctx context.Context, m *GoodsListingMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&GoodsListingCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&GoodsListingUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&GoodsListingUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&GoodsListingDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown GoodsListing mutation op: %q", m.Op())
 	}
 }
 
@@ -2450,12 +2732,13 @@ func (c *StockPoolClient) mutate(ctx context.Context, m *StockPoolMutation) (Val
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Cart, CartLine, Goods, Idempotency, Order, OrderLine, Outbox, Payment,
-		PaymentEvent, PoolBuyer, Sku, Spec, SpecValue, StockLog, StockPool []ent.Hook
+		Cart, CartLine, Category, Goods, GoodsListing, Idempotency, Order, OrderLine,
+		Outbox, Payment, PaymentEvent, PoolBuyer, Sku, Spec, SpecValue, StockLog,
+		StockPool []ent.Hook
 	}
 	inters struct {
-		Cart, CartLine, Goods, Idempotency, Order, OrderLine, Outbox, Payment,
-		PaymentEvent, PoolBuyer, Sku, Spec, SpecValue, StockLog,
+		Cart, CartLine, Category, Goods, GoodsListing, Idempotency, Order, OrderLine,
+		Outbox, Payment, PaymentEvent, PoolBuyer, Sku, Spec, SpecValue, StockLog,
 		StockPool []ent.Interceptor
 	}
 )

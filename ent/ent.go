@@ -9,7 +9,9 @@ import (
 	"reflect"
 	"storefront/ent/cart"
 	"storefront/ent/cartline"
+	"storefront/ent/category"
 	"storefront/ent/goods"
+	"storefront/ent/goodslisting"
 	"storefront/ent/idempotency"
 	"storefront/ent/order"
 	"storefront/ent/orderline"
@@ -89,7 +91,9 @@ func checkColumn(t, c string) error {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			cart.Table:         cart.ValidColumn,
 			cartline.Table:     cartline.ValidColumn,
+			category.Table:     category.ValidColumn,
 			goods.Table:        goods.ValidColumn,
+			goodslisting.Table: goodslisting.ValidColumn,
 			idempotency.Table:  idempotency.ValidColumn,
 			order.Table:        order.ValidColumn,
 			orderline.Table:    orderline.ValidColumn,

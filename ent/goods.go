@@ -3,9 +3,11 @@
 package ent
 
 import (
+	"encoding/json"
 	"fmt"
 	"storefront/ent/goods"
 	"storefront/enums"
+	"storefront/media"
 	"strings"
 	"time"
 
@@ -36,6 +38,14 @@ type Goods struct {
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
 	UpdatedAt time.Time `json:"updated_at,omitempty"`
+	// Description holds the value of the "description" field.
+	Description string `json:"description,omitempty"`
+	// Images holds the value of the "images" field.
+	Images []media.Image `json:"images,omitempty"`
+	// Slug holds the value of the "slug" field.
+	Slug *string `json:"slug,omitempty"`
+	// CategoryID holds the value of the "category_id" field.
+	CategoryID *int64 `json:"category_id,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the GoodsQuery when eager-loading is set.
 	Edges        GoodsEdges `json:"edges"`
@@ -76,9 +86,11 @@ func (*Goods) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case goods.FieldID, goods.FieldVersion:
+		case goods.FieldImages:
+			values[i] = new([]byte)
+		case goods.FieldID, goods.FieldVersion, goods.FieldCategoryID:
 			values[i] = new(sql.NullInt64)
-		case goods.FieldName, goods.FieldCode, goods.FieldSpecType, goods.FieldStatus, goods.FieldStockMode:
+		case goods.FieldName, goods.FieldCode, goods.FieldSpecType, goods.FieldStatus, goods.FieldStockMode, goods.FieldDescription, goods.FieldSlug:
 			values[i] = new(sql.NullString)
 		case goods.FieldDeleteTime, goods.FieldCreatedAt, goods.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -158,6 +170,34 @@ func (_m *Goods) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.UpdatedAt = value.Time
 			}
+		case goods.FieldDescription:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field description", values[i])
+			} else if value.Valid {
+				_m.Description = value.String
+			}
+		case goods.FieldImages:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field images", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Images); err != nil {
+					return fmt.Errorf("unmarshal field images: %w", err)
+				}
+			}
+		case goods.FieldSlug:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field slug", values[i])
+			} else if value.Valid {
+				_m.Slug = new(string)
+				*_m.Slug = value.String
+			}
+		case goods.FieldCategoryID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field category_id", values[i])
+			} else if value.Valid {
+				_m.CategoryID = new(int64)
+				*_m.CategoryID = value.Int64
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -232,6 +272,22 @@ func (_m *Goods) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("updated_at=")
 	builder.WriteString(_m.UpdatedAt.Format(time.ANSIC))
+	builder.WriteString(", ")
+	builder.WriteString("description=")
+	builder.WriteString(_m.Description)
+	builder.WriteString(", ")
+	builder.WriteString("images=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Images))
+	builder.WriteString(", ")
+	if v := _m.Slug; v != nil {
+		builder.WriteString("slug=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.CategoryID; v != nil {
+		builder.WriteString("category_id=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -10,6 +10,7 @@ import (
 	"storefront/ent/sku"
 	"storefront/ent/spec"
 	"storefront/enums"
+	"storefront/media"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -143,6 +144,54 @@ func (_c *GoodsCreate) SetNillableUpdatedAt(v *time.Time) *GoodsCreate {
 	return _c
 }
 
+// SetDescription sets the "description" field.
+func (_c *GoodsCreate) SetDescription(v string) *GoodsCreate {
+	_c.mutation.SetDescription(v)
+	return _c
+}
+
+// SetNillableDescription sets the "description" field if the given value is not nil.
+func (_c *GoodsCreate) SetNillableDescription(v *string) *GoodsCreate {
+	if v != nil {
+		_c.SetDescription(*v)
+	}
+	return _c
+}
+
+// SetImages sets the "images" field.
+func (_c *GoodsCreate) SetImages(v []media.Image) *GoodsCreate {
+	_c.mutation.SetImages(v)
+	return _c
+}
+
+// SetSlug sets the "slug" field.
+func (_c *GoodsCreate) SetSlug(v string) *GoodsCreate {
+	_c.mutation.SetSlug(v)
+	return _c
+}
+
+// SetNillableSlug sets the "slug" field if the given value is not nil.
+func (_c *GoodsCreate) SetNillableSlug(v *string) *GoodsCreate {
+	if v != nil {
+		_c.SetSlug(*v)
+	}
+	return _c
+}
+
+// SetCategoryID sets the "category_id" field.
+func (_c *GoodsCreate) SetCategoryID(v int64) *GoodsCreate {
+	_c.mutation.SetCategoryID(v)
+	return _c
+}
+
+// SetNillableCategoryID sets the "category_id" field if the given value is not nil.
+func (_c *GoodsCreate) SetNillableCategoryID(v *int64) *GoodsCreate {
+	if v != nil {
+		_c.SetCategoryID(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *GoodsCreate) SetID(v int64) *GoodsCreate {
 	_c.mutation.SetID(v)
@@ -242,6 +291,10 @@ func (_c *GoodsCreate) defaults() {
 		v := goods.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
+	if _, ok := _c.mutation.Description(); !ok {
+		v := goods.DefaultDescription
+		_c.mutation.SetDescription(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -294,6 +347,14 @@ func (_c *GoodsCreate) check() error {
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
 		return &ValidationError{Name: "updated_at", err: errors.New(`ent: missing required field "Goods.updated_at"`)}
+	}
+	if _, ok := _c.mutation.Description(); !ok {
+		return &ValidationError{Name: "description", err: errors.New(`ent: missing required field "Goods.description"`)}
+	}
+	if v, ok := _c.mutation.Slug(); ok {
+		if err := goods.SlugValidator(v); err != nil {
+			return &ValidationError{Name: "slug", err: fmt.Errorf(`ent: validator failed for field "Goods.slug": %w`, err)}
+		}
 	}
 	return nil
 }
@@ -363,6 +424,22 @@ func (_c *GoodsCreate) createSpec() (*Goods, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.UpdatedAt(); ok {
 		_spec.SetField(goods.FieldUpdatedAt, field.TypeTime, value)
 		_node.UpdatedAt = value
+	}
+	if value, ok := _c.mutation.Description(); ok {
+		_spec.SetField(goods.FieldDescription, field.TypeString, value)
+		_node.Description = value
+	}
+	if value, ok := _c.mutation.Images(); ok {
+		_spec.SetField(goods.FieldImages, field.TypeJSON, value)
+		_node.Images = value
+	}
+	if value, ok := _c.mutation.Slug(); ok {
+		_spec.SetField(goods.FieldSlug, field.TypeString, value)
+		_node.Slug = &value
+	}
+	if value, ok := _c.mutation.CategoryID(); ok {
+		_spec.SetField(goods.FieldCategoryID, field.TypeInt64, value)
+		_node.CategoryID = &value
 	}
 	if nodes := _c.mutation.SpecsIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -556,6 +633,78 @@ func (u *GoodsUpsert) UpdateUpdatedAt() *GoodsUpsert {
 	return u
 }
 
+// SetDescription sets the "description" field.
+func (u *GoodsUpsert) SetDescription(v string) *GoodsUpsert {
+	u.Set(goods.FieldDescription, v)
+	return u
+}
+
+// UpdateDescription sets the "description" field to the value that was provided on create.
+func (u *GoodsUpsert) UpdateDescription() *GoodsUpsert {
+	u.SetExcluded(goods.FieldDescription)
+	return u
+}
+
+// SetImages sets the "images" field.
+func (u *GoodsUpsert) SetImages(v []media.Image) *GoodsUpsert {
+	u.Set(goods.FieldImages, v)
+	return u
+}
+
+// UpdateImages sets the "images" field to the value that was provided on create.
+func (u *GoodsUpsert) UpdateImages() *GoodsUpsert {
+	u.SetExcluded(goods.FieldImages)
+	return u
+}
+
+// ClearImages clears the value of the "images" field.
+func (u *GoodsUpsert) ClearImages() *GoodsUpsert {
+	u.SetNull(goods.FieldImages)
+	return u
+}
+
+// SetSlug sets the "slug" field.
+func (u *GoodsUpsert) SetSlug(v string) *GoodsUpsert {
+	u.Set(goods.FieldSlug, v)
+	return u
+}
+
+// UpdateSlug sets the "slug" field to the value that was provided on create.
+func (u *GoodsUpsert) UpdateSlug() *GoodsUpsert {
+	u.SetExcluded(goods.FieldSlug)
+	return u
+}
+
+// ClearSlug clears the value of the "slug" field.
+func (u *GoodsUpsert) ClearSlug() *GoodsUpsert {
+	u.SetNull(goods.FieldSlug)
+	return u
+}
+
+// SetCategoryID sets the "category_id" field.
+func (u *GoodsUpsert) SetCategoryID(v int64) *GoodsUpsert {
+	u.Set(goods.FieldCategoryID, v)
+	return u
+}
+
+// UpdateCategoryID sets the "category_id" field to the value that was provided on create.
+func (u *GoodsUpsert) UpdateCategoryID() *GoodsUpsert {
+	u.SetExcluded(goods.FieldCategoryID)
+	return u
+}
+
+// AddCategoryID adds v to the "category_id" field.
+func (u *GoodsUpsert) AddCategoryID(v int64) *GoodsUpsert {
+	u.Add(goods.FieldCategoryID, v)
+	return u
+}
+
+// ClearCategoryID clears the value of the "category_id" field.
+func (u *GoodsUpsert) ClearCategoryID() *GoodsUpsert {
+	u.SetNull(goods.FieldCategoryID)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -730,6 +879,90 @@ func (u *GoodsUpsertOne) SetUpdatedAt(v time.Time) *GoodsUpsertOne {
 func (u *GoodsUpsertOne) UpdateUpdatedAt() *GoodsUpsertOne {
 	return u.Update(func(s *GoodsUpsert) {
 		s.UpdateUpdatedAt()
+	})
+}
+
+// SetDescription sets the "description" field.
+func (u *GoodsUpsertOne) SetDescription(v string) *GoodsUpsertOne {
+	return u.Update(func(s *GoodsUpsert) {
+		s.SetDescription(v)
+	})
+}
+
+// UpdateDescription sets the "description" field to the value that was provided on create.
+func (u *GoodsUpsertOne) UpdateDescription() *GoodsUpsertOne {
+	return u.Update(func(s *GoodsUpsert) {
+		s.UpdateDescription()
+	})
+}
+
+// SetImages sets the "images" field.
+func (u *GoodsUpsertOne) SetImages(v []media.Image) *GoodsUpsertOne {
+	return u.Update(func(s *GoodsUpsert) {
+		s.SetImages(v)
+	})
+}
+
+// UpdateImages sets the "images" field to the value that was provided on create.
+func (u *GoodsUpsertOne) UpdateImages() *GoodsUpsertOne {
+	return u.Update(func(s *GoodsUpsert) {
+		s.UpdateImages()
+	})
+}
+
+// ClearImages clears the value of the "images" field.
+func (u *GoodsUpsertOne) ClearImages() *GoodsUpsertOne {
+	return u.Update(func(s *GoodsUpsert) {
+		s.ClearImages()
+	})
+}
+
+// SetSlug sets the "slug" field.
+func (u *GoodsUpsertOne) SetSlug(v string) *GoodsUpsertOne {
+	return u.Update(func(s *GoodsUpsert) {
+		s.SetSlug(v)
+	})
+}
+
+// UpdateSlug sets the "slug" field to the value that was provided on create.
+func (u *GoodsUpsertOne) UpdateSlug() *GoodsUpsertOne {
+	return u.Update(func(s *GoodsUpsert) {
+		s.UpdateSlug()
+	})
+}
+
+// ClearSlug clears the value of the "slug" field.
+func (u *GoodsUpsertOne) ClearSlug() *GoodsUpsertOne {
+	return u.Update(func(s *GoodsUpsert) {
+		s.ClearSlug()
+	})
+}
+
+// SetCategoryID sets the "category_id" field.
+func (u *GoodsUpsertOne) SetCategoryID(v int64) *GoodsUpsertOne {
+	return u.Update(func(s *GoodsUpsert) {
+		s.SetCategoryID(v)
+	})
+}
+
+// AddCategoryID adds v to the "category_id" field.
+func (u *GoodsUpsertOne) AddCategoryID(v int64) *GoodsUpsertOne {
+	return u.Update(func(s *GoodsUpsert) {
+		s.AddCategoryID(v)
+	})
+}
+
+// UpdateCategoryID sets the "category_id" field to the value that was provided on create.
+func (u *GoodsUpsertOne) UpdateCategoryID() *GoodsUpsertOne {
+	return u.Update(func(s *GoodsUpsert) {
+		s.UpdateCategoryID()
+	})
+}
+
+// ClearCategoryID clears the value of the "category_id" field.
+func (u *GoodsUpsertOne) ClearCategoryID() *GoodsUpsertOne {
+	return u.Update(func(s *GoodsUpsert) {
+		s.ClearCategoryID()
 	})
 }
 
@@ -1073,6 +1306,90 @@ func (u *GoodsUpsertBulk) SetUpdatedAt(v time.Time) *GoodsUpsertBulk {
 func (u *GoodsUpsertBulk) UpdateUpdatedAt() *GoodsUpsertBulk {
 	return u.Update(func(s *GoodsUpsert) {
 		s.UpdateUpdatedAt()
+	})
+}
+
+// SetDescription sets the "description" field.
+func (u *GoodsUpsertBulk) SetDescription(v string) *GoodsUpsertBulk {
+	return u.Update(func(s *GoodsUpsert) {
+		s.SetDescription(v)
+	})
+}
+
+// UpdateDescription sets the "description" field to the value that was provided on create.
+func (u *GoodsUpsertBulk) UpdateDescription() *GoodsUpsertBulk {
+	return u.Update(func(s *GoodsUpsert) {
+		s.UpdateDescription()
+	})
+}
+
+// SetImages sets the "images" field.
+func (u *GoodsUpsertBulk) SetImages(v []media.Image) *GoodsUpsertBulk {
+	return u.Update(func(s *GoodsUpsert) {
+		s.SetImages(v)
+	})
+}
+
+// UpdateImages sets the "images" field to the value that was provided on create.
+func (u *GoodsUpsertBulk) UpdateImages() *GoodsUpsertBulk {
+	return u.Update(func(s *GoodsUpsert) {
+		s.UpdateImages()
+	})
+}
+
+// ClearImages clears the value of the "images" field.
+func (u *GoodsUpsertBulk) ClearImages() *GoodsUpsertBulk {
+	return u.Update(func(s *GoodsUpsert) {
+		s.ClearImages()
+	})
+}
+
+// SetSlug sets the "slug" field.
+func (u *GoodsUpsertBulk) SetSlug(v string) *GoodsUpsertBulk {
+	return u.Update(func(s *GoodsUpsert) {
+		s.SetSlug(v)
+	})
+}
+
+// UpdateSlug sets the "slug" field to the value that was provided on create.
+func (u *GoodsUpsertBulk) UpdateSlug() *GoodsUpsertBulk {
+	return u.Update(func(s *GoodsUpsert) {
+		s.UpdateSlug()
+	})
+}
+
+// ClearSlug clears the value of the "slug" field.
+func (u *GoodsUpsertBulk) ClearSlug() *GoodsUpsertBulk {
+	return u.Update(func(s *GoodsUpsert) {
+		s.ClearSlug()
+	})
+}
+
+// SetCategoryID sets the "category_id" field.
+func (u *GoodsUpsertBulk) SetCategoryID(v int64) *GoodsUpsertBulk {
+	return u.Update(func(s *GoodsUpsert) {
+		s.SetCategoryID(v)
+	})
+}
+
+// AddCategoryID adds v to the "category_id" field.
+func (u *GoodsUpsertBulk) AddCategoryID(v int64) *GoodsUpsertBulk {
+	return u.Update(func(s *GoodsUpsert) {
+		s.AddCategoryID(v)
+	})
+}
+
+// UpdateCategoryID sets the "category_id" field to the value that was provided on create.
+func (u *GoodsUpsertBulk) UpdateCategoryID() *GoodsUpsertBulk {
+	return u.Update(func(s *GoodsUpsert) {
+		s.UpdateCategoryID()
+	})
+}
+
+// ClearCategoryID clears the value of the "category_id" field.
+func (u *GoodsUpsertBulk) ClearCategoryID() *GoodsUpsertBulk {
+	return u.Update(func(s *GoodsUpsert) {
+		s.ClearCategoryID()
 	})
 }
 

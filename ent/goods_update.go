@@ -11,10 +11,12 @@ import (
 	"storefront/ent/sku"
 	"storefront/ent/spec"
 	"storefront/enums"
+	"storefront/media"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 )
 
@@ -146,6 +148,85 @@ func (_u *GoodsUpdate) AddVersion(v int64) *GoodsUpdate {
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *GoodsUpdate) SetUpdatedAt(v time.Time) *GoodsUpdate {
 	_u.mutation.SetUpdatedAt(v)
+	return _u
+}
+
+// SetDescription sets the "description" field.
+func (_u *GoodsUpdate) SetDescription(v string) *GoodsUpdate {
+	_u.mutation.SetDescription(v)
+	return _u
+}
+
+// SetNillableDescription sets the "description" field if the given value is not nil.
+func (_u *GoodsUpdate) SetNillableDescription(v *string) *GoodsUpdate {
+	if v != nil {
+		_u.SetDescription(*v)
+	}
+	return _u
+}
+
+// SetImages sets the "images" field.
+func (_u *GoodsUpdate) SetImages(v []media.Image) *GoodsUpdate {
+	_u.mutation.SetImages(v)
+	return _u
+}
+
+// AppendImages appends value to the "images" field.
+func (_u *GoodsUpdate) AppendImages(v []media.Image) *GoodsUpdate {
+	_u.mutation.AppendImages(v)
+	return _u
+}
+
+// ClearImages clears the value of the "images" field.
+func (_u *GoodsUpdate) ClearImages() *GoodsUpdate {
+	_u.mutation.ClearImages()
+	return _u
+}
+
+// SetSlug sets the "slug" field.
+func (_u *GoodsUpdate) SetSlug(v string) *GoodsUpdate {
+	_u.mutation.SetSlug(v)
+	return _u
+}
+
+// SetNillableSlug sets the "slug" field if the given value is not nil.
+func (_u *GoodsUpdate) SetNillableSlug(v *string) *GoodsUpdate {
+	if v != nil {
+		_u.SetSlug(*v)
+	}
+	return _u
+}
+
+// ClearSlug clears the value of the "slug" field.
+func (_u *GoodsUpdate) ClearSlug() *GoodsUpdate {
+	_u.mutation.ClearSlug()
+	return _u
+}
+
+// SetCategoryID sets the "category_id" field.
+func (_u *GoodsUpdate) SetCategoryID(v int64) *GoodsUpdate {
+	_u.mutation.ResetCategoryID()
+	_u.mutation.SetCategoryID(v)
+	return _u
+}
+
+// SetNillableCategoryID sets the "category_id" field if the given value is not nil.
+func (_u *GoodsUpdate) SetNillableCategoryID(v *int64) *GoodsUpdate {
+	if v != nil {
+		_u.SetCategoryID(*v)
+	}
+	return _u
+}
+
+// AddCategoryID adds value to the "category_id" field.
+func (_u *GoodsUpdate) AddCategoryID(v int64) *GoodsUpdate {
+	_u.mutation.AddCategoryID(v)
+	return _u
+}
+
+// ClearCategoryID clears the value of the "category_id" field.
+func (_u *GoodsUpdate) ClearCategoryID() *GoodsUpdate {
+	_u.mutation.ClearCategoryID()
 	return _u
 }
 
@@ -289,6 +370,11 @@ func (_u *GoodsUpdate) check() error {
 			return &ValidationError{Name: "stock_mode", err: fmt.Errorf(`ent: validator failed for field "Goods.stock_mode": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Slug(); ok {
+		if err := goods.SlugValidator(v); err != nil {
+			return &ValidationError{Name: "slug", err: fmt.Errorf(`ent: validator failed for field "Goods.slug": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -339,6 +425,35 @@ func (_u *GoodsUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(goods.FieldUpdatedAt, field.TypeTime, value)
+	}
+	if value, ok := _u.mutation.Description(); ok {
+		_spec.SetField(goods.FieldDescription, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Images(); ok {
+		_spec.SetField(goods.FieldImages, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedImages(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, goods.FieldImages, value)
+		})
+	}
+	if _u.mutation.ImagesCleared() {
+		_spec.ClearField(goods.FieldImages, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.Slug(); ok {
+		_spec.SetField(goods.FieldSlug, field.TypeString, value)
+	}
+	if _u.mutation.SlugCleared() {
+		_spec.ClearField(goods.FieldSlug, field.TypeString)
+	}
+	if value, ok := _u.mutation.CategoryID(); ok {
+		_spec.SetField(goods.FieldCategoryID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedCategoryID(); ok {
+		_spec.AddField(goods.FieldCategoryID, field.TypeInt64, value)
+	}
+	if _u.mutation.CategoryIDCleared() {
+		_spec.ClearField(goods.FieldCategoryID, field.TypeInt64)
 	}
 	if _u.mutation.SpecsCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -569,6 +684,85 @@ func (_u *GoodsUpdateOne) SetUpdatedAt(v time.Time) *GoodsUpdateOne {
 	return _u
 }
 
+// SetDescription sets the "description" field.
+func (_u *GoodsUpdateOne) SetDescription(v string) *GoodsUpdateOne {
+	_u.mutation.SetDescription(v)
+	return _u
+}
+
+// SetNillableDescription sets the "description" field if the given value is not nil.
+func (_u *GoodsUpdateOne) SetNillableDescription(v *string) *GoodsUpdateOne {
+	if v != nil {
+		_u.SetDescription(*v)
+	}
+	return _u
+}
+
+// SetImages sets the "images" field.
+func (_u *GoodsUpdateOne) SetImages(v []media.Image) *GoodsUpdateOne {
+	_u.mutation.SetImages(v)
+	return _u
+}
+
+// AppendImages appends value to the "images" field.
+func (_u *GoodsUpdateOne) AppendImages(v []media.Image) *GoodsUpdateOne {
+	_u.mutation.AppendImages(v)
+	return _u
+}
+
+// ClearImages clears the value of the "images" field.
+func (_u *GoodsUpdateOne) ClearImages() *GoodsUpdateOne {
+	_u.mutation.ClearImages()
+	return _u
+}
+
+// SetSlug sets the "slug" field.
+func (_u *GoodsUpdateOne) SetSlug(v string) *GoodsUpdateOne {
+	_u.mutation.SetSlug(v)
+	return _u
+}
+
+// SetNillableSlug sets the "slug" field if the given value is not nil.
+func (_u *GoodsUpdateOne) SetNillableSlug(v *string) *GoodsUpdateOne {
+	if v != nil {
+		_u.SetSlug(*v)
+	}
+	return _u
+}
+
+// ClearSlug clears the value of the "slug" field.
+func (_u *GoodsUpdateOne) ClearSlug() *GoodsUpdateOne {
+	_u.mutation.ClearSlug()
+	return _u
+}
+
+// SetCategoryID sets the "category_id" field.
+func (_u *GoodsUpdateOne) SetCategoryID(v int64) *GoodsUpdateOne {
+	_u.mutation.ResetCategoryID()
+	_u.mutation.SetCategoryID(v)
+	return _u
+}
+
+// SetNillableCategoryID sets the "category_id" field if the given value is not nil.
+func (_u *GoodsUpdateOne) SetNillableCategoryID(v *int64) *GoodsUpdateOne {
+	if v != nil {
+		_u.SetCategoryID(*v)
+	}
+	return _u
+}
+
+// AddCategoryID adds value to the "category_id" field.
+func (_u *GoodsUpdateOne) AddCategoryID(v int64) *GoodsUpdateOne {
+	_u.mutation.AddCategoryID(v)
+	return _u
+}
+
+// ClearCategoryID clears the value of the "category_id" field.
+func (_u *GoodsUpdateOne) ClearCategoryID() *GoodsUpdateOne {
+	_u.mutation.ClearCategoryID()
+	return _u
+}
+
 // AddSpecIDs adds the "specs" edge to the Spec entity by IDs.
 func (_u *GoodsUpdateOne) AddSpecIDs(ids ...int64) *GoodsUpdateOne {
 	_u.mutation.AddSpecIDs(ids...)
@@ -722,6 +916,11 @@ func (_u *GoodsUpdateOne) check() error {
 			return &ValidationError{Name: "stock_mode", err: fmt.Errorf(`ent: validator failed for field "Goods.stock_mode": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Slug(); ok {
+		if err := goods.SlugValidator(v); err != nil {
+			return &ValidationError{Name: "slug", err: fmt.Errorf(`ent: validator failed for field "Goods.slug": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -789,6 +988,35 @@ func (_u *GoodsUpdateOne) sqlSave(ctx context.Context) (_node *Goods, err error)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(goods.FieldUpdatedAt, field.TypeTime, value)
+	}
+	if value, ok := _u.mutation.Description(); ok {
+		_spec.SetField(goods.FieldDescription, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Images(); ok {
+		_spec.SetField(goods.FieldImages, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedImages(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, goods.FieldImages, value)
+		})
+	}
+	if _u.mutation.ImagesCleared() {
+		_spec.ClearField(goods.FieldImages, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.Slug(); ok {
+		_spec.SetField(goods.FieldSlug, field.TypeString, value)
+	}
+	if _u.mutation.SlugCleared() {
+		_spec.ClearField(goods.FieldSlug, field.TypeString)
+	}
+	if value, ok := _u.mutation.CategoryID(); ok {
+		_spec.SetField(goods.FieldCategoryID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedCategoryID(); ok {
+		_spec.AddField(goods.FieldCategoryID, field.TypeInt64, value)
+	}
+	if _u.mutation.CategoryIDCleared() {
+		_spec.ClearField(goods.FieldCategoryID, field.TypeInt64)
 	}
 	if _u.mutation.SpecsCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"storefront/ent/cart"
 	"storefront/ent/cartline"
+	"storefront/ent/category"
 	"storefront/ent/goods"
+	"storefront/ent/goodslisting"
 	"storefront/ent/idempotency"
 	"storefront/ent/order"
 	"storefront/ent/orderline"
@@ -23,6 +25,7 @@ import (
 	"storefront/ent/stocklog"
 	"storefront/ent/stockpool"
 	"storefront/enums"
+	"storefront/media"
 	"storefront/money"
 	"sync"
 	"time"
@@ -42,7 +45,9 @@ const (
 	// Node types.
 	TypeCart         = "Cart"
 	TypeCartLine     = "CartLine"
+	TypeCategory     = "Category"
 	TypeGoods        = "Goods"
+	TypeGoodsListing = "GoodsListing"
 	TypeIdempotency  = "Idempotency"
 	TypeOrder        = "Order"
 	TypeOrderLine    = "OrderLine"
@@ -1673,32 +1678,591 @@ func (m *CartLineMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown CartLine edge %s", name)
 }
 
-// GoodsMutation represents an operation that mutates the Goods nodes in the graph.
-type GoodsMutation struct {
+// CategoryMutation represents an operation that mutates the Category nodes in the graph.
+type CategoryMutation struct {
 	config
 	op            Op
 	typ           string
 	id            *int64
 	name          *string
-	code          *string
-	spec_type     *enums.SpecType
-	status        *enums.GoodsStatus
-	stock_mode    *enums.StockMode
-	delete_time   *time.Time
-	version       *int64
-	addversion    *int64
+	slug          *string
+	parent_id     *int64
+	addparent_id  *int64
 	created_at    *time.Time
-	updated_at    *time.Time
 	clearedFields map[string]struct{}
-	specs         map[int64]struct{}
-	removedspecs  map[int64]struct{}
-	clearedspecs  bool
-	skus          map[int64]struct{}
-	removedskus   map[int64]struct{}
-	clearedskus   bool
 	done          bool
-	oldValue      func(context.Context) (*Goods, error)
-	predicates    []predicate.Goods
+	oldValue      func(context.Context) (*Category, error)
+	predicates    []predicate.Category
+}
+
+var _ ent.Mutation = (*CategoryMutation)(nil)
+
+// categoryOption allows management of the mutation configuration using functional options.
+type categoryOption func(*CategoryMutation)
+
+// newCategoryMutation creates new mutation for the Category entity.
+func newCategoryMutation(c config, op Op, opts ...categoryOption) *CategoryMutation {
+	m := &CategoryMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeCategory,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withCategoryID sets the ID field of the mutation.
+func withCategoryID(id int64) categoryOption {
+	return func(m *CategoryMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Category
+		)
+		m.oldValue = func(ctx context.Context) (*Category, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Category.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withCategory sets the old Category of the mutation.
+func withCategory(node *Category) categoryOption {
+	return func(m *CategoryMutation) {
+		m.oldValue = func(context.Context) (*Category, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m CategoryMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m CategoryMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Category entities.
+func (m *CategoryMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *CategoryMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *CategoryMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Category.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetName sets the "name" field.
+func (m *CategoryMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *CategoryMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the Category entity.
+// If the Category object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CategoryMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *CategoryMutation) ResetName() {
+	m.name = nil
+}
+
+// SetSlug sets the "slug" field.
+func (m *CategoryMutation) SetSlug(s string) {
+	m.slug = &s
+}
+
+// Slug returns the value of the "slug" field in the mutation.
+func (m *CategoryMutation) Slug() (r string, exists bool) {
+	v := m.slug
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSlug returns the old "slug" field's value of the Category entity.
+// If the Category object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CategoryMutation) OldSlug(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSlug is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSlug requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSlug: %w", err)
+	}
+	return oldValue.Slug, nil
+}
+
+// ResetSlug resets all changes to the "slug" field.
+func (m *CategoryMutation) ResetSlug() {
+	m.slug = nil
+}
+
+// SetParentID sets the "parent_id" field.
+func (m *CategoryMutation) SetParentID(i int64) {
+	m.parent_id = &i
+	m.addparent_id = nil
+}
+
+// ParentID returns the value of the "parent_id" field in the mutation.
+func (m *CategoryMutation) ParentID() (r int64, exists bool) {
+	v := m.parent_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldParentID returns the old "parent_id" field's value of the Category entity.
+// If the Category object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CategoryMutation) OldParentID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldParentID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldParentID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldParentID: %w", err)
+	}
+	return oldValue.ParentID, nil
+}
+
+// AddParentID adds i to the "parent_id" field.
+func (m *CategoryMutation) AddParentID(i int64) {
+	if m.addparent_id != nil {
+		*m.addparent_id += i
+	} else {
+		m.addparent_id = &i
+	}
+}
+
+// AddedParentID returns the value that was added to the "parent_id" field in this mutation.
+func (m *CategoryMutation) AddedParentID() (r int64, exists bool) {
+	v := m.addparent_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearParentID clears the value of the "parent_id" field.
+func (m *CategoryMutation) ClearParentID() {
+	m.parent_id = nil
+	m.addparent_id = nil
+	m.clearedFields[category.FieldParentID] = struct{}{}
+}
+
+// ParentIDCleared returns if the "parent_id" field was cleared in this mutation.
+func (m *CategoryMutation) ParentIDCleared() bool {
+	_, ok := m.clearedFields[category.FieldParentID]
+	return ok
+}
+
+// ResetParentID resets all changes to the "parent_id" field.
+func (m *CategoryMutation) ResetParentID() {
+	m.parent_id = nil
+	m.addparent_id = nil
+	delete(m.clearedFields, category.FieldParentID)
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *CategoryMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *CategoryMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Category entity.
+// If the Category object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CategoryMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *CategoryMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// Where appends a list predicates to the CategoryMutation builder.
+func (m *CategoryMutation) Where(ps ...predicate.Category) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the CategoryMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *CategoryMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Category, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *CategoryMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *CategoryMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Category).
+func (m *CategoryMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *CategoryMutation) Fields() []string {
+	fields := make([]string, 0, 4)
+	if m.name != nil {
+		fields = append(fields, category.FieldName)
+	}
+	if m.slug != nil {
+		fields = append(fields, category.FieldSlug)
+	}
+	if m.parent_id != nil {
+		fields = append(fields, category.FieldParentID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, category.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *CategoryMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case category.FieldName:
+		return m.Name()
+	case category.FieldSlug:
+		return m.Slug()
+	case category.FieldParentID:
+		return m.ParentID()
+	case category.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *CategoryMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case category.FieldName:
+		return m.OldName(ctx)
+	case category.FieldSlug:
+		return m.OldSlug(ctx)
+	case category.FieldParentID:
+		return m.OldParentID(ctx)
+	case category.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Category field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CategoryMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case category.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case category.FieldSlug:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSlug(v)
+		return nil
+	case category.FieldParentID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetParentID(v)
+		return nil
+	case category.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Category field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *CategoryMutation) AddedFields() []string {
+	var fields []string
+	if m.addparent_id != nil {
+		fields = append(fields, category.FieldParentID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *CategoryMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case category.FieldParentID:
+		return m.AddedParentID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CategoryMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case category.FieldParentID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddParentID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Category numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *CategoryMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(category.FieldParentID) {
+		fields = append(fields, category.FieldParentID)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *CategoryMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *CategoryMutation) ClearField(name string) error {
+	switch name {
+	case category.FieldParentID:
+		m.ClearParentID()
+		return nil
+	}
+	return fmt.Errorf("unknown Category nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *CategoryMutation) ResetField(name string) error {
+	switch name {
+	case category.FieldName:
+		m.ResetName()
+		return nil
+	case category.FieldSlug:
+		m.ResetSlug()
+		return nil
+	case category.FieldParentID:
+		m.ResetParentID()
+		return nil
+	case category.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Category field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *CategoryMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *CategoryMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *CategoryMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *CategoryMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *CategoryMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *CategoryMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *CategoryMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Category unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *CategoryMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Category edge %s", name)
+}
+
+// GoodsMutation represents an operation that mutates the Goods nodes in the graph.
+type GoodsMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *int64
+	name           *string
+	code           *string
+	spec_type      *enums.SpecType
+	status         *enums.GoodsStatus
+	stock_mode     *enums.StockMode
+	delete_time    *time.Time
+	version        *int64
+	addversion     *int64
+	created_at     *time.Time
+	updated_at     *time.Time
+	description    *string
+	images         *[]media.Image
+	appendimages   []media.Image
+	slug           *string
+	category_id    *int64
+	addcategory_id *int64
+	clearedFields  map[string]struct{}
+	specs          map[int64]struct{}
+	removedspecs   map[int64]struct{}
+	clearedspecs   bool
+	skus           map[int64]struct{}
+	removedskus    map[int64]struct{}
+	clearedskus    bool
+	done           bool
+	oldValue       func(context.Context) (*Goods, error)
+	predicates     []predicate.Goods
 }
 
 var _ ent.Mutation = (*GoodsMutation)(nil)
@@ -2162,6 +2726,226 @@ func (m *GoodsMutation) ResetUpdatedAt() {
 	m.updated_at = nil
 }
 
+// SetDescription sets the "description" field.
+func (m *GoodsMutation) SetDescription(s string) {
+	m.description = &s
+}
+
+// Description returns the value of the "description" field in the mutation.
+func (m *GoodsMutation) Description() (r string, exists bool) {
+	v := m.description
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDescription returns the old "description" field's value of the Goods entity.
+// If the Goods object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GoodsMutation) OldDescription(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDescription is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDescription requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDescription: %w", err)
+	}
+	return oldValue.Description, nil
+}
+
+// ResetDescription resets all changes to the "description" field.
+func (m *GoodsMutation) ResetDescription() {
+	m.description = nil
+}
+
+// SetImages sets the "images" field.
+func (m *GoodsMutation) SetImages(value []media.Image) {
+	m.images = &value
+	m.appendimages = nil
+}
+
+// Images returns the value of the "images" field in the mutation.
+func (m *GoodsMutation) Images() (r []media.Image, exists bool) {
+	v := m.images
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldImages returns the old "images" field's value of the Goods entity.
+// If the Goods object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GoodsMutation) OldImages(ctx context.Context) (v []media.Image, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldImages is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldImages requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldImages: %w", err)
+	}
+	return oldValue.Images, nil
+}
+
+// AppendImages adds value to the "images" field.
+func (m *GoodsMutation) AppendImages(value []media.Image) {
+	m.appendimages = append(m.appendimages, value...)
+}
+
+// AppendedImages returns the list of values that were appended to the "images" field in this mutation.
+func (m *GoodsMutation) AppendedImages() ([]media.Image, bool) {
+	if len(m.appendimages) == 0 {
+		return nil, false
+	}
+	return m.appendimages, true
+}
+
+// ClearImages clears the value of the "images" field.
+func (m *GoodsMutation) ClearImages() {
+	m.images = nil
+	m.appendimages = nil
+	m.clearedFields[goods.FieldImages] = struct{}{}
+}
+
+// ImagesCleared returns if the "images" field was cleared in this mutation.
+func (m *GoodsMutation) ImagesCleared() bool {
+	_, ok := m.clearedFields[goods.FieldImages]
+	return ok
+}
+
+// ResetImages resets all changes to the "images" field.
+func (m *GoodsMutation) ResetImages() {
+	m.images = nil
+	m.appendimages = nil
+	delete(m.clearedFields, goods.FieldImages)
+}
+
+// SetSlug sets the "slug" field.
+func (m *GoodsMutation) SetSlug(s string) {
+	m.slug = &s
+}
+
+// Slug returns the value of the "slug" field in the mutation.
+func (m *GoodsMutation) Slug() (r string, exists bool) {
+	v := m.slug
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSlug returns the old "slug" field's value of the Goods entity.
+// If the Goods object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GoodsMutation) OldSlug(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSlug is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSlug requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSlug: %w", err)
+	}
+	return oldValue.Slug, nil
+}
+
+// ClearSlug clears the value of the "slug" field.
+func (m *GoodsMutation) ClearSlug() {
+	m.slug = nil
+	m.clearedFields[goods.FieldSlug] = struct{}{}
+}
+
+// SlugCleared returns if the "slug" field was cleared in this mutation.
+func (m *GoodsMutation) SlugCleared() bool {
+	_, ok := m.clearedFields[goods.FieldSlug]
+	return ok
+}
+
+// ResetSlug resets all changes to the "slug" field.
+func (m *GoodsMutation) ResetSlug() {
+	m.slug = nil
+	delete(m.clearedFields, goods.FieldSlug)
+}
+
+// SetCategoryID sets the "category_id" field.
+func (m *GoodsMutation) SetCategoryID(i int64) {
+	m.category_id = &i
+	m.addcategory_id = nil
+}
+
+// CategoryID returns the value of the "category_id" field in the mutation.
+func (m *GoodsMutation) CategoryID() (r int64, exists bool) {
+	v := m.category_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCategoryID returns the old "category_id" field's value of the Goods entity.
+// If the Goods object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GoodsMutation) OldCategoryID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCategoryID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCategoryID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCategoryID: %w", err)
+	}
+	return oldValue.CategoryID, nil
+}
+
+// AddCategoryID adds i to the "category_id" field.
+func (m *GoodsMutation) AddCategoryID(i int64) {
+	if m.addcategory_id != nil {
+		*m.addcategory_id += i
+	} else {
+		m.addcategory_id = &i
+	}
+}
+
+// AddedCategoryID returns the value that was added to the "category_id" field in this mutation.
+func (m *GoodsMutation) AddedCategoryID() (r int64, exists bool) {
+	v := m.addcategory_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearCategoryID clears the value of the "category_id" field.
+func (m *GoodsMutation) ClearCategoryID() {
+	m.category_id = nil
+	m.addcategory_id = nil
+	m.clearedFields[goods.FieldCategoryID] = struct{}{}
+}
+
+// CategoryIDCleared returns if the "category_id" field was cleared in this mutation.
+func (m *GoodsMutation) CategoryIDCleared() bool {
+	_, ok := m.clearedFields[goods.FieldCategoryID]
+	return ok
+}
+
+// ResetCategoryID resets all changes to the "category_id" field.
+func (m *GoodsMutation) ResetCategoryID() {
+	m.category_id = nil
+	m.addcategory_id = nil
+	delete(m.clearedFields, goods.FieldCategoryID)
+}
+
 // AddSpecIDs adds the "specs" edge to the Spec entity by ids.
 func (m *GoodsMutation) AddSpecIDs(ids ...int64) {
 	if m.specs == nil {
@@ -2304,7 +3088,7 @@ func (m *GoodsMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *GoodsMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 13)
 	if m.name != nil {
 		fields = append(fields, goods.FieldName)
 	}
@@ -2332,6 +3116,18 @@ func (m *GoodsMutation) Fields() []string {
 	if m.updated_at != nil {
 		fields = append(fields, goods.FieldUpdatedAt)
 	}
+	if m.description != nil {
+		fields = append(fields, goods.FieldDescription)
+	}
+	if m.images != nil {
+		fields = append(fields, goods.FieldImages)
+	}
+	if m.slug != nil {
+		fields = append(fields, goods.FieldSlug)
+	}
+	if m.category_id != nil {
+		fields = append(fields, goods.FieldCategoryID)
+	}
 	return fields
 }
 
@@ -2358,6 +3154,14 @@ func (m *GoodsMutation) Field(name string) (ent.Value, bool) {
 		return m.CreatedAt()
 	case goods.FieldUpdatedAt:
 		return m.UpdatedAt()
+	case goods.FieldDescription:
+		return m.Description()
+	case goods.FieldImages:
+		return m.Images()
+	case goods.FieldSlug:
+		return m.Slug()
+	case goods.FieldCategoryID:
+		return m.CategoryID()
 	}
 	return nil, false
 }
@@ -2385,6 +3189,14 @@ func (m *GoodsMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldCreatedAt(ctx)
 	case goods.FieldUpdatedAt:
 		return m.OldUpdatedAt(ctx)
+	case goods.FieldDescription:
+		return m.OldDescription(ctx)
+	case goods.FieldImages:
+		return m.OldImages(ctx)
+	case goods.FieldSlug:
+		return m.OldSlug(ctx)
+	case goods.FieldCategoryID:
+		return m.OldCategoryID(ctx)
 	}
 	return nil, fmt.Errorf("unknown Goods field %s", name)
 }
@@ -2457,6 +3269,34 @@ func (m *GoodsMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetUpdatedAt(v)
 		return nil
+	case goods.FieldDescription:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDescription(v)
+		return nil
+	case goods.FieldImages:
+		v, ok := value.([]media.Image)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetImages(v)
+		return nil
+	case goods.FieldSlug:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSlug(v)
+		return nil
+	case goods.FieldCategoryID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCategoryID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Goods field %s", name)
 }
@@ -2468,6 +3308,9 @@ func (m *GoodsMutation) AddedFields() []string {
 	if m.addversion != nil {
 		fields = append(fields, goods.FieldVersion)
 	}
+	if m.addcategory_id != nil {
+		fields = append(fields, goods.FieldCategoryID)
+	}
 	return fields
 }
 
@@ -2478,6 +3321,8 @@ func (m *GoodsMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
 	case goods.FieldVersion:
 		return m.AddedVersion()
+	case goods.FieldCategoryID:
+		return m.AddedCategoryID()
 	}
 	return nil, false
 }
@@ -2494,6 +3339,13 @@ func (m *GoodsMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddVersion(v)
 		return nil
+	case goods.FieldCategoryID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCategoryID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Goods numeric field %s", name)
 }
@@ -2504,6 +3356,15 @@ func (m *GoodsMutation) ClearedFields() []string {
 	var fields []string
 	if m.FieldCleared(goods.FieldDeleteTime) {
 		fields = append(fields, goods.FieldDeleteTime)
+	}
+	if m.FieldCleared(goods.FieldImages) {
+		fields = append(fields, goods.FieldImages)
+	}
+	if m.FieldCleared(goods.FieldSlug) {
+		fields = append(fields, goods.FieldSlug)
+	}
+	if m.FieldCleared(goods.FieldCategoryID) {
+		fields = append(fields, goods.FieldCategoryID)
 	}
 	return fields
 }
@@ -2521,6 +3382,15 @@ func (m *GoodsMutation) ClearField(name string) error {
 	switch name {
 	case goods.FieldDeleteTime:
 		m.ClearDeleteTime()
+		return nil
+	case goods.FieldImages:
+		m.ClearImages()
+		return nil
+	case goods.FieldSlug:
+		m.ClearSlug()
+		return nil
+	case goods.FieldCategoryID:
+		m.ClearCategoryID()
 		return nil
 	}
 	return fmt.Errorf("unknown Goods nullable field %s", name)
@@ -2556,6 +3426,18 @@ func (m *GoodsMutation) ResetField(name string) error {
 		return nil
 	case goods.FieldUpdatedAt:
 		m.ResetUpdatedAt()
+		return nil
+	case goods.FieldDescription:
+		m.ResetDescription()
+		return nil
+	case goods.FieldImages:
+		m.ResetImages()
+		return nil
+	case goods.FieldSlug:
+		m.ResetSlug()
+		return nil
+	case goods.FieldCategoryID:
+		m.ResetCategoryID()
 		return nil
 	}
 	return fmt.Errorf("unknown Goods field %s", name)
@@ -2669,6 +3551,905 @@ func (m *GoodsMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Goods edge %s", name)
+}
+
+// GoodsListingMutation represents an operation that mutates the GoodsListing nodes in the graph.
+type GoodsListingMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int64
+	scope         *int64
+	addscope      *int64
+	goods_id      *int64
+	addgoods_id   *int64
+	status        *enums.GoodsStatus
+	name_key      *string
+	search_key    *string
+	min_price     *int64
+	addmin_price  *int64
+	sales         *int64
+	addsales      *int64
+	in_stock      *bool
+	created_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*GoodsListing, error)
+	predicates    []predicate.GoodsListing
+}
+
+var _ ent.Mutation = (*GoodsListingMutation)(nil)
+
+// goodslistingOption allows management of the mutation configuration using functional options.
+type goodslistingOption func(*GoodsListingMutation)
+
+// newGoodsListingMutation creates new mutation for the GoodsListing entity.
+func newGoodsListingMutation(c config, op Op, opts ...goodslistingOption) *GoodsListingMutation {
+	m := &GoodsListingMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeGoodsListing,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withGoodsListingID sets the ID field of the mutation.
+func withGoodsListingID(id int64) goodslistingOption {
+	return func(m *GoodsListingMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *GoodsListing
+		)
+		m.oldValue = func(ctx context.Context) (*GoodsListing, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().GoodsListing.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withGoodsListing sets the old GoodsListing of the mutation.
+func withGoodsListing(node *GoodsListing) goodslistingOption {
+	return func(m *GoodsListingMutation) {
+		m.oldValue = func(context.Context) (*GoodsListing, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m GoodsListingMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m GoodsListingMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of GoodsListing entities.
+func (m *GoodsListingMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *GoodsListingMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *GoodsListingMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().GoodsListing.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetScope sets the "scope" field.
+func (m *GoodsListingMutation) SetScope(i int64) {
+	m.scope = &i
+	m.addscope = nil
+}
+
+// Scope returns the value of the "scope" field in the mutation.
+func (m *GoodsListingMutation) Scope() (r int64, exists bool) {
+	v := m.scope
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldScope returns the old "scope" field's value of the GoodsListing entity.
+// If the GoodsListing object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GoodsListingMutation) OldScope(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldScope is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldScope requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldScope: %w", err)
+	}
+	return oldValue.Scope, nil
+}
+
+// AddScope adds i to the "scope" field.
+func (m *GoodsListingMutation) AddScope(i int64) {
+	if m.addscope != nil {
+		*m.addscope += i
+	} else {
+		m.addscope = &i
+	}
+}
+
+// AddedScope returns the value that was added to the "scope" field in this mutation.
+func (m *GoodsListingMutation) AddedScope() (r int64, exists bool) {
+	v := m.addscope
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetScope resets all changes to the "scope" field.
+func (m *GoodsListingMutation) ResetScope() {
+	m.scope = nil
+	m.addscope = nil
+}
+
+// SetGoodsID sets the "goods_id" field.
+func (m *GoodsListingMutation) SetGoodsID(i int64) {
+	m.goods_id = &i
+	m.addgoods_id = nil
+}
+
+// GoodsID returns the value of the "goods_id" field in the mutation.
+func (m *GoodsListingMutation) GoodsID() (r int64, exists bool) {
+	v := m.goods_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGoodsID returns the old "goods_id" field's value of the GoodsListing entity.
+// If the GoodsListing object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GoodsListingMutation) OldGoodsID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGoodsID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGoodsID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGoodsID: %w", err)
+	}
+	return oldValue.GoodsID, nil
+}
+
+// AddGoodsID adds i to the "goods_id" field.
+func (m *GoodsListingMutation) AddGoodsID(i int64) {
+	if m.addgoods_id != nil {
+		*m.addgoods_id += i
+	} else {
+		m.addgoods_id = &i
+	}
+}
+
+// AddedGoodsID returns the value that was added to the "goods_id" field in this mutation.
+func (m *GoodsListingMutation) AddedGoodsID() (r int64, exists bool) {
+	v := m.addgoods_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetGoodsID resets all changes to the "goods_id" field.
+func (m *GoodsListingMutation) ResetGoodsID() {
+	m.goods_id = nil
+	m.addgoods_id = nil
+}
+
+// SetStatus sets the "status" field.
+func (m *GoodsListingMutation) SetStatus(es enums.GoodsStatus) {
+	m.status = &es
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *GoodsListingMutation) Status() (r enums.GoodsStatus, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the GoodsListing entity.
+// If the GoodsListing object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GoodsListingMutation) OldStatus(ctx context.Context) (v enums.GoodsStatus, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *GoodsListingMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetNameKey sets the "name_key" field.
+func (m *GoodsListingMutation) SetNameKey(s string) {
+	m.name_key = &s
+}
+
+// NameKey returns the value of the "name_key" field in the mutation.
+func (m *GoodsListingMutation) NameKey() (r string, exists bool) {
+	v := m.name_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNameKey returns the old "name_key" field's value of the GoodsListing entity.
+// If the GoodsListing object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GoodsListingMutation) OldNameKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNameKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNameKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNameKey: %w", err)
+	}
+	return oldValue.NameKey, nil
+}
+
+// ResetNameKey resets all changes to the "name_key" field.
+func (m *GoodsListingMutation) ResetNameKey() {
+	m.name_key = nil
+}
+
+// SetSearchKey sets the "search_key" field.
+func (m *GoodsListingMutation) SetSearchKey(s string) {
+	m.search_key = &s
+}
+
+// SearchKey returns the value of the "search_key" field in the mutation.
+func (m *GoodsListingMutation) SearchKey() (r string, exists bool) {
+	v := m.search_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSearchKey returns the old "search_key" field's value of the GoodsListing entity.
+// If the GoodsListing object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GoodsListingMutation) OldSearchKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSearchKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSearchKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSearchKey: %w", err)
+	}
+	return oldValue.SearchKey, nil
+}
+
+// ResetSearchKey resets all changes to the "search_key" field.
+func (m *GoodsListingMutation) ResetSearchKey() {
+	m.search_key = nil
+}
+
+// SetMinPrice sets the "min_price" field.
+func (m *GoodsListingMutation) SetMinPrice(i int64) {
+	m.min_price = &i
+	m.addmin_price = nil
+}
+
+// MinPrice returns the value of the "min_price" field in the mutation.
+func (m *GoodsListingMutation) MinPrice() (r int64, exists bool) {
+	v := m.min_price
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMinPrice returns the old "min_price" field's value of the GoodsListing entity.
+// If the GoodsListing object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GoodsListingMutation) OldMinPrice(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMinPrice is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMinPrice requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMinPrice: %w", err)
+	}
+	return oldValue.MinPrice, nil
+}
+
+// AddMinPrice adds i to the "min_price" field.
+func (m *GoodsListingMutation) AddMinPrice(i int64) {
+	if m.addmin_price != nil {
+		*m.addmin_price += i
+	} else {
+		m.addmin_price = &i
+	}
+}
+
+// AddedMinPrice returns the value that was added to the "min_price" field in this mutation.
+func (m *GoodsListingMutation) AddedMinPrice() (r int64, exists bool) {
+	v := m.addmin_price
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetMinPrice resets all changes to the "min_price" field.
+func (m *GoodsListingMutation) ResetMinPrice() {
+	m.min_price = nil
+	m.addmin_price = nil
+}
+
+// SetSales sets the "sales" field.
+func (m *GoodsListingMutation) SetSales(i int64) {
+	m.sales = &i
+	m.addsales = nil
+}
+
+// Sales returns the value of the "sales" field in the mutation.
+func (m *GoodsListingMutation) Sales() (r int64, exists bool) {
+	v := m.sales
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSales returns the old "sales" field's value of the GoodsListing entity.
+// If the GoodsListing object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GoodsListingMutation) OldSales(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSales is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSales requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSales: %w", err)
+	}
+	return oldValue.Sales, nil
+}
+
+// AddSales adds i to the "sales" field.
+func (m *GoodsListingMutation) AddSales(i int64) {
+	if m.addsales != nil {
+		*m.addsales += i
+	} else {
+		m.addsales = &i
+	}
+}
+
+// AddedSales returns the value that was added to the "sales" field in this mutation.
+func (m *GoodsListingMutation) AddedSales() (r int64, exists bool) {
+	v := m.addsales
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSales resets all changes to the "sales" field.
+func (m *GoodsListingMutation) ResetSales() {
+	m.sales = nil
+	m.addsales = nil
+}
+
+// SetInStock sets the "in_stock" field.
+func (m *GoodsListingMutation) SetInStock(b bool) {
+	m.in_stock = &b
+}
+
+// InStock returns the value of the "in_stock" field in the mutation.
+func (m *GoodsListingMutation) InStock() (r bool, exists bool) {
+	v := m.in_stock
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInStock returns the old "in_stock" field's value of the GoodsListing entity.
+// If the GoodsListing object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GoodsListingMutation) OldInStock(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInStock is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInStock requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInStock: %w", err)
+	}
+	return oldValue.InStock, nil
+}
+
+// ResetInStock resets all changes to the "in_stock" field.
+func (m *GoodsListingMutation) ResetInStock() {
+	m.in_stock = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *GoodsListingMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *GoodsListingMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the GoodsListing entity.
+// If the GoodsListing object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GoodsListingMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *GoodsListingMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// Where appends a list predicates to the GoodsListingMutation builder.
+func (m *GoodsListingMutation) Where(ps ...predicate.GoodsListing) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the GoodsListingMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *GoodsListingMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.GoodsListing, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *GoodsListingMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *GoodsListingMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (GoodsListing).
+func (m *GoodsListingMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *GoodsListingMutation) Fields() []string {
+	fields := make([]string, 0, 9)
+	if m.scope != nil {
+		fields = append(fields, goodslisting.FieldScope)
+	}
+	if m.goods_id != nil {
+		fields = append(fields, goodslisting.FieldGoodsID)
+	}
+	if m.status != nil {
+		fields = append(fields, goodslisting.FieldStatus)
+	}
+	if m.name_key != nil {
+		fields = append(fields, goodslisting.FieldNameKey)
+	}
+	if m.search_key != nil {
+		fields = append(fields, goodslisting.FieldSearchKey)
+	}
+	if m.min_price != nil {
+		fields = append(fields, goodslisting.FieldMinPrice)
+	}
+	if m.sales != nil {
+		fields = append(fields, goodslisting.FieldSales)
+	}
+	if m.in_stock != nil {
+		fields = append(fields, goodslisting.FieldInStock)
+	}
+	if m.created_at != nil {
+		fields = append(fields, goodslisting.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *GoodsListingMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case goodslisting.FieldScope:
+		return m.Scope()
+	case goodslisting.FieldGoodsID:
+		return m.GoodsID()
+	case goodslisting.FieldStatus:
+		return m.Status()
+	case goodslisting.FieldNameKey:
+		return m.NameKey()
+	case goodslisting.FieldSearchKey:
+		return m.SearchKey()
+	case goodslisting.FieldMinPrice:
+		return m.MinPrice()
+	case goodslisting.FieldSales:
+		return m.Sales()
+	case goodslisting.FieldInStock:
+		return m.InStock()
+	case goodslisting.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *GoodsListingMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case goodslisting.FieldScope:
+		return m.OldScope(ctx)
+	case goodslisting.FieldGoodsID:
+		return m.OldGoodsID(ctx)
+	case goodslisting.FieldStatus:
+		return m.OldStatus(ctx)
+	case goodslisting.FieldNameKey:
+		return m.OldNameKey(ctx)
+	case goodslisting.FieldSearchKey:
+		return m.OldSearchKey(ctx)
+	case goodslisting.FieldMinPrice:
+		return m.OldMinPrice(ctx)
+	case goodslisting.FieldSales:
+		return m.OldSales(ctx)
+	case goodslisting.FieldInStock:
+		return m.OldInStock(ctx)
+	case goodslisting.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown GoodsListing field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *GoodsListingMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case goodslisting.FieldScope:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetScope(v)
+		return nil
+	case goodslisting.FieldGoodsID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGoodsID(v)
+		return nil
+	case goodslisting.FieldStatus:
+		v, ok := value.(enums.GoodsStatus)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case goodslisting.FieldNameKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNameKey(v)
+		return nil
+	case goodslisting.FieldSearchKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSearchKey(v)
+		return nil
+	case goodslisting.FieldMinPrice:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMinPrice(v)
+		return nil
+	case goodslisting.FieldSales:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSales(v)
+		return nil
+	case goodslisting.FieldInStock:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInStock(v)
+		return nil
+	case goodslisting.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown GoodsListing field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *GoodsListingMutation) AddedFields() []string {
+	var fields []string
+	if m.addscope != nil {
+		fields = append(fields, goodslisting.FieldScope)
+	}
+	if m.addgoods_id != nil {
+		fields = append(fields, goodslisting.FieldGoodsID)
+	}
+	if m.addmin_price != nil {
+		fields = append(fields, goodslisting.FieldMinPrice)
+	}
+	if m.addsales != nil {
+		fields = append(fields, goodslisting.FieldSales)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *GoodsListingMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case goodslisting.FieldScope:
+		return m.AddedScope()
+	case goodslisting.FieldGoodsID:
+		return m.AddedGoodsID()
+	case goodslisting.FieldMinPrice:
+		return m.AddedMinPrice()
+	case goodslisting.FieldSales:
+		return m.AddedSales()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *GoodsListingMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case goodslisting.FieldScope:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddScope(v)
+		return nil
+	case goodslisting.FieldGoodsID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddGoodsID(v)
+		return nil
+	case goodslisting.FieldMinPrice:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddMinPrice(v)
+		return nil
+	case goodslisting.FieldSales:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSales(v)
+		return nil
+	}
+	return fmt.Errorf("unknown GoodsListing numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *GoodsListingMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *GoodsListingMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *GoodsListingMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown GoodsListing nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *GoodsListingMutation) ResetField(name string) error {
+	switch name {
+	case goodslisting.FieldScope:
+		m.ResetScope()
+		return nil
+	case goodslisting.FieldGoodsID:
+		m.ResetGoodsID()
+		return nil
+	case goodslisting.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case goodslisting.FieldNameKey:
+		m.ResetNameKey()
+		return nil
+	case goodslisting.FieldSearchKey:
+		m.ResetSearchKey()
+		return nil
+	case goodslisting.FieldMinPrice:
+		m.ResetMinPrice()
+		return nil
+	case goodslisting.FieldSales:
+		m.ResetSales()
+		return nil
+	case goodslisting.FieldInStock:
+		m.ResetInStock()
+		return nil
+	case goodslisting.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown GoodsListing field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *GoodsListingMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *GoodsListingMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *GoodsListingMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *GoodsListingMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *GoodsListingMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *GoodsListingMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *GoodsListingMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown GoodsListing unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *GoodsListingMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown GoodsListing edge %s", name)
 }
 
 // IdempotencyMutation represents an operation that mutates the Idempotency nodes in the graph.

@@ -5,7 +5,9 @@ package ent
 import (
 	"storefront/ent/cart"
 	"storefront/ent/cartline"
+	"storefront/ent/category"
 	"storefront/ent/goods"
+	"storefront/ent/goodslisting"
 	"storefront/ent/idempotency"
 	"storefront/ent/order"
 	"storefront/ent/orderline"
@@ -79,6 +81,48 @@ func init() {
 	cartlineDescCreatedAt := cartlineFields[5].Descriptor()
 	// cartline.DefaultCreatedAt holds the default value on creation for the created_at field.
 	cartline.DefaultCreatedAt = cartlineDescCreatedAt.Default.(func() time.Time)
+	categoryFields := schema.Category{}.Fields()
+	_ = categoryFields
+	// categoryDescName is the schema descriptor for name field.
+	categoryDescName := categoryFields[1].Descriptor()
+	// category.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	category.NameValidator = func() func(string) error {
+		validators := categoryDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// categoryDescSlug is the schema descriptor for slug field.
+	categoryDescSlug := categoryFields[2].Descriptor()
+	// category.SlugValidator is a validator for the "slug" field. It is called by the builders before save.
+	category.SlugValidator = func() func(string) error {
+		validators := categoryDescSlug.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(slug string) error {
+			for _, fn := range fns {
+				if err := fn(slug); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// categoryDescCreatedAt is the schema descriptor for created_at field.
+	categoryDescCreatedAt := categoryFields[4].Descriptor()
+	// category.DefaultCreatedAt holds the default value on creation for the created_at field.
+	category.DefaultCreatedAt = categoryDescCreatedAt.Default.(func() time.Time)
 	goodsFields := schema.Goods{}.Fields()
 	_ = goodsFields
 	// goodsDescName is the schema descriptor for name field.
@@ -119,6 +163,24 @@ func init() {
 	goods.DefaultUpdatedAt = goodsDescUpdatedAt.Default.(func() time.Time)
 	// goods.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
 	goods.UpdateDefaultUpdatedAt = goodsDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// goodsDescDescription is the schema descriptor for description field.
+	goodsDescDescription := goodsFields[10].Descriptor()
+	// goods.DefaultDescription holds the default value on creation for the description field.
+	goods.DefaultDescription = goodsDescDescription.Default.(string)
+	// goodsDescSlug is the schema descriptor for slug field.
+	goodsDescSlug := goodsFields[12].Descriptor()
+	// goods.SlugValidator is a validator for the "slug" field. It is called by the builders before save.
+	goods.SlugValidator = goodsDescSlug.Validators[0].(func(string) error)
+	goodslistingFields := schema.GoodsListing{}.Fields()
+	_ = goodslistingFields
+	// goodslistingDescNameKey is the schema descriptor for name_key field.
+	goodslistingDescNameKey := goodslistingFields[4].Descriptor()
+	// goodslisting.NameKeyValidator is a validator for the "name_key" field. It is called by the builders before save.
+	goodslisting.NameKeyValidator = goodslistingDescNameKey.Validators[0].(func(string) error)
+	// goodslistingDescSearchKey is the schema descriptor for search_key field.
+	goodslistingDescSearchKey := goodslistingFields[5].Descriptor()
+	// goodslisting.SearchKeyValidator is a validator for the "search_key" field. It is called by the builders before save.
+	goodslisting.SearchKeyValidator = goodslistingDescSearchKey.Validators[0].(func(string) error)
 	idempotencyFields := schema.Idempotency{}.Fields()
 	_ = idempotencyFields
 	// idempotencyDescUserID is the schema descriptor for user_id field.

@@ -18,8 +18,12 @@ type Tx struct {
 	Cart *CartClient
 	// CartLine is the client for interacting with the CartLine builders.
 	CartLine *CartLineClient
+	// Category is the client for interacting with the Category builders.
+	Category *CategoryClient
 	// Goods is the client for interacting with the Goods builders.
 	Goods *GoodsClient
+	// GoodsListing is the client for interacting with the GoodsListing builders.
+	GoodsListing *GoodsListingClient
 	// Idempotency is the client for interacting with the Idempotency builders.
 	Idempotency *IdempotencyClient
 	// Order is the client for interacting with the Order builders.
@@ -177,7 +181,9 @@ func (tx *Tx) Client() *Client {
 func (tx *Tx) init() {
 	tx.Cart = NewCartClient(tx.config)
 	tx.CartLine = NewCartLineClient(tx.config)
+	tx.Category = NewCategoryClient(tx.config)
 	tx.Goods = NewGoodsClient(tx.config)
+	tx.GoodsListing = NewGoodsListingClient(tx.config)
 	tx.Idempotency = NewIdempotencyClient(tx.config)
 	tx.Order = NewOrderClient(tx.config)
 	tx.OrderLine = NewOrderLineClient(tx.config)

@@ -12,6 +12,7 @@ import (
 	"storefront/checkout"
 	"storefront/enums"
 	"storefront/inventory"
+	"storefront/media"
 	"storefront/money"
 	"storefront/payments"
 	"storefront/scalar"
@@ -37,6 +38,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	Cart() CartResolver
 	CartLine() CartLineResolver
+	Category() CategoryResolver
 	Goods() GoodsResolver
 	Mutation() MutationResolver
 	Order() OrderResolver
@@ -79,14 +81,28 @@ type ComplexityRoot struct {
 		Message func(childComplexity int) int
 	}
 
+	Category struct {
+		Children func(childComplexity int) int
+		ID       func(childComplexity int) int
+		Name     func(childComplexity int) int
+		Parent   func(childComplexity int) int
+		Path     func(childComplexity int) int
+		Slug     func(childComplexity int) int
+	}
+
 	Goods struct {
+		Category       func(childComplexity int) int
 		Code           func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		Description    func(childComplexity int) int
 		ID             func(childComplexity int) int
+		Images         func(childComplexity int) int
 		Name           func(childComplexity int) int
 		PriceRange     func(childComplexity int) int
 		Selectable     func(childComplexity int, selected []int64) int
 		SkuBySelection func(childComplexity int, specValueIds []int64) int
 		Skus           func(childComplexity int, includeDisabled *bool) int
+		Slug           func(childComplexity int) int
 		SpecType       func(childComplexity int) int
 		Specs          func(childComplexity int) int
 		Status         func(childComplexity int) int
@@ -96,13 +112,19 @@ type ComplexityRoot struct {
 	}
 
 	GoodsConnection struct {
-		Edges    func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	GoodsEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	Image struct {
+		Alt func(childComplexity int) int
+		URL func(childComplexity int) int
 	}
 
 	Mutation struct {
@@ -115,6 +137,7 @@ type ComplexityRoot struct {
 		CartLinesUpdate         func(childComplexity int, cartID string, lines []*CartLineUpdateInput) int
 		CheckoutCart            func(childComplexity int, cartID string, idempotencyKey *string) int
 		CloseStockPool          func(childComplexity int, poolID int64) int
+		CreateCategory          func(childComplexity int, input CreateCategoryInput) int
 		CreateGoods             func(childComplexity int, input CreateGoodsInput) int
 		CreateStockPool         func(childComplexity int, input CreateStockPoolInput) int
 		PaymentReturn           func(childComplexity int, input PaymentReturnInput) int
@@ -124,6 +147,8 @@ type ComplexityRoot struct {
 		SetGoodsStockMode       func(childComplexity int, goodsID int64, mode enums.StockMode) int
 		SetStock                func(childComplexity int, input SetStockInput) int
 		Stocktake               func(childComplexity int, input StocktakeInput) int
+		UpdateCategory          func(childComplexity int, input UpdateCategoryInput) int
+		UpdateGoods             func(childComplexity int, input UpdateGoodsInput) int
 		UpdateGoodsSpecs        func(childComplexity int, input UpdateGoodsSpecsInput) int
 		UpdateSku               func(childComplexity int, input UpdateSkuInput) int
 	}
@@ -162,8 +187,10 @@ type ComplexityRoot struct {
 	}
 
 	PageInfo struct {
-		EndCursor   func(childComplexity int) int
-		HasNextPage func(childComplexity int) int
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
 	}
 
 	Payment struct {
@@ -181,8 +208,10 @@ type ComplexityRoot struct {
 
 	Query struct {
 		Cart                func(childComplexity int, id string) int
-		Goods               func(childComplexity int, id int64) int
-		GoodsList           func(childComplexity int, first *int64, after *string, status *enums.GoodsStatus) int
+		Categories          func(childComplexity int) int
+		Category            func(childComplexity int, id *int64, slug *string) int
+		Goods               func(childComplexity int, id *int64, slug *string) int
+		GoodsList           func(childComplexity int, first *int64, after *string, filter *GoodsFilter, sort *GoodsSort, status *enums.GoodsStatus) int
 		MyOrders            func(childComplexity int, first *int64, after *string) int
 		Order               func(childComplexity int, orderSn string) int
 		StockLedger         func(childComplexity int, itemID int64, first *int64, after *string) int
@@ -300,11 +329,21 @@ type CartLineResolver interface {
 	Sku(ctx context.Context, obj *cart.Line) (*catalog.SKU, error)
 	Goods(ctx context.Context, obj *cart.Line) (*catalog.Goods, error)
 }
+type CategoryResolver interface {
+	Parent(ctx context.Context, obj *catalog.Category) (*catalog.Category, error)
+	Children(ctx context.Context, obj *catalog.Category) ([]*catalog.Category, error)
+	Path(ctx context.Context, obj *catalog.Category) ([]*catalog.Category, error)
+}
 type GoodsResolver interface {
+	Category(ctx context.Context, obj *catalog.Goods) (*catalog.Category, error)
+
 	Skus(ctx context.Context, obj *catalog.Goods, includeDisabled *bool) ([]*catalog.SKU, error)
 }
 type MutationResolver interface {
 	CreateGoods(ctx context.Context, input CreateGoodsInput) (*catalog.Goods, error)
+	UpdateGoods(ctx context.Context, input UpdateGoodsInput) (*catalog.Goods, error)
+	CreateCategory(ctx context.Context, input CreateCategoryInput) (*catalog.Category, error)
+	UpdateCategory(ctx context.Context, input UpdateCategoryInput) (*catalog.Category, error)
 	UpdateGoodsSpecs(ctx context.Context, input UpdateGoodsSpecsInput) (*catalog.Goods, error)
 	UpdateSku(ctx context.Context, input UpdateSkuInput) (*catalog.SKU, error)
 	SetGoodsStatus(ctx context.Context, goodsID int64, status enums.GoodsStatus) (*catalog.Goods, error)
@@ -330,8 +369,10 @@ type OrderResolver interface {
 	Payments(ctx context.Context, obj *checkout.Order) ([]*payments.Payment, error)
 }
 type QueryResolver interface {
-	Goods(ctx context.Context, id int64) (*catalog.Goods, error)
-	GoodsList(ctx context.Context, first *int64, after *string, status *enums.GoodsStatus) (*GoodsConnection, error)
+	Goods(ctx context.Context, id *int64, slug *string) (*catalog.Goods, error)
+	GoodsList(ctx context.Context, first *int64, after *string, filter *GoodsFilter, sort *GoodsSort, status *enums.GoodsStatus) (*GoodsConnection, error)
+	Categories(ctx context.Context) ([]*catalog.Category, error)
+	Category(ctx context.Context, id *int64, slug *string) (*catalog.Category, error)
 	StockLedger(ctx context.Context, itemID int64, first *int64, after *string) (*StockLogConnection, error)
 	StockPools(ctx context.Context, itemID int64, first *int64, after *string) (*StockPoolConnection, error)
 	Order(ctx context.Context, orderSn string) (*checkout.Order, error)
@@ -482,18 +523,79 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CartWarning.Message(childComplexity), true
 
+	case "Category.children":
+		if e.ComplexityRoot.Category.Children == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Category.Children(childComplexity), true
+	case "Category.id":
+		if e.ComplexityRoot.Category.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Category.ID(childComplexity), true
+	case "Category.name":
+		if e.ComplexityRoot.Category.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Category.Name(childComplexity), true
+	case "Category.parent":
+		if e.ComplexityRoot.Category.Parent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Category.Parent(childComplexity), true
+	case "Category.path":
+		if e.ComplexityRoot.Category.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Category.Path(childComplexity), true
+	case "Category.slug":
+		if e.ComplexityRoot.Category.Slug == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Category.Slug(childComplexity), true
+
+	case "Goods.category":
+		if e.ComplexityRoot.Goods.Category == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Goods.Category(childComplexity), true
 	case "Goods.code":
 		if e.ComplexityRoot.Goods.Code == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Goods.Code(childComplexity), true
+	case "Goods.createdAt":
+		if e.ComplexityRoot.Goods.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Goods.CreatedAt(childComplexity), true
+	case "Goods.description":
+		if e.ComplexityRoot.Goods.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Goods.Description(childComplexity), true
 	case "Goods.id":
 		if e.ComplexityRoot.Goods.ID == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Goods.ID(childComplexity), true
+	case "Goods.images":
+		if e.ComplexityRoot.Goods.Images == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Goods.Images(childComplexity), true
 	case "Goods.name":
 		if e.ComplexityRoot.Goods.Name == nil {
 			break
@@ -539,6 +641,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Goods.Skus(childComplexity, args["includeDisabled"].(*bool)), true
+	case "Goods.slug":
+		if e.ComplexityRoot.Goods.Slug == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Goods.Slug(childComplexity), true
 	case "Goods.specType":
 		if e.ComplexityRoot.Goods.SpecType == nil {
 			break
@@ -588,6 +696,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.GoodsConnection.PageInfo(childComplexity), true
+	case "GoodsConnection.totalCount":
+		if e.ComplexityRoot.GoodsConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GoodsConnection.TotalCount(childComplexity), true
 
 	case "GoodsEdge.cursor":
 		if e.ComplexityRoot.GoodsEdge.Cursor == nil {
@@ -601,6 +715,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.GoodsEdge.Node(childComplexity), true
+
+	case "Image.alt":
+		if e.ComplexityRoot.Image.Alt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Image.Alt(childComplexity), true
+	case "Image.url":
+		if e.ComplexityRoot.Image.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Image.URL(childComplexity), true
 
 	case "Mutation.adjustStock":
 		if e.ComplexityRoot.Mutation.AdjustStock == nil {
@@ -701,6 +828,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CloseStockPool(childComplexity, args["poolId"].(int64)), true
+	case "Mutation.createCategory":
+		if e.ComplexityRoot.Mutation.CreateCategory == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createCategory_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateCategory(childComplexity, args["input"].(CreateCategoryInput)), true
 	case "Mutation.createGoods":
 		if e.ComplexityRoot.Mutation.CreateGoods == nil {
 			break
@@ -800,6 +938,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Stocktake(childComplexity, args["input"].(StocktakeInput)), true
+	case "Mutation.updateCategory":
+		if e.ComplexityRoot.Mutation.UpdateCategory == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateCategory_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateCategory(childComplexity, args["input"].(UpdateCategoryInput)), true
+	case "Mutation.updateGoods":
+		if e.ComplexityRoot.Mutation.UpdateGoods == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateGoods_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateGoods(childComplexity, args["input"].(UpdateGoodsInput)), true
 	case "Mutation.updateGoodsSpecs":
 		if e.ComplexityRoot.Mutation.UpdateGoodsSpecs == nil {
 			break
@@ -965,6 +1125,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+	case "PageInfo.hasPreviousPage":
+		if e.ComplexityRoot.PageInfo.HasPreviousPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasPreviousPage(childComplexity), true
+	case "PageInfo.startCursor":
+		if e.ComplexityRoot.PageInfo.StartCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
 	case "Payment.amount":
 		if e.ComplexityRoot.Payment.Amount == nil {
@@ -1021,6 +1193,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Cart(childComplexity, args["id"].(string)), true
+	case "Query.categories":
+		if e.ComplexityRoot.Query.Categories == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Categories(childComplexity), true
+	case "Query.category":
+		if e.ComplexityRoot.Query.Category == nil {
+			break
+		}
+
+		args, err := ec.field_Query_category_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Category(childComplexity, args["id"].(*int64), args["slug"].(*string)), true
 	case "Query.goods":
 		if e.ComplexityRoot.Query.Goods == nil {
 			break
@@ -1031,7 +1220,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Goods(childComplexity, args["id"].(int64)), true
+		return e.ComplexityRoot.Query.Goods(childComplexity, args["id"].(*int64), args["slug"].(*string)), true
 	case "Query.goodsList":
 		if e.ComplexityRoot.Query.GoodsList == nil {
 			break
@@ -1042,7 +1231,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.GoodsList(childComplexity, args["first"].(*int64), args["after"].(*string), args["status"].(*enums.GoodsStatus)), true
+		return e.ComplexityRoot.Query.GoodsList(childComplexity, args["first"].(*int64), args["after"].(*string), args["filter"].(*GoodsFilter), args["sort"].(*GoodsSort), args["status"].(*enums.GoodsStatus)), true
 
 	case "Query.myOrders":
 		if e.ComplexityRoot.Query.MyOrders == nil {
@@ -1514,8 +1703,12 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("CartCreateInput", ec.unmarshalInputCartCreateInput),
 			graphql.NewInputUnmarshaler("CartLineInput", ec.unmarshalInputCartLineInput),
 			graphql.NewInputUnmarshaler("CartLineUpdateInput", ec.unmarshalInputCartLineUpdateInput),
+			graphql.NewInputUnmarshaler("CreateCategoryInput", ec.unmarshalInputCreateCategoryInput),
 			graphql.NewInputUnmarshaler("CreateGoodsInput", ec.unmarshalInputCreateGoodsInput),
 			graphql.NewInputUnmarshaler("CreateStockPoolInput", ec.unmarshalInputCreateStockPoolInput),
+			graphql.NewInputUnmarshaler("GoodsFilter", ec.unmarshalInputGoodsFilter),
+			graphql.NewInputUnmarshaler("GoodsSort", ec.unmarshalInputGoodsSort),
+			graphql.NewInputUnmarshaler("ImageInput", ec.unmarshalInputImageInput),
 			graphql.NewInputUnmarshaler("OrderItemInput", ec.unmarshalInputOrderItemInput),
 			graphql.NewInputUnmarshaler("PaymentReturnInput", ec.unmarshalInputPaymentReturnInput),
 			graphql.NewInputUnmarshaler("PlaceOrderInput", ec.unmarshalInputPlaceOrderInput),
@@ -1526,6 +1719,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("SpecInput", ec.unmarshalInputSpecInput),
 			graphql.NewInputUnmarshaler("SpecValueEditInput", ec.unmarshalInputSpecValueEditInput),
 			graphql.NewInputUnmarshaler("StocktakeInput", ec.unmarshalInputStocktakeInput),
+			graphql.NewInputUnmarshaler("UpdateCategoryInput", ec.unmarshalInputUpdateCategoryInput),
+			graphql.NewInputUnmarshaler("UpdateGoodsInput", ec.unmarshalInputUpdateGoodsInput),
 			graphql.NewInputUnmarshaler("UpdateGoodsSpecsInput", ec.unmarshalInputUpdateGoodsSpecsInput),
 			graphql.NewInputUnmarshaler("UpdateSkuInput", ec.unmarshalInputUpdateSkuInput),
 		)
@@ -1614,10 +1809,67 @@ enum SpecType { SINGLE MULTI }
 enum SkuStatus { ENABLED DISABLED }
 
 type Query {
-  "A goods by id; null when unknown or, for non-admins, not on shelf."
-  goods(id: ID!): Goods
-  "Goods in id order; first is capped at 100."
-  goodsList(first: Int, after: String, status: GoodsStatus): GoodsConnection!
+  "A goods by id or by slug (exactly one of them); null when unknown or, for non-admins, not on shelf."
+  goods(id: ID, slug: String): Goods
+  """
+  Goods filtered and sorted (id ascending by default); first is capped at 100. Non-admins see ON_SHELF goods only,
+  whatever the filter's status. A cursor is valid only with the filter and sort that produced it.
+  """
+  goodsList(first: Int, after: String, filter: GoodsFilter, sort: GoodsSort, "Same as filter.status (kept for older clients)." status: GoodsStatus): GoodsConnection!
+  "The root categories, in name order."
+  categories: [Category!]!
+  "A category by id or by slug (exactly one of them); null when unknown."
+  category(id: ID, slug: String): Category
+}
+
+input GoodsFilter {
+  "This category and every category below it."
+  categoryId: ID
+  "Case-insensitive substring of the name or the code (at most 60 characters; % and _ match themselves)."
+  search: String
+  "Lowest enabled SKU price at least this."
+  priceMin: Money
+  "Lowest enabled SKU price at most this."
+  priceMax: Money
+  "true: some enabled SKU has available stock; false: none has."
+  inStock: Boolean
+  "Admins only; ignored (ON_SHELF) for everyone else."
+  status: GoodsStatus
+}
+
+input GoodsSort {
+  field: GoodsSortField! = ID
+  direction: SortDirection! = ASC
+}
+
+enum GoodsSortField {
+  ID
+  NAME
+  "Lowest enabled SKU price; goods without an enabled SKU come after every priced one (ascending)."
+  PRICE
+  CREATED_AT
+  "Units sold over the goods' SKUs (paid orders)."
+  SALES
+}
+
+enum SortDirection { ASC DESC }
+
+"A node of the category tree (at most 5 levels)."
+type Category {
+  id: ID!
+  name: String!
+  slug: String!
+  parent: Category
+  "In name order."
+  children: [Category!]!
+  "From the root down to this category itself."
+  path: [Category!]!
+}
+
+"A picture of a goods: an https:// URL or a path on this server."
+type Image {
+  url: String!
+  alt: String!
 }
 
 "A goods (SPU): what a product page shows. Trade happens on its SKUs."
@@ -1631,6 +1883,14 @@ type Goods {
   stockMode: StockMode!
   "Bumped by every catalog edit of this goods."
   version: Int!
+  "Plain text or Markdown, at most 20,000 characters."
+  description: String!
+  "At most 20, in display order."
+  images: [Image!]!
+  "Unique, lowercase [a-z0-9-]; a product page's address."
+  slug: String!
+  category: Category
+  createdAt: Time!
   specs: [Spec!]!
   "Enabled SKUs; admins may ask for disabled ones too."
   skus(includeDisabled: Boolean = false): [Sku!]!
@@ -1732,6 +1992,8 @@ type SelectableValue {
 type GoodsConnection {
   edges: [GoodsEdge!]!
   pageInfo: PageInfo!
+  "Goods matching the filter, all pages together (counted only when asked for)."
+  totalCount: Int!
 }
 
 type GoodsEdge {
@@ -1741,6 +2003,9 @@ type GoodsEdge {
 
 type PageInfo {
   hasNextPage: Boolean!
+  "goodsList: true when the page was asked for after a cursor (it pages forward only). Other connections: false."
+  hasPreviousPage: Boolean!
+  startCursor: String
   endCursor: String
 }
 
@@ -1767,6 +2032,12 @@ extend type Query {
 type Mutation {
   "Create a goods; the backend generates the cartesian product of its specs."
   createGoods(input: CreateGoodsInput!): Goods!
+  "Edit a goods' name and content; fields left out stay as they are."
+  updateGoods(input: UpdateGoodsInput!): Goods!
+  "A category under parentId (a root without); at most 5 levels."
+  createCategory(input: CreateCategoryInput!): Category!
+  "Rename or move a category (with everything below it); a move under itself is INVALID_INPUT."
+  updateCategory(input: UpdateCategoryInput!): Category!
   "Edit specs and values; SKUs are diffed by spec key and keep their ids."
   updateGoodsSpecs(input: UpdateGoodsSpecsInput!): Goods!
   updateSku(input: UpdateSkuInput!): Sku!
@@ -1831,14 +2102,56 @@ input SkuOverrideInput {
   enabled: Boolean
 }
 
+input ImageInput {
+  "https://… or a path starting with /."
+  url: String!
+  alt: String = ""
+}
+
 input CreateGoodsInput {
   name: String!
   code: String
+  "At most 20,000 characters."
+  description: String = ""
+  "At most 20."
+  images: [ImageInput!]
+  "Lowercase [a-z0-9-], unique; made from the code when left out (goods-<id> when the code gives nothing)."
+  slug: String
+  categoryId: ID
   status: GoodsStatus = OFF_SHELF
   stockMode: StockMode = DEDUCT_AT_ORDER
   specs: [SpecInput!]
   defaultSku: SkuTermsInput
   skus: [SkuOverrideInput!]
+}
+
+input UpdateGoodsInput {
+  goodsId: ID!
+  expectedVersion: Int!
+  name: String
+  description: String
+  "Replaces the whole list when given."
+  images: [ImageInput!]
+  slug: String
+  "Moves the goods; clearCategory: true takes it out of every category."
+  categoryId: ID
+  clearCategory: Boolean = false
+}
+
+input CreateCategoryInput {
+  name: String!
+  "Lowercase [a-z0-9-], unique; made from the name when left out (category-<id> when that gives nothing)."
+  slug: String
+  parentId: ID
+}
+
+input UpdateCategoryInput {
+  categoryId: ID!
+  name: String
+  slug: String
+  "Moves the category under parentId; toRoot: true makes it a root."
+  parentId: ID
+  toRoot: Boolean = false
 }
 
 "An entry with an id is that existing spec (renamed if the name differs); without one it is new."
@@ -2216,6 +2529,24 @@ func (ec *executionContext) childFields_CartWarning(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type CartWarning", field.Name)
 }
 
+func (ec *executionContext) childFields_Category(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Category_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Category_name(ctx, field)
+	case "slug":
+		return ec.fieldContext_Category_slug(ctx, field)
+	case "parent":
+		return ec.fieldContext_Category_parent(ctx, field)
+	case "children":
+		return ec.fieldContext_Category_children(ctx, field)
+	case "path":
+		return ec.fieldContext_Category_path(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Category", field.Name)
+}
+
 func (ec *executionContext) childFields_Goods(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -2232,6 +2563,16 @@ func (ec *executionContext) childFields_Goods(ctx context.Context, field graphql
 		return ec.fieldContext_Goods_stockMode(ctx, field)
 	case "version":
 		return ec.fieldContext_Goods_version(ctx, field)
+	case "description":
+		return ec.fieldContext_Goods_description(ctx, field)
+	case "images":
+		return ec.fieldContext_Goods_images(ctx, field)
+	case "slug":
+		return ec.fieldContext_Goods_slug(ctx, field)
+	case "category":
+		return ec.fieldContext_Goods_category(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Goods_createdAt(ctx, field)
 	case "specs":
 		return ec.fieldContext_Goods_specs(ctx, field)
 	case "skus":
@@ -2254,6 +2595,8 @@ func (ec *executionContext) childFields_GoodsConnection(ctx context.Context, fie
 		return ec.fieldContext_GoodsConnection_edges(ctx, field)
 	case "pageInfo":
 		return ec.fieldContext_GoodsConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_GoodsConnection_totalCount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type GoodsConnection", field.Name)
 }
@@ -2266,6 +2609,16 @@ func (ec *executionContext) childFields_GoodsEdge(ctx context.Context, field gra
 		return ec.fieldContext_GoodsEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type GoodsEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_Image(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "url":
+		return ec.fieldContext_Image_url(ctx, field)
+	case "alt":
+		return ec.fieldContext_Image_alt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Image", field.Name)
 }
 
 func (ec *executionContext) childFields_Order(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2338,6 +2691,10 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 	switch field.Name {
 	case "hasNextPage":
 		return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+	case "hasPreviousPage":
+		return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_PageInfo_startCursor(ctx, field)
 	case "endCursor":
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
@@ -2882,6 +3239,20 @@ func (ec *executionContext) field_Mutation_closeStockPool_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createCategory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (CreateCategoryInput, error) {
+			return ec.unmarshalNCreateCategoryInput2storefrontᚋgraphᚐCreateCategoryInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createGoods_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3040,12 +3411,40 @@ func (ec *executionContext) field_Mutation_stocktake_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_updateCategory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (UpdateCategoryInput, error) {
+			return ec.unmarshalNUpdateCategoryInput2storefrontᚋgraphᚐUpdateCategoryInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updateGoodsSpecs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (UpdateGoodsSpecsInput, error) {
 			return ec.unmarshalNUpdateGoodsSpecsInput2storefrontᚋgraphᚐUpdateGoodsSpecsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateGoods_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (UpdateGoodsInput, error) {
+			return ec.unmarshalNUpdateGoodsInput2storefrontᚋgraphᚐUpdateGoodsInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3096,6 +3495,28 @@ func (ec *executionContext) field_Query_cart_args(ctx context.Context, rawArgs m
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_category_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOID2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "slug",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slug"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_goodsList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3115,14 +3536,30 @@ func (ec *executionContext) field_Query_goodsList_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["after"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*GoodsFilter, error) {
+			return ec.unmarshalOGoodsFilter2ᚖstorefrontᚋgraphᚐGoodsFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "sort",
+		func(ctx context.Context, v any) (*GoodsSort, error) {
+			return ec.unmarshalOGoodsSort2ᚖstorefrontᚋgraphᚐGoodsSort(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sort"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "status",
 		func(ctx context.Context, v any) (*enums.GoodsStatus, error) {
 			return ec.unmarshalOGoodsStatus2ᚖstorefrontᚋenumsᚐGoodsStatus(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["status"] = arg2
+	args["status"] = arg4
 	return args, nil
 }
 
@@ -3130,13 +3567,21 @@ func (ec *executionContext) field_Query_goods_args(ctx context.Context, rawArgs 
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
-		func(ctx context.Context, v any) (int64, error) {
-			return ec.unmarshalNID2int64(ctx, v)
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOID2ᚖint64(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
 	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "slug",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slug"] = arg1
 	return args, nil
 }
 
@@ -3815,6 +4260,171 @@ func (ec *executionContext) fieldContext_CartWarning_message(_ context.Context, 
 	return graphql.NewScalarFieldContext("CartWarning", field, false, false, "String")
 }
 
+func (ec *executionContext) _Category_id(ctx context.Context, field graphql.CollectedField, obj *catalog.Category) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Category_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Category_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Category", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Category_name(ctx context.Context, field graphql.CollectedField, obj *catalog.Category) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Category_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Category_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Category", field, false, false, "String")
+}
+
+func (ec *executionContext) _Category_slug(ctx context.Context, field graphql.CollectedField, obj *catalog.Category) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Category_slug(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Slug, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Category_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Category", field, false, false, "String")
+}
+
+func (ec *executionContext) _Category_parent(ctx context.Context, field graphql.CollectedField, obj *catalog.Category) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Category_parent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Category().Parent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Category) graphql.Marshaler {
+			return ec.marshalOCategory2ᚖstorefrontᚋcatalogᚐCategory(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Category_parent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Category",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Category(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Category_children(ctx context.Context, field graphql.CollectedField, obj *catalog.Category) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Category_children(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Category().Children(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*catalog.Category) graphql.Marshaler {
+			return ec.marshalNCategory2ᚕᚖstorefrontᚋcatalogᚐCategoryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Category_children(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Category",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Category(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Category_path(ctx context.Context, field graphql.CollectedField, obj *catalog.Category) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Category_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Category().Path(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*catalog.Category) graphql.Marshaler {
+			return ec.marshalNCategory2ᚕᚖstorefrontᚋcatalogᚐCategoryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Category_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Category",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Category(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Goods_id(ctx context.Context, field graphql.CollectedField, obj *catalog.Goods) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3974,6 +4584,139 @@ func (ec *executionContext) _Goods_version(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Goods_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Goods", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Goods_description(ctx context.Context, field graphql.CollectedField, obj *catalog.Goods) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Goods_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Goods_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Goods", field, false, false, "String")
+}
+
+func (ec *executionContext) _Goods_images(ctx context.Context, field graphql.CollectedField, obj *catalog.Goods) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Goods_images(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Images, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []media.Image) graphql.Marshaler {
+			return ec.marshalNImage2ᚕstorefrontᚋmediaᚐImageᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Goods_images(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Goods",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Image(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Goods_slug(ctx context.Context, field graphql.CollectedField, obj *catalog.Goods) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Goods_slug(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Slug, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Goods_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Goods", field, false, false, "String")
+}
+
+func (ec *executionContext) _Goods_category(ctx context.Context, field graphql.CollectedField, obj *catalog.Goods) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Goods_category(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Goods().Category(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Category) graphql.Marshaler {
+			return ec.marshalOCategory2ᚖstorefrontᚋcatalogᚐCategory(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Goods_category(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Goods",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Category(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Goods_createdAt(ctx context.Context, field graphql.CollectedField, obj *catalog.Goods) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Goods_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Goods_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Goods", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Goods_specs(ctx context.Context, field graphql.CollectedField, obj *catalog.Goods) (ret graphql.Marshaler) {
@@ -4259,6 +5002,29 @@ func (ec *executionContext) fieldContext_GoodsConnection_pageInfo(_ context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _GoodsConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *GoodsConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GoodsConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GoodsConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GoodsConnection", field, false, false, "Int")
+}
+
 func (ec *executionContext) _GoodsEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *GoodsEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4314,6 +5080,52 @@ func (ec *executionContext) fieldContext_GoodsEdge_node(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Image_url(ctx context.Context, field graphql.CollectedField, obj *media.Image) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Image_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Image_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Image", field, false, false, "String")
+}
+
+func (ec *executionContext) _Image_alt(ctx context.Context, field graphql.CollectedField, obj *media.Image) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Image_alt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Alt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Image_alt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Image", field, false, false, "String")
+}
+
 func (ec *executionContext) _Mutation_createGoods(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4352,6 +5164,138 @@ func (ec *executionContext) fieldContext_Mutation_createGoods(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_createGoods_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateGoods(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateGoods(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateGoods(ctx, fc.Args["input"].(UpdateGoodsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
+			return ec.marshalNGoods2ᚖstorefrontᚋcatalogᚐGoods(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateGoods(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Goods(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateGoods_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createCategory(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createCategory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateCategory(ctx, fc.Args["input"].(CreateCategoryInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Category) graphql.Marshaler {
+			return ec.marshalNCategory2ᚖstorefrontᚋcatalogᚐCategory(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createCategory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Category(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createCategory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateCategory(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateCategory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateCategory(ctx, fc.Args["input"].(UpdateCategoryInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Category) graphql.Marshaler {
+			return ec.marshalNCategory2ᚖstorefrontᚋcatalogᚐCategory(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateCategory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Category(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateCategory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5754,6 +6698,52 @@ func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context,
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_startCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
+}
+
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5948,7 +6938,7 @@ func (ec *executionContext) _Query_goods(ctx context.Context, field graphql.Coll
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Goods(ctx, fc.Args["id"].(int64))
+			return ec.Resolvers.Query().Goods(ctx, fc.Args["id"].(*int64), fc.Args["slug"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
@@ -5992,7 +6982,7 @@ func (ec *executionContext) _Query_goodsList(ctx context.Context, field graphql.
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().GoodsList(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["status"].(*enums.GoodsStatus))
+			return ec.Resolvers.Query().GoodsList(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["filter"].(*GoodsFilter), fc.Args["sort"].(*GoodsSort), fc.Args["status"].(*enums.GoodsStatus))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *GoodsConnection) graphql.Marshaler {
@@ -6020,6 +7010,82 @@ func (ec *executionContext) fieldContext_Query_goodsList(ctx context.Context, fi
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_goodsList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_categories(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_categories(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Categories(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*catalog.Category) graphql.Marshaler {
+			return ec.marshalNCategory2ᚕᚖstorefrontᚋcatalogᚐCategoryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_categories(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Category(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_category(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_category(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Category(ctx, fc.Args["id"].(*int64), fc.Args["slug"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Category) graphql.Marshaler {
+			return ec.marshalOCategory2ᚖstorefrontᚋcatalogᚐCategory(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_category(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Category(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_category_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -9232,6 +10298,62 @@ func UnmarshalCartLineUpdateInput(ctx context.Context, raw any) (CartLineUpdateI
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputCreateCategoryInput(ctx context.Context, obj any) (CreateCategoryInput, error) {
+	var it CreateCategoryInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "slug", "parentId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "slug":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slug"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Slug = data
+		case "parentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("parentId"))
+			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ParentID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCreateCategoryInput unmarshals raw into the CreateCategoryInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreateCategoryInput(ctx context.Context, raw any) (CreateCategoryInput, error) {
+	var out CreateCategoryInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateCategoryInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCreateGoodsInput(ctx context.Context, obj any) (CreateGoodsInput, error) {
 	var it CreateGoodsInput
 	if obj == nil {
@@ -9243,6 +10365,9 @@ func (ec *executionContext) unmarshalInputCreateGoodsInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
+	if _, present := asMap["description"]; !present {
+		asMap["description"] = ""
+	}
 	if _, present := asMap["status"]; !present {
 		asMap["status"] = "OFF_SHELF"
 	}
@@ -9250,7 +10375,7 @@ func (ec *executionContext) unmarshalInputCreateGoodsInput(ctx context.Context, 
 		asMap["stockMode"] = "DEDUCT_AT_ORDER"
 	}
 
-	fieldsInOrder := [...]string{"name", "code", "status", "stockMode", "specs", "defaultSku", "skus"}
+	fieldsInOrder := [...]string{"name", "code", "description", "images", "slug", "categoryId", "status", "stockMode", "specs", "defaultSku", "skus"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -9271,6 +10396,34 @@ func (ec *executionContext) unmarshalInputCreateGoodsInput(ctx context.Context, 
 				return it, err
 			}
 			it.Code = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "images":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("images"))
+			data, err := ec.unmarshalOImageInput2ᚕᚖstorefrontᚋgraphᚐImageInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Images = data
+		case "slug":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slug"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Slug = data
+		case "categoryId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryId"))
+			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryID = data
 		case "status":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
 			data, err := ec.unmarshalOGoodsStatus2ᚖstorefrontᚋenumsᚐGoodsStatus(ctx, v)
@@ -9408,6 +10561,192 @@ func (ec *executionContext) unmarshalInputCreateStockPoolInput(ctx context.Conte
 func UnmarshalCreateStockPoolInput(ctx context.Context, raw any) (CreateStockPoolInput, error) {
 	var out CreateStockPoolInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateStockPoolInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputGoodsFilter(ctx context.Context, obj any) (GoodsFilter, error) {
+	var it GoodsFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"categoryId", "search", "priceMin", "priceMax", "inStock", "status"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "categoryId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryId"))
+			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryID = data
+		case "search":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("search"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Search = data
+		case "priceMin":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priceMin"))
+			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋmoneyᚐMoney(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PriceMin = data
+		case "priceMax":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priceMax"))
+			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋmoneyᚐMoney(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PriceMax = data
+		case "inStock":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("inStock"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InStock = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOGoodsStatus2ᚖstorefrontᚋenumsᚐGoodsStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalGoodsFilter unmarshals raw into the GoodsFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalGoodsFilter(ctx context.Context, raw any) (GoodsFilter, error) {
+	var out GoodsFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "GoodsFilter", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputGoodsSort(ctx context.Context, obj any) (GoodsSort, error) {
+	var it GoodsSort
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["field"]; !present {
+		asMap["field"] = "ID"
+	}
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "ASC"
+	}
+
+	fieldsInOrder := [...]string{"field", "direction"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNGoodsSortField2storefrontᚋgraphᚐGoodsSortField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNSortDirection2storefrontᚋgraphᚐSortDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalGoodsSort unmarshals raw into the GoodsSort input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalGoodsSort(ctx context.Context, raw any) (GoodsSort, error) {
+	var out GoodsSort
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "GoodsSort", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputImageInput(ctx context.Context, obj any) (ImageInput, error) {
+	var it ImageInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["alt"]; !present {
+		asMap["alt"] = ""
+	}
+
+	fieldsInOrder := [...]string{"url", "alt"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		case "alt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("alt"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Alt = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalImageInput unmarshals raw into the ImageInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalImageInput(ctx context.Context, raw any) (ImageInput, error) {
+	var out ImageInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ImageInput", raw, &out)
 	return out, err
 }
 
@@ -10006,6 +11345,175 @@ func UnmarshalStocktakeInput(ctx context.Context, raw any) (StocktakeInput, erro
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputUpdateCategoryInput(ctx context.Context, obj any) (UpdateCategoryInput, error) {
+	var it UpdateCategoryInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["toRoot"]; !present {
+		asMap["toRoot"] = false
+	}
+
+	fieldsInOrder := [...]string{"categoryId", "name", "slug", "parentId", "toRoot"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "categoryId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryId"))
+			data, err := ec.unmarshalNID2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryID = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "slug":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slug"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Slug = data
+		case "parentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("parentId"))
+			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ParentID = data
+		case "toRoot":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("toRoot"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ToRoot = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalUpdateCategoryInput unmarshals raw into the UpdateCategoryInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUpdateCategoryInput(ctx context.Context, raw any) (UpdateCategoryInput, error) {
+	var out UpdateCategoryInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdateCategoryInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputUpdateGoodsInput(ctx context.Context, obj any) (UpdateGoodsInput, error) {
+	var it UpdateGoodsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["clearCategory"]; !present {
+		asMap["clearCategory"] = false
+	}
+
+	fieldsInOrder := [...]string{"goodsId", "expectedVersion", "name", "description", "images", "slug", "categoryId", "clearCategory"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "goodsId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("goodsId"))
+			data, err := ec.unmarshalNID2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GoodsID = data
+		case "expectedVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedVersion"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedVersion = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "images":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("images"))
+			data, err := ec.unmarshalOImageInput2ᚕᚖstorefrontᚋgraphᚐImageInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Images = data
+		case "slug":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slug"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Slug = data
+		case "categoryId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryId"))
+			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryID = data
+		case "clearCategory":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clearCategory"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClearCategory = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalUpdateGoodsInput unmarshals raw into the UpdateGoodsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUpdateGoodsInput(ctx context.Context, raw any) (UpdateGoodsInput, error) {
+	var out UpdateGoodsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdateGoodsInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputUpdateGoodsSpecsInput(ctx context.Context, obj any) (UpdateGoodsSpecsInput, error) {
 	var it UpdateGoodsSpecsInput
 	if obj == nil {
@@ -10378,6 +11886,67 @@ func (ec *executionContext) _CartWarning(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var categoryImplementors = []string{"Category"}
+
+func (ec *executionContext) _Category(ctx context.Context, sel ast.SelectionSet, obj *catalog.Category) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, categoryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Category")
+		case "id":
+			out.Values[i] = ec._Category_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._Category_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "slug":
+			out.Values[i] = ec._Category_slug(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "parent":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Category_parent(ctx, field, obj)
+				})
+		case "children":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Category_children(ctx, field, obj)
+				})
+		case "path":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Category_path(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var goodsImplementors = []string{"Goods"}
 
 func (ec *executionContext) _Goods(ctx context.Context, sel ast.SelectionSet, obj *catalog.Goods) graphql.Marshaler {
@@ -10421,6 +11990,32 @@ func (ec *executionContext) _Goods(ctx context.Context, sel ast.SelectionSet, ob
 			}
 		case "version":
 			out.Values[i] = ec._Goods_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "description":
+			out.Values[i] = ec._Goods_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "images":
+			out.Values[i] = ec._Goods_images(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "slug":
+			out.Values[i] = ec._Goods_slug(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "category":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Goods_category(ctx, field, obj)
+				})
+		case "createdAt":
+			out.Values[i] = ec._Goods_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -10493,6 +12088,11 @@ func (ec *executionContext) _GoodsConnection(ctx context.Context, sel ast.Select
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "totalCount":
+			out.Values[i] = ec._GoodsConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -10548,6 +12148,44 @@ func (ec *executionContext) _GoodsEdge(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var imageImplementors = []string{"Image"}
+
+func (ec *executionContext) _Image(ctx context.Context, sel ast.SelectionSet, obj *media.Image) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, imageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Image")
+		case "url":
+			out.Values[i] = ec._Image_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "alt":
+			out.Values[i] = ec._Image_alt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -10570,6 +12208,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "createGoods":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createGoods(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateGoods":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateGoods(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createCategory":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createCategory(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateCategory":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateCategory(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -10959,6 +12618,16 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "hasPreviousPage":
+			out.Values[i] = ec._PageInfo_hasPreviousPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startCursor":
+			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -11102,6 +12771,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_goodsList(ctx, field)
+				})
+		case "categories":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_categories(ctx, field)
+				})
+		case "category":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_category(ctx, field)
 				})
 		case "stockLedger":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -12309,6 +13990,35 @@ func (ec *executionContext) marshalNCartWarning2ᚖstorefrontᚋcartᚐWarning(c
 	return ec._CartWarning(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNCategory2ᚕᚖstorefrontᚋcatalogᚐCategoryᚄ(ctx context.Context, sel ast.SelectionSet, v []*catalog.Category) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCategory2ᚖstorefrontᚋcatalogᚐCategory(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCategory2ᚖstorefrontᚋcatalogᚐCategory(ctx context.Context, sel ast.SelectionSet, v *catalog.Category) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Category!")
+		return graphql.Null
+	}
+	return ec._Category(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCreateCategoryInput2storefrontᚋgraphᚐCreateCategoryInput(ctx context.Context, v any) (CreateCategoryInput, error) {
+	res, err := ec.unmarshalInputCreateCategoryInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCreateGoodsInput2storefrontᚋgraphᚐCreateGoodsInput(ctx context.Context, v any) (CreateGoodsInput, error) {
 	res, err := ec.unmarshalInputCreateGoodsInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -12357,6 +14067,16 @@ func (ec *executionContext) marshalNGoodsEdge2ᚖstorefrontᚋgraphᚐGoodsEdge(
 		return graphql.Null
 	}
 	return ec._GoodsEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNGoodsSortField2storefrontᚋgraphᚐGoodsSortField(ctx context.Context, v any) (GoodsSortField, error) {
+	var res GoodsSortField
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNGoodsSortField2storefrontᚋgraphᚐGoodsSortField(ctx context.Context, sel ast.SelectionSet, v GoodsSortField) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNGoodsStatus2storefrontᚋenumsᚐGoodsStatus(ctx context.Context, v any) (enums.GoodsStatus, error) {
@@ -12424,6 +14144,31 @@ func (ec *executionContext) marshalNID2ᚕint64ᚄ(ctx context.Context, sel ast.
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNImage2storefrontᚋmediaᚐImage(ctx context.Context, sel ast.SelectionSet, v media.Image) graphql.Marshaler {
+	return ec._Image(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNImage2ᚕstorefrontᚋmediaᚐImageᚄ(ctx context.Context, sel ast.SelectionSet, v []media.Image) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNImage2storefrontᚋmediaᚐImage(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNImageInput2ᚖstorefrontᚋgraphᚐImageInput(ctx context.Context, v any) (*ImageInput, error) {
+	res, err := ec.unmarshalInputImageInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNInt2int64(ctx context.Context, v any) (int64, error) {
@@ -12660,6 +14405,16 @@ func (ec *executionContext) unmarshalNSkuStatus2storefrontᚋenumsᚐSkuStatus(c
 }
 
 func (ec *executionContext) marshalNSkuStatus2storefrontᚋenumsᚐSkuStatus(ctx context.Context, sel ast.SelectionSet, v enums.SkuStatus) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNSortDirection2storefrontᚋgraphᚐSortDirection(ctx context.Context, v any) (SortDirection, error) {
+	var res SortDirection
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSortDirection2storefrontᚋgraphᚐSortDirection(ctx context.Context, sel ast.SelectionSet, v SortDirection) graphql.Marshaler {
 	return v
 }
 
@@ -12950,6 +14705,16 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 	return res
 }
 
+func (ec *executionContext) unmarshalNUpdateCategoryInput2storefrontᚋgraphᚐUpdateCategoryInput(ctx context.Context, v any) (UpdateCategoryInput, error) {
+	res, err := ec.unmarshalInputUpdateCategoryInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdateGoodsInput2storefrontᚋgraphᚐUpdateGoodsInput(ctx context.Context, v any) (UpdateGoodsInput, error) {
+	res, err := ec.unmarshalInputUpdateGoodsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNUpdateGoodsSpecsInput2storefrontᚋgraphᚐUpdateGoodsSpecsInput(ctx context.Context, v any) (UpdateGoodsSpecsInput, error) {
 	res, err := ec.unmarshalInputUpdateGoodsSpecsInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -13164,11 +14929,34 @@ func (ec *executionContext) unmarshalOCartLineInput2ᚕᚖstorefrontᚋgraphᚐC
 	return res, nil
 }
 
+func (ec *executionContext) marshalOCategory2ᚖstorefrontᚋcatalogᚐCategory(ctx context.Context, sel ast.SelectionSet, v *catalog.Category) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Category(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOGoods2ᚖstorefrontᚋcatalogᚐGoods(ctx context.Context, sel ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Goods(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOGoodsFilter2ᚖstorefrontᚋgraphᚐGoodsFilter(ctx context.Context, v any) (*GoodsFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputGoodsFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOGoodsSort2ᚖstorefrontᚋgraphᚐGoodsSort(ctx context.Context, v any) (*GoodsSort, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputGoodsSort(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOGoodsStatus2ᚖstorefrontᚋenumsᚐGoodsStatus(ctx context.Context, v any) (*enums.GoodsStatus, error) {
@@ -13238,6 +15026,23 @@ func (ec *executionContext) marshalOID2ᚖint64(ctx context.Context, sel ast.Sel
 	_ = ctx
 	res := scalar.MarshalInt64ID(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOImageInput2ᚕᚖstorefrontᚋgraphᚐImageInputᚄ(ctx context.Context, v any) ([]*ImageInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ImageInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNImageInput2ᚖstorefrontᚋgraphᚐImageInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) unmarshalOInt2ᚖint64(ctx context.Context, v any) (*int64, error) {

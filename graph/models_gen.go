@@ -3,11 +3,15 @@
 package graph
 
 import (
+	"bytes"
+	"fmt"
+	"io"
 	"storefront/catalog"
 	"storefront/checkout"
 	"storefront/enums"
 	"storefront/inventory"
 	"storefront/money"
+	"strconv"
 	"time"
 )
 
@@ -35,9 +39,23 @@ type CartLineUpdateInput struct {
 	Quantity int64 `json:"quantity"`
 }
 
+type CreateCategoryInput struct {
+	Name string `json:"name"`
+	// Lowercase [a-z0-9-], unique; made from the name when left out (category-<id> when that gives nothing).
+	Slug     *string `json:"slug,omitempty"`
+	ParentID *int64  `json:"parentId,omitempty"`
+}
+
 type CreateGoodsInput struct {
-	Name       string              `json:"name"`
-	Code       *string             `json:"code,omitempty"`
+	Name string  `json:"name"`
+	Code *string `json:"code,omitempty"`
+	// At most 20,000 characters.
+	Description *string `json:"description,omitempty"`
+	// At most 20.
+	Images []*ImageInput `json:"images,omitempty"`
+	// Lowercase [a-z0-9-], unique; made from the code when left out (goods-<id> when the code gives nothing).
+	Slug       *string             `json:"slug,omitempty"`
+	CategoryID *int64              `json:"categoryId,omitempty"`
 	Status     *enums.GoodsStatus  `json:"status,omitempty"`
 	StockMode  *enums.StockMode    `json:"stockMode,omitempty"`
 	Specs      []*SpecInput        `json:"specs,omitempty"`
@@ -61,11 +79,39 @@ type CreateStockPoolInput struct {
 type GoodsConnection struct {
 	Edges    []*GoodsEdge `json:"edges"`
 	PageInfo *PageInfo    `json:"pageInfo"`
+	// Goods matching the filter, all pages together (counted only when asked for).
+	TotalCount int64 `json:"totalCount"`
 }
 
 type GoodsEdge struct {
 	Cursor string         `json:"cursor"`
 	Node   *catalog.Goods `json:"node"`
+}
+
+type GoodsFilter struct {
+	// This category and every category below it.
+	CategoryID *int64 `json:"categoryId,omitempty"`
+	// Case-insensitive substring of the name or the code (at most 60 characters; % and _ match themselves).
+	Search *string `json:"search,omitempty"`
+	// Lowest enabled SKU price at least this.
+	PriceMin *money.Money `json:"priceMin,omitempty"`
+	// Lowest enabled SKU price at most this.
+	PriceMax *money.Money `json:"priceMax,omitempty"`
+	// true: some enabled SKU has available stock; false: none has.
+	InStock *bool `json:"inStock,omitempty"`
+	// Admins only; ignored (ON_SHELF) for everyone else.
+	Status *enums.GoodsStatus `json:"status,omitempty"`
+}
+
+type GoodsSort struct {
+	Field     GoodsSortField `json:"field"`
+	Direction SortDirection  `json:"direction"`
+}
+
+type ImageInput struct {
+	// https://… or a path starting with /.
+	URL string  `json:"url"`
+	Alt *string `json:"alt,omitempty"`
 }
 
 type Mutation struct {
@@ -92,8 +138,11 @@ type OrderItemInput struct {
 }
 
 type PageInfo struct {
-	HasNextPage bool    `json:"hasNextPage"`
-	EndCursor   *string `json:"endCursor,omitempty"`
+	HasNextPage bool `json:"hasNextPage"`
+	// goodsList: true when the page was asked for after a cursor (it pages forward only). Other connections: false.
+	HasPreviousPage bool    `json:"hasPreviousPage"`
+	StartCursor     *string `json:"startCursor,omitempty"`
+	EndCursor       *string `json:"endCursor,omitempty"`
 }
 
 type PaymentReturnInput struct {
@@ -190,6 +239,28 @@ type StocktakeInput struct {
 	Reason       string `json:"reason"`
 }
 
+type UpdateCategoryInput struct {
+	CategoryID int64   `json:"categoryId"`
+	Name       *string `json:"name,omitempty"`
+	Slug       *string `json:"slug,omitempty"`
+	// Moves the category under parentId; toRoot: true makes it a root.
+	ParentID *int64 `json:"parentId,omitempty"`
+	ToRoot   *bool  `json:"toRoot,omitempty"`
+}
+
+type UpdateGoodsInput struct {
+	GoodsID         int64   `json:"goodsId"`
+	ExpectedVersion int64   `json:"expectedVersion"`
+	Name            *string `json:"name,omitempty"`
+	Description     *string `json:"description,omitempty"`
+	// Replaces the whole list when given.
+	Images []*ImageInput `json:"images,omitempty"`
+	Slug   *string       `json:"slug,omitempty"`
+	// Moves the goods; clearCategory: true takes it out of every category.
+	CategoryID    *int64 `json:"categoryId,omitempty"`
+	ClearCategory *bool  `json:"clearCategory,omitempty"`
+}
+
 type UpdateGoodsSpecsInput struct {
 	GoodsID         int64               `json:"goodsId"`
 	ExpectedVersion int64               `json:"expectedVersion"`
@@ -206,4 +277,122 @@ type UpdateSkuInput struct {
 	CostPrice       *money.Money     `json:"costPrice,omitempty"`
 	SkuCode         *string          `json:"skuCode,omitempty"`
 	Status          *enums.SkuStatus `json:"status,omitempty"`
+}
+
+type GoodsSortField string
+
+const (
+	GoodsSortFieldID   GoodsSortField = "ID"
+	GoodsSortFieldName GoodsSortField = "NAME"
+	// Lowest enabled SKU price; goods without an enabled SKU come after every priced one (ascending).
+	GoodsSortFieldPrice     GoodsSortField = "PRICE"
+	GoodsSortFieldCreatedAt GoodsSortField = "CREATED_AT"
+	// Units sold over the goods' SKUs (paid orders).
+	GoodsSortFieldSales GoodsSortField = "SALES"
+)
+
+var AllGoodsSortField = []GoodsSortField{
+	GoodsSortFieldID,
+	GoodsSortFieldName,
+	GoodsSortFieldPrice,
+	GoodsSortFieldCreatedAt,
+	GoodsSortFieldSales,
+}
+
+func (e GoodsSortField) IsValid() bool {
+	switch e {
+	case GoodsSortFieldID, GoodsSortFieldName, GoodsSortFieldPrice, GoodsSortFieldCreatedAt, GoodsSortFieldSales:
+		return true
+	}
+	return false
+}
+
+func (e GoodsSortField) String() string {
+	return string(e)
+}
+
+func (e *GoodsSortField) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = GoodsSortField(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid GoodsSortField", str)
+	}
+	return nil
+}
+
+func (e GoodsSortField) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *GoodsSortField) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e GoodsSortField) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type SortDirection string
+
+const (
+	SortDirectionAsc  SortDirection = "ASC"
+	SortDirectionDesc SortDirection = "DESC"
+)
+
+var AllSortDirection = []SortDirection{
+	SortDirectionAsc,
+	SortDirectionDesc,
+}
+
+func (e SortDirection) IsValid() bool {
+	switch e {
+	case SortDirectionAsc, SortDirectionDesc:
+		return true
+	}
+	return false
+}
+
+func (e SortDirection) String() string {
+	return string(e)
+}
+
+func (e *SortDirection) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = SortDirection(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid SortDirection", str)
+	}
+	return nil
+}
+
+func (e SortDirection) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *SortDirection) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e SortDirection) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }

@@ -192,7 +192,7 @@ func move(ctx context.Context, tx *ent.Tx, id, delta int64, guard bool) (*ent.Sk
 		}
 		return nil, fmt.Errorf("%w: SKU %d (%s) has %d available, cannot take %d", ErrOutOfStock, id, cur.SpecValueStr, cur.Stock-cur.LockStock, -delta)
 	}
-	return tx.Sku.Get(ctx, id)
+	return moved(ctx, tx, id, delta)
 }
 
 // casMove applies delta only if the row is still exactly as seen: same
@@ -207,7 +207,7 @@ func casMove(ctx context.Context, tx *ent.Tx, seen *ent.Sku, delta int64) (*ent.
 	if n == 0 {
 		return nil, fmt.Errorf("%w: SKU %d changed meanwhile", ErrVersionConflict, seen.ID)
 	}
-	return tx.Sku.Get(ctx, seen.ID)
+	return moved(ctx, tx, seen.ID, delta)
 }
 
 // book writes the ledger row of a change that produced row.

@@ -8,6 +8,7 @@ import (
 
 	"storefront/ent"
 	"storefront/errs"
+	"storefront/listing"
 )
 
 // Lock-at-order stock (seed 003, 5.2): an order raises lock_stock (Take
@@ -52,6 +53,12 @@ func Deduct(ctx context.Context, tx *ent.Tx, moves []Movement, fromLock bool) er
 		if err := bookMoved(ctx, tx, m); err != nil {
 			return err
 		}
+		if !fromLock {
+			// Taken from available stock again: it may have been the last.
+			if err := listing.Emptied(ctx, tx, m.GoodsID); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -72,5 +79,5 @@ func Release(ctx context.Context, tx *ent.Tx, lines []RestoreLine) error {
 			return fmt.Errorf("%w: SKU %d, releasing %d", ErrLockDrift, l.ItemID, l.Num)
 		}
 	}
-	return nil
+	return listing.Restocked(ctx, tx, itemsOf(lines)...)
 }

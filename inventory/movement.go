@@ -11,6 +11,7 @@ import (
 	"storefront/ent"
 	"storefront/ent/stocklog"
 	"storefront/enums"
+	"storefront/listing"
 	"storefront/money"
 	"storefront/store"
 )
@@ -116,6 +117,7 @@ func Take(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 	// Pool sales after every SKU row: the lock order is SKU rows, then pool
 	// rows. A pool sale never touches its SKU's row.
 	var pools []*Sale
+	var emptied []int64
 	for i := range sales {
 		s := &sales[i]
 		if s.PoolID != 0 {
@@ -125,16 +127,23 @@ func Take(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 		n := -s.Num
 		// Available is stock - lock_stock, whatever the goods' mode now: a
 		// SKU switched to deduct-at-order may still hold units locked by
-		// orders placed before.
-		res, err := tx.ExecContext(ctx, taking(s.Lock)+"?, version = version + 1 "+
-			"WHERE id = ? AND stock - lock_stock >= ? AND sell_price = ? AND spec_value_str = ? AND goods_id = ? AND status = ?",
-			n, s.ItemID, n, int64(s.Price), s.SpecText, s.GoodsID, string(enums.SkuEnabled))
-		if err != nil {
-			return fmt.Errorf("taking stock of SKU %d: %w", s.ItemID, err)
+		// orders placed before. The first CAS leaves stock (listing.go).
+		var moved int64
+		for _, floor := range leaving(n) {
+			res, err := tx.ExecContext(ctx, taking(s.Lock)+"?, version = version + 1 "+
+				"WHERE id = ? AND stock - lock_stock >= ? AND sell_price = ? AND spec_value_str = ? AND goods_id = ? AND status = ?",
+				n, s.ItemID, floor, int64(s.Price), s.SpecText, s.GoodsID, string(enums.SkuEnabled))
+			if err != nil {
+				return fmt.Errorf("taking stock of SKU %d: %w", s.ItemID, err)
+			}
+			if moved, err = res.RowsAffected(); err != nil {
+				return err
+			} else if moved == 1 {
+				emptied = emptiedBy(emptied, floor, n, s.GoodsID)
+				break
+			}
 		}
-		if moved, err := res.RowsAffected(); err != nil {
-			return err
-		} else if moved == 0 {
+		if moved == 0 {
 			return &Short{*s}
 		}
 		if s.Lock {
@@ -149,7 +158,7 @@ func Take(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 			return err
 		}
 	}
-	return nil
+	return listing.Emptied(ctx, tx, emptied...)
 }
 
 // bookMoved writes m's ledger row from the SKU row this transaction has
@@ -243,6 +252,11 @@ func TakeLocked(ctx context.Context, tx *ent.Tx, stock, locked int64, moves []Mo
 		// and a guess must not be booked.
 		return fmt.Errorf("taking stock of SKU %d: %d available under the lock, yet the CAS for %d failed", id, stock-locked, total)
 	}
+	if stock-locked-total <= 0 {
+		if err := listing.Emptied(ctx, tx, moves[0].GoodsID); err != nil {
+			return err
+		}
+	}
 	if lock {
 		return nil
 	}
@@ -278,7 +292,7 @@ func bookChain(ctx context.Context, tx *ent.Tx, stock int64, moves []Movement) e
 // while stock - lock_stock covers the total.
 func WriteTakes(q *store.Text, terms Terms, moves []Movement, lock bool) {
 	id, goods := moves[0].ItemID, moves[0].GoodsID
-	q.SQL("SELECT stock INTO @s FROM sku WHERE id = ")
+	q.SQL("SELECT stock, lock_stock INTO @s, @l FROM sku WHERE id = ")
 	q.Int(id)
 	q.SQL(" FOR UPDATE; ")
 	var total int64
@@ -310,6 +324,7 @@ func WriteTakes(q *store.Text, terms Terms, moves []Movement, lock bool) {
 	q.SQL(" AND status = ")
 	q.Str(string(enums.SkuEnabled))
 	q.SQL(" AND @g; SET @c := @c + ROW_COUNT(); ")
+	listing.WriteEmptied(q, goods, "@s - @l - "+itoa(total))
 }
 
 // writeGoodsCheck sets @g, in the batch's statement, to whether the goods
@@ -336,5 +351,5 @@ func Sold(ctx context.Context, tx *ent.Tx, lines []RestoreLine) error {
 			return fmt.Errorf("adding volume of SKU %d: %w", l.ItemID, err)
 		}
 	}
-	return nil
+	return listing.Sold(ctx, tx, unitsByGoods(lines))
 }

@@ -13,6 +13,7 @@ import (
 	"storefront/ent/stocklog"
 	"storefront/ent/stockpool"
 	"storefront/enums"
+	"storefront/listing"
 	"storefront/money"
 	"storefront/paging"
 	"storefront/store"
@@ -245,6 +246,9 @@ func returnPool(ctx context.Context, tx *ent.Tx, id int64, now time.Time) (bool,
 	}
 	if _, err := tx.ExecContext(ctx, "UPDATE sku SET stock = stock + ?, version = version + 1 WHERE id = ?", r, p.ItemID); err != nil {
 		return false, fmt.Errorf("returning pool %d to SKU %d: %w", id, p.ItemID, err)
+	}
+	if err := listing.Restocked(ctx, tx, p.ItemID); err != nil {
+		return false, err
 	}
 	return true, bookMoved(ctx, tx, &Movement{ItemID: p.ItemID, GoodsID: p.GoodsID, Num: r, Type: FromPool,
 		BizType: BizPool, BizSn: sn, Remark: "returned from pool " + sn, At: now})

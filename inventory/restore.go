@@ -8,6 +8,7 @@ import (
 
 	"storefront/ent"
 	"storefront/ent/stocklog"
+	"storefront/listing"
 	"storefront/store"
 )
 
@@ -56,5 +57,5 @@ func Restore(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, bizSn strin
 		}
 		restored++
 	}
-	return restored, nil
+	return restored, listing.Restocked(ctx, tx, itemsOf(lines)...)
 }

@@ -8,7 +8,8 @@ import (
 )
 
 func createInput(in graph.CreateGoodsInput) catalog.CreateInput {
-	out := catalog.CreateInput{Name: in.Name, Code: deref(in.Code), Status: enums.GoodsOffShelf}
+	out := catalog.CreateInput{Name: in.Name, Code: deref(in.Code), Status: enums.GoodsOffShelf,
+		Content: content(in.Description, in.Images, in.Slug), CategoryID: in.CategoryID}
 	if in.Status != nil {
 		out.Status = *in.Status
 	}

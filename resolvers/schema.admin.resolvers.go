@@ -22,6 +22,31 @@ func (r *mutationResolver) CreateGoods(ctx context.Context, input graph.CreateGo
 	return r.Catalog.Create(ctx, createInput(input))
 }
 
+// UpdateGoods is the resolver for the updateGoods field.
+func (r *mutationResolver) UpdateGoods(ctx context.Context, input graph.UpdateGoodsInput) (*catalog.Goods, error) {
+	if _, err := auth.Require(ctx, auth.Admin); err != nil {
+		return nil, err
+	}
+	return r.Catalog.UpdateGoods(ctx, updateGoodsInput(input))
+}
+
+// CreateCategory is the resolver for the createCategory field.
+func (r *mutationResolver) CreateCategory(ctx context.Context, input graph.CreateCategoryInput) (*catalog.Category, error) {
+	if _, err := auth.Require(ctx, auth.Admin); err != nil {
+		return nil, err
+	}
+	return r.Catalog.CreateCategory(ctx, catalog.CategoryInput{Name: input.Name, Slug: input.Slug, ParentID: input.ParentID})
+}
+
+// UpdateCategory is the resolver for the updateCategory field.
+func (r *mutationResolver) UpdateCategory(ctx context.Context, input graph.UpdateCategoryInput) (*catalog.Category, error) {
+	if _, err := auth.Require(ctx, auth.Admin); err != nil {
+		return nil, err
+	}
+	return r.Catalog.UpdateCategory(ctx, catalog.CategoryEdit{ID: input.CategoryID, Name: input.Name, Slug: input.Slug,
+		ParentID: input.ParentID, ToRoot: deref(input.ToRoot)})
+}
+
 // UpdateGoodsSpecs is the resolver for the updateGoodsSpecs field.
 func (r *mutationResolver) UpdateGoodsSpecs(ctx context.Context, input graph.UpdateGoodsSpecsInput) (*catalog.Goods, error) {
 	if _, err := auth.Require(ctx, auth.Admin); err != nil {

@@ -7,13 +7,38 @@ package resolvers
 
 import (
 	"context"
+	"fmt"
 	"storefront/auth"
 	"storefront/catalog"
 	"storefront/enums"
+	"storefront/errs"
 	"storefront/graph"
 	"storefront/inventory"
 	"storefront/money"
 )
+
+// Parent is the resolver for the parent field.
+func (r *categoryResolver) Parent(ctx context.Context, obj *catalog.Category) (*catalog.Category, error) {
+	return r.Catalog.Parent(ctx, obj)
+}
+
+// Children is the resolver for the children field.
+func (r *categoryResolver) Children(ctx context.Context, obj *catalog.Category) ([]*catalog.Category, error) {
+	return r.Catalog.Children(ctx, obj)
+}
+
+// Path is the resolver for the path field.
+func (r *categoryResolver) Path(ctx context.Context, obj *catalog.Category) ([]*catalog.Category, error) {
+	return r.Catalog.Path(ctx, obj)
+}
+
+// Category is the resolver for the category field.
+func (r *goodsResolver) Category(ctx context.Context, obj *catalog.Goods) (*catalog.Category, error) {
+	if obj.CategoryID == nil {
+		return nil, nil
+	}
+	return r.Catalog.Category(ctx, obj.CategoryID, nil)
+}
 
 // Skus is the resolver for the skus field.
 func (r *goodsResolver) Skus(ctx context.Context, obj *catalog.Goods, includeDisabled *bool) ([]*catalog.SKU, error) {
@@ -22,17 +47,33 @@ func (r *goodsResolver) Skus(ctx context.Context, obj *catalog.Goods, includeDis
 }
 
 // Goods is the resolver for the goods field.
-func (r *queryResolver) Goods(ctx context.Context, id int64) (*catalog.Goods, error) {
-	return r.Catalog.Goods(ctx, viewer(ctx), id)
+func (r *queryResolver) Goods(ctx context.Context, id *int64, slug *string) (*catalog.Goods, error) {
+	switch {
+	case (id == nil) == (slug == nil):
+		return nil, fmt.Errorf("%w: give exactly one of id and slug", errs.InvalidInput)
+	case slug != nil:
+		return r.Catalog.GoodsBySlug(ctx, viewer(ctx), *slug)
+	}
+	return r.Catalog.Goods(ctx, viewer(ctx), *id)
 }
 
 // GoodsList is the resolver for the goodsList field.
-func (r *queryResolver) GoodsList(ctx context.Context, first *int64, after *string, status *enums.GoodsStatus) (*graph.GoodsConnection, error) {
-	page, err := r.Catalog.List(ctx, viewer(ctx), catalog.ListParams{First: int(deref(first)), After: deref(after), Status: status})
+func (r *queryResolver) GoodsList(ctx context.Context, first *int64, after *string, filter *graph.GoodsFilter, sort *graph.GoodsSort, status *enums.GoodsStatus) (*graph.GoodsConnection, error) {
+	page, err := r.Catalog.List(ctx, viewer(ctx), listParams(ctx, first, after, filter, sort, status))
 	if err != nil {
 		return nil, err
 	}
-	return goodsConnection(page), nil
+	return goodsConnection(page, deref(after)), nil
+}
+
+// Categories is the resolver for the categories field.
+func (r *queryResolver) Categories(ctx context.Context) ([]*catalog.Category, error) {
+	return r.Catalog.Categories(ctx)
+}
+
+// Category is the resolver for the category field.
+func (r *queryResolver) Category(ctx context.Context, id *int64, slug *string) (*catalog.Category, error) {
+	return r.Catalog.Category(ctx, id, slug)
 }
 
 // CostPrice is the resolver for the costPrice field.
@@ -60,6 +101,9 @@ func (r *skuResolver) Pools(ctx context.Context, obj *catalog.SKU) ([]*inventory
 	return page.Pools, nil
 }
 
+// Category returns graph.CategoryResolver implementation.
+func (r *Resolver) Category() graph.CategoryResolver { return &categoryResolver{r} }
+
 // Goods returns graph.GoodsResolver implementation.
 func (r *Resolver) Goods() graph.GoodsResolver { return &goodsResolver{r} }
 
@@ -70,7 +114,8 @@ func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 func (r *Resolver) Sku() graph.SkuResolver { return &skuResolver{r} }
 
 type (
-	goodsResolver struct{ *Resolver }
-	queryResolver struct{ *Resolver }
-	skuResolver   struct{ *Resolver }
+	categoryResolver struct{ *Resolver }
+	goodsResolver    struct{ *Resolver }
+	queryResolver    struct{ *Resolver }
+	skuResolver      struct{ *Resolver }
 )

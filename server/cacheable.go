@@ -15,15 +15,16 @@ import (
 // privateFields.
 var cacheableFields = map[string]map[string]bool{
 	"Query":           set("goods", "goodsList"),
-	"Goods":           set("id", "name", "code", "status", "specType", "stockMode", "version", "specs", "skus", "priceRange", "totalStock", "skuBySelection", "selectable"),
+	"Goods":           set("id", "name", "code", "status", "specType", "stockMode", "version", "description", "images", "slug", "createdAt", "specs", "skus", "priceRange", "totalStock", "skuBySelection", "selectable"),
+	"Image":           set("url", "alt"),
 	"Spec":            set("id", "name", "values"),
 	"SpecValue":       set("id", "name"),
 	"Sku":             set("id", "goodsId", "specValueIds", "specValueStr", "specKey", "skuCode", "sellPrice", "lineationPrice", "stock", "lockedStock", "availableStock", "version", "volume", "status"),
 	"PriceRange":      set("min", "max"),
 	"SelectableValue": set("specValueId", "selectable"),
-	"GoodsConnection": set("edges", "pageInfo"),
+	"GoodsConnection": set("edges", "pageInfo", "totalCount"),
 	"GoodsEdge":       set("cursor", "node"),
-	"PageInfo":        set("hasNextPage", "endCursor"),
+	"PageInfo":        set("hasNextPage", "hasPreviousPage", "startCursor", "endCursor"),
 }
 
 // privateFields are fields of the types above that must never make an
@@ -31,8 +32,13 @@ var cacheableFields = map[string]map[string]bool{
 // admin's pools), or on rows the catalog's views do not carry, so no edit
 // would invalidate it (activePool reads the stock_pool row, whose stock
 // moves with every flash-sale order and whose window opens by the clock).
+//
+// Goods.category (and the category queries, which are not listed at all)
+// read the category tree, which no goods edit invalidates: a renamed
+// category must show at once, so they are executed every time.
 var privateFields = map[string]map[string]bool{
-	"Sku": set("costPrice", "pools", "activePool"),
+	"Sku":   set("costPrice", "pools", "activePool"),
+	"Goods": set("category"),
 }
 
 func set(names ...string) map[string]bool {

@@ -3,8 +3,10 @@ package server
 import (
 	"encoding/json"
 
+	"storefront/catalog"
 	"storefront/checkout"
 	"storefront/inventory"
+	"storefront/listing"
 	"storefront/paging"
 	"storefront/skumatrix"
 )
@@ -31,7 +33,14 @@ var lists = map[string]func(args map[string]any, page int) int{
 	// so an admin's skus(includeDisabled: true) has no static bound: it is
 	// charged like the enabled list and the response-size limit bounds
 	// the rest.
-	"Goods.skus": fixed(skumatrix.DefaultLimits.MaxSKUs),
+	"Goods.skus":   fixed(skumatrix.DefaultLimits.MaxSKUs),
+	"Goods.images": fixed(catalog.MaxImages),
+
+	// The category tree: at most MaxChildren under one parent (the roots
+	// too) and listing.MaxDepth levels on a path.
+	"Query.categories":  fixed(catalog.MaxChildren),
+	"Category.children": fixed(catalog.MaxChildren),
+	"Category.path":     fixed(listing.MaxDepth),
 
 	"GoodsConnection.edges":     inPage,
 	"OrderConnection.edges":     inPage,

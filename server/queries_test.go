@@ -116,13 +116,13 @@ func TestGoodsListStatementsIndependentOfPageSize(t *testing.T) {
 		for _, size := range []int{5, 50} {
 			f := newFixture(t, db, n) // a fresh cache: every view is loaded
 			cold[size] = f.query(t, listQuery, map[string]any{"first": size})
-			if warm := f.query(t, listQuery, map[string]any{"first": size}); warm != 1 {
-				t.Errorf("goodsList(first: %d) warm: %d statements, want 1 (the page of goods rows)", size, warm)
+			if warm := f.query(t, listQuery, map[string]any{"first": size}); warm != 2 {
+				t.Errorf("goodsList(first: %d) warm: %d statements, want 2 (the listing's index range, the page's goods rows)", size, warm)
 			}
 		}
-		// The page of goods rows, then specs, spec values and SKUs of all of them.
-		if cold[5] != 4 || cold[50] != 4 {
-			t.Errorf("goodsList cold statements: first 5 → %d, first 50 → %d; want 4 and 4", cold[5], cold[50])
+		// The listing, the page's goods rows, then specs, spec values and SKUs of all of them.
+		if cold[5] != 5 || cold[50] != 5 {
+			t.Errorf("goodsList cold statements: first 5 → %d, first 50 → %d; want 5 and 5", cold[5], cold[50])
 		}
 	})
 }

@@ -24,6 +24,13 @@ func openDB(ctx context.Context, c *config) (*store.DB, error) {
 			db.Close()
 			return nil, err
 		}
+		// Goods written before slugs and the listing existed get theirs.
+		if n, err := catalog.Backfill(ctx, db); err != nil {
+			db.Close()
+			return nil, err
+		} else if n > 0 {
+			fmt.Printf("listed %d goods written before the listing existed\n", n)
+		}
 	}
 	return db, nil
 }

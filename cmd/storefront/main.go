@@ -35,7 +35,8 @@ Usage:
   storefront migrate [--db …]
   storefront seed-demo [--db …]
   storefront close-expired [--db …] [--order-ttl 30m]
-  storefront reconcile [--db …]         (exit 1 when stock and ledger differ)
+  storefront reconcile [--db …]         (exit 1 when stock and ledger, or the listing and its goods, differ)
+  storefront seed-bench --goods 100000 [--db …]   (a generated catalog for the listing benchmark)
   storefront notify --order SN --amount 89.00 [--provider mock] [--status SUCCESS]
   storefront token --sub ID --role admin|customer [--ttl 1h]
 
@@ -61,6 +62,8 @@ func run(ctx context.Context, args []string) error {
 		return closeExpired(ctx, rest)
 	case "reconcile":
 		return reconcile(ctx, rest)
+	case "seed-bench":
+		return seedBench(ctx, rest)
 	case "notify":
 		return notify(rest)
 	case "token":

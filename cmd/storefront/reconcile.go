@@ -60,8 +60,12 @@ func reconcile(ctx context.Context, args []string) error {
 	}
 	w.Flush()
 	fmt.Printf("%d stock pool(s), %d of them do not balance (stock = ledger sum, moved out - moved back = stock + sold open, locked = locked by orders)\n", len(pools), unbalanced)
-	if len(diffs) > 0 || negative > 0 || unbalanced > 0 {
-		return fmt.Errorf("reconciliation found %d difference(s), %d negative SKU(s) and %d unbalanced pool(s)", len(diffs), negative, unbalanced)
+	listed, err := reconcileListing(ctx, db, *limit)
+	if err != nil {
+		return err
+	}
+	if len(diffs) > 0 || negative > 0 || unbalanced > 0 || listed > 0 {
+		return fmt.Errorf("reconciliation found %d difference(s), %d negative SKU(s), %d unbalanced pool(s) and %d listing difference(s)", len(diffs), negative, unbalanced, listed)
 	}
 	return nil
 }

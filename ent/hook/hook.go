@@ -32,6 +32,18 @@ func (f CartLineFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, er
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CartLineMutation", m)
 }
 
+// The CategoryFunc type is an adapter to allow the use of ordinary
+// function as Category mutator.
+type CategoryFunc func(context.Context, *ent.CategoryMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f CategoryFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.CategoryMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CategoryMutation", m)
+}
+
 // The GoodsFunc type is an adapter to allow the use of ordinary
 // function as Goods mutator.
 type GoodsFunc func(context.Context, *ent.GoodsMutation) (ent.Value, error)
@@ -42,6 +54,18 @@ func (f GoodsFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.GoodsMutation", m)
+}
+
+// The GoodsListingFunc type is an adapter to allow the use of ordinary
+// function as GoodsListing mutator.
+type GoodsListingFunc func(context.Context, *ent.GoodsListingMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f GoodsListingFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.GoodsListingMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.GoodsListingMutation", m)
 }
 
 // The IdempotencyFunc type is an adapter to allow the use of ordinary

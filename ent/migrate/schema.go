@@ -68,6 +68,32 @@ var (
 			},
 		},
 	}
+	// CategoryColumns holds the columns for the "category" table.
+	CategoryColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "name", Type: field.TypeString, Size: 60},
+		{Name: "slug", Type: field.TypeString, Size: 120},
+		{Name: "parent_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// CategoryTable holds the schema information for the "category" table.
+	CategoryTable = &schema.Table{
+		Name:       "category",
+		Columns:    CategoryColumns,
+		PrimaryKey: []*schema.Column{CategoryColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "category_slug",
+				Unique:  true,
+				Columns: []*schema.Column{CategoryColumns[2]},
+			},
+			{
+				Name:    "category_parent_id",
+				Unique:  false,
+				Columns: []*schema.Column{CategoryColumns[3]},
+			},
+		},
+	}
 	// GoodsColumns holds the columns for the "goods" table.
 	GoodsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -80,6 +106,10 @@ var (
 		{Name: "version", Type: field.TypeInt64, Default: 1},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "description", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "images", Type: field.TypeJSON, Nullable: true},
+		{Name: "slug", Type: field.TypeString, Nullable: true, Size: 120},
+		{Name: "category_id", Type: field.TypeInt64, Nullable: true},
 	}
 	// GoodsTable holds the schema information for the "goods" table.
 	GoodsTable = &schema.Table{
@@ -91,6 +121,72 @@ var (
 				Name:    "goods_status",
 				Unique:  false,
 				Columns: []*schema.Column{GoodsColumns[4]},
+			},
+			{
+				Name:    "goods_slug",
+				Unique:  true,
+				Columns: []*schema.Column{GoodsColumns[12]},
+			},
+			{
+				Name:    "goods_category_id",
+				Unique:  false,
+				Columns: []*schema.Column{GoodsColumns[13]},
+			},
+		},
+	}
+	// GoodsListingColumns holds the columns for the "goods_listing" table.
+	GoodsListingColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "scope", Type: field.TypeInt64},
+		{Name: "goods_id", Type: field.TypeInt64},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"RECYCLED", "OFF_SHELF", "ON_SHELF"}},
+		{Name: "name_key", Type: field.TypeString, Size: 255, SchemaType: map[string]string{"mysql": "varchar(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"}},
+		{Name: "search_key", Type: field.TypeString, Size: 255, SchemaType: map[string]string{"mysql": "varchar(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"}},
+		{Name: "min_price", Type: field.TypeInt64},
+		{Name: "sales", Type: field.TypeInt64},
+		{Name: "in_stock", Type: field.TypeBool},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// GoodsListingTable holds the schema information for the "goods_listing" table.
+	GoodsListingTable = &schema.Table{
+		Name:       "goods_listing",
+		Columns:    GoodsListingColumns,
+		PrimaryKey: []*schema.Column{GoodsListingColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "goodslisting_scope_goods_id",
+				Unique:  true,
+				Columns: []*schema.Column{GoodsListingColumns[1], GoodsListingColumns[2]},
+			},
+			{
+				Name:    "goodslisting_scope_status_goods_id",
+				Unique:  false,
+				Columns: []*schema.Column{GoodsListingColumns[1], GoodsListingColumns[3], GoodsListingColumns[2]},
+			},
+			{
+				Name:    "goodslisting_scope_status_name_key_goods_id",
+				Unique:  false,
+				Columns: []*schema.Column{GoodsListingColumns[1], GoodsListingColumns[3], GoodsListingColumns[4], GoodsListingColumns[2]},
+			},
+			{
+				Name:    "goodslisting_scope_status_min_price_goods_id",
+				Unique:  false,
+				Columns: []*schema.Column{GoodsListingColumns[1], GoodsListingColumns[3], GoodsListingColumns[6], GoodsListingColumns[2]},
+			},
+			{
+				Name:    "goodslisting_scope_status_created_at_goods_id",
+				Unique:  false,
+				Columns: []*schema.Column{GoodsListingColumns[1], GoodsListingColumns[3], GoodsListingColumns[9], GoodsListingColumns[2]},
+			},
+			{
+				Name:    "goodslisting_scope_status_sales_goods_id",
+				Unique:  false,
+				Columns: []*schema.Column{GoodsListingColumns[1], GoodsListingColumns[3], GoodsListingColumns[7], GoodsListingColumns[2]},
+			},
+			{
+				Name:    "goodslisting_goods_id_in_stock",
+				Unique:  false,
+				Columns: []*schema.Column{GoodsListingColumns[2], GoodsListingColumns[8]},
 			},
 		},
 	}
@@ -496,7 +592,9 @@ var (
 	Tables = []*schema.Table{
 		CartTable,
 		CartLineTable,
+		CategoryTable,
 		GoodsTable,
+		GoodsListingTable,
 		IdempotencyKeyTable,
 		OrdersTable,
 		OrderLineTable,
@@ -519,8 +617,14 @@ func init() {
 	CartLineTable.Annotation = &entsql.Annotation{
 		Table: "cart_line",
 	}
+	CategoryTable.Annotation = &entsql.Annotation{
+		Table: "category",
+	}
 	GoodsTable.Annotation = &entsql.Annotation{
 		Table: "goods",
+	}
+	GoodsListingTable.Annotation = &entsql.Annotation{
+		Table: "goods_listing",
 	}
 	IdempotencyKeyTable.Annotation = &entsql.Annotation{
 		Table: "idempotency_key",

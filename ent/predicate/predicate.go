@@ -12,8 +12,14 @@ type Cart func(*sql.Selector)
 // CartLine is the predicate function for cartline builders.
 type CartLine func(*sql.Selector)
 
+// Category is the predicate function for category builders.
+type Category func(*sql.Selector)
+
 // Goods is the predicate function for goods builders.
 type Goods func(*sql.Selector)
+
+// GoodsListing is the predicate function for goodslisting builders.
+type GoodsListing func(*sql.Selector)
 
 // Idempotency is the predicate function for idempotency builders.
 type Idempotency func(*sql.Selector)

@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent/schema/index"
 
 	"storefront/enums"
+	"storefront/media"
 )
 
 // Goods is the SPU (seed table ls_goods): what is shown; trade happens on its SKUs.
@@ -35,6 +36,14 @@ func (Goods) Fields() []ent.Field {
 		field.Int64("version").Default(1),
 		field.Time("created_at").Default(time.Now).Immutable(),
 		field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now),
+		// Product-page content (issue 19). The slug is NULL only between the
+		// insert and the update that names it goods-<id>, and on rows written
+		// before slugs existed (storefront migrate fills those).
+		field.Text("description").Default(""),
+		field.JSON("images", []media.Image{}).Optional(),
+		field.String("slug").MaxLen(120).Optional().Nillable(),
+		// A plain column, no edge: catalog writes it, listing reads it.
+		field.Int64("category_id").Optional().Nillable(),
 	}
 }
 
@@ -46,5 +55,5 @@ func (Goods) Edges() []ent.Edge {
 }
 
 func (Goods) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("status")}
+	return []ent.Index{index.Fields("status"), index.Fields("slug").Unique(), index.Fields("category_id")}
 }

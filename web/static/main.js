@@ -1,6 +1,6 @@
 // Routes by path: /shop/ is the goods list, /shop/goods/{id} a product page.
 // Plain links between them keep every page a URL that opens directly.
-import { renderList } from "./list.js";
+import { renderListing } from "./listing.js";
 import { renderProduct } from "./product.js";
 import { Session } from "./session.js";
 import { Cart } from "./cart.js";
@@ -14,4 +14,4 @@ cart.load();
 const app = document.getElementById("app");
 const m = location.pathname.match(/^\/shop\/goods\/(\d+)\/?$/);
 if (m) renderProduct(app, m[1], session, cart);
-else renderList(app);
+else renderListing(app);

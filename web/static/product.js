@@ -5,6 +5,7 @@
 // what a click can still order.
 import { h, yuan, priceRangeText, stockText, LOCK_AT_ORDER, lockNoteText } from "./dom.js";
 import { gql, newIdempotencyKey } from "./graphql.js";
+import { contentBlock } from "./content.js";
 
 const selectionFields = `priceRange { min max }
     totalStock
@@ -13,7 +14,7 @@ const selectionFields = `priceRange { min max }
 
 const productQuery = `query Product($id: ID!, $selected: [ID!]!) {
   goods(id: $id) {
-    id name stockMode
+    id name stockMode description images { url alt }
     specs { id name values { id name } }
     ${selectionFields}
   }
@@ -130,9 +131,11 @@ class ProductPage {
     }, "Add to cart");
     this.result = h("p", { class: "order-result", "data-testid": "order-result", role: "status" });
     this.error = h("p", { class: "status error", role: "alert", hidden: true });
+    const [gallery, description] = contentBlock(g);
     this.root = h("article", { class: "product", "data-testid": "product", "aria-busy": "false", dataset: { goodsId: g.id, stockMode: g.stockMode } },
       h("a", { class: "back", href: "/shop/" }, "← All goods"),
       h("h1", {}, g.name),
+      gallery,
       h("p", { class: "price-line" }, this.price, " ", this.lineation),
       this.stock,
       lockNote,
@@ -143,6 +146,7 @@ class ProductPage {
       this.addButton,
       this.result,
       this.error,
+      description,
     );
     this.app.replaceChildren(this.root);
   }

@@ -1,0 +1,34 @@
+package schema
+
+import (
+	"time"
+
+	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// Category is a node of the catalog's category tree (at most 5 levels).
+// Written by catalog only; listing reads it to know a goods' ancestors.
+type Category struct{ ent.Schema }
+
+func (Category) Annotations() []schema.Annotation {
+	return []schema.Annotation{entsql.Table("category")}
+}
+
+func (Category) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int64("id"),
+		field.String("name").MaxLen(60).NotEmpty(),
+		field.String("slug").MaxLen(120).NotEmpty(),
+		// NULL for a root. A plain column: cycles are refused by catalog.
+		field.Int64("parent_id").Optional().Nillable(),
+		field.Time("created_at").Default(time.Now).Immutable(),
+	}
+}
+
+func (Category) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("slug").Unique(), index.Fields("parent_id")}
+}

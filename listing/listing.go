@@ -1,0 +1,182 @@
+// Package listing is the one writer of goods_listing: per goods, the values a
+// listing page filters and sorts by (lowest enabled SKU price, units sold,
+// whether anything is in stock, the name and search keys), kept in the same
+// transaction as whatever changes them, one row per scope the goods can be
+// listed under (0 for every goods, and each category it is in or under).
+// Every value is recomputable from goods, sku and category rows (the truth):
+// Refresh rewrites a goods' rows from it, Reconcile compares. Callers are
+// catalog (goods and SKU edits), inventory (stock movements, sold volume) and
+// the listing query (Query). docs/listing.md explains the design.
+package listing
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"storefront/ent"
+	"storefront/ent/goods"
+	"storefront/ent/goodslisting"
+	"storefront/enums"
+	"storefront/store"
+)
+
+// NoPrice is the min_price of a goods with no enabled SKU: it sorts after
+// every real price ascending, and a price filter never matches it.
+const NoPrice = math.MaxInt64
+
+// All is the scope of every goods; any other scope is a category id.
+const All = 0
+
+// MaxDepth is how many levels the category tree may have, so how many
+// category scopes a goods has at most.
+const MaxDepth = 5
+
+// sep joins name and code in search_key: a search term (which may not hold
+// control characters) never spans both.
+const sep = "\x1f"
+
+// The truth of the kept values, as SQL over the sku rows of the goods whose
+// id is goods (a number this package formatted, or a column): the one
+// definition that Refresh writes, the stock flips re-evaluate and Reconcile
+// compares with.
+func minPriceOf(goods string) string {
+	return "COALESCE((SELECT MIN(sell_price) FROM sku WHERE sku.goods_id = " + goods + " AND sku.status = '" +
+		string(enums.SkuEnabled) + "'), " + strconv.FormatInt(NoPrice, 10) + ")"
+}
+
+func salesOf(goods string) string {
+	return "(SELECT COALESCE(SUM(volume), 0) FROM sku WHERE sku.goods_id = " + goods + ")"
+}
+
+func inStockOf(goods string) string {
+	return "EXISTS (SELECT 1 FROM sku WHERE sku.goods_id = " + goods + " AND sku.status = '" +
+		string(enums.SkuEnabled) + "' AND sku.stock - sku.lock_stock > 0)"
+}
+
+// keys are the name and search keys of a goods. Lowercased here, not by the
+// database: SQLite's LOWER knows ASCII only, and both backends must agree.
+func keys(name, code string) (nameKey, searchKey string) {
+	nameKey = clip(strings.ToLower(name))
+	return nameKey, clip(nameKey + sep + strings.ToLower(code))
+}
+
+// clip keeps a key within its 255-character column, on a rune boundary.
+func clip(s string) string {
+	if r := []rune(s); len(r) > 255 {
+		return string(r[:255])
+	}
+	return s
+}
+
+// Refresh rewrites the listing rows of the goods from the truth, inside the
+// caller's transaction: every catalog edit of a goods (creation, content,
+// status, category, SKU prices and statuses, specs) calls it once it has
+// written. A soft-deleted goods has no rows. The sku aggregates are read by
+// the INSERT … SELECT itself, which on MariaDB locks what it reads, so a
+// concurrent stock movement is seen, never a stale snapshot of it. Many
+// goods take a few statements per refreshChunk of them.
+func Refresh(ctx context.Context, tx *ent.Tx, ids ...int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	cats, err := tx.Category.Query().All(ctx)
+	if err != nil {
+		return fmt.Errorf("refreshing the listing: %w", err)
+	}
+	parent := make(map[int64]*int64, len(cats))
+	for _, k := range cats {
+		parent[k.ID] = k.ParentID
+	}
+	for start := 0; start < len(ids); start += refreshChunk {
+		if err := refresh(ctx, tx, ids[start:min(start+refreshChunk, len(ids))], parent); err != nil {
+			return fmt.Errorf("refreshing the listing of goods %v…: %w", ids[start], err)
+		}
+	}
+	return nil
+}
+
+// refreshChunk is how many goods one read of goods rows and one DELETE take.
+const refreshChunk = 200
+
+func refresh(ctx context.Context, tx *ent.Tx, ids []int64, parent map[int64]*int64) error {
+	rows, err := tx.Goods.Query().Where(goods.IDIn(ids...)).All(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.GoodsListing.Delete().Where(goodslisting.GoodsIDIn(ids...)).Exec(ctx); err != nil {
+		return err
+	}
+	// The goods' own values, one row per scope, as a derived table the
+	// INSERT … SELECT reads with the sku aggregates.
+	var rowsArgs [][]any
+	for _, g := range rows {
+		if g.DeleteTime != nil {
+			continue
+		}
+		scopes, err := scopesOf(g.CategoryID, parent)
+		if err != nil {
+			return err
+		}
+		nameKey, searchKey := keys(g.Name, g.Code)
+		for i, sc := range scopes {
+			rowsArgs = append(rowsArgs, []any{g.ID, sc, i, string(g.Status), nameKey, searchKey, g.CreatedAt})
+		}
+	}
+	for start := 0; start < len(rowsArgs); start += maxDerivedRows {
+		from := &strings.Builder{}
+		var args []any
+		for i, r := range rowsArgs[start:min(start+maxDerivedRows, len(rowsArgs))] {
+			if i == 0 {
+				from.WriteString("(SELECT ? AS g, ? AS scope, ? AS i, ? AS st, ? AS nk, ? AS sk, ? AS ca")
+			} else {
+				from.WriteString(" UNION ALL SELECT ?, ?, ?, ?, ?, ?, ?")
+			}
+			args = append(args, r...)
+		}
+		from.WriteString(") s")
+		q, qargs := store.NewInsert(goodslisting.Table).Row(write).SelectSQL(from.String(), args...)
+		if _, err := tx.ExecContext(ctx, q, qargs...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxDerivedRows keeps a derived table under SQLite's 500 terms of one
+// compound SELECT.
+const maxDerivedRows = 400
+
+// write is the one definition of a listing row, read from the derived
+// table s (a goods' id g, its scope and that scope's place i on its path,
+// status, keys and creation time) and the truth's aggregates. The id is
+// the goods' own times 8 plus the place: never from an auto-increment
+// counter, which MariaDB fails to read for an INSERT … SELECT under a
+// stepped auto_increment_increment (Galera), and a rewrite keeps the ids.
+func write(v store.Values) {
+	v.Raw(goodslisting.FieldID, "s.g * 8 + s.i")
+	v.Raw(goodslisting.FieldScope, "s.scope")
+	v.Raw(goodslisting.FieldGoodsID, "s.g")
+	v.Raw(goodslisting.FieldStatus, "s.st")
+	v.Raw(goodslisting.FieldNameKey, "s.nk")
+	v.Raw(goodslisting.FieldSearchKey, "s.sk")
+	v.Raw(goodslisting.FieldMinPrice, minPriceOf("s.g"))
+	v.Raw(goodslisting.FieldSales, salesOf("s.g"))
+	v.Raw(goodslisting.FieldInStock, inStockOf("s.g"))
+	v.Raw(goodslisting.FieldCreatedAt, "s.ca")
+}
+
+// scopesOf is the scopes a goods in category cat is listed under: All,
+// then the category and each of its ancestors (at most MaxDepth).
+func scopesOf(cat *int64, parent map[int64]*int64) ([]int64, error) {
+	scopes := []int64{All}
+	for k := cat; k != nil; k = parent[*k] {
+		if len(scopes) > MaxDepth {
+			return nil, fmt.Errorf("category %d is more than %d levels deep", *cat, MaxDepth)
+		}
+		scopes = append(scopes, *k)
+	}
+	return scopes, nil
+}

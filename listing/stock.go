@@ -1,0 +1,96 @@
+package listing
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"storefront/ent"
+	"storefront/enums"
+	"storefront/store"
+)
+
+// The stock flips. in_stock changes only when a SKU's available stock
+// (stock - lock_stock) crosses zero, so the hot path asks for a flip only
+// then: a sale that left its SKU with nothing (Emptied, WriteEmptied). Every
+// other movement (restores, releases, admin adjustments, pools) calls
+// Recheck, which re-evaluates the truth both ways. Each statement touches
+// only the rows whose value really changes, through the (goods_id, in_stock)
+// index, and must run after the caller's SKU rows are locked (the lock
+// order: SKU rows, then listing rows).
+
+// Emptied marks out of stock the goods (of SKUs a sale just emptied) that
+// have no enabled SKU with available stock left.
+func Emptied(ctx context.Context, tx *ent.Tx, goods ...int64) error {
+	if len(goods) == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, "UPDATE goods_listing SET in_stock = 0 WHERE goods_id IN ("+ids(goods)+
+		") AND in_stock = 1 AND NOT "+inStockOf("goods_listing.goods_id"))
+	if err != nil {
+		return fmt.Errorf("marking goods %v out of stock: %w", goods, err)
+	}
+	return nil
+}
+
+// Restocked marks in stock the goods of SKUs whose stock a movement just
+// raised (restores, releases, pool returns, adjustments up). Only those
+// SKU rows, which the caller holds locked, are read: stock going up can
+// only make a goods in stock, and no other transaction's rows are waited
+// for while the listing rows are held (two restores of one goods' SKUs
+// would otherwise deadlock).
+func Restocked(ctx context.Context, tx *ent.Tx, items ...int64) error {
+	if len(items) == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, "UPDATE goods_listing SET in_stock = 1 WHERE in_stock = 0 AND goods_id IN (SELECT goods_id FROM sku WHERE id IN ("+
+		ids(items)+") AND status = '"+string(enums.SkuEnabled)+"' AND stock - lock_stock > 0)")
+	if err != nil {
+		return fmt.Errorf("marking the goods of SKUs %v in stock: %w", items, err)
+	}
+	return nil
+}
+
+// WriteEmptied renders Emptied for the group-commit batch's one statement on
+// MySQL, after the CAS that took from a SKU of goods; left is an SQL
+// expression of what the SKU has left after it, from the batch's locked read
+// (user variables). The condition comes first: a SKU that kept stock makes it
+// false before any table is read, and the optimizer answers an impossible
+// WHERE without reading or locking an index record, so such a batch pays one
+// statement the server does not execute against a table. (A key like
+// IF(emptied, goods, 0) instead ranged over the index and locked the record
+// past it, which every batch in flight then queued on.)
+func WriteEmptied(q *store.Text, goods int64, left string) {
+	q.SQL("UPDATE goods_listing SET in_stock = 0 WHERE " + left + " <= 0 AND goods_id = ")
+	q.Int(goods)
+	q.SQL(" AND in_stock = 1 AND NOT " + inStockOf("goods_listing.goods_id") + "; ")
+}
+
+// Sold adds units sold to the goods' sales (the payment that added them to
+// sku.volume), in ascending goods order.
+func Sold(ctx context.Context, tx *ent.Tx, units map[int64]int64) error {
+	goods := make([]int64, 0, len(units))
+	for g := range units {
+		goods = append(goods, g)
+	}
+	slices.SortFunc(goods, cmp.Compare)
+	for _, g := range goods {
+		if _, err := tx.ExecContext(ctx, "UPDATE goods_listing SET sales = sales + ? WHERE goods_id = ?", units[g], g); err != nil {
+			return fmt.Errorf("adding sales of goods %d: %w", g, err)
+		}
+	}
+	return nil
+}
+
+// ids renders distinct ids, ascending, as an SQL list.
+func ids(goods []int64) string {
+	goods = slices.Compact(slices.Sorted(slices.Values(goods)))
+	parts := make([]string, len(goods))
+	for i, g := range goods {
+		parts[i] = strconv.FormatInt(g, 10)
+	}
+	return strings.Join(parts, ", ")
+}
