@@ -11,6 +11,7 @@ import (
 
 	"storefront/internal/testdb"
 	"storefront/inventory"
+	"storefront/listing"
 	"storefront/store"
 )
 
@@ -72,6 +73,11 @@ func (f *fixture) poolsBalance(t *testing.T) {
 	}
 	if pools, err := inv.ReconcilePools(context.Background(), false); err != nil || len(pools) != 0 {
 		t.Errorf("ReconcilePools: %+v, %v; want every pool balanced", pools, err)
+	}
+	// Pools move main stock too (the return, a release after it): the
+	// listing's kept "in stock" must follow.
+	if diffs, err := listing.Reconcile(context.Background(), f.db.Client, 100); err != nil || len(diffs) != 0 {
+		t.Errorf("listing.Reconcile: %+v, %v; want no difference", diffs, err)
 	}
 }
 

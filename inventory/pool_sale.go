@@ -10,6 +10,7 @@ import (
 	"storefront/ent/stocklog"
 	"storefront/ent/stockpool"
 	"storefront/errs"
+	"storefront/listing"
 	"storefront/store"
 )
 
@@ -241,5 +242,8 @@ func ReleasePool(ctx context.Context, tx *ent.Tx, bizType, bizSn string, l Resto
 		return fmt.Errorf("releasing pool %d to SKU %d: %w", l.PoolID, l.ItemID, err)
 	}
 	m.Num, m.PoolID, m.Remark = l.Num, 0, "released from pool "+itoa(l.PoolID)
-	return bookMoved(ctx, tx, &m)
+	if err := bookMoved(ctx, tx, &m); err != nil {
+		return err
+	}
+	return listing.Restocked(ctx, tx, l.ItemID)
 }
