@@ -115,7 +115,7 @@ func Take(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 		return err
 	}
 	// Pool sales after every SKU row: the lock order is SKU rows, then pool
-	// rows. A pool sale never touches its SKU's row.
+	// rows (ascending pool id). A pool sale never touches its SKU's row.
 	var pools []*Sale
 	var emptied []int64
 	for i := range sales {
@@ -153,6 +153,8 @@ func Take(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 			return err
 		}
 	}
+	// Pools in ascending id, as the group-commit batch takes them.
+	slices.SortFunc(pools, func(a, b *Sale) int { return cmp.Compare(a.PoolID, b.PoolID) })
 	for _, s := range pools {
 		if err := takePool(ctx, tx, s); err != nil {
 			return err
