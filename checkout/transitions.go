@@ -154,6 +154,8 @@ func bySource(lines []*OrderLine) (main, pool []*OrderLine) {
 			main = append(main, l)
 		}
 	}
+	// Pool rows in ascending id, as every transaction takes them.
+	slices.SortStableFunc(pool, func(a, b *OrderLine) int { return cmp.Compare(a.PoolID, b.PoolID) })
 	return main, pool
 }
 
