@@ -144,8 +144,8 @@ func byMode(lines []*OrderLine) (deduct, lock []*OrderLine) {
 	return deduct, lock
 }
 
-// bySource splits lines into those from main stock and those from a stock
-// pool, each keeping its order.
+// bySource splits lines into those from main stock (keeping their order)
+// and those from a stock pool (in ascending pool id).
 func bySource(lines []*OrderLine) (main, pool []*OrderLine) {
 	for _, l := range lines {
 		if l.PoolID != 0 {
