@@ -170,6 +170,10 @@ func writeCols(b *strings.Builder, cols []string) {
 // which no sql_mode (NO_BACKSLASH_ESCAPES) reads differently: there is no
 // escaping to get wrong.
 type Text struct {
+	// Compound: the statement runs as an anonymous compound statement
+	// (MariaDB's BEGIN NOT ATOMIC … END), where IF and SIGNAL exist.
+	Compound bool
+
 	b       strings.Builder
 	scratch [40]byte
 	times   []stamp // a batch's few distinct times, each formatted once
