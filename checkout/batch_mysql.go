@@ -17,7 +17,6 @@ import (
 	"storefront/ent/orderline"
 	"storefront/ent/outbox"
 	"storefront/ent/sku"
-	"storefront/ent/stockpool"
 	"storefront/inventory"
 	"storefront/store"
 )
@@ -61,18 +60,27 @@ func (b *mysqlBatcher) attempt(ctx context.Context, s *Service, batch []*ticket,
 			if err := c.Begin(ctx, lockWait(ctx)); err != nil {
 				return err
 			}
+			// Pools are not locked first: with nothing recalled their
+			// rows and counters are read afresh, and the check under the
+			// lock decides. Holding a pool's row before the batch's inserts
+			// deadlocked with the batch in flight, whose line inserts hold
+			// gap locks on orders.order_sn (issue 18's review).
 			if err := lockRows(ctx, c, sku.Table, mainSKUs(batch)); err != nil {
-				return err
-			}
-			if err := lockRows(ctx, c, stockpool.Table, poolsOf(batch)); err != nil {
 				return err
 			}
 			recall = nil // read under the lock: nothing to recall
 		}
 		now := s.now().Truncate(time.Second)
 		d, err := s.decideBatch(ctx, c, batch, out, r.withKeys, recall, now)
-		if err != nil || len(d.won) == 0 {
+		if err != nil {
 			return err
+		}
+		if len(d.won) == 0 {
+			// Every order refused, from a read (a refusal is never decided
+			// from memory): keep what was read of the pools' buyers, so a
+			// buyer at the limit is refused from memory next time.
+			b.lastRead.putPools(d.pools, batch, nil)
+			return nil
 		}
 		if !r.lockFirst { // the stage before the row is locked
 			if err := s.at("unlocked"); err != nil {

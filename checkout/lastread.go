@@ -84,13 +84,17 @@ func (l *lastRead) getPools(batch []*ticket) (poolState, bool) {
 func (l *lastRead) putPools(ps poolState, batch []*ticket, won []int) {
 	taken := map[int64]int64{}
 	held := map[inventory.PoolBuyer]int64{}
+	// Every buyer of the batch is kept, refused ones too: a buyer at the
+	// limit is then refused from memory (and read), instead of passing
+	// memory and failing the batch's check under the lock every time.
+	for _, t := range batch {
+		if t.pool != 0 {
+			held[inventory.PoolBuyer{PoolID: t.pool, Buyer: t.in.UserID}] = ps.units[inventory.PoolBuyer{PoolID: t.pool, Buyer: t.in.UserID}]
+		}
+	}
 	for _, i := range won {
 		if t := batch[i]; t.pool != 0 {
-			b := inventory.PoolBuyer{PoolID: t.pool, Buyer: t.in.UserID}
-			if _, ok := held[b]; !ok {
-				held[b] = ps.units[b]
-			}
-			held[b] += t.line.Quantity
+			held[inventory.PoolBuyer{PoolID: t.pool, Buyer: t.in.UserID}] += t.line.Quantity
 			taken[t.pool] += t.line.Quantity
 			if t.line.StockMode == enums.LockAtOrder {
 				taken[-t.pool] = 1 // a lock-mode pool's units are locked, not gone

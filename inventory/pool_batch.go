@@ -12,6 +12,7 @@ import (
 	"storefront/ent/poolbuyer"
 	"storefront/ent/stocklog"
 	"storefront/ent/stockpool"
+	"storefront/enums"
 	"storefront/money"
 	"storefront/store"
 )
@@ -237,8 +238,20 @@ func WritePoolTakes(q *store.Text, p *ent.StockPool, terms Terms, moves []Moveme
 		q.SQL("; ")
 	}
 	writeGoodsCheck(q, moves[0].GoodsID, terms, lock)
+	// The SKU too (a plain read: its row is not locked): a pool batch may
+	// decide from lastRead's memory of it, which only this check clears
+	// once an admin disables the SKU or renames its spec values.
+	q.SQL("SET @k := (SELECT 1 FROM sku WHERE id = ")
+	q.Int(p.ItemID)
+	q.SQL(" AND goods_id = ")
+	q.Int(moves[0].GoodsID)
+	q.SQL(" AND status = ")
+	q.Str(string(enums.SkuEnabled))
+	q.SQL(" AND spec_value_str = ")
+	q.Str(terms.SpecText)
+	q.SQL("); ")
 	poolCAS(q, p, terms.Price, total, lock, now)
-	q.SQL(" AND @g; SET @c := @c + ROW_COUNT(); ")
+	q.SQL(" AND @g AND @k; SET @c := @c + ROW_COUNT(); ")
 	order, sum := claims(moves, buyers)
 	q.Insert(poolbuyer.Table, len(order), func(j int, v store.Values) { buyerRow(v, p.ID, order[j], sum[order[j]]) })
 	q.SQL(" ON DUPLICATE KEY UPDATE units = units + VALUES(units); ")

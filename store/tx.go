@@ -159,13 +159,17 @@ func RetryCause(err error) string {
 	return ""
 }
 
-// Classify turns connection-level failures into ErrUnavailable so callers
-// can answer "retry later" instead of "internal error".
+// Classify turns connection-level failures and conflicts past their retries
+// into ErrUnavailable so callers can answer "retry later" instead of
+// "internal error".
 func Classify(err error) error {
 	if err == nil || errors.Is(err, ErrUnavailable) {
 		return err
 	}
-	if isConnErr(err) {
+	// A conflict that outlived its retries (a deadlock, a lock wait past its
+	// timeout, SQLite busy) is the database's load, not a fault: the caller
+	// may try again.
+	if isConnErr(err) || RetryCause(err) != "" {
 		return errors.Join(ErrUnavailable, err)
 	}
 	return err
