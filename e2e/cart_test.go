@@ -38,7 +38,9 @@ type cartJSON struct {
 // cart fields cacheable.
 func (s *Server) units(t *testing.T, id string) int {
 	t.Helper()
-	var d struct{ Cart struct{ Cost struct{ TotalQuantity int } } }
+	var d struct {
+		Cart struct{ Cost struct{ TotalQuantity int } }
+	}
 	decode(t, s.Query(t, "", `query($id: CartID!) { cart(id: $id) { cost { totalQuantity } } }`, map[string]any{"id": id}), &d)
 	return d.Cart.Cost.TotalQuantity
 }
