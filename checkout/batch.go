@@ -191,7 +191,7 @@ func readPoolState(ctx context.Context, q querier, batch []*ticket) (poolState, 
 	for _, t := range batch {
 		if t.pool != 0 {
 			ids = append(ids, t.pool)
-			buyers = append(buyers, inventory.PoolBuyer{PoolID: t.pool, Buyer: t.in.UserID})
+			buyers = append(buyers, t.buyer())
 		}
 	}
 	if len(ids) == 0 {
@@ -229,7 +229,7 @@ func poolsOf(batch []*ticket) []int64 {
 // lookupSKUs reads the SKUs with their goods, and their stock (an unknown id
 // is simply missing).
 func lookupSKUs(ctx context.Context, q querier, ids []int64) ([]*skuRow, map[int64]int64, error) {
-	rows, err := readSKUs(ctx, q, "s.id IN ("+placeholders(len(ids))+")", anys(ids))
+	rows, err := readSKUs(ctx, q, "s.id IN ("+store.Marks(len(ids))+")", anys(ids))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -245,14 +245,12 @@ func lockRows(ctx context.Context, q querier, table string, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	rs, err := q.QueryContext(ctx, "SELECT id FROM "+table+" WHERE id IN ("+placeholders(len(ids))+") ORDER BY id FOR UPDATE", anys(ids)...)
+	rs, err := q.QueryContext(ctx, "SELECT id FROM "+table+" WHERE id IN ("+store.Marks(len(ids))+") ORDER BY id FOR UPDATE", anys(ids)...)
 	if err != nil {
 		return fmt.Errorf("locking %s rows %v: %w", table, ids, err)
 	}
 	return rs.Close()
 }
-
-func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
 
 func anys(ids []int64) []any {
 	a := make([]any, len(ids))

@@ -131,7 +131,7 @@ func (b *mysqlBatcher) write(ctx context.Context, s *Service, c *store.Conn, bat
 		placed[j] = ticketOf(j).order
 	}
 
-	if b.compound {
+	if q.Compound {
 		q.SQL("BEGIN NOT ATOMIC ")
 	}
 	if begin {
@@ -196,14 +196,14 @@ func (b *mysqlBatcher) write(ctx context.Context, s *Service, c *store.Conn, bat
 	//
 	// A compound statement (MariaDB) has a real IF and SIGNAL, raising the
 	// same error number without the subquery's optimizer work.
-	if b.compound {
+	if q.Compound {
 		q.SQL("IF NOT (")
 	} else {
 		q.SQL("SET @ok := (SELECT 1 FROM (SELECT 1 AS x UNION ALL SELECT 2) AS t WHERE NOT (")
 	}
 	q.SQL("@c <=> ")
 	q.Int(int64(checks))
-	if b.compound {
+	if q.Compound {
 		q.SQL(") THEN SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 1242, MESSAGE_TEXT = 'checkout batch: a check failed before COMMIT'; END IF; ")
 	} else {
 		q.SQL(")); ")
@@ -236,7 +236,7 @@ func (b *mysqlBatcher) write(ctx context.Context, s *Service, c *store.Conn, bat
 		ids[sn] = id
 		return err
 	}
-	if b.compound {
+	if q.Compound {
 		q.SQL("; END")
 	}
 

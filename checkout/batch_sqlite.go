@@ -118,7 +118,7 @@ func readOrderIDs(ctx context.Context, q querier, orders []*Order) error {
 		sns[i] = o.OrderSn
 		byNumber[o.OrderSn] = o
 	}
-	rs, err := q.QueryContext(ctx, "SELECT id, order_sn FROM orders WHERE order_sn IN ("+placeholders(len(sns))+")", sns...)
+	rs, err := q.QueryContext(ctx, "SELECT id, order_sn FROM orders WHERE order_sn IN ("+store.Marks(len(sns))+")", sns...)
 	if err != nil {
 		return fmt.Errorf("reading order ids: %w", err)
 	}

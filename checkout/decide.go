@@ -100,7 +100,7 @@ func allocate(batch []*ticket, stock map[int64]int64, ps poolState, out []verdic
 		} else if !seen {
 			avail = inventory.Available(ps.pools[src.pool])
 		}
-		buyer := inventory.PoolBuyer{PoolID: src.pool, Buyer: t.in.UserID}
+		buyer := t.buyer()
 		switch {
 		case l.Quantity > avail:
 			out[i] = verdict{err: outOfStock(l)}

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"storefront/inventory"
 )
 
 // Group commit (issue 8). One hot SKU row takes one CAS at a time, and each
@@ -353,6 +355,11 @@ func skusOf(batch []*ticket) []int64 {
 type source struct{ item, pool int64 }
 
 func (t *ticket) source() source { return source{t.item, t.pool} }
+
+// buyer is the ticket's buyer's counter of its pool (pool orders only).
+func (t *ticket) buyer() inventory.PoolBuyer {
+	return inventory.PoolBuyer{PoolID: t.pool, Buyer: t.in.UserID}
+}
 
 // sourcesOf returns the distinct sources of batch: main stock ascending by
 // SKU, then pools ascending by pool id, the order in which every

@@ -71,9 +71,8 @@ func (l *lastRead) getPools(batch []*ticket) (poolState, bool) {
 			}
 			ps.pools[t.pool] = &p
 		}
-		b := inventory.PoolBuyer{PoolID: t.pool, Buyer: t.in.UserID}
-		if n, ok := l.buyers.Get(b); ok {
-			ps.units[b] = n
+		if n, ok := l.buyers.Get(t.buyer()); ok {
+			ps.units[t.buyer()] = n
 		}
 	}
 	return ps, true
@@ -83,22 +82,21 @@ func (l *lastRead) getPools(batch []*ticket) (poolState, bool) {
 // the batch's orders won took of each.
 func (l *lastRead) putPools(ps poolState, batch []*ticket, won []int) {
 	taken := map[int64]int64{}
+	locked := map[int64]bool{} // a lock-mode pool's units are locked, not gone
 	held := map[inventory.PoolBuyer]int64{}
 	// Every buyer of the batch is kept, refused ones too: a buyer at the
 	// limit is then refused from memory (and read), instead of passing
 	// memory and failing the batch's check under the lock every time.
 	for _, t := range batch {
 		if t.pool != 0 {
-			held[inventory.PoolBuyer{PoolID: t.pool, Buyer: t.in.UserID}] = ps.units[inventory.PoolBuyer{PoolID: t.pool, Buyer: t.in.UserID}]
+			held[t.buyer()] = ps.units[t.buyer()]
 		}
 	}
 	for _, i := range won {
 		if t := batch[i]; t.pool != 0 {
-			held[inventory.PoolBuyer{PoolID: t.pool, Buyer: t.in.UserID}] += t.line.Quantity
+			held[t.buyer()] += t.line.Quantity
 			taken[t.pool] += t.line.Quantity
-			if t.line.StockMode == enums.LockAtOrder {
-				taken[-t.pool] = 1 // a lock-mode pool's units are locked, not gone
-			}
+			locked[t.pool] = t.line.StockMode == enums.LockAtOrder
 		}
 	}
 	for b, n := range held {
@@ -106,7 +104,7 @@ func (l *lastRead) putPools(ps poolState, batch []*ticket, won []int) {
 	}
 	for id, p := range ps.pools {
 		c := *p
-		if taken[-id] == 1 {
+		if locked[id] {
 			c.LockStock += taken[id]
 		} else {
 			c.Stock -= taken[id]
@@ -121,7 +119,7 @@ func (l *lastRead) dropPools(batch []*ticket) {
 	for _, t := range batch {
 		if t.pool != 0 {
 			l.pools.Remove(t.pool)
-			l.buyers.Remove(inventory.PoolBuyer{PoolID: t.pool, Buyer: t.in.UserID})
+			l.buyers.Remove(t.buyer())
 		}
 	}
 }

@@ -32,8 +32,9 @@ func fromPool(id, pool, qty int64) ItemInput {
 	return ItemInput{ItemID: &id, PoolID: &pool, Quantity: qty}
 }
 
-// ledgerStock sets SKU id's main stock to n through the ledger (an
-// opening adjustment from 0), so that the ledger sums to it.
+// ledgerStock sets SKU id's main stock to n through inventory (setStock to
+// 0, then an adjustment of n): unlike setStock alone, the adjustment also
+// tells the listing, which the pool tests reconcile.
 func (f *fixture) ledgerStock(t *testing.T, id, n int64) {
 	t.Helper()
 	f.setStock(t, id, 0)

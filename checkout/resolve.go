@@ -65,9 +65,9 @@ func (s *Service) resolve(ctx context.Context, items []ItemInput) ([]*line, mone
 	if len(ids) == 0 {
 		return s.build(items, rows)
 	}
-	pools, err := inventory.ReadPools(ctx, s.db.Client, ids)
+	pools, _, err := inventory.ReadPoolState(ctx, s.db.SQL, ids, nil)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, store.Classify(err)
 	}
 	return s.buildFrom(items, rows, pools)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -45,7 +46,8 @@ var poolColumns = strings.Join([]string{stockpool.FieldID, stockpool.FieldItemID
 	stockpool.FieldReturned}, ", ")
 
 // ReadPoolState reads the pools ids and the units buyers hold of them
-// through q (plain reads: a batch checks them under the lock as it writes).
+// through q (plain reads: the plain path's CAS and a batch's check under
+// the lock decide). Resolving an order asks for no buyers.
 func ReadPoolState(ctx context.Context, q Querier, ids []int64, buyers []PoolBuyer) (map[int64]*ent.StockPool, map[PoolBuyer]int64, error) {
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
 	pools := make(map[int64]*ent.StockPool, len(ids))
@@ -53,7 +55,7 @@ func ReadPoolState(ctx context.Context, q Querier, ids []int64, buyers []PoolBuy
 	for i, id := range ids {
 		args[i] = id
 	}
-	rs, err := q.QueryContext(ctx, "SELECT "+poolColumns+" FROM "+stockpool.Table+" WHERE id IN ("+marks(len(ids))+")", args...)
+	rs, err := q.QueryContext(ctx, "SELECT "+poolColumns+" FROM "+stockpool.Table+" WHERE id IN ("+store.Marks(len(ids))+")", args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading pools: %w", err)
 	}
@@ -102,8 +104,6 @@ func ReadPoolState(ctx context.Context, q Querier, ids []int64, buyers []PoolBuy
 	return pools, units, rs2.Err()
 }
 
-func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
-
 // Available is what can be ordered from a pool: stock - lock_stock.
 func Available(p *ent.StockPool) int64 { return p.Stock - p.LockStock }
 
@@ -146,14 +146,7 @@ func claims(moves []Movement, buyers []string) ([]string, map[string]int64) {
 	for i, b := range buyers {
 		sum[b] -= moves[i].Num
 	}
-	order := slices.Sorted(func(yield func(string) bool) {
-		for b := range sum {
-			if !yield(b) {
-				return
-			}
-		}
-	})
-	return order, sum
+	return slices.Sorted(maps.Keys(sum)), sum
 }
 
 // TakePoolLocked takes the movements of pool p's orders (in booking order,

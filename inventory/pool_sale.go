@@ -8,7 +8,6 @@ import (
 	"storefront/ent"
 	"storefront/ent/poolbuyer"
 	"storefront/ent/stocklog"
-	"storefront/ent/stockpool"
 	"storefront/errs"
 	"storefront/listing"
 	"storefront/store"
@@ -40,19 +39,6 @@ const returnedIs = "returned + 0 = ?"
 // PoolOpen says whether pool p sells at now.
 func PoolOpen(p *ent.StockPool, now time.Time) bool {
 	return p.ClosedAt == nil && !p.Returned && !now.Before(p.StartsAt) && now.Before(p.EndsAt)
-}
-
-// ReadPools reads the pools ids (a plain read, for resolving an order).
-func ReadPools(ctx context.Context, c *ent.Client, ids []int64) (map[int64]*ent.StockPool, error) {
-	rows, err := c.StockPool.Query().Where(stockpool.IDIn(ids...)).All(ctx)
-	if err != nil {
-		return nil, store.Classify(fmt.Errorf("reading pools: %w", err))
-	}
-	out := make(map[int64]*ent.StockPool, len(rows))
-	for _, r := range rows {
-		out[r.ID] = r
-	}
-	return out, nil
 }
 
 // takePool takes a sale's units from its pool: the pool's CAS, which holds

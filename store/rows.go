@@ -293,6 +293,9 @@ func (v textValues) Lookup(col, expr, key string) {
 	v.q.SQL(after)
 }
 
+// Marks is n bound-argument marks for an IN list: "?, ?, ?".
+func Marks(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
+
 // Statement is a statement being written, whose values go either inline
 // (Text, the MySQL batch) or as bound arguments (Bound): SQL that must say
 // the same on both paths is written once, against this.
