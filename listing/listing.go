@@ -106,8 +106,20 @@ func refresh(ctx context.Context, tx *ent.Tx, ids []int64, parent map[int64]*int
 	if err != nil {
 		return err
 	}
-	if _, err := tx.GoodsListing.Delete().Where(goodslisting.GoodsIDIn(ids...)).Exec(ctx); err != nil {
+	// The old rows are found by a plain read and deleted by primary key:
+	// a DELETE by goods_id takes next-key locks on that index up to the
+	// next goods (the end of the index for the newest goods), and two
+	// createGoods that each locked that gap then deadlock on their inserts
+	// into it. By primary key it locks only the rows it deletes, and a new
+	// goods deletes nothing.
+	old, err := tx.GoodsListing.Query().Where(goodslisting.GoodsIDIn(ids...)).IDs(ctx)
+	if err != nil {
 		return err
+	}
+	if len(old) > 0 {
+		if _, err := tx.GoodsListing.Delete().Where(goodslisting.IDIn(old...)).Exec(ctx); err != nil {
+			return err
+		}
 	}
 	// The goods' own values, one row per scope, as a derived table the
 	// INSERT … SELECT reads with the sku aggregates.
