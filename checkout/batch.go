@@ -51,13 +51,15 @@ func batchDeadline(batch []*ticket, now time.Time) time.Time {
 
 // runBatch places the orders of batch (in arrival order, one SKU or several)
 // in one transaction and returns each one's verdict: what placing them one
-// after another on the plain path would have answered.
-func (s *Service) runBatch(batch []*ticket) []verdict {
-	out := make([]verdict, len(batch))
+// after another on the plain path would have answered, and how long it held
+// what its lane holds (hold: SQLite's writer).
+func (s *Service) runBatch(batch []*ticket) (out []verdict, held time.Duration) {
+	out = make([]verdict, len(batch))
 	ctx, cancel := context.WithDeadline(context.Background(), batchDeadline(batch, time.Now()))
 	defer cancel()
 	release := s.batcher.hold(batch[0].lane())
-	defer release()
+	began := time.Now()
+	defer func() { release(); held = time.Since(began) }()
 	// Reruns, each at most once and in the one loop of store.Attempts: keys
 	// found to exist (read them first), stock found moved under the lock
 	// (lock first).
@@ -91,7 +93,7 @@ func (s *Service) runBatch(batch []*ticket) []verdict {
 			out[i] = verdict{err: err}
 		}
 	}
-	return out
+	return out, 0 // held: set as the hold is released
 }
 
 // rerun says how an attempt at a batch runs after an earlier one of the

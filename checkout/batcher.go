@@ -24,14 +24,16 @@ type batcher interface {
 }
 
 // newBatcher picks the batcher for the database's kind: the one place
-// checkout looks at it. PostgreSQL will be one more case.
-func newBatcher(db *store.DB) batcher {
+// checkout looks at it. PostgreSQL will be one more case. inFlight is the
+// main lane's batches in flight (GroupInFlight): on SQLite a pool batch
+// lets that many go first.
+func newBatcher(db *store.DB, inFlight int) batcher {
 	switch db.Kind {
 	case store.MariaDB:
 		return &mysqlBatcher{lastRead: newLastRead(), compound: true}
 	case store.MySQL:
 		return &mysqlBatcher{lastRead: newLastRead()}
 	default:
-		return &sqliteBatcher{}
+		return &sqliteBatcher{writer: writer{burst: inFlight}}
 	}
 }

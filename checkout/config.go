@@ -27,6 +27,12 @@ type Config struct {
 	// 2). Fewer, larger batches cost the database less per order; a server
 	// with many cores may take more.
 	GroupInFlight int
+	// PoolBatchMax is the most orders one batch of a stock pool takes (≤ 0:
+	// 16). A flash sale's batches are kept small, and each is followed by a
+	// rest as long as it ran, so that the sale takes at most half of its
+	// lane's time and the shop's ordinary orders never wait long behind it
+	// (group.go, docs/checkout.md).
+	PoolBatchMax int
 	// OnReplay, when set, is called for every placeOrder answered from a
 	// finished idempotency key (metrics).
 	OnReplay func()
@@ -46,5 +52,6 @@ func DefaultConfig() Config {
 		GroupCommit:    true,
 		GroupMax:       64,
 		GroupInFlight:  2,
+		PoolBatchMax:   16,
 	}
 }

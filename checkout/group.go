@@ -83,6 +83,10 @@ type groups struct {
 	running   [lanes]int     // batch transactions in flight, per lane
 	last      [lanes]int     // orders in the lane's batch started last
 	perSource map[source]int // in-flight batches holding orders of the source
+	// rest: per pool, when its next batch may start (poolRest); wake
+	// starts the batches of a pool whose rest ends while its orders wait.
+	rest map[int64]time.Time
+	wake *time.Timer
 	// (user, key) of every order on the group path: a duplicate arriving
 	// while the first runs is IDEMPOTENCY_IN_PROGRESS at once, as the plain
 	// path's claim makes it.
@@ -142,7 +146,7 @@ func (s *Service) placeGrouped(ctx context.Context, t *ticket) (*Order, error) {
 	// it hands over), so TryLock takes it here, before an order arriving
 	// next can start a batch that would make this one wait past its
 	// deadline for the writer.
-	if s.loneOnPlain && g.running == [lanes]int{} && len(g.waiting) == 0 {
+	if s.loneOnPlain && g.running == [lanes]int{} && len(g.waiting) == 0 && g.hasRoom(t.source(), time.Now()) {
 		if release, ok := s.batcher.lone(t.lane()); ok {
 			lone := []*ticket{t}
 			g.start(lone)
@@ -199,7 +203,8 @@ func (s *Service) placeGrouped(ctx context.Context, t *ticket) (*Order, error) {
 // MySQL a batch of one takes two round trips where the plain path takes
 // about ten, and is about twice as fast.
 func (s *Service) placeLone(ctx context.Context, t *ticket, lone []*ticket, release func()) (*Order, error) {
-	defer s.handOver(lone)
+	began := time.Now()
+	defer func() { s.handOver(lone, time.Since(began)) }()
 	defer release()
 	s.groups.batches.Add(1)
 	s.groups.orders.Add(1)
@@ -210,6 +215,7 @@ func (s *Service) placeLone(ctx context.Context, t *ticket, lone []*ticket, rele
 // hands the queue that built up meanwhile to the next batches.
 func (s *Service) run(batch []*ticket) {
 	answered := false
+	var held time.Duration
 	defer func() {
 		if p := recover(); p != nil {
 			slog.Error("group-commit batch panicked", "panic", p, "stack", string(debug.Stack()))
@@ -219,9 +225,9 @@ func (s *Service) run(batch []*ticket) {
 				t.done <- verdict{err: errBatchAborted}
 			}
 		}
-		s.handOver(batch)
+		s.handOver(batch, held)
 	}()
-	out := s.runBatch(batch)
+	out, held := s.runBatch(batch)
 	s.groups.batches.Add(1)
 	s.groups.orders.Add(int64(len(batch)))
 	for i, t := range batch {
@@ -239,8 +245,9 @@ func (s *Service) run(batch []*ticket) {
 }
 
 // handOver starts the next batches from the waiting tickets while there is
-// room. ended is the batch that just ended (nil: none).
-func (s *Service) handOver(ended []*ticket) {
+// room. ended is the batch that just ended (nil: none), after holding what
+// its lane holds for ran.
+func (s *Service) handOver(ended []*ticket, ran time.Duration) {
 	g := &s.groups
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -250,10 +257,22 @@ func (s *Service) handOver(ended []*ticket) {
 			if g.perSource[src]--; g.perSource[src] == 0 {
 				delete(g.perSource, src)
 			}
+			if src.pool != 0 {
+				g.rest[src.pool] = time.Now().Add(poolRest(ran))
+			}
 		}
 	}
 	s.startBatches()
 }
+
+// poolRest is how long a pool's lane rests after a batch of the pool that
+// ran for ran: as long, so that a flash sale holds its lane (and on SQLite
+// the one writer, and on any database its share of the cores) at most half
+// of the time. Its buyers wait meanwhile, and the next batch takes
+// everything that queued up, up to PoolBatchMax. Without it the pool lane
+// was never idle, and on 2 cores the ordinary orders beside a 64-client
+// sale waited behind it: their p99 2–5 × a quiet run's (docs/benchmarks.md).
+func poolRest(ran time.Duration) time.Duration { return ran }
 
 // startBatches starts batches from the waiting tickets while there is room
 // (g.mu held). With nothing in flight the queue goes at once, however short:
@@ -265,32 +284,66 @@ func (s *Service) handOver(ended []*ticket) {
 // raised the CPU per order by a fifth (docs/benchmarks.md).
 func (s *Service) startBatches() {
 	g := &s.groups
+	now := time.Now()
 	for lane := range lanes {
+		max := s.laneMax(lane)
 		for g.running[lane] < s.cfg.GroupInFlight {
-			n := g.ready(lane, s.cfg.GroupMax)
-			if n == 0 || (g.running[lane] > 0 && n < g.last[lane]) { // last ≤ GroupMax, as n is
+			n := g.ready(lane, max, now)
+			if n == 0 || (g.running[lane] > 0 && n < g.last[lane]) { // last ≤ max, as n is
 				break
 			}
-			next := g.take(lane, s.cfg.GroupMax)
+			next := g.take(lane, max, now)
 			g.start(next)
 			go s.run(next)
 		}
 	}
+	s.wakeAfterRest(now)
 }
 
-// lanes: main stock (0) and stock pools (1).
-const lanes = 2
+// laneMax is the most orders a batch of lane takes.
+func (s *Service) laneMax(lane int) int {
+	if lane == poolLane {
+		return min(s.cfg.PoolBatchMax, s.cfg.GroupMax)
+	}
+	return s.cfg.GroupMax
+}
 
-func (t *ticket) lane() int { return min(int(t.pool), 1) }
+// wakeAfterRest arms the timer that starts the batches of the pools whose
+// orders wait for their rest to end (g.mu held).
+func (s *Service) wakeAfterRest(now time.Time) {
+	g := &s.groups
+	var at time.Time
+	for _, t := range g.waiting {
+		if r := g.rest[t.pool]; t.pool != 0 && r.After(now) && (at.IsZero() || r.Before(at)) {
+			at = r
+		}
+	}
+	if at.IsZero() {
+		return
+	}
+	if g.wake == nil {
+		g.wake = time.AfterFunc(at.Sub(now), func() { s.handOver(nil, 0) })
+		return
+	}
+	g.wake.Reset(at.Sub(now))
+}
+
+// lanes: main stock (0) and stock pools (poolLane).
+const (
+	lanes    = 2
+	poolLane = 1
+)
+
+func (t *ticket) lane() int { return min(int(t.pool), poolLane) }
 
 // ready counts the waiting tickets take would return, up to max.
-func (g *groups) ready(lane, max int) int {
+func (g *groups) ready(lane, max int, now time.Time) int {
 	n := 0
 	for _, t := range g.waiting {
 		if n == max {
 			break
 		}
-		if t.lane() == lane && g.hasRoom(t.source()) {
+		if t.lane() == lane && g.hasRoom(t.source(), now) {
 			n++
 		}
 	}
@@ -299,11 +352,11 @@ func (g *groups) ready(lane, max int) int {
 
 // take removes from the queue, in arrival order, up to max tickets of lane
 // whose source has room in its pipeline.
-func (g *groups) take(lane, max int) []*ticket {
+func (g *groups) take(lane, max int, now time.Time) []*ticket {
 	var next []*ticket
 	rest := g.waiting[:0:0]
 	for _, t := range g.waiting {
-		if len(next) < max && t.lane() == lane && g.hasRoom(t.source()) {
+		if len(next) < max && t.lane() == lane && g.hasRoom(t.source(), now) {
 			next = append(next, t)
 		} else {
 			rest = append(rest, t)
@@ -320,10 +373,10 @@ func (g *groups) take(lane, max int) []*ticket {
 // with several keys at once failed the check under the lock in both the
 // batch and its rerun, and the whole batch answered UNAVAILABLE (30 orders
 // of TestFlashSaleFromPool on MariaDB once its rerun stopped locking the
-// pool first).
-func (g *groups) hasRoom(src source) bool {
+// pool first). Nor does one start while its pool rests (poolRest).
+func (g *groups) hasRoom(src source, now time.Time) bool {
 	if src.pool != 0 {
-		return g.perSource[src] == 0
+		return g.perSource[src] == 0 && !now.Before(g.rest[src.pool])
 	}
 	return g.perSource[src] < pipelineDepth
 }
@@ -335,6 +388,7 @@ func (g *groups) start(batch []*ticket) {
 	g.last[lane] = len(batch)
 	for _, src := range sourcesOf(batch) {
 		g.perSource[src]++
+		delete(g.rest, src.pool) // over, or the pool's first batch
 	}
 }
 

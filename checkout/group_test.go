@@ -34,7 +34,7 @@ func unhold(f *fixture) {
 		f.svc.groups.running[l] -= f.svc.cfg.GroupInFlight
 	}
 	f.svc.groups.mu.Unlock()
-	f.svc.handOver(nil)
+	f.svc.handOver(nil, 0)
 }
 
 // queueLen is how many orders for the SKU wait.
@@ -976,7 +976,7 @@ func TestGroupNextBatchWaitsToBeAsBig(t *testing.T) {
 		place(3) // one order behind the batch of 3 still "in flight"…
 		waitQueued(1)
 		inFlight(-1, 0)
-		f.svc.handOver(nil) // …which ends: the order goes
+		f.svc.handOver(nil, 0) // …which ends: the order goes
 		wg.Wait()
 		close(errs)
 		for err := range errs {

@@ -82,9 +82,12 @@ func New(db *store.DB, cfg Config) *Service {
 	if cfg.GroupInFlight <= 0 {
 		cfg.GroupInFlight = 2
 	}
-	return &Service{db: db, cfg: cfg, now: func() time.Time { return time.Now().UTC() }, batcher: newBatcher(db),
+	if cfg.PoolBatchMax <= 0 {
+		cfg.PoolBatchMax = 16
+	}
+	return &Service{db: db, cfg: cfg, now: func() time.Time { return time.Now().UTC() }, batcher: newBatcher(db, cfg.GroupInFlight),
 		loneOnPlain: true,
-		groups:      groups{perSource: map[source]int{}, inflight: map[[2]string]bool{}}}
+		groups:      groups{perSource: map[source]int{}, rest: map[int64]time.Time{}, inflight: map[[2]string]bool{}}}
 }
 
 // Config returns the service's configuration.

@@ -481,7 +481,7 @@ func TestGroupLanes(t *testing.T) {
 		g.mu.Lock()
 		g.running[1] -= f.svc.cfg.GroupInFlight
 		g.mu.Unlock()
-		f.svc.handOver(nil)
+		f.svc.handOver(nil, 0)
 		if err := <-done; err != nil {
 			t.Errorf("the pool order once its lane is free: %v", err)
 		}

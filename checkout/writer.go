@@ -3,15 +3,19 @@ package checkout
 import "sync"
 
 // writer is SQLite's one writer as the group path's batches take it: a
-// lock whose waiters are served lane by lane in turn. With a plain mutex a
-// flash sale's batches (the pool lane) took the writer again and again
-// while a batch of the shop's ordinary orders waited behind them; in turn,
-// an ordinary batch waits for at most one pool batch, and the other way
-// round.
+// lock whose waiters are served the shop's ordinary orders (the main lane)
+// first, but a stock pool's batch after at most burst main batches in a
+// row. With a plain mutex a flash sale's batches (the pool lane) took the
+// writer again and again while a batch of ordinary orders waited behind
+// them; taken in turn, the main lane's second batch in flight waited for
+// two pool batches. Now an ordinary batch waits for at most the one pool
+// batch holding the writer, and a pool batch for at most burst main ones.
 type writer struct {
 	mu      sync.Mutex
 	busy    bool
+	burst   int                    // main batches a waiting pool batch lets go first
 	last    int                    // the lane that held it last
+	mains   int                    // main batches in a row that held it
 	waiting [lanes][]chan struct{} // per lane, in arrival order
 }
 
@@ -19,7 +23,7 @@ type writer struct {
 func (w *writer) lock(lane int) {
 	w.mu.Lock()
 	if !w.busy {
-		w.busy, w.last = true, lane
+		w.took(lane)
 		w.mu.Unlock()
 		return
 	}
@@ -36,19 +40,35 @@ func (w *writer) tryLock(lane int) bool {
 	if w.busy {
 		return false
 	}
-	w.busy, w.last = true, lane
+	w.took(lane)
 	return true
 }
 
-// unlock hands the writer to the first waiter of the other lane, else of
-// the same lane, else frees it.
+// took records that lane holds the writer (w.mu held).
+func (w *writer) took(lane int) {
+	w.busy = true
+	if lane != poolLane && w.last != poolLane {
+		w.mains++
+	} else {
+		w.mains = 1 - lane // 1 for a main batch after a pool's, 0 for a pool's
+	}
+	w.last = lane
+}
+
+// unlock hands the writer to the first waiter of the main lane, or of the
+// pool lane once burst main batches held it in a row or none waits; else
+// it frees it.
 func (w *writer) unlock() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, lane := range [lanes]int{1 - w.last, w.last} {
+	order := [lanes]int{0, poolLane}
+	if w.mains >= w.burst {
+		order = [lanes]int{poolLane, 0}
+	}
+	for _, lane := range order {
 		if q := w.waiting[lane]; len(q) > 0 {
 			w.waiting[lane] = q[1:]
-			w.last = lane
+			w.took(lane)
 			close(q[0]) // the writer passes to it, still busy
 			return
 		}

@@ -5,28 +5,28 @@ import (
 	"time"
 )
 
-// The writer passes from a lane to the other lane's first waiter before
-// its own lane's: a batch of ordinary orders waits for at most one batch of
-// the flash sale.
-func TestWriterTakesLanesInTurn(t *testing.T) {
-	var w writer
-	w.lock(1)
-	got := make(chan string, 3)
+// The writer goes to the main lane's waiters first (a batch of ordinary
+// orders waits for at most the flash sale's batch holding it), but to a
+// waiting pool batch once burst main batches held it in a row.
+func TestWriterServesMainFirstWithinBurst(t *testing.T) {
+	w := writer{burst: 2}
+	w.lock(poolLane)
+	got := make(chan string, 4)
 	queued := func(lane, n int) func() bool {
 		return func() bool { w.mu.Lock(); defer w.mu.Unlock(); return len(w.waiting[lane]) == n }
 	}
 	take := func(name string, lane int) {
 		go func() { w.lock(lane); got <- name; w.unlock() }()
 	}
-	take("pool 2", 1)
-	waitFor(t, "the second pool batch waits", queued(1, 1))
-	take("pool 3", 1)
-	waitFor(t, "the third pool batch waits", queued(1, 2))
-	take("main", 0)
-	waitFor(t, "the main-stock batch waits", queued(0, 1))
+	take("pool 2", poolLane)
+	waitFor(t, "the second pool batch waits", queued(poolLane, 1))
+	for i, name := range []string{"main a", "main b", "main c"} {
+		take(name, 0)
+		waitFor(t, name+" waits", queued(0, i+1))
+	}
 	w.unlock()
 	var order []string
-	for range 3 {
+	for range 4 {
 		select {
 		case n := <-got:
 			order = append(order, n)
@@ -34,8 +34,11 @@ func TestWriterTakesLanesInTurn(t *testing.T) {
 			t.Fatalf("a waiter never got the writer; so far %v", order)
 		}
 	}
-	if order[0] != "main" || order[1] != "pool 2" || order[2] != "pool 3" {
-		t.Errorf("writer handed over as %v, want [main pool 2 pool 3]", order)
+	want := []string{"main a", "main b", "pool 2", "main c"}
+	for i := range want {
+		if order[i] != want[i] {
+			t.Fatalf("writer handed over as %v, want %v", order, want)
+		}
 	}
 	if !w.tryLock(0) {
 		t.Errorf("the writer is still busy after every waiter unlocked")

@@ -79,7 +79,7 @@ func newBench(db *store.DB, hot, cas, lock int64, spread []int64, dur time.Durat
 	for _, path := range []string{"plain", "group"} {
 		cfg := checkout.DefaultConfig()
 		cfg.GroupCommit = path == "group"
-		cfg.GroupInFlight, cfg.GroupMax = groupInFlight, groupMax
+		cfg.GroupInFlight, cfg.GroupMax, cfg.PoolBatchMax = groupInFlight, groupMax, poolBatchMax
 		svc := checkout.New(db, cfg)
 		h := server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{
 			Catalog: cat, Inventory: inventory.New(db), Checkout: svc,

@@ -75,6 +75,7 @@ func main() {
 	flag.StringVar(&loadClient, "load-client", "lean", "HTTP runs: lean (a wrk-like keep-alive HTTP/1.1 client, bench/checkout/lean.go) or net/http (Go's client)")
 	flag.IntVar(&groupInFlight, "group-inflight", checkout.DefaultConfig().GroupInFlight, "the group path's batches in flight (serve's --group-inflight)")
 	flag.IntVar(&groupMax, "group-max", checkout.DefaultConfig().GroupMax, "the group path's most orders per batch (serve's --group-max)")
+	flag.IntVar(&poolBatchMax, "pool-batch-max", checkout.DefaultConfig().PoolBatchMax, "the group path's most orders per batch of a stock pool (serve's --pool-batch-max)")
 	flag.IntVar(&payPool, "pay-pool", 5000, "section 7: unpaid orders of each mode placed (outside the measured slices) before each payment slice, at least")
 	gcPercent := flag.Int("gc-percent", gctune.DefaultPercent, "GC target of this process, which hosts the server: serve's default (GOGC, when set, wins)")
 	flag.Parse()
@@ -121,13 +122,13 @@ func main() {
 }
 
 var (
-	cellFilter              *regexp.Regexp
-	groupInFlight, groupMax int
-	loadClient              string
-	withRaw                 bool
-	payPool                 int
-	gcInForce               int    // the GC target the runs had…
-	gcFrom                  string // …and where it came from
+	cellFilter                            *regexp.Regexp
+	groupInFlight, groupMax, poolBatchMax int
+	loadClient                            string
+	withRaw                               bool
+	payPool                               int
+	gcInForce                             int    // the GC target the runs had…
+	gcFrom                                string // …and where it came from
 )
 
 func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {

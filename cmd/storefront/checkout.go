@@ -29,6 +29,8 @@ func validCheckout(c checkout.Config) error {
 		return errors.New("--group-max must be at least 1")
 	case c.GroupInFlight < 1:
 		return errors.New("--group-inflight must be at least 1")
+	case c.PoolBatchMax < 1:
+		return errors.New("--pool-batch-max must be at least 1")
 	}
 	return nil
 }

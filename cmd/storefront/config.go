@@ -85,6 +85,7 @@ func checkoutFlags(fs *flag.FlagSet, c *checkout.Config) {
 	fs.BoolVar(&c.GroupCommit, "group-commit", envBool("GROUP_COMMIT", c.GroupCommit), "batch single-SKU orders that arrive while others are in flight into one transaction (STOREFRONT_GROUP_COMMIT)")
 	fs.IntVar(&c.GroupMax, "group-max", int(envInt("GROUP_MAX", int64(c.GroupMax))), "most orders one group-commit transaction takes (STOREFRONT_GROUP_MAX)")
 	fs.IntVar(&c.GroupInFlight, "group-inflight", int(envInt("GROUP_INFLIGHT", int64(c.GroupInFlight))), "most group-commit transactions in flight at once (STOREFRONT_GROUP_INFLIGHT)")
+	fs.IntVar(&c.PoolBatchMax, "pool-batch-max", int(envInt("POOL_BATCH_MAX", int64(c.PoolBatchMax))), "most orders one group-commit transaction of a stock pool takes (STOREFRONT_POOL_BATCH_MAX)")
 }
 
 func envDuration(name string, def time.Duration) time.Duration {
