@@ -488,3 +488,45 @@ func TestGroupLanes(t *testing.T) {
 		f.poolsBalance(t)
 	})
 }
+
+// A pool's batches rest: while the pool rests (as after a batch that ran
+// as long) its orders queue, even with nothing in flight, and the rest's
+// end starts them by itself; each batch takes at most PoolBatchMax.
+func TestPoolBatchRestsAndIsCapped(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db, path{"group", true})
+		f.svc.cfg.PoolBatchMax = 4
+		id := f.skuID(t, "黑色,L")
+		f.ledgerStock(t, id, 50)
+		p := f.newPool(t, id, 40, 1, -time.Minute)
+		g := &f.svc.groups
+		restEnds := time.Now().Add(300 * time.Millisecond)
+		g.mu.Lock()
+		g.rest[p.ID] = restEnds
+		g.mu.Unlock()
+		batches0, orders0 := f.svc.GroupStats()
+		const n = 10
+		errs := make(chan error, n)
+		for i := range n {
+			go func() {
+				_, err := f.svc.Place(bounded(t), PlaceInput{UserID: fmt.Sprint("flash-", i), Items: []ItemInput{fromPool(id, p.ID, 1)}})
+				errs <- err
+			}()
+		}
+		// Each arrival would start a batch at once were the pool not resting.
+		waitFor(t, "every pool order queues while the pool rests", func() bool { return queued(f) == n })
+		for range n {
+			if err := <-errs; err != nil {
+				t.Errorf("a pool order after the rest: %v", err)
+			}
+		}
+		if now := time.Now(); now.Before(restEnds) {
+			t.Errorf("the orders were answered %v before the rest ended", restEnds.Sub(now))
+		}
+		batches, orders := f.svc.GroupStats()
+		if orders-orders0 != n || batches-batches0 < n/4+1 {
+			t.Errorf("%d orders in %d batches, want %d orders in at least %d (at most 4 a batch)", orders-orders0, batches-batches0, n, n/4+1)
+		}
+		f.poolsBalance(t)
+	})
+}
