@@ -87,6 +87,10 @@ type groups struct {
 	// starts the batches of a pool whose rest ends while its orders wait.
 	rest map[int64]time.Time
 	wake *time.Timer
+	// mains counts the main lane's batches started; shop is its value
+	// when each pool's batch in flight started.
+	mains int64
+	shop  map[int64]int64
 	// (user, key) of every order on the group path: a duplicate arriving
 	// while the first runs is IDEMPOTENCY_IN_PROGRESS at once, as the plain
 	// path's claim makes it.
@@ -258,21 +262,27 @@ func (s *Service) handOver(ended []*ticket, ran time.Duration) {
 				delete(g.perSource, src)
 			}
 			if src.pool != 0 {
-				g.rest[src.pool] = time.Now().Add(poolRest(ran))
+				// Only beside the shop's orders: alone, a sale sells at
+				// full speed.
+				if g.running[0] > 0 || g.mains != g.shop[src.pool] {
+					g.rest[src.pool] = time.Now().Add(poolRest(ran))
+				}
+				delete(g.shop, src.pool)
 			}
 		}
 	}
 	s.startBatches()
 }
 
-// poolRest is how long a pool's lane rests after a batch of the pool that
-// ran for ran: as long, so that a flash sale holds its lane (and on SQLite
-// the one writer, and on any database its share of the cores) at most half
-// of the time. Its buyers wait meanwhile, and the next batch takes
-// everything that queued up, up to PoolBatchMax. Without it the pool lane
-// was never idle, and on 2 cores the ordinary orders beside a 64-client
-// sale waited behind it: their p99 2–5 × a quiet run's (docs/benchmarks.md).
-func poolRest(ran time.Duration) time.Duration { return ran }
+// poolRest is how long a pool rests after a batch of it that ran for ran
+// while the shop's ordinary orders were being placed: twice as long, so
+// that beside them a flash sale holds its lane (on SQLite the one writer,
+// on any database its share of the cores) at most a third of the time.
+// Its buyers wait meanwhile, and the next batch takes what queued up, up
+// to PoolBatchMax. Without it the pool lane was never idle, and on 2
+// cores the ordinary orders beside a 64-client sale waited behind it:
+// their p99 2–5 × a quiet run's (docs/benchmarks.md).
+func poolRest(ran time.Duration) time.Duration { return 2 * ran }
 
 // startBatches starts batches from the waiting tickets while there is room
 // (g.mu held). With nothing in flight the queue goes at once, however short:
@@ -386,9 +396,15 @@ func (g *groups) start(batch []*ticket) {
 	lane := batch[0].lane()
 	g.running[lane]++
 	g.last[lane] = len(batch)
+	if lane == 0 {
+		g.mains++
+	}
 	for _, src := range sourcesOf(batch) {
 		g.perSource[src]++
-		delete(g.rest, src.pool) // over, or the pool's first batch
+		if src.pool != 0 {
+			delete(g.rest, src.pool) // over, or the pool's first batch
+			g.shop[src.pool] = g.mains
+		}
 	}
 }
 

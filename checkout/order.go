@@ -87,7 +87,7 @@ func New(db *store.DB, cfg Config) *Service {
 	}
 	return &Service{db: db, cfg: cfg, now: func() time.Time { return time.Now().UTC() }, batcher: newBatcher(db, cfg.GroupInFlight),
 		loneOnPlain: true,
-		groups:      groups{perSource: map[source]int{}, rest: map[int64]time.Time{}, inflight: map[[2]string]bool{}}}
+		groups:      groups{perSource: map[source]int{}, rest: map[int64]time.Time{}, shop: map[int64]int64{}, inflight: map[[2]string]bool{}}}
 }
 
 // Config returns the service's configuration.

@@ -530,3 +530,43 @@ func TestPoolBatchRestsAndIsCapped(t *testing.T) {
 		f.poolsBalance(t)
 	})
 }
+
+// A pool rests only beside the shop's orders: after a batch that ran
+// alone it may go again at once; after one that ran while a main-stock
+// batch was in flight, it rests.
+func TestPoolRestsOnlyBesideTheShop(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db, path{"group", true})
+		id := f.skuID(t, "黑色,L")
+		f.ledgerStock(t, id, 50)
+		p := f.newPool(t, id, 40, 5, -time.Minute)
+		g := &f.svc.groups
+		resting := func() bool {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			return g.rest[p.ID].After(time.Now())
+		}
+		order := func(user string) {
+			t.Helper()
+			if _, err := f.svc.Place(bounded(t), PlaceInput{UserID: user, Items: []ItemInput{fromPool(id, p.ID, 1)}}); err != nil {
+				t.Fatalf("a pool order: %v", err)
+			}
+			// A batch answers its buyers before it hands over.
+			waitFor(t, "the pool's batch ends", func() bool { g.mu.Lock(); defer g.mu.Unlock(); return g.running[poolLane] == 0 })
+		}
+		order("alone")
+		if resting() {
+			t.Errorf("the pool rests after a batch that ran with no main-stock batch in flight")
+		}
+		g.mu.Lock()
+		g.running[0]++ // a main-stock batch in flight
+		g.mu.Unlock()
+		order("beside the shop")
+		if !resting() {
+			t.Errorf("the pool does not rest after a batch that ran beside a main-stock batch")
+		}
+		g.mu.Lock()
+		g.running[0]--
+		g.mu.Unlock()
+	})
+}

@@ -22,15 +22,18 @@ import (
 
 // Stock pools (issue 18), section 8: the seed's claim that a flash sale on
 // its own pool row does not starve ordinary orders of the same SKU. Four
-// arms on one SKU of its own, interleaved in half-length slices (pool, no
-// pool, quiet, hot, hot, quiet, no pool, pool):
+// arms on one SKU of its own, and a fifth, interleaved in half-length
+// slices (pool, no pool, quiet, hot, alone, alone, hot, quiet, no pool,
+// pool):
 //
 //   - pool: the flash clients order from a pool of the SKU (poolId) while
 //     the ordinary clients order the same SKU from main stock;
 //   - no pool: the same clients, everyone on the SKU's main stock;
 //   - quiet: the ordinary clients alone;
 //   - hot: the hot SKU's group run (sections 2–4) at as many clients as the
-//     flash sale, the reference of the flash-sale rate.
+//     flash sale, the reference of the flash-sale rate;
+//   - alone: the flash clients from the pool with no ordinary clients
+//     (a pool rests between its batches only beside the shop's orders).
 //
 // Everything runs on the group service (serve's configuration), so the
 // section measures whichever path the service gives each order; its
@@ -231,8 +234,9 @@ func (b *bench) poolRun(f *flashSale, transport string) (map[string]*poolArm, st
 		"no pool": {{"flash", *poolFlash, b.flashOp(f, transport, buyers, false)}, ordinary},
 		"quiet":   {ordinary},
 		"hot":     {{"hot group", *poolFlash, b.placeOp("group", transport, []int64{b.hot})}},
+		"alone":   {{"flash", *poolFlash, b.flashOp(f, transport, buyers, true)}},
 	}
-	order := []string{"pool", "no pool", "quiet", "hot"}
+	order := []string{"pool", "no pool", "quiet", "hot", "alone"}
 	out := map[string]*poolArm{}
 	for _, name := range order {
 		out[name] = &poolArm{windows: map[string][]window{}, done: map[string]int64{}}
@@ -283,7 +287,7 @@ func (b *bench) poolRun(f *flashSale, transport string) (map[string]*poolArm, st
 	if len(pools) > 0 {
 		poolRec = fmt.Sprintf("pools NOT balanced: %+v", pools)
 	}
-	fromPool := out["pool"].done["flash"]
+	fromPool := out["pool"].done["flash"] + out["alone"].done["flash"]
 	fromMain := out["pool"].done["ordinary"] + out["no pool"].done["ordinary"] + out["quiet"].done["ordinary"] + out["no pool"].done["flash"]
 	hot := out["hot"].done["hot group"]
 	ok := s0.pool-s1.pool == fromPool && s1.poolLedger == s1.pool &&
@@ -318,7 +322,7 @@ func (b *bench) poolSection() (int, error) {
 			}
 			fmt.Printf("\n8. stock pools (issue 18): a flash sale of one SKU at %d clients (each its own buyer; pool of %d, limit %d a buyer)\n", *poolFlash, poolUnits, poolUnits)
 			fmt.Printf("   and %d ordinary clients of the same SKU's main stock, on the group service, interleaved\n", *poolOrdinary)
-			fmt.Println("   (pool, no pool, quiet, hot, hot, quiet, no pool, pool); batches/orders (the service's GroupStats) and")
+			fmt.Println("   (pool, no pool, quiet, hot, alone, alone, hot, quiet, no pool, pool); batches/orders (the service's GroupStats) and")
 			fmt.Println("   conn waits (waits for a connection of the main pool, and their total time) and CPU per order (this process, the")
 			fmt.Println("   database server) are over the arm, all its clients")
 			fmt.Printf("   %-11s %-8s %-10s %7s %9s %8s %8s %17s %16s %9s %9s\n", "transport", "arm", "orders", "clients", "orders/s", "p50 ms", "p99 ms", "batches/orders", "conn waits", "go µs/op", "db µs/op")
@@ -332,7 +336,7 @@ func (b *bench) poolSection() (int, error) {
 		}
 		res := func(arm, set string) result { return stats(arms[arm].windows[set]...) }
 		for _, row := range []struct{ arm, set string }{
-			{"pool", "flash"}, {"pool", "ordinary"}, {"no pool", "flash"}, {"no pool", "ordinary"}, {"quiet", "ordinary"}, {"hot", "hot group"},
+			{"pool", "flash"}, {"pool", "ordinary"}, {"no pool", "flash"}, {"no pool", "ordinary"}, {"quiet", "ordinary"}, {"hot", "hot group"}, {"alone", "flash"},
 		} {
 			a, r := arms[row.arm], res(row.arm, row.set)
 			n := *poolOrdinary
@@ -348,10 +352,11 @@ func (b *bench) poolSection() (int, error) {
 			fmt.Printf("   %-11s %-8s %-10s %7d %9.0f %8.2f %8.2f %17s %16s %9s %9s\n", tr, row.arm, row.set, n, r.rate, r.p50, r.p99, group, waits, goCPU, dbCPU)
 		}
 		p99 := func(arm string) float64 { return res(arm, "ordinary").p99 }
-		fmt.Printf("   %-11s ordinary p99 pool/quiet %s (target ≤ 2), pool/no pool %s (p50 %s); flash orders/s over the hot group's: pool %s, no pool %s\n",
+		hot := res("hot", "hot group").rate
+		fmt.Printf("   %-11s ordinary p99 pool/quiet %s (target ≤ 2), pool/no pool %s (p50 %s); flash orders/s over the hot group's: pool %s, no pool %s, pool alone %s\n",
 			tr, ratio(p99("pool"), p99("quiet")), ratio(p99("pool"), p99("no pool")),
 			ratio(res("pool", "ordinary").p50, res("no pool", "ordinary").p50),
-			ratio(res("pool", "flash").rate, res("hot", "hot group").rate), ratio(res("no pool", "flash").rate, res("hot", "hot group").rate))
+			ratio(res("pool", "flash").rate, hot), ratio(res("no pool", "flash").rate, hot), ratio(res("alone", "flash").rate, hot))
 		fmt.Printf("   %-11s %s\n", tr, check)
 	}
 	return bad, nil
