@@ -570,3 +570,69 @@ func TestPoolRestsOnlyBesideTheShop(t *testing.T) {
 		g.mu.Unlock()
 	})
 }
+
+// One order with lines from two pools (two SKUs of one goods, each on a
+// sale of its own): each pool sells its line at its own price and counts
+// the buyer against its own limit, main stock never moves, a second order
+// past one pool's limit is refused whole, and the cancel gives each line
+// back to its own pool.
+func TestOrderFromTwoPools(t *testing.T) {
+	eachPath(t, func(t *testing.T, db *store.DB, pth path) {
+		ctx := context.Background()
+		f := setup(t, db, pth)
+		black, white := f.skuID(t, "黑色,L"), f.skuID(t, "白色,L")
+		f.ledgerStock(t, black, 10)
+		f.ledgerStock(t, white, 10)
+		pb := f.newPool(t, black, 5, 2, -time.Minute)
+		pw := f.newPool(t, white, 5, 3, -time.Minute)
+		o, err := f.svc.Place(ctx, PlaceInput{UserID: "u1", Items: []ItemInput{fromPool(white, pw.ID, 3), fromPool(black, pb.ID, 2)}})
+		if err != nil {
+			t.Fatalf("an order from two pools: %v", err)
+		}
+		if o.Amount != 5*990 || len(o.Lines) != 2 {
+			t.Errorf("amount %v with %d lines, want 49.50 in 2", o.Amount, len(o.Lines))
+		}
+		for _, l := range o.Lines {
+			if want := map[int64]int64{black: pb.ID, white: pw.ID}[l.ItemID]; l.PoolID != want {
+				t.Errorf("line of SKU %d from pool %d, want %d", l.ItemID, l.PoolID, want)
+			}
+		}
+		for pool, want := range map[int64]int64{pb.ID: 3, pw.ID: 2} {
+			if stock, ledger := f.poolState(t, pool); stock != want || ledger != want {
+				t.Errorf("pool %d after the order: stock %d, ledger %d; want %d", pool, stock, ledger, want)
+			}
+		}
+		for _, id := range []int64{black, white} {
+			if s := f.stock(t, id); s != 5 || f.mainLedger(t, id) != 5 {
+				t.Errorf("SKU %d main stock %d (ledger %d), want 5: moved into its pool, never sold from", id, s, f.mainLedger(t, id))
+			}
+		}
+		// The buyer is at the black pool's limit (2): an order of one more
+		// black is refused whole, its white line with it.
+		_, err = f.svc.Place(ctx, PlaceInput{UserID: "u1", IdempotencyKey: "more", Items: []ItemInput{fromPool(black, pb.ID, 1), fromPool(white, pw.ID, 1)}})
+		if !errors.Is(err, inventory.ErrPoolLimitExceeded) {
+			t.Errorf("past one pool's limit: %v, want POOL_LIMIT_EXCEEDED", err)
+		}
+		if _, err := f.svc.Place(ctx, PlaceInput{UserID: "u2", Items: []ItemInput{fromPool(black, pb.ID, 1), fromPool(white, pw.ID, 3)}}); !errors.Is(err, inventory.ErrOutOfStock) {
+			t.Errorf("3 from a pool with 2 left beside 1 from the other: %v, want OUT_OF_STOCK", err)
+		}
+		for pool, want := range map[int64]int64{pb.ID: 3, pw.ID: 2} {
+			if stock, _ := f.poolState(t, pool); stock != want {
+				t.Errorf("pool %d after the refused orders: stock %d, want %d", pool, stock, want)
+			}
+		}
+		if _, err := f.svc.CancelOrder(ctx, "u1", false, o.OrderSn); err != nil {
+			t.Fatal(err)
+		}
+		for _, pool := range []int64{pb.ID, pw.ID} {
+			if stock, ledger := f.poolState(t, pool); stock != 5 || ledger != 5 {
+				t.Errorf("pool %d after the cancel: stock %d, ledger %d; want 5", pool, stock, ledger)
+			}
+		}
+		var restores int
+		if err := db.SQL.QueryRow("SELECT COUNT(*) FROM stock_log WHERE biz_sn = ? AND change_type = 3 AND pool_id IN (?, ?)", o.OrderSn, pb.ID, pw.ID).Scan(&restores); err != nil || restores != 2 {
+			t.Errorf("%d pool restore rows of the cancel (%v), want 2: one per line, each on its pool", restores, err)
+		}
+		f.poolsBalance(t)
+	})
+}
