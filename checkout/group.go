@@ -279,10 +279,13 @@ func (s *Service) handOver(ended []*ticket, ran time.Duration) {
 // that beside them a flash sale holds its lane (on SQLite the one writer,
 // on any database its share of the cores) at most a third of the time.
 // Its buyers wait meanwhile, and the next batch takes what queued up, up
-// to PoolBatchMax. Without it the pool lane was never idle, and on 2
-// cores the ordinary orders beside a 64-client sale waited behind it:
-// their p99 2–5 × a quiet run's (docs/benchmarks.md).
-func poolRest(ran time.Duration) time.Duration { return 2 * ran }
+// to PoolBatchMax. Without it the pool lane was never idle, and on a small
+// machine the ordinary orders beside a busy sale waited behind it
+// (docs/benchmarks.md). At most maxPoolRest: a batch slowed by a stalled
+// database must not make every buyer queued behind it time out.
+func poolRest(ran time.Duration) time.Duration { return min(2*ran, maxPoolRest) }
+
+const maxPoolRest = time.Second
 
 // startBatches starts batches from the waiting tickets while there is room
 // (g.mu held). With nothing in flight the queue goes at once, however short:
