@@ -28,10 +28,9 @@ type Config struct {
 	// with many cores may take more.
 	GroupInFlight int
 	// PoolBatchMax is the most orders one batch of a stock pool takes (≤ 0:
-	// 16). A flash sale's batches are kept small, and each is followed by a
-	// rest as long as it ran, so that the sale takes at most half of its
-	// lane's time and the shop's ordinary orders never wait long behind it
-	// (group.go, docs/checkout.md).
+	// 16). A flash sale's batches are kept small, and beside the shop's
+	// orders each is followed by a rest (poolRest), so that the shop's
+	// ordinary orders never wait long behind the sale (docs/checkout.md).
 	PoolBatchMax int
 	// OnReplay, when set, is called for every placeOrder answered from a
 	// finished idempotency key (metrics).
