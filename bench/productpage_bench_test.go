@@ -283,7 +283,7 @@ type bareQuery struct {
 	g *catalog.Goods
 }
 
-func (q bareQuery) Goods(context.Context, *int64, *string) (*catalog.Goods, error) { return q.g, nil }
+func (q bareQuery) Goods(context.Context, *string, *string) (*catalog.Goods, error) { return q.g, nil }
 
 // BenchmarkProductPage: the warm product page (12 and 500 SKUs) and
 // `{ __typename }` through the storefront's handler in process (server.New on

@@ -41,14 +41,14 @@ func (s *Server) units(t *testing.T, id string) int {
 	var d struct {
 		Cart struct{ Cost struct{ TotalQuantity int } }
 	}
-	decode(t, s.Query(t, "", `query($id: CartID!) { cart(id: $id) { cost { totalQuantity } } }`, map[string]any{"id": id}), &d)
+	decode(t, s.Query(t, "", `query($id: ID!) { cart(id: $id) { cost { totalQuantity } } }`, map[string]any{"id": id}), &d)
 	return d.Cart.Cost.TotalQuantity
 }
 
 func (s *Server) cart(t *testing.T, token, id string) *cartJSON {
 	t.Helper()
 	var d struct{ Cart *cartJSON }
-	decode(t, s.Query(t, token, `query($id: CartID!) { cart(id: $id) { `+cartFields+` } }`, map[string]any{"id": id}), &d)
+	decode(t, s.Query(t, token, `query($id: ID!) { cart(id: $id) { `+cartFields+` } }`, map[string]any{"id": id}), &d)
 	return d.Cart
 }
 
@@ -71,7 +71,7 @@ func TestCartOverHTTP(t *testing.T) {
 				map[string]any{"lines": []any{map[string]any{"itemId": blackL, "quantity": 1}}}), &created)
 			id := created.CartCreate.ID
 			// A refused token is not an anonymous visitor.
-			if r := s.Query(t, "not.a.token", `query($id: CartID!) { cart(id: $id) { id } }`, map[string]any{"id": id}); r.Code() != "UNAUTHENTICATED" {
+			if r := s.Query(t, "not.a.token", `query($id: ID!) { cart(id: $id) { id } }`, map[string]any{"id": id}); r.Code() != "UNAUTHENTICATED" {
 				t.Fatalf("cart read with a bad token: %+v", r.Errors)
 			}
 			// Read it a few times, as a page would: were cart reads cacheable,
@@ -86,7 +86,7 @@ func TestCartOverHTTP(t *testing.T) {
 				}
 			}
 			var added struct{ CartLinesAdd cartJSON }
-			decode(t, s.Query(t, "", `mutation($id: CartID!, $lines: [CartLineInput!]!) { cartLinesAdd(cartId: $id, lines: $lines) { `+cartFields+` } }`,
+			decode(t, s.Query(t, "", `mutation($id: ID!, $lines: [CartLineInput!]!) { cartLinesAdd(cartId: $id, lines: $lines) { `+cartFields+` } }`,
 				map[string]any{"id": id, "lines": []any{map[string]any{"itemId": whiteM, "quantity": 2}}}), &added)
 			// The same query as before: were cart reads cached, these would be the old cart.
 			if n := s.units(t, id); n != 3 {
@@ -98,11 +98,11 @@ func TestCartOverHTTP(t *testing.T) {
 			}
 
 			var attached struct{ CartBuyerIdentityUpdate cartJSON }
-			decode(t, s.Query(t, s.CustomerToken, `mutation($id: CartID!) { cartBuyerIdentityUpdate(cartId: $id) { id } }`, map[string]any{"id": id}), &attached)
+			decode(t, s.Query(t, s.CustomerToken, `mutation($id: ID!) { cartBuyerIdentityUpdate(cartId: $id) { id } }`, map[string]any{"id": id}), &attached)
 			if s.cart(t, "", id) != nil {
 				t.Fatal("an anonymous caller reads the customer's cart")
 			}
-			if r := s.Query(t, "", `mutation($id: CartID!) { cartLinesRemove(cartId: $id, lineIds: ["1"]) { id } }`, map[string]any{"id": id}); r.Code() != "NOT_FOUND" {
+			if r := s.Query(t, "", `mutation($id: ID!) { cartLinesRemove(cartId: $id, lineIds: ["1"]) { id } }`, map[string]any{"id": id}); r.Code() != "NOT_FOUND" {
 				t.Fatalf("anonymous change of the customer's cart: %+v", r.Errors)
 			}
 
@@ -126,7 +126,7 @@ func TestCartOverHTTP(t *testing.T) {
 			if len(c.Warnings) != 1 || c.Warnings[0].Code != "SKU_UNAVAILABLE" || c.Warnings[0].LineID != c.Lines[1].ID {
 				t.Fatalf("warnings %+v", c.Warnings)
 			}
-			const checkoutCart = `mutation($id: CartID!) { checkoutCart(cartId: $id) { orderSn amount status lines { itemId quantity } } }`
+			const checkoutCart = `mutation($id: ID!) { checkoutCart(cartId: $id) { orderSn amount status lines { itemId quantity } } }`
 			if r := s.queryWithKey(t, s.CustomerToken, "e2e-cart-1", checkoutCart, map[string]any{"id": id}); r.Code() != "SKU_UNAVAILABLE" {
 				t.Fatalf("checkout with a disabled SKU: %+v", r.Errors)
 			}
@@ -134,7 +134,7 @@ func TestCartOverHTTP(t *testing.T) {
 				t.Fatalf("cart after a refused checkout: %+v", c)
 			}
 			var upd struct{ CartLinesUpdate cartJSON }
-			decode(t, s.Query(t, s.CustomerToken, `mutation($id: CartID!, $l: ID!) { cartLinesUpdate(cartId: $id, lines: [{lineId: $l, quantity: 0}]) { `+cartFields+` } }`,
+			decode(t, s.Query(t, s.CustomerToken, `mutation($id: ID!, $l: ID!) { cartLinesUpdate(cartId: $id, lines: [{lineId: $l, quantity: 0}]) { `+cartFields+` } }`,
 				map[string]any{"id": id, "l": c.Lines[1].ID}), &upd)
 
 			var o1, o2 struct {
@@ -157,7 +157,7 @@ func TestCartOverHTTP(t *testing.T) {
 			if c := s.cart(t, s.CustomerToken, id); c.Status != "COMPLETED" || c.Order == nil || c.Order.OrderSn != o1.CheckoutCart.OrderSn {
 				t.Fatalf("completed cart %+v", c)
 			}
-			if r := s.Query(t, s.CustomerToken, `mutation($id: CartID!) { cartLinesAdd(cartId: $id, lines: [{itemId: "1", quantity: 1}]) { id } }`, map[string]any{"id": id}); r.Code() != "CART_COMPLETED" {
+			if r := s.Query(t, s.CustomerToken, `mutation($id: ID!) { cartLinesAdd(cartId: $id, lines: [{itemId: "1", quantity: 1}]) { id } }`, map[string]any{"id": id}); r.Code() != "CART_COMPLETED" {
 				t.Fatalf("change of a completed cart: %+v", r.Errors)
 			}
 

@@ -133,18 +133,18 @@ type ComplexityRoot struct {
 		CartBuyerIdentityUpdate func(childComplexity int, cartID string) int
 		CartCreate              func(childComplexity int, input *CartCreateInput) int
 		CartLinesAdd            func(childComplexity int, cartID string, lines []*CartLineInput) int
-		CartLinesRemove         func(childComplexity int, cartID string, lineIds []int64) int
+		CartLinesRemove         func(childComplexity int, cartID string, lineIds []string) int
 		CartLinesUpdate         func(childComplexity int, cartID string, lines []*CartLineUpdateInput) int
 		CheckoutCart            func(childComplexity int, cartID string, idempotencyKey *string) int
-		CloseStockPool          func(childComplexity int, poolID int64) int
+		CloseStockPool          func(childComplexity int, poolID string) int
 		CreateCategory          func(childComplexity int, input CreateCategoryInput) int
 		CreateGoods             func(childComplexity int, input CreateGoodsInput) int
 		CreateStockPool         func(childComplexity int, input CreateStockPoolInput) int
 		PaymentReturn           func(childComplexity int, input PaymentReturnInput) int
 		PlaceOrder              func(childComplexity int, input PlaceOrderInput, idempotencyKey *string) int
 		RefundOrder             func(childComplexity int, orderSn string, reason string) int
-		SetGoodsStatus          func(childComplexity int, goodsID int64, status enums.GoodsStatus) int
-		SetGoodsStockMode       func(childComplexity int, goodsID int64, mode enums.StockMode) int
+		SetGoodsStatus          func(childComplexity int, goodsID string, status enums.GoodsStatus) int
+		SetGoodsStockMode       func(childComplexity int, goodsID string, mode enums.StockMode) int
 		SetStock                func(childComplexity int, input SetStockInput) int
 		Stocktake               func(childComplexity int, input StocktakeInput) int
 		UpdateCategory          func(childComplexity int, input UpdateCategoryInput) int
@@ -209,13 +209,13 @@ type ComplexityRoot struct {
 	Query struct {
 		Cart                func(childComplexity int, id string) int
 		Categories          func(childComplexity int) int
-		Category            func(childComplexity int, id *int64, slug *string) int
-		Goods               func(childComplexity int, id *int64, slug *string) int
+		Category            func(childComplexity int, id *string, slug *string) int
+		Goods               func(childComplexity int, id *string, slug *string) int
 		GoodsList           func(childComplexity int, first *int64, after *string, filter *GoodsFilter, sort *GoodsSort, status *enums.GoodsStatus) int
 		MyOrders            func(childComplexity int, first *int64, after *string) int
 		Order               func(childComplexity int, orderSn string) int
-		StockLedger         func(childComplexity int, itemID int64, first *int64, after *string) int
-		StockPools          func(childComplexity int, itemID int64, first *int64, after *string) int
+		StockLedger         func(childComplexity int, itemID string, first *int64, after *string) int
+		StockPools          func(childComplexity int, itemID string, first *int64, after *string) int
 		StockReconciliation func(childComplexity int, limit *int64) int
 	}
 
@@ -346,13 +346,13 @@ type MutationResolver interface {
 	UpdateCategory(ctx context.Context, input UpdateCategoryInput) (*catalog.Category, error)
 	UpdateGoodsSpecs(ctx context.Context, input UpdateGoodsSpecsInput) (*catalog.Goods, error)
 	UpdateSku(ctx context.Context, input UpdateSkuInput) (*catalog.SKU, error)
-	SetGoodsStatus(ctx context.Context, goodsID int64, status enums.GoodsStatus) (*catalog.Goods, error)
-	SetGoodsStockMode(ctx context.Context, goodsID int64, mode enums.StockMode) (*catalog.Goods, error)
+	SetGoodsStatus(ctx context.Context, goodsID string, status enums.GoodsStatus) (*catalog.Goods, error)
+	SetGoodsStockMode(ctx context.Context, goodsID string, mode enums.StockMode) (*catalog.Goods, error)
 	AdjustStock(ctx context.Context, input AdjustStockInput) (*catalog.SKU, error)
 	SetStock(ctx context.Context, input SetStockInput) (*catalog.SKU, error)
 	Stocktake(ctx context.Context, input StocktakeInput) (*catalog.SKU, error)
 	CreateStockPool(ctx context.Context, input CreateStockPoolInput) (*inventory.Pool, error)
-	CloseStockPool(ctx context.Context, poolID int64) (*inventory.Pool, error)
+	CloseStockPool(ctx context.Context, poolID string) (*inventory.Pool, error)
 	PlaceOrder(ctx context.Context, input PlaceOrderInput, idempotencyKey *string) (*checkout.Order, error)
 	CancelOrder(ctx context.Context, orderSn string) (*checkout.Order, error)
 	PaymentReturn(ctx context.Context, input PaymentReturnInput) (*payments.Payment, error)
@@ -360,7 +360,7 @@ type MutationResolver interface {
 	CartCreate(ctx context.Context, input *CartCreateInput) (*cart.Cart, error)
 	CartLinesAdd(ctx context.Context, cartID string, lines []*CartLineInput) (*cart.Cart, error)
 	CartLinesUpdate(ctx context.Context, cartID string, lines []*CartLineUpdateInput) (*cart.Cart, error)
-	CartLinesRemove(ctx context.Context, cartID string, lineIds []int64) (*cart.Cart, error)
+	CartLinesRemove(ctx context.Context, cartID string, lineIds []string) (*cart.Cart, error)
 	CartBuyerIdentityUpdate(ctx context.Context, cartID string) (*cart.Cart, error)
 	CheckoutCart(ctx context.Context, cartID string, idempotencyKey *string) (*checkout.Order, error)
 }
@@ -369,12 +369,12 @@ type OrderResolver interface {
 	Payments(ctx context.Context, obj *checkout.Order) ([]*payments.Payment, error)
 }
 type QueryResolver interface {
-	Goods(ctx context.Context, id *int64, slug *string) (*catalog.Goods, error)
+	Goods(ctx context.Context, id *string, slug *string) (*catalog.Goods, error)
 	GoodsList(ctx context.Context, first *int64, after *string, filter *GoodsFilter, sort *GoodsSort, status *enums.GoodsStatus) (*GoodsConnection, error)
 	Categories(ctx context.Context) ([]*catalog.Category, error)
-	Category(ctx context.Context, id *int64, slug *string) (*catalog.Category, error)
-	StockLedger(ctx context.Context, itemID int64, first *int64, after *string) (*StockLogConnection, error)
-	StockPools(ctx context.Context, itemID int64, first *int64, after *string) (*StockPoolConnection, error)
+	Category(ctx context.Context, id *string, slug *string) (*catalog.Category, error)
+	StockLedger(ctx context.Context, itemID string, first *int64, after *string) (*StockLogConnection, error)
+	StockPools(ctx context.Context, itemID string, first *int64, after *string) (*StockPoolConnection, error)
 	Order(ctx context.Context, orderSn string) (*checkout.Order, error)
 	MyOrders(ctx context.Context, first *int64, after *string) (*OrderConnection, error)
 	StockReconciliation(ctx context.Context, limit *int64) ([]*StockDiff, error)
@@ -794,7 +794,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.CartLinesRemove(childComplexity, args["cartId"].(string), args["lineIds"].([]int64)), true
+		return e.ComplexityRoot.Mutation.CartLinesRemove(childComplexity, args["cartId"].(string), args["lineIds"].([]string)), true
 	case "Mutation.cartLinesUpdate":
 		if e.ComplexityRoot.Mutation.CartLinesUpdate == nil {
 			break
@@ -827,7 +827,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.CloseStockPool(childComplexity, args["poolId"].(int64)), true
+		return e.ComplexityRoot.Mutation.CloseStockPool(childComplexity, args["poolId"].(string)), true
 	case "Mutation.createCategory":
 		if e.ComplexityRoot.Mutation.CreateCategory == nil {
 			break
@@ -904,7 +904,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.SetGoodsStatus(childComplexity, args["goodsId"].(int64), args["status"].(enums.GoodsStatus)), true
+		return e.ComplexityRoot.Mutation.SetGoodsStatus(childComplexity, args["goodsId"].(string), args["status"].(enums.GoodsStatus)), true
 	case "Mutation.setGoodsStockMode":
 		if e.ComplexityRoot.Mutation.SetGoodsStockMode == nil {
 			break
@@ -915,7 +915,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.SetGoodsStockMode(childComplexity, args["goodsId"].(int64), args["mode"].(enums.StockMode)), true
+		return e.ComplexityRoot.Mutation.SetGoodsStockMode(childComplexity, args["goodsId"].(string), args["mode"].(enums.StockMode)), true
 	case "Mutation.setStock":
 		if e.ComplexityRoot.Mutation.SetStock == nil {
 			break
@@ -1209,7 +1209,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Category(childComplexity, args["id"].(*int64), args["slug"].(*string)), true
+		return e.ComplexityRoot.Query.Category(childComplexity, args["id"].(*string), args["slug"].(*string)), true
 	case "Query.goods":
 		if e.ComplexityRoot.Query.Goods == nil {
 			break
@@ -1220,7 +1220,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Goods(childComplexity, args["id"].(*int64), args["slug"].(*string)), true
+		return e.ComplexityRoot.Query.Goods(childComplexity, args["id"].(*string), args["slug"].(*string)), true
 	case "Query.goodsList":
 		if e.ComplexityRoot.Query.GoodsList == nil {
 			break
@@ -1265,7 +1265,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.StockLedger(childComplexity, args["itemId"].(int64), args["first"].(*int64), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.StockLedger(childComplexity, args["itemId"].(string), args["first"].(*int64), args["after"].(*string)), true
 	case "Query.stockPools":
 		if e.ComplexityRoot.Query.StockPools == nil {
 			break
@@ -1276,7 +1276,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.StockPools(childComplexity, args["itemId"].(int64), args["first"].(*int64), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.StockPools(childComplexity, args["itemId"].(string), args["first"].(*int64), args["after"].(*string)), true
 	case "Query.stockReconciliation":
 		if e.ComplexityRoot.Query.StockReconciliation == nil {
 			break
@@ -2370,39 +2370,32 @@ type StockDiff {
 
 enum CartStatus { OPEN COMPLETED }
 
-"""
-A cart's id as an argument: the ID string a Cart answers (32 hex
-characters, 128 random bits). A scalar of its own only because cart ids
-are not the numeric database ids every other ID argument is.
-"""
-scalar CartID
-
 extend type Query {
   "A cart by its id; null when unknown, expired, or another customer's (a customer's cart is visible to that customer only)."
-  cart(id: CartID!): Cart
+  cart(id: ID!): Cart
 }
 
 extend type Mutation {
   "A new cart. With a customer token it is the customer's (who has one open cart: if there is one, the lines go into it and it is returned)."
   cartCreate(input: CartCreateInput): Cart!
   "Add lines; a SKU already in the cart gets the quantity added to its line."
-  cartLinesAdd(cartId: CartID!, lines: [CartLineInput!]!): Cart!
+  cartLinesAdd(cartId: ID!, lines: [CartLineInput!]!): Cart!
   "Set line quantities; 0 removes the line."
-  cartLinesUpdate(cartId: CartID!, lines: [CartLineUpdateInput!]!): Cart!
-  cartLinesRemove(cartId: CartID!, lineIds: [ID!]!): Cart!
+  cartLinesUpdate(cartId: ID!, lines: [CartLineUpdateInput!]!): Cart!
+  cartLinesRemove(cartId: ID!, lineIds: [ID!]!): Cart!
   """
   Attach an anonymous cart to the caller (customer token): it becomes the
   customer's, and the customer's other open cart, if any, merges into it
   (quantities added, held at the maximum) and is gone.
   """
-  cartBuyerIdentityUpdate(cartId: CartID!): Cart!
+  cartBuyerIdentityUpdate(cartId: ID!): Cart!
   """
   Place the cart's order (customer token; the cart must be the caller's)
   through placeOrder: prices re-read, stock by CAS. The cart becomes
   COMPLETED with its order. The same cart again, or the same key, answers
   the same order; OUT_OF_STOCK or SKU_UNAVAILABLE leave the cart OPEN as it was.
   """
-  checkoutCart(cartId: CartID!, idempotencyKey: String): Order!
+  checkoutCart(cartId: ID!, idempotencyKey: String): Order!
 }
 
 input CartCreateInput {
@@ -3114,7 +3107,7 @@ func (ec *executionContext) field_Mutation_cartBuyerIdentityUpdate_args(ctx cont
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "cartId",
 		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNCartID2string(ctx, v)
+			return ec.unmarshalNID2string(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3142,7 +3135,7 @@ func (ec *executionContext) field_Mutation_cartLinesAdd_args(ctx context.Context
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "cartId",
 		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNCartID2string(ctx, v)
+			return ec.unmarshalNID2string(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3164,15 +3157,15 @@ func (ec *executionContext) field_Mutation_cartLinesRemove_args(ctx context.Cont
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "cartId",
 		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNCartID2string(ctx, v)
+			return ec.unmarshalNID2string(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
 	args["cartId"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "lineIds",
-		func(ctx context.Context, v any) ([]int64, error) {
-			return ec.unmarshalNID2ᚕint64ᚄ(ctx, v)
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNID2ᚕstringᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3186,7 +3179,7 @@ func (ec *executionContext) field_Mutation_cartLinesUpdate_args(ctx context.Cont
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "cartId",
 		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNCartID2string(ctx, v)
+			return ec.unmarshalNID2string(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3208,7 +3201,7 @@ func (ec *executionContext) field_Mutation_checkoutCart_args(ctx context.Context
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "cartId",
 		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNCartID2string(ctx, v)
+			return ec.unmarshalNID2string(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3229,8 +3222,8 @@ func (ec *executionContext) field_Mutation_closeStockPool_args(ctx context.Conte
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "poolId",
-		func(ctx context.Context, v any) (int64, error) {
-			return ec.unmarshalNID2int64(ctx, v)
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3343,8 +3336,8 @@ func (ec *executionContext) field_Mutation_setGoodsStatus_args(ctx context.Conte
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "goodsId",
-		func(ctx context.Context, v any) (int64, error) {
-			return ec.unmarshalNID2int64(ctx, v)
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3365,8 +3358,8 @@ func (ec *executionContext) field_Mutation_setGoodsStockMode_args(ctx context.Co
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "goodsId",
-		func(ctx context.Context, v any) (int64, error) {
-			return ec.unmarshalNID2int64(ctx, v)
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3486,7 +3479,7 @@ func (ec *executionContext) field_Query_cart_args(ctx context.Context, rawArgs m
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
 		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNCartID2string(ctx, v)
+			return ec.unmarshalNID2string(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3499,8 +3492,8 @@ func (ec *executionContext) field_Query_category_args(ctx context.Context, rawAr
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
-		func(ctx context.Context, v any) (*int64, error) {
-			return ec.unmarshalOID2ᚖint64(ctx, v)
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3567,8 +3560,8 @@ func (ec *executionContext) field_Query_goods_args(ctx context.Context, rawArgs 
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
-		func(ctx context.Context, v any) (*int64, error) {
-			return ec.unmarshalOID2ᚖint64(ctx, v)
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3625,8 +3618,8 @@ func (ec *executionContext) field_Query_stockLedger_args(ctx context.Context, ra
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "itemId",
-		func(ctx context.Context, v any) (int64, error) {
-			return ec.unmarshalNID2int64(ctx, v)
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3655,8 +3648,8 @@ func (ec *executionContext) field_Query_stockPools_args(ctx context.Context, raw
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "itemId",
-		func(ctx context.Context, v any) (int64, error) {
-			return ec.unmarshalNID2int64(ctx, v)
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5400,7 +5393,7 @@ func (ec *executionContext) _Mutation_setGoodsStatus(ctx context.Context, field 
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().SetGoodsStatus(ctx, fc.Args["goodsId"].(int64), fc.Args["status"].(enums.GoodsStatus))
+			return ec.Resolvers.Mutation().SetGoodsStatus(ctx, fc.Args["goodsId"].(string), fc.Args["status"].(enums.GoodsStatus))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
@@ -5444,7 +5437,7 @@ func (ec *executionContext) _Mutation_setGoodsStockMode(ctx context.Context, fie
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().SetGoodsStockMode(ctx, fc.Args["goodsId"].(int64), fc.Args["mode"].(enums.StockMode))
+			return ec.Resolvers.Mutation().SetGoodsStockMode(ctx, fc.Args["goodsId"].(string), fc.Args["mode"].(enums.StockMode))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
@@ -5664,7 +5657,7 @@ func (ec *executionContext) _Mutation_closeStockPool(ctx context.Context, field 
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().CloseStockPool(ctx, fc.Args["poolId"].(int64))
+			return ec.Resolvers.Mutation().CloseStockPool(ctx, fc.Args["poolId"].(string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *inventory.Pool) graphql.Marshaler {
@@ -6016,7 +6009,7 @@ func (ec *executionContext) _Mutation_cartLinesRemove(ctx context.Context, field
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().CartLinesRemove(ctx, fc.Args["cartId"].(string), fc.Args["lineIds"].([]int64))
+			return ec.Resolvers.Mutation().CartLinesRemove(ctx, fc.Args["cartId"].(string), fc.Args["lineIds"].([]string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *cart.Cart) graphql.Marshaler {
@@ -6938,7 +6931,7 @@ func (ec *executionContext) _Query_goods(ctx context.Context, field graphql.Coll
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Goods(ctx, fc.Args["id"].(*int64), fc.Args["slug"].(*string))
+			return ec.Resolvers.Query().Goods(ctx, fc.Args["id"].(*string), fc.Args["slug"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
@@ -7058,7 +7051,7 @@ func (ec *executionContext) _Query_category(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Category(ctx, fc.Args["id"].(*int64), fc.Args["slug"].(*string))
+			return ec.Resolvers.Query().Category(ctx, fc.Args["id"].(*string), fc.Args["slug"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Category) graphql.Marshaler {
@@ -7102,7 +7095,7 @@ func (ec *executionContext) _Query_stockLedger(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().StockLedger(ctx, fc.Args["itemId"].(int64), fc.Args["first"].(*int64), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().StockLedger(ctx, fc.Args["itemId"].(string), fc.Args["first"].(*int64), fc.Args["after"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *StockLogConnection) graphql.Marshaler {
@@ -7146,7 +7139,7 @@ func (ec *executionContext) _Query_stockPools(ctx context.Context, field graphql
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().StockPools(ctx, fc.Args["itemId"].(int64), fc.Args["first"].(*int64), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().StockPools(ctx, fc.Args["itemId"].(string), fc.Args["first"].(*int64), fc.Args["after"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *StockPoolConnection) graphql.Marshaler {
@@ -8023,8 +8016,8 @@ func (ec *executionContext) _StockDiff_itemId(ctx context.Context, field graphql
 			return obj.ItemID, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNID2int64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8046,8 +8039,8 @@ func (ec *executionContext) _StockDiff_goodsId(ctx context.Context, field graphq
 			return obj.GoodsID, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNID2int64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10101,7 +10094,7 @@ func (ec *executionContext) unmarshalInputAdjustStockInput(ctx context.Context, 
 		switch k {
 		case "itemId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemId"))
-			data, err := ec.unmarshalNID2int64(ctx, v)
+			data, err := ec.unmarshalNID2string(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -10206,21 +10199,21 @@ func (ec *executionContext) unmarshalInputCartLineInput(ctx context.Context, obj
 		switch k {
 		case "itemId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemId"))
-			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.ItemID = data
 		case "goodsId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("goodsId"))
-			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.GoodsID = data
 		case "specValueIds":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("specValueIds"))
-			data, err := ec.unmarshalOID2ᚕint64ᚄ(ctx, v)
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -10269,7 +10262,7 @@ func (ec *executionContext) unmarshalInputCartLineUpdateInput(ctx context.Contex
 		switch k {
 		case "lineId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lineId"))
-			data, err := ec.unmarshalNID2int64(ctx, v)
+			data, err := ec.unmarshalNID2string(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -10332,7 +10325,7 @@ func (ec *executionContext) unmarshalInputCreateCategoryInput(ctx context.Contex
 			it.Slug = data
 		case "parentId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("parentId"))
-			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -10419,7 +10412,7 @@ func (ec *executionContext) unmarshalInputCreateGoodsInput(ctx context.Context, 
 			it.Slug = data
 		case "categoryId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryId"))
-			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -10500,7 +10493,7 @@ func (ec *executionContext) unmarshalInputCreateStockPoolInput(ctx context.Conte
 		switch k {
 		case "itemId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemId"))
-			data, err := ec.unmarshalNID2int64(ctx, v)
+			data, err := ec.unmarshalNID2string(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -10584,7 +10577,7 @@ func (ec *executionContext) unmarshalInputGoodsFilter(ctx context.Context, obj a
 		switch k {
 		case "categoryId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryId"))
-			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -10770,21 +10763,21 @@ func (ec *executionContext) unmarshalInputOrderItemInput(ctx context.Context, ob
 		switch k {
 		case "itemId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemId"))
-			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.ItemID = data
 		case "goodsId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("goodsId"))
-			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.GoodsID = data
 		case "specValueIds":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("specValueIds"))
-			data, err := ec.unmarshalOID2ᚕint64ᚄ(ctx, v)
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -10798,7 +10791,7 @@ func (ec *executionContext) unmarshalInputOrderItemInput(ctx context.Context, ob
 			it.Quantity = data
 		case "poolId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("poolId"))
-			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -10945,7 +10938,7 @@ func (ec *executionContext) unmarshalInputSetStockInput(ctx context.Context, obj
 		switch k {
 		case "itemId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemId"))
-			data, err := ec.unmarshalNID2int64(ctx, v)
+			data, err := ec.unmarshalNID2string(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -11155,7 +11148,7 @@ func (ec *executionContext) unmarshalInputSpecEditInput(ctx context.Context, obj
 		switch k {
 		case "id":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
-			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -11260,7 +11253,7 @@ func (ec *executionContext) unmarshalInputSpecValueEditInput(ctx context.Context
 		switch k {
 		case "id":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
-			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -11309,7 +11302,7 @@ func (ec *executionContext) unmarshalInputStocktakeInput(ctx context.Context, ob
 		switch k {
 		case "itemId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemId"))
-			data, err := ec.unmarshalNID2int64(ctx, v)
+			data, err := ec.unmarshalNID2string(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -11369,7 +11362,7 @@ func (ec *executionContext) unmarshalInputUpdateCategoryInput(ctx context.Contex
 		switch k {
 		case "categoryId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryId"))
-			data, err := ec.unmarshalNID2int64(ctx, v)
+			data, err := ec.unmarshalNID2string(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -11390,7 +11383,7 @@ func (ec *executionContext) unmarshalInputUpdateCategoryInput(ctx context.Contex
 			it.Slug = data
 		case "parentId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("parentId"))
-			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -11443,7 +11436,7 @@ func (ec *executionContext) unmarshalInputUpdateGoodsInput(ctx context.Context, 
 		switch k {
 		case "goodsId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("goodsId"))
-			data, err := ec.unmarshalNID2int64(ctx, v)
+			data, err := ec.unmarshalNID2string(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -11485,7 +11478,7 @@ func (ec *executionContext) unmarshalInputUpdateGoodsInput(ctx context.Context, 
 			it.Slug = data
 		case "categoryId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryId"))
-			data, err := ec.unmarshalOID2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -11534,7 +11527,7 @@ func (ec *executionContext) unmarshalInputUpdateGoodsSpecsInput(ctx context.Cont
 		switch k {
 		case "goodsId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("goodsId"))
-			data, err := ec.unmarshalNID2int64(ctx, v)
+			data, err := ec.unmarshalNID2string(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -11604,7 +11597,7 @@ func (ec *executionContext) unmarshalInputUpdateSkuInput(ctx context.Context, ob
 		switch k {
 		case "itemId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemId"))
-			data, err := ec.unmarshalNID2int64(ctx, v)
+			data, err := ec.unmarshalNID2string(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -13880,20 +13873,6 @@ func (ec *executionContext) marshalNCartCost2storefrontᚋcartᚐCost(ctx contex
 	return ec._CartCost(ctx, sel, &v)
 }
 
-func (ec *executionContext) unmarshalNCartID2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
-	return res, graphql.ErrorOnPath(ctx, err)
-}
-
-func (ec *executionContext) marshalNCartID2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
-	_ = sel
-	res := graphql.MarshalString(v)
-	if res == graphql.Null {
-		graphql.AddInvalidNullFromMarshaler(ctx, "CartID!")
-	}
-	return res
-}
-
 func (ec *executionContext) marshalNCartLine2ᚕᚖstorefrontᚋcartᚐLineᚄ(ctx context.Context, sel ast.SelectionSet, v []*cart.Line) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -14135,6 +14114,35 @@ func (ec *executionContext) marshalNID2ᚕint64ᚄ(ctx context.Context, sel ast.
 	ret := make(graphql.Array, len(v))
 	for i := range v {
 		ret[i] = ec.marshalNID2int64(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
 	}
 
 	for _, e := range ret {
@@ -15010,6 +15018,41 @@ func (ec *executionContext) marshalOID2ᚕint64ᚄ(ctx context.Context, sel ast.
 	return ret
 }
 
+func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalOID2ᚖint64(ctx context.Context, v any) (*int64, error) {
 	if v == nil {
 		return nil, nil
@@ -15025,6 +15068,24 @@ func (ec *executionContext) marshalOID2ᚖint64(ctx context.Context, sel ast.Sel
 	_ = sel
 	_ = ctx
 	res := scalar.MarshalInt64ID(*v)
+	return res
+}
+
+func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalID(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOID2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalID(*v)
 	return res
 }
 

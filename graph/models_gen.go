@@ -16,7 +16,7 @@ import (
 )
 
 type AdjustStockInput struct {
-	ItemID int64   `json:"itemId"`
+	ItemID string  `json:"itemId"`
 	Delta  int64   `json:"delta"`
 	Reason string  `json:"reason"`
 	BizSn  *string `json:"bizSn,omitempty"`
@@ -28,22 +28,22 @@ type CartCreateInput struct {
 
 // Name the SKU as OrderItemInput does: itemId, or goodsId + specValueIds (any order).
 type CartLineInput struct {
-	ItemID       *int64  `json:"itemId,omitempty"`
-	GoodsID      *int64  `json:"goodsId,omitempty"`
-	SpecValueIds []int64 `json:"specValueIds,omitempty"`
-	Quantity     int64   `json:"quantity"`
+	ItemID       *string  `json:"itemId,omitempty"`
+	GoodsID      *string  `json:"goodsId,omitempty"`
+	SpecValueIds []string `json:"specValueIds,omitempty"`
+	Quantity     int64    `json:"quantity"`
 }
 
 type CartLineUpdateInput struct {
-	LineID   int64 `json:"lineId"`
-	Quantity int64 `json:"quantity"`
+	LineID   string `json:"lineId"`
+	Quantity int64  `json:"quantity"`
 }
 
 type CreateCategoryInput struct {
 	Name string `json:"name"`
 	// Lowercase [a-z0-9-], unique; made from the name when left out (category-<id> when that gives nothing).
 	Slug     *string `json:"slug,omitempty"`
-	ParentID *int64  `json:"parentId,omitempty"`
+	ParentID *string `json:"parentId,omitempty"`
 }
 
 type CreateGoodsInput struct {
@@ -55,7 +55,7 @@ type CreateGoodsInput struct {
 	Images []*ImageInput `json:"images,omitempty"`
 	// Lowercase [a-z0-9-], unique; made from the code when left out (goods-<id> when the code gives nothing).
 	Slug       *string             `json:"slug,omitempty"`
-	CategoryID *int64              `json:"categoryId,omitempty"`
+	CategoryID *string             `json:"categoryId,omitempty"`
 	Status     *enums.GoodsStatus  `json:"status,omitempty"`
 	StockMode  *enums.StockMode    `json:"stockMode,omitempty"`
 	Specs      []*SpecInput        `json:"specs,omitempty"`
@@ -64,7 +64,7 @@ type CreateGoodsInput struct {
 }
 
 type CreateStockPoolInput struct {
-	ItemID int64  `json:"itemId"`
+	ItemID string `json:"itemId"`
 	Name   string `json:"name"`
 	// Above 0.
 	Price money.Money `json:"price"`
@@ -90,7 +90,7 @@ type GoodsEdge struct {
 
 type GoodsFilter struct {
 	// This category and every category below it.
-	CategoryID *int64 `json:"categoryId,omitempty"`
+	CategoryID *string `json:"categoryId,omitempty"`
 	// Case-insensitive substring of the name or the code (at most 60 characters; % and _ match themselves).
 	Search *string `json:"search,omitempty"`
 	// Lowest enabled SKU price at least this.
@@ -129,12 +129,12 @@ type OrderEdge struct {
 
 // Name the SKU by itemId, or by goodsId + specValueIds (any order).
 type OrderItemInput struct {
-	ItemID       *int64  `json:"itemId,omitempty"`
-	GoodsID      *int64  `json:"goodsId,omitempty"`
-	SpecValueIds []int64 `json:"specValueIds,omitempty"`
-	Quantity     int64   `json:"quantity"`
+	ItemID       *string  `json:"itemId,omitempty"`
+	GoodsID      *string  `json:"goodsId,omitempty"`
+	SpecValueIds []string `json:"specValueIds,omitempty"`
+	Quantity     int64    `json:"quantity"`
 	// Order from this stock pool (flash sale) of the SKU, at the pool's price: POOL_NOT_ACTIVE outside its window or after it was closed, OUT_OF_STOCK when it is empty (main stock is never used instead), POOL_LIMIT_EXCEEDED past its per-buyer limit.
-	PoolID *int64 `json:"poolId,omitempty"`
+	PoolID *string `json:"poolId,omitempty"`
 }
 
 type PageInfo struct {
@@ -160,7 +160,7 @@ type Query struct {
 }
 
 type SetStockInput struct {
-	ItemID          int64  `json:"itemId"`
+	ItemID          string `json:"itemId"`
 	Stock           int64  `json:"stock"`
 	ExpectedVersion int64  `json:"expectedVersion"`
 	Reason          string `json:"reason"`
@@ -186,7 +186,7 @@ type SkuTermsInput struct {
 
 // An entry with an id is that existing spec (renamed if the name differs); without one it is new.
 type SpecEditInput struct {
-	ID     *int64                `json:"id,omitempty"`
+	ID     *string               `json:"id,omitempty"`
 	Name   string                `json:"name"`
 	Values []*SpecValueEditInput `json:"values"`
 }
@@ -197,20 +197,20 @@ type SpecInput struct {
 }
 
 type SpecValueEditInput struct {
-	ID   *int64 `json:"id,omitempty"`
-	Name string `json:"name"`
+	ID   *string `json:"id,omitempty"`
+	Name string  `json:"name"`
 }
 
 // A SKU whose stock is not the sum of its ledger rows (diff = stock - ledgerSum), or whose lock does not add up (lockDiff = lockedStock - lockedByOrders).
 type StockDiff struct {
-	ItemID         int64 `json:"itemId"`
-	GoodsID        int64 `json:"goodsId"`
-	Stock          int64 `json:"stock"`
-	LedgerSum      int64 `json:"ledgerSum"`
-	Diff           int64 `json:"diff"`
-	LockedStock    int64 `json:"lockedStock"`
-	LockedByOrders int64 `json:"lockedByOrders"`
-	LockDiff       int64 `json:"lockDiff"`
+	ItemID         string `json:"itemId"`
+	GoodsID        string `json:"goodsId"`
+	Stock          int64  `json:"stock"`
+	LedgerSum      int64  `json:"ledgerSum"`
+	Diff           int64  `json:"diff"`
+	LockedStock    int64  `json:"lockedStock"`
+	LockedByOrders int64  `json:"lockedByOrders"`
+	LockDiff       int64  `json:"lockDiff"`
 }
 
 type StockLogConnection struct {
@@ -234,22 +234,22 @@ type StockPoolEdge struct {
 }
 
 type StocktakeInput struct {
-	ItemID       int64  `json:"itemId"`
+	ItemID       string `json:"itemId"`
 	CountedStock int64  `json:"countedStock"`
 	Reason       string `json:"reason"`
 }
 
 type UpdateCategoryInput struct {
-	CategoryID int64   `json:"categoryId"`
+	CategoryID string  `json:"categoryId"`
 	Name       *string `json:"name,omitempty"`
 	Slug       *string `json:"slug,omitempty"`
 	// Moves the category under parentId; toRoot: true makes it a root.
-	ParentID *int64 `json:"parentId,omitempty"`
-	ToRoot   *bool  `json:"toRoot,omitempty"`
+	ParentID *string `json:"parentId,omitempty"`
+	ToRoot   *bool   `json:"toRoot,omitempty"`
 }
 
 type UpdateGoodsInput struct {
-	GoodsID         int64   `json:"goodsId"`
+	GoodsID         string  `json:"goodsId"`
 	ExpectedVersion int64   `json:"expectedVersion"`
 	Name            *string `json:"name,omitempty"`
 	Description     *string `json:"description,omitempty"`
@@ -257,12 +257,12 @@ type UpdateGoodsInput struct {
 	Images []*ImageInput `json:"images,omitempty"`
 	Slug   *string       `json:"slug,omitempty"`
 	// Moves the goods; clearCategory: true takes it out of every category.
-	CategoryID    *int64 `json:"categoryId,omitempty"`
-	ClearCategory *bool  `json:"clearCategory,omitempty"`
+	CategoryID    *string `json:"categoryId,omitempty"`
+	ClearCategory *bool   `json:"clearCategory,omitempty"`
 }
 
 type UpdateGoodsSpecsInput struct {
-	GoodsID         int64               `json:"goodsId"`
+	GoodsID         string              `json:"goodsId"`
 	ExpectedVersion int64               `json:"expectedVersion"`
 	Specs           []*SpecEditInput    `json:"specs"`
 	DefaultSku      *SkuTermsInput      `json:"defaultSku,omitempty"`
@@ -270,7 +270,7 @@ type UpdateGoodsSpecsInput struct {
 }
 
 type UpdateSkuInput struct {
-	ItemID          int64            `json:"itemId"`
+	ItemID          string           `json:"itemId"`
 	ExpectedVersion int64            `json:"expectedVersion"`
 	SellPrice       *money.Money     `json:"sellPrice,omitempty"`
 	LineationPrice  *money.Money     `json:"lineationPrice,omitempty"`

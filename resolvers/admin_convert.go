@@ -7,9 +7,10 @@ import (
 	"storefront/inventory"
 )
 
-func createInput(in graph.CreateGoodsInput) catalog.CreateInput {
+func createInput(in graph.CreateGoodsInput) (catalog.CreateInput, error) {
+	var p ids
 	out := catalog.CreateInput{Name: in.Name, Code: deref(in.Code), Status: enums.GoodsOffShelf,
-		Content: content(in.Description, in.Images, in.Slug), CategoryID: in.CategoryID}
+		Content: content(in.Description, in.Images, in.Slug), CategoryID: p.opt(in.CategoryID)}
 	if in.Status != nil {
 		out.Status = *in.Status
 	}
@@ -29,7 +30,7 @@ func createInput(in graph.CreateGoodsInput) catalog.CreateInput {
 				CostPrice: deref(o.CostPrice), Stock: deref(o.Stock)},
 		})
 	}
-	return out
+	return out, p.err
 }
 
 func skuTerms(t *graph.SkuTermsInput) catalog.SkuTerms {
@@ -37,12 +38,13 @@ func skuTerms(t *graph.SkuTermsInput) catalog.SkuTerms {
 		CostPrice: deref(t.CostPrice), Stock: deref(t.Stock)}
 }
 
-func updateSpecsInput(in graph.UpdateGoodsSpecsInput) catalog.UpdateSpecsInput {
-	out := catalog.UpdateSpecsInput{GoodsID: in.GoodsID, ExpectedVersion: in.ExpectedVersion}
+func updateSpecsInput(in graph.UpdateGoodsSpecsInput) (catalog.UpdateSpecsInput, error) {
+	var p ids
+	out := catalog.UpdateSpecsInput{GoodsID: p.one(in.GoodsID), ExpectedVersion: in.ExpectedVersion}
 	for _, sp := range in.Specs {
-		e := catalog.SpecEdit{ID: sp.ID, Name: sp.Name}
+		e := catalog.SpecEdit{ID: p.opt(sp.ID), Name: sp.Name}
 		for _, v := range sp.Values {
-			e.Values = append(e.Values, catalog.ValueEdit{ID: v.ID, Name: v.Name})
+			e.Values = append(e.Values, catalog.ValueEdit{ID: p.opt(v.ID), Name: v.Name})
 		}
 		out.Specs = append(out.Specs, e)
 	}
@@ -56,12 +58,13 @@ func updateSpecsInput(in graph.UpdateGoodsSpecsInput) catalog.UpdateSpecsInput {
 			Stock: o.Stock, SkuCode: o.SkuCode, Enabled: o.Enabled,
 		})
 	}
-	return out
+	return out, p.err
 }
 
-func updateSkuInput(in graph.UpdateSkuInput) catalog.UpdateSkuInput {
-	return catalog.UpdateSkuInput{ItemID: in.ItemID, ExpectedVersion: in.ExpectedVersion, SellPrice: in.SellPrice,
-		LineationPrice: in.LineationPrice, CostPrice: in.CostPrice, SkuCode: in.SkuCode, Status: in.Status}
+func updateSkuInput(in graph.UpdateSkuInput) (catalog.UpdateSkuInput, error) {
+	var p ids
+	return catalog.UpdateSkuInput{ItemID: p.one(in.ItemID), ExpectedVersion: in.ExpectedVersion, SellPrice: in.SellPrice,
+		LineationPrice: in.LineationPrice, CostPrice: in.CostPrice, SkuCode: in.SkuCode, Status: in.Status}, p.err
 }
 
 func ledgerConnection(p *inventory.LedgerPage) *graph.StockLogConnection {
@@ -72,13 +75,14 @@ func ledgerConnection(p *inventory.LedgerPage) *graph.StockLogConnection {
 	return &graph.StockLogConnection{Edges: edges, PageInfo: info}
 }
 
-func poolInput(in graph.CreateStockPoolInput) inventory.PoolInput {
+func poolInput(in graph.CreateStockPoolInput) (inventory.PoolInput, error) {
 	limit := int64(1) // the schema's default, also when sent as null
 	if in.PerBuyerLimit != nil {
 		limit = *in.PerBuyerLimit
 	}
-	return inventory.PoolInput{ItemID: in.ItemID, Name: in.Name, Price: in.Price, Quantity: in.Quantity,
-		PerBuyerLimit: limit, StartsAt: in.StartsAt, EndsAt: in.EndsAt}
+	var p ids
+	return inventory.PoolInput{ItemID: p.one(in.ItemID), Name: in.Name, Price: in.Price, Quantity: in.Quantity,
+		PerBuyerLimit: limit, StartsAt: in.StartsAt, EndsAt: in.EndsAt}, p.err
 }
 
 func poolConnection(p *inventory.PoolPage) *graph.StockPoolConnection {

@@ -28,20 +28,22 @@ func shopper(ctx context.Context) (string, error) {
 	return "", nil
 }
 
-func cartLines(in []*graph.CartLineInput) []cart.LineInput {
+func cartLines(in []*graph.CartLineInput) ([]cart.LineInput, error) {
+	var p ids
 	out := make([]cart.LineInput, len(in))
 	for i, l := range in {
-		out[i] = cart.LineInput{ItemID: l.ItemID, GoodsID: l.GoodsID, SpecValueIDs: l.SpecValueIds, Quantity: l.Quantity}
+		out[i] = cart.LineInput{ItemID: p.opt(l.ItemID), GoodsID: p.opt(l.GoodsID), SpecValueIDs: p.list(l.SpecValueIds), Quantity: l.Quantity}
 	}
-	return out
+	return out, p.err
 }
 
-func cartUpdates(in []*graph.CartLineUpdateInput) []cart.LineUpdate {
+func cartUpdates(in []*graph.CartLineUpdateInput) ([]cart.LineUpdate, error) {
+	var p ids
 	out := make([]cart.LineUpdate, len(in))
 	for i, l := range in {
-		out[i] = cart.LineUpdate{LineID: l.LineID, Quantity: l.Quantity}
+		out[i] = cart.LineUpdate{LineID: p.one(l.LineID), Quantity: l.Quantity}
 	}
-	return out
+	return out, p.err
 }
 
 // lineGoods is the product view of a cart line's goods. A line stays in the

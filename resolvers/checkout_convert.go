@@ -13,16 +13,20 @@ func buyer(ctx context.Context) (auth.Principal, error) {
 	return auth.Require(ctx, auth.Customer, auth.Admin)
 }
 
-func placeInput(p auth.Principal, in graph.PlaceOrderInput, key *string, header string) checkout.PlaceInput {
-	out := checkout.PlaceInput{UserID: p.UserID, Remark: deref(in.Remark), IdempotencyKey: header}
+// placeInput leaves the buyer (UserID) to the resolver: the ids are parsed
+// before the token is checked, as they were at argument coercion.
+func placeInput(in graph.PlaceOrderInput, key *string, header string) (checkout.PlaceInput, error) {
+	out := checkout.PlaceInput{Remark: deref(in.Remark), IdempotencyKey: header}
 	if key != nil {
 		out.IdempotencyKey = *key // the argument wins over the header
 	}
+	var p ids
 	out.Items = make([]checkout.ItemInput, len(in.Items))
 	for i, it := range in.Items {
-		out.Items[i] = checkout.ItemInput{ItemID: it.ItemID, GoodsID: it.GoodsID, SpecValueIDs: it.SpecValueIds, Quantity: it.Quantity, PoolID: it.PoolID}
+		out.Items[i] = checkout.ItemInput{ItemID: p.opt(it.ItemID), GoodsID: p.opt(it.GoodsID), SpecValueIDs: p.list(it.SpecValueIds),
+			Quantity: it.Quantity, PoolID: p.opt(it.PoolID)}
 	}
-	return out
+	return out, p.err
 }
 
 func orderConnection(p *checkout.OrderPage) *graph.OrderConnection {

@@ -12,10 +12,11 @@ import (
 	"storefront/media"
 )
 
-func listParams(ctx context.Context, first *int64, after *string, f *graph.GoodsFilter, sort *graph.GoodsSort, status *enums.GoodsStatus) catalog.ListParams {
+func listParams(ctx context.Context, first *int64, after *string, f *graph.GoodsFilter, sort *graph.GoodsSort, status *enums.GoodsStatus) (catalog.ListParams, error) {
+	var id ids
 	p := catalog.ListParams{First: int(deref(first)), After: deref(after), Status: status, Count: selected(ctx, "totalCount")}
 	if f != nil {
-		p.CategoryID, p.Search, p.PriceMin, p.PriceMax, p.InStock = f.CategoryID, deref(f.Search), f.PriceMin, f.PriceMax, f.InStock
+		p.CategoryID, p.Search, p.PriceMin, p.PriceMax, p.InStock = id.opt(f.CategoryID), deref(f.Search), f.PriceMin, f.PriceMax, f.InStock
 		if f.Status != nil {
 			p.Status = f.Status
 		}
@@ -23,7 +24,7 @@ func listParams(ctx context.Context, first *int64, after *string, f *graph.Goods
 	if sort != nil {
 		p.Sort, p.Desc = listing.Field(sort.Field), sort.Direction == graph.SortDirectionDesc
 	}
-	return p
+	return p, id.err
 }
 
 // selected says whether the field being resolved asks for child name (in
@@ -52,7 +53,8 @@ func content(description *string, imgs []*graph.ImageInput, slug *string) catalo
 	return catalog.Content{Description: description, Images: images(imgs), Slug: slug}
 }
 
-func updateGoodsInput(in graph.UpdateGoodsInput) catalog.UpdateGoodsInput {
-	return catalog.UpdateGoodsInput{GoodsID: in.GoodsID, ExpectedVersion: in.ExpectedVersion, Name: in.Name,
-		Content: content(in.Description, in.Images, in.Slug), CategoryID: in.CategoryID, ClearCategory: deref(in.ClearCategory)}
+func updateGoodsInput(in graph.UpdateGoodsInput) (catalog.UpdateGoodsInput, error) {
+	var p ids
+	return catalog.UpdateGoodsInput{GoodsID: p.one(in.GoodsID), ExpectedVersion: in.ExpectedVersion, Name: in.Name,
+		Content: content(in.Description, in.Images, in.Slug), CategoryID: p.opt(in.CategoryID), ClearCategory: deref(in.ClearCategory)}, p.err
 }

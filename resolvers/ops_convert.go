@@ -1,6 +1,8 @@
 package resolvers
 
 import (
+	"strconv"
+
 	"storefront/graph"
 	"storefront/inventory"
 )
@@ -21,7 +23,8 @@ func reconcileLimit(limit *int64) int {
 func stockDiffs(ds []inventory.StockDiff) []*graph.StockDiff {
 	out := make([]*graph.StockDiff, len(ds))
 	for i, d := range ds {
-		out[i] = &graph.StockDiff{ItemID: d.ItemID, GoodsID: d.GoodsID, Stock: d.Stock, LedgerSum: d.LedgerSum, Diff: d.Diff,
+		// A generated type: its ID fields take ID's first model, the string.
+		out[i] = &graph.StockDiff{ItemID: strconv.FormatInt(d.ItemID, 10), GoodsID: strconv.FormatInt(d.GoodsID, 10), Stock: d.Stock, LedgerSum: d.LedgerSum, Diff: d.Diff,
 			LockedStock: d.LockedStock, LockedByOrders: d.LockedByOrders, LockDiff: d.LockDiff}
 	}
 	return out

@@ -16,75 +16,113 @@ import (
 
 // CreateGoods is the resolver for the createGoods field.
 func (r *mutationResolver) CreateGoods(ctx context.Context, input graph.CreateGoodsInput) (*catalog.Goods, error) {
+	in, err := createInput(input)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := auth.Require(ctx, auth.Admin); err != nil {
 		return nil, err
 	}
-	return r.Catalog.Create(ctx, createInput(input))
+	return r.Catalog.Create(ctx, in)
 }
 
 // UpdateGoods is the resolver for the updateGoods field.
 func (r *mutationResolver) UpdateGoods(ctx context.Context, input graph.UpdateGoodsInput) (*catalog.Goods, error) {
+	in, err := updateGoodsInput(input)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := auth.Require(ctx, auth.Admin); err != nil {
 		return nil, err
 	}
-	return r.Catalog.UpdateGoods(ctx, updateGoodsInput(input))
+	return r.Catalog.UpdateGoods(ctx, in)
 }
 
 // CreateCategory is the resolver for the createCategory field.
 func (r *mutationResolver) CreateCategory(ctx context.Context, input graph.CreateCategoryInput) (*catalog.Category, error) {
+	var p ids
+	in := catalog.CategoryInput{Name: input.Name, Slug: input.Slug, ParentID: p.opt(input.ParentID)}
+	if p.err != nil {
+		return nil, p.err
+	}
 	if _, err := auth.Require(ctx, auth.Admin); err != nil {
 		return nil, err
 	}
-	return r.Catalog.CreateCategory(ctx, catalog.CategoryInput{Name: input.Name, Slug: input.Slug, ParentID: input.ParentID})
+	return r.Catalog.CreateCategory(ctx, in)
 }
 
 // UpdateCategory is the resolver for the updateCategory field.
 func (r *mutationResolver) UpdateCategory(ctx context.Context, input graph.UpdateCategoryInput) (*catalog.Category, error) {
+	var p ids
+	in := catalog.CategoryEdit{ID: p.one(input.CategoryID), Name: input.Name, Slug: input.Slug,
+		ParentID: p.opt(input.ParentID), ToRoot: deref(input.ToRoot)}
+	if p.err != nil {
+		return nil, p.err
+	}
 	if _, err := auth.Require(ctx, auth.Admin); err != nil {
 		return nil, err
 	}
-	return r.Catalog.UpdateCategory(ctx, catalog.CategoryEdit{ID: input.CategoryID, Name: input.Name, Slug: input.Slug,
-		ParentID: input.ParentID, ToRoot: deref(input.ToRoot)})
+	return r.Catalog.UpdateCategory(ctx, in)
 }
 
 // UpdateGoodsSpecs is the resolver for the updateGoodsSpecs field.
 func (r *mutationResolver) UpdateGoodsSpecs(ctx context.Context, input graph.UpdateGoodsSpecsInput) (*catalog.Goods, error) {
+	in, err := updateSpecsInput(input)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := auth.Require(ctx, auth.Admin); err != nil {
 		return nil, err
 	}
-	return r.Catalog.UpdateSpecs(ctx, updateSpecsInput(input))
+	return r.Catalog.UpdateSpecs(ctx, in)
 }
 
 // UpdateSku is the resolver for the updateSku field.
 func (r *mutationResolver) UpdateSku(ctx context.Context, input graph.UpdateSkuInput) (*catalog.SKU, error) {
+	in, err := updateSkuInput(input)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := auth.Require(ctx, auth.Admin); err != nil {
 		return nil, err
 	}
-	return r.Catalog.UpdateSku(ctx, updateSkuInput(input))
+	return r.Catalog.UpdateSku(ctx, in)
 }
 
 // SetGoodsStatus is the resolver for the setGoodsStatus field.
-func (r *mutationResolver) SetGoodsStatus(ctx context.Context, goodsID int64, status enums.GoodsStatus) (*catalog.Goods, error) {
+func (r *mutationResolver) SetGoodsStatus(ctx context.Context, goodsID string, status enums.GoodsStatus) (*catalog.Goods, error) {
+	id, err := parseID(goodsID)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := auth.Require(ctx, auth.Admin); err != nil {
 		return nil, err
 	}
-	return r.Catalog.SetStatus(ctx, goodsID, status)
+	return r.Catalog.SetStatus(ctx, id, status)
 }
 
 // SetGoodsStockMode is the resolver for the setGoodsStockMode field.
-func (r *mutationResolver) SetGoodsStockMode(ctx context.Context, goodsID int64, mode enums.StockMode) (*catalog.Goods, error) {
+func (r *mutationResolver) SetGoodsStockMode(ctx context.Context, goodsID string, mode enums.StockMode) (*catalog.Goods, error) {
+	id, err := parseID(goodsID)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := auth.Require(ctx, auth.Admin); err != nil {
 		return nil, err
 	}
-	return r.Catalog.SetStockMode(ctx, goodsID, mode)
+	return r.Catalog.SetStockMode(ctx, id, mode)
 }
 
 // AdjustStock is the resolver for the adjustStock field.
 func (r *mutationResolver) AdjustStock(ctx context.Context, input graph.AdjustStockInput) (*catalog.SKU, error) {
+	id, err := parseID(input.ItemID)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := auth.Require(ctx, auth.Admin); err != nil {
 		return nil, err
 	}
-	row, err := r.Inventory.Adjust(ctx, inventory.AdjustInput{ItemID: input.ItemID, Delta: input.Delta, Reason: input.Reason, BizSn: deref(input.BizSn)})
+	row, err := r.Inventory.Adjust(ctx, inventory.AdjustInput{ItemID: id, Delta: input.Delta, Reason: input.Reason, BizSn: deref(input.BizSn)})
 	if err != nil {
 		return nil, err
 	}
@@ -93,10 +131,14 @@ func (r *mutationResolver) AdjustStock(ctx context.Context, input graph.AdjustSt
 
 // SetStock is the resolver for the setStock field.
 func (r *mutationResolver) SetStock(ctx context.Context, input graph.SetStockInput) (*catalog.SKU, error) {
+	id, err := parseID(input.ItemID)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := auth.Require(ctx, auth.Admin); err != nil {
 		return nil, err
 	}
-	row, err := r.Inventory.SetStock(ctx, inventory.SetStockInput{ItemID: input.ItemID, Stock: input.Stock, ExpectedVersion: input.ExpectedVersion, Reason: input.Reason})
+	row, err := r.Inventory.SetStock(ctx, inventory.SetStockInput{ItemID: id, Stock: input.Stock, ExpectedVersion: input.ExpectedVersion, Reason: input.Reason})
 	if err != nil {
 		return nil, err
 	}
@@ -105,10 +147,14 @@ func (r *mutationResolver) SetStock(ctx context.Context, input graph.SetStockInp
 
 // Stocktake is the resolver for the stocktake field.
 func (r *mutationResolver) Stocktake(ctx context.Context, input graph.StocktakeInput) (*catalog.SKU, error) {
+	id, err := parseID(input.ItemID)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := auth.Require(ctx, auth.Admin); err != nil {
 		return nil, err
 	}
-	row, err := r.Inventory.Stocktake(ctx, inventory.StocktakeInput{ItemID: input.ItemID, Counted: input.CountedStock, Reason: input.Reason})
+	row, err := r.Inventory.Stocktake(ctx, inventory.StocktakeInput{ItemID: id, Counted: input.CountedStock, Reason: input.Reason})
 	if err != nil {
 		return nil, err
 	}
@@ -117,26 +163,38 @@ func (r *mutationResolver) Stocktake(ctx context.Context, input graph.StocktakeI
 
 // CreateStockPool is the resolver for the createStockPool field.
 func (r *mutationResolver) CreateStockPool(ctx context.Context, input graph.CreateStockPoolInput) (*inventory.Pool, error) {
+	in, err := poolInput(input)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := auth.Require(ctx, auth.Admin); err != nil {
 		return nil, err
 	}
-	return r.Inventory.MoveToPool(ctx, poolInput(input))
+	return r.Inventory.MoveToPool(ctx, in)
 }
 
 // CloseStockPool is the resolver for the closeStockPool field.
-func (r *mutationResolver) CloseStockPool(ctx context.Context, poolID int64) (*inventory.Pool, error) {
+func (r *mutationResolver) CloseStockPool(ctx context.Context, poolID string) (*inventory.Pool, error) {
+	id, err := parseID(poolID)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := auth.Require(ctx, auth.Admin); err != nil {
 		return nil, err
 	}
-	return r.Inventory.ClosePool(ctx, poolID)
+	return r.Inventory.ClosePool(ctx, id)
 }
 
 // StockLedger is the resolver for the stockLedger field.
-func (r *queryResolver) StockLedger(ctx context.Context, itemID int64, first *int64, after *string) (*graph.StockLogConnection, error) {
+func (r *queryResolver) StockLedger(ctx context.Context, itemID string, first *int64, after *string) (*graph.StockLogConnection, error) {
+	id, err := parseID(itemID)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := auth.Require(ctx, auth.Admin); err != nil {
 		return nil, err
 	}
-	page, err := r.Inventory.Ledger(ctx, itemID, int(deref(first)), deref(after))
+	page, err := r.Inventory.Ledger(ctx, id, int(deref(first)), deref(after))
 	if err != nil {
 		return nil, err
 	}
@@ -144,11 +202,15 @@ func (r *queryResolver) StockLedger(ctx context.Context, itemID int64, first *in
 }
 
 // StockPools is the resolver for the stockPools field.
-func (r *queryResolver) StockPools(ctx context.Context, itemID int64, first *int64, after *string) (*graph.StockPoolConnection, error) {
+func (r *queryResolver) StockPools(ctx context.Context, itemID string, first *int64, after *string) (*graph.StockPoolConnection, error) {
+	id, err := parseID(itemID)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := auth.Require(ctx, auth.Admin); err != nil {
 		return nil, err
 	}
-	page, err := r.Inventory.Pools(ctx, itemID, int(deref(first)), deref(after))
+	page, err := r.Inventory.Pools(ctx, id, int(deref(first)), deref(after))
 	if err != nil {
 		return nil, err
 	}

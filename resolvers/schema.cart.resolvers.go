@@ -37,42 +37,59 @@ func (r *cartLineResolver) Goods(ctx context.Context, obj *cart.Line) (*catalog.
 
 // CartCreate is the resolver for the cartCreate field.
 func (r *mutationResolver) CartCreate(ctx context.Context, input *graph.CartCreateInput) (*cart.Cart, error) {
+	var in []*graph.CartLineInput
+	if input != nil {
+		in = input.Lines
+	}
+	lines, err := cartLines(in)
+	if err != nil {
+		return nil, err
+	}
 	who, err := shopper(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var lines []*graph.CartLineInput
-	if input != nil {
-		lines = input.Lines
-	}
-	return r.Carts.Create(ctx, who, cartLines(lines))
+	return r.Carts.Create(ctx, who, lines)
 }
 
 // CartLinesAdd is the resolver for the cartLinesAdd field.
 func (r *mutationResolver) CartLinesAdd(ctx context.Context, cartID string, lines []*graph.CartLineInput) (*cart.Cart, error) {
+	add, err := cartLines(lines)
+	if err != nil {
+		return nil, err
+	}
 	who, err := shopper(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return r.Carts.AddLines(ctx, who, cartID, cartLines(lines))
+	return r.Carts.AddLines(ctx, who, cartID, add)
 }
 
 // CartLinesUpdate is the resolver for the cartLinesUpdate field.
 func (r *mutationResolver) CartLinesUpdate(ctx context.Context, cartID string, lines []*graph.CartLineUpdateInput) (*cart.Cart, error) {
+	updates, err := cartUpdates(lines)
+	if err != nil {
+		return nil, err
+	}
 	who, err := shopper(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return r.Carts.UpdateLines(ctx, who, cartID, cartUpdates(lines))
+	return r.Carts.UpdateLines(ctx, who, cartID, updates)
 }
 
 // CartLinesRemove is the resolver for the cartLinesRemove field.
-func (r *mutationResolver) CartLinesRemove(ctx context.Context, cartID string, lineIds []int64) (*cart.Cart, error) {
+func (r *mutationResolver) CartLinesRemove(ctx context.Context, cartID string, lineIds []string) (*cart.Cart, error) {
+	var p ids
+	remove := p.list(lineIds)
+	if p.err != nil {
+		return nil, p.err
+	}
 	who, err := shopper(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return r.Carts.RemoveLines(ctx, who, cartID, lineIds)
+	return r.Carts.RemoveLines(ctx, who, cartID, remove)
 }
 
 // CartBuyerIdentityUpdate is the resolver for the cartBuyerIdentityUpdate field.

@@ -13,11 +13,16 @@ import (
 
 // PlaceOrder is the resolver for the placeOrder field.
 func (r *mutationResolver) PlaceOrder(ctx context.Context, input graph.PlaceOrderInput, idempotencyKey *string) (*checkout.Order, error) {
+	in, err := placeInput(input, idempotencyKey, checkout.IdempotencyKeyFrom(ctx))
+	if err != nil {
+		return nil, err
+	}
 	p, err := buyer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return r.Checkout.Place(ctx, placeInput(p, input, idempotencyKey, checkout.IdempotencyKeyFrom(ctx)))
+	in.UserID = p.UserID
+	return r.Checkout.Place(ctx, in)
 }
 
 // CancelOrder is the resolver for the cancelOrder field.

@@ -47,19 +47,27 @@ func (r *goodsResolver) Skus(ctx context.Context, obj *catalog.Goods, includeDis
 }
 
 // Goods is the resolver for the goods field.
-func (r *queryResolver) Goods(ctx context.Context, id *int64, slug *string) (*catalog.Goods, error) {
+func (r *queryResolver) Goods(ctx context.Context, id *string, slug *string) (*catalog.Goods, error) {
 	switch {
 	case (id == nil) == (slug == nil):
 		return nil, fmt.Errorf("%w: give exactly one of id and slug", errs.InvalidInput)
 	case slug != nil:
 		return r.Catalog.GoodsBySlug(ctx, viewer(ctx), *slug)
 	}
-	return r.Catalog.Goods(ctx, viewer(ctx), *id)
+	gid, err := parseID(*id)
+	if err != nil {
+		return nil, err
+	}
+	return r.Catalog.Goods(ctx, viewer(ctx), gid)
 }
 
 // GoodsList is the resolver for the goodsList field.
 func (r *queryResolver) GoodsList(ctx context.Context, first *int64, after *string, filter *graph.GoodsFilter, sort *graph.GoodsSort, status *enums.GoodsStatus) (*graph.GoodsConnection, error) {
-	page, err := r.Catalog.List(ctx, viewer(ctx), listParams(ctx, first, after, filter, sort, status))
+	params, err := listParams(ctx, first, after, filter, sort, status)
+	if err != nil {
+		return nil, err
+	}
+	page, err := r.Catalog.List(ctx, viewer(ctx), params)
 	if err != nil {
 		return nil, err
 	}
@@ -72,8 +80,13 @@ func (r *queryResolver) Categories(ctx context.Context) ([]*catalog.Category, er
 }
 
 // Category is the resolver for the category field.
-func (r *queryResolver) Category(ctx context.Context, id *int64, slug *string) (*catalog.Category, error) {
-	return r.Catalog.Category(ctx, id, slug)
+func (r *queryResolver) Category(ctx context.Context, id *string, slug *string) (*catalog.Category, error) {
+	var p ids
+	cid := p.opt(id)
+	if p.err != nil {
+		return nil, p.err
+	}
+	return r.Catalog.Category(ctx, cid, slug)
 }
 
 // CostPrice is the resolver for the costPrice field.

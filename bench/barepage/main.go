@@ -68,4 +68,4 @@ type query struct {
 	g *catalog.Goods
 }
 
-func (q query) Goods(context.Context, *int64, *string) (*catalog.Goods, error) { return q.g, nil }
+func (q query) Goods(context.Context, *string, *string) (*catalog.Goods, error) { return q.g, nil }

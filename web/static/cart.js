@@ -14,15 +14,15 @@ const cartFields = `id status
   cost { subtotal totalQuantity }
   warnings { code lineId message }`;
 
-const cartQuery = `query Cart($id: CartID!) { cart(id: $id) { ${cartFields} } }`;
+const cartQuery = `query Cart($id: ID!) { cart(id: $id) { ${cartFields} } }`;
 const createMutation = `mutation CartCreate($lines: [CartLineInput!]) { cartCreate(input: {lines: $lines}) { ${cartFields} } }`;
-const addMutation = `mutation CartLinesAdd($id: CartID!, $lines: [CartLineInput!]!) { cartLinesAdd(cartId: $id, lines: $lines) { ${cartFields} } }`;
-const updateMutation = `mutation CartLinesUpdate($id: CartID!, $lines: [CartLineUpdateInput!]!) { cartLinesUpdate(cartId: $id, lines: $lines) { ${cartFields} } }`;
-const removeMutation = `mutation CartLinesRemove($id: CartID!, $ids: [ID!]!) { cartLinesRemove(cartId: $id, lineIds: $ids) { ${cartFields} } }`;
-const attachMutation = `mutation CartAttach($id: CartID!) { cartBuyerIdentityUpdate(cartId: $id) { ${cartFields} } }`;
+const addMutation = `mutation CartLinesAdd($id: ID!, $lines: [CartLineInput!]!) { cartLinesAdd(cartId: $id, lines: $lines) { ${cartFields} } }`;
+const updateMutation = `mutation CartLinesUpdate($id: ID!, $lines: [CartLineUpdateInput!]!) { cartLinesUpdate(cartId: $id, lines: $lines) { ${cartFields} } }`;
+const removeMutation = `mutation CartLinesRemove($id: ID!, $ids: [ID!]!) { cartLinesRemove(cartId: $id, lineIds: $ids) { ${cartFields} } }`;
+const attachMutation = `mutation CartAttach($id: ID!) { cartBuyerIdentityUpdate(cartId: $id) { ${cartFields} } }`;
 // No idempotency key: the server keys a cart's checkout by the cart itself,
 // so a double click, or a retry, answers the same order.
-const checkoutMutation = `mutation CheckoutCart($id: CartID!) { checkoutCart(cartId: $id) { orderSn status amount } }`;
+const checkoutMutation = `mutation CheckoutCart($id: ID!) { checkoutCart(cartId: $id) { orderSn status amount } }`;
 
 // A stored id the server no longer knows (expired, completed, another
 // customer's after signing out) is dropped and a new cart made.
