@@ -79,7 +79,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Goods, error) {
 				return err
 			}
 		}
-		return listing.Refresh(ctx, tx, id)
+		return listing.Add(ctx, tx, id)
 	})
 	if err != nil {
 		return nil, err

@@ -31,7 +31,7 @@ var (
 // leaves and children, random names (Chinese and Latin), prices, stock and
 // sales, 500 goods per transaction through the same writers as any goods
 // (opening stock by inventory.Open, sales by inventory.Sold, listing rows
-// by listing.Refresh). progress is called after every transaction.
+// by listing.Add). progress is called after every transaction.
 func (s *Service) SeedBench(ctx context.Context, n int, seed uint64, progress func(done int)) error {
 	r := rand.New(rand.NewPCG(seed, 19))
 	var places []int64
@@ -124,7 +124,7 @@ func seedBenchBatch(ctx context.Context, tx *ent.Tx, r *rand.Rand, from, size in
 	if err := bookOpening(ctx, tx, made, opening); err != nil {
 		return err
 	}
-	if err := listing.Refresh(ctx, tx, ids...); err != nil {
+	if err := listing.Add(ctx, tx, ids...); err != nil {
 		return err
 	}
 	return inventory.Sold(ctx, tx, sold)

@@ -72,13 +72,28 @@ func clip(s string) string {
 }
 
 // Refresh rewrites the listing rows of the goods from the truth, inside the
-// caller's transaction: every catalog edit of a goods (creation, content,
-// status, category, SKU prices and statuses, specs) calls it once it has
-// written. A soft-deleted goods has no rows. The sku aggregates are read by
+// caller's transaction: every catalog edit of a goods (content, status,
+// category, SKU prices and statuses, specs) calls it once it has written; a
+// creation calls Add. A soft-deleted goods has no rows. The sku aggregates are read by
 // the INSERT … SELECT itself, which on MariaDB locks what it reads, so a
 // concurrent stock movement is seen, never a stale snapshot of it. Many
 // goods take a few statements per refreshChunk of them.
 func Refresh(ctx context.Context, tx *ent.Tx, ids ...int64) error {
+	return write(ctx, tx, ids, true)
+}
+
+// Add writes the first listing rows of goods created in the caller's
+// transaction, which has none yet. Refresh's DELETE by goods_id would find
+// nothing for them, but under REPEATABLE READ it locks the end of the
+// goods_id index, and two createGoods that each locked it deadlocked on
+// their inserts there (MariaDB). An edit must Refresh: its DELETE reads the
+// latest rows, where a plain read of the snapshot missed rows a concurrent
+// edit had just committed and the insert then met their ids.
+func Add(ctx context.Context, tx *ent.Tx, ids ...int64) error {
+	return write(ctx, tx, ids, false)
+}
+
+func write(ctx context.Context, tx *ent.Tx, ids []int64, replace bool) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -91,7 +106,7 @@ func Refresh(ctx context.Context, tx *ent.Tx, ids ...int64) error {
 		parent[k.ID] = k.ParentID
 	}
 	for start := 0; start < len(ids); start += refreshChunk {
-		if err := refresh(ctx, tx, ids[start:min(start+refreshChunk, len(ids))], parent); err != nil {
+		if err := refresh(ctx, tx, ids[start:min(start+refreshChunk, len(ids))], parent, replace); err != nil {
 			return fmt.Errorf("refreshing the listing of goods %v…: %w", ids[start], err)
 		}
 	}
@@ -101,23 +116,13 @@ func Refresh(ctx context.Context, tx *ent.Tx, ids ...int64) error {
 // refreshChunk is how many goods one read of goods rows and one DELETE take.
 const refreshChunk = 200
 
-func refresh(ctx context.Context, tx *ent.Tx, ids []int64, parent map[int64]*int64) error {
+func refresh(ctx context.Context, tx *ent.Tx, ids []int64, parent map[int64]*int64, replace bool) error {
 	rows, err := tx.Goods.Query().Where(goods.IDIn(ids...)).All(ctx)
 	if err != nil {
 		return err
 	}
-	// The old rows are found by a plain read and deleted by primary key:
-	// a DELETE by goods_id takes next-key locks on that index up to the
-	// next goods (the end of the index for the newest goods), and two
-	// createGoods that each locked that gap then deadlock on their inserts
-	// into it. By primary key it locks only the rows it deletes, and a new
-	// goods deletes nothing.
-	old, err := tx.GoodsListing.Query().Where(goodslisting.GoodsIDIn(ids...)).IDs(ctx)
-	if err != nil {
-		return err
-	}
-	if len(old) > 0 {
-		if _, err := tx.GoodsListing.Delete().Where(goodslisting.IDIn(old...)).Exec(ctx); err != nil {
+	if replace {
+		if _, err := tx.GoodsListing.Delete().Where(goodslisting.GoodsIDIn(ids...)).Exec(ctx); err != nil {
 			return err
 		}
 	}
@@ -149,7 +154,7 @@ func refresh(ctx context.Context, tx *ent.Tx, ids []int64, parent map[int64]*int
 			args = append(args, r...)
 		}
 		from.WriteString(") s")
-		q, qargs := store.NewInsert(goodslisting.Table).Row(write).SelectSQL(from.String(), args...)
+		q, qargs := store.NewInsert(goodslisting.Table).Row(listingRow).SelectSQL(from.String(), args...)
 		if _, err := tx.ExecContext(ctx, q, qargs...); err != nil {
 			return err
 		}
@@ -161,13 +166,13 @@ func refresh(ctx context.Context, tx *ent.Tx, ids []int64, parent map[int64]*int
 // compound SELECT.
 const maxDerivedRows = 400
 
-// write is the one definition of a listing row, read from the derived
+// listingRow is the one definition of a listing row, read from the derived
 // table s (a goods' id g, its scope and that scope's place i on its path,
 // status, keys and creation time) and the truth's aggregates. The id is
 // the goods' own times 8 plus the place: never from an auto-increment
 // counter, which MariaDB fails to read for an INSERT … SELECT under a
 // stepped auto_increment_increment (Galera), and a rewrite keeps the ids.
-func write(v store.Values) {
+func listingRow(v store.Values) {
 	v.Raw(goodslisting.FieldID, "s.g * 8 + s.i")
 	v.Raw(goodslisting.FieldScope, "s.scope")
 	v.Raw(goodslisting.FieldGoodsID, "s.g")
