@@ -76,14 +76,15 @@ type Service struct {
 
 // New returns a checkout service on db.
 func New(db *store.DB, cfg Config) *Service {
+	def := DefaultConfig() // the group path's sizes are spelled there
 	if cfg.GroupMax <= 0 {
-		cfg.GroupMax = 64
+		cfg.GroupMax = def.GroupMax
 	}
 	if cfg.GroupInFlight <= 0 {
-		cfg.GroupInFlight = 2
+		cfg.GroupInFlight = def.GroupInFlight
 	}
 	if cfg.PoolBatchMax <= 0 {
-		cfg.PoolBatchMax = 16
+		cfg.PoolBatchMax = def.PoolBatchMax
 	}
 	return &Service{db: db, cfg: cfg, now: func() time.Time { return time.Now().UTC() }, batcher: newBatcher(db, cfg.GroupInFlight),
 		loneOnPlain: true,

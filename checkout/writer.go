@@ -47,10 +47,13 @@ func (w *writer) tryLock(lane int) bool {
 // took records that lane holds the writer (w.mu held).
 func (w *writer) took(lane int) {
 	w.busy = true
-	if lane != poolLane && w.last != poolLane {
+	switch {
+	case lane == poolLane:
+		w.mains = 0
+	case w.last == poolLane:
+		w.mains = 1
+	default:
 		w.mains++
-	} else {
-		w.mains = 1 - lane // 1 for a main batch after a pool's, 0 for a pool's
 	}
 	w.last = lane
 }

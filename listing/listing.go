@@ -74,10 +74,10 @@ func clip(s string) string {
 // Refresh rewrites the listing rows of the goods from the truth, inside the
 // caller's transaction: every catalog edit of a goods (content, status,
 // category, SKU prices and statuses, specs) calls it once it has written; a
-// creation calls Add. A soft-deleted goods has no rows. The sku aggregates are read by
-// the INSERT … SELECT itself, which on MariaDB locks what it reads, so a
-// concurrent stock movement is seen, never a stale snapshot of it. Many
-// goods take a few statements per refreshChunk of them.
+// creation calls Add. A soft-deleted goods has no rows. The sku aggregates
+// are read by the INSERT … SELECT itself, which on MariaDB locks what it
+// reads, so a concurrent stock movement is seen, never a stale snapshot of
+// it. Many goods take a few statements per refreshChunk of them.
 func Refresh(ctx context.Context, tx *ent.Tx, ids ...int64) error {
 	return write(ctx, tx, ids, true)
 }

@@ -31,7 +31,7 @@ func (p *ids) one(s string) int64 {
 
 // opt keeps an absent id absent.
 func (p *ids) opt(s *string) *int64 {
-	if s == nil || p.err != nil {
+	if s == nil {
 		return nil
 	}
 	id := p.one(*s)
