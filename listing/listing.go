@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -186,10 +187,14 @@ func listingRow(v store.Values) {
 }
 
 // scopesOf is the scopes a goods in category cat is listed under: All,
-// then the category and each of its ancestors (at most MaxDepth).
+// then the category and each of its ancestors (at most MaxDepth). The walk
+// is bounded, so a loop in the tree (written by hand) ends it as an error.
 func scopesOf(cat *int64, parent map[int64]*int64) ([]int64, error) {
 	scopes := []int64{All}
 	for k := cat; k != nil; k = parent[*k] {
+		if slices.Contains(scopes[1:], *k) {
+			return nil, fmt.Errorf("category %d: its path %v comes back to category %d, a loop", *cat, scopes[1:], *k)
+		}
 		if len(scopes) > MaxDepth {
 			return nil, fmt.Errorf("category %d is more than %d levels deep", *cat, MaxDepth)
 		}
