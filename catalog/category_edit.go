@@ -172,6 +172,10 @@ func (s *Service) UpdateCategory(ctx context.Context, in CategoryEdit) (*Categor
 		if !move {
 			return nil
 		}
+		// A plain read: the snapshot is taken after the tree's lock, and a
+		// goods edit that puts a goods into the subtree later reads the tree
+		// with a shared lock (listing's parents), so it waits for this move
+		// and lists the goods under the moved tree itself.
 		if moved, err = tx.Goods.Query().Where(goods.CategoryIDIn(subtree...)).IDs(ctx); err != nil {
 			return err
 		}

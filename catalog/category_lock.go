@@ -34,9 +34,10 @@ import (
 // second change waits at its first statement for the first to commit and
 // then reads the rows as committed, not its snapshot; and because this
 // read comes first, the transaction's later plain reads (the goods of the
-// moved subtree, the listing's own read of the tree) take their snapshot
-// after it. Readers (plain SELECTs, the listing's Refresh) never wait on
-// it. An empty table has only the gap to lock, and gap locks do not
+// moved subtree) take their snapshot after it. Plain readers (category
+// pages, listings) never wait on it; a goods edit's listing write reads the
+// tree with a shared lock (listing/tree.go), so it waits for a tree change
+// in flight and lists the goods under the changed tree. An empty table has only the gap to lock, and gap locks do not
 // exclude each other: two first categories created at once deadlock on
 // their inserts, and store.WithTx retries the one MariaDB picks.
 //

@@ -98,13 +98,9 @@ func write(ctx context.Context, tx *ent.Tx, ids []int64, replace bool) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	cats, err := tx.Category.Query().All(ctx)
+	parent, err := parents(ctx, tx)
 	if err != nil {
 		return fmt.Errorf("refreshing the listing: %w", err)
-	}
-	parent := make(map[int64]*int64, len(cats))
-	for _, k := range cats {
-		parent[k.ID] = k.ParentID
 	}
 	for start := 0; start < len(ids); start += refreshChunk {
 		if err := refresh(ctx, tx, ids[start:min(start+refreshChunk, len(ids))], parent, replace); err != nil {
