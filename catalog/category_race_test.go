@@ -268,3 +268,58 @@ func TestGoodsEditsRacingAMoveAreRelisted(t *testing.T) {
 		}
 	})
 }
+
+// Creates racing for one slug: 12 categories named alike, no slug given,
+// all commit, one with the slug made from the name and the others with
+// category-<id> (a made slug is never a refusal); 12 giving one slug by
+// hand: one commits, 11 are refused with INVALID_INPUT.
+func TestRacingCreatesKeepSlugsUnique(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		s := catalog.New(db, catalog.DefaultConfig())
+		t.Cleanup(s.Close)
+		newCategory(t, s, "Root", nil) // an empty table only has a gap to lock (category_lock.go)
+		const racers = 12
+		made := make([]*catalog.Category, racers)
+		var fns []func() error
+		for i := range racers {
+			fns = append(fns, func() (err error) {
+				made[i], err = s.CreateCategory(ctx, catalog.CategoryInput{Name: "Shoes"})
+				return err
+			})
+		}
+		named := 0
+		for i, err := range race(fns) {
+			switch {
+			case err != nil:
+				t.Errorf("create %d of Shoes without a slug: %v", i, err)
+			case made[i].Slug == "shoes":
+				named++
+			case made[i].Slug != "category-"+itoa(made[i].ID):
+				t.Errorf("create %d: slug %q, want shoes or category-%d", i, made[i].Slug, made[i].ID)
+			}
+		}
+		if named != 1 && !t.Failed() {
+			t.Errorf("%d categories got the slug shoes, want 1", named)
+		}
+		fns = nil
+		for i := range racers {
+			fns = append(fns, func() error {
+				_, err := s.CreateCategory(ctx, catalog.CategoryInput{Name: fmt.Sprint("Boots ", i), Slug: ptr("boots")})
+				return err
+			})
+		}
+		committed := 0
+		for i, err := range race(fns) {
+			switch {
+			case err == nil:
+				committed++
+			case !errors.Is(err, errs.InvalidInput):
+				t.Errorf("create %d with the slug boots: %v, want INVALID_INPUT or success", i, err)
+			}
+		}
+		if committed != 1 {
+			t.Errorf("%d creates with the slug boots committed, want 1", committed)
+		}
+	})
+}
