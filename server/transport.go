@@ -2,11 +2,13 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -21,6 +23,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"storefront/catalog"
+	"storefront/errs"
 	"storefront/metrics"
 )
 
@@ -46,6 +49,7 @@ import (
 // Cache-Control: public, max-age=<stock TTL>.
 type httpTransport struct {
 	cache *ResponseCache // nil: the response cache is off
+	limit *RateLimiter   // nil: mutations are not rate limited
 	m     *metrics.Metrics
 	gone  *disconnects
 }
@@ -342,6 +346,13 @@ func (t *httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.
 		return
 	}
 
+	if t.limit != nil {
+		if wait, refused := t.limit.admit(r, oc.Operation, oc.Doc.Fragments); refused {
+			t.rateLimited(graphql.WithOperationContext(ctx, oc), w, media, wait, exec)
+			return
+		}
+	}
+
 	// The stored key is made from the coerced variables (cacheKey says
 	// why), so undeclared ones and omitted defaults share one entry.
 	key := ""
@@ -390,6 +401,17 @@ func (t *httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.
 		status = http.StatusBadRequest
 	}
 	t.write(w, media, status, t.noStoreIfGet(req), answer)
+}
+
+// rateLimited refuses a mutation over its client's limit before it runs:
+// HTTP 429 with Retry-After (the whole seconds until the bucket has the
+// tokens), the code RATE_LIMITED and no data entry.
+func (t *httpTransport) rateLimited(ctx context.Context, w http.ResponseWriter, media string, wait time.Duration, exec graphql.GraphExecutor) {
+	t.countBypass()
+	after := retryAfter(wait)
+	w.Header()["Retry-After"] = []string{after}
+	err := fmt.Errorf("%w: too many writes from this client; retry after %s s", errs.RateLimited, after)
+	t.write(w, media, http.StatusTooManyRequests, nil, marshalResponse(exec.DispatchError(ctx, gqlerror.List{gqlerror.WrapIfUnwrapped(err)})))
 }
 
 // hit answers with a stored answer: no execution, no database.

@@ -44,6 +44,7 @@ func serve(ctx context.Context, args []string) error {
 	opsFlags(fs, &c)
 	limitFlags(fs, &c)
 	responseCacheFlags(fs, &c)
+	rateLimitFlags(fs, &c)
 	fs.IntVar(&c.GCPercent, "gc-percent", int(envInt("GC_PERCENT", gctune.DefaultPercent)), "garbage-collection target, as GOGC sets it; GOGC, when set, wins (STOREFRONT_GC_PERCENT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 15*time.Second), "how long in-flight requests may drain on SIGTERM (STOREFRONT_SHUTDOWN_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
@@ -65,6 +66,9 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	if err := validResponseCache(&c); err != nil {
+		return err
+	}
+	if err := validRateLimits(&c); err != nil {
 		return err
 	}
 	if c.GCPercent < 0 {
@@ -123,7 +127,7 @@ func serve(ctx context.Context, args []string) error {
 		Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inv, Checkout: orders, Payments: pays, Carts: carts},
 		Metrics:  m, RequestTimeout: c.RequestTimeout, MaxDepth: c.MaxQueryDepth, MaxComplexity: c.MaxComplexity,
 		MaxAliases: c.MaxAliases, MaxResponseBytes: c.MaxResponseBytes, QueryCacheBytes: c.QueryCacheBytes,
-		MaxPersistedQueryBytes: c.MaxPersistedQueryBytes,
+		MaxPersistedQueryBytes: c.MaxPersistedQueryBytes, RateLimiter: server.NewRateLimiter(c.RateLimits),
 	}
 	if c.ResponseCache {
 		opts.ResponseCache = server.NewResponseCache(cat, c.ResponseCacheMaxCost)
