@@ -2,11 +2,14 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 
 	"storefront/catalog"
+	"storefront/internal/testdb"
+	"storefront/store"
 )
 
 // firstCode is the first error's extensions.code of an answer ("" when none).
@@ -145,4 +148,31 @@ func (f *rcFixture) firstSKU(t *testing.T) string {
 	t.Helper()
 	d := f.post(t, f.admin, `query($id: ID!) { goods(id: $id) { skus { id } } }`, map[string]any{"id": strconv.FormatInt(f.shirt, 10)}).data(t)
 	return d["goods"].(map[string]any)["skus"].([]any)[0].(map[string]any)["id"].(string)
+}
+
+// myOrders(first: 0) is no edges too, and an absent first the default page.
+func TestMyOrdersFirstZero(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		s := newRLServer(t, db, RateLimits{})
+		place := `mutation($sku: ID!) { placeOrder(input: {items: [{itemId: $sku, quantity: 1}]}) { orderSn } }`
+		for i := range 2 {
+			if a := s.send(t, s.customer, place, map[string]any{"sku": s.sku}, "Idempotency-Key", fmt.Sprintf("first-zero-%d", i)); a.status != 200 || a.code != "" {
+				t.Fatalf("placeOrder: %d %s", a.status, a.body)
+			}
+		}
+		for _, tc := range []struct {
+			args string
+			want int
+		}{{"(first: 0)", 0}, {"", 2}, {"(first: 1)", 1}} {
+			a := s.send(t, s.customer, `{ myOrders`+tc.args+` { edges { cursor } } }`, nil)
+			var r struct {
+				Data struct {
+					MyOrders struct{ Edges []any }
+				}
+			}
+			if err := json.Unmarshal([]byte(a.body), &r); err != nil || a.code != "" || len(r.Data.MyOrders.Edges) != tc.want {
+				t.Errorf("myOrders%s: %d edges (%s), want %d", tc.args, len(r.Data.MyOrders.Edges), a.body, tc.want)
+			}
+		}
+	})
 }
