@@ -44,6 +44,8 @@ func serve(ctx context.Context, args []string) error {
 	opsFlags(fs, &c)
 	limitFlags(fs, &c)
 	responseCacheFlags(fs, &c)
+	rateLimitFlags(fs, &c)
+	memoryLimitFlag(fs, &c)
 	fs.IntVar(&c.GCPercent, "gc-percent", int(envInt("GC_PERCENT", gctune.DefaultPercent)), "garbage-collection target, as GOGC sets it; GOGC, when set, wins (STOREFRONT_GC_PERCENT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 15*time.Second), "how long in-flight requests may drain on SIGTERM (STOREFRONT_SHUTDOWN_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
@@ -67,8 +69,15 @@ func serve(ctx context.Context, args []string) error {
 	if err := validResponseCache(&c); err != nil {
 		return err
 	}
+	if err := validRateLimits(&c); err != nil {
+		return err
+	}
 	if c.GCPercent < 0 {
 		return errors.New("--gc-percent must be 0 or more")
+	}
+	memLimit, err := memoryLimit(&c)
+	if err != nil {
+		return err
 	}
 	if !isSet(fs, "migrate") {
 		c.Migrate = c.Demo || strings.HasPrefix(c.DB, "sqlite:")
@@ -123,7 +132,7 @@ func serve(ctx context.Context, args []string) error {
 		Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inv, Checkout: orders, Payments: pays, Carts: carts},
 		Metrics:  m, RequestTimeout: c.RequestTimeout, MaxDepth: c.MaxQueryDepth, MaxComplexity: c.MaxComplexity,
 		MaxAliases: c.MaxAliases, MaxResponseBytes: c.MaxResponseBytes, QueryCacheBytes: c.QueryCacheBytes,
-		MaxPersistedQueryBytes: c.MaxPersistedQueryBytes,
+		MaxPersistedQueryBytes: c.MaxPersistedQueryBytes, RateLimiter: server.NewRateLimiter(c.RateLimits),
 	}
 	if c.ResponseCache {
 		opts.ResponseCache = server.NewResponseCache(cat, c.ResponseCacheMaxCost)
@@ -161,7 +170,9 @@ func serve(ctx context.Context, args []string) error {
 	srv := httpServer(public)
 	fmt.Printf("storefront listening on http://%s (GraphQL at /graphql)\n", ln.Addr())
 	gc, gcFrom := gctune.Apply(c.GCPercent)
-	slog.Info("serving", "addr", ln.Addr().String(), "metrics_addr", metricsAt, "db", strings.SplitN(c.DB, ":", 2)[0], "gc_percent", gc, "gc_percent_from", gcFrom, "response_cache", c.ResponseCache)
+	mem, memFrom := gctune.ApplyMemoryLimit(memLimit)
+	slog.Info("serving", "addr", ln.Addr().String(), "metrics_addr", metricsAt, "db", strings.SplitN(c.DB, ":", 2)[0], "gc_percent", gc, "gc_percent_from", gcFrom,
+		"memory_limit", mem, "memory_limit_from", memFrom, "response_cache", c.ResponseCache)
 
 	// The closer and the dispatcher outlive the signal until the requests have
 	// drained (stopBackground is deferred), so the final dispatch sees their events.
