@@ -81,18 +81,36 @@ type PoolInput struct {
 }
 
 // dbTime is t as pool rows store and compare it: UTC whole seconds with no
-// monotonic reading. SQLite (modernc) stores a time as its String(), which
-// carries "m=+…" when there is a monotonic reading and would then compare as
-// text above the same instant without one; MariaDB's TIMESTAMP keeps whole
-// seconds.
+// monotonic reading (a fraction given is dropped). SQLite (modernc) stores
+// a time as its String(), which carries "m=+…" when there is a monotonic
+// reading and would then compare as text above the same instant without
+// one; MySQL's DATETIME keeps whole seconds.
 func dbTime(t time.Time) time.Time { return t.Round(0).UTC().Truncate(time.Second) }
 
 // nowArg is a clock reading as a query argument compared with pool times.
 func nowArg(t time.Time) time.Time { return t.Round(0).UTC() }
 
+// The times a pool may start and end in (issue 25): each backend stores
+// and reads back every second of it (SQLite as text, MySQL in DATETIME
+// columns, 1000..9999). The lower bound is far enough from year 1 that no
+// zero time slips in, and any real sale fits.
+var (
+	MinPoolTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	MaxPoolTime = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+)
+
 func (in *PoolInput) check(now time.Time) error {
 	in.Name = strings.TrimSpace(in.Name)
 	in.StartsAt, in.EndsAt = dbTime(in.StartsAt), dbTime(in.EndsAt)
+	for _, t := range []struct {
+		name string
+		at   time.Time
+	}{{"startsAt", in.StartsAt}, {"endsAt", in.EndsAt}} {
+		if t.at.Before(MinPoolTime) || t.at.After(MaxPoolTime) {
+			return fmt.Errorf("%w: %s %s is outside %s..%s", ErrInvalidInput, t.name, t.at.Format(time.RFC3339),
+				MinPoolTime.Format(time.RFC3339), MaxPoolTime.Format(time.RFC3339))
+		}
+	}
 	switch {
 	case in.Name == "" || len(in.Name) > 120:
 		return fmt.Errorf("%w: a pool's name must be 1 to 120 bytes", ErrInvalidInput)

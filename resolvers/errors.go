@@ -52,6 +52,7 @@ var codes = []errorCode{
 	{skumatrix.ErrDuplicateValue, "INVALID_INPUT"},
 	{money.ErrInvalid, "INVALID_INPUT"},
 	{scalar.ErrInvalidID, "INVALID_INPUT"},
+	{scalar.ErrInvalidTime, "INVALID_INPUT"},
 	{enums.ErrInvalid, "INVALID_INPUT"},
 
 	// The categories. errs.Conflict has no code of its own: every conflict
