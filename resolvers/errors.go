@@ -43,6 +43,7 @@ var codes = []errorCode{
 	{checkout.ErrIdempotencyInProgress, "IDEMPOTENCY_IN_PROGRESS"},
 	{checkout.ErrIdempotencyKeyReused, "IDEMPOTENCY_KEY_REUSED"},
 	{checkout.ErrInvalidOrderState, "INVALID_ORDER_STATE"},
+	{checkout.ErrPriceChanged, "PRICE_CHANGED"},
 	{inventory.ErrPoolNotActive, "POOL_NOT_ACTIVE"},
 	{inventory.ErrPoolLimitExceeded, "POOL_LIMIT_EXCEEDED"},
 	{cart.ErrCompleted, "CART_COMPLETED"},
