@@ -73,7 +73,9 @@ func TestCartEmptyAndPriceChangedOverHTTP(t *testing.T) {
 			if c := s.cart(t, s.CustomerToken, id); c.Status != "OPEN" || len(c.Warnings) != 1 || c.Warnings[0].Code != "PRICE_CHANGED" || c.Cost.Subtotal != "999.00" {
 				t.Fatalf("the read after PRICE_CHANGED: %+v", c)
 			}
-			var o struct{ CheckoutCart struct{ OrderSn, Amount string } }
+			var o struct {
+				CheckoutCart struct{ OrderSn, Amount string }
+			}
 			decode(t, s.Query(t, s.CustomerToken, checkoutCart, map[string]any{"id": id}), &o)
 			if o.CheckoutCart.Amount != "999.00" {
 				t.Fatalf("checkout after the read: %+v, want 999.00", o)
