@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"storefront/checkout"
@@ -13,6 +14,7 @@ import (
 	"storefront/ent/cartline"
 	"storefront/enums"
 	"storefront/errs"
+	"storefront/money"
 	"storefront/store"
 )
 
@@ -38,6 +40,14 @@ func (s *Service) Checkout(ctx context.Context, who, token, key string) (*checko
 	}
 	for range 3 {
 		r, err := s.visible(ctx, s.db.Client, who, token)
+		if errors.Is(err, errGone) {
+			if owner, _, ok := s.unstored(token, who); ok {
+				if owner == "" {
+					return nil, fmt.Errorf("%w: sign in and attach the cart (cartBuyerIdentityUpdate) before checking it out", errs.Forbidden)
+				}
+				return nil, fmt.Errorf("%w: the cart is empty", errs.InvalidInput)
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -55,7 +65,7 @@ func (s *Service) Checkout(ctx context.Context, who, token, key string) (*checko
 		case r.CheckoutKey != nil:
 			a.key = *r.CheckoutKey
 		case a.key == "":
-			a.key = "cart:" + r.Token + ":" + strconv.FormatInt(r.Version, 10)
+			a.key = autoPrefix + r.Token + ":" + strconv.FormatInt(r.Version, 10)
 		}
 		// The claim: a CAS on the version read (the lines to be ordered are
 		// those of this version, and no change can come in while the key is
@@ -78,6 +88,10 @@ func (s *Service) Checkout(ctx context.Context, who, token, key string) (*checko
 	return nil, errPending
 }
 
+// autoPrefix starts the cart's own idempotency key, used when the client
+// sends none: "cart:<token>:<version>".
+const autoPrefix = "cart:"
+
 // attempt is a claimed checkout of a cart; lease doubles as its owner's token.
 type attempt struct {
 	cart  int64
@@ -95,11 +109,21 @@ func (s *Service) place(ctx context.Context, who string, r *ent.Cart, a *attempt
 		s.settle(ctx, a, true)
 		return nil, fmt.Errorf("%w: the cart is empty", errs.InvalidInput)
 	}
+	// The cart is part of the request the key stands for: a key that placed
+	// another cart's order (even of the same items) is IDEMPOTENCY_KEY_REUSED,
+	// never that order. Each line is refused above the price the buyer last
+	// saw (PRICE_CHANGED): a rise is charged only after a read showed it.
 	in := checkout.PlaceInput{UserID: who, IdempotencyKey: a.key, Items: make([]checkout.ItemInput, len(lines))}
-	for i, l := range lines {
-		in.Items[i] = checkout.ItemInput{ItemID: &l.ItemID, Quantity: l.Quantity}
+	if !strings.HasPrefix(a.key, autoPrefix+r.Token+":") {
+		// This cart's own key names it already (and so keeps the
+		// fingerprint its records had before Scope existed).
+		in.Scope = "cart:" + r.Token
 	}
-	o, err := s.checkout.Place(ctx, in)
+	for i, l := range lines {
+		seen := money.Money(l.SeenPrice)
+		in.Items[i] = checkout.ItemInput{ItemID: &l.ItemID, Quantity: l.Quantity, MaxPrice: &seen}
+	}
+	o, err := s.placeOrder(ctx, in)
 	if err != nil {
 		s.settle(ctx, a, isRefusal(err))
 		return nil, err

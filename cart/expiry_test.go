@@ -56,8 +56,9 @@ func TestExpiry(t *testing.T) {
 		}
 		carts, _ := f.db.Client.Cart.Query().Count(ctx)
 		lines, _ := f.db.Client.CartLine.Query().Count(ctx)
-		if carts != 2 || lines != 1 {
-			t.Fatalf("after the purge: %d carts, %d lines; want 2 and 1", carts, lines)
+		// alice's new cart has no line, so it is not stored (issue 25).
+		if carts != 1 || lines != 1 {
+			t.Fatalf("after the purge: %d carts, %d lines; want 1 and 1", carts, lines)
 		}
 		if n, err := f.svc.Purge(ctx); err != nil || n != 0 {
 			t.Fatalf("second Purge = %d, %v", n, err)

@@ -2,6 +2,7 @@ package cart
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"storefront/ent"
@@ -18,27 +19,17 @@ type add struct {
 	price          money.Money
 }
 
-// Create makes a cart with lines (none is fine). With a customer (who !=
-// ""), the cart is theirs; a customer has one open cart, so when they have
-// one already the lines go into it and that cart is returned.
+// Create makes a cart with lines (none is fine: it is then handed out
+// and not stored until its first line, see empty.go). With a customer (who
+// != ""), the cart is theirs; a customer has one open cart, so when they
+// have one already the lines go into it and that cart is returned.
 func (s *Service) Create(ctx context.Context, who string, lines []LineInput) (*Cart, error) {
 	adds, err := s.resolve(ctx, lines)
 	if err != nil {
 		return nil, err
 	}
 	for range 3 {
-		if who != "" {
-			open, err := s.db.Client.Cart.Query().Where(cart.OpenOwner(who)).Only(ctx)
-			if err != nil && !ent.IsNotFound(err) {
-				return nil, store.Classify(fmt.Errorf("reading the customer's cart: %w", err))
-			}
-			if err == nil && !s.expired(open.UpdatedAt) {
-				return s.change(ctx, who, open.Token, func(ctx context.Context, tx *ent.Tx, r *ent.Cart, have []*ent.CartLine) error {
-					return s.addTo(ctx, tx, r, have, adds, false)
-				})
-			}
-		}
-		c, err := s.create(ctx, who, adds)
+		c, err := s.fill(ctx, who, newToken(), adds)
 		if !store.IsDuplicate(err) {
 			return c, err
 		}
@@ -48,7 +39,30 @@ func (s *Service) Create(ctx context.Context, who string, lines []LineInput) (*C
 	return nil, fmt.Errorf("%w: the customer's cart kept changing; retry", store.ErrUnavailable)
 }
 
-func (s *Service) create(ctx context.Context, who string, adds []add) (*Cart, error) {
+// fill puts adds into who's open cart when they have one, else into a new
+// cart stored under token; with no adds and no open cart nothing is stored
+// and an empty cart's id is handed out. A duplicate key error means a race
+// the caller goes again on.
+func (s *Service) fill(ctx context.Context, who, token string, adds []add) (*Cart, error) {
+	if who != "" {
+		open, err := s.db.Client.Cart.Query().Where(cart.OpenOwner(who)).Only(ctx)
+		if err != nil && !ent.IsNotFound(err) {
+			return nil, store.Classify(fmt.Errorf("reading the customer's cart: %w", err))
+		}
+		if err == nil && !s.expired(open.UpdatedAt) {
+			return s.change(ctx, who, open.Token, func(ctx context.Context, tx *ent.Tx, r *ent.Cart, have []*ent.CartLine) error {
+				return s.addTo(ctx, tx, r, have, adds, false)
+			})
+		}
+	}
+	if len(adds) == 0 {
+		now := s.stamp()
+		return s.empty(s.emptyToken(who, now), who, now), nil
+	}
+	return s.create(ctx, who, token, adds)
+}
+
+func (s *Service) create(ctx context.Context, who, token string, adds []add) (*Cart, error) {
 	now := s.stamp()
 	var r *ent.Cart
 	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
@@ -59,7 +73,7 @@ func (s *Service) create(ctx context.Context, who string, adds []add) (*Cart, er
 				return fmt.Errorf("releasing an expired cart: %w", err)
 			}
 		}
-		q := tx.Cart.Create().SetToken(newToken()).SetOwner(who).SetUpdatedAt(now).SetCreatedAt(now)
+		q := tx.Cart.Create().SetToken(token).SetOwner(who).SetUpdatedAt(now).SetCreatedAt(now)
 		if who != "" {
 			q = q.SetOpenOwner(who)
 		}
@@ -88,9 +102,26 @@ func (s *Service) AddLines(ctx context.Context, who, token string, lines []LineI
 	if err != nil {
 		return nil, err
 	}
-	return s.change(ctx, who, token, func(ctx context.Context, tx *ent.Tx, r *ent.Cart, have []*ent.CartLine) error {
-		return s.addTo(ctx, tx, r, have, adds, false)
-	})
+	for range 3 {
+		c, err := s.change(ctx, who, token, func(ctx context.Context, tx *ent.Tx, r *ent.Cart, have []*ent.CartLine) error {
+			return s.addTo(ctx, tx, r, have, adds, false)
+		})
+		if !errors.Is(err, errGone) {
+			return c, err
+		}
+		owner, _, ok := s.unstored(token, who)
+		if !ok {
+			return nil, err
+		}
+		// The first line of a cart handed out empty stores it, under its id
+		// (a customer's goes into their open cart if they have one, as
+		// cartCreate's would).
+		if c, err = s.fill(ctx, owner, token, adds); !store.IsDuplicate(err) {
+			return c, err
+		}
+		// Another first line stored it meanwhile: add to it.
+	}
+	return nil, fmt.Errorf("%w: the cart kept changing; retry", store.ErrUnavailable)
 }
 
 // resolve validates lines and turns them into adds, one per SKU.

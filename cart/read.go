@@ -24,6 +24,9 @@ var errGone = fmt.Errorf("%w: no such cart", errs.NotFound)
 func (s *Service) Cart(ctx context.Context, who, token string) (*Cart, error) {
 	r, err := s.visible(ctx, s.db.Client, who, token)
 	if errors.Is(err, errGone) {
+		if owner, at, ok := s.unstored(token, who); ok {
+			return s.empty(token, owner, at), nil
+		}
 		return nil, nil
 	}
 	if err != nil {
@@ -73,6 +76,7 @@ func (s *Service) view(ctx context.Context, r *ent.Cart) (*Cart, error) {
 	if r.OrderSn != nil {
 		c.orderSn = *r.OrderSn
 	}
+	var seen []ack
 	for _, l := range rows {
 		k := skus[l.ItemID]
 		if k == nil || k.Edges.Goods == nil || k.Edges.Goods.DeleteTime != nil {
@@ -101,9 +105,26 @@ func (s *Service) view(ctx context.Context, r *ent.Cart) (*Cart, error) {
 		}
 		if k.SellPrice != money.Money(l.SeenPrice) {
 			c.warn(WarnPriceChanged, l.ID, fmt.Sprintf("%s now costs %s (was %s)", name, k.SellPrice, money.Money(l.SeenPrice)))
+			seen = append(seen, ack{l.ID, l.SeenPrice, int64(k.SellPrice)})
 		}
 	}
+	s.acknowledge(ctx, seen)
 	return c, nil
+}
+
+// ack is a line whose new price this read shows its shopper.
+type ack struct{ line, was, now int64 }
+
+// acknowledge stores the prices this read showed as the ones the shopper
+// saw: checkoutCart refuses a line above its seen price (PRICE_CHANGED),
+// and the read that warned of a rise is what lets the next checkout charge
+// it. Each is a CAS on the price read, so a change that stored another
+// price meanwhile keeps its own. A failure only leaves the warning (and
+// the refusal) for the next read: the read still answers.
+func (s *Service) acknowledge(ctx context.Context, seen []ack) {
+	for _, a := range seen {
+		_, _ = s.db.Client.CartLine.Update().Where(cartline.ID(a.line), cartline.SeenPrice(a.was)).SetSeenPrice(a.now).Save(ctx)
+	}
 }
 
 func (c *Cart) warn(code string, lineID int64, msg string) {

@@ -5,6 +5,8 @@
 package cart
 
 import (
+	"context"
+	"crypto/rand"
 	"time"
 
 	"storefront/checkout"
@@ -23,6 +25,10 @@ type Config struct {
 	Lease time.Duration
 	// PurgeBatch is how many expired carts the purge deletes per statement.
 	PurgeBatch int
+	// Secret signs the ids of carts handed out empty and not stored
+	// (empty.go). Every server of one database needs the same; empty means
+	// a random one per Service, so after a restart such ids read as null.
+	Secret []byte
 }
 
 // DefaultConfig returns the defaults.
@@ -36,6 +42,9 @@ type Service struct {
 	checkout *checkout.Service
 	cfg      Config
 	now      func() time.Time
+	// placeOrder is checkout.Place; tests wrap it to lose its answer as a
+	// connection dying after COMMIT would.
+	placeOrder func(context.Context, checkout.PlaceInput) (*checkout.Order, error)
 }
 
 // New returns a cart service on db that places orders through co; the most
@@ -51,7 +60,11 @@ func New(db *store.DB, co *checkout.Service, cfg Config) *Service {
 	if cfg.PurgeBatch <= 0 {
 		cfg.PurgeBatch = d.PurgeBatch
 	}
-	return &Service{db: db, checkout: co, cfg: cfg, now: func() time.Time { return time.Now().UTC() }}
+	if len(cfg.Secret) == 0 {
+		cfg.Secret = make([]byte, 32)
+		_, _ = rand.Read(cfg.Secret)
+	}
+	return &Service{db: db, checkout: co, cfg: cfg, now: func() time.Time { return time.Now().UTC() }, placeOrder: co.Place}
 }
 
 // SetClock replaces the service's clock (tests of expiry).

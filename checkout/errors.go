@@ -18,4 +18,6 @@ var (
 	ErrIdempotencyInProgress = errs.New(errs.Conflict, "a request with this idempotency key is still being processed")
 	ErrIdempotencyKeyReused  = errs.New(errs.InvalidInput, "this idempotency key was used with a different input")
 	ErrInvalidOrderState     = errs.New(errs.Conflict, "the order is not in a state that allows this")
+	// ErrPriceChanged: a line's price rose above ItemInput.MaxPrice.
+	ErrPriceChanged = errs.New(errs.Conflict, "a price rose above the one the buyer saw")
 )

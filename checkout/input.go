@@ -8,16 +8,23 @@ import (
 	"strconv"
 	"strings"
 
+	"storefront/money"
 	"storefront/skumatrix"
 )
 
-// PlaceInput is an order request. Nothing in it can set a price.
+// PlaceInput is an order request. Nothing in it can set a price (MaxPrice
+// can only refuse one).
 type PlaceInput struct {
 	UserID string
 	Items  []ItemInput
 	Remark string
 	// IdempotencyKey is the client's key ("" = none: the fallback window applies).
 	IdempotencyKey string
+	// Scope names what the order is placed for beyond its items (a cart:
+	// "cart:<id>"); it is part of the request the key stands for, so one key
+	// cannot answer one cart's order for another cart with the same items
+	// (issue 25). "" for placeOrder.
+	Scope string
 }
 
 // ItemInput names a SKU by ItemID, or by GoodsID + SpecValueIDs (any order).
@@ -28,6 +35,11 @@ type ItemInput struct {
 	Quantity     int64
 	// PoolID orders from that stock pool of the SKU, at its price.
 	PoolID *int64
+	// MaxPrice refuses the order with ErrPriceChanged when the SKU's unit
+	// price is above it (checkoutCart: the price the buyer last saw). It is
+	// a condition, not part of the request: a retry after the buyer saw the
+	// new price keeps its key.
+	MaxPrice *money.Money
 }
 
 // MaxKeyLen is the longest Idempotency-Key accepted (API-CONVENTIONS.md).
@@ -93,5 +105,11 @@ func requestHash(in PlaceInput) string {
 	h.Write([]byte(strings.Join(items, ",")))
 	h.Write([]byte{0})
 	h.Write([]byte(in.Remark))
+	if in.Scope != "" {
+		// Only when set, so that the hash of every placeOrder request (and
+		// of its keys stored before Scope existed) stays what it was.
+		h.Write([]byte{0})
+		h.Write([]byte(in.Scope))
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }

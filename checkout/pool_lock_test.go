@@ -221,7 +221,8 @@ func TestLockModePoolLifecycle(t *testing.T) {
 		if rows := f.bizRows(t, o1.OrderSn, inventory.RefundRestore); len(rows) != 1 || rows[0].PoolID != 0 || rows[0].ChangeNum != 2 {
 			t.Errorf("refund rows %+v, want +2 on main stock", rows)
 		}
-		f.poolIs(t, "after a refund after the return", p.ID, 0, 0, 4)
+		// Its 2 units are no longer sold (issue 25: they were counted still).
+		f.poolIs(t, "after a refund after the return", p.ID, 0, 0, 2)
 		f.poolsBalance(t)
 	})
 }

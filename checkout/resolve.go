@@ -143,6 +143,11 @@ func (s *Service) buildFrom(items []ItemInput, rows []*skuRow, pools map[int64]*
 			return nil, 0, fmt.Errorf("%w: item %d: SKU %d is ordered from more than one source (main stock or one pool per order)", ErrInvalidInput, i+1, r.id)
 		}
 		l.Quantity += it.Quantity
+		if it.MaxPrice != nil && l.UnitPrice > *it.MaxPrice {
+			// Read here, from the row the order is priced by: a rise after
+			// this read fails the take's terms and reads again.
+			return nil, 0, fmt.Errorf("%w: SKU %d (%s %s) now costs %s, above the %s seen", ErrPriceChanged, r.id, r.goodsName, r.specText, l.UnitPrice, *it.MaxPrice)
+		}
 		if l.Quantity > s.cfg.MaxQuantity {
 			return nil, 0, fmt.Errorf("%w: SKU %d: %d in total, at most %d", ErrInvalidQuantity, r.id, l.Quantity, s.cfg.MaxQuantity)
 		}

@@ -188,9 +188,9 @@ func TestCartOverHTTP(t *testing.T) {
 
 			// `storefront close-expired --cart-ttl` purges too: a fresh cart is
 			// untouched for 1ms once the clock's second (carts store whole
-			// seconds) has passed.
+			// seconds) has passed. It has a line: an empty one is not stored.
 			var fresh struct{ CartCreate struct{ ID string } }
-			decode(t, s.Query(t, "", `mutation { cartCreate { id } }`, nil), &fresh)
+			decode(t, s.Query(t, "", `mutation { cartCreate(input: {lines: [{itemId: "1", quantity: 1}]}) { id } }`, nil), &fresh)
 			deadline = time.Now().Add(10 * time.Second)
 			for {
 				out, err := exec.Command(binary(t), "close-expired", "--db", spec, "--cart-ttl", "1ms").CombinedOutput()

@@ -1961,7 +1961,7 @@ type StockPool {
   lockedStock: Int!
   "What can be ordered: stock - lockedStock."
   availableStock: Int!
-  "Units that left the pool's stock for orders and were not restored (a locked unit counts once paid)."
+  "Units of the pool's orders that stand: sold and not cancelled, closed or refunded, also after the pool's return (a locked unit counts once paid)."
   sold: Int!
   perBuyerLimit: Int!
   startsAt: Time!
@@ -2064,7 +2064,7 @@ input CreateStockPoolInput {
   "Above 0."
   quantity: Int!
   perBuyerLimit: Int = 1
-  "Before endsAt."
+  "Before endsAt. Pool times are RFC 3339, from 2000-01-01T00:00:00Z to 9999-12-31T23:59:59Z, kept to the second (a fraction is dropped); others are INVALID_INPUT."
   startsAt: Time!
   endsAt: Time!
 }
@@ -2376,7 +2376,12 @@ extend type Query {
 }
 
 extend type Mutation {
-  "A new cart. With a customer token it is the customer's (who has one open cart: if there is one, the lines go into it and it is returned)."
+  """
+  A new cart. With a customer token it is the customer's (who has one open
+  cart: if there is one, the lines go into it and it is returned). Without
+  lines nothing is stored: the id is handed out, reads as an empty cart until
+  the TTL, and its first cartLinesAdd stores the cart under it.
+  """
   cartCreate(input: CartCreateInput): Cart!
   "Add lines; a SKU already in the cart gets the quantity added to its line."
   cartLinesAdd(cartId: ID!, lines: [CartLineInput!]!): Cart!
@@ -2386,14 +2391,19 @@ extend type Mutation {
   """
   Attach an anonymous cart to the caller (customer token): it becomes the
   customer's, and the customer's other open cart, if any, merges into it
-  (quantities added, held at the maximum) and is gone.
+  (quantities added, held at the maximum) and is gone. An other cart being
+  checked out is not merged and not waited for: it keeps its lines and becomes
+  COMPLETED with its order (or stays OPEN, by its id, if that is refused).
   """
   cartBuyerIdentityUpdate(cartId: ID!): Cart!
   """
   Place the cart's order (customer token; the cart must be the caller's)
   through placeOrder: prices re-read, stock by CAS. The cart becomes
   COMPLETED with its order. The same cart again, or the same key, answers
-  the same order; OUT_OF_STOCK or SKU_UNAVAILABLE leave the cart OPEN as it was.
+  the same order; a key used for another cart or another request is
+  IDEMPOTENCY_KEY_REUSED. PRICE_CHANGED when a line's price rose above the one
+  the buyer last saw: reading the cart shows (and acknowledges) it, then check
+  out again. These, OUT_OF_STOCK and SKU_UNAVAILABLE leave the cart OPEN as it was.
   """
   checkoutCart(cartId: ID!, idempotencyKey: String): Order!
 }
@@ -14700,13 +14710,13 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 }
 
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
-	res, err := graphql.UnmarshalTime(v)
+	res, err := scalar.UnmarshalTime(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel ast.SelectionSet, v time.Time) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalTime(v)
+	res := scalar.MarshalTime(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "Time!")
 	}

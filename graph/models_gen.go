@@ -71,7 +71,7 @@ type CreateStockPoolInput struct {
 	// Above 0.
 	Quantity      int64  `json:"quantity"`
 	PerBuyerLimit *int64 `json:"perBuyerLimit,omitempty"`
-	// Before endsAt.
+	// Before endsAt. Pool times are RFC 3339, from 2000-01-01T00:00:00Z to 9999-12-31T23:59:59Z, kept to the second (a fraction is dropped); others are INVALID_INPUT.
 	StartsAt time.Time `json:"startsAt"`
 	EndsAt   time.Time `json:"endsAt"`
 }

@@ -10,7 +10,6 @@ import (
 
 	"storefront/ent"
 	"storefront/ent/sku"
-	"storefront/ent/stocklog"
 	"storefront/ent/stockpool"
 	"storefront/enums"
 	"storefront/listing"
@@ -37,9 +36,10 @@ type Pool struct {
 	// orders of a lock-at-order goods (and stays after the return until
 	// they are paid or released).
 	Stock, LockedStock int64
-	// Sold is what left the pool's stock other than by a change type 8
-	// (the return at its end, or a lock released after it): quantity -
-	// stock - returned. Locked units are not sold until paid.
+	// Sold is the units of the pool's orders that stand: sold and neither
+	// cancelled, closed nor refunded, also when the restore went to main
+	// stock after the pool's return (see views). Locked units are not sold
+	// until paid.
 	Sold          int64
 	PerBuyerLimit int64
 	StartsAt      time.Time
@@ -81,18 +81,36 @@ type PoolInput struct {
 }
 
 // dbTime is t as pool rows store and compare it: UTC whole seconds with no
-// monotonic reading. SQLite (modernc) stores a time as its String(), which
-// carries "m=+…" when there is a monotonic reading and would then compare as
-// text above the same instant without one; MariaDB's TIMESTAMP keeps whole
-// seconds.
+// monotonic reading (a fraction given is dropped). SQLite (modernc) stores
+// a time as its String(), which carries "m=+…" when there is a monotonic
+// reading and would then compare as text above the same instant without
+// one; MySQL's DATETIME keeps whole seconds.
 func dbTime(t time.Time) time.Time { return t.Round(0).UTC().Truncate(time.Second) }
 
 // nowArg is a clock reading as a query argument compared with pool times.
 func nowArg(t time.Time) time.Time { return t.Round(0).UTC() }
 
+// The times a pool may start and end in (issue 25): each backend stores
+// and reads back every second of it (SQLite as text, MySQL in DATETIME
+// columns, 1000..9999). The lower bound is far enough from year 1 that no
+// zero time slips in, and any real sale fits.
+var (
+	MinPoolTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	MaxPoolTime = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+)
+
 func (in *PoolInput) check(now time.Time) error {
 	in.Name = strings.TrimSpace(in.Name)
 	in.StartsAt, in.EndsAt = dbTime(in.StartsAt), dbTime(in.EndsAt)
+	for _, t := range []struct {
+		name string
+		at   time.Time
+	}{{"startsAt", in.StartsAt}, {"endsAt", in.EndsAt}} {
+		if t.at.Before(MinPoolTime) || t.at.After(MaxPoolTime) {
+			return fmt.Errorf("%w: %s %s is outside %s..%s", ErrInvalidInput, t.name, t.at.Format(time.RFC3339),
+				MinPoolTime.Format(time.RFC3339), MaxPoolTime.Format(time.RFC3339))
+		}
+	}
 	switch {
 	case in.Name == "" || len(in.Name) > 120:
 		return fmt.Errorf("%w: a pool's name must be 1 to 120 bytes", ErrInvalidInput)
@@ -371,38 +389,76 @@ func PoolCursor(id int64) string { return paging.Cursor(poolCursorKind, id) }
 
 const poolCursorKind = "stockpool"
 
-// views turns rows into Pools; the returned ones read their return from
-// the ledger (one query for all of them) to tell it apart from what sold.
+// views turns rows into Pools. A pool not yet returned holds every unit
+// that did not leave it for an order that stands (restores come back to
+// it), so what it sold is quantity - stock. Once returned, a later cancel
+// or refund of one of its orders restores to main stock instead, so the
+// returned ones count what sold from the ledger (soldFromLedger).
 func (s *Service) views(ctx context.Context, rows []*ent.StockPool) ([]*Pool, error) {
-	var returned []int64
+	var returned []*ent.StockPool
 	for _, r := range rows {
 		if r.Returned {
-			returned = append(returned, r.ID)
+			returned = append(returned, r)
 		}
 	}
-	back := map[int64]int64{}
-	if len(returned) > 0 {
-		var sums []struct {
-			PoolID int64 `json:"pool_id"`
-			Sum    int64 `json:"sum"`
-		}
-		err := s.db.Client.StockLog.Query().
-			Where(stocklog.PoolIDIn(returned...), stocklog.ChangeType(int8(FromPool))).
-			GroupBy(stocklog.FieldPoolID).Aggregate(ent.Sum(stocklog.FieldChangeNum)).Scan(ctx, &sums)
-		if err != nil {
-			return nil, store.Classify(fmt.Errorf("reading pool returns: %w", err))
-		}
-		for _, x := range sums {
-			back[x.PoolID] = -x.Sum
-		}
+	sold, err := s.soldFromLedger(ctx, returned)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]*Pool, len(rows))
 	for i, r := range rows {
+		n := r.Quantity - r.Stock
+		if r.Returned {
+			n = sold[r.ID]
+		}
 		out[i] = &Pool{
 			ID: r.ID, ItemID: r.ItemID, GoodsID: r.GoodsID, Name: r.Name, Price: r.Price,
-			Quantity: r.Quantity, Stock: r.Stock, LockedStock: r.LockStock, Sold: r.Quantity - r.Stock - back[r.ID], PerBuyerLimit: r.PerBuyerLimit,
+			Quantity: r.Quantity, Stock: r.Stock, LockedStock: r.LockStock, Sold: n, PerBuyerLimit: r.PerBuyerLimit,
 			StartsAt: r.StartsAt, EndsAt: r.EndsAt, ClosedAt: r.ClosedAt, Returned: r.Returned, Version: r.Version, CreatedAt: r.CreatedAt,
 		}
 	}
 	return out, nil
+}
+
+// soldFromLedger counts, per pool, the units of its sales that stand: each
+// sale row on the pool (change type 1 at order, 2 at a lock-mode payment)
+// less what that order restored of the SKU (change types 3 and 4, to the
+// pool before its return or to main stock after it; an order buys a SKU
+// from one source, so its restores of the SKU are of this sale). Units
+// locked and released are no sale at all (no row, or a change type 8).
+// One query for all pools; uk_biz finds each order's restores.
+func (s *Service) soldFromLedger(ctx context.Context, pools []*ent.StockPool) (map[int64]int64, error) {
+	out := make(map[int64]int64, len(pools))
+	if len(pools) == 0 {
+		return out, nil
+	}
+	var in strings.Builder
+	args := make([]any, 0, 2*len(pools)+6)
+	args = append(args, BizOrder, int(CloseRestore), int(RefundRestore))
+	for i, p := range pools {
+		if i > 0 {
+			in.WriteString(" OR ")
+		}
+		in.WriteString("(s.item_id = ? AND s.pool_id = ?)") // the (item_id, created_at) index, not a scan
+		args = append(args, p.ItemID, p.ID)
+	}
+	args = append(args, BizOrder, int(OrderDeduct), int(PaymentDeduct))
+	q := `SELECT t.pool_id, SUM(t.sold) FROM (
+  SELECT s.pool_id, -s.change_num - COALESCE((SELECT SUM(r.change_num) FROM stock_log r
+    WHERE r.biz_type = ? AND r.biz_sn = s.biz_sn AND r.item_id = s.item_id AND r.change_type IN (?, ?)), 0) AS sold
+  FROM stock_log s WHERE (` + in.String() + `) AND s.biz_type = ? AND s.change_type IN (?, ?)
+) t GROUP BY t.pool_id`
+	rs, err := s.db.SQL.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, store.Classify(fmt.Errorf("counting what pools sold: %w", err))
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var id, n int64
+		if err := rs.Scan(&id, &n); err != nil {
+			return nil, store.Classify(fmt.Errorf("counting what pools sold: %w", err))
+		}
+		out[id] = n
+	}
+	return out, store.Classify(rs.Err())
 }

@@ -43,6 +43,7 @@ var codes = []errorCode{
 	{checkout.ErrIdempotencyInProgress, "IDEMPOTENCY_IN_PROGRESS"},
 	{checkout.ErrIdempotencyKeyReused, "IDEMPOTENCY_KEY_REUSED"},
 	{checkout.ErrInvalidOrderState, "INVALID_ORDER_STATE"},
+	{checkout.ErrPriceChanged, "PRICE_CHANGED"},
 	{inventory.ErrPoolNotActive, "POOL_NOT_ACTIVE"},
 	{inventory.ErrPoolLimitExceeded, "POOL_LIMIT_EXCEEDED"},
 	{cart.ErrCompleted, "CART_COMPLETED"},
@@ -52,6 +53,7 @@ var codes = []errorCode{
 	{skumatrix.ErrDuplicateValue, "INVALID_INPUT"},
 	{money.ErrInvalid, "INVALID_INPUT"},
 	{scalar.ErrInvalidID, "INVALID_INPUT"},
+	{scalar.ErrInvalidTime, "INVALID_INPUT"},
 	{enums.ErrInvalid, "INVALID_INPUT"},
 
 	// The categories. errs.Conflict has no code of its own: every conflict

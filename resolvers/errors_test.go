@@ -45,6 +45,7 @@ var documented = []struct {
 	{"skumatrix.ErrDuplicateValue", skumatrix.ErrDuplicateValue, "INVALID_INPUT"},
 	{"money.ErrInvalid", money.ErrInvalid, "INVALID_INPUT"},
 	{"scalar.ErrInvalidID", scalar.ErrInvalidID, "INVALID_INPUT"},
+	{"scalar.ErrInvalidTime", scalar.ErrInvalidTime, "INVALID_INPUT"},
 	{"enums.ErrInvalid", enums.ErrInvalid, "INVALID_INPUT"},
 
 	{"catalog.ErrSkuCodeTaken", catalog.ErrSkuCodeTaken, "INVALID_INPUT"},
@@ -64,6 +65,7 @@ var documented = []struct {
 	{"checkout.ErrIdempotencyInProgress", checkout.ErrIdempotencyInProgress, "IDEMPOTENCY_IN_PROGRESS"},
 	{"checkout.ErrIdempotencyKeyReused", checkout.ErrIdempotencyKeyReused, "IDEMPOTENCY_KEY_REUSED"},
 	{"checkout.ErrInvalidOrderState", checkout.ErrInvalidOrderState, "INVALID_ORDER_STATE"},
+	{"checkout.ErrPriceChanged", checkout.ErrPriceChanged, "PRICE_CHANGED"},
 
 	{"cart.ErrCompleted", cart.ErrCompleted, "CART_COMPLETED"},
 

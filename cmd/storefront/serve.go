@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -125,7 +126,10 @@ func serve(ctx context.Context, args []string) error {
 	orders := checkout.New(db, c.Checkout)
 	pays := payments.New(db, payCfg, orders)
 	inv := inventory.New(db)
-	carts := cart.New(db, orders, cart.Config{TTL: c.CartTTL})
+	// The ids of carts handed out empty are signed with a key of their own
+	// derived from the JWT secret: every server of one database shares it.
+	cartKey := sha256.Sum256([]byte("storefront cart ids\x00" + c.JWTSecret))
+	carts := cart.New(db, orders, cart.Config{TTL: c.CartTTL, Secret: cartKey[:]})
 	opts := server.Options{
 		DB: db, Signer: signer, Playground: c.Introspection, Introspection: c.Introspection,
 		DemoToken: demoToken, PaymentNotify: server.NotifyHandler(pays, payCfg.MaxBody),

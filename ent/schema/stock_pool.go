@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"entgo.io/ent"
+	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
@@ -18,6 +19,9 @@ import (
 // sum of the ledger rows that carry its id; what is left at the end goes
 // back to main stock once (change type 8, guarded by returned).
 type StockPool struct{ ent.Schema }
+
+// datetime is a time column that holds years 1000 to 9999 on MySQL.
+var datetime = map[string]string{dialect.MySQL: "datetime"}
 
 func (StockPool) Annotations() []schema.Annotation {
 	return []schema.Annotation{entsql.Table("stock_pool")}
@@ -42,8 +46,11 @@ func (StockPool) Fields() []ent.Field {
 		// They stay in the pool after its return until paid or released.
 		field.Int64("lock_stock").Default(0),
 		field.Int64("per_buyer_limit").Default(1),
-		field.Time("starts_at"),
-		field.Time("ends_at"),
+		// DATETIME on MySQL, not ent's default TIMESTAMP, which ends in
+		// 2038 (issue 25); inventory bounds them to MinPoolTime..MaxPoolTime.
+		// The migration converts an existing TIMESTAMP column in place.
+		field.Time("starts_at").SchemaType(datetime),
+		field.Time("ends_at").SchemaType(datetime),
 		// Set once by closeStockPool; a pool past ends_at is ended whether
 		// or not it is set.
 		field.Time("closed_at").Optional().Nillable(),
