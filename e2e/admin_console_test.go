@@ -67,8 +67,7 @@ func consoleScenario(t *testing.T, b *browser, s *Server) {
 	b.press("Apply price to 红色")
 	b.fill("Stock of 红色 / M", "30")
 	b.fill("Reason for stock changes", "到货 first delivery")
-	b.press("Save")
-	b.waitRegion("status", "Saved")
+	save(t, b)
 
 	g := consoleGoodsOf(t, s, "1")
 	if n := len(g.enabled()); n != 16 {
@@ -110,9 +109,155 @@ func consoleScenario(t *testing.T, b *browser, s *Server) {
 			t.Errorf("红色/M ledger %+v: sum %d, %d manual +30 rows with the reason; want 30 and 1", rows, sum, manual)
 		}
 	}
-	if shot := b.screenshot("editor"); shot == "" {
-		t.Error("no screenshot of the editor")
+	renameValue(t, b, s, g.ids())
+	disableOne(t, b, s)
+	concurrentEdit(t, b, s)
+}
+
+// renameValue renames 藏青 to 海军蓝: every SKU keeps its id, the texts follow.
+func renameValue(t *testing.T, b *browser, s *Server, ids []string) {
+	t.Helper()
+	before := consoleGoodsOf(t, s, "1")
+	valueID := before.valueID("藏青")
+	b.fill("Name of 藏青", "海军蓝")
+	save(t, b)
+	g := consoleGoodsOf(t, s, "1")
+	if got := g.ids(); !slices.Equal(got, ids) {
+		t.Errorf("after the rename the SKU ids are %v, want the same %v", got, ids)
 	}
+	if id := g.valueID("海军蓝"); id != valueID {
+		t.Errorf("海军蓝 has value id %q, want 藏青's %s", id, valueID)
+	}
+	for _, size := range []string{"S", "M", "L", "XL"} {
+		old, k := before.byText("藏青,"+size), g.byText("海军蓝,"+size)
+		if k == nil || old == nil || k.ID != old.ID || k.SellPrice != old.SellPrice || k.Stock != old.Stock {
+			t.Errorf("海军蓝,%s = %+v, want 藏青,%s's SKU %+v with the new text", size, k, size, old)
+		}
+	}
+	for _, k := range g.Skus {
+		if strings.Contains(k.SpecValueStr, "藏青") {
+			t.Errorf("SKU %s still reads %q", k.ID, k.SpecValueStr)
+		}
+	}
+	// The editor shows the new name at once.
+	b.byRole("textbox", "Price of 海军蓝 / M")
+}
+
+// disableOne gives 黑色 / S stock by a delta (so the shop would offer it),
+// then disables it: only that SKU is disabled, and the shop greys S out
+// once 黑色 is chosen.
+func disableOne(t *testing.T, b *browser, s *Server) {
+	t.Helper()
+	blackS := consoleGoodsOf(t, s, "1").byText("黑色,S")
+	b.fill("Stock change of 黑色 / S", "+5")
+	b.fill("Reason for stock changes", "盘点补货")
+	save(t, b)
+	if k := consoleGoodsOf(t, s, "1").byText("黑色,S"); k.Stock != blackS.Stock+5 || k.Status != "ENABLED" {
+		t.Fatalf("黑色,S after a +5 change: %+v, want stock %d and enabled", k, blackS.Stock+5)
+	}
+	if rows := consoleLedger(t, s, blackS.ID); len(rows) == 0 || rows[0].ChangeNum != 5 || rows[0].Remark != "盘点补货" || rows[0].BizType != "manual" {
+		t.Errorf("黑色,S's newest ledger row %+v, want +5 manual with the reason", rows)
+	}
+	if got := shopGreysWithBlack(t, b, s); slices.Contains(got, "S") {
+		t.Fatalf("with 黑色 / S in stock the shop greys out %v", got)
+	}
+
+	b.navigate(s.URL + "/admin/#/goods/1")
+	el := b.byRole("checkbox", "Enabled 黑色 / S")
+	if b.prop(el, "checked") != true {
+		t.Fatalf("Enabled 黑色 / S is not checked before the test unchecks it")
+	}
+	b.clickEl(el)
+	if main := b.regionText("main"); !strings.Contains(main, "disables 1") || !strings.Contains(main, "15 enabled SKUs after the save") {
+		t.Errorf("before saving the editor does not say the edit disables 1 SKU, leaving 15: %q", excerpt(main, "Saving creates"))
+	}
+	save(t, b)
+	g := consoleGoodsOf(t, s, "1")
+	for _, k := range g.Skus {
+		if want := k.ID != blackS.ID; (k.Status == "ENABLED") != want {
+			t.Errorf("SKU %s %s is %s; only 黑色,S should be disabled", k.ID, k.SpecValueStr, k.Status)
+		}
+	}
+	if len(g.Skus) != 16 {
+		t.Errorf("%d SKUs, want 16 (a disabled SKU is kept)", len(g.Skus))
+	}
+	if got := shopGreysWithBlack(t, b, s); !slices.Contains(got, "S") {
+		t.Errorf("with 黑色 / S disabled the shop greys out %v, want S among them", got)
+	}
+	b.navigate(s.URL + "/admin/#/goods/1")
+}
+
+// shopGreysWithBlack opens the T-shirt in the shop, chooses 黑色 and
+// returns the sizes the page greys out (disabled and aria-disabled).
+func shopGreysWithBlack(t *testing.T, b *browser, s *Server) []string {
+	t.Helper()
+	g := loadGoods(t, s, "1")
+	b.navigate(s.URL + "/shop/goods/1")
+	b.settle("the shop's product page", func(p *pageState) bool { return len(p.Values) > 0 })
+	b.click(valueCSS(g.value("黑色")))
+	st := b.settle("黑色 chosen", func(p *pageState) bool { return p.pressed("黑色") })
+	return st.names(func(v valueState) bool { return v.Disabled && v.AriaDisabled == "true" })
+}
+
+// concurrentEdit changes 黑色 / M's price through the API while the editor
+// has it open; saving another price there shows the conflict and leaves
+// the API's price.
+func concurrentEdit(t *testing.T, b *browser, s *Server) {
+	t.Helper()
+	b.byRole("textbox", "Price of 黑色 / M")
+	k := consoleGoodsOf(t, s, "1").byText("黑色,M")
+	r := s.Query(t, s.AdminToken, `mutation($in: UpdateSkuInput!) { updateSku(input: $in) { sellPrice } }`,
+		map[string]any{"in": map[string]any{"itemId": k.ID, "expectedVersion": k.Version, "sellPrice": "105.00"}})
+	if len(r.Errors) > 0 {
+		t.Fatalf("the concurrent updateSku: %+v", r.Errors)
+	}
+	b.fill("Price of 黑色 / M", "111.00")
+	b.press("Save")
+	got := b.waitRegion("alert", "VERSION_CONFLICT")
+	if !strings.Contains(got, "黑色 / M: price "+k.SellPrice+" → 105.00") {
+		t.Errorf("the conflict alert does not name the change (黑色 / M: price %s → 105.00): %q", k.SellPrice, got)
+	}
+	if st := b.regionText("status"); strings.Contains(st, "Saved") {
+		t.Errorf("status says %q after a refused save", st)
+	}
+	if now := consoleGoodsOf(t, s, "1").byText("黑色,M"); now.SellPrice != "105.00" {
+		t.Errorf("黑色,M costs %s after the refused save, want the API's 105.00", now.SellPrice)
+	}
+	b.press("Reload goods")
+	b.waitFor("the reloaded price", 20*time.Second, func() (bool, error) {
+		v := b.prop(b.byRole("textbox", "Price of 黑色 / M"), "value")
+		return v == "105.00", fmt.Errorf("Price of 黑色 / M shows %v", v)
+	})
+	if b.regionText("alert") != "" {
+		t.Errorf("the alert stays after the reload: %q", b.regionText("alert"))
+	}
+}
+
+func excerpt(s, from string) string {
+	if i := strings.Index(s, from); i >= 0 {
+		s = s[i:]
+	}
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
+}
+
+// save presses Save and waits for "Saved"; an alert instead fails the test
+// with its text.
+func save(t *testing.T, b *browser) {
+	t.Helper()
+	if st := b.regionText("status"); st == "Saved" {
+		t.Fatalf("status says Saved before the save, with unsaved edits on the page")
+	}
+	b.press("Save")
+	b.waitFor("the save", 30*time.Second, func() (bool, error) {
+		if a := b.regionText("alert"); a != "" {
+			t.Fatalf("the save failed: %s", a)
+		}
+		st := b.regionText("status")
+		return st == "Saved", fmt.Errorf("status says %q", st)
+	})
 }
 
 // signIn refuses the demo customer's token with a visible alert, then signs
@@ -194,6 +339,17 @@ func (g *consoleGoods) byID(id string) *consoleSku {
 		}
 	}
 	return nil
+}
+
+func (g *consoleGoods) valueID(name string) string {
+	for _, sp := range g.Specs {
+		for _, v := range sp.Values {
+			if v.Name == name {
+				return v.ID
+			}
+		}
+	}
+	return ""
 }
 
 func (g *consoleGoods) byText(text string) *consoleSku {

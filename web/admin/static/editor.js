@@ -99,6 +99,7 @@ export class Editor {
     this.specsBox = h("div", { class: "specs" });
     this.bulkBox = h("div", { class: "bulk" });
     this.matrixBox = h("div", { class: "matrix-wrap" });
+    this.renderedKeys = null;
     this.retiredBox = h("div", { class: "retired" });
     this.panelBox = h("div", { class: "panel-box" });
     this.reason = h("input", { type: "text", autocomplete: "off", placeholder: "e.g. 到货 / restock" });
@@ -113,7 +114,12 @@ export class Editor {
     const status = h("select", { onchange: (e) => (this.form.status = e.target.value) }, options(statuses, this.form.status));
     const mode = h("select", { onchange: (e) => (this.form.stockMode = e.target.value) }, options(modes, this.form.stockMode));
 
-    this.app.replaceChildren(
+    // Any edit after a save makes "Saved" untrue: the status says so by
+    // saying nothing until the next save.
+    const unsaved = () => {
+      if (!this.saving && document.getElementById("status").textContent === "Saved") say("");
+    };
+    this.app.replaceChildren(h("div", { class: "editor", oninput: unsaved, onchange: unsaved },
       h("p", {}, h("a", { href: "#/" }, "All goods")),
       h("h1", {}, g.name, h("span", { class: "muted" }, ` · id ${g.id} · ${g.code} · version ${g.version}`)),
       h("section", { "aria-labelledby": "h-goods", class: "card" }, h("h2", { id: "h-goods" }, "Goods"),
@@ -129,7 +135,7 @@ export class Editor {
         this.saveButton,
         h("button", { type: "button", onclick: () => this.discard() }, "Discard changes")),
       this.panelBox,
-    );
+    ));
     this.renderSpecs();
     this.renderMatrix();
   }
@@ -145,7 +151,7 @@ export class Editor {
     const dims = this.form.specs.map((s) => {
       const dimName = h("input", {
         type: "text", value: s.name, autocomplete: "off", "aria-label": `Name of dimension ${s.name}`,
-        onchange: (e) => {
+        oninput: (e) => {
           s.name = e.target.value.trim();
           this.renderMatrix();
         },
@@ -153,7 +159,10 @@ export class Editor {
       const values = s.values.map((v) => h("li", {},
         h("input", {
           type: "text", value: v.name, autocomplete: "off", "aria-label": `Name of ${this.vname(s, v)}`,
-          onchange: (e) => {
+          // On every keystroke, not on change: change fires on the mousedown
+          // of the next click, and relabelling the matrix then can move the
+          // page under the pointer and lose that click (Save's, typically).
+          oninput: (e) => {
             v.name = e.target.value.trim();
             this.renderMatrix();
           },
@@ -240,12 +249,23 @@ export class Editor {
       this.bulkBox.replaceChildren();
       this.matrixBox.replaceChildren();
       this.retiredBox.replaceChildren();
+      this.renderedKeys = null;
       return;
     }
     this.impactEl.classList.remove("error");
     const list = this.rows();
     this.currentRows = list;
     this.updateImpact();
+    this.labels = new Map(list.map((r) => [r.key, r.label]));
+    // A rename keeps every row: relabel them in place. Redrawing would move
+    // the page under a pointer that is pressing Save right now (the rename's
+    // change event fires on that mousedown), and the click would be lost.
+    const keys = list.map((r) => r.key).join(",");
+    if (keys === this.renderedKeys) {
+      this.relabel(list);
+      return;
+    }
+    this.renderedKeys = keys;
 
     // Bulk price by value: sets the price field of every row holding it.
     this.bulkBox.replaceChildren(this.form.specs.length === 0 ? "" : h("details", { open: true },
@@ -253,7 +273,10 @@ export class Editor {
       ...this.form.specs.map((s) => h("div", { class: "bulk-dim" }, h("span", { class: "muted" }, s.name),
         ...s.values.map((v) => {
           const name = this.vname(s, v);
-          const input = h("input", { type: "text", inputmode: "decimal", autocomplete: "off", "aria-label": `Price of all ${name}`, size: 7 });
+          const input = h("input", {
+            type: "text", inputmode: "decimal", autocomplete: "off", "aria-label": `Price of all ${name}`, size: 7,
+            dataset: { label: "Price of all {}", vkey: v.key },
+          });
           const apply = () => {
             const p = toMoney(input.value);
             if (p === null) {
@@ -275,13 +298,15 @@ export class Editor {
               apply();
             }
           });
-          return h("span", { class: "bulk-value" }, input, h("button", { type: "button", onclick: apply }, `Apply price to ${name}`));
+          return h("span", { class: "bulk-value" }, input,
+            h("button", { type: "button", onclick: apply, dataset: { label: "Apply price to {}", vkey: v.key } }, `Apply price to ${name}`));
         })))));
 
     this.inputs = new Map();
     const text = (r, f, label, size) => {
       const el = h("input", {
         type: "text", value: this.value(r, f), autocomplete: "off", "aria-label": `${label} of ${r.label}`, size,
+        dataset: { label: `${label} of {}` },
         inputmode: f === "skuCode" ? null : "decimal",
         oninput: (e) => this.edit(r, f, e.target.value),
       });
@@ -294,6 +319,7 @@ export class Editor {
       const stockInput = h("input", {
         type: "text", inputmode: "numeric", autocomplete: "off", size: 5, value: st.text,
         "aria-label": k ? `Stock change of ${r.label}` : `Stock of ${r.label}`,
+        dataset: { label: k ? "Stock change of {}" : "Stock of {}" },
         placeholder: k ? "+10 / -3" : "0",
         oninput: (e) => {
           // A new number is a new intent: a new bizSn. The same number
@@ -303,13 +329,14 @@ export class Editor {
       });
       const enabled = h("input", {
         type: "checkbox", checked: this.value(r, "enabled"), "aria-label": `Enabled ${r.label}`,
+        dataset: { label: "Enabled {}" },
         onchange: (e) => {
           this.edit(r, "enabled", e.target.checked);
           this.updateImpact();
         },
       });
-      return h("tr", { dataset: { skuId: k ? k.id : "" }, class: k ? "" : "new" },
-        h("th", { scope: "row" }, r.label, !k ? h("span", { class: "badge" }, "new") : r.returning ? h("span", { class: "badge" }, "back") : ""),
+      return h("tr", { dataset: { skuId: k ? k.id : "", key: r.key }, class: k ? "" : "new" },
+        h("th", { scope: "row" }, h("span", { class: "label" }, r.label), !k ? h("span", { class: "badge" }, "new") : r.returning ? h("span", { class: "badge" }, "back") : ""),
         h("td", { class: "muted" }, k ? k.id : "—"),
         h("td", {}, text(r, "sellPrice", "Price", 7)),
         h("td", {}, text(r, "lineationPrice", "Lineation price", 7)),
@@ -319,7 +346,10 @@ export class Editor {
         h("td", { class: "num" }, k ? String(k.stock) : "0"),
         h("td", { class: "num" }, k ? String(k.availableStock) : "0"),
         h("td", {}, stockInput),
-        h("td", {}, k ? h("button", { type: "button", "aria-label": `Details of ${r.label}`, onclick: () => this.openPanel(k, r.label) }, "Details") : ""),
+        h("td", {}, k ? h("button", {
+          type: "button", "aria-label": `Details of ${r.label}`, dataset: { label: "Details of {}" },
+          onclick: () => this.openPanel(k, this.labels.get(r.key)),
+        }, "Details") : ""),
       );
     });
     this.matrixBox.replaceChildren(h("table", { class: "matrix" },
@@ -336,6 +366,26 @@ export class Editor {
         return h("li", {}, `${label}: ${k.sellPrice}, stock ${k.stock}, ${k.status.toLowerCase()} `,
           h("button", { type: "button", onclick: () => this.openPanel(k, label) }, `Details of ${label}`));
       }))));
+  }
+
+  relabel(list) {
+    for (const r of list) {
+      const tr = this.matrixBox.querySelector(`tr[data-key="${CSS.escape(r.key)}"]`);
+      if (!tr) continue;
+      tr.querySelector("th .label").textContent = r.label;
+      for (const el of tr.querySelectorAll("[data-label]")) el.setAttribute("aria-label", el.dataset.label.replace("{}", r.label));
+    }
+    for (const s of this.form.specs) {
+      for (const v of s.values) {
+        for (const el of this.bulkBox.querySelectorAll(`[data-vkey="${CSS.escape(v.key)}"]`)) {
+          const name = el.dataset.label.replace("{}", this.vname(s, v));
+          el.setAttribute("aria-label", name);
+          if (el.tagName === "BUTTON") el.textContent = name;
+        }
+      }
+      const dim = Array.from(this.bulkBox.querySelectorAll(".bulk-dim"))[this.form.specs.indexOf(s)];
+      if (dim) dim.firstChild.textContent = s.name;
+    }
   }
 
   updateImpact() {
