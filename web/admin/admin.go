@@ -28,10 +28,7 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-sr
 // hash, so no goods id reaches the server in a path) and /admin/static/{file}.
 // Mount it at "/admin/".
 func Handler() http.Handler {
-	static, err := fs.Sub(files, "static")
-	if err != nil {
-		panic(err) // the embed pattern guarantees the directory
-	}
+	static := mustSub()
 	page, err := fs.ReadFile(static, "index.html")
 	if err != nil {
 		panic(err)
@@ -64,6 +61,14 @@ func Handler() http.Handler {
 		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))
 	})
 	return mux
+}
+
+func mustSub() fs.FS {
+	static, err := fs.Sub(files, "static")
+	if err != nil {
+		panic(err) // the embed pattern guarantees the directory
+	}
+	return static
 }
 
 type asset struct {

@@ -1,5 +1,5 @@
 // The admin token lives in sessionStorage: this tab only, gone when the tab
-// closes, never in localStorage (shared by every tab and kept forever), a
+// closes, never in local storage (shared by every tab and kept forever), a
 // cookie (sent on every request) or the URL (history, logs, referrers).
 const key = "storefront.admin.token";
 
