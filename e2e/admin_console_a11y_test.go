@@ -212,3 +212,71 @@ func (b *browser) focusedName() string {
 	b.cmd("GET", "/element/"+ref[elementKey]+"/computedlabel", nil, &s)
 	return s
 }
+
+// controlRoles are the roles a person operates; each of their names must
+// say which one it is.
+var controlRoles = map[string]bool{
+	"button": true, "textbox": true, "checkbox": true, "combobox": true, "link": true,
+	"spinbutton": true, "searchbox": true, "radio": true, "menuitem": true,
+}
+
+// duplicateNames lists the accessible names that more than one control of
+// the page carries, and the controls that carry none.
+func (b *browser) duplicateNames() []string {
+	b.t.Helper()
+	var res struct {
+		Nodes []axNode `json:"nodes"`
+	}
+	if err := b.cdp("Accessibility.getFullAXTree", map[string]any{}, &res); err != nil {
+		b.t.Fatal(err)
+	}
+	seen := map[string]int{}
+	var out []string
+	for _, n := range res.Nodes {
+		if n.Ignored || !controlRoles[n.Role.Value] || chromiumDateTimePart(n) {
+			continue
+		}
+		if strings.TrimSpace(n.Name.Value) == "" {
+			out = append(out, fmt.Sprintf("a %s without a name", n.Role.Value))
+			continue
+		}
+		key := n.Role.Value + " " + n.Name.Value
+		if seen[key]++; seen[key] == 2 {
+			out = append(out, fmt.Sprintf("%s %q", n.Role.Value, n.Name.Value))
+		}
+	}
+	return out
+}
+
+// chromiumDateTimePart is one of the fields Chromium draws inside an
+// <input type="datetime-local"> (its own names, the same in every such
+// input); the input itself carries the page's label.
+func chromiumDateTimePart(n axNode) bool {
+	for _, p := range []string{"Month", "Day", "Year", "Hours", "Minutes", "Seconds", "AM/PM", "Show local date and time picker"} {
+		if strings.HasPrefix(n.Name.Value, p) && (n.Role.Value == "spinbutton" || n.Role.Value == "button") {
+			return true
+		}
+	}
+	return false
+}
+
+// uniqueNames fails the test when a control has no name or shares it.
+func (b *browser) uniqueNames(where string) {
+	b.t.Helper()
+	if d := b.duplicateNames(); len(d) > 0 {
+		b.t.Errorf("%s: controls without a unique accessible name: %v", where, d)
+	}
+}
+
+// selectOption picks the option whose text is option in the select named
+// name, by keyboard: the select's type-ahead, as a person would.
+func (b *browser) selectOption(name, option string) {
+	b.t.Helper()
+	el := b.byRole("combobox", name)
+	b.cmd("POST", "/element/"+el+"/value", map[string]any{"text": option}, nil)
+	b.waitFor(fmt.Sprintf("%q chosen in %q", option, name), 10*time.Second, func() (bool, error) {
+		var got string
+		b.exec(`const s = arguments[0]; return s.options[s.selectedIndex].text;`, &got, map[string]string{elementKey: el})
+		return got == option, fmt.Errorf("%q is chosen", got)
+	})
+}

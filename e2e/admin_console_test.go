@@ -70,6 +70,7 @@ func consoleScenario(t *testing.T, b *browser, s *Server) {
 	if main := b.regionText("main"); !strings.Contains(main, "Saving creates 4 SKUs, disables 0 and enables 0: 16 enabled SKUs after the save.") {
 		t.Errorf("before saving the editor does not count the 4 new SKUs: %q", excerpt(main, "Saving creates"))
 	}
+	b.uniqueNames("the editor with 红色 added")
 	editorScreenshot(t, b)
 	save(t, b)
 
@@ -177,8 +178,18 @@ func renameValue(t *testing.T, b *browser, s *Server, ids []string) {
 	before := consoleGoodsOf(t, s, "1")
 	valueID := before.valueID("藏青")
 	b.fill("Name of 藏青", "海军蓝")
+	// A stock movement meanwhile (a sale, a restock) is not a conflict:
+	// stock and terms are different aggregates, and the save moves no stock.
+	whiteS := before.byText("白色,S")
+	if r := s.Query(t, s.AdminToken, `mutation($in: AdjustStockInput!) { adjustStock(input: $in) { stock } }`,
+		map[string]any{"in": map[string]any{"itemId": whiteS.ID, "delta": 1, "reason": "concurrent restock"}}); len(r.Errors) > 0 {
+		t.Fatalf("concurrent adjustStock: %+v", r.Errors)
+	}
 	save(t, b)
 	g := consoleGoodsOf(t, s, "1")
+	if k := g.byText("白色,S"); k.Stock != whiteS.Stock+1 {
+		t.Errorf("白色,S stock after the rename = %d, want the concurrent restock's %d", k.Stock, whiteS.Stock+1)
+	}
 	if got := g.ids(); !slices.Equal(got, ids) {
 		t.Errorf("after the rename the SKU ids are %v, want the same %v", got, ids)
 	}

@@ -77,6 +77,7 @@ func TestAdminConsoleLimits(t *testing.T) {
 	b.press("Discard changes")
 
 	// An API error, shown with its message; nothing written.
+	b.byRole("textbox", "Name of 黑色")
 	before := consoleGoodsOf(t, s, "1")
 	b.fill("Code of 黑色 / L", "DUP-1")
 	b.fill("Code of 白色 / L", "DUP-1")
@@ -89,6 +90,32 @@ func TestAdminConsoleLimits(t *testing.T) {
 		t.Errorf("a refused save moved the goods version %d -> %d", before.Version, after.Version)
 	}
 	b.press("Discard changes")
+
+	// The goods' own fields and a removed value, saved together: the XL
+	// SKUs are disabled and kept, the rest keep their ids.
+	b.clickEl(b.byRole("textbox", "Name of XL")) // the editor is back
+	b.selectOption("Status", "Off shelf")
+	b.selectOption("Stock mode", "Lock at order, deduct at payment")
+	b.fill("Goods name", "纯棉圆领T恤（新款）")
+	b.press("Remove XL")
+	if main := b.regionText("main"); !strings.Contains(main, "Saving creates 0 SKUs, disables 3 and enables 0: 9 enabled SKUs after the save.") {
+		t.Errorf("removing XL: the editor says %q", excerpt(main, "Saving creates"))
+	}
+	save(t, b)
+	g := consoleGoodsOf(t, s, "1")
+	if g.Name != "纯棉圆领T恤（新款）" || g.Status != "OFF_SHELF" || len(g.Skus) != 12 || len(g.enabled()) != 9 {
+		t.Errorf("after the save: %q %s, %d SKUs of which %d enabled; want the new name, OFF_SHELF, 12 and 9", g.Name, g.Status, len(g.Skus), len(g.enabled()))
+	}
+	for _, k := range g.Skus {
+		if strings.HasSuffix(k.SpecValueStr, ",XL") != (k.Status == "DISABLED") {
+			t.Errorf("SKU %s %s is %s; exactly the XL ones should be disabled", k.ID, k.SpecValueStr, k.Status)
+		}
+	}
+	var mode struct{ Goods struct{ StockMode string } }
+	decode(t, s.Query(t, s.AdminToken, `{ goods(id: 1) { stockMode } }`, nil), &mode)
+	if mode.Goods.StockMode != "LOCK_AT_ORDER" {
+		t.Errorf("stock mode after the save: %s, want LOCK_AT_ORDER", mode.Goods.StockMode)
+	}
 
 	// Create a goods: two colours, one price, an opening stock.
 	b.clickEl(b.byRole("link", "All goods"))
@@ -170,6 +197,8 @@ func TestAdminConsoleSkuDetails(t *testing.T) {
 	if got := b.focusedName(); !strings.Contains(got, "SKU 黑色 / L") {
 		t.Errorf("opening the details moved the focus to %q, want its heading", got)
 	}
+	b.byRole("button", "Refund order "+sn)
+	b.uniqueNames("the editor with a SKU's details open")
 	b.fill("Refund reason for "+sn, "尺码不合适")
 	b.press("Refund order " + sn)
 	b.waitRegion("status", "Order "+sn+" refunded")
