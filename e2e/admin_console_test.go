@@ -153,7 +153,7 @@ func tokenStaysHere(t *testing.T, b *browser, s *Server) {
 // STOREFRONT_ADMIN_SCREENSHOT=path copies it there (the PNG under docs/).
 func editorScreenshot(t *testing.T, b *browser) {
 	t.Helper()
-	b.cmd("POST", "/window/rect", map[string]int{"width": 1280, "height": 1700}, nil)
+	b.cmd("POST", "/window/rect", map[string]int{"width": 1280, "height": 1900}, nil)
 	defer b.cmd("POST", "/window/rect", map[string]int{"width": 1200, "height": 900}, nil)
 	b.exec(`window.scrollTo(0, 0); return null;`, nil)
 	shot := b.screenshot("editor")
