@@ -117,6 +117,15 @@ func TestAdminConsoleLimits(t *testing.T) {
 		t.Errorf("stock mode after the save: %s, want LOCK_AT_ORDER", mode.Goods.StockMode)
 	}
 
+	// A goods without specs has one row, the default SKU.
+	b.clickEl(b.byRole("link", "All goods"))
+	b.clickEl(b.byRole("link", "帆布托特包"))
+	b.fill("Price of default SKU", "45.00")
+	save(t, b)
+	if bag := consoleGoodsOf(t, s, "2"); len(bag.Skus) != 1 || bag.Skus[0].SellPrice != "45.00" {
+		t.Errorf("the bag after a price edit: %+v, want its one SKU at 45.00", bag.Skus)
+	}
+
 	// Create a goods: two colours, one price, an opening stock.
 	b.clickEl(b.byRole("link", "All goods"))
 	b.clickEl(b.byRole("link", "New goods"))
@@ -209,6 +218,31 @@ func TestAdminConsoleSkuDetails(t *testing.T) {
 	}
 	if got := stockOf(t, s, "1", id).Stock; got != stock {
 		t.Errorf("黑色,L stock after order and refund = %d, want %d", got, stock)
+	}
+
+	// An order the ledger does not name yet (lock-at-order, unpaid), by its number.
+	var scarf struct {
+		GoodsList struct {
+			Edges []struct {
+				Node struct {
+					Skus []struct{ ID string }
+				}
+			}
+		}
+	}
+	decode(t, s.Query(t, "", `{ goodsList(filter: {search: "真丝围巾"}) { edges { node { skus { id } } } } }`, nil), &scarf)
+	var lock placed
+	decode(t, s.queryWithKey(t, s.CustomerToken, "console-order-2", placeOrder,
+		map[string]any{"items": []map[string]any{{"itemId": scarf.GoodsList.Edges[0].Node.Skus[0].ID, "quantity": 1}}}), &lock)
+	b.fill("Order number", lock.PlaceOrder.OrderSn)
+	b.press("Find order")
+	b.waitFor("the looked-up order", 20*time.Second, func() (bool, error) {
+		main := b.regionText("main")
+		i := strings.Index(main, lock.PlaceOrder.OrderSn)
+		return i >= 0 && strings.Contains(main[i:], "UNPAID"), nil
+	})
+	if !b.absent("button", "Refund order "+lock.PlaceOrder.OrderSn) {
+		t.Errorf("an unpaid order offers a refund")
 	}
 
 	b.fill("Pool name", "秒杀")

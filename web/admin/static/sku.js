@@ -54,6 +54,7 @@ export class SkuPanel {
       h("p", { class: "hint" }, "Orders named by this SKU's ledger (lock-at-order orders appear once paid)."),
       h("table", {}, h("thead", {}, h("tr", {}, ...["Order", "Status", "Amount", "Placed", ""].map((t) => h("th", { scope: "col" }, t)))),
         this.ordersBody),
+      this.lookupForm(),
     ));
     heading.focus();
     await Promise.all([this.loadLedger(true), this.loadPools()]);
@@ -101,6 +102,35 @@ export class SkuPanel {
       }
     }
     this.ordersBody.replaceChildren(...rows);
+  }
+
+  // Any order by its number (the API has no admin-wide order list): an
+  // unpaid lock-at-order order has no ledger row yet, for one.
+  lookupForm() {
+    const sn = h("input", { type: "text", autocomplete: "off", size: 24 });
+    const find = async () => {
+      clearAlert();
+      const v = sn.value.trim();
+      if (!v) return;
+      try {
+        const d = await gql(this.token, Q.orderQuery, { sn: v });
+        if (!d.order) {
+          alertWith(h("p", {}, `No order ${v}.`));
+          return;
+        }
+        if (!this.orderSns.includes(v)) this.orderSns.unshift(v);
+        await this.loadOrders();
+      } catch (e) {
+        showError(`Loading order ${v} failed`, e);
+      }
+    };
+    sn.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") {
+        e.preventDefault();
+        find();
+      }
+    });
+    return h("div", { class: "row" }, field("Order number", sn), h("button", { type: "button", onclick: find }, "Find order"));
   }
 
   orderRow(o) {
