@@ -15,8 +15,8 @@ test-race:
 test-e2e: ## end-to-end tests against the real binary, fault tests included (they stop and freeze the local MariaDB: run alone)
 	$(GO) test -tags fault -count=1 -v ./e2e/
 
-test-browser: ## the product page in headless chromium (install it with: bash .ci/browser-deps.sh)
-	$(GO) test -count=1 -run Browser -v ./e2e/
+test-browser: ## the shop and the admin console in headless chromium (install it with: bash .ci/browser-deps.sh)
+	$(GO) test -count=1 -run 'Browser|AdminConsole' -v ./e2e/
 
 bench: ## benchmarks with their anchors (docs/benchmarks.md); STOREFRONT_BENCH_DB='mysql:DSN' runs the checkout table on MariaDB
 	$(GO) test -run='^$$' -bench=. -benchmem ./skumatrix/

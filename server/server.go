@@ -25,6 +25,7 @@ import (
 	"storefront/resolvers"
 	"storefront/store"
 	"storefront/web"
+	"storefront/web/admin"
 )
 
 // Options configures the handler.
@@ -120,6 +121,7 @@ func build(o Options, metricsOnPublic bool) Handlers {
 		mux.Handle("GET /{$}", playground.Handler("storefront", "/graphql"))
 	}
 	mux.Handle("/shop/", web.Handler(web.Options{DemoToken: o.DemoToken}))
+	mux.Handle("/admin/", admin.Handler())
 	if o.PaymentNotify != nil {
 		mux.Handle("POST /payments/{provider}/notify", timeout(o.RequestTimeout, countNotifications(m, o.PaymentNotify)))
 	}
