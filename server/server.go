@@ -65,6 +65,9 @@ type Options struct {
 	// answers (respcache.go); nil: every request is executed, as before it
 	// existed. It must validate against Resolver.Catalog.
 	ResponseCache *ResponseCache
+	// Live configures subscriptions over WebSocket, served when
+	// Resolver.Live is set (websocket.go).
+	Live LiveOptions
 }
 
 // Handlers are the service's HTTP surface split in two, for serving

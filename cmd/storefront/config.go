@@ -43,6 +43,7 @@ type config struct {
 	// The response cache (respcache.go).
 	ResponseCache        bool
 	ResponseCacheMaxCost int64
+	Live                 liveConfig // live.go
 }
 
 // flagSet registers the flags shared by commands that open the database.
