@@ -6,13 +6,14 @@
 //     a connection of its own: the server's heap, RSS and goroutines per
 //     subscriber, then -rounds orders one second apart and, per order, the
 //     time from its acknowledgement to each subscriber's message (p50, p99).
+//
 //  2. Hot-SKU orders a second (-clients closed-loop HTTP clients on 黑色/L)
 //     with -watchers subscribers (default 1,000) watching that goods and with
 //     none, interleaved in -slice slices (none, watched, watched, none, …):
 //     the ratio is the figure (issue 31's target: at least 0.9).
 //
-//	go run ./bench/live
-//	go run ./bench/live -db 'mysql:root@tcp(127.0.0.1:3306)/bench_live'   (an empty database)
+//     go run ./bench/live
+//     go run ./bench/live -db 'mysql:root@tcp(127.0.0.1:3306)/bench_live'   (an empty database)
 package main
 
 import (
@@ -82,7 +83,9 @@ func run(db string, subs, rounds, watchers, clients int, slice time.Duration, pa
 
 	// The hot SKU (黑色/L of the T-shirt, goods 1) gets stock enough for every run.
 	var g struct {
-		Goods struct{ Skus []struct{ ID, SpecValueStr string } }
+		Goods struct {
+			Skus []struct{ ID, SpecValueStr string }
+		}
 	}
 	if err := s.query(s.admin, "", `{ goods(id: 1) { skus { id specValueStr } } }`, nil, &g); err != nil {
 		return err
@@ -97,7 +100,15 @@ func run(db string, subs, rounds, watchers, clients int, slice time.Duration, pa
 		return err
 	}
 
-	// Part 1.
+	if subs > 0 {
+		if err := part1(s, hot, subs, rounds); err != nil {
+			return err
+		}
+	}
+	return part2(s, hot, watchers, clients, slice, pairs)
+}
+
+func part1(s *instance, hot string, subs, rounds int) error {
 	base := s.metrics()
 	p := newPool(s.ws, "1", hot)
 	if err := p.open(subs); err != nil {
@@ -130,8 +141,10 @@ func run(db string, subs, rounds, watchers, clients int, slice time.Duration, pa
 	fmt.Printf("push latency after an order's acknowledgement (%d orders × %d subscribers, --live-interval 250ms): p50 %v, p99 %v, max %v\n",
 		rounds, subs, q(lat, 0.50), q(lat, 0.99), lat[len(lat)-1])
 	p.close()
+	return nil
+}
 
-	// Part 2.
+func part2(s *instance, hot string, watchers, clients int, slice time.Duration, pairs int) error {
 	fmt.Printf("\n## hot-SKU orders/s, %d closed-loop HTTP clients, with %d subscribers watching against none (%d×%v slices each, interleaved)\n", clients, watchers, 2*pairs, slice)
 	w := newPool(s.ws, "1", hot)
 	rates := map[bool][]float64{}
