@@ -168,7 +168,7 @@ func (h *Hub) Subscribe(ctx context.Context, v catalog.Viewer, id int64, end fun
 		s.sent = true
 	}
 	s.stop = context.AfterFunc(ctx, func() { h.remove(t, s) })
-	return s.ch, nil
+	return relayed(ctx, s.ch), nil
 }
 
 // remove unregisters s (its context ended).

@@ -19,6 +19,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"storefront/auth"
+	"storefront/live"
 )
 
 // Defaults of LiveOptions. Offices and carrier NAT put many browsers behind
@@ -216,17 +217,17 @@ type wsConn struct {
 // request would get the first message and hang up), queries and mutations
 // only over HTTP (where the Idempotency-Key header, the response cache and
 // the request limits apply).
-type liveOps struct{}
+type liveOps struct{ share *sharedAnswers }
 
 var _ interface {
 	graphql.OperationInterceptor
 	graphql.HandlerExtension
-} = liveOps{}
+} = (*liveOps)(nil)
 
-func (liveOps) ExtensionName() string                   { return "LiveOperations" }
-func (liveOps) Validate(graphql.ExecutableSchema) error { return nil }
+func (*liveOps) ExtensionName() string                   { return "LiveOperations" }
+func (*liveOps) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (liveOps) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+func (l *liveOps) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	oc := graphql.GetOperationContext(ctx)
 	if oc.Operation == nil {
 		return next(ctx)
@@ -251,13 +252,44 @@ func (liveOps) InterceptOperation(ctx context.Context, next graphql.OperationHan
 	}
 	var once sync.Once
 	done := func() { once.Do(func() { c.running.Add(-1) }) }
+	key := shareKey(oc)
+	ctx, relay := live.WithRelay(ctx)
 	responses := next(ctx)
-	return func(ctx context.Context) *graphql.Response {
-		resp := responses(ctx)
-		if resp == nil {
-			done() // the end of the stream: completed, stopped or disconnected
+	if relay.In == nil || key == "" || l.share == nil {
+		// Not a goodsStock stream (refused, or another field): as it is.
+		return func(ctx context.Context) *graphql.Response {
+			resp := responses(ctx)
+			if resp == nil {
+				done() // the end of the stream: completed, stopped or disconnected
+			}
+			return resp
 		}
-		return resp
+	}
+	return func(ctx context.Context) *graphql.Response {
+		select {
+		case v, ok := <-relay.In:
+			if !ok {
+				// The hub ended it (NOT_FOUND): gqlgen reads the close and
+				// sends the subscription's error.
+				close(relay.Out)
+				resp := responses(ctx)
+				if resp == nil {
+					done()
+				}
+				return resp
+			}
+			resp := l.share.get(key, v, func() *graphql.Response {
+				relay.Out <- v
+				return responses(ctx)
+			})
+			if resp == nil {
+				done()
+			}
+			return resp
+		case <-ctx.Done():
+			done()
+			return nil
+		}
 	}
 }
 
