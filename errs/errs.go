@@ -46,6 +46,9 @@ var (
 	// Forbidden: the caller is known, and its role or ownership does not
 	// allow this.
 	Forbidden error = &category{"forbidden"}
+	// RateLimited: this client sent more of these requests than its limit
+	// allows; the same request succeeds after the wait the answer names.
+	RateLimited error = &category{"rate limited"}
 )
 
 // VersionConflict is the one precise error that several domains share: an

@@ -45,7 +45,7 @@ func TestIs(t *testing.T) {
 }
 
 func TestCategoriesAreDistinct(t *testing.T) {
-	cats := []error{errs.NotFound, errs.InvalidInput, errs.Conflict, errs.Unavailable, errs.Unauthenticated, errs.Forbidden}
+	cats := []error{errs.NotFound, errs.InvalidInput, errs.Conflict, errs.Unavailable, errs.Unauthenticated, errs.Forbidden, errs.RateLimited}
 	for i, a := range cats {
 		for j, b := range cats {
 			if got := errors.Is(a, b); got != (i == j) {

@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -97,13 +98,9 @@ func write(ctx context.Context, tx *ent.Tx, ids []int64, replace bool) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	cats, err := tx.Category.Query().All(ctx)
+	parent, err := parents(ctx, tx)
 	if err != nil {
 		return fmt.Errorf("refreshing the listing: %w", err)
-	}
-	parent := make(map[int64]*int64, len(cats))
-	for _, k := range cats {
-		parent[k.ID] = k.ParentID
 	}
 	for start := 0; start < len(ids); start += refreshChunk {
 		if err := refresh(ctx, tx, ids[start:min(start+refreshChunk, len(ids))], parent, replace); err != nil {
@@ -186,10 +183,14 @@ func listingRow(v store.Values) {
 }
 
 // scopesOf is the scopes a goods in category cat is listed under: All,
-// then the category and each of its ancestors (at most MaxDepth).
+// then the category and each of its ancestors (at most MaxDepth). The walk
+// is bounded, so a loop in the tree (written by hand) ends it as an error.
 func scopesOf(cat *int64, parent map[int64]*int64) ([]int64, error) {
 	scopes := []int64{All}
 	for k := cat; k != nil; k = parent[*k] {
+		if slices.Contains(scopes[1:], *k) {
+			return nil, fmt.Errorf("category %d: its path %v comes back to category %d, a loop", *cat, scopes[1:], *k)
+		}
 		if len(scopes) > MaxDepth {
 			return nil, fmt.Errorf("category %d is more than %d levels deep", *cat, MaxDepth)
 		}

@@ -17,6 +17,9 @@ import (
 
 // Diff is one listing row that is not what the truth gives: a missing row
 // (Got ""), a row that should not exist (Want ""), or one column's value.
+// Column "category" (scope 0) is a goods whose category's path has no rows
+// to give: it loops or is deeper than MaxDepth (a tree written by hand);
+// its rows are not compared.
 type Diff struct {
 	GoodsID, Scope int64
 	Column         string
@@ -46,10 +49,11 @@ func Reconcile(ctx context.Context, c *ent.Client, limit int) ([]Diff, error) {
 	}
 	var diffs []Diff
 	for lo := int64(math.MinInt64); len(diffs) < limit; {
-		want, next, err := truth(ctx, c, lo, parent)
+		want, broken, next, err := truth(ctx, c, lo, parent)
 		if err != nil {
 			return nil, err
 		}
+		diffs = append(diffs, broken...)
 		hi := next
 		if hi == 0 {
 			hi = math.MaxInt64
@@ -58,7 +62,7 @@ func Reconcile(ctx context.Context, c *ent.Client, limit int) ([]Diff, error) {
 		if err != nil {
 			return nil, store.Classify(fmt.Errorf("reading the listing: %w", err))
 		}
-		diffs = append(diffs, compare(want, have)...)
+		diffs = append(diffs, compare(want, skipped(broken), have)...)
 		if next == 0 {
 			break
 		}
@@ -70,8 +74,9 @@ func Reconcile(ctx context.Context, c *ent.Client, limit int) ([]Diff, error) {
 type key struct{ goods, scope int64 }
 
 // truth computes the listing rows of the next reconcileBatch live goods
-// from id lo on; next is the last id read (0 when none is left after it).
-func truth(ctx context.Context, c *ent.Client, lo int64, parent map[int64]*int64) (map[key]*ent.GoodsListing, int64, error) {
+// from id lo on, and a "category" Diff for each of them whose category
+// gives no scopes; next is the last id read (0 when none is left after it).
+func truth(ctx context.Context, c *ent.Client, lo int64, parent map[int64]*int64) (want map[key]*ent.GoodsListing, broken []Diff, next int64, err error) {
 	var rows []struct {
 		ID       int64             `sql:"id"`
 		Status   enums.GoodsStatus `sql:"status"`
@@ -83,40 +88,53 @@ func truth(ctx context.Context, c *ent.Client, lo int64, parent map[int64]*int64
 		Sales    int64             `sql:"sales"`
 		InStock  bool              `sql:"in_stock"`
 	}
-	err := c.Goods.Query().Where(goods.DeleteTimeIsNil(), goods.IDGTE(lo)).Order(goods.ByID()).Limit(reconcileBatch).
+	err = c.Goods.Query().Where(goods.DeleteTimeIsNil(), goods.IDGTE(lo)).Order(goods.ByID()).Limit(reconcileBatch).
 		Modify(func(s *entsql.Selector) {
 			id := s.C(goods.FieldID)
 			s.Select(goods.FieldID, goods.FieldStatus, goods.FieldName, goods.FieldCode, goods.FieldCategoryID, goods.FieldCreatedAt,
 				entsql.As(minPriceOf(id), "min_price"), entsql.As(salesOf(id), "sales"), entsql.As(inStockOf(id), "in_stock"))
 		}).Scan(ctx, &rows)
 	if err != nil {
-		return nil, 0, store.Classify(fmt.Errorf("recomputing the listing: %w", err))
+		return nil, nil, 0, store.Classify(fmt.Errorf("recomputing the listing: %w", err))
 	}
-	want := map[key]*ent.GoodsListing{}
+	want = map[key]*ent.GoodsListing{}
 	var last int64
 	for _, r := range rows {
+		last = r.ID
 		nameKey, searchKey := keys(r.Name, r.Code)
 		scopes, err := scopesOf(r.Category, parent)
 		if err != nil {
-			return nil, 0, err
+			broken = append(broken, Diff{GoodsID: r.ID, Column: "category", Want: fmt.Sprintf("a path of at most %d levels to a root", MaxDepth), Got: err.Error()})
+			continue
 		}
 		for _, sc := range scopes {
 			want[key{r.ID, sc}] = &ent.GoodsListing{Scope: sc, GoodsID: r.ID, Status: r.Status, NameKey: nameKey, SearchKey: searchKey,
 				MinPrice: r.Price, Sales: r.Sales, InStock: r.InStock, CreatedAt: r.Created}
 		}
-		last = r.ID
 	}
 	n := len(rows)
 	if n < reconcileBatch {
 		last = 0
 	}
-	return want, last, nil
+	return want, broken, last, nil
 }
 
-func compare(want map[key]*ent.GoodsListing, have []*ent.GoodsListing) []Diff {
+// skipped is the goods of the "category" Diffs, whose rows are not compared.
+func skipped(broken []Diff) map[int64]bool {
+	skip := make(map[int64]bool, len(broken))
+	for _, d := range broken {
+		skip[d.GoodsID] = true
+	}
+	return skip
+}
+
+func compare(want map[key]*ent.GoodsListing, skip map[int64]bool, have []*ent.GoodsListing) []Diff {
 	var diffs []Diff
 	seen := map[key]bool{}
 	for _, h := range have {
+		if skip[h.GoodsID] {
+			continue
+		}
 		k := key{h.GoodsID, h.Scope}
 		seen[k] = true
 		w, ok := want[k]

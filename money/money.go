@@ -18,9 +18,10 @@ type Money int64
 var ErrInvalid = errors.New("invalid money amount")
 
 // Parse reads "89", "89.5" or "89.00" (optionally negative). More than two
-// decimal places is an error rather than a silent rounding.
+// decimal places is an error rather than a silent rounding, and so is white
+// space anywhere (" 1.00", "1.00\n"): the scalar is the decimal string and
+// nothing else, as ids are (issue 25).
 func Parse(s string) (Money, error) {
-	s = strings.TrimSpace(s)
 	if s == "" {
 		return 0, ErrInvalid
 	}

@@ -18,7 +18,8 @@ func TestParse(t *testing.T) {
 			t.Errorf("Parse(%q) = %d, %v, want %d", tc.in, got, err, tc.want)
 		}
 	}
-	for _, bad := range []string{"", "1.234", "abc", "1.", ".5", "1e3", "--1", "1,00", "9999999999999999"} {
+	// White space is refused wherever it stands (issue 25: " 1.00" was 1.00).
+	for _, bad := range []string{"", "1.234", "abc", "1.", ".5", "1e3", "--1", "1,00", "9999999999999999", " 1.00", "1.00 ", "\t1", "1.00\n", " ", "- 1", "-"} {
 		if _, err := Parse(bad); !errors.Is(err, ErrInvalid) {
 			t.Errorf("Parse(%q) error = %v, want ErrInvalid", bad, err)
 		}

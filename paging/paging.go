@@ -19,16 +19,28 @@ const (
 	Max     = 100
 )
 
-// Size turns a connection's `first` into a row count: 0 (absent) means the
-// default, anything above Max is capped, a negative value is an error.
+// Size turns a connection's `first` into a row count: anything above Max
+// is capped, a negative value is an error, and 0 is no rows (a client
+// asking only for totalCount or pageInfo). An absent `first` is First's
+// business: it becomes Default before it gets here.
 func Size(first int) (int, error) {
-	switch {
-	case first < 0:
+	if first < 0 {
 		return 0, fmt.Errorf("%w: first must not be negative", ErrInvalid)
-	case first == 0:
-		return Default, nil
 	}
 	return min(first, Max), nil
+}
+
+// First is a connection argument `first` as the resolvers receive it (nil:
+// absent) in the form Size takes: Default when absent, else as sent.
+// Values beyond int's range are clamped so that Size still sees their sign.
+func First(first *int64) int {
+	switch {
+	case first == nil:
+		return Default
+	case *first < 0:
+		return -1
+	}
+	return int(min(*first, Max+1))
 }
 
 // Cursor is the opaque cursor of row id in a connection of kind. The kind

@@ -6,13 +6,27 @@ import (
 )
 
 func TestSize(t *testing.T) {
-	for _, tc := range []struct{ in, want int }{{0, Default}, {1, 1}, {100, 100}, {101, 100}, {5000, 100}} {
+	for _, tc := range []struct{ in, want int }{{0, 0}, {1, 1}, {100, 100}, {101, 100}, {5000, 100}} {
 		if got, err := Size(tc.in); err != nil || got != tc.want {
 			t.Errorf("Size(%d) = %d, %v, want %d", tc.in, got, err, tc.want)
 		}
 	}
 	if _, err := Size(-1); !errors.Is(err, ErrInvalid) {
 		t.Errorf("Size(-1) error = %v, want ErrInvalid", err)
+	}
+}
+
+// An absent first is the default page; first: 0 is no rows (issue 25:
+// goodsList(first: 0) answered 20 edges).
+func TestFirst(t *testing.T) {
+	p := func(n int64) *int64 { return &n }
+	for _, tc := range []struct {
+		in   *int64
+		want int
+	}{{nil, Default}, {p(0), 0}, {p(5), 5}, {p(1 << 40), Max + 1}, {p(-3), -1}, {p(-1 << 62), -1}} {
+		if got := First(tc.in); got != tc.want {
+			t.Errorf("First(%v) = %d, want %d", tc.in, got, tc.want)
+		}
 	}
 }
 

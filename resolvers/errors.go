@@ -62,6 +62,7 @@ var codes = []errorCode{
 	{errs.NotFound, "NOT_FOUND"},
 	{errs.InvalidInput, "INVALID_INPUT"},
 	{errs.Unavailable, "UNAVAILABLE"},
+	{errs.RateLimited, "RATE_LIMITED"},
 }
 
 // Code returns the extensions.code for err, or "" when it is not a known

@@ -33,6 +33,7 @@ var documented = []struct {
 	{"errs.NotFound", errs.NotFound, "NOT_FOUND"},
 	{"errs.InvalidInput", errs.InvalidInput, "INVALID_INPUT"},
 	{"errs.Unavailable", errs.Unavailable, "UNAVAILABLE"},
+	{"errs.RateLimited", errs.RateLimited, "RATE_LIMITED"},
 	{"errs.VersionConflict", errs.VersionConflict, "VERSION_CONFLICT"},
 	{"store.ErrUnavailable", store.ErrUnavailable, "UNAVAILABLE"},
 	{"store.ErrCommitUnknown", store.ErrCommitUnknown, "UNAVAILABLE"},

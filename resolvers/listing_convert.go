@@ -10,11 +10,12 @@ import (
 	"storefront/graph"
 	"storefront/listing"
 	"storefront/media"
+	"storefront/paging"
 )
 
 func listParams(ctx context.Context, first *int64, after *string, f *graph.GoodsFilter, sort *graph.GoodsSort, status *enums.GoodsStatus) (catalog.ListParams, error) {
 	var id ids
-	p := catalog.ListParams{First: int(deref(first)), After: deref(after), Status: status, Count: selected(ctx, "totalCount")}
+	p := catalog.ListParams{First: paging.First(first), After: deref(after), Status: status, Count: selected(ctx, "totalCount")}
 	if f != nil {
 		p.CategoryID, p.Search, p.PriceMin, p.PriceMax, p.InStock = id.opt(f.CategoryID), deref(f.Search), f.PriceMin, f.PriceMax, f.InStock
 		if f.Status != nil {

@@ -12,6 +12,7 @@ import (
 	"storefront/enums"
 	"storefront/graph"
 	"storefront/inventory"
+	"storefront/paging"
 )
 
 // CreateGoods is the resolver for the createGoods field.
@@ -194,7 +195,7 @@ func (r *queryResolver) StockLedger(ctx context.Context, itemID string, first *i
 	if _, err := auth.Require(ctx, auth.Admin); err != nil {
 		return nil, err
 	}
-	page, err := r.Inventory.Ledger(ctx, id, int(deref(first)), deref(after))
+	page, err := r.Inventory.Ledger(ctx, id, paging.First(first), deref(after))
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +211,7 @@ func (r *queryResolver) StockPools(ctx context.Context, itemID string, first *in
 	if _, err := auth.Require(ctx, auth.Admin); err != nil {
 		return nil, err
 	}
-	page, err := r.Inventory.Pools(ctx, id, int(deref(first)), deref(after))
+	page, err := r.Inventory.Pools(ctx, id, paging.First(first), deref(after))
 	if err != nil {
 		return nil, err
 	}

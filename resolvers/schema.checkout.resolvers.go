@@ -9,6 +9,7 @@ import (
 	"context"
 	"storefront/checkout"
 	"storefront/graph"
+	"storefront/paging"
 )
 
 // PlaceOrder is the resolver for the placeOrder field.
@@ -49,7 +50,7 @@ func (r *queryResolver) MyOrders(ctx context.Context, first *int64, after *strin
 	if err != nil {
 		return nil, err
 	}
-	page, err := r.Checkout.MyOrders(ctx, p.UserID, int(deref(first)), deref(after))
+	page, err := r.Checkout.MyOrders(ctx, p.UserID, paging.First(first), deref(after))
 	if err != nil {
 		return nil, err
 	}

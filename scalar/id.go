@@ -11,7 +11,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 )
 
-// ErrInvalidID reports an ID that is not a positive integer.
+// ErrInvalidID reports an ID that is not a positive integer in its one
+// canonical form.
 var ErrInvalidID = errors.New("invalid id")
 
 // MarshalInt64ID writes a database id as a GraphQL ID (a string on the wire).
@@ -26,11 +27,15 @@ func MarshalInt64ID(id int64) graphql.Marshaler {
 }
 
 // UnmarshalInt64ID accepts the string form (and, leniently, a JSON integer).
+// Only the form MarshalInt64ID writes is an id: "03", "+3" and " 3" are
+// refused as "abc" is, so that one row has one spelling, and so one
+// response-cache key per selection (issue 25: each spelling was an entry
+// of its own).
 func UnmarshalInt64ID(v any) (int64, error) {
 	switch v := v.(type) {
 	case string:
 		id, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || id <= 0 {
+		if err != nil || id <= 0 || strconv.FormatInt(id, 10) != v {
 			return 0, fmt.Errorf("%w: %q", ErrInvalidID, v)
 		}
 		return id, nil

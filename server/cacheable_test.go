@@ -59,6 +59,13 @@ func TestCacheableOp(t *testing.T) {
 		{`{ goodsList(first: 5) { edges { cursor node { ...G } } pageInfo { hasNextPage endCursor } } } fragment G on Goods { id specs { values { name } } skus(includeDisabled: true) { id } }`, true},
 		{`{ goods(id: 1) { ... on Goods { id __typename } } }`, true},
 		{`{ goods(id: 1) { skus { costPrice } } }`, false},
+		// An inline fragment is walked like any selection: a private field
+		// inside one, typed or not, nested or under a directive, bypasses.
+		{`{ goods(id: 1) { id ... on Goods { category { id name } } } }`, false},
+		{`{ goods(id: 1) { ... { skus { ... on Sku { costPrice } } } } }`, false},
+		{`{ goods(id: 1) { ... @include(if: true) { ... on Goods { skus { pools { id } } } } } }`, false},
+		{`{ ... on Query { goods(id: 1) { id } myOrders { edges { cursor } } } }`, false},
+		{`{ ... on Query { goods(id: 1) { ... on Goods { skus { ... on Sku { id } } } } } }`, true},
 		{`{ goods(id: 1) { ...F } } fragment F on Goods { skus { id costPrice } }`, false},
 		{`{ goods(id: 1) { id } myOrders { edges { node { orderSn } } } }`, false},
 		{`{ stockReconciliation { itemId } }`, false},
@@ -89,33 +96,39 @@ func TestCacheKey(t *testing.T) {
 	pq := func(h string, v any) map[string]any {
 		return map[string]any{"persistedQuery": map[string]any{"version": v, "sha256Hash": h}}
 	}
-	plain := cacheKey(&request{query: q})
+	plain := cacheKey(&request{query: q}, nil)
 	for _, tc := range []struct {
 		name string
 		req  request
+		vars map[string]any
 		want string // "same", "other" or ""
 	}{
-		{"hash only", request{extensions: pq(hash(q), jsonNumber("1"))}, "same"},
-		{"hash and query", request{query: q, extensions: pq(hash(q), jsonNumber("1"))}, "same"},
-		{"hash of another query", request{query: q, extensions: pq(hash(q+" "), jsonNumber("1"))}, ""},
-		{"upper-case hash", request{extensions: pq(strings.ToUpper(hash(q)), jsonNumber("1"))}, ""},
-		{"APQ version 2", request{extensions: pq(hash(q), jsonNumber("2"))}, ""},
-		{"bad extension", request{query: q, extensions: map[string]any{"persistedQuery": "x"}}, ""},
-		{"variables, compacted", request{query: q, variables: []byte(`{ "a" : 1 }`)}, "other"},
-		{"operation name", request{query: q, opName: "A"}, "other"},
+		{"hash only", request{extensions: pq(hash(q), jsonNumber("1"))}, nil, "same"},
+		{"hash and query", request{query: q, extensions: pq(hash(q), jsonNumber("1"))}, nil, "same"},
+		{"hash of another query", request{query: q, extensions: pq(hash(q+" "), jsonNumber("1"))}, nil, ""},
+		{"upper-case hash", request{extensions: pq(strings.ToUpper(hash(q)), jsonNumber("1"))}, nil, ""},
+		{"APQ version 2", request{extensions: pq(hash(q), jsonNumber("2"))}, nil, ""},
+		{"bad extension", request{query: q, extensions: map[string]any{"persistedQuery": "x"}}, nil, ""},
+		{"variables", request{query: q}, map[string]any{"a": jsonNumber("1")}, "other"},
+		// Raw variables the operation does not declare are not in vars.
+		{"undeclared variables", request{query: q, variables: []byte(`{"x":"` + strings.Repeat("y", 2048) + `"}`)}, nil, "same"},
+		{"operation name", request{query: q, opName: "A"}, nil, "other"},
 	} {
-		got := cacheKey(&tc.req)
+		got := cacheKey(&tc.req, tc.vars)
 		switch {
 		case tc.want == "same" && got != plain, tc.want == "" && got != "", tc.want == "other" && (got == "" || got == plain):
 			t.Errorf("%s: key %q (plain %q), want %s", tc.name, got, plain, tc.want)
 		}
 	}
-	if cacheKey(&request{query: q, variables: []byte(`{"a":1}`)}) != cacheKey(&request{query: q, variables: []byte(` {"a": 1} `)}) {
-		t.Error("variables differing in white space give different keys")
+	// One set of values, one key, in whatever order the client wrote them.
+	ab := map[string]any{"a": jsonNumber("1"), "b": []any{"x", map[string]any{"d": true, "c": nil}}}
+	ba := map[string]any{"b": []any{"x", map[string]any{"c": nil, "d": true}}, "a": jsonNumber("1")}
+	if cacheKey(&request{query: q}, ab) != cacheKey(&request{query: q}, ba) {
+		t.Error("the same variables in another order give different keys")
 	}
 	// The name is length-prefixed: no name and variables forge another pair.
-	a := cacheKey(&request{query: q, opName: "A", variables: []byte(`{}`)})
-	b := cacheKey(&request{query: q, opName: "A{}"})
+	a := cacheKey(&request{query: q, opName: "A"}, map[string]any{"x": jsonNumber("1")})
+	b := cacheKey(&request{query: q, opName: `A{"x":1}`}, nil)
 	if a == b {
 		t.Error(`operation "A" with {} and operation "A{}" share a key`)
 	}

@@ -95,12 +95,17 @@ func inPage(_ map[string]any, page int) int {
 	return page
 }
 
-// firstArg is the page size paging.Size gives for the first argument:
-// the default when absent or 0, at most paging.Max.
+// firstArg is the page size the resolvers give the first argument
+// (paging.First, then paging.Size): the default when absent, none for 0,
+// at most paging.Max. (A page of 0 is inPage's "unknown", so first: 0
+// charges its edges as a full page: too much for no rows, never too little.)
 func firstArg(args map[string]any) int {
 	n, ok := intArg(args["first"])
-	if !ok || n <= 0 {
+	switch {
+	case !ok:
 		return paging.Default
+	case n <= 0:
+		return 0
 	}
 	return int(min(n, paging.Max))
 }

@@ -65,6 +65,9 @@ type Options struct {
 	// answers (respcache.go); nil: every request is executed, as before it
 	// existed. It must validate against Resolver.Catalog.
 	ResponseCache *ResponseCache
+	// RateLimiter limits each client's mutations (ratelimit.go); nil:
+	// no limit, as in the benchmarks that drive one handler in process.
+	RateLimiter *RateLimiter
 	// Live configures subscriptions over WebSocket, served when
 	// Resolver.Live is set (websocket.go).
 	Live LiveOptions
@@ -107,6 +110,10 @@ func build(o Options, metricsOnPublic bool) Handlers {
 	if o.ResponseCache != nil {
 		t.cache = o.ResponseCache
 		reg.MustRegister(newRespCacheCollector(t.cache))
+	}
+	if o.RateLimiter != nil {
+		t.limit = o.RateLimiter
+		reg.MustRegister(t.limit.refused)
 	}
 
 	mux := http.NewServeMux()

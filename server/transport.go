@@ -2,11 +2,13 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -21,6 +23,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"storefront/catalog"
+	"storefront/errs"
 	"storefront/metrics"
 )
 
@@ -46,6 +49,7 @@ import (
 // Cache-Control: public, max-age=<stock TTL>.
 type httpTransport struct {
 	cache *ResponseCache // nil: the response cache is off
+	limit *RateLimiter   // nil: mutations are not rate limited
 	m     *metrics.Metrics
 	gone  *disconnects
 }
@@ -190,10 +194,20 @@ func decodeNumbers(raw []byte, v any) error {
 // document's SHA-256 (the persisted-query hash when one is sent, checked
 // against the query when both are), the operation name (length-prefixed,
 // so that no name and variables can forge another pair) and the
-// variables, compacted. "" when the request cannot be served from the
-// cache (a persisted-query extension gqlgen would refuse, a hash that does
-// not match its query, variables that are not JSON).
-func cacheKey(req *request) string {
+// operation's coerced variables, vars, encoded as JSON (sorted keys). ""
+// when the request cannot be served from the cache (a persisted-query
+// extension gqlgen would refuse, a hash that does not match its query,
+// variables that cannot be encoded).
+//
+// vars are what execution reads (graphql.OperationContext.Variables): the
+// declared variables only, defaults filled in. A variable the operation
+// does not declare is ignored by the executor, as the GraphQL
+// specification's CoerceVariableValues ignores it, so it cannot change the
+// answer and stays out of the key: a client sending a different 2 KB
+// extra each time gets the one stored answer instead of a new entry per
+// request (issue 25). Refusing such requests would break clients that send
+// one variables object to several operations.
+func cacheKey(req *request, vars map[string]any) string {
 	var doc [sha256.Size]byte
 	if pq, ok := req.extensions["persistedQuery"].(map[string]any); ok {
 		h, _ := pq["sha256Hash"].(string)
@@ -217,8 +231,9 @@ func cacheKey(req *request) string {
 	b.Write(doc[:])
 	b.Write(binary.AppendUvarint(nil, uint64(len(req.opName))))
 	b.WriteString(req.opName)
-	if len(req.variables) > 0 {
-		if err := json.Compact(&b, req.variables); err != nil {
+	if len(vars) > 0 {
+		// encoding/json sorts map keys: one encoding per set of values.
+		if err := json.NewEncoder(&b).Encode(vars); err != nil {
 			return ""
 		}
 	}
@@ -284,18 +299,6 @@ func (t *httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.
 		t.write(w, media, http.StatusBadRequest, nil, marshalResponse(exec.DispatchError(ctx, gqlerror.List{re.e})))
 		return
 	}
-	key := ""
-	if anonymous && t.cache != nil {
-		key = cacheKey(req)
-	}
-	if key != "" && !aliased {
-		if a := t.cache.lookup(key); a != nil {
-			t.cache.alias(alias, key)
-			t.hit(w, r, media, get, a, start)
-			return
-		}
-	}
-
 	raw := &graphql.RawParams{Query: req.query, OperationName: req.opName, Extensions: req.extensions, Headers: r.Header}
 	raw.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 	if len(req.variables) > 0 && !isNull(req.variables) {
@@ -303,6 +306,23 @@ func (t *httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.
 			t.countBypass()
 			e := gqlerror.Errorf("variables could not be decoded: %v", err)
 			t.write(w, media, http.StatusBadRequest, nil, marshalResponse(exec.DispatchError(ctx, gqlerror.List{e})))
+			return
+		}
+	}
+	// Looked up before parsing with the variables as sent: a request
+	// without undeclared variables has the key it would have after
+	// coercion (equal JSON values coerce alike, so a match is always the
+	// right answer), and a hash-only persisted query is answered even where
+	// it was never registered. Any other request gets a second look with
+	// its coerced variables below.
+	sentKey := ""
+	if anonymous && t.cache != nil {
+		sentKey = cacheKey(req, raw.Variables)
+	}
+	if sentKey != "" && !aliased {
+		if a := t.cache.lookup(sentKey); a != nil {
+			t.cache.alias(alias, sentKey)
+			t.hit(w, r, media, get, a, start)
 			return
 		}
 	}
@@ -326,6 +346,26 @@ func (t *httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.
 		return
 	}
 
+	if t.limit != nil {
+		if wait, refused := t.limit.admit(r, oc.Operation, oc.Doc.Fragments); refused {
+			t.rateLimited(graphql.WithOperationContext(ctx, oc), w, media, wait, exec)
+			return
+		}
+	}
+
+	// The stored key is made from the coerced variables (cacheKey says
+	// why), so undeclared ones and omitted defaults share one entry.
+	key := ""
+	if sentKey != "" && oc.Operation.Operation == ast.Query {
+		key = cacheKey(req, oc.Variables)
+	}
+	if key != "" && key != sentKey && !aliased {
+		if a := t.cache.lookup(key); a != nil {
+			t.cache.alias(alias, key)
+			t.hit(w, r, media, get, a, start)
+			return
+		}
+	}
 	cacheable := key != "" && cacheableOp(oc.Operation, oc.Doc.Fragments)
 	var reads *catalog.ReadSet
 	if cacheable {
@@ -361,6 +401,17 @@ func (t *httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.
 		status = http.StatusBadRequest
 	}
 	t.write(w, media, status, t.noStoreIfGet(req), answer)
+}
+
+// rateLimited refuses a mutation over its client's limit before it runs:
+// HTTP 429 with Retry-After (the whole seconds until the bucket has the
+// tokens), the code RATE_LIMITED and no data entry.
+func (t *httpTransport) rateLimited(ctx context.Context, w http.ResponseWriter, media string, wait time.Duration, exec graphql.GraphExecutor) {
+	t.countBypass()
+	after := retryAfter(wait)
+	w.Header()["Retry-After"] = []string{after}
+	err := fmt.Errorf("%w: too many writes from this client; retry after %s s", errs.RateLimited, after)
+	t.write(w, media, http.StatusTooManyRequests, nil, marshalResponse(exec.DispatchError(ctx, gqlerror.List{gqlerror.WrapIfUnwrapped(err)})))
 }
 
 // hit answers with a stored answer: no execution, no database.

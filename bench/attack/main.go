@@ -11,6 +11,9 @@
 // persisted query, then sent as hash-only GETs by -c clients for -d.
 // comments: distinct `{ __typename } #<comment>` queries, each registered
 // with its hash, by -c clients for -d (every one a new cache entry).
+// goods: issue 25's `goods(id: N)` for a new N each time; variables: the
+// product page with an undeclared -var-bytes variable that differs each
+// time; mixed: the two alternating; carts: anonymous cartCreate.
 //
 // Only ever point it at a server of your own on 127.0.0.1.
 package main
@@ -39,12 +42,13 @@ import (
 func main() {
 	base := flag.String("url", "http://127.0.0.1:8090", "the server")
 	pid := flag.Int("pid", 0, "the server's process id (for VmRSS / VmHWM); 0: no memory figures")
-	attack := flag.String("attack", "aliases", "aliases or comments")
+	attack := flag.String("attack", "aliases", "aliases, comments, goods, variables, mixed or carts")
 	clients := flag.Int("c", 16, "concurrent attacking clients")
 	dur := flag.Duration("d", 20*time.Second, "how long the attack runs")
 	aliases := flag.Int("aliases", 240, "aliases: how many")
 	goods := flag.Int("goods", 3, "aliases: the goods whose SKUs are asked for (3: the demo's 500-SKU shoe)")
 	comment := flag.Int("comment-bytes", 1_000_000, "comments: bytes of comment per query")
+	varBytes := flag.Int("var-bytes", 2048, "variables, mixed: bytes of the undeclared variable")
 	apq := flag.Bool("apq", true, "comments: register each query with its hash (false: plain POSTs, cached by the parsed-query cache only)")
 	pageGoods := flag.Int("page-goods", 3, "the goods of the product page probed meanwhile")
 	probeEvery := flag.Duration("probe-every", 250*time.Millisecond, "how often the product page is probed")
@@ -77,6 +81,51 @@ func main() {
 				body["extensions"] = persisted(q)
 			}
 			return post(client, *base+"/graphql", body)
+		}
+	case "goods":
+		// Issue 25: a product page for an id never asked before, each time
+		// (most are missing goods: a null answer is cached too).
+		var n atomic.Int64
+		send = func(int) result {
+			return post(client, *base+"/graphql", map[string]any{
+				"query":     `query($id: ID!) { goods(id: $id) { id name priceRange { min max } } }`,
+				"variables": map[string]any{"id": strconv.FormatInt(n.Add(1), 10)},
+			})
+		}
+	case "variables":
+		// Issue 25: the product page with an undeclared variable of
+		// -var-bytes that differs each time.
+		pad := strings.Repeat("v", *varBytes)
+		var n atomic.Int64
+		send = func(int) result {
+			return post(client, *base+"/graphql", map[string]any{
+				"query": pageQuery,
+				"variables": map[string]any{"id": strconv.Itoa(*pageGoods), "selected": []string{},
+					"pad": strconv.FormatInt(n.Add(1), 10) + pad},
+			})
+		}
+	case "mixed":
+		// Both of the above, alternating.
+		pad := strings.Repeat("v", *varBytes)
+		var n atomic.Int64
+		send = func(i int) result {
+			k := n.Add(1)
+			if k%2 == 0 {
+				return post(client, *base+"/graphql", map[string]any{
+					"query":     `query($id: ID!) { goods(id: $id) { id name priceRange { min max } } }`,
+					"variables": map[string]any{"id": strconv.FormatInt(k, 10)},
+				})
+			}
+			return post(client, *base+"/graphql", map[string]any{
+				"query": pageQuery,
+				"variables": map[string]any{"id": strconv.Itoa(*pageGoods), "selected": []string{},
+					"pad": strconv.FormatInt(k, 10) + pad},
+			})
+		}
+	case "carts":
+		// Issue 25: anonymous cartCreate as fast as -c clients can.
+		send = func(int) result {
+			return post(client, *base+"/graphql", map[string]any{"query": `mutation { cartCreate { id } }`})
 		}
 	default:
 		log.Fatalf("unknown -attack %q", *attack)

@@ -9,6 +9,7 @@ import (
 
 	"storefront/catalog"
 	"storefront/checkout"
+	"storefront/server"
 	"storefront/store"
 )
 
@@ -43,7 +44,13 @@ type config struct {
 	// The response cache (respcache.go).
 	ResponseCache        bool
 	ResponseCacheMaxCost int64
-	Live                 liveConfig // live.go
+	// Limits on mutations per client (ratelimit.go), and the proxies whose
+	// X-Forwarded-For is believed (parsed into RateLimits by validRateLimits).
+	RateLimits     server.RateLimits
+	TrustedProxies string
+	// MemoryLimit is the Go runtime's soft memory limit (memlimit.go).
+	MemoryLimit int64
+	Live        liveConfig // live.go
 }
 
 // flagSet registers the flags shared by commands that open the database.

@@ -35,7 +35,7 @@ Usage:
   storefront migrate [--db …]
   storefront seed-demo [--db …]
   storefront close-expired [--db …] [--order-ttl 30m]
-  storefront reconcile [--db …]         (exit 1 when stock and ledger, or the listing and its goods, differ)
+  storefront reconcile [--db …]         (exit 1 when stock and ledger, or the listing and its goods, differ, or the category tree has a fault)
   storefront seed-bench --goods 100000 [--db …]   (a generated catalog for the listing benchmark)
   storefront notify --order SN --amount 89.00 [--provider mock] [--status SUCCESS]
   storefront token --sub ID --role admin|customer [--ttl 1h]

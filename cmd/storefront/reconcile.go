@@ -6,12 +6,15 @@ import (
 	"os"
 	"text/tabwriter"
 
+	"storefront/catalog"
 	"storefront/inventory"
+	"storefront/listing"
 )
 
-// reconcile prints every SKU whose stock differs from its ledger sum and
-// exits non-zero when there is one. It corrects nothing: a person books a
-// stocktake.
+// reconcile prints every SKU whose stock differs from its ledger sum, every
+// fault of the category tree (a loop, a tree too deep) and every listing
+// row that differs from its goods, and exits non-zero when there is one.
+// It corrects nothing: a person books a stocktake, or moves a category.
 func reconcile(ctx context.Context, args []string) error {
 	var c config
 	fs := flagSet("reconcile", &c)
@@ -60,12 +63,22 @@ func reconcile(ctx context.Context, args []string) error {
 	}
 	w.Flush()
 	fmt.Printf("%d stock pool(s), %d of them do not balance (stock = ledger sum, moved out - moved back = stock + sold open, locked = locked by orders)\n", len(pools), unbalanced)
+	faults, err := catalog.CheckTree(ctx, db.Client)
+	if err != nil {
+		return err
+	}
+	for _, f := range faults {
+		fmt.Printf("category tree: %s\n", f)
+	}
+	fmt.Printf("%d category tree fault(s) (loops, categories deeper than %d levels, parents with more than %d children)\n",
+		len(faults), listing.MaxDepth, catalog.MaxChildren)
 	listed, err := reconcileListing(ctx, db, *limit)
 	if err != nil {
 		return err
 	}
-	if len(diffs) > 0 || negative > 0 || unbalanced > 0 || listed > 0 {
-		return fmt.Errorf("reconciliation found %d difference(s), %d negative SKU(s), %d unbalanced pool(s) and %d listing difference(s)", len(diffs), negative, unbalanced, listed)
+	if len(diffs) > 0 || negative > 0 || unbalanced > 0 || len(faults) > 0 || listed > 0 {
+		return fmt.Errorf("reconciliation found %d difference(s), %d negative SKU(s), %d unbalanced pool(s), %d category tree fault(s) and %d listing difference(s)",
+			len(diffs), negative, unbalanced, len(faults), listed)
 	}
 	return nil
 }

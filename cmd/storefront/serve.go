@@ -47,6 +47,8 @@ func serve(ctx context.Context, args []string) error {
 	opsFlags(fs, &c)
 	limitFlags(fs, &c)
 	responseCacheFlags(fs, &c)
+	rateLimitFlags(fs, &c)
+	memoryLimitFlag(fs, &c)
 	liveFlags(fs, &c)
 	fs.IntVar(&c.GCPercent, "gc-percent", int(envInt("GC_PERCENT", gctune.DefaultPercent)), "garbage-collection target, as GOGC sets it; GOGC, when set, wins (STOREFRONT_GC_PERCENT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 15*time.Second), "how long in-flight requests may drain on SIGTERM (STOREFRONT_SHUTDOWN_TIMEOUT)")
@@ -71,11 +73,18 @@ func serve(ctx context.Context, args []string) error {
 	if err := validResponseCache(&c); err != nil {
 		return err
 	}
+	if err := validRateLimits(&c); err != nil {
+		return err
+	}
 	if err := validLive(&c); err != nil {
 		return err
 	}
 	if c.GCPercent < 0 {
 		return errors.New("--gc-percent must be 0 or more")
+	}
+	memLimit, err := memoryLimit(&c)
+	if err != nil {
+		return err
 	}
 	if !isSet(fs, "migrate") {
 		c.Migrate = c.Demo || strings.HasPrefix(c.DB, "sqlite:")
@@ -136,8 +145,8 @@ func serve(ctx context.Context, args []string) error {
 		Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inv, Checkout: orders, Payments: pays, Carts: carts, Live: hub},
 		Metrics:  m, RequestTimeout: c.RequestTimeout, MaxDepth: c.MaxQueryDepth, MaxComplexity: c.MaxComplexity,
 		MaxAliases: c.MaxAliases, MaxResponseBytes: c.MaxResponseBytes, QueryCacheBytes: c.QueryCacheBytes,
-		MaxPersistedQueryBytes: c.MaxPersistedQueryBytes,
-		Live:                   c.Live.options(closing), Collectors: []prometheus.Collector{live.Collector(hub)},
+		MaxPersistedQueryBytes: c.MaxPersistedQueryBytes, RateLimiter: server.NewRateLimiter(c.RateLimits),
+		Live: c.Live.options(closing), Collectors: []prometheus.Collector{live.Collector(hub)},
 	}
 	if c.ResponseCache {
 		opts.ResponseCache = server.NewResponseCache(cat, c.ResponseCacheMaxCost)
@@ -176,7 +185,9 @@ func serve(ctx context.Context, args []string) error {
 	srv.RegisterOnShutdown(closeLive)
 	fmt.Printf("storefront listening on http://%s (GraphQL at /graphql)\n", ln.Addr())
 	gc, gcFrom := gctune.Apply(c.GCPercent)
-	slog.Info("serving", "addr", ln.Addr().String(), "metrics_addr", metricsAt, "db", strings.SplitN(c.DB, ":", 2)[0], "gc_percent", gc, "gc_percent_from", gcFrom, "response_cache", c.ResponseCache)
+	mem, memFrom := gctune.ApplyMemoryLimit(memLimit)
+	slog.Info("serving", "addr", ln.Addr().String(), "metrics_addr", metricsAt, "db", strings.SplitN(c.DB, ":", 2)[0], "gc_percent", gc, "gc_percent_from", gcFrom,
+		"memory_limit", mem, "memory_limit_from", memFrom, "response_cache", c.ResponseCache)
 
 	// The closer and the dispatcher outlive the signal until the requests have
 	// drained (stopBackground is deferred), so the final dispatch sees their events.

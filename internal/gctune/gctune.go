@@ -1,7 +1,9 @@
-// Package gctune sets the garbage collector's target of a serving process.
+// Package gctune sets the garbage collector's target and the soft memory
+// limit of a serving process.
 package gctune
 
 import (
+	"math"
 	"os"
 	"runtime/debug"
 )
@@ -29,4 +31,52 @@ func Apply(percent int) (int, string) {
 	}
 	debug.SetGCPercent(percent)
 	return percent, "default"
+}
+
+// MemoryHeadroom is what DefaultMemoryLimit adds to the caches' bounds: the
+// rest of serving (request buffers, the goroutines of a few hundred
+// connections, the runtime's own structures) and room for the collector, so
+// that a server with full caches collects about once a second instead of
+// without pause. Under issue 25's flood the live heap was 90-115 MB beside
+// the caches' 160 MiB bound, and RSS is the limit plus about 17 MiB the
+// limit does not count (the binary's text and data): 48 MiB keeps a default
+// server within 256 MB (docs/benchmarks.md).
+const MemoryHeadroom = 48 << 20
+
+// DefaultMemoryLimit is serve's soft memory limit when none is given: the
+// sum of the caches' bounds (cacheBytes) plus MemoryHeadroom.
+//
+// At --gc-percent 400 the heap grows to five times what is live before a
+// collection, and with full caches that is far more than the machine may
+// have: issue 25's flood of distinct anonymous requests took the server
+// from 36 MB to about 500 MB of RSS with every cache within its bound.
+// A limit makes the collector run earlier as the heap nears it, so the
+// caches' bounds, and not the GC target, decide the ceiling; below it GC
+// runs as rarely as 400 lets it. (Go gives the collector at most about half
+// the CPU near the limit, so a live heap above it degrades speed, not
+// correctness: the limit is soft.)
+func DefaultMemoryLimit(cacheBytes int64) int64 {
+	return cacheBytes + MemoryHeadroom
+}
+
+// ApplyMemoryLimit makes limit (bytes; 0: none) the runtime's soft memory
+// limit unless GOMEMLIMIT is set in the environment (the runtime has applied
+// that one already), and returns the limit in force (0: none) and where it
+// came from.
+func ApplyMemoryLimit(limit int64) (int64, string) {
+	if _, ok := os.LookupEnv("GOMEMLIMIT"); ok {
+		return inForce(debug.SetMemoryLimit(-1)), "GOMEMLIMIT"
+	}
+	if limit <= 0 {
+		limit = math.MaxInt64 // the runtime's "no limit"
+	}
+	debug.SetMemoryLimit(limit)
+	return inForce(limit), "default"
+}
+
+func inForce(limit int64) int64 {
+	if limit == math.MaxInt64 {
+		return 0
+	}
+	return limit
 }

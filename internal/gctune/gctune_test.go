@@ -1,6 +1,7 @@
 package gctune
 
 import (
+	"math"
 	"os"
 	"runtime/debug"
 	"testing"
@@ -27,5 +28,31 @@ func TestApplyDefault(t *testing.T) {
 	os.Unsetenv("GOGC")  // …which runs without it
 	if p, from := Apply(DefaultPercent); p != DefaultPercent || from != "default" || debug.SetGCPercent(DefaultPercent) != DefaultPercent {
 		t.Errorf("Apply = %d from %s; want %d from default, in force", p, from, DefaultPercent)
+	}
+}
+
+func TestApplyMemoryLimit(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	t.Setenv("GOMEMLIMIT", "")
+	os.Unsetenv("GOMEMLIMIT")
+	if l, from := ApplyMemoryLimit(200 << 20); l != 200<<20 || from != "default" || debug.SetMemoryLimit(-1) != 200<<20 {
+		t.Errorf("ApplyMemoryLimit(200 MiB) = %d from %s, in force %d", l, from, debug.SetMemoryLimit(-1))
+	}
+	if l, from := ApplyMemoryLimit(0); l != 0 || from != "default" || debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		t.Errorf("ApplyMemoryLimit(0) = %d from %s, in force %d; want no limit", l, from, debug.SetMemoryLimit(-1))
+	}
+
+	t.Setenv("GOMEMLIMIT", "300MiB")
+	debug.SetMemoryLimit(300 << 20) // what the runtime did with it at start
+	if l, from := ApplyMemoryLimit(200 << 20); l != 300<<20 || from != "GOMEMLIMIT" || debug.SetMemoryLimit(-1) != 300<<20 {
+		t.Errorf("with GOMEMLIMIT=300MiB: ApplyMemoryLimit = %d from %s; want GOMEMLIMIT's kept", l, from)
+	}
+}
+
+func TestDefaultMemoryLimit(t *testing.T) {
+	// serve's default caches: product views 64 MiB, responses 64 MiB, two
+	// query caches of 16 MiB.
+	if got := DefaultMemoryLimit(160 << 20); got != 208<<20 {
+		t.Errorf("DefaultMemoryLimit(160 MiB) = %d MiB, want 208", got>>20)
 	}
 }
