@@ -181,7 +181,9 @@ func start(bin, db string, conns int) (*instance, error) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := exec.Command(bin, "serve", "--demo", "--db", db, "--addr", addr, "--live-max-conns-per-addr", strconv.Itoa(conns))
+	cmd := exec.Command(bin, "serve", "--demo", "--db", db, "--addr", addr, "--live-max-conns-per-addr", strconv.Itoa(conns),
+		// One demo customer places every order: capacity, not a shopper.
+		"--rate-account", "0")
 	cmd.Env = append(os.Environ(), "STOREFRONT_JWT_SECRET=bench-live-secret-0123456789")
 	cmd.Stderr = io.Discard
 	out, err := cmd.StdoutPipe()
