@@ -44,6 +44,7 @@ type ResolverRoot interface {
 	Order() OrderResolver
 	Query() QueryResolver
 	Sku() SkuResolver
+	Subscription() SubscriptionResolver
 }
 
 type DirectiveRoot struct {
@@ -120,6 +121,13 @@ type ComplexityRoot struct {
 	GoodsEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	GoodsStock struct {
+		EnabledSKUs func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Selectable  func(childComplexity int, selected []int64) int
+		TotalStock  func(childComplexity int) int
 	}
 
 	Image struct {
@@ -244,6 +252,16 @@ type ComplexityRoot struct {
 		Volume         func(childComplexity int) int
 	}
 
+	SkuStock struct {
+		AvailableStock func(childComplexity int) int
+		ID             func(childComplexity int) int
+		LockedStock    func(childComplexity int) int
+		SellPrice      func(childComplexity int) int
+		SpecValueIDs   func(childComplexity int) int
+		Status         func(childComplexity int) int
+		Stock          func(childComplexity int) int
+	}
+
 	Spec struct {
 		ID     func(childComplexity int) int
 		Name   func(childComplexity int) int
@@ -316,6 +334,10 @@ type ComplexityRoot struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
 	}
+
+	Subscription struct {
+		GoodsStock func(childComplexity int, goodsID string) int
+	}
 }
 
 // endregion ***************************** api!.gotpl *****************************
@@ -385,6 +407,9 @@ type SkuResolver interface {
 
 	ActivePool(ctx context.Context, obj *catalog.SKU) (*inventory.Pool, error)
 	Pools(ctx context.Context, obj *catalog.SKU) ([]*inventory.Pool, error)
+}
+type SubscriptionResolver interface {
+	GoodsStock(ctx context.Context, goodsID string) (<-chan *catalog.Goods, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -715,6 +740,36 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.GoodsEdge.Node(childComplexity), true
+
+	case "GoodsStock.skus":
+		if e.ComplexityRoot.GoodsStock.EnabledSKUs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GoodsStock.EnabledSKUs(childComplexity), true
+	case "GoodsStock.goodsId":
+		if e.ComplexityRoot.GoodsStock.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GoodsStock.ID(childComplexity), true
+	case "GoodsStock.selectable":
+		if e.ComplexityRoot.GoodsStock.Selectable == nil {
+			break
+		}
+
+		args, err := ec.field_GoodsStock_selectable_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.GoodsStock.Selectable(childComplexity, args["selected"].([]int64)), true
+	case "GoodsStock.totalStock":
+		if e.ComplexityRoot.GoodsStock.TotalStock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GoodsStock.TotalStock(childComplexity), true
 
 	case "Image.alt":
 		if e.ComplexityRoot.Image.Alt == nil {
@@ -1405,6 +1460,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Sku.Volume(childComplexity), true
 
+	case "SkuStock.availableStock":
+		if e.ComplexityRoot.SkuStock.AvailableStock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SkuStock.AvailableStock(childComplexity), true
+	case "SkuStock.id":
+		if e.ComplexityRoot.SkuStock.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SkuStock.ID(childComplexity), true
+	case "SkuStock.lockedStock":
+		if e.ComplexityRoot.SkuStock.LockedStock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SkuStock.LockedStock(childComplexity), true
+	case "SkuStock.sellPrice":
+		if e.ComplexityRoot.SkuStock.SellPrice == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SkuStock.SellPrice(childComplexity), true
+	case "SkuStock.specValueIds":
+		if e.ComplexityRoot.SkuStock.SpecValueIDs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SkuStock.SpecValueIDs(childComplexity), true
+	case "SkuStock.status":
+		if e.ComplexityRoot.SkuStock.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SkuStock.Status(childComplexity), true
+	case "SkuStock.stock":
+		if e.ComplexityRoot.SkuStock.Stock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SkuStock.Stock(childComplexity), true
+
 	case "Spec.id":
 		if e.ComplexityRoot.Spec.ID == nil {
 			break
@@ -1690,6 +1788,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.StockPoolEdge.Node(childComplexity), true
 
+	case "Subscription.goodsStock":
+		if e.ComplexityRoot.Subscription.GoodsStock == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_goodsStock_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.GoodsStock(childComplexity, args["goodsId"].(string)), true
+
 	}
 	return 0, false
 }
@@ -1767,6 +1877,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, inputUnmarshalers)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
 			data.MarshalGQL(&buf)
 
 			return &graphql.Response{
@@ -2463,6 +2590,51 @@ type CartWarning {
   message: String!
 }
 `, BuiltIn: false},
+	{Name: "../schema.live.graphql", Input: `# Live stock for product pages (docs/live.md): subscriptions over WebSocket on
+# /graphql with the graphql-transport-ws protocol.
+
+type Subscription {
+  """
+  The stock of one goods, pushed as it changes: the first message is the current state, then one message whenever
+  any of its SKUs' stock, lock, status or price, or the goods itself (an edit, going off shelf), changed, at most one
+  per --live-interval (250 ms by default; changes within one interval arrive as one message, and a client that reads
+  slowly gets the latest state, never a queue of old ones). Orders placed through any instance show within the
+  interval plus one database read. Visibility is goods(id:)'s: anonymous callers and customers see on-shelf goods and
+  enabled SKUs; an unknown or off-shelf goods is NOT_FOUND, and a goods that leaves the shelf while watched ends the
+  subscription with NOT_FOUND.
+  """
+  goodsStock(goodsId: ID!): GoodsStock!
+}
+
+"""
+A goods' stock as a product page shows it. Besides stock it carries the SKUs' spec values, status and sell price
+(the price is pushed when it changes, as stock is); names, images and descriptions are not here: read them with goods(id:).
+"""
+type GoodsStock {
+  goodsId: ID!
+  "Sum of the enabled SKUs' availableStock."
+  totalStock: Int!
+  "The enabled SKUs, in id order."
+  skus: [SkuStock!]!
+  "As Goods.selectable: for every spec value, whether an enabled SKU with available stock has it with the selected values."
+  selectable(selected: [ID!]): [SelectableValue!]!
+}
+
+"One SKU's stock (Sku's fields of the same names)."
+type SkuStock {
+  id: ID!
+  "Value ids in dimension (display) order."
+  specValueIds: [ID!]!
+  sellPrice: Money!
+  status: SkuStatus!
+  "On hand: the ledger sums to it."
+  stock: Int!
+  "Held by unpaid orders of lock-at-order goods."
+  lockedStock: Int!
+  "What can be ordered: stock - lockedStock."
+  availableStock: Int!
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -2612,6 +2784,20 @@ func (ec *executionContext) childFields_GoodsEdge(ctx context.Context, field gra
 		return ec.fieldContext_GoodsEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type GoodsEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_GoodsStock(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "goodsId":
+		return ec.fieldContext_GoodsStock_goodsId(ctx, field)
+	case "totalStock":
+		return ec.fieldContext_GoodsStock_totalStock(ctx, field)
+	case "skus":
+		return ec.fieldContext_GoodsStock_skus(ctx, field)
+	case "selectable":
+		return ec.fieldContext_GoodsStock_selectable(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GoodsStock", field.Name)
 }
 
 func (ec *executionContext) childFields_Image(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2778,6 +2964,26 @@ func (ec *executionContext) childFields_Sku(ctx context.Context, field graphql.C
 		return ec.fieldContext_Sku_pools(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Sku", field.Name)
+}
+
+func (ec *executionContext) childFields_SkuStock(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_SkuStock_id(ctx, field)
+	case "specValueIds":
+		return ec.fieldContext_SkuStock_specValueIds(ctx, field)
+	case "sellPrice":
+		return ec.fieldContext_SkuStock_sellPrice(ctx, field)
+	case "status":
+		return ec.fieldContext_SkuStock_status(ctx, field)
+	case "stock":
+		return ec.fieldContext_SkuStock_stock(ctx, field)
+	case "lockedStock":
+		return ec.fieldContext_SkuStock_lockedStock(ctx, field)
+	case "availableStock":
+		return ec.fieldContext_SkuStock_availableStock(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SkuStock", field.Name)
 }
 
 func (ec *executionContext) childFields_Spec(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3041,6 +3247,20 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // endregion ************************** internal!.gotpl ***************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_GoodsStock_selectable_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "selected",
+		func(ctx context.Context, v any) ([]int64, error) {
+			return ec.unmarshalOID2ᚕint64ᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["selected"] = arg0
+	return args, nil
+}
 
 func (ec *executionContext) field_Goods_selectable_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -3695,6 +3915,20 @@ func (ec *executionContext) field_Query_stockReconciliation_args(ctx context.Con
 		return nil, err
 	}
 	args["limit"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_goodsStock_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "goodsId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["goodsId"] = arg0
 	return args, nil
 }
 
@@ -5079,6 +5313,128 @@ func (ec *executionContext) fieldContext_GoodsEdge_node(_ context.Context, field
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Goods(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GoodsStock_goodsId(ctx context.Context, field graphql.CollectedField, obj *catalog.Goods) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GoodsStock_goodsId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GoodsStock_goodsId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GoodsStock", field, false, false, "ID")
+}
+
+func (ec *executionContext) _GoodsStock_totalStock(ctx context.Context, field graphql.CollectedField, obj *catalog.Goods) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GoodsStock_totalStock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalStock(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GoodsStock_totalStock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GoodsStock", field, true, false, "Int")
+}
+
+func (ec *executionContext) _GoodsStock_skus(ctx context.Context, field graphql.CollectedField, obj *catalog.Goods) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GoodsStock_skus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EnabledSKUs(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*catalog.SKU) graphql.Marshaler {
+			return ec.marshalNSkuStock2ᚕᚖstorefrontᚋcatalogᚐSKUᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GoodsStock_skus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GoodsStock",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SkuStock(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GoodsStock_selectable(ctx context.Context, field graphql.CollectedField, obj *catalog.Goods) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GoodsStock_selectable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return obj.Selectable(fc.Args["selected"].([]int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*catalog.SelectableValue) graphql.Marshaler {
+			return ec.marshalNSelectableValue2ᚕᚖstorefrontᚋcatalogᚐSelectableValueᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GoodsStock_selectable(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GoodsStock",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SelectableValue(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_GoodsStock_selectable_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -7890,6 +8246,167 @@ func (ec *executionContext) fieldContext_Sku_pools(_ context.Context, field grap
 	return fc, nil
 }
 
+func (ec *executionContext) _SkuStock_id(ctx context.Context, field graphql.CollectedField, obj *catalog.SKU) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SkuStock_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SkuStock_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SkuStock", field, false, false, "ID")
+}
+
+func (ec *executionContext) _SkuStock_specValueIds(ctx context.Context, field graphql.CollectedField, obj *catalog.SKU) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SkuStock_specValueIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SpecValueIDs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []int64) graphql.Marshaler {
+			return ec.marshalNID2ᚕint64ᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SkuStock_specValueIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SkuStock", field, false, false, "ID")
+}
+
+func (ec *executionContext) _SkuStock_sellPrice(ctx context.Context, field graphql.CollectedField, obj *catalog.SKU) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SkuStock_sellPrice(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SellPrice, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
+			return ec.marshalNMoney2storefrontᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SkuStock_sellPrice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SkuStock", field, false, false, "Money")
+}
+
+func (ec *executionContext) _SkuStock_status(ctx context.Context, field graphql.CollectedField, obj *catalog.SKU) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SkuStock_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v enums.SkuStatus) graphql.Marshaler {
+			return ec.marshalNSkuStatus2storefrontᚋenumsᚐSkuStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SkuStock_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SkuStock", field, false, false, "SkuStatus")
+}
+
+func (ec *executionContext) _SkuStock_stock(ctx context.Context, field graphql.CollectedField, obj *catalog.SKU) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SkuStock_stock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stock, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SkuStock_stock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SkuStock", field, false, false, "Int")
+}
+
+func (ec *executionContext) _SkuStock_lockedStock(ctx context.Context, field graphql.CollectedField, obj *catalog.SKU) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SkuStock_lockedStock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LockedStock, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SkuStock_lockedStock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SkuStock", field, false, false, "Int")
+}
+
+func (ec *executionContext) _SkuStock_availableStock(ctx context.Context, field graphql.CollectedField, obj *catalog.SKU) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SkuStock_availableStock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AvailableStock(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SkuStock_availableStock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SkuStock", field, true, false, "Int")
+}
+
 func (ec *executionContext) _Spec_id(ctx context.Context, field graphql.CollectedField, obj *catalog.Spec) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9007,6 +9524,50 @@ func (ec *executionContext) fieldContext_StockPoolEdge_node(_ context.Context, f
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_StockPool(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_goodsStock(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_goodsStock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().GoodsStock(ctx, fc.Args["goodsId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
+			return ec.marshalNGoodsStock2ᚖstorefrontᚋcatalogᚐGoods(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_goodsStock(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GoodsStock(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_goodsStock_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -12151,6 +12712,54 @@ func (ec *executionContext) _GoodsEdge(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var goodsStockImplementors = []string{"GoodsStock"}
+
+func (ec *executionContext) _GoodsStock(ctx context.Context, sel ast.SelectionSet, obj *catalog.Goods) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, goodsStockImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GoodsStock")
+		case "goodsId":
+			out.Values[i] = ec._GoodsStock_goodsId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalStock":
+			out.Values[i] = ec._GoodsStock_totalStock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "skus":
+			out.Values[i] = ec._GoodsStock_skus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "selectable":
+			out.Values[i] = ec._GoodsStock_selectable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var imageImplementors = []string{"Image"}
 
 func (ec *executionContext) _Image(ctx context.Context, sel ast.SelectionSet, obj *media.Image) graphql.Marshaler {
@@ -13008,6 +13617,69 @@ func (ec *executionContext) _Sku(ctx context.Context, sel ast.SelectionSet, obj 
 	return out
 }
 
+var skuStockImplementors = []string{"SkuStock"}
+
+func (ec *executionContext) _SkuStock(ctx context.Context, sel ast.SelectionSet, obj *catalog.SKU) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, skuStockImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SkuStock")
+		case "id":
+			out.Values[i] = ec._SkuStock_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "specValueIds":
+			out.Values[i] = ec._SkuStock_specValueIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sellPrice":
+			out.Values[i] = ec._SkuStock_sellPrice(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._SkuStock_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "stock":
+			out.Values[i] = ec._SkuStock_stock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lockedStock":
+			out.Values[i] = ec._SkuStock_lockedStock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "availableStock":
+			out.Values[i] = ec._SkuStock_availableStock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var specImplementors = []string{"Spec"}
 
 func (ec *executionContext) _Spec(ctx context.Context, sel ast.SelectionSet, obj *catalog.Spec) graphql.Marshaler {
@@ -13488,6 +14160,26 @@ func (ec *executionContext) _StockPoolEdge(ctx context.Context, sel ast.Selectio
 	}
 
 	return out
+}
+
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "goodsStock":
+		return ec._Subscription_goodsStock(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
 }
 
 var __DirectiveImplementors = []string{"__Directive"}
@@ -14078,6 +14770,14 @@ func (ec *executionContext) marshalNGoodsStatus2storefrontᚋenumsᚐGoodsStatus
 	return v
 }
 
+func (ec *executionContext) marshalNGoodsStock2ᚖstorefrontᚋcatalogᚐGoods(ctx context.Context, sel ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "GoodsStock!")
+		return graphql.Null
+	}
+	return ec._GoodsStock(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNID2int64(ctx context.Context, v any) (int64, error) {
 	res, err := scalar.UnmarshalInt64ID(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -14424,6 +15124,30 @@ func (ec *executionContext) unmarshalNSkuStatus2storefrontᚋenumsᚐSkuStatus(c
 
 func (ec *executionContext) marshalNSkuStatus2storefrontᚋenumsᚐSkuStatus(ctx context.Context, sel ast.SelectionSet, v enums.SkuStatus) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNSkuStock2ᚕᚖstorefrontᚋcatalogᚐSKUᚄ(ctx context.Context, sel ast.SelectionSet, v []*catalog.SKU) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSkuStock2ᚖstorefrontᚋcatalogᚐSKU(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSkuStock2ᚖstorefrontᚋcatalogᚐSKU(ctx context.Context, sel ast.SelectionSet, v *catalog.SKU) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "SkuStock!")
+		return graphql.Null
+	}
+	return ec._SkuStock(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNSortDirection2storefrontᚋgraphᚐSortDirection(ctx context.Context, v any) (SortDirection, error) {

@@ -239,6 +239,9 @@ type StocktakeInput struct {
 	Reason       string `json:"reason"`
 }
 
+type Subscription struct {
+}
+
 type UpdateCategoryInput struct {
 	CategoryID string  `json:"categoryId"`
 	Name       *string `json:"name,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"storefront/catalog"
 	"storefront/checkout"
 	"storefront/inventory"
+	"storefront/live"
 	"storefront/payments"
 )
 
@@ -18,4 +19,7 @@ type Resolver struct {
 	Checkout  *checkout.Service
 	Payments  *payments.Service
 	Carts     *cart.Service
+	// Live serves the goodsStock subscription (nil: subscriptions answer
+	// UNAVAILABLE; the server then mounts no WebSocket transport either).
+	Live *live.Hub
 }

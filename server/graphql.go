@@ -23,6 +23,10 @@ import (
 func newGraphQL(r *resolvers.Resolver, o Options, m *metrics.Metrics, t *httpTransport) *handler.Server {
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: r}))
 	srv.AddTransport(transport.Options{})
+	if r != nil && r.Live != nil {
+		// Subscriptions over WebSocket (websocket.go).
+		srv.AddTransport(newWSTransport(o.Live, o.Signer))
+	}
 	// GET and POST application/json, the response cache in front (transport.go).
 	srv.AddTransport(t)
 	srv.SetQueryCache(newByteLRU(o.QueryCacheBytes, docCost))
@@ -35,6 +39,7 @@ func newGraphQL(r *resolvers.Resolver, o Options, m *metrics.Metrics, t *httpTra
 	srv.Use(persistedSize{o.MaxPersistedQueryBytes})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: newByteLRU(o.QueryCacheBytes, textCost)})
 	srv.Use(&queryLimits{maxDepth: o.MaxDepth, maxComplexity: o.MaxComplexity, maxAliases: o.MaxAliases})
+	srv.Use(&liveOps{share: newSharedAnswers()})
 	srv.Use(opMetrics{m})
 	srv.Use(deadline{o.RequestTimeout})
 	srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {

@@ -35,6 +35,10 @@ var lists = map[string]func(args map[string]any, page int) int{
 	// the rest.
 	"Goods.skus":   fixed(skumatrix.DefaultLimits.MaxSKUs),
 	"Goods.images": fixed(catalog.MaxImages),
+	// Live stock (schema.live.graphql): the enabled SKUs, as Goods.skus.
+	"GoodsStock.skus":       fixed(skumatrix.DefaultLimits.MaxSKUs),
+	"GoodsStock.selectable": fixed(skumatrix.DefaultLimits.MaxSKUs + skumatrix.DefaultLimits.MaxDimensions - 1),
+	"SkuStock.specValueIds": fixed(skumatrix.DefaultLimits.MaxDimensions),
 
 	// The category tree: at most MaxChildren under one parent (the roots
 	// too) and listing.MaxDepth levels on a path.

@@ -69,6 +69,9 @@ type Options struct {
 	// RateLimiter limits each client's mutations (ratelimit.go); nil:
 	// no limit, as in the benchmarks that drive one handler in process.
 	RateLimiter *RateLimiter
+	// Live configures subscriptions over WebSocket, served when
+	// Resolver.Live is set (websocket.go).
+	Live LiveOptions
 }
 
 // Handlers are the service's HTTP surface split in two, for serving

@@ -50,6 +50,7 @@ type config struct {
 	TrustedProxies string
 	// MemoryLimit is the Go runtime's soft memory limit (memlimit.go).
 	MemoryLimit int64
+	Live        liveConfig // live.go
 }
 
 // flagSet registers the flags shared by commands that open the database.

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"storefront/auth"
 	"storefront/cart"
 	"storefront/catalog"
@@ -20,6 +22,7 @@ import (
 	"storefront/demo"
 	"storefront/internal/gctune"
 	"storefront/inventory"
+	"storefront/live"
 	"storefront/metrics"
 	"storefront/payments"
 	"storefront/resolvers"
@@ -47,6 +50,7 @@ func serve(ctx context.Context, args []string) error {
 	responseCacheFlags(fs, &c)
 	rateLimitFlags(fs, &c)
 	memoryLimitFlag(fs, &c)
+	liveFlags(fs, &c)
 	fs.IntVar(&c.GCPercent, "gc-percent", int(envInt("GC_PERCENT", gctune.DefaultPercent)), "garbage-collection target, as GOGC sets it; GOGC, when set, wins (STOREFRONT_GC_PERCENT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 15*time.Second), "how long in-flight requests may drain on SIGTERM (STOREFRONT_SHUTDOWN_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
@@ -71,6 +75,9 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	if err := validRateLimits(&c); err != nil {
+		return err
+	}
+	if err := validLive(&c); err != nil {
 		return err
 	}
 	if c.GCPercent < 0 {
@@ -130,13 +137,20 @@ func serve(ctx context.Context, args []string) error {
 	// derived from the JWT secret: every server of one database shares it.
 	cartKey := sha256.Sum256([]byte("storefront cart ids\x00" + c.JWTSecret))
 	carts := cart.New(db, orders, cart.Config{TTL: c.CartTTL, Secret: cartKey[:]})
+	hub := live.New(db, cat, live.Config{Interval: c.Live.Interval})
+	defer hub.Close()
+	// Shutdown does not wait for WebSocket connections (hijacked): they
+	// close when this ends, as the listener stops.
+	closing, closeLive := context.WithCancel(context.Background())
+	defer closeLive()
 	opts := server.Options{
 		DB: db, Signer: signer, Playground: c.Introspection, Introspection: c.Introspection,
 		DemoToken: demoToken, PaymentNotify: server.NotifyHandler(pays, payCfg.MaxBody),
-		Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inv, Checkout: orders, Payments: pays, Carts: carts},
+		Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inv, Checkout: orders, Payments: pays, Carts: carts, Live: hub},
 		Metrics:  m, RequestTimeout: c.RequestTimeout, MaxDepth: c.MaxQueryDepth, MaxComplexity: c.MaxComplexity,
 		MaxAliases: c.MaxAliases, MaxResponseBytes: c.MaxResponseBytes, QueryCacheBytes: c.QueryCacheBytes,
 		MaxPersistedQueryBytes: c.MaxPersistedQueryBytes, RateLimiter: server.NewRateLimiter(c.RateLimits),
+		Live: c.Live.options(closing), Collectors: []prometheus.Collector{live.Collector(hub)},
 	}
 	if c.ResponseCache {
 		opts.ResponseCache = server.NewResponseCache(cat, c.ResponseCacheMaxCost)
@@ -172,6 +186,7 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	srv := httpServer(public)
+	srv.RegisterOnShutdown(closeLive)
 	fmt.Printf("storefront listening on http://%s (GraphQL at /graphql)\n", ln.Addr())
 	gc, gcFrom := gctune.Apply(c.GCPercent)
 	mem, memFrom := gctune.ApplyMemoryLimit(memLimit)

@@ -6,6 +6,7 @@
 import { h, yuan, priceRangeText, stockText, LOCK_AT_ORDER, lockNoteText } from "./dom.js";
 import { gql, newIdempotencyKey } from "./graphql.js";
 import { contentBlock } from "./content.js";
+import { subscribe, selectableFrom } from "./live.js";
 
 const selectionFields = `priceRange { min max }
     totalStock
@@ -32,6 +33,12 @@ const selectionQuery = `query Selection($id: ID!, $selected: [ID!]!) {
 // second one. Buying again takes a later click or another selection.
 const INTENT_MS = 2000;
 
+// Pushed on every stock change while the page is open (live.js): sizes grey
+// out during a sale without a reload.
+const stockSubscription = `subscription Stock($id: ID!) {
+  goodsStock(goodsId: $id) { totalStock skus { id specValueIds availableStock } }
+}`;
+
 const placeOrderMutation = `mutation PlaceOrder($input: PlaceOrderInput!) {
   placeOrder(input: $input) { orderSn status amount }
 }`;
@@ -52,6 +59,7 @@ class ProductPage {
     // hiding that by sorting.
     this.picks = [];
     this.view = null; // the last answer: {selection, priceRange, totalStock, selectable, sku}
+    this.live = null; // the last pushed stock: {totalStock, skus}
     this.seq = 0;
     this.ordering = false;
     // One key per purchase intent: made when a full selection resolves to an
@@ -97,6 +105,39 @@ class ProductPage {
     document.title = `${data.goods.name} · Storefront`;
     this.build();
     this.apply([], data.goods);
+    this.watch();
+  }
+
+  // watch keeps the page's stock current from goodsStock pushes; the page
+  // works without them (stock then moves on the next click, as before).
+  watch() {
+    this.dimOf = new Map();
+    for (const spec of this.goods.specs) for (const v of spec.values) this.dimOf.set(v.id, spec.id);
+    this.stopWatch = subscribe(stockSubscription, { id: this.id }, {
+      onState: (s) => { this.root.dataset.live = s; },
+      onNext: (data) => {
+        this.live = data.goodsStock;
+        this.overlay();
+        this.renderValues();
+        this.renderBuy();
+      },
+      onError: (code) => {
+        if (code === "NOT_FOUND") this.showError("This goods is no longer on sale.");
+      },
+    });
+  }
+
+  // overlay puts the pushed stock over the last answer: a push is at most
+  // one --live-interval old, an answer may come from a cache up to the stock TTL old.
+  overlay() {
+    const v = this.view, l = this.live;
+    if (!v || !l) return;
+    v.totalStock = l.totalStock;
+    v.selectable = selectableFrom(l.skus, this.picks, this.dimOf);
+    if (v.sku) {
+      const s = l.skus.find((k) => k.id === v.sku.id);
+      v.sku = { ...v.sku, availableStock: s ? s.availableStock : 0 };
+    }
   }
 
   build() {
@@ -194,6 +235,7 @@ class ProductPage {
       selectable: new Map(g.selectable.map((s) => [s.specValueId, s.selectable])),
       sku: g.sku,
     };
+    this.overlay();
     if (g.sku && this.keySku !== g.sku.id) {
       this.key = newIdempotencyKey();
       this.keySku = g.sku.id;

@@ -1,0 +1,309 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	coderws "github.com/coder/websocket"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"storefront/auth"
+	"storefront/live"
+)
+
+// Defaults of LiveOptions. Offices and carrier NAT put many browsers behind
+// one address, so the per-address bound is far above one page's needs (a
+// product page holds one connection with one subscription) and only stops a
+// single client from exhausting the instance's file descriptors.
+const (
+	DefaultMaxLiveConnsPerAddr     = 4096
+	DefaultMaxSubscriptionsPerConn = 100
+	DefaultLivePingInterval        = 25 * time.Second
+	DefaultLiveInitTimeout         = 10 * time.Second
+)
+
+// LiveOptions configures subscriptions over WebSocket on /graphql
+// (graphql-transport-ws, the npm graphql-ws client's protocol; docs/live.md).
+type LiveOptions struct {
+	// MaxConnsPerAddr bounds the open WebSocket connections of one client
+	// address; one more is refused with 429 before the upgrade.
+	MaxConnsPerAddr int
+	// MaxSubscriptionsPerConn bounds the subscriptions running at once on
+	// one connection; one more ends at once with RATE_LIMITED.
+	MaxSubscriptionsPerConn int
+	// OriginPatterns are the other origins whose pages may connect (host
+	// patterns as coder/websocket matches them, e.g. "shop.example.com",
+	// "*.example.com"). A browser page of this very host is always allowed,
+	// as for the page's own POSTs; clients that send no Origin (not
+	// browsers) too.
+	OriginPatterns []string
+	// PingInterval is how often the server pings; a client that has not
+	// answered within two intervals is disconnected.
+	PingInterval time.Duration
+	// InitTimeout is how long a client may take to send connection_init.
+	InitTimeout time.Duration
+	// Closing, when done, closes every WebSocket connection: http.Server's
+	// Shutdown does not track hijacked connections.
+	Closing context.Context
+}
+
+func (o LiveOptions) withDefaults() LiveOptions {
+	if o.MaxConnsPerAddr <= 0 {
+		o.MaxConnsPerAddr = DefaultMaxLiveConnsPerAddr
+	}
+	if o.MaxSubscriptionsPerConn <= 0 {
+		o.MaxSubscriptionsPerConn = DefaultMaxSubscriptionsPerConn
+	}
+	if o.PingInterval <= 0 {
+		o.PingInterval = DefaultLivePingInterval
+	}
+	if o.InitTimeout <= 0 {
+		o.InitTimeout = DefaultLiveInitTimeout
+	}
+	if o.Closing == nil {
+		o.Closing = context.Background()
+	}
+	return o
+}
+
+// wsTransport is gqlgen's WebSocket transport with what it lacks: a bound
+// on connections per client address, origin checks, the token from
+// connection_init, deadlines cleared after the upgrade and a close on
+// shutdown. Subscriptions per connection are bounded by liveOps.
+type wsTransport struct {
+	ws    transport.Websocket
+	o     LiveOptions
+	conns *addrCounts
+	open  atomic.Int64
+}
+
+var _ graphql.Transport = (*wsTransport)(nil)
+
+func newWSTransport(o LiveOptions, signer *auth.Signer) *wsTransport {
+	o = o.withDefaults()
+	t := &wsTransport{o: o, conns: &addrCounts{n: map[string]int{}}}
+	t.ws = transport.Websocket{
+		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{OriginPatterns: o.OriginPatterns}},
+		InitTimeout:    o.InitTimeout,
+		// graphql-transport-ws: the server pings, the client pongs (graphql-ws
+		// answers pings by itself); no pong within two intervals closes.
+		PingPongInterval: o.PingInterval,
+		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+			return initAuth(ctx, signer, p)
+		},
+		ErrorFunc: func(ctx context.Context, err error) {
+			if !errors.Is(err, context.Canceled) && !isClosedConn(err) {
+				slog.Debug("websocket", "err", err)
+			}
+		},
+	}
+	return t
+}
+
+func (t *wsTransport) Supports(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+func (t *wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	addr := clientAddr(r)
+	if !t.conns.acquire(addr, t.o.MaxConnsPerAddr) {
+		// Before the upgrade, as every limit that is hit before GraphQL runs
+		// (API-CONVENTIONS: 429 with Retry-After).
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, fmt.Sprintf("too many WebSocket connections from this address (the limit is %d); close one or retry later", t.o.MaxConnsPerAddr), http.StatusTooManyRequests)
+		return
+	}
+	defer t.conns.release(addr)
+	t.open.Add(1)
+	defer t.open.Add(-1)
+	// The server's ReadTimeout and WriteTimeout set deadlines on the
+	// connection that would survive the hijack and cut a long-lived
+	// connection after seconds; pings watch it instead.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	stop := context.AfterFunc(t.o.Closing, func() {
+		cancel() // gqlgen closes the socket when the connection's context ends
+	})
+	defer stop()
+	ctx = context.WithValue(ctx, wsConnKey{}, &wsConn{max: t.o.MaxSubscriptionsPerConn})
+	t.ws.Do(w, r.WithContext(ctx), exec)
+}
+
+// Open is the number of WebSocket connections open now.
+func (t *wsTransport) Open() int64 { return t.open.Load() }
+
+// initAuth reads the token of connection_init's payload, {"Authorization":
+// "Bearer …"} as an HTTP request carries it. A token that does not verify
+// refuses the connection (close 4403): a client that sends one means to be
+// someone, and a silent anonymous connection would hide the cause.
+func initAuth(ctx context.Context, signer *auth.Signer, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+	h := p.Authorization()
+	if h == "" || signer == nil {
+		return ctx, nil, nil
+	}
+	tok, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok {
+		return transport.WithWebsocketCloseCode(ctx, 4403), nil, errors.New("Forbidden: connection_init's Authorization is not a bearer token")
+	}
+	pr, err := signer.Verify(strings.TrimSpace(tok))
+	if err != nil {
+		return transport.WithWebsocketCloseCode(ctx, 4403), nil, fmt.Errorf("Forbidden: connection_init's token was refused: %v", err)
+	}
+	return auth.WithPrincipal(ctx, pr), nil, nil
+}
+
+// clientAddr is the client's IP address (the peer of the TCP connection).
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func isClosedConn(err error) bool {
+	return errors.Is(err, net.ErrClosed) || errors.Is(err, transport.ErrWebsocketClosed) ||
+		coderws.CloseStatus(err) != -1
+}
+
+// addrCounts counts open connections per client address.
+type addrCounts struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *addrCounts) acquire(addr string, limit int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[addr] >= limit {
+		return false
+	}
+	c.n[addr]++
+	return true
+}
+
+func (c *addrCounts) release(addr string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[addr]--; c.n[addr] <= 0 {
+		delete(c.n, addr)
+	}
+}
+
+type wsConnKey struct{}
+
+// wsConn is one WebSocket connection's count of running subscriptions.
+type wsConn struct {
+	max     int
+	running atomic.Int64
+}
+
+// liveOps keeps each transport to its kind of operation and bounds the
+// subscriptions of a connection: subscriptions only over WebSocket (an HTTP
+// request would get the first message and hang up), queries and mutations
+// only over HTTP (where the Idempotency-Key header, the response cache and
+// the request limits apply).
+type liveOps struct{ share *sharedAnswers }
+
+var _ interface {
+	graphql.OperationInterceptor
+	graphql.HandlerExtension
+} = (*liveOps)(nil)
+
+func (*liveOps) ExtensionName() string                   { return "LiveOperations" }
+func (*liveOps) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (l *liveOps) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	oc := graphql.GetOperationContext(ctx)
+	if oc.Operation == nil {
+		return next(ctx)
+	}
+	c, _ := ctx.Value(wsConnKey{}).(*wsConn)
+	sub := oc.Operation.Operation == ast.Subscription
+	switch {
+	case c == nil && !sub:
+		return next(ctx)
+	case c == nil:
+		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{invalidInput(
+			"subscriptions are served over WebSocket on /graphql with the graphql-transport-ws protocol, not over HTTP")}})
+	case !sub:
+		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{invalidInput(
+			"only subscriptions are served over WebSocket; send queries and mutations with POST /graphql")}})
+	}
+	if c.running.Add(1) > int64(c.max) {
+		c.running.Add(-1)
+		e := gqlerror.Errorf("this connection already runs %d subscriptions, the most one connection may; complete one first or open another connection", c.max)
+		e.Extensions = map[string]any{"code": "RATE_LIMITED"}
+		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{e}})
+	}
+	var once sync.Once
+	done := func() { once.Do(func() { c.running.Add(-1) }) }
+	key := shareKey(oc)
+	ctx, relay := live.WithRelay(ctx)
+	responses := next(ctx)
+	if relay.In == nil || key == "" || l.share == nil {
+		// Not a goodsStock stream (refused, or another field): as it is.
+		return func(ctx context.Context) *graphql.Response {
+			resp := responses(ctx)
+			if resp == nil {
+				done() // the end of the stream: completed, stopped or disconnected
+			}
+			return resp
+		}
+	}
+	return func(ctx context.Context) *graphql.Response {
+		select {
+		case v, ok := <-relay.In:
+			if !ok {
+				// The hub ended it (NOT_FOUND): gqlgen reads the close and
+				// sends the subscription's error.
+				close(relay.Out)
+				resp := responses(ctx)
+				if resp == nil {
+					done()
+				}
+				return resp
+			}
+			resp := l.share.get(key, v, func() *graphql.Response {
+				relay.Out <- v
+				return responses(ctx)
+			})
+			if resp == nil {
+				done()
+			}
+			return resp
+		case <-ctx.Done():
+			done()
+			return nil
+		}
+	}
+}
+
+func invalidInput(msg string) *gqlerror.Error {
+	e := gqlerror.Errorf("%s", msg)
+	e.Extensions = map[string]any{"code": "INVALID_INPUT"}
+	return e
+}
+
+// isSubscription reports whether ctx's operation is a subscription.
+func isSubscription(ctx context.Context) bool {
+	if !graphql.HasOperationContext(ctx) {
+		return false
+	}
+	op := graphql.GetOperationContext(ctx).Operation
+	return op != nil && op.Operation == ast.Subscription
+}

@@ -1,0 +1,322 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	coderws "github.com/coder/websocket"
+
+	"storefront/auth"
+	"storefront/catalog"
+	"storefront/demo"
+	"storefront/enums"
+	"storefront/internal/testdb"
+	"storefront/live"
+	"storefront/resolvers"
+	"storefront/server"
+)
+
+// liveServer is a real HTTP server with the live hub on a demo catalog.
+type liveServer struct {
+	url    string // ws://…/graphql
+	signer *auth.Signer
+	cat    *catalog.Service
+	ids    map[string]int64
+}
+
+func newLiveServer(t *testing.T, o server.LiveOptions) *liveServer {
+	t.Helper()
+	db := testdb.Open(t, testdb.SQLite)
+	cat := catalog.New(db, catalog.DefaultConfig())
+	t.Cleanup(cat.Close)
+	ids, err := demo.Seed(context.Background(), cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub := live.New(db, cat, live.Config{Interval: 20 * time.Millisecond})
+	t.Cleanup(hub.Close)
+	signer, err := auth.NewSigner("websocket-test-secret-0123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{Catalog: cat, Live: hub}, Live: o}))
+	t.Cleanup(ts.Close)
+	return &liveServer{url: "ws" + strings.TrimPrefix(ts.URL, "http") + "/graphql", signer: signer, cat: cat, ids: ids}
+}
+
+// wsClient speaks graphql-transport-ws, as the npm graphql-ws client does.
+type wsClient struct {
+	c *coderws.Conn
+}
+
+type wsMsg struct {
+	ID      string          `json:"id,omitempty"`
+	Type    string          `json:"type"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+func dialWS(ctx context.Context, url string, h http.Header) (*coderws.Conn, *http.Response, error) {
+	return coderws.Dial(ctx, url, &coderws.DialOptions{Subprotocols: []string{"graphql-transport-ws"}, HTTPHeader: h})
+}
+
+// connect dials and completes connection_init with payload (nil: none).
+func connect(t *testing.T, url string, payload any) *wsClient {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := dialWS(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.CloseNow() })
+	w := &wsClient{c: c}
+	w.send(t, "", "connection_init", payload)
+	if m := w.read(t); m.Type != "connection_ack" {
+		t.Fatalf("after connection_init: %+v, want connection_ack", m)
+	}
+	return w
+}
+
+func (w *wsClient) send(t *testing.T, id, typ string, payload any) {
+	t.Helper()
+	m := map[string]any{"type": typ}
+	if id != "" {
+		m["id"] = id
+	}
+	if payload != nil {
+		m["payload"] = payload
+	}
+	b, _ := json.Marshal(m)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := w.c.Write(ctx, coderws.MessageText, b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// read returns the next message that is not a ping (answered) or pong.
+func (w *wsClient) read(t *testing.T) wsMsg {
+	t.Helper()
+	m, err := w.next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func (w *wsClient) next() (wsMsg, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		_, b, err := w.c.Read(ctx)
+		if err != nil {
+			return wsMsg{}, err
+		}
+		var m wsMsg
+		if err := json.Unmarshal(b, &m); err != nil {
+			return wsMsg{}, err
+		}
+		switch m.Type {
+		case "ping":
+			_ = w.c.Write(ctx, coderws.MessageText, []byte(`{"type":"pong"}`))
+		case "pong":
+		default:
+			return m, nil
+		}
+	}
+}
+
+const stockSub = `subscription($id: ID!) { goodsStock(goodsId: $id) { goodsId totalStock skus { id availableStock } } }`
+
+func (w *wsClient) subscribe(t *testing.T, id string, goods int64) {
+	t.Helper()
+	w.send(t, id, "subscribe", map[string]any{"query": stockSub, "variables": map[string]any{"id": fmt.Sprint(goods)}})
+}
+
+// errorCode is the code of a "next" with errors or an "error" message.
+func errorCode(t *testing.T, m wsMsg) string {
+	t.Helper()
+	var errs []struct {
+		Extensions struct{ Code string }
+	}
+	switch m.Type {
+	case "error":
+		_ = json.Unmarshal(m.Payload, &errs)
+	case "next":
+		var p struct {
+			Errors []struct{ Extensions struct{ Code string } }
+		}
+		_ = json.Unmarshal(m.Payload, &p)
+		errs = append(errs, p.Errors...)
+	}
+	if len(errs) == 0 {
+		return ""
+	}
+	return errs[0].Extensions.Code
+}
+
+// A client address may hold MaxConnsPerAddr connections; one more is
+// refused with 429 before the upgrade, and a closed one frees its place.
+func TestLiveConnectionsPerAddress(t *testing.T) {
+	s := newLiveServer(t, server.LiveOptions{MaxConnsPerAddr: 3})
+	var open []*wsClient
+	for range 3 {
+		open = append(open, connect(t, s.url, nil))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, resp, err := dialWS(ctx, s.url, nil)
+	if err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("a 4th connection from one address: %v %+v, want 429 with Retry-After", err, resp)
+	}
+	open[0].c.Close(coderws.StatusNormalClosure, "")
+	// The server notices the close asynchronously: retry until admitted.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, _, err := dialWS(ctx, s.url, nil)
+		if err == nil {
+			c.CloseNow()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a connection after one closed: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A connection runs at most MaxSubscriptionsPerConn subscriptions; one more
+// ends at once with RATE_LIMITED, and completing one makes room.
+func TestLiveSubscriptionsPerConnection(t *testing.T) {
+	s := newLiveServer(t, server.LiveOptions{MaxSubscriptionsPerConn: 2})
+	bag := s.ids[demo.BagCode]
+	w := connect(t, s.url, nil)
+	for _, id := range []string{"a", "b"} {
+		w.subscribe(t, id, bag)
+		if m := w.read(t); m.Type != "next" || m.ID != id || errorCode(t, m) != "" {
+			t.Fatalf("subscription %s: %+v", id, m)
+		}
+	}
+	w.subscribe(t, "c", bag)
+	if m := w.read(t); m.ID != "c" || errorCode(t, m) != "RATE_LIMITED" {
+		t.Fatalf("a third subscription: %+v %s, want RATE_LIMITED", m, m.Payload)
+	}
+	if m := w.read(t); m.Type != "complete" || m.ID != "c" {
+		t.Fatalf("after the refusal: %+v, want complete", m)
+	}
+	w.send(t, "a", "complete", nil)
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; ; i++ {
+		id := fmt.Sprintf("d%d", i)
+		w.subscribe(t, id, bag)
+		m := w.read(t)
+		if m.Type == "next" && errorCode(t, m) == "" {
+			break
+		}
+		if m.Type == "next" {
+			w.read(t) // its complete
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no room after completing one: %+v %s", m, m.Payload)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// The token comes in connection_init's payload; a bad one closes the
+// connection with 4403; an admin's sees off-shelf goods, nobody else does.
+func TestLiveTokenInConnectionInit(t *testing.T) {
+	s := newLiveServer(t, server.LiveOptions{})
+	shoe := s.ids[demo.ShoeCode]
+	if _, err := s.cat.SetStatus(context.Background(), shoe, enums.GoodsOffShelf); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := dialWS(ctx, s.url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	bad := &wsClient{c: c}
+	bad.send(t, "", "connection_init", map[string]any{"Authorization": "Bearer not-a-token"})
+	for {
+		if _, err = bad.next(); err != nil {
+			break
+		}
+	}
+	if coderws.CloseStatus(err) != 4403 {
+		t.Fatalf("a bad token: %v, want close 4403", err)
+	}
+
+	anon := connect(t, s.url, nil)
+	anon.subscribe(t, "1", shoe)
+	if m := anon.read(t); errorCode(t, m) != "NOT_FOUND" {
+		t.Fatalf("anonymous subscription to an off-shelf goods: %+v %s, want NOT_FOUND", m, m.Payload)
+	}
+	tok, _ := s.signer.Issue("alice", auth.Admin, time.Hour)
+	admin := connect(t, s.url, map[string]any{"Authorization": "Bearer " + tok})
+	admin.subscribe(t, "1", shoe)
+	if m := admin.read(t); m.Type != "next" || errorCode(t, m) != "" {
+		t.Fatalf("an admin's subscription to an off-shelf goods: %+v %s", m, m.Payload)
+	}
+}
+
+// A page of another origin may not connect unless listed; this host's
+// pages and clients without Origin may.
+func TestLiveOrigins(t *testing.T) {
+	s := newLiveServer(t, server.LiveOptions{OriginPatterns: []string{"shop.example.com"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	host := strings.TrimPrefix(strings.TrimSuffix(s.url, "/graphql"), "ws://")
+	for origin, ok := range map[string]bool{"http://evil.example.com": false, "https://shop.example.com": true, "http://" + host: true, "": true} {
+		h := http.Header{}
+		if origin != "" {
+			h.Set("Origin", origin)
+		}
+		c, resp, err := dialWS(ctx, s.url, h)
+		if ok != (err == nil) {
+			t.Errorf("Origin %q: %v, allowed %v", origin, err, ok)
+		}
+		if !ok && (resp == nil || resp.StatusCode != http.StatusForbidden) {
+			t.Errorf("Origin %q: %+v, want 403", origin, resp)
+		}
+		if c != nil {
+			c.CloseNow()
+		}
+	}
+}
+
+// Only subscriptions go over WebSocket; queries and mutations over it are
+// refused (POST them), and a subscription over POST too.
+func TestLiveOperationKinds(t *testing.T) {
+	s := newLiveServer(t, server.LiveOptions{})
+	w := connect(t, s.url, nil)
+	w.send(t, "q", "subscribe", map[string]any{"query": `{ categories { id } }`})
+	if m := w.read(t); errorCode(t, m) != "INVALID_INPUT" {
+		t.Fatalf("a query over WebSocket: %+v %s, want INVALID_INPUT", m, m.Payload)
+	}
+	httpURL := "http" + strings.TrimPrefix(s.url, "ws")
+	resp, err := http.Post(httpURL, "application/json", strings.NewReader(`{"query":"subscription { goodsStock(goodsId: 1) { totalStock } }"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Errors []struct{ Extensions struct{ Code string } }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || len(r.Errors) == 0 || r.Errors[0].Extensions.Code != "INVALID_INPUT" {
+		t.Fatalf("a subscription over POST: %+v %v, want INVALID_INPUT", r, err)
+	}
+	if errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+}
