@@ -8,6 +8,7 @@ import (
 	"storefront/checkout"
 	"storefront/inventory"
 	"storefront/payments"
+	"storefront/webhooks"
 )
 
 // Resolver holds the domain services (dependency injection root; gqlgen does
@@ -18,4 +19,5 @@ type Resolver struct {
 	Checkout  *checkout.Service
 	Payments  *payments.Service
 	Carts     *cart.Service
+	Hooks     *webhooks.Service // Hooks: queryResolver has a method Webhooks
 }

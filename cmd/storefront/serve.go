@@ -41,6 +41,7 @@ func serve(ctx context.Context, args []string) error {
 	fs.DurationVar(&c.CloseInterval, "close-interval", envDuration("CLOSE_INTERVAL", 30*time.Second), "how often the timeout closer runs (STOREFRONT_CLOSE_INTERVAL)")
 	cartFlags(fs, &c)
 	fs.DurationVar(&c.OutboxInterval, "outbox-interval", envDuration("OUTBOX_INTERVAL", time.Second), "how often committed events are dispatched (STOREFRONT_OUTBOX_INTERVAL)")
+	eventsFlags(fs, &c.Events)
 	opsFlags(fs, &c)
 	limitFlags(fs, &c)
 	responseCacheFlags(fs, &c)
@@ -56,6 +57,9 @@ func serve(ctx context.Context, args []string) error {
 		return errors.New("--close-interval and --outbox-interval must be positive")
 	}
 	if err := validCart(&c); err != nil {
+		return err
+	}
+	if err := validEvents(&c.Events); err != nil {
 		return err
 	}
 	if err := validOps(&c); err != nil {
@@ -117,10 +121,15 @@ func serve(ctx context.Context, args []string) error {
 	pays := payments.New(db, payCfg, orders)
 	inv := inventory.New(db)
 	carts := cart.New(db, orders, cart.Config{TTL: c.CartTTL})
+	out, err := openSinks(ctx, &c.Events, db, m)
+	if err != nil {
+		return err
+	}
+	defer out.close()
 	opts := server.Options{
 		DB: db, Signer: signer, Playground: c.Introspection, Introspection: c.Introspection,
 		DemoToken: demoToken, PaymentNotify: server.NotifyHandler(pays, payCfg.MaxBody),
-		Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inv, Checkout: orders, Payments: pays, Carts: carts},
+		Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inv, Checkout: orders, Payments: pays, Carts: carts, Hooks: out.hooks},
 		Metrics:  m, RequestTimeout: c.RequestTimeout, MaxDepth: c.MaxQueryDepth, MaxComplexity: c.MaxComplexity,
 		MaxAliases: c.MaxAliases, MaxResponseBytes: c.MaxResponseBytes, QueryCacheBytes: c.QueryCacheBytes,
 		MaxPersistedQueryBytes: c.MaxPersistedQueryBytes,
@@ -165,7 +174,7 @@ func serve(ctx context.Context, args []string) error {
 
 	// The closer and the dispatcher outlive the signal until the requests have
 	// drained (stopBackground is deferred), so the final dispatch sees their events.
-	stopBackground := background(context.WithoutCancel(ctx), orders, inv, carts, &c, m)
+	stopBackground := background(context.WithoutCancel(ctx), orders, inv, carts, out, &c, m)
 	defer stopBackground()
 	stopReconcile := reconcileEvery(context.WithoutCancel(ctx), inv, m, c.ReconcileInterval)
 	defer stopReconcile()
