@@ -219,7 +219,7 @@ func (s *Service) record(ctx context.Context, d *ent.WebhookDelivery, token stri
 			return err
 		}
 		return tx.WebhookDelivery.Create().SetWebhookID(d.WebhookID).SetEventID(d.EventID).SetEventType(d.EventType).
-			SetBody(d.Body).SetAttempt(d.Attempt + 1).SetStatus(Pending).SetDueAt(next).SetCreatedAt(now).
+			SetBody(d.Body).SetAttempt(d.Attempt+1).SetStatus(Pending).SetDueAt(next).SetCreatedAt(now).
 			OnConflictColumns(webhookdelivery.FieldWebhookID, webhookdelivery.FieldEventID, webhookdelivery.FieldAttempt).
 			Ignore().Exec(ctx)
 	})
