@@ -196,18 +196,19 @@ type receiver struct {
 	bad      []string
 	answered int // requests answered, of any status
 	arrived  int // requests received (hanging ones included)
+	quit     chan struct{}
 }
 
 func newReceiver(t *testing.T) *receiver {
 	t.Helper()
-	r := &receiver{got: map[string]int{}, refused: map[string]bool{}, types: map[string]string{}}
+	r := &receiver{got: map[string]int{}, refused: map[string]bool{}, types: map[string]string{}, quit: make(chan struct{})}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: r}
 	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	t.Cleanup(func() { close(r.quit); _ = srv.Close() })
 	r.URL = "http://" + ln.Addr().String() + "/hook"
 	return r
 }
@@ -221,6 +222,7 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		select {
 		case <-time.After(r.hang):
 		case <-req.Context().Done():
+		case <-r.quit:
 		}
 	}
 	id := req.Header.Get("webhook-id")

@@ -109,6 +109,7 @@ func (s *Service) pass(ctx context.Context, client *http.Client) error {
 		for _, d := range ds {
 			s.inflight.add(h.ID)
 			go func() {
+				defer s.Wake() // its slot is free: the next due attempt need not wait for the ticker
 				defer s.inflight.done(h.ID)
 				s.attempt(ctx, client, h, d, token)
 			}()
@@ -217,6 +218,9 @@ func (s *Service) record(ctx context.Context, d *ent.WebhookDelivery, token stri
 		n, err := up.Save(ctx)
 		if err != nil || n == 0 || next.IsZero() {
 			return err
+		}
+		if wait := next.Sub(now); wait < s.cfg.Interval {
+			time.AfterFunc(wait, s.Wake) // a short schedule's retry is not held to the ticker
 		}
 		return tx.WebhookDelivery.Create().SetWebhookID(d.WebhookID).SetEventID(d.EventID).SetEventType(d.EventType).
 			SetBody(d.Body).SetAttempt(d.Attempt+1).SetStatus(Pending).SetDueAt(next).SetCreatedAt(now).
