@@ -95,7 +95,7 @@ func every(ctx context.Context, name string, interval time.Duration, f func(cont
 // returned func stops them and waits.
 func background(ctx context.Context, svc *checkout.Service, inv *inventory.Service, carts *cart.Service, out *sinks, c *config, m *metrics.Metrics) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{}, 3)
+	done := make(chan struct{}, 4)
 	go func() {
 		defer func() { done <- struct{}{} }()
 		every(ctx, "closed expired orders", c.CloseInterval, func(ctx context.Context) (int, error) {
@@ -124,7 +124,6 @@ func background(ctx context.Context, svc *checkout.Service, inv *inventory.Servi
 	}()
 	dispatch := func(ctx context.Context) (int, error) {
 		total := 0
-		defer func() { backlog(ctx, svc, m) }()
 		for {
 			n, err := svc.DispatchBatch(ctx, out.sink, 500)
 			total += n
@@ -136,6 +135,16 @@ func background(ctx context.Context, svc *checkout.Service, inv *inventory.Servi
 			}
 		}
 	}
+	// The backlog gauges on a loop of their own: a dispatch pass waits for
+	// NATS's acks (up to its timeout) while the broker is down, which is
+	// just when the gauges matter.
+	go func() {
+		defer func() { done <- struct{}{} }()
+		every(ctx, "", max(c.OutboxInterval, time.Second), func(ctx context.Context) (int, error) {
+			backlog(ctx, svc, m)
+			return 0, nil
+		})
+	}()
 	// Webhook deliveries: their own loop, so a slow endpoint holds
 	// nothing else; it stops after the final dispatch below.
 	hctx, stopHooks := context.WithCancel(context.WithoutCancel(ctx))
@@ -155,7 +164,7 @@ func background(ctx context.Context, svc *checkout.Service, inv *inventory.Servi
 		}
 		stopHooks()
 	}()
-	return func() { cancel(); <-done; <-done; <-done }
+	return func() { cancel(); <-done; <-done; <-done; <-done }
 }
 
 // backlog sets the outbox gauges of /metrics.
