@@ -40,8 +40,14 @@ func (s *Service) claim(ctx context.Context, n int) (claimOf, []*ent.Outbox, err
 	if err != nil || len(ids) == 0 {
 		return c, nil, store.Classify(errOr(err, "reading outbox"))
 	}
-	won, err := s.db.Client.Outbox.Update().Where(outbox.IDIn(ids...), claimable(c.at)).
-		SetClaim(c.token).SetClaimedUntil(c.at.Add(ClaimLease)).Save(ctx)
+	var won int
+	// Two instances' claims may deadlock on MySQL: retried, as every
+	// transaction is.
+	err = store.Retry(ctx, func() (err error) {
+		won, err = s.db.Client.Outbox.Update().Where(outbox.IDIn(ids...), claimable(c.at)).
+			SetClaim(c.token).SetClaimedUntil(c.at.Add(ClaimLease)).Save(ctx)
+		return err
+	})
 	if err != nil || won == 0 {
 		return c, nil, store.Classify(errOr(err, "claiming outbox rows"))
 	}

@@ -137,8 +137,14 @@ func (s *Service) claim(ctx context.Context, id int64, n int) (string, []*ent.We
 		return "", nil, store.Classify(err)
 	}
 	token := newToken()
-	won, err := s.db.Client.WebhookDelivery.Update().Where(webhookdelivery.IDIn(ids...), due(id, now)).
-		SetStatus(Sending).SetClaim(token).SetClaimedUntil(now.Add(s.cfg.Timeout + 30*time.Second)).Save(ctx)
+	var won int
+	// Two senders' claims may deadlock on MySQL (each locks index entries
+	// of the other's rows): retried, as every transaction is.
+	err = store.Retry(ctx, func() (err error) {
+		won, err = s.db.Client.WebhookDelivery.Update().Where(webhookdelivery.IDIn(ids...), due(id, now)).
+			SetStatus(Sending).SetClaim(token).SetClaimedUntil(now.Add(s.cfg.Timeout + 30*time.Second)).Save(ctx)
+		return err
+	})
 	if err != nil || won == 0 {
 		return "", nil, store.Classify(err)
 	}
@@ -150,7 +156,7 @@ func (s *Service) claim(ctx context.Context, id int64, n int) (string, []*ent.We
 // FAILED, with the next attempt queued when the schedule has one.
 func (s *Service) attempt(ctx context.Context, client *http.Client, h *ent.Webhook, d *ent.WebhookDelivery, token string) {
 	status, sendErr := s.send(ctx, client, h, d)
-	if ctx.Err() != nil {
+	if sendErr != nil && ctx.Err() != nil {
 		// Shutting down: put it back, unsent as far as we know (the
 		// receiver may have it: at least once).
 		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
@@ -159,7 +165,10 @@ func (s *Service) attempt(ctx context.Context, client *http.Client, h *ent.Webho
 			SetStatus(Pending).ClearClaim().ClearClaimedUntil().Save(bctx)
 		return
 	}
-	if err := s.record(ctx, d, token, status, sendErr); err != nil {
+	// The attempt happened: record it even when shutdown began meanwhile.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := s.record(rctx, d, token, status, sendErr); err != nil {
 		// The claim lapses and the attempt is sent again.
 		slog.Warn("recording webhook delivery failed", "webhook_id", h.ID, "event_id", d.EventID, "err", err)
 	}
