@@ -89,3 +89,29 @@ func TestSubjectCovers(t *testing.T) {
 		}
 	}
 }
+
+// Encode writes by hand what json.Marshal of the envelope writes.
+func TestEncodeIsMarshal(t *testing.T) {
+	at := time.Date(2026, 12, 1, 20, 0, 0, 5, time.UTC)
+	for _, e := range []checkout.Event{
+		{ID: "a-1", Type: "OrderPlaced", Payload: `{"orderSn":"2026120100001","userId":"u","lines":[{"itemId":"3","quantity":1}]}`, At: at},
+		{ID: "a-2", Type: "OrderPaid", Payload: `{"amount":"89.00","orderSn":"2026120100002"}`, At: at.Add(time.Second)},
+		{ID: "a-3", Type: "OrderClosed", Payload: `{"orderSn":"a\"b\u003cc\u003e\u00e9","reason":"x"}` /* as json.Marshal writes it */, At: at},
+		{ID: "a-4", Type: "DuplicatePayment", Payload: `{"paymentId":"p"}`, At: at},
+	} {
+		for _, source := range []string{DefaultSource, "https://shop.example/é\"x"} {
+			got, err := Encode(e, source)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ce, err := Envelope(e, source)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := json.Marshal(ce)
+			if string(got) != string(want) {
+				t.Errorf("Encode(%s, %q):\n got %s\nwant %s", e.ID, source, got, want)
+			}
+		}
+	}
+}

@@ -57,6 +57,10 @@ func (f *inflight) done(id int64) {
 // gets there first).
 func (s *Service) Run(ctx context.Context) {
 	client := s.client()
+	s.delivered = make(chan outcome, 4*recordMax)
+	recorded := make(chan struct{})
+	go func() { defer close(recorded); s.recordDelivered(s.delivered) }()
+	defer func() { <-recorded }()
 	t := time.NewTicker(s.cfg.Interval)
 	defer t.Stop()
 	for {
@@ -66,6 +70,7 @@ func (s *Service) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			s.inflight.wg.Wait()
+			close(s.delivered)
 			return
 		case <-t.C:
 		case <-s.wake:
@@ -109,9 +114,13 @@ func (s *Service) pass(ctx context.Context, client *http.Client) error {
 		for _, d := range ds {
 			s.inflight.add(h.ID)
 			go func() {
-				defer s.Wake() // its slot is free: the next due attempt need not wait for the ticker
-				defer s.inflight.done(h.ID)
 				s.attempt(ctx, client, h, d, token)
+				s.inflight.done(h.ID)
+				// Half the slots free: claim the next due attempts now, not
+				// at the tick, and in groups rather than one at a time.
+				if s.inflight.count(h.ID) <= s.cfg.PerWebhook/2 {
+					s.Wake()
+				}
 			}()
 		}
 	}
@@ -163,6 +172,10 @@ func (s *Service) attempt(ctx context.Context, client *http.Client, h *ent.Webho
 		defer cancel()
 		_, _ = s.db.Client.WebhookDelivery.Update().Where(webhookdelivery.ID(d.ID), webhookdelivery.Claim(token), webhookdelivery.Status(Sending)).
 			SetStatus(Pending).ClearClaim().ClearClaimedUntil().Save(bctx)
+		return
+	}
+	if sendErr == nil {
+		s.delivered <- outcome{id: d.ID, token: token, status: status} // recorded in batches (recorder.go)
 		return
 	}
 	// The attempt happened: record it even when shutdown began meanwhile.

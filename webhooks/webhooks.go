@@ -44,7 +44,7 @@ var DefaultRetry = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.M
 
 // DefaultConfig is serve's defaults.
 func DefaultConfig() Config {
-	return Config{Retry: slices.Clone(DefaultRetry), Timeout: 10 * time.Second, PerWebhook: 4, Interval: time.Second}
+	return Config{Retry: slices.Clone(DefaultRetry), Timeout: 10 * time.Second, PerWebhook: 16, Interval: time.Second}
 }
 
 // EventTypes are the types a webhook may subscribe to.
@@ -61,7 +61,8 @@ type Service struct {
 	now  func() time.Time
 	// inflight counts this instance's attempts in flight per webhook
 	// (sender.go).
-	inflight *inflight
+	inflight  *inflight
+	delivered chan outcome // to the recorder (recorder.go), while Run runs
 }
 
 // New returns the service; Run starts its sender.
