@@ -53,6 +53,10 @@ var EventTypes = []string{
 	checkout.EventOrderPaidAfterClose, checkout.EventPaymentForClosedOrder, checkout.EventDuplicatePayment,
 }
 
+// MaxWebhooks is how many webhooks may be registered: every event is
+// queued for each subscribed one, and the webhooks query lists them all.
+const MaxWebhooks = 100
+
 // Service registers webhooks and delivers to them.
 type Service struct {
 	db   *store.DB
@@ -129,6 +133,11 @@ func (s *Service) Create(ctx context.Context, url string, events []string, descr
 	}
 	if len(description) > 512 {
 		return nil, "", fmt.Errorf("%w: description longer than 512 bytes", errs.InvalidInput)
+	}
+	if n, err := s.db.Client.Webhook.Query().Count(ctx); err != nil {
+		return nil, "", store.Classify(err)
+	} else if n >= MaxWebhooks {
+		return nil, "", fmt.Errorf("%w: at most %d webhooks; delete one first", errs.InvalidInput, MaxWebhooks)
 	}
 	secret := newSecret()
 	w, err := s.db.Client.Webhook.Create().SetURL(url).SetEvents(evs).SetDescription(description).
