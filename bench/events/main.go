@@ -35,6 +35,7 @@ import (
 	"storefront/demo"
 	"storefront/ent/sku"
 	"storefront/events"
+	"storefront/internal/gctune"
 	"storefront/store"
 	"storefront/webhooks"
 )
@@ -47,6 +48,9 @@ func main() {
 	interval := flag.Duration("interval", time.Second, "the dispatcher's interval (serve's --outbox-interval)")
 	flag.StringVar(&sinks, "sinks", "nats,webhook", "what the measured mode sends to: nats, webhook or both (nats,webhook)")
 	flag.Parse()
+	// serve's GC target: this process hosts the server's work.
+	gc, from := gctune.Apply(gctune.DefaultPercent)
+	gcNote = fmt.Sprintf("GC target %d (%s)", gc, from)
 	var clients []int
 	for _, s := range strings.Split(*clientsFlag, ",") {
 		n, err := strconv.Atoi(s)
@@ -60,7 +64,7 @@ func main() {
 	}
 }
 
-var sinks string
+var sinks, gcNote string
 
 // placedAt is when each order's placeOrder returned, by order number.
 var placedAt sync.Map
@@ -155,8 +159,8 @@ func run(dbSpec, natsURL string, dur, interval time.Duration, clients []int) err
 	off := func(_ context.Context, evs []checkout.Event) (int, error) { return len(evs), nil }
 
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("events benchmark: %s, hot SKU, group-commit path, in process, %s per mode and client count, dispatcher every %s, load average %s\n",
-		db.Dialect, dur, interval, strings.Join(strings.Fields(string(load))[:3], " "))
+	fmt.Printf("events benchmark: %s, hot SKU, group-commit path, in process, %s per mode and client count, dispatcher every %s, %s, load average %s\n",
+		db.Dialect, dur, interval, gcNote, strings.Join(strings.Fields(string(load))[:3], " "))
 	fmt.Printf("   %-7s %-22s %9s %8s %8s\n", "clients", "events", "orders/s", "p50 ms", "p99 ms")
 	for _, c := range clients {
 		var rate [2]float64
