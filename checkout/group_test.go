@@ -652,8 +652,8 @@ func TestGroupEventsDispatchOnePerOrder(t *testing.T) {
 			seen = append(seen, e)
 			return nil
 		}, 10)
-		if err != nil || n != 0 {
-			t.Fatalf("Dispatch with a failing sink = %d, %v; want 0 rows marked", n, err)
+		if !errors.Is(err, fail) || n != 0 {
+			t.Fatalf("Dispatch with a failing sink = %d, %v; want 0 rows marked and the sink's error", n, err)
 		}
 		got := dispatchAll(t, db)
 		if len(got) != 3 {

@@ -131,55 +131,87 @@ type Event struct {
 	Type        string
 	AggregateID string
 	Payload     string
+	At          time.Time // when the change it announces committed (the row's created_at)
 }
 
 // Sink receives events. Delivery is at least once: a sink must tolerate a
 // repeat (the event id identifies it).
 type Sink func(context.Context, Event) error
 
-// LogSink logs each event: the sink until a broker is wired.
+// BatchSink receives the events of several outbox rows at once, in order,
+// and returns how many of them, from the first, it accepted (all of them
+// when err is nil). A broker's sink publishes them all and then waits for
+// the acks, instead of one round trip per event.
+type BatchSink func(context.Context, []Event) (int, error)
+
+// Batch is s as a BatchSink: one event after the other, up to the first
+// that s refuses.
+func (s Sink) Batch() BatchSink {
+	return func(ctx context.Context, evs []Event) (int, error) {
+		for i, e := range evs {
+			if err := s(ctx, e); err != nil {
+				return i, err
+			}
+		}
+		return len(evs), nil
+	}
+}
+
+// LogSink logs each event: the sink without a broker (serve without
+// --events-nats).
 func LogSink(ctx context.Context, e Event) error {
 	slog.InfoContext(ctx, "event", "event_id", e.ID, "type", e.Type, "aggregate_id", e.AggregateID, "payload", e.Payload)
 	return nil
 }
 
-// Dispatch hands the events of up to batch undispatched outbox rows, oldest
-// first, to sink and marks the rows whose events it accepted. It returns how
-// many rows it marked, and the error of a row it could not read (the rows
-// before it are marked; it and the later ones wait).
+// Dispatch is DispatchBatch with a sink of one event at a time.
 func (s *Service) Dispatch(ctx context.Context, sink Sink, batch int) (int, error) {
-	rows, err := s.db.Client.Outbox.Query().Where(outbox.DispatchedAtIsNil()).
-		Order(outbox.ByID()).Limit(batch).All(ctx)
-	if err != nil {
-		return 0, store.Classify(fmt.Errorf("reading outbox: %w", err))
+	return s.DispatchBatch(ctx, sink.Batch(), batch)
+}
+
+// DispatchBatch claims up to batch undispatched outbox rows, oldest first
+// (claim.go: no other dispatcher sends them meanwhile), hands their events
+// to sink and marks the rows whose events it all accepted. It returns how
+// many rows it marked, and the error of a row it could not read or of the
+// sink (the rows before it are marked; it and the later ones wait, released
+// for the next pass).
+func (s *Service) DispatchBatch(ctx context.Context, sink BatchSink, batch int) (int, error) {
+	c, rows, err := s.claim(ctx, batch)
+	if err != nil || len(rows) == 0 {
+		return 0, err
 	}
-	var done []int64
-	var bad error
-rows:
+	var (
+		evs  []Event
+		ends []int // ends[i]: events of rows[:i+1]
+		bad  error
+	)
 	for _, r := range rows {
-		evs, err := s.eventsOf(ctx, r)
+		rev, err := s.eventsOf(ctx, r)
 		if err != nil {
 			// Like a failing sink: the rows before it are marked, this one
 			// and the later ones wait (and the error is reported).
 			bad = err
 			break
 		}
-		for _, e := range evs {
-			if err := sink(ctx, e); err != nil {
-				// Keep order: later events wait for this one. The row's
-				// earlier events go again with it (at least once).
-				break rows
-			}
+		evs = append(evs, rev...)
+		ends = append(ends, len(evs))
+	}
+	accepted := 0
+	if len(evs) > 0 {
+		var err error
+		// Keep order: events after a refused one wait for it. A row's
+		// earlier events go again with it (at least once).
+		if accepted, err = sink(ctx, evs); err != nil && bad == nil {
+			bad = err
 		}
-		done = append(done, r.ID)
 	}
-	if len(done) == 0 {
-		return 0, bad
+	done := 0 // rows all of whose events the sink accepted
+	for done < len(ends) && ends[done] <= accepted {
+		done++
 	}
-	n, err := s.db.Client.Outbox.Update().Where(outbox.IDIn(done...), outbox.DispatchedAtIsNil()).
-		SetDispatchedAt(s.now()).Save(ctx)
+	n, err := s.settle(ctx, c, rows[:done], rows[done:])
 	if err != nil {
-		return 0, store.Classify(fmt.Errorf("marking events dispatched: %w", err))
+		return n, err
 	}
 	return n, bad
 }
@@ -188,7 +220,7 @@ rows:
 // batch's row with its order's id as aggregate.
 func (s *Service) eventsOf(ctx context.Context, r *ent.Outbox) ([]Event, error) {
 	if r.Events == 1 {
-		return []Event{{ID: r.EventID, Type: r.Type, AggregateID: r.AggregateID, Payload: r.Payload}}, nil
+		return []Event{{ID: r.EventID, Type: r.Type, AggregateID: r.AggregateID, Payload: r.Payload, At: r.CreatedAt}}, nil
 	}
 	var evs []batchedEvent
 	if err := json.Unmarshal([]byte(r.Payload), &evs); err != nil {
@@ -218,7 +250,7 @@ func (s *Service) eventsOf(ctx context.Context, r *ent.Outbox) ([]Event, error) 
 		if !ok { // committed with the row: only a broken database gets here
 			return nil, fmt.Errorf("outbox row %d: order %s not found", r.ID, sns[i])
 		}
-		out[i] = Event{ID: e.EventID, Type: r.Type, AggregateID: strconv.FormatInt(id, 10), Payload: string(e.Payload)}
+		out[i] = Event{ID: e.EventID, Type: r.Type, AggregateID: strconv.FormatInt(id, 10), Payload: string(e.Payload), At: r.CreatedAt}
 	}
 	return out, nil
 }

@@ -24,6 +24,8 @@ import (
 	"storefront/ent/specvalue"
 	"storefront/ent/stocklog"
 	"storefront/ent/stockpool"
+	"storefront/ent/webhook"
+	"storefront/ent/webhookdelivery"
 	"sync"
 
 	"entgo.io/ent"
@@ -89,23 +91,25 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			cart.Table:         cart.ValidColumn,
-			cartline.Table:     cartline.ValidColumn,
-			category.Table:     category.ValidColumn,
-			goods.Table:        goods.ValidColumn,
-			goodslisting.Table: goodslisting.ValidColumn,
-			idempotency.Table:  idempotency.ValidColumn,
-			order.Table:        order.ValidColumn,
-			orderline.Table:    orderline.ValidColumn,
-			outbox.Table:       outbox.ValidColumn,
-			payment.Table:      payment.ValidColumn,
-			paymentevent.Table: paymentevent.ValidColumn,
-			poolbuyer.Table:    poolbuyer.ValidColumn,
-			sku.Table:          sku.ValidColumn,
-			spec.Table:         spec.ValidColumn,
-			specvalue.Table:    specvalue.ValidColumn,
-			stocklog.Table:     stocklog.ValidColumn,
-			stockpool.Table:    stockpool.ValidColumn,
+			cart.Table:            cart.ValidColumn,
+			cartline.Table:        cartline.ValidColumn,
+			category.Table:        category.ValidColumn,
+			goods.Table:           goods.ValidColumn,
+			goodslisting.Table:    goodslisting.ValidColumn,
+			idempotency.Table:     idempotency.ValidColumn,
+			order.Table:           order.ValidColumn,
+			orderline.Table:       orderline.ValidColumn,
+			outbox.Table:          outbox.ValidColumn,
+			payment.Table:         payment.ValidColumn,
+			paymentevent.Table:    paymentevent.ValidColumn,
+			poolbuyer.Table:       poolbuyer.ValidColumn,
+			sku.Table:             sku.ValidColumn,
+			spec.Table:            spec.ValidColumn,
+			specvalue.Table:       specvalue.ValidColumn,
+			stocklog.Table:        stocklog.ValidColumn,
+			stockpool.Table:       stockpool.ValidColumn,
+			webhook.Table:         webhook.ValidColumn,
+			webhookdelivery.Table: webhookdelivery.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

@@ -30,7 +30,11 @@ type Outbox struct {
 	// DispatchedAt holds the value of the "dispatched_at" field.
 	DispatchedAt *time.Time `json:"dispatched_at,omitempty"`
 	// Events holds the value of the "events" field.
-	Events       int `json:"events,omitempty"`
+	Events int `json:"events,omitempty"`
+	// Claim holds the value of the "claim" field.
+	Claim *string `json:"claim,omitempty"`
+	// ClaimedUntil holds the value of the "claimed_until" field.
+	ClaimedUntil *time.Time `json:"claimed_until,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -41,9 +45,9 @@ func (*Outbox) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case outbox.FieldID, outbox.FieldEvents:
 			values[i] = new(sql.NullInt64)
-		case outbox.FieldEventID, outbox.FieldType, outbox.FieldAggregateID, outbox.FieldPayload:
+		case outbox.FieldEventID, outbox.FieldType, outbox.FieldAggregateID, outbox.FieldPayload, outbox.FieldClaim:
 			values[i] = new(sql.NullString)
-		case outbox.FieldCreatedAt, outbox.FieldDispatchedAt:
+		case outbox.FieldCreatedAt, outbox.FieldDispatchedAt, outbox.FieldClaimedUntil:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -109,6 +113,20 @@ func (_m *Outbox) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Events = int(value.Int64)
 			}
+		case outbox.FieldClaim:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field claim", values[i])
+			} else if value.Valid {
+				_m.Claim = new(string)
+				*_m.Claim = value.String
+			}
+		case outbox.FieldClaimedUntil:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field claimed_until", values[i])
+			} else if value.Valid {
+				_m.ClaimedUntil = new(time.Time)
+				*_m.ClaimedUntil = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -167,6 +185,16 @@ func (_m *Outbox) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("events=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Events))
+	builder.WriteString(", ")
+	if v := _m.Claim; v != nil {
+		builder.WriteString("claim=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.ClaimedUntil; v != nil {
+		builder.WriteString("claimed_until=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -88,6 +88,34 @@ func (_c *OutboxCreate) SetNillableEvents(v *int) *OutboxCreate {
 	return _c
 }
 
+// SetClaim sets the "claim" field.
+func (_c *OutboxCreate) SetClaim(v string) *OutboxCreate {
+	_c.mutation.SetClaim(v)
+	return _c
+}
+
+// SetNillableClaim sets the "claim" field if the given value is not nil.
+func (_c *OutboxCreate) SetNillableClaim(v *string) *OutboxCreate {
+	if v != nil {
+		_c.SetClaim(*v)
+	}
+	return _c
+}
+
+// SetClaimedUntil sets the "claimed_until" field.
+func (_c *OutboxCreate) SetClaimedUntil(v time.Time) *OutboxCreate {
+	_c.mutation.SetClaimedUntil(v)
+	return _c
+}
+
+// SetNillableClaimedUntil sets the "claimed_until" field if the given value is not nil.
+func (_c *OutboxCreate) SetNillableClaimedUntil(v *time.Time) *OutboxCreate {
+	if v != nil {
+		_c.SetClaimedUntil(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *OutboxCreate) SetID(v int64) *OutboxCreate {
 	_c.mutation.SetID(v)
@@ -179,6 +207,11 @@ func (_c *OutboxCreate) check() error {
 			return &ValidationError{Name: "events", err: fmt.Errorf(`ent: validator failed for field "Outbox.events": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.Claim(); ok {
+		if err := outbox.ClaimValidator(v); err != nil {
+			return &ValidationError{Name: "claim", err: fmt.Errorf(`ent: validator failed for field "Outbox.claim": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -239,6 +272,14 @@ func (_c *OutboxCreate) createSpec() (*Outbox, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Events(); ok {
 		_spec.SetField(outbox.FieldEvents, field.TypeInt, value)
 		_node.Events = value
+	}
+	if value, ok := _c.mutation.Claim(); ok {
+		_spec.SetField(outbox.FieldClaim, field.TypeString, value)
+		_node.Claim = &value
+	}
+	if value, ok := _c.mutation.ClaimedUntil(); ok {
+		_spec.SetField(outbox.FieldClaimedUntil, field.TypeTime, value)
+		_node.ClaimedUntil = &value
 	}
 	return _node, _spec
 }
@@ -343,6 +384,42 @@ func (u *OutboxUpsert) UpdateDispatchedAt() *OutboxUpsert {
 // ClearDispatchedAt clears the value of the "dispatched_at" field.
 func (u *OutboxUpsert) ClearDispatchedAt() *OutboxUpsert {
 	u.SetNull(outbox.FieldDispatchedAt)
+	return u
+}
+
+// SetClaim sets the "claim" field.
+func (u *OutboxUpsert) SetClaim(v string) *OutboxUpsert {
+	u.Set(outbox.FieldClaim, v)
+	return u
+}
+
+// UpdateClaim sets the "claim" field to the value that was provided on create.
+func (u *OutboxUpsert) UpdateClaim() *OutboxUpsert {
+	u.SetExcluded(outbox.FieldClaim)
+	return u
+}
+
+// ClearClaim clears the value of the "claim" field.
+func (u *OutboxUpsert) ClearClaim() *OutboxUpsert {
+	u.SetNull(outbox.FieldClaim)
+	return u
+}
+
+// SetClaimedUntil sets the "claimed_until" field.
+func (u *OutboxUpsert) SetClaimedUntil(v time.Time) *OutboxUpsert {
+	u.Set(outbox.FieldClaimedUntil, v)
+	return u
+}
+
+// UpdateClaimedUntil sets the "claimed_until" field to the value that was provided on create.
+func (u *OutboxUpsert) UpdateClaimedUntil() *OutboxUpsert {
+	u.SetExcluded(outbox.FieldClaimedUntil)
+	return u
+}
+
+// ClearClaimedUntil clears the value of the "claimed_until" field.
+func (u *OutboxUpsert) ClearClaimedUntil() *OutboxUpsert {
+	u.SetNull(outbox.FieldClaimedUntil)
 	return u
 }
 
@@ -463,6 +540,48 @@ func (u *OutboxUpsertOne) UpdateDispatchedAt() *OutboxUpsertOne {
 func (u *OutboxUpsertOne) ClearDispatchedAt() *OutboxUpsertOne {
 	return u.Update(func(s *OutboxUpsert) {
 		s.ClearDispatchedAt()
+	})
+}
+
+// SetClaim sets the "claim" field.
+func (u *OutboxUpsertOne) SetClaim(v string) *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.SetClaim(v)
+	})
+}
+
+// UpdateClaim sets the "claim" field to the value that was provided on create.
+func (u *OutboxUpsertOne) UpdateClaim() *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.UpdateClaim()
+	})
+}
+
+// ClearClaim clears the value of the "claim" field.
+func (u *OutboxUpsertOne) ClearClaim() *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.ClearClaim()
+	})
+}
+
+// SetClaimedUntil sets the "claimed_until" field.
+func (u *OutboxUpsertOne) SetClaimedUntil(v time.Time) *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.SetClaimedUntil(v)
+	})
+}
+
+// UpdateClaimedUntil sets the "claimed_until" field to the value that was provided on create.
+func (u *OutboxUpsertOne) UpdateClaimedUntil() *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.UpdateClaimedUntil()
+	})
+}
+
+// ClearClaimedUntil clears the value of the "claimed_until" field.
+func (u *OutboxUpsertOne) ClearClaimedUntil() *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.ClearClaimedUntil()
 	})
 }
 
@@ -749,6 +868,48 @@ func (u *OutboxUpsertBulk) UpdateDispatchedAt() *OutboxUpsertBulk {
 func (u *OutboxUpsertBulk) ClearDispatchedAt() *OutboxUpsertBulk {
 	return u.Update(func(s *OutboxUpsert) {
 		s.ClearDispatchedAt()
+	})
+}
+
+// SetClaim sets the "claim" field.
+func (u *OutboxUpsertBulk) SetClaim(v string) *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.SetClaim(v)
+	})
+}
+
+// UpdateClaim sets the "claim" field to the value that was provided on create.
+func (u *OutboxUpsertBulk) UpdateClaim() *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.UpdateClaim()
+	})
+}
+
+// ClearClaim clears the value of the "claim" field.
+func (u *OutboxUpsertBulk) ClearClaim() *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.ClearClaim()
+	})
+}
+
+// SetClaimedUntil sets the "claimed_until" field.
+func (u *OutboxUpsertBulk) SetClaimedUntil(v time.Time) *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.SetClaimedUntil(v)
+	})
+}
+
+// UpdateClaimedUntil sets the "claimed_until" field to the value that was provided on create.
+func (u *OutboxUpsertBulk) UpdateClaimedUntil() *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.UpdateClaimedUntil()
+	})
+}
+
+// ClearClaimedUntil clears the value of the "claimed_until" field.
+func (u *OutboxUpsertBulk) ClearClaimedUntil() *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.ClearClaimedUntil()
 	})
 }
 

@@ -91,6 +91,46 @@ func (_u *OutboxUpdate) ClearDispatchedAt() *OutboxUpdate {
 	return _u
 }
 
+// SetClaim sets the "claim" field.
+func (_u *OutboxUpdate) SetClaim(v string) *OutboxUpdate {
+	_u.mutation.SetClaim(v)
+	return _u
+}
+
+// SetNillableClaim sets the "claim" field if the given value is not nil.
+func (_u *OutboxUpdate) SetNillableClaim(v *string) *OutboxUpdate {
+	if v != nil {
+		_u.SetClaim(*v)
+	}
+	return _u
+}
+
+// ClearClaim clears the value of the "claim" field.
+func (_u *OutboxUpdate) ClearClaim() *OutboxUpdate {
+	_u.mutation.ClearClaim()
+	return _u
+}
+
+// SetClaimedUntil sets the "claimed_until" field.
+func (_u *OutboxUpdate) SetClaimedUntil(v time.Time) *OutboxUpdate {
+	_u.mutation.SetClaimedUntil(v)
+	return _u
+}
+
+// SetNillableClaimedUntil sets the "claimed_until" field if the given value is not nil.
+func (_u *OutboxUpdate) SetNillableClaimedUntil(v *time.Time) *OutboxUpdate {
+	if v != nil {
+		_u.SetClaimedUntil(*v)
+	}
+	return _u
+}
+
+// ClearClaimedUntil clears the value of the "claimed_until" field.
+func (_u *OutboxUpdate) ClearClaimedUntil() *OutboxUpdate {
+	_u.mutation.ClearClaimedUntil()
+	return _u
+}
+
 // Mutation returns the OutboxMutation object of the builder.
 func (_u *OutboxUpdate) Mutation() *OutboxMutation {
 	return _u.mutation
@@ -135,6 +175,11 @@ func (_u *OutboxUpdate) check() error {
 			return &ValidationError{Name: "aggregate_id", err: fmt.Errorf(`ent: validator failed for field "Outbox.aggregate_id": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Claim(); ok {
+		if err := outbox.ClaimValidator(v); err != nil {
+			return &ValidationError{Name: "claim", err: fmt.Errorf(`ent: validator failed for field "Outbox.claim": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -170,6 +215,18 @@ func (_u *OutboxUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.DispatchedAtCleared() {
 		_spec.ClearField(outbox.FieldDispatchedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Claim(); ok {
+		_spec.SetField(outbox.FieldClaim, field.TypeString, value)
+	}
+	if _u.mutation.ClaimCleared() {
+		_spec.ClearField(outbox.FieldClaim, field.TypeString)
+	}
+	if value, ok := _u.mutation.ClaimedUntil(); ok {
+		_spec.SetField(outbox.FieldClaimedUntil, field.TypeTime, value)
+	}
+	if _u.mutation.ClaimedUntilCleared() {
+		_spec.ClearField(outbox.FieldClaimedUntil, field.TypeTime)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -255,6 +312,46 @@ func (_u *OutboxUpdateOne) ClearDispatchedAt() *OutboxUpdateOne {
 	return _u
 }
 
+// SetClaim sets the "claim" field.
+func (_u *OutboxUpdateOne) SetClaim(v string) *OutboxUpdateOne {
+	_u.mutation.SetClaim(v)
+	return _u
+}
+
+// SetNillableClaim sets the "claim" field if the given value is not nil.
+func (_u *OutboxUpdateOne) SetNillableClaim(v *string) *OutboxUpdateOne {
+	if v != nil {
+		_u.SetClaim(*v)
+	}
+	return _u
+}
+
+// ClearClaim clears the value of the "claim" field.
+func (_u *OutboxUpdateOne) ClearClaim() *OutboxUpdateOne {
+	_u.mutation.ClearClaim()
+	return _u
+}
+
+// SetClaimedUntil sets the "claimed_until" field.
+func (_u *OutboxUpdateOne) SetClaimedUntil(v time.Time) *OutboxUpdateOne {
+	_u.mutation.SetClaimedUntil(v)
+	return _u
+}
+
+// SetNillableClaimedUntil sets the "claimed_until" field if the given value is not nil.
+func (_u *OutboxUpdateOne) SetNillableClaimedUntil(v *time.Time) *OutboxUpdateOne {
+	if v != nil {
+		_u.SetClaimedUntil(*v)
+	}
+	return _u
+}
+
+// ClearClaimedUntil clears the value of the "claimed_until" field.
+func (_u *OutboxUpdateOne) ClearClaimedUntil() *OutboxUpdateOne {
+	_u.mutation.ClearClaimedUntil()
+	return _u
+}
+
 // Mutation returns the OutboxMutation object of the builder.
 func (_u *OutboxUpdateOne) Mutation() *OutboxMutation {
 	return _u.mutation
@@ -312,6 +409,11 @@ func (_u *OutboxUpdateOne) check() error {
 			return &ValidationError{Name: "aggregate_id", err: fmt.Errorf(`ent: validator failed for field "Outbox.aggregate_id": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Claim(); ok {
+		if err := outbox.ClaimValidator(v); err != nil {
+			return &ValidationError{Name: "claim", err: fmt.Errorf(`ent: validator failed for field "Outbox.claim": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -364,6 +466,18 @@ func (_u *OutboxUpdateOne) sqlSave(ctx context.Context) (_node *Outbox, err erro
 	}
 	if _u.mutation.DispatchedAtCleared() {
 		_spec.ClearField(outbox.FieldDispatchedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Claim(); ok {
+		_spec.SetField(outbox.FieldClaim, field.TypeString, value)
+	}
+	if _u.mutation.ClaimCleared() {
+		_spec.ClearField(outbox.FieldClaim, field.TypeString)
+	}
+	if value, ok := _u.mutation.ClaimedUntil(); ok {
+		_spec.SetField(outbox.FieldClaimedUntil, field.TypeTime, value)
+	}
+	if _u.mutation.ClaimedUntilCleared() {
+		_spec.ClearField(outbox.FieldClaimedUntil, field.TypeTime)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Outbox{config: _u.config}

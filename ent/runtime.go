@@ -21,6 +21,8 @@ import (
 	"storefront/ent/specvalue"
 	"storefront/ent/stocklog"
 	"storefront/ent/stockpool"
+	"storefront/ent/webhook"
+	"storefront/ent/webhookdelivery"
 	"storefront/money"
 	"time"
 )
@@ -319,6 +321,10 @@ func init() {
 	outbox.DefaultEvents = outboxDescEvents.Default.(int)
 	// outbox.EventsValidator is a validator for the "events" field. It is called by the builders before save.
 	outbox.EventsValidator = outboxDescEvents.Validators[0].(func(int) error)
+	// outboxDescClaim is the schema descriptor for claim field.
+	outboxDescClaim := outboxFields[8].Descriptor()
+	// outbox.ClaimValidator is a validator for the "claim" field. It is called by the builders before save.
+	outbox.ClaimValidator = outboxDescClaim.Validators[0].(func(string) error)
 	paymentFields := schema.Payment{}.Fields()
 	_ = paymentFields
 	// paymentDescOrderSn is the schema descriptor for order_sn field.
@@ -547,4 +553,64 @@ func init() {
 	stockpoolDescCreatedAt := stockpoolFields[14].Descriptor()
 	// stockpool.DefaultCreatedAt holds the default value on creation for the created_at field.
 	stockpool.DefaultCreatedAt = stockpoolDescCreatedAt.Default.(func() time.Time)
+	webhookFields := schema.Webhook{}.Fields()
+	_ = webhookFields
+	// webhookDescURL is the schema descriptor for url field.
+	webhookDescURL := webhookFields[1].Descriptor()
+	// webhook.URLValidator is a validator for the "url" field. It is called by the builders before save.
+	webhook.URLValidator = webhookDescURL.Validators[0].(func(string) error)
+	// webhookDescEvents is the schema descriptor for events field.
+	webhookDescEvents := webhookFields[2].Descriptor()
+	// webhook.EventsValidator is a validator for the "events" field. It is called by the builders before save.
+	webhook.EventsValidator = webhookDescEvents.Validators[0].(func(string) error)
+	// webhookDescDescription is the schema descriptor for description field.
+	webhookDescDescription := webhookFields[3].Descriptor()
+	// webhook.DefaultDescription holds the default value on creation for the description field.
+	webhook.DefaultDescription = webhookDescDescription.Default.(string)
+	// webhook.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	webhook.DescriptionValidator = webhookDescDescription.Validators[0].(func(string) error)
+	// webhookDescSecret is the schema descriptor for secret field.
+	webhookDescSecret := webhookFields[4].Descriptor()
+	// webhook.SecretValidator is a validator for the "secret" field. It is called by the builders before save.
+	webhook.SecretValidator = webhookDescSecret.Validators[0].(func(string) error)
+	// webhookDescActive is the schema descriptor for active field.
+	webhookDescActive := webhookFields[5].Descriptor()
+	// webhook.DefaultActive holds the default value on creation for the active field.
+	webhook.DefaultActive = webhookDescActive.Default.(bool)
+	// webhookDescCreatedAt is the schema descriptor for created_at field.
+	webhookDescCreatedAt := webhookFields[6].Descriptor()
+	// webhook.DefaultCreatedAt holds the default value on creation for the created_at field.
+	webhook.DefaultCreatedAt = webhookDescCreatedAt.Default.(func() time.Time)
+	webhookdeliveryFields := schema.WebhookDelivery{}.Fields()
+	_ = webhookdeliveryFields
+	// webhookdeliveryDescEventID is the schema descriptor for event_id field.
+	webhookdeliveryDescEventID := webhookdeliveryFields[2].Descriptor()
+	// webhookdelivery.EventIDValidator is a validator for the "event_id" field. It is called by the builders before save.
+	webhookdelivery.EventIDValidator = webhookdeliveryDescEventID.Validators[0].(func(string) error)
+	// webhookdeliveryDescEventType is the schema descriptor for event_type field.
+	webhookdeliveryDescEventType := webhookdeliveryFields[3].Descriptor()
+	// webhookdelivery.EventTypeValidator is a validator for the "event_type" field. It is called by the builders before save.
+	webhookdelivery.EventTypeValidator = webhookdeliveryDescEventType.Validators[0].(func(string) error)
+	// webhookdeliveryDescAttempt is the schema descriptor for attempt field.
+	webhookdeliveryDescAttempt := webhookdeliveryFields[5].Descriptor()
+	// webhookdelivery.AttemptValidator is a validator for the "attempt" field. It is called by the builders before save.
+	webhookdelivery.AttemptValidator = webhookdeliveryDescAttempt.Validators[0].(func(int) error)
+	// webhookdeliveryDescStatus is the schema descriptor for status field.
+	webhookdeliveryDescStatus := webhookdeliveryFields[6].Descriptor()
+	// webhookdelivery.StatusValidator is a validator for the "status" field. It is called by the builders before save.
+	webhookdelivery.StatusValidator = webhookdeliveryDescStatus.Validators[0].(func(string) error)
+	// webhookdeliveryDescError is the schema descriptor for error field.
+	webhookdeliveryDescError := webhookdeliveryFields[8].Descriptor()
+	// webhookdelivery.DefaultError holds the default value on creation for the error field.
+	webhookdelivery.DefaultError = webhookdeliveryDescError.Default.(string)
+	// webhookdelivery.ErrorValidator is a validator for the "error" field. It is called by the builders before save.
+	webhookdelivery.ErrorValidator = webhookdeliveryDescError.Validators[0].(func(string) error)
+	// webhookdeliveryDescClaim is the schema descriptor for claim field.
+	webhookdeliveryDescClaim := webhookdeliveryFields[12].Descriptor()
+	// webhookdelivery.ClaimValidator is a validator for the "claim" field. It is called by the builders before save.
+	webhookdelivery.ClaimValidator = webhookdeliveryDescClaim.Validators[0].(func(string) error)
+	// webhookdeliveryDescCreatedAt is the schema descriptor for created_at field.
+	webhookdeliveryDescCreatedAt := webhookdeliveryFields[14].Descriptor()
+	// webhookdelivery.DefaultCreatedAt holds the default value on creation for the created_at field.
+	webhookdelivery.DefaultCreatedAt = webhookdeliveryDescCreatedAt.Default.(func() time.Time)
 }

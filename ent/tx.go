@@ -48,6 +48,10 @@ type Tx struct {
 	StockLog *StockLogClient
 	// StockPool is the client for interacting with the StockPool builders.
 	StockPool *StockPoolClient
+	// Webhook is the client for interacting with the Webhook builders.
+	Webhook *WebhookClient
+	// WebhookDelivery is the client for interacting with the WebhookDelivery builders.
+	WebhookDelivery *WebhookDeliveryClient
 
 	// lazily loaded.
 	client     *Client
@@ -196,6 +200,8 @@ func (tx *Tx) init() {
 	tx.SpecValue = NewSpecValueClient(tx.config)
 	tx.StockLog = NewStockLogClient(tx.config)
 	tx.StockPool = NewStockPoolClient(tx.config)
+	tx.Webhook = NewWebhookClient(tx.config)
+	tx.WebhookDelivery = NewWebhookDeliveryClient(tx.config)
 }
 
 // txDriver wraps the given dialect.Tx with a nop dialect.Driver implementation.

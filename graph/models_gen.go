@@ -11,6 +11,7 @@ import (
 	"storefront/enums"
 	"storefront/inventory"
 	"storefront/money"
+	"storefront/webhooks"
 	"strconv"
 	"time"
 )
@@ -74,6 +75,19 @@ type CreateStockPoolInput struct {
 	// Before endsAt. Pool times are RFC 3339, from 2000-01-01T00:00:00Z to 9999-12-31T23:59:59Z, kept to the second (a fraction is dropped); others are INVALID_INPUT.
 	StartsAt time.Time `json:"startsAt"`
 	EndsAt   time.Time `json:"endsAt"`
+}
+
+type CreateWebhookInput struct {
+	URL string `json:"url"`
+	// Event types: OrderPlaced, OrderPaid, OrderClosed, OrderRefunded, OrderPaidAfterClose, PaymentForClosedOrder, DuplicatePayment.
+	Events      []string `json:"events"`
+	Description *string  `json:"description,omitempty"`
+}
+
+type CreateWebhookPayload struct {
+	Webhook *webhooks.Webhook `json:"webhook"`
+	// whsec_<base64>: the Standard Webhooks signing secret. Shown once: keep it.
+	Secret string `json:"secret"`
 }
 
 type GoodsConnection struct {
@@ -280,6 +294,22 @@ type UpdateSkuInput struct {
 	CostPrice       *money.Money     `json:"costPrice,omitempty"`
 	SkuCode         *string          `json:"skuCode,omitempty"`
 	Status          *enums.SkuStatus `json:"status,omitempty"`
+}
+
+type UpdateWebhookInput struct {
+	URL    *string  `json:"url,omitempty"`
+	Events []string `json:"events,omitempty"`
+	Active *bool    `json:"active,omitempty"`
+}
+
+type WebhookDeliveryConnection struct {
+	Edges    []*WebhookDeliveryEdge `json:"edges"`
+	PageInfo *PageInfo              `json:"pageInfo"`
+}
+
+type WebhookDeliveryEdge struct {
+	Cursor string             `json:"cursor"`
+	Node   *webhooks.Delivery `json:"node"`
 }
 
 type GoodsSortField string

@@ -29,11 +29,14 @@ type Metrics struct {
 	NegativeSKUs    prometheus.Gauge
 	ReconcileErrors prometheus.Counter
 	ReconcileLast   prometheus.Gauge
+
+	Events *Events // the outbox and its sinks (events.go)
 }
 
 // New returns fresh, unregistered metrics.
 func New() *Metrics {
 	return &Metrics{
+		Events: newEvents(),
 		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "storefront_graphql_requests_total",
 			Help: "GraphQL operations by first root field and outcome (ok, error, rejected).",
@@ -96,8 +99,8 @@ func New() *Metrics {
 
 // Collectors lists every metric for registration.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{
+	return append([]prometheus.Collector{
 		m.Requests, m.Latency, m.Errors, m.OrdersPlaced, m.Replays, m.OutOfStock, m.OrdersClosed,
 		m.Payments, m.TxRetries, m.LedgerDiffSKUs, m.LockDiffSKUs, m.NegativeSKUs, m.ReconcileErrors, m.ReconcileLast,
-	}
+	}, m.Events.collectors()...)
 }

@@ -9,6 +9,7 @@ import (
 	"storefront/inventory"
 	"storefront/live"
 	"storefront/payments"
+	"storefront/webhooks"
 )
 
 // Resolver holds the domain services (dependency injection root; gqlgen does
@@ -22,4 +23,5 @@ type Resolver struct {
 	// Live serves the goodsStock subscription (nil: subscriptions answer
 	// UNAVAILABLE; the server then mounts no WebSocket transport either).
 	Live *live.Hub
+	Hooks     *webhooks.Service // Hooks: queryResolver has a method Webhooks
 }

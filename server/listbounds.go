@@ -9,6 +9,7 @@ import (
 	"storefront/listing"
 	"storefront/paging"
 	"storefront/skumatrix"
+	"storefront/webhooks"
 )
 
 // lists gives every list field of the schema the number of items it can
@@ -50,6 +51,11 @@ var lists = map[string]func(args map[string]any, page int) int{
 	"OrderConnection.edges":     inPage,
 	"StockLogConnection.edges":  inPage,
 	"StockPoolConnection.edges": inPage,
+	// Webhooks: createWebhook refuses more than MaxWebhooks; each has at
+	// most every event type once.
+	"Query.webhooks":                  fixed(webhooks.MaxWebhooks),
+	"Webhook.events":                  fixed(len(webhooks.EventTypes)),
+	"WebhookDeliveryConnection.edges": inPage,
 	// Sku.pools answers the SKU's newest pools only.
 	"Sku.pools": fixed(inventory.LatestPools),
 
@@ -73,10 +79,11 @@ const paymentsPerOrder = 10
 // connections are the fields whose edges are a page: their first argument
 // sizes it as the resolvers do (paging.Size).
 var connections = map[string]func(args map[string]any) int{
-	"Query.goodsList":   firstArg,
-	"Query.myOrders":    firstArg,
-	"Query.stockLedger": firstArg,
-	"Query.stockPools":  firstArg,
+	"Query.goodsList":         firstArg,
+	"Query.myOrders":          firstArg,
+	"Query.stockLedger":       firstArg,
+	"Query.stockPools":        firstArg,
+	"Query.webhookDeliveries": firstArg,
 }
 
 // needsArgs says whether a field's cost reads its arguments, so that the

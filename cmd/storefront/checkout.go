@@ -93,9 +93,9 @@ func every(ctx context.Context, name string, interval time.Duration, f func(cont
 
 // background starts the timeout closer and the outbox dispatcher; the
 // returned func stops them and waits.
-func background(ctx context.Context, svc *checkout.Service, inv *inventory.Service, carts *cart.Service, c *config, m *metrics.Metrics) (stop func()) {
+func background(ctx context.Context, svc *checkout.Service, inv *inventory.Service, carts *cart.Service, out *sinks, c *config, m *metrics.Metrics) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{}, 2)
+	done := make(chan struct{}, 4)
 	go func() {
 		defer func() { done <- struct{}{} }()
 		every(ctx, "closed expired orders", c.CloseInterval, func(ctx context.Context) (int, error) {
@@ -125,13 +125,33 @@ func background(ctx context.Context, svc *checkout.Service, inv *inventory.Servi
 	dispatch := func(ctx context.Context) (int, error) {
 		total := 0
 		for {
-			n, err := svc.Dispatch(ctx, checkout.LogSink, 500)
+			n, err := svc.DispatchBatch(ctx, out.sink, 500)
 			total += n
+			if err != nil {
+				m.Events.DispatchErrors.Inc()
+			}
 			if err != nil || n < 500 {
 				return total, err
 			}
 		}
 	}
+	// The backlog gauges on a loop of their own: a dispatch pass waits for
+	// NATS's acks (up to its timeout) while the broker is down, which is
+	// just when the gauges matter.
+	go func() {
+		defer func() { done <- struct{}{} }()
+		every(ctx, "", max(c.OutboxInterval, time.Second), func(ctx context.Context) (int, error) {
+			backlog(ctx, svc, m)
+			return 0, nil
+		})
+	}()
+	// Webhook deliveries: their own loop, so a slow endpoint holds
+	// nothing else; it stops after the final dispatch below.
+	hctx, stopHooks := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		defer func() { done <- struct{}{} }()
+		out.hooks.Run(hctx)
+	}()
 	go func() {
 		defer func() { done <- struct{}{} }()
 		every(ctx, "dispatched events", c.OutboxInterval, dispatch)
@@ -142,6 +162,21 @@ func background(ctx context.Context, svc *checkout.Service, inv *inventory.Servi
 		if _, err := dispatch(fctx); err != nil {
 			slog.Warn("final event dispatch failed", "err", err)
 		}
+		stopHooks()
 	}()
-	return func() { cancel(); <-done; <-done }
+	return func() { cancel(); <-done; <-done; <-done; <-done }
+}
+
+// backlog sets the outbox gauges of /metrics.
+func backlog(ctx context.Context, svc *checkout.Service, m *metrics.Metrics) {
+	n, oldest, err := svc.Backlog(ctx)
+	if err != nil {
+		return // the next pass tries again
+	}
+	m.Events.Pending.Set(float64(n))
+	if n == 0 {
+		m.Events.OldestAge.Set(0)
+	} else {
+		m.Events.OldestAge.Set(time.Since(oldest).Seconds())
+	}
 }

@@ -28,6 +28,7 @@ type config struct {
 	CloseInterval   time.Duration
 	CartTTL         time.Duration
 	OutboxInterval  time.Duration
+	Events          eventsConfig // where order events go (events.go)
 	// Operations: the periodic stock check and the GraphQL endpoint's limits.
 	ReconcileInterval time.Duration
 	RequestTimeout    time.Duration

@@ -45,6 +45,7 @@ func serve(ctx context.Context, args []string) error {
 	fs.DurationVar(&c.CloseInterval, "close-interval", envDuration("CLOSE_INTERVAL", 30*time.Second), "how often the timeout closer runs (STOREFRONT_CLOSE_INTERVAL)")
 	cartFlags(fs, &c)
 	fs.DurationVar(&c.OutboxInterval, "outbox-interval", envDuration("OUTBOX_INTERVAL", time.Second), "how often committed events are dispatched (STOREFRONT_OUTBOX_INTERVAL)")
+	eventsFlags(fs, &c.Events)
 	opsFlags(fs, &c)
 	limitFlags(fs, &c)
 	responseCacheFlags(fs, &c)
@@ -63,6 +64,9 @@ func serve(ctx context.Context, args []string) error {
 		return errors.New("--close-interval and --outbox-interval must be positive")
 	}
 	if err := validCart(&c); err != nil {
+		return err
+	}
+	if err := validEvents(&c.Events); err != nil {
 		return err
 	}
 	if err := validOps(&c); err != nil {
@@ -143,10 +147,15 @@ func serve(ctx context.Context, args []string) error {
 	// close when this ends, as the listener stops.
 	closing, closeLive := context.WithCancel(context.Background())
 	defer closeLive()
+	out, err := openSinks(ctx, &c.Events, db, m)
+	if err != nil {
+		return err
+	}
+	defer out.close()
 	opts := server.Options{
 		DB: db, Signer: signer, Playground: c.Introspection, Introspection: c.Introspection,
 		DemoToken: demoToken, PaymentNotify: server.NotifyHandler(pays, payCfg.MaxBody),
-		Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inv, Checkout: orders, Payments: pays, Carts: carts, Live: hub},
+		Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inv, Checkout: orders, Payments: pays, Carts: carts, Live: hub, Hooks: out.hooks},
 		Metrics:  m, RequestTimeout: c.RequestTimeout, MaxDepth: c.MaxQueryDepth, MaxComplexity: c.MaxComplexity,
 		MaxAliases: c.MaxAliases, MaxResponseBytes: c.MaxResponseBytes, QueryCacheBytes: c.QueryCacheBytes,
 		MaxPersistedQueryBytes: c.MaxPersistedQueryBytes, RateLimiter: server.NewRateLimiter(c.RateLimits),
@@ -195,7 +204,7 @@ func serve(ctx context.Context, args []string) error {
 
 	// The closer and the dispatcher outlive the signal until the requests have
 	// drained (stopBackground is deferred), so the final dispatch sees their events.
-	stopBackground := background(context.WithoutCancel(ctx), orders, inv, carts, &c, m)
+	stopBackground := background(context.WithoutCancel(ctx), orders, inv, carts, out, &c, m)
 	defer stopBackground()
 	stopReconcile := reconcileEvery(context.WithoutCancel(ctx), inv, m, c.ReconcileInterval)
 	defer stopReconcile()

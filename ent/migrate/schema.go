@@ -306,6 +306,8 @@ var (
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "dispatched_at", Type: field.TypeTime, Nullable: true},
 		{Name: "events", Type: field.TypeInt, Default: 1},
+		{Name: "claim", Type: field.TypeString, Nullable: true, Size: 32},
+		{Name: "claimed_until", Type: field.TypeTime, Nullable: true},
 	}
 	// OutboxTable holds the schema information for the "outbox" table.
 	OutboxTable = &schema.Table{
@@ -588,6 +590,58 @@ var (
 			},
 		},
 	}
+	// WebhookColumns holds the columns for the "webhook" table.
+	WebhookColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "url", Type: field.TypeString, Size: 2048},
+		{Name: "events", Type: field.TypeString, Size: 512},
+		{Name: "description", Type: field.TypeString, Size: 512, Default: ""},
+		{Name: "secret", Type: field.TypeString, Size: 128},
+		{Name: "active", Type: field.TypeBool, Default: true},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// WebhookTable holds the schema information for the "webhook" table.
+	WebhookTable = &schema.Table{
+		Name:       "webhook",
+		Columns:    WebhookColumns,
+		PrimaryKey: []*schema.Column{WebhookColumns[0]},
+	}
+	// WebhookDeliveryColumns holds the columns for the "webhook_delivery" table.
+	WebhookDeliveryColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "webhook_id", Type: field.TypeInt64},
+		{Name: "event_id", Type: field.TypeString, Size: 36},
+		{Name: "event_type", Type: field.TypeString, Size: 64},
+		{Name: "body", Type: field.TypeString, Size: 2147483647},
+		{Name: "attempt", Type: field.TypeInt},
+		{Name: "status", Type: field.TypeString, Size: 16},
+		{Name: "http_status", Type: field.TypeInt, Nullable: true},
+		{Name: "error", Type: field.TypeString, Size: 512, Default: ""},
+		{Name: "due_at", Type: field.TypeTime},
+		{Name: "at", Type: field.TypeTime, Nullable: true},
+		{Name: "next_attempt_at", Type: field.TypeTime, Nullable: true},
+		{Name: "claim", Type: field.TypeString, Nullable: true, Size: 32},
+		{Name: "claimed_until", Type: field.TypeTime, Nullable: true},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// WebhookDeliveryTable holds the schema information for the "webhook_delivery" table.
+	WebhookDeliveryTable = &schema.Table{
+		Name:       "webhook_delivery",
+		Columns:    WebhookDeliveryColumns,
+		PrimaryKey: []*schema.Column{WebhookDeliveryColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "webhookdelivery_webhook_id_event_id_attempt",
+				Unique:  true,
+				Columns: []*schema.Column{WebhookDeliveryColumns[1], WebhookDeliveryColumns[2], WebhookDeliveryColumns[5]},
+			},
+			{
+				Name:    "webhookdelivery_webhook_id_status_due_at",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookDeliveryColumns[1], WebhookDeliveryColumns[6], WebhookDeliveryColumns[9]},
+			},
+		},
+	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		CartTable,
@@ -607,6 +661,8 @@ var (
 		SpecValueTable,
 		StockLogTable,
 		StockPoolTable,
+		WebhookTable,
+		WebhookDeliveryTable,
 	}
 )
 
@@ -665,5 +721,11 @@ func init() {
 	}
 	StockPoolTable.Annotation = &entsql.Annotation{
 		Table: "stock_pool",
+	}
+	WebhookTable.Annotation = &entsql.Annotation{
+		Table: "webhook",
+	}
+	WebhookDeliveryTable.Annotation = &entsql.Annotation{
+		Table: "webhook_delivery",
 	}
 }

@@ -27,6 +27,10 @@ const (
 	FieldDispatchedAt = "dispatched_at"
 	// FieldEvents holds the string denoting the events field in the database.
 	FieldEvents = "events"
+	// FieldClaim holds the string denoting the claim field in the database.
+	FieldClaim = "claim"
+	// FieldClaimedUntil holds the string denoting the claimed_until field in the database.
+	FieldClaimedUntil = "claimed_until"
 	// Table holds the table name of the outbox in the database.
 	Table = "outbox"
 )
@@ -41,6 +45,8 @@ var Columns = []string{
 	FieldCreatedAt,
 	FieldDispatchedAt,
 	FieldEvents,
+	FieldClaim,
+	FieldClaimedUntil,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -66,6 +72,8 @@ var (
 	DefaultEvents int
 	// EventsValidator is a validator for the "events" field. It is called by the builders before save.
 	EventsValidator func(int) error
+	// ClaimValidator is a validator for the "claim" field. It is called by the builders before save.
+	ClaimValidator func(string) error
 )
 
 // OrderOption defines the ordering options for the Outbox queries.
@@ -109,4 +117,14 @@ func ByDispatchedAt(opts ...sql.OrderTermOption) OrderOption {
 // ByEvents orders the results by the events field.
 func ByEvents(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldEvents, opts...).ToFunc()
+}
+
+// ByClaim orders the results by the claim field.
+func ByClaim(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldClaim, opts...).ToFunc()
+}
+
+// ByClaimedUntil orders the results by the claimed_until field.
+func ByClaimedUntil(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldClaimedUntil, opts...).ToFunc()
 }

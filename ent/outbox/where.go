@@ -89,6 +89,16 @@ func Events(v int) predicate.Outbox {
 	return predicate.Outbox(sql.FieldEQ(FieldEvents, v))
 }
 
+// Claim applies equality check predicate on the "claim" field. It's identical to ClaimEQ.
+func Claim(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEQ(FieldClaim, v))
+}
+
+// ClaimedUntil applies equality check predicate on the "claimed_until" field. It's identical to ClaimedUntilEQ.
+func ClaimedUntil(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEQ(FieldClaimedUntil, v))
+}
+
 // EventIDEQ applies the EQ predicate on the "event_id" field.
 func EventIDEQ(v string) predicate.Outbox {
 	return predicate.Outbox(sql.FieldEQ(FieldEventID, v))
@@ -477,6 +487,131 @@ func EventsLT(v int) predicate.Outbox {
 // EventsLTE applies the LTE predicate on the "events" field.
 func EventsLTE(v int) predicate.Outbox {
 	return predicate.Outbox(sql.FieldLTE(FieldEvents, v))
+}
+
+// ClaimEQ applies the EQ predicate on the "claim" field.
+func ClaimEQ(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEQ(FieldClaim, v))
+}
+
+// ClaimNEQ applies the NEQ predicate on the "claim" field.
+func ClaimNEQ(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldNEQ(FieldClaim, v))
+}
+
+// ClaimIn applies the In predicate on the "claim" field.
+func ClaimIn(vs ...string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldIn(FieldClaim, vs...))
+}
+
+// ClaimNotIn applies the NotIn predicate on the "claim" field.
+func ClaimNotIn(vs ...string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldNotIn(FieldClaim, vs...))
+}
+
+// ClaimGT applies the GT predicate on the "claim" field.
+func ClaimGT(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldGT(FieldClaim, v))
+}
+
+// ClaimGTE applies the GTE predicate on the "claim" field.
+func ClaimGTE(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldGTE(FieldClaim, v))
+}
+
+// ClaimLT applies the LT predicate on the "claim" field.
+func ClaimLT(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldLT(FieldClaim, v))
+}
+
+// ClaimLTE applies the LTE predicate on the "claim" field.
+func ClaimLTE(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldLTE(FieldClaim, v))
+}
+
+// ClaimContains applies the Contains predicate on the "claim" field.
+func ClaimContains(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldContains(FieldClaim, v))
+}
+
+// ClaimHasPrefix applies the HasPrefix predicate on the "claim" field.
+func ClaimHasPrefix(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldHasPrefix(FieldClaim, v))
+}
+
+// ClaimHasSuffix applies the HasSuffix predicate on the "claim" field.
+func ClaimHasSuffix(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldHasSuffix(FieldClaim, v))
+}
+
+// ClaimIsNil applies the IsNil predicate on the "claim" field.
+func ClaimIsNil() predicate.Outbox {
+	return predicate.Outbox(sql.FieldIsNull(FieldClaim))
+}
+
+// ClaimNotNil applies the NotNil predicate on the "claim" field.
+func ClaimNotNil() predicate.Outbox {
+	return predicate.Outbox(sql.FieldNotNull(FieldClaim))
+}
+
+// ClaimEqualFold applies the EqualFold predicate on the "claim" field.
+func ClaimEqualFold(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEqualFold(FieldClaim, v))
+}
+
+// ClaimContainsFold applies the ContainsFold predicate on the "claim" field.
+func ClaimContainsFold(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldContainsFold(FieldClaim, v))
+}
+
+// ClaimedUntilEQ applies the EQ predicate on the "claimed_until" field.
+func ClaimedUntilEQ(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEQ(FieldClaimedUntil, v))
+}
+
+// ClaimedUntilNEQ applies the NEQ predicate on the "claimed_until" field.
+func ClaimedUntilNEQ(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldNEQ(FieldClaimedUntil, v))
+}
+
+// ClaimedUntilIn applies the In predicate on the "claimed_until" field.
+func ClaimedUntilIn(vs ...time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldIn(FieldClaimedUntil, vs...))
+}
+
+// ClaimedUntilNotIn applies the NotIn predicate on the "claimed_until" field.
+func ClaimedUntilNotIn(vs ...time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldNotIn(FieldClaimedUntil, vs...))
+}
+
+// ClaimedUntilGT applies the GT predicate on the "claimed_until" field.
+func ClaimedUntilGT(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldGT(FieldClaimedUntil, v))
+}
+
+// ClaimedUntilGTE applies the GTE predicate on the "claimed_until" field.
+func ClaimedUntilGTE(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldGTE(FieldClaimedUntil, v))
+}
+
+// ClaimedUntilLT applies the LT predicate on the "claimed_until" field.
+func ClaimedUntilLT(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldLT(FieldClaimedUntil, v))
+}
+
+// ClaimedUntilLTE applies the LTE predicate on the "claimed_until" field.
+func ClaimedUntilLTE(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldLTE(FieldClaimedUntil, v))
+}
+
+// ClaimedUntilIsNil applies the IsNil predicate on the "claimed_until" field.
+func ClaimedUntilIsNil() predicate.Outbox {
+	return predicate.Outbox(sql.FieldIsNull(FieldClaimedUntil))
+}
+
+// ClaimedUntilNotNil applies the NotNil predicate on the "claimed_until" field.
+func ClaimedUntilNotNil() predicate.Outbox {
+	return predicate.Outbox(sql.FieldNotNull(FieldClaimedUntil))
 }
 
 // And groups predicates with the AND operator between them.

@@ -56,3 +56,9 @@ type StockLog func(*sql.Selector)
 
 // StockPool is the predicate function for stockpool builders.
 type StockPool func(*sql.Selector)
+
+// Webhook is the predicate function for webhook builders.
+type Webhook func(*sql.Selector)
+
+// WebhookDelivery is the predicate function for webhookdelivery builders.
+type WebhookDelivery func(*sql.Selector)

@@ -19,6 +19,10 @@ import (
 // its own, with its own id and its order's id as aggregate. A row per event
 // cost the hot SKU's batch about a tenth of its database CPU per order
 // (docs/checkout.md).
+//
+// Dispatchers on several instances claim rows before they send them
+// (claim, claimed_until): each row goes to the sinks from one instance at
+// a time.
 type Outbox struct{ ent.Schema }
 
 func (Outbox) Annotations() []schema.Annotation {
@@ -35,6 +39,11 @@ func (Outbox) Fields() []ent.Field {
 		field.Time("created_at").Default(time.Now).Immutable(),
 		field.Time("dispatched_at").Optional().Nillable(),
 		field.Int("events").Default(1).Positive().Immutable(),
+		// A dispatcher claims a row before it sends it (checkout/claim.go):
+		// claim is its pass's token, claimed_until when the claim lapses
+		// (a dispatcher that died), so instances never send the same rows.
+		field.String("claim").MaxLen(32).Optional().Nillable(),
+		field.Time("claimed_until").Optional().Nillable(),
 	}
 }
 

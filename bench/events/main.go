@@ -1,0 +1,308 @@
+// Command events is issue 29's benchmark: placeOrder on the hot SKU (in
+// process, the group-commit path, one unit per order) while the dispatcher
+// hands the events to NATS JetStream and one webhook, against the same with
+// the events going nowhere (a sink that drops them: today's log sink without
+// its I/O), interleaved in one run (off, on, on, off). It also reports the
+// events' lag from commit (placeOrder returned) to the broker's ack.
+//
+//	go run ./bench/events -db sqlite -nats nats://127.0.0.1:4222
+//	go run ./bench/events -db 'mysql:root@tcp(127.0.0.1:3306)/test' -clients 16,64
+package main
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"storefront/catalog"
+	"storefront/checkout"
+	"storefront/demo"
+	"storefront/ent/sku"
+	"storefront/events"
+	"storefront/internal/gctune"
+	"storefront/store"
+	"storefront/webhooks"
+)
+
+func main() {
+	dbFlag := flag.String("db", "sqlite", "sqlite, or mysql:DSN (a database is created there and dropped)")
+	natsURL := flag.String("nats", "nats://127.0.0.1:4222", "NATS JetStream server")
+	dur := flag.Duration("dur", 4*time.Second, "measured time per mode and client count (two slices each)")
+	clientsFlag := flag.String("clients", "16,64", "closed-loop clients")
+	interval := flag.Duration("interval", time.Second, "the dispatcher's interval (serve's --outbox-interval)")
+	flag.StringVar(&sinks, "sinks", "nats,webhook", "what the measured mode sends to: nats, webhook or both (nats,webhook)")
+	flag.Parse()
+	// serve's GC target: this process hosts the server's work.
+	gc, from := gctune.Apply(gctune.DefaultPercent)
+	gcNote = fmt.Sprintf("GC target %d (%s)", gc, from)
+	var clients []int
+	for _, s := range strings.Split(*clientsFlag, ",") {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			log.Fatalf("-clients %q", *clientsFlag)
+		}
+		clients = append(clients, n)
+	}
+	if err := run(*dbFlag, *natsURL, *dur, *interval, clients); err != nil {
+		log.Fatal(err)
+	}
+}
+
+var sinks, gcNote string
+
+// placedAt is when each order's placeOrder returned, by order number.
+var placedAt sync.Map
+
+func run(dbSpec, natsURL string, dur, interval time.Duration, clients []int) error {
+	ctx := context.Background()
+	spec, cleanup, err := freshDatabase(dbSpec)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	db, err := store.Open(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx); err != nil {
+		return err
+	}
+	ids, err := demo.Seed(ctx, catalog.New(db, catalog.DefaultConfig()))
+	if err != nil {
+		return err
+	}
+	hot, err := db.Client.Sku.Query().Where(sku.GoodsID(ids[demo.TShirtCode]), sku.SpecValueStr("黑色,L")).OnlyID(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := db.SQL.Exec("UPDATE sku SET stock = stock + 100000000 WHERE id = ?", hot); err != nil {
+		return err
+	}
+	svc := checkout.New(db, checkout.DefaultConfig())
+
+	stream := fmt.Sprintf("BENCH_%d", time.Now().UnixNano())
+	n, err := events.Connect(ctx, events.NATSConfig{URL: natsURL, Stream: stream, SubjectPrefix: "bench." + stream})
+	if err != nil {
+		return err
+	}
+	defer n.Close()
+	nc, _ := nats.Connect(natsURL)
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	defer js.DeleteStream(ctx, stream)
+
+	var delivered atomic.Int64
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		delivered.Add(1)
+		w.WriteHeader(204)
+	}))
+	defer recv.Close()
+	hooks := webhooks.New(db, webhooks.Config{AllowPrivate: true})
+	if _, _, err := hooks.Create(ctx, recv.URL, []string{checkout.EventOrderPlaced}, "bench"); err != nil {
+		return err
+	}
+
+	var (
+		mu   sync.Mutex
+		lags []time.Duration
+	)
+	natsSink := n.Sink()
+	timed := func(ctx context.Context, evs []checkout.Event) (int, error) {
+		k, err := natsSink(ctx, evs)
+		now := time.Now()
+		mu.Lock()
+		for _, e := range evs[:k] {
+			// OrderPlaced payloads start with {"orderSn":"…": no JSON parse
+			// here, so the measurement costs the measured mode little.
+			if rest, ok := strings.CutPrefix(e.Payload, `{"orderSn":"`); ok {
+				if i := strings.IndexByte(rest, '"'); i > 0 {
+					if at, ok := placedAt.Load(rest[:i]); ok {
+						lags = append(lags, now.Sub(at.(time.Time)))
+					}
+				}
+			}
+		}
+		mu.Unlock()
+		return k, err
+	}
+	hookSink := hooks.Sink()
+	on := func(ctx context.Context, evs []checkout.Event) (int, error) {
+		k := len(evs)
+		if strings.Contains(sinks, "nats") {
+			var err error
+			if k, err = timed(ctx, evs); err != nil {
+				return k, err
+			}
+		}
+		if strings.Contains(sinks, "webhook") {
+			return hookSink(ctx, evs[:k])
+		}
+		return k, nil
+	}
+	off := func(_ context.Context, evs []checkout.Event) (int, error) { return len(evs), nil }
+
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("events benchmark: %s, hot SKU, group-commit path, in process, %s per mode and client count, dispatcher every %s, %s, load average %s\n",
+		db.Dialect, dur, interval, gcNote, strings.Join(strings.Fields(string(load))[:3], " "))
+	fmt.Printf("   %-7s %-22s %9s %8s %8s\n", "clients", "events", "orders/s", "p50 ms", "p99 ms")
+	for _, c := range clients {
+		var rate [2]float64
+		var orders [2]int
+		var lat [2][]time.Duration
+		for _, mode := range []int{0, 1, 1, 0} {
+			sink := checkout.BatchSink(off)
+			if mode == 1 {
+				sink = on
+			}
+			hctx, stopHooks := context.WithCancel(ctx)
+			hdone := make(chan struct{})
+			go func() { defer close(hdone); hooks.Run(hctx) }()
+			if mode == 0 || !strings.Contains(sinks, "webhook") {
+				stopHooks()
+			}
+			k, l := slice(ctx, svc, hot, c, dur/2, interval, sink)
+			stopHooks()
+			<-hdone
+			orders[mode] += k
+			lat[mode] = append(lat[mode], l...)
+		}
+		for mode, name := range []string{"none (dropped)", sinks} {
+			rate[mode] = float64(orders[mode]) / dur.Seconds()
+			fmt.Printf("   %-7d %-22s %9.0f %8.2f %8.2f\n", c, name, rate[mode], pct(lat[mode], 50), pct(lat[mode], 99))
+		}
+		fmt.Printf("   %-7d with/without: %.2f×\n", c, rate[1]/rate[0])
+	}
+	// Drain: every event of the "on" slices to the stream, then the lag.
+	for {
+		k, err := svc.DispatchBatch(ctx, off, 500)
+		if err != nil || k == 0 {
+			break
+		}
+	}
+	mu.Lock()
+	fmt.Printf("\n   event lag, commit (placeOrder returned) → NATS ack, %d events: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+		len(lags), pct(lags, 50), pct(lags, 99), pct(lags, 100))
+	mu.Unlock()
+	s, err := js.Stream(ctx, stream)
+	if err == nil {
+		info, _ := s.Info(ctx)
+		fmt.Printf("   stream %s: %d messages; webhook requests answered: %d\n", stream, info.State.Msgs, delivered.Load())
+	}
+	return nil
+}
+
+// slice runs c closed-loop clients for d with the dispatcher handing events
+// to sink every interval; it returns the orders placed and their latencies.
+func slice(ctx context.Context, svc *checkout.Service, item int64, c int, d, interval time.Duration, sink checkout.BatchSink) (int, []time.Duration) {
+	stop := make(chan struct{})
+	dctx, cancel := context.WithCancel(ctx)
+	var dwg sync.WaitGroup
+	dwg.Go(func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			for {
+				k, err := svc.DispatchBatch(dctx, sink, 500)
+				if err != nil || k < 500 {
+					break
+				}
+			}
+			select {
+			case <-dctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
+	var (
+		mu  sync.Mutex
+		all []time.Duration
+		wg  sync.WaitGroup
+		seq atomic.Int64
+	)
+	time.AfterFunc(d, func() { close(stop) })
+	for w := range c {
+		wg.Go(func() {
+			var mine []time.Duration
+			for {
+				select {
+				case <-stop:
+					mu.Lock()
+					all = append(all, mine...)
+					mu.Unlock()
+					return
+				default:
+				}
+				start := time.Now()
+				o, err := svc.Place(ctx, checkout.PlaceInput{UserID: fmt.Sprint("bench-", w), IdempotencyKey: fmt.Sprint("k-", seq.Add(1), "-", start.UnixNano()),
+					Items: []checkout.ItemInput{{ItemID: &item, Quantity: 1}}})
+				if err != nil {
+					log.Fatal(err)
+				}
+				now := time.Now()
+				placedAt.Store(o.OrderSn, now)
+				mine = append(mine, now.Sub(start))
+			}
+		})
+	}
+	wg.Wait()
+	cancel()
+	dwg.Wait()
+	return len(all), all
+}
+
+func pct(ds []time.Duration, p int) float64 {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := min(len(s)-1, len(s)*p/100)
+	return float64(s[i]) / float64(time.Millisecond)
+}
+
+func freshDatabase(spec string) (string, func(), error) {
+	if spec == "sqlite" {
+		dir, err := os.MkdirTemp("", "sfbench-events")
+		if err != nil {
+			return "", nil, err
+		}
+		return "sqlite:" + filepath.Join(dir, "bench.db"), func() { os.RemoveAll(dir) }, nil
+	}
+	dsn, ok := strings.CutPrefix(spec, "mysql:")
+	if !ok {
+		return "", nil, fmt.Errorf("-db %q: want sqlite or mysql:DSN", spec)
+	}
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return "", nil, err
+	}
+	cfg.DBName = ""
+	admin, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		return "", nil, err
+	}
+	name := fmt.Sprintf("sfbench_events_%d", time.Now().UnixNano())
+	if _, err := admin.Exec("CREATE DATABASE " + name + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
+		return "", nil, err
+	}
+	cfg.DBName = name
+	return "mysql:" + cfg.FormatDSN(), func() { _, _ = admin.Exec("DROP DATABASE " + name); admin.Close() }, nil
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"storefront/checkout"
+	"storefront/events"
+	"storefront/metrics"
+	"storefront/store"
+	"storefront/webhooks"
+)
+
+// eventsConfig is where order events go: NATS JetStream when a URL is
+// given (else the log), and the webhooks' delivery policy.
+type eventsConfig struct {
+	NATS          string
+	Stream        string
+	SubjectPrefix string
+	Retry         string // comma-separated durations
+	Timeout       time.Duration
+	AllowPrivate  bool
+	retry         []time.Duration // Retry, parsed by validEvents
+}
+
+func eventsFlags(fs *flag.FlagSet, c *eventsConfig) {
+	fs.StringVar(&c.NATS, "events-nats", env("EVENTS_NATS", ""), "publish order events to this NATS JetStream server, e.g. nats://127.0.0.1:4222 (default: log them) (STOREFRONT_EVENTS_NATS)")
+	fs.StringVar(&c.Stream, "events-stream", env("EVENTS_STREAM", events.DefaultStream), "JetStream stream of the events, created when missing (STOREFRONT_EVENTS_STREAM)")
+	fs.StringVar(&c.SubjectPrefix, "events-subject-prefix", env("EVENTS_SUBJECT_PREFIX", events.DefaultSubjectPrefix), "events go to subject PREFIX.<type> (STOREFRONT_EVENTS_SUBJECT_PREFIX)")
+	fs.StringVar(&c.Retry, "webhook-retry", env("WEBHOOK_RETRY", "5s,5m,30m,2h,5h,10h,10h"), "waits before each retry of a failed webhook delivery; after the last it is failed (STOREFRONT_WEBHOOK_RETRY)")
+	fs.DurationVar(&c.Timeout, "webhook-timeout", envDuration("WEBHOOK_TIMEOUT", 10*time.Second), "one webhook attempt's time limit (STOREFRONT_WEBHOOK_TIMEOUT)")
+	fs.BoolVar(&c.AllowPrivate, "webhook-allow-private", envBool("WEBHOOK_ALLOW_PRIVATE", false), "accept webhooks on loopback, private and link-local addresses (STOREFRONT_WEBHOOK_ALLOW_PRIVATE)")
+}
+
+func validEvents(c *eventsConfig) error {
+	c.retry = nil
+	for _, s := range strings.Split(c.Retry, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("--webhook-retry: %q is not a positive duration", s)
+		}
+		c.retry = append(c.retry, d)
+	}
+	if c.Timeout <= 0 {
+		return errors.New("--webhook-timeout must be positive")
+	}
+	if c.NATS != "" && (c.Stream == "" || strings.ContainsAny(c.Stream, ". *>")) {
+		return fmt.Errorf("--events-stream %q: want a name without spaces, dots or wildcards", c.Stream)
+	}
+	if c.NATS != "" && (c.SubjectPrefix == "" || strings.ContainsAny(c.SubjectPrefix, " *>")) {
+		return fmt.Errorf("--events-subject-prefix %q: want subject tokens without wildcards", c.SubjectPrefix)
+	}
+	return nil
+}
+
+// sinks are where the dispatcher hands events.
+type sinks struct {
+	sink  checkout.BatchSink
+	hooks *webhooks.Service
+	close func()
+}
+
+// openSinks connects to NATS (a stream that exists without our subjects
+// stops serve here) and sets up the webhooks.
+func openSinks(ctx context.Context, c *eventsConfig, db *store.DB, m *metrics.Metrics) (*sinks, error) {
+	hooks := webhooks.New(db, webhooks.Config{Retry: c.retry, Timeout: c.Timeout, AllowPrivate: c.AllowPrivate, Source: events.DefaultSource})
+	s := &sinks{hooks: hooks, close: func() {}}
+	first := checkout.Sink(checkout.LogSink).Batch()
+	if c.NATS != "" {
+		n, err := events.Connect(ctx, events.NATSConfig{URL: c.NATS, Stream: c.Stream, SubjectPrefix: c.SubjectPrefix,
+			OnAck: func(lag time.Duration) { m.Events.Lag.Observe(lag.Seconds()) }})
+		if err != nil {
+			return nil, err
+		}
+		first, s.close = n.Sink(), n.Close
+	}
+	s.sink = chain(first, hooks.Sink(), func(_ context.Context, evs []checkout.Event) (int, error) {
+		m.Events.Dispatched.Add(float64(len(evs)))
+		return len(evs), nil
+	})
+	return s, nil
+}
+
+// chain hands events to each sink in turn; an event counts as accepted
+// when every sink took it. A sink only sees what the ones before accepted,
+// so webhooks never run ahead of NATS.
+func chain(sinks ...checkout.BatchSink) checkout.BatchSink {
+	return func(ctx context.Context, evs []checkout.Event) (int, error) {
+		for _, s := range sinks {
+			n, err := s(ctx, evs)
+			evs = evs[:n]
+			if err != nil {
+				return n, err
+			}
+		}
+		return len(evs), nil
+	}
+}

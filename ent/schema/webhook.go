@@ -1,0 +1,32 @@
+package schema
+
+import (
+	"time"
+
+	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/field"
+)
+
+// Webhook is an HTTP endpoint that receives the order events it subscribed
+// to, signed with its secret (Standard Webhooks; webhooks/).
+type Webhook struct{ ent.Schema }
+
+func (Webhook) Annotations() []schema.Annotation {
+	return []schema.Annotation{entsql.Table("webhook")}
+}
+
+func (Webhook) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int64("id"),
+		field.String("url").MaxLen(2048),
+		// The event types it receives, comma-separated (OrderPlaced,OrderPaid).
+		field.String("events").MaxLen(512),
+		field.String("description").MaxLen(512).Default(""),
+		// whsec_<base64>: shown once at creation, kept to sign deliveries.
+		field.String("secret").MaxLen(128).Sensitive(),
+		field.Bool("active").Default(true),
+		field.Time("created_at").Default(time.Now).Immutable(),
+	}
+}

@@ -1,0 +1,265 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"storefront/ent"
+	"storefront/ent/predicate"
+	"storefront/ent/webhook"
+	"storefront/ent/webhookdelivery"
+	"storefront/events"
+	"storefront/store"
+)
+
+// inflight counts one instance's attempts in flight per webhook.
+type inflight struct {
+	mu sync.Mutex
+	n  map[int64]int
+	wg sync.WaitGroup
+}
+
+func newInflight() *inflight { return &inflight{n: map[int64]int{}} }
+
+func (f *inflight) count(id int64) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n[id]
+}
+
+func (f *inflight) add(id int64) {
+	f.mu.Lock()
+	f.n[id]++
+	f.mu.Unlock()
+	f.wg.Add(1)
+}
+
+func (f *inflight) done(id int64) {
+	f.mu.Lock()
+	f.n[id]--
+	f.mu.Unlock()
+	f.wg.Done()
+}
+
+// Run sends due attempts until ctx ends, then waits for those in flight
+// (they are cut short and put back, to be sent again by whichever instance
+// gets there first).
+func (s *Service) Run(ctx context.Context) {
+	client := s.client()
+	s.delivered = make(chan outcome, 4*recordMax)
+	recorded := make(chan struct{})
+	go func() { defer close(recorded); s.recordDelivered(s.delivered) }()
+	defer func() { <-recorded }()
+	t := time.NewTicker(s.cfg.Interval)
+	defer t.Stop()
+	for {
+		if err := s.pass(ctx, client); err != nil && ctx.Err() == nil {
+			slog.Warn("webhook deliveries failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			s.inflight.wg.Wait()
+			close(s.delivered)
+			return
+		case <-t.C:
+		case <-s.wake:
+		}
+	}
+}
+
+// client is the HTTP client of every attempt: no redirects followed (a 3xx
+// is an answer, and not a 2xx), the attempt's timeout, and, unless private
+// addresses are allowed, no connection to one whatever DNS says.
+func (s *Service) client() *http.Client {
+	d := &net.Dialer{Timeout: s.cfg.Timeout}
+	if !s.cfg.AllowPrivate {
+		d.Control = dialGuard
+	}
+	tr := &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: s.cfg.PerWebhook,
+		IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: s.cfg.Timeout, Proxy: nil}
+	return &http.Client{Transport: tr, Timeout: s.cfg.Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// pass claims, for each active webhook, as many due attempts as this
+// instance has room for in its slots, and starts them. Claiming per
+// webhook keeps a backlog of one endpoint from hiding the others' attempts.
+func (s *Service) pass(ctx context.Context, client *http.Client) error {
+	hooks, err := s.db.Client.Webhook.Query().Where(webhook.Active(true)).All(ctx)
+	if err != nil {
+		return store.Classify(fmt.Errorf("reading webhooks: %w", err))
+	}
+	var errs []error
+	for _, h := range hooks {
+		free := s.cfg.PerWebhook - s.inflight.count(h.ID)
+		if free <= 0 {
+			continue
+		}
+		token, ds, err := s.claim(ctx, h.ID, free)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, d := range ds {
+			s.inflight.add(h.ID)
+			go func() {
+				s.attempt(ctx, client, h, d, token)
+				s.inflight.done(h.ID)
+				// Half the slots free: claim the next due attempts now, not
+				// at the tick, and in groups rather than one at a time.
+				if s.inflight.count(h.ID) <= s.cfg.PerWebhook/2 {
+					s.Wake()
+				}
+			}()
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// due: attempts of webhook id to send now, and attempts whose sender's
+// claim lapsed (it died mid-attempt: at least once).
+func due(id int64, now time.Time) predicate.WebhookDelivery {
+	return webhookdelivery.And(webhookdelivery.WebhookID(id), webhookdelivery.Or(
+		webhookdelivery.And(webhookdelivery.Status(Pending), webhookdelivery.DueAtLTE(now)),
+		webhookdelivery.And(webhookdelivery.Status(Sending), webhookdelivery.ClaimedUntilLT(now))))
+}
+
+// claim takes up to n due attempts of webhook id: a conditional UPDATE, so
+// that of two instances only one sends each attempt. The claim outlasts
+// the attempt's timeout.
+func (s *Service) claim(ctx context.Context, id int64, n int) (string, []*ent.WebhookDelivery, error) {
+	now := s.now()
+	ids, err := s.db.Client.WebhookDelivery.Query().Where(due(id, now)).
+		Order(webhookdelivery.ByDueAt(), webhookdelivery.ByID()).Limit(n).IDs(ctx)
+	if err != nil || len(ids) == 0 {
+		return "", nil, store.Classify(err)
+	}
+	token := newToken()
+	var won int
+	// Two senders' claims may deadlock on MySQL (each locks index entries
+	// of the other's rows): retried, as every transaction is.
+	err = store.Retry(ctx, func() (err error) {
+		won, err = s.db.Client.WebhookDelivery.Update().Where(webhookdelivery.IDIn(ids...), due(id, now)).
+			SetStatus(Sending).SetClaim(token).SetClaimedUntil(now.Add(s.cfg.Timeout + 30*time.Second)).Save(ctx)
+		return err
+	})
+	if err != nil || won == 0 {
+		return "", nil, store.Classify(err)
+	}
+	ds, err := s.db.Client.WebhookDelivery.Query().Where(webhookdelivery.Claim(token), webhookdelivery.Status(Sending)).All(ctx)
+	return token, ds, store.Classify(err)
+}
+
+// attempt POSTs d to h and records the outcome: DELIVERED on a 2xx; else
+// FAILED, with the next attempt queued when the schedule has one.
+func (s *Service) attempt(ctx context.Context, client *http.Client, h *ent.Webhook, d *ent.WebhookDelivery, token string) {
+	status, sendErr := s.send(ctx, client, h, d)
+	if sendErr != nil && ctx.Err() != nil {
+		// Shutting down: put it back, unsent as far as we know (the
+		// receiver may have it: at least once).
+		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		_, _ = s.db.Client.WebhookDelivery.Update().Where(webhookdelivery.ID(d.ID), webhookdelivery.Claim(token), webhookdelivery.Status(Sending)).
+			SetStatus(Pending).ClearClaim().ClearClaimedUntil().Save(bctx)
+		return
+	}
+	if sendErr == nil {
+		s.delivered <- outcome{id: d.ID, token: token, status: status} // recorded in batches (recorder.go)
+		return
+	}
+	// The attempt happened: record it even when shutdown began meanwhile.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := s.record(rctx, d, token, status, sendErr); err != nil {
+		// The claim lapses and the attempt is sent again.
+		slog.Warn("recording webhook delivery failed", "webhook_id", h.ID, "event_id", d.EventID, "err", err)
+	}
+}
+
+// send makes the attempt's request: the CloudEvent, signed for this
+// attempt's timestamp.
+func (s *Service) send(ctx context.Context, client *http.Client, h *ent.Webhook, d *ent.WebhookDelivery) (int, error) {
+	body := []byte(d.Body)
+	ts := time.Now().Unix()
+	sig, err := Sign(h.Secret, d.EventID, ts, body)
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", events.ContentType)
+	req.Header.Set("User-Agent", "storefront-webhooks")
+	req.Header.Set("webhook-id", d.EventID)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
+	req.Header.Set("webhook-signature", sig)
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp.StatusCode, fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	return resp.StatusCode, nil
+}
+
+// record writes the outcome of attempt d, and queues the next attempt when
+// it failed and the schedule has one; nothing when d's claim was lost.
+func (s *Service) record(ctx context.Context, d *ent.WebhookDelivery, token string, status int, sendErr error) error {
+	now := s.now()
+	return store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+		up := tx.WebhookDelivery.Update().Where(webhookdelivery.ID(d.ID), webhookdelivery.Claim(token), webhookdelivery.Status(Sending)).
+			SetAt(now).ClearClaimedUntil()
+		if status != 0 {
+			up.SetHTTPStatus(status)
+		}
+		var next time.Time
+		switch {
+		case sendErr == nil:
+			up.SetStatus(Delivered)
+		case d.Attempt <= len(s.cfg.Retry):
+			next = now.Add(s.cfg.Retry[d.Attempt-1])
+			up.SetStatus(Failed).SetError(clip(sendErr.Error())).SetNextAttemptAt(next)
+		default:
+			up.SetStatus(Failed).SetError(clip(sendErr.Error()))
+		}
+		n, err := up.Save(ctx)
+		if err != nil || n == 0 || next.IsZero() {
+			return err
+		}
+		if wait := next.Sub(now); wait < s.cfg.Interval {
+			time.AfterFunc(wait, s.Wake) // a short schedule's retry is not held to the ticker
+		}
+		return tx.WebhookDelivery.Create().SetWebhookID(d.WebhookID).SetEventID(d.EventID).SetEventType(d.EventType).
+			SetBody(d.Body).SetAttempt(d.Attempt+1).SetStatus(Pending).SetDueAt(next).SetCreatedAt(now).
+			OnConflictColumns(webhookdelivery.FieldWebhookID, webhookdelivery.FieldEventID, webhookdelivery.FieldAttempt).
+			Ignore().Exec(ctx)
+	})
+}
+
+func clip(s string) string {
+	if len(s) > 500 {
+		return s[:500]
+	}
+	return s
+}
+
+func newToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
