@@ -6,8 +6,8 @@ GO ?= go
 run: ## serve the demo catalog on the embedded SQLite default (http://127.0.0.1:8080)
 	$(GO) run ./cmd/storefront serve --demo
 
-test: ## the whole suite; MariaDB tests run when STOREFRONT_TEST_MYSQL_DSN is set
-	$(GO) test -count=1 ./...
+test: ## the whole suite; MariaDB tests run when STOREFRONT_TEST_MYSQL_DSN is set (NATS and node tests likewise: docs/operations.md)
+	$(GO) test -count=1 -timeout 30m ./...
 
 test-race:
 	$(GO) test -race -count=1 ./...
