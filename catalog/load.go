@@ -127,11 +127,11 @@ func parseIDList(s string) ([]int64, error) {
 // freshness is what a cached view is checked against once its stock TTL has
 // passed: one indexed query instead of the four of a full load.
 type freshness struct {
-	version   int64
-	status    enums.GoodsStatus
-	deleted   bool
-	skuIDs    []int64
-	skuStatus []enums.SkuStatus
+	version    int64
+	status     enums.GoodsStatus
+	deleted    bool
+	skuIDs     []int64
+	skuStatus  []enums.SkuStatus
 	skuVersion []int64 // the terms' versions
 	skuLive
 }
