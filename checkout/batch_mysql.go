@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,9 +57,20 @@ func (b *mysqlBatcher) attempt(ctx context.Context, s *Service, batch []*ticket,
 	err := s.db.OnConn(ctx, func(ctx context.Context, c *store.Conn) error {
 		recall := b.lastRead
 		if r.lockFirst {
+			// Their goods are locked first (shared): the lock order goods →
+			// SKU of inventory/goods_lock.go, which WriteTakes follows too.
+			// They are found before the transaction begins, so that no plain
+			// read fixes its snapshot before the rows are locked.
+			goods, err := inventory.GoodsOfSKUs(ctx, c, mainSKUs(batch))
+			if err != nil {
+				return err
+			}
 			// The lock wait is bounded before the first lock is taken, as the
 			// batch's statement bounds its own.
 			if err := c.Begin(ctx, lockWait(ctx)); err != nil {
+				return err
+			}
+			if err := inventory.LockGoodsMySQL(ctx, c, goods); err != nil {
 				return err
 			}
 			// Pools are not locked first: with nothing recalled their
@@ -145,6 +158,22 @@ func (b *mysqlBatcher) write(ctx context.Context, s *Service, c *store.Conn, bat
 		q.SQL(wait)
 	}
 	q.SQL("; ")
+	// The goods of the batch's SKUs, shared and in ascending id, before
+	// any other lock: the first lock of every stock-moving transaction
+	// (inventory/goods_lock.go), so that a batch waiting for it (behind an
+	// admin's edit) holds nothing, and a batch holding it never waits for
+	// an edit.
+	goodsTerms := map[int64]inventory.Terms{}
+	goodsLock := map[int64]bool{}
+	for _, src := range sourcesOf(batch) {
+		if of := ofSource(batch, won, src); len(of) > 0 && src.pool == 0 {
+			first := sale(batch[of[0]].order, &batch[of[0]].line.OrderLine)
+			goodsTerms[first.GoodsID], goodsLock[first.GoodsID] = first.Terms, first.Lock
+		}
+	}
+	for _, g := range slices.Sorted(maps.Keys(goodsTerms)) {
+		inventory.WriteGoodsLock(q, g, goodsTerms[g], goodsLock[g])
+	}
 	// Idempotency records, DONE with their order. A key that exists stops
 	// the batch here with a duplicate-key error: unread, the batch runs
 	// again reading the keys first (errKeysExist); read, it was claimed
