@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"storefront/demo"
+	"storefront/internal/testdb"
 	"storefront/inventory"
 	"storefront/listing"
-	"storefront/internal/testdb"
 	"storefront/store"
 )
 

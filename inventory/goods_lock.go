@@ -81,4 +81,6 @@ func goodsOfLines(lines []RestoreLine) []int64 {
 // LockGoods takes the shared goods lock (lockGoods) for a seller that reads
 // the terms of the goods' SKUs inside its transaction before it takes their
 // stock: no catalog edit of those goods can commit until it does.
-func LockGoods(ctx context.Context, tx *ent.Tx, ids ...int64) error { return lockGoods(ctx, tx, ids...) }
+func LockGoods(ctx context.Context, tx *ent.Tx, ids ...int64) error {
+	return lockGoods(ctx, tx, ids...)
+}

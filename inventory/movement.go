@@ -177,7 +177,9 @@ func Take(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 // (see checkGoods): a seller's first lock, before its inserts, so that it
 // never waits for an admin's edit while it holds other rows. TakeChecked
 // then takes the stock.
-func CheckGoods(ctx context.Context, tx *ent.Tx, sales []Sale) error { return checkGoods(ctx, tx, sales) }
+func CheckGoods(ctx context.Context, tx *ent.Tx, sales []Sale) error {
+	return checkGoods(ctx, tx, sales)
+}
 
 // TakeChecked is Take after CheckGoods, in the same transaction.
 func TakeChecked(ctx context.Context, tx *ent.Tx, sales []Sale) error {
