@@ -69,8 +69,8 @@ func (s *Service) runBatch(batch []*ticket) (out []verdict, held time.Duration) 
 		case errors.Is(err, errKeysExist) && !r.withKeys:
 			r.withKeys = true
 		case errors.Is(err, errStockMoved) && !r.fresh:
-			// Most often an admin's edit of the terms: a fresh read (the
-			// memory of these SKUs is dropped) sees it.
+			// Most often an admin's edit of the terms: a fresh read under
+			// the goods lock sees it, and no later edit can commit before it.
 			r.fresh = true
 		case errors.Is(err, errStockMoved) && !r.lockFirst:
 			r.lockFirst = true
@@ -105,10 +105,11 @@ func (s *Service) runBatch(batch []*ticket) (out []verdict, held time.Duration) 
 type rerun struct {
 	withKeys bool // read the idempotency records before deciding
 	// fresh: decided once from what turned out stale (an edit, or stock
-	// taken elsewhere); read again, without the memory. Only a second
-	// mismatch locks first: a batch holding SKU rows while it inserts its
-	// orders can deadlock with a batch in flight whose line inserts hold
-	// gap locks on orders.order_sn and that then waits for those rows.
+	// taken elsewhere); open the transaction, lock the goods (shared) and
+	// read again, without the memory. Only a second mismatch locks the SKU
+	// rows first: a batch holding SKU rows while it inserts its orders can
+	// deadlock with a batch in flight whose line inserts hold gap locks on
+	// orders.order_sn and that then waits for those rows.
 	fresh     bool
 	lockFirst bool // open the transaction and lock the goods and SKU rows before reading
 }
