@@ -117,7 +117,7 @@ func TestCacheQueriesAndStockTTL(t *testing.T) {
 		// Checkout moves stock in the database; the page may show the old
 		// number until the TTL passes, then exactly one query refreshes it.
 		hot := g1.SkuList(false)[0]
-		noErr(t, db.Client.Sku.UpdateOneID(hot.ID).AddStock(-2).AddVersion(1).Exec(ctx)) // as checkout's CAS does
+		noErr(t, db.Client.Sku.UpdateOneID(hot.ID).AddStock(-2).AddStockVersion(1).Exec(ctx)) // as checkout's CAS does
 		if g := mustView(t, s, Viewer{}, id); g.SkuList(false)[0].Stock != 5 {
 			t.Errorf("within the TTL stock = %d, want the cached 5", g.SkuList(false)[0].Stock)
 		}
@@ -130,8 +130,8 @@ func TestCacheQueriesAndStockTTL(t *testing.T) {
 		if g3 == g1 || g3.SkuList(false)[0].Stock != 3 || g3.TotalStock() != g1.TotalStock()-2 {
 			t.Errorf("after the TTL stock = %d, total %d; want 3, %d", g3.SkuList(false)[0].Stock, g3.TotalStock(), g1.TotalStock()-2)
 		}
-		if g3.SkuList(false)[0].Version != hot.Version+1 {
-			t.Errorf("after the TTL SKU version = %d, want %d (stock moves bump it)", g3.SkuList(false)[0].Version, hot.Version+1)
+		if s := g3.SkuList(false)[0]; s.StockVersion != hot.StockVersion+1 || s.Version != hot.Version {
+			t.Errorf("after the TTL SKU versions = %d (stock %d), want %d (stock %d): stock moves bump the stock's only", s.Version, s.StockVersion, hot.Version, hot.StockVersion+1)
 		}
 		if g3.cat != g1.cat {
 			t.Error("a stock refresh rebuilt the catalog part")
@@ -355,15 +355,15 @@ func TestCacheAdminReadsAreCurrent(t *testing.T) {
 		id := createShirt(t, s, "ADMIN").ID
 		cached := mustView(t, s, Viewer{}, id)
 		hot := cached.SkuList(false)[0]
-		noErr(t, db.Client.Sku.UpdateOneID(hot.ID).AddStock(-1).AddVersion(1).Exec(ctx))
+		noErr(t, db.Client.Sku.UpdateOneID(hot.ID).AddStock(-1).AddStockVersion(1).Exec(ctx))
 
 		n.Store(0)
 		g := mustView(t, s, Viewer{Admin: true}, id)
 		if got := n.Load(); got != 1 {
 			t.Errorf("admin read: %d statements, want 1", got)
 		}
-		if s := g.SkuList(false)[0]; s.Stock != hot.Stock-1 || s.Version != hot.Version+1 {
-			t.Errorf("admin sees stock %d version %d, want %d and %d", s.Stock, s.Version, hot.Stock-1, hot.Version+1)
+		if s := g.SkuList(false)[0]; s.Stock != hot.Stock-1 || s.StockVersion != hot.StockVersion+1 {
+			t.Errorf("admin sees stock %d stock version %d, want %d and %d", s.Stock, s.StockVersion, hot.Stock-1, hot.StockVersion+1)
 		}
 		// The admin's check refreshed the cache for everyone.
 		if g := mustView(t, s, Viewer{}, id); g.SkuList(false)[0].Stock != hot.Stock-1 {

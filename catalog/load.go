@@ -95,7 +95,7 @@ func skuView(s *ent.Sku) (*SKU, error) {
 	return &SKU{
 		ID: s.ID, GoodsID: s.GoodsID, SpecValueIDs: ids, SpecValueStr: s.SpecValueStr, SpecKey: s.SpecKey,
 		SkuCode: s.SkuCode, SellPrice: s.SellPrice, LineationPrice: s.LineationPrice, Cost: s.CostPrice,
-		Stock: s.Stock, LockedStock: s.LockStock, Version: s.Version, Volume: s.Volume, Status: s.Status,
+		Stock: s.Stock, LockedStock: s.LockStock, Version: s.Version, StockVersion: s.StockVersion, Volume: s.Volume, Status: s.Status,
 	}, nil
 }
 
@@ -127,16 +127,17 @@ func parseIDList(s string) ([]int64, error) {
 // freshness is what a cached view is checked against once its stock TTL has
 // passed: one indexed query instead of the four of a full load.
 type freshness struct {
-	version   int64
-	status    enums.GoodsStatus
-	deleted   bool
-	skuIDs    []int64
-	skuStatus []enums.SkuStatus
+	version    int64
+	status     enums.GoodsStatus
+	deleted    bool
+	skuIDs     []int64
+	skuStatus  []enums.SkuStatus
+	skuVersion []int64 // the terms' versions
 	skuLive
 }
 
 // loadFreshness reads the goods' version, status and deletion and every SKU's
-// id, status, stock, lock, version and volume in one query; nil when the goods does
+// id, status, stock, lock, both versions and volume in one query; nil when the goods does
 // not exist.
 func loadFreshness(ctx context.Context, c *ent.Client, id int64) (*freshness, error) {
 	var rows []struct {
@@ -148,6 +149,7 @@ func loadFreshness(ctx context.Context, c *ent.Client, id int64) (*freshness, er
 		Locked    sql.NullInt64  `sql:"lock_stock"`
 		SkuStatus sql.NullString `sql:"sku_status"`
 		SkuVer    sql.NullInt64  `sql:"sku_version"`
+		StockVer  sql.NullInt64  `sql:"stock_version"`
 		Volume    sql.NullInt64  `sql:"volume"`
 	}
 	err := c.Goods.Query().Where(goods.ID(id)).Modify(func(s *entsql.Selector) {
@@ -159,6 +161,7 @@ func loadFreshness(ctx context.Context, c *ent.Client, id int64) (*freshness, er
 			entsql.As(t.C(sku.FieldID), "sku_id"), entsql.As(t.C(sku.FieldStock), "stock"),
 			entsql.As(t.C(sku.FieldLockStock), "lock_stock"),
 			entsql.As(t.C(sku.FieldStatus), "sku_status"), entsql.As(t.C(sku.FieldVersion), "sku_version"),
+			entsql.As(t.C(sku.FieldStockVersion), "stock_version"),
 			entsql.As(t.C(sku.FieldVolume), "volume"),
 		)
 		s.OrderBy(t.C(sku.FieldID))
@@ -179,6 +182,7 @@ func loadFreshness(ctx context.Context, c *ent.Client, id int64) (*freshness, er
 		f.stock = append(f.stock, r.Stock.Int64)
 		f.locked = append(f.locked, r.Locked.Int64)
 		f.skuVersion = append(f.skuVersion, r.SkuVer.Int64)
+		f.stockVersion = append(f.stockVersion, r.StockVer.Int64)
 		f.volume = append(f.volume, r.Volume.Int64)
 	}
 	return f, nil
@@ -192,17 +196,17 @@ func (f *freshness) sameCatalog(g *Goods) bool {
 		return false
 	}
 	for i := range c.tmpl {
-		if f.skuIDs[i] != c.tmpl[i].ID || f.skuStatus[i] != c.tmpl[i].Status {
+		if f.skuIDs[i] != c.tmpl[i].ID || f.skuStatus[i] != c.tmpl[i].Status || f.skuVersion[i] != c.tmpl[i].Version {
 			return false
 		}
 	}
 	return true
 }
 
-// sameStock reports whether g already shows f's stock, SKU versions and volumes.
+// sameStock reports whether g already shows f's stock, stock versions and volumes.
 func (f *freshness) sameStock(g *Goods) bool {
 	for i, s := range g.skus {
-		if f.stock[i] != s.Stock || f.locked[i] != s.LockedStock || f.skuVersion[i] != s.Version || f.volume[i] != s.Volume {
+		if f.stock[i] != s.Stock || f.locked[i] != s.LockedStock || f.stockVersion[i] != s.StockVersion || f.volume[i] != s.Volume {
 			return false
 		}
 	}

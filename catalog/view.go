@@ -81,7 +81,8 @@ type SKU struct {
 	LineationPrice money.Money
 	Stock          int64 // on hand: the ledger sums to it
 	LockedStock    int64 // held by unpaid lock-at-order orders
-	Version        int64
+	Version        int64 // the terms' version: catalog edits of this SKU
+	StockVersion   int64 // the stock's version: every stock movement
 	Volume         int64
 	Status         enums.SkuStatus
 	// Cost is admin-only; GraphQL's costPrice resolver checks the role first.
@@ -109,19 +110,20 @@ func newGoods(g Goods, skus []*SKU) (*Goods, error) {
 	}
 	g.cat = cat
 	n := len(skus)
-	l := skuLive{stock: make([]int64, n), locked: make([]int64, n), skuVersion: make([]int64, n), volume: make([]int64, n)}
+	l := skuLive{stock: make([]int64, n), locked: make([]int64, n), stockVersion: make([]int64, n), volume: make([]int64, n)}
 	for i, s := range skus {
-		l.stock[i], l.locked[i], l.skuVersion[i], l.volume[i] = s.Stock, s.LockedStock, s.Version, s.Volume
+		l.stock[i], l.locked[i], l.stockVersion[i], l.volume[i] = s.Stock, s.LockedStock, s.StockVersion, s.Volume
 	}
 	return g.withStock(l), nil
 }
 
 // skuLive holds, per SKU in id order, the columns that move without a catalog
 // edit and so belong to the stock snapshot, not the catalog part: stock and
-// the SKU version (every stock UPDATE bumps it) move with orders, volume with
-// payments (a plain UPDATE that bumps no version, so it is compared itself).
+// the stock version (every stock UPDATE bumps it) move with orders, volume
+// with payments (a plain UPDATE that bumps no version, so it is compared
+// itself). The SKU's own version is the terms' and stays in the catalog part.
 type skuLive struct {
-	stock, locked, skuVersion, volume []int64
+	stock, locked, stockVersion, volume []int64
 }
 
 func newCatalogPart(g *Goods, skus []*SKU) (*catalogPart, error) {
@@ -195,7 +197,7 @@ func (g *Goods) withStock(l skuLive) *Goods {
 	v.skus = make([]*SKU, len(c.tmpl))
 	for i := range c.tmpl {
 		backing[i] = c.tmpl[i]
-		backing[i].Stock, backing[i].LockedStock, backing[i].Version, backing[i].Volume = l.stock[i], l.locked[i], l.skuVersion[i], l.volume[i]
+		backing[i].Stock, backing[i].LockedStock, backing[i].StockVersion, backing[i].Volume = l.stock[i], l.locked[i], l.stockVersion[i], l.volume[i]
 		v.skus[i] = &backing[i]
 	}
 	v.enabled = make([]*SKU, len(c.enabledIdx))

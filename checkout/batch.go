@@ -68,6 +68,10 @@ func (s *Service) runBatch(batch []*ticket) (out []verdict, held time.Duration) 
 		switch {
 		case errors.Is(err, errKeysExist) && !r.withKeys:
 			r.withKeys = true
+		case errors.Is(err, errStockMoved) && !r.fresh:
+			// Most often an admin's edit of the terms: a fresh read under
+			// the goods lock sees it, and no later edit can commit before it.
+			r.fresh = true
 		case errors.Is(err, errStockMoved) && !r.lockFirst:
 			r.lockFirst = true
 		default:
@@ -99,8 +103,15 @@ func (s *Service) runBatch(batch []*ticket) (out []verdict, held time.Duration) 
 // rerun says how an attempt at a batch runs after an earlier one of the
 // same batch was rolled back.
 type rerun struct {
-	withKeys  bool // read the idempotency records before deciding
-	lockFirst bool // open the transaction and lock the SKU rows before reading
+	withKeys bool // read the idempotency records before deciding
+	// fresh: decided once from what turned out stale (an edit, or stock
+	// taken elsewhere); open the transaction, lock the goods (shared) and
+	// read again, without the memory. Only a second mismatch locks the SKU
+	// rows first: a batch holding SKU rows while it inserts its orders can
+	// deadlock with a batch in flight whose line inserts hold gap locks on
+	// orders.order_sn and that then waits for those rows.
+	fresh     bool
+	lockFirst bool // open the transaction and lock the goods and SKU rows before reading
 }
 
 // decision is what a batch's reads decided: the orders to write (won, in

@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -49,17 +51,37 @@ func (b *mysqlBatcher) hold(int) func() { return func() {} }
 func (b *mysqlBatcher) lone(int) (func(), bool) { return nil, false }
 
 // attempt is one attempt at batch, on one connection of the batch pool.
-// Only lockFirst, the rerun after the check under the lock failed, opens
-// the transaction first and locks the rows before reading them.
+// Only the reruns open the transaction first: fresh (after the check under
+// the lock failed once) locks the goods before it reads, lockFirst (after a
+// second failure) the goods and the SKU rows.
 func (b *mysqlBatcher) attempt(ctx context.Context, s *Service, batch []*ticket, out []verdict, r rerun) error {
 	err := s.db.OnConn(ctx, func(ctx context.Context, c *store.Conn) error {
 		recall := b.lastRead
-		if r.lockFirst {
+		if r.fresh || r.lockFirst {
+			// Their goods are locked first (shared): the lock order goods →
+			// SKU of inventory/goods_lock.go, which the batch's statement
+			// follows too. They are found before the transaction begins, so
+			// that no plain read fixes its snapshot before the rows are
+			// locked. Under the goods lock no edit of their terms can
+			// commit, so a fresh rerun that then reads the rows plainly and
+			// inserts its orders before it takes the SKU rows (the lock
+			// order of every batch) finds the terms it read; only stock
+			// taken meanwhile can still make it fail.
+			goods, err := inventory.GoodsOfSKUs(ctx, c, mainSKUs(batch))
+			if err != nil {
+				return err
+			}
 			// The lock wait is bounded before the first lock is taken, as the
 			// batch's statement bounds its own.
 			if err := c.Begin(ctx, lockWait(ctx)); err != nil {
 				return err
 			}
+			if err := inventory.LockGoodsMySQL(ctx, c, goods); err != nil {
+				return err
+			}
+			recall = nil
+		}
+		if r.lockFirst {
 			// Pools are not locked first: with nothing recalled their
 			// rows and counters are read afresh, and the check under the
 			// lock decides. Holding a pool's row before the batch's inserts
@@ -82,12 +104,12 @@ func (b *mysqlBatcher) attempt(ctx context.Context, s *Service, batch []*ticket,
 			b.lastRead.putPools(d.pools, batch, nil)
 			return nil
 		}
-		if !r.lockFirst { // the stage before the row is locked
+		if !r.lockFirst && !r.fresh { // the stage before the row is locked
 			if err := s.at("unlocked"); err != nil {
 				return err
 			}
 		}
-		if err := b.write(ctx, s, c, batch, d, now, !r.lockFirst); err != nil {
+		if err := b.write(ctx, s, c, batch, d, now, !r.lockFirst && !r.fresh); err != nil {
 			return err
 		}
 		b.lastRead.put(d.rows, left(batch, d.won, d.stock))
@@ -145,6 +167,22 @@ func (b *mysqlBatcher) write(ctx context.Context, s *Service, c *store.Conn, bat
 		q.SQL(wait)
 	}
 	q.SQL("; ")
+	// The goods of the batch's SKUs, shared and in ascending id, before
+	// any other lock: the first lock of every stock-moving transaction
+	// (inventory/goods_lock.go), so that a batch waiting for it (behind an
+	// admin's edit) holds nothing, and a batch holding it never waits for
+	// an edit.
+	goodsTerms := map[int64]inventory.Terms{}
+	goodsLock := map[int64]bool{}
+	for _, src := range sourcesOf(batch) {
+		if of := ofSource(batch, won, src); len(of) > 0 && src.pool == 0 {
+			first := sale(batch[of[0]].order, &batch[of[0]].line.OrderLine)
+			goodsTerms[first.GoodsID], goodsLock[first.GoodsID] = first.Terms, first.Lock
+		}
+	}
+	for _, g := range slices.Sorted(maps.Keys(goodsTerms)) {
+		inventory.WriteGoodsLock(q, g, goodsTerms[g], goodsLock[g])
+	}
 	// Idempotency records, DONE with their order. A key that exists stops
 	// the batch here with a duplicate-key error: unread, the batch runs
 	// again reading the keys first (errKeysExist); read, it was claimed

@@ -59,24 +59,58 @@ func (s *Service) placePlain(ctx context.Context, t *ticket) (*Order, error) {
 const staleReruns = 3
 
 func (s *Service) place(ctx context.Context, in PlaceInput, c *claim) (*Order, error) {
-	var short *inventory.Short
-	for range staleReruns + 1 {
-		lines, amount, err := s.resolve(ctx, in.Items)
-		if err != nil {
-			return nil, err
-		}
-		if short != nil {
-			// The take did not hold on this SKU; a fresh read that still shows
-			// it sold on the same terms and short of stock is OUT_OF_STOCK.
-			if l := lineOf(lines, short.Sale.ItemID); l != nil && l.sellsOn(short.Sale.Terms) && l.stock < l.Quantity {
-				return nil, outOfStock(l)
+	var (
+		short *inventory.Short
+		goods []int64 // of the lines read, for the last round's lock
+	)
+	for round := range staleReruns + 1 {
+		// decide reads the lines and checks them against the take that
+		// did not hold; on q, a client or the last round's transaction.
+		decide := func(ctx context.Context, q querier) (*Order, error) {
+			lines, amount, err := s.resolve(ctx, q, in.Items)
+			if err != nil {
+				return nil, err
 			}
+			if short != nil {
+				// The take did not hold on this SKU; a fresh read that still shows
+				// it sold on the same terms and short of stock is OUT_OF_STOCK.
+				if l := lineOf(lines, short.Sale.ItemID); l != nil && l.sellsOn(short.Sale.Terms) && l.stock < l.Quantity {
+					return nil, outOfStock(l)
+				}
+			}
+			goods = goods[:0]
+			for _, l := range lines {
+				goods = append(goods, l.GoodsID)
+			}
+			return s.newOrder(in, lines, amount), nil
 		}
-		if err := s.at("resolved"); err != nil {
-			return nil, err
+		var (
+			o   *Order
+			err error
+		)
+		if round < staleReruns {
+			if o, err = decide(ctx, s.db.Client); err != nil {
+				return nil, err
+			}
+			if err := s.at("resolved"); err != nil {
+				return nil, err
+			}
+			err = s.placeTx(ctx, c, func(context.Context, *ent.Tx) (*Order, error) { return o, nil })
+		} else {
+			// The terms kept changing between the read and the take (an
+			// admin editing as fast as orders come): the last round reads
+			// them inside its transaction, under the shared goods lock that
+			// every catalog edit of those goods waits for (inventory's lock
+			// order), so its take cannot find them changed again.
+			err = s.placeTx(ctx, c, func(ctx context.Context, tx *ent.Tx) (*Order, error) {
+				if err := inventory.LockGoods(ctx, tx, goods...); err != nil {
+					return nil, err
+				}
+				var err error
+				o, err = decide(ctx, tx)
+				return o, err
+			})
 		}
-		o := s.newOrder(in, lines, amount)
-		err = s.placeTx(ctx, o, c)
 		if !errors.As(err, &short) {
 			if err != nil {
 				return nil, err
@@ -104,18 +138,31 @@ func (s *Service) newOrder(in PlaceInput, lines []*line, amount money.Money) *Or
 // batch of one on the group path. Everything that needs no SKU row lock goes
 // first: inventory.Take locks the rows with its CAS and holds them to
 // COMMIT, and on a hot SKU throughput is bounded by how long that is.
-func (s *Service) placeTx(ctx context.Context, o *Order, c *claim) error {
+//
+// decided gives the order to place, inside the transaction (a retry of the
+// transaction asks again).
+func (s *Service) placeTx(ctx context.Context, c *claim, decided func(context.Context, *ent.Tx) (*Order, error)) error {
 	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+		o, err := decided(ctx, tx)
+		if err != nil {
+			return err
+		}
+		sales := make([]inventory.Sale, len(o.Lines))
+		for i, l := range o.Lines {
+			sales[i] = sale(o, l)
+		}
+		// The goods lock first (inventory's lock order), then the inserts.
+		if err := inventory.CheckGoods(ctx, tx, sales); err != nil {
+			return err
+		}
 		id, err := store.InsertID(ctx, tx, store.NewInsert(order.Table).Row(o.write))
 		if err != nil {
 			return fmt.Errorf("inserting order: %w", err)
 		}
 		o.ID = id
 		lines := store.NewInsert(orderline.Table)
-		sales := make([]inventory.Sale, len(o.Lines))
-		for i, l := range o.Lines {
+		for _, l := range o.Lines {
 			lines.Row(func(v store.Values) { writeLine(v, o, l) })
-			sales[i] = sale(o, l)
 		}
 		if err := store.Exec(ctx, tx, lines); err != nil {
 			return fmt.Errorf("inserting order lines: %w", err)
@@ -126,7 +173,7 @@ func (s *Service) placeTx(ctx context.Context, o *Order, c *claim) error {
 		if err := finish(ctx, tx, c, o.OrderSn); err != nil {
 			return err
 		}
-		return inventory.Take(ctx, tx, sales)
+		return inventory.TakeChecked(ctx, tx, sales)
 	})
 	var short *inventory.Short
 	if errors.As(err, &short) {

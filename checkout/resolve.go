@@ -51,8 +51,8 @@ func (r *skuRow) available() int64 { return r.stock - r.locked }
 // on shelf and enabled, duplicates merged, sorted by ascending SKU id (the
 // lock order every stock-moving transaction follows, so none can deadlock on
 // another's SKU rows). One read, nothing written.
-func (s *Service) resolve(ctx context.Context, items []ItemInput) ([]*line, money.Money, error) {
-	rows, err := s.lookup(ctx, items)
+func (s *Service) resolve(ctx context.Context, q querier, items []ItemInput) ([]*line, money.Money, error) {
+	rows, err := s.lookup(ctx, q, items)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -164,7 +164,7 @@ func (s *Service) buildFrom(items []ItemInput, rows []*skuRow, pools map[int64]*
 
 // lookup reads every named SKU with its goods in one statement (a join: one
 // round trip on the path every order takes).
-func (s *Service) lookup(ctx context.Context, items []ItemInput) ([]*skuRow, error) {
+func (s *Service) lookup(ctx context.Context, q querier, items []ItemInput) ([]*skuRow, error) {
 	var where []string
 	var args []any
 	for _, it := range items {
@@ -176,7 +176,7 @@ func (s *Service) lookup(ctx context.Context, items []ItemInput) ([]*skuRow, err
 			args = append(args, *it.GoodsID, skumatrix.SpecKey(it.SpecValueIDs))
 		}
 	}
-	rows, err := readSKUs(ctx, s.db.Client, strings.Join(where, " OR "), args)
+	rows, err := readSKUs(ctx, q, strings.Join(where, " OR "), args)
 	return rows, store.Classify(err)
 }
 

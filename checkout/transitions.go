@@ -94,18 +94,20 @@ func CloseTx(ctx context.Context, tx *ent.Tx, orderID int64, t Transition, now t
 	// rows), each by its mode as SKU lines are: a restore or a released
 	// lock, to the pool while it has not gone back, else to main stock; a
 	// close (not a refund) gives the units back to the buyer's limit.
+	// The main-stock lines in one call: one ascending pass over their SKU
+	// rows, then the listing (inventory.RestoreAndRelease).
 	main, pools := bySource(ascending(o.Lines))
+	var restore, release []*OrderLine
 	for _, l := range main {
-		one := stockOf([]*OrderLine{l})
 		switch {
 		case t.From != enums.OrderUnpaid || l.StockMode != enums.LockAtOrder:
-			_, err = inventory.Restore(ctx, tx, t.Change, inventory.BizOrder, o.OrderSn, one)
+			restore = append(restore, l)
 		case released[l.id]:
-			err = inventory.Release(ctx, tx, one)
+			release = append(release, l)
 		}
-		if err != nil {
-			return false, err
-		}
+	}
+	if _, err := inventory.RestoreAndRelease(ctx, tx, t.Change, inventory.BizOrder, o.OrderSn, stockOf(restore), stockOf(release)); err != nil {
+		return false, err
 	}
 	for _, l := range pools {
 		one := stockOf([]*OrderLine{l})[0]

@@ -8,7 +8,7 @@ import (
 )
 
 const goodsFields = `id version status specs { id name values { id name } }
-  skus(includeDisabled: true) { id specValueStr sellPrice costPrice stock version status }`
+  skus(includeDisabled: true) { id specValueStr sellPrice costPrice stock version stockVersion status }`
 
 type adminGoods struct {
 	ID      string
@@ -26,6 +26,7 @@ type adminGoods struct {
 		CostPrice    *string
 		Stock        int
 		Version      int
+		StockVersion int
 		Status       string
 	}
 }
@@ -139,14 +140,15 @@ func TestAdminFlowOverHTTP(t *testing.T) {
 			}
 
 			// Stock moves only through the ledger.
-			adjust := `mutation($in: AdjustStockInput!) { adjustStock(input: $in) { id stock version } }`
+			adjust := `mutation($in: AdjustStockInput!) { adjustStock(input: $in) { id stock version stockVersion } }`
 			adj := map[string]any{"in": map[string]any{"itemId": red41.ID, "delta": 5, "reason": "delivery", "bizSn": "PO-77"}}
 			wantCode(t, "adjustStock without a token", s.Query(t, "", adjust, adj), "UNAUTHENTICATED")
 			wantCode(t, "adjustStock as a customer", s.Query(t, s.CustomerToken, adjust, adj), "FORBIDDEN")
 			type skuRes struct {
-				ID      string
-				Stock   int
-				Version int
+				ID           string
+				Stock        int
+				Version      int
+				StockVersion int
 			}
 			a1 := must[skuRes](t, s.Query(t, s.AdminToken, adjust, adj), "adjustStock")
 			a2 := must[skuRes](t, s.Query(t, s.AdminToken, adjust, adj), "adjustStock")
@@ -160,12 +162,13 @@ func TestAdminFlowOverHTTP(t *testing.T) {
 			wantCode(t, "adjustStock without a reason", s.Query(t, s.AdminToken, adjust,
 				map[string]any{"in": map[string]any{"itemId": red41.ID, "delta": 1, "reason": ""}}), "INVALID_INPUT")
 
-			setStock := `mutation($in: SetStockInput!) { setStock(input: $in) { stock version } }`
-			wantCode(t, "setStock at an old version", s.Query(t, s.AdminToken, setStock,
-				map[string]any{"in": map[string]any{"itemId": red41.ID, "stock": 20, "expectedVersion": red41.Version, "reason": "form"}}), "VERSION_CONFLICT")
+			// setStock compares the stock's version, which the adjustment moved.
+			setStock := `mutation($in: SetStockInput!) { setStock(input: $in) { stock version stockVersion } }`
+			wantCode(t, "setStock at an old stock version", s.Query(t, s.AdminToken, setStock,
+				map[string]any{"in": map[string]any{"itemId": red41.ID, "stock": 20, "expectedVersion": red41.StockVersion, "reason": "form"}}), "VERSION_CONFLICT")
 			set := must[skuRes](t, s.Query(t, s.AdminToken, setStock,
-				map[string]any{"in": map[string]any{"itemId": red41.ID, "stock": 20, "expectedVersion": a1.Version, "reason": "form"}}), "setStock")
-			count := must[skuRes](t, s.Query(t, s.AdminToken, `mutation($in: StocktakeInput!) { stocktake(input: $in) { stock version } }`,
+				map[string]any{"in": map[string]any{"itemId": red41.ID, "stock": 20, "expectedVersion": a1.StockVersion, "reason": "form"}}), "setStock")
+			count := must[skuRes](t, s.Query(t, s.AdminToken, `mutation($in: StocktakeInput!) { stocktake(input: $in) { stock version stockVersion } }`,
 				map[string]any{"in": map[string]any{"itemId": red41.ID, "countedStock": 18, "reason": "count"}}), "stocktake")
 			if set.Stock != 20 || count.Stock != 18 {
 				t.Errorf("setStock -> %d, stocktake -> %d; want 20, 18", set.Stock, count.Stock)
@@ -230,6 +233,11 @@ func TestAdminFlowOverHTTP(t *testing.T) {
 			}
 
 			// updateSku: optimistic, and visible on the next read.
+			// The stock moves left the terms' version where it was (issue 26).
+			if count.Version != a1.Version || a1.StockVersion != red41.StockVersion+1 || count.StockVersion != a1.StockVersion+2 {
+				t.Errorf("after an adjustment, a set and a count: versions %d, %d, %d, stock versions %d → %d, %d, %d; want one version and +1 each",
+					a1.Version, set.Version, count.Version, red41.StockVersion, a1.StockVersion, set.StockVersion, count.StockVersion)
+			}
 			updSku := `mutation($in: UpdateSkuInput!) { updateSku(input: $in) { sellPrice version } }`
 			priced := must[skuRes](t, s.Query(t, s.AdminToken, updSku,
 				map[string]any{"in": map[string]any{"itemId": red41.ID, "expectedVersion": count.Version, "sellPrice": "1.00"}}), "updateSku")

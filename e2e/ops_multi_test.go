@@ -165,15 +165,15 @@ func setStockTo(t *testing.T, s *Server, spec string, stock int) string {
 		Goods struct {
 			Skus []struct {
 				ID, SpecValueStr string
-				Version          int
+				StockVersion     int
 			}
 		}
 	}
-	decode(t, s.Query(t, s.AdminToken, `{ goods(id: 1) { skus { id specValueStr version } } }`, nil), &g)
+	decode(t, s.Query(t, s.AdminToken, `{ goods(id: 1) { skus { id specValueStr stockVersion } } }`, nil), &g)
 	for _, k := range g.Goods.Skus {
 		if k.SpecValueStr == spec {
 			must[struct{ Stock int }](t, s.Query(t, s.AdminToken, `mutation($in: SetStockInput!) { setStock(input: $in) { stock } }`,
-				map[string]any{"in": map[string]any{"itemId": k.ID, "stock": stock, "expectedVersion": k.Version, "reason": "ops e2e"}}), "setStock")
+				map[string]any{"in": map[string]any{"itemId": k.ID, "stock": stock, "expectedVersion": k.StockVersion, "reason": "ops e2e"}}), "setStock")
 			return k.ID
 		}
 	}

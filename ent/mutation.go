@@ -10512,6 +10512,8 @@ type SkuMutation struct {
 	addlock_stock      *int64
 	version            *int64
 	addversion         *int64
+	stock_version      *int64
+	addstock_version   *int64
 	volume             *int64
 	addvolume          *int64
 	status             *enums.SkuStatus
@@ -11158,6 +11160,62 @@ func (m *SkuMutation) ResetVersion() {
 	m.addversion = nil
 }
 
+// SetStockVersion sets the "stock_version" field.
+func (m *SkuMutation) SetStockVersion(i int64) {
+	m.stock_version = &i
+	m.addstock_version = nil
+}
+
+// StockVersion returns the value of the "stock_version" field in the mutation.
+func (m *SkuMutation) StockVersion() (r int64, exists bool) {
+	v := m.stock_version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStockVersion returns the old "stock_version" field's value of the Sku entity.
+// If the Sku object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SkuMutation) OldStockVersion(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStockVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStockVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStockVersion: %w", err)
+	}
+	return oldValue.StockVersion, nil
+}
+
+// AddStockVersion adds i to the "stock_version" field.
+func (m *SkuMutation) AddStockVersion(i int64) {
+	if m.addstock_version != nil {
+		*m.addstock_version += i
+	} else {
+		m.addstock_version = &i
+	}
+}
+
+// AddedStockVersion returns the value that was added to the "stock_version" field in this mutation.
+func (m *SkuMutation) AddedStockVersion() (r int64, exists bool) {
+	v := m.addstock_version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetStockVersion resets all changes to the "stock_version" field.
+func (m *SkuMutation) ResetStockVersion() {
+	m.stock_version = nil
+	m.addstock_version = nil
+}
+
 // SetVolume sets the "volume" field.
 func (m *SkuMutation) SetVolume(i int64) {
 	m.volume = &i
@@ -11383,7 +11441,7 @@ func (m *SkuMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SkuMutation) Fields() []string {
-	fields := make([]string, 0, 15)
+	fields := make([]string, 0, 16)
 	if m.goods != nil {
 		fields = append(fields, sku.FieldGoodsID)
 	}
@@ -11416,6 +11474,9 @@ func (m *SkuMutation) Fields() []string {
 	}
 	if m.version != nil {
 		fields = append(fields, sku.FieldVersion)
+	}
+	if m.stock_version != nil {
+		fields = append(fields, sku.FieldStockVersion)
 	}
 	if m.volume != nil {
 		fields = append(fields, sku.FieldVolume)
@@ -11459,6 +11520,8 @@ func (m *SkuMutation) Field(name string) (ent.Value, bool) {
 		return m.LockStock()
 	case sku.FieldVersion:
 		return m.Version()
+	case sku.FieldStockVersion:
+		return m.StockVersion()
 	case sku.FieldVolume:
 		return m.Volume()
 	case sku.FieldStatus:
@@ -11498,6 +11561,8 @@ func (m *SkuMutation) OldField(ctx context.Context, name string) (ent.Value, err
 		return m.OldLockStock(ctx)
 	case sku.FieldVersion:
 		return m.OldVersion(ctx)
+	case sku.FieldStockVersion:
+		return m.OldStockVersion(ctx)
 	case sku.FieldVolume:
 		return m.OldVolume(ctx)
 	case sku.FieldStatus:
@@ -11592,6 +11657,13 @@ func (m *SkuMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetVersion(v)
 		return nil
+	case sku.FieldStockVersion:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStockVersion(v)
+		return nil
 	case sku.FieldVolume:
 		v, ok := value.(int64)
 		if !ok {
@@ -11646,6 +11718,9 @@ func (m *SkuMutation) AddedFields() []string {
 	if m.addversion != nil {
 		fields = append(fields, sku.FieldVersion)
 	}
+	if m.addstock_version != nil {
+		fields = append(fields, sku.FieldStockVersion)
+	}
 	if m.addvolume != nil {
 		fields = append(fields, sku.FieldVolume)
 	}
@@ -11669,6 +11744,8 @@ func (m *SkuMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedLockStock()
 	case sku.FieldVersion:
 		return m.AddedVersion()
+	case sku.FieldStockVersion:
+		return m.AddedStockVersion()
 	case sku.FieldVolume:
 		return m.AddedVolume()
 	}
@@ -11721,6 +11798,13 @@ func (m *SkuMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddVersion(v)
+		return nil
+	case sku.FieldStockVersion:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddStockVersion(v)
 		return nil
 	case sku.FieldVolume:
 		v, ok := value.(int64)
@@ -11797,6 +11881,9 @@ func (m *SkuMutation) ResetField(name string) error {
 		return nil
 	case sku.FieldVersion:
 		m.ResetVersion()
+		return nil
+	case sku.FieldStockVersion:
+		m.ResetStockVersion()
 		return nil
 	case sku.FieldVolume:
 		m.ResetVolume()

@@ -433,16 +433,20 @@ func init() {
 	skuDescVersion := skuFields[11].Descriptor()
 	// sku.DefaultVersion holds the default value on creation for the version field.
 	sku.DefaultVersion = skuDescVersion.Default.(int64)
+	// skuDescStockVersion is the schema descriptor for stock_version field.
+	skuDescStockVersion := skuFields[12].Descriptor()
+	// sku.DefaultStockVersion holds the default value on creation for the stock_version field.
+	sku.DefaultStockVersion = skuDescStockVersion.Default.(int64)
 	// skuDescVolume is the schema descriptor for volume field.
-	skuDescVolume := skuFields[12].Descriptor()
+	skuDescVolume := skuFields[13].Descriptor()
 	// sku.DefaultVolume holds the default value on creation for the volume field.
 	sku.DefaultVolume = skuDescVolume.Default.(int64)
 	// skuDescCreatedAt is the schema descriptor for created_at field.
-	skuDescCreatedAt := skuFields[14].Descriptor()
+	skuDescCreatedAt := skuFields[15].Descriptor()
 	// sku.DefaultCreatedAt holds the default value on creation for the created_at field.
 	sku.DefaultCreatedAt = skuDescCreatedAt.Default.(func() time.Time)
 	// skuDescUpdatedAt is the schema descriptor for updated_at field.
-	skuDescUpdatedAt := skuFields[15].Descriptor()
+	skuDescUpdatedAt := skuFields[16].Descriptor()
 	// sku.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	sku.DefaultUpdatedAt = skuDescUpdatedAt.Default.(func() time.Time)
 	// sku.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.

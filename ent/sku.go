@@ -42,6 +42,8 @@ type Sku struct {
 	LockStock int64 `json:"lock_stock,omitempty"`
 	// Version holds the value of the "version" field.
 	Version int64 `json:"version,omitempty"`
+	// StockVersion holds the value of the "stock_version" field.
+	StockVersion int64 `json:"stock_version,omitempty"`
 	// Volume holds the value of the "volume" field.
 	Volume int64 `json:"volume,omitempty"`
 	// Status holds the value of the "status" field.
@@ -81,7 +83,7 @@ func (*Sku) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case sku.FieldID, sku.FieldGoodsID, sku.FieldSellPrice, sku.FieldLineationPrice, sku.FieldCostPrice, sku.FieldStock, sku.FieldLockStock, sku.FieldVersion, sku.FieldVolume:
+		case sku.FieldID, sku.FieldGoodsID, sku.FieldSellPrice, sku.FieldLineationPrice, sku.FieldCostPrice, sku.FieldStock, sku.FieldLockStock, sku.FieldVersion, sku.FieldStockVersion, sku.FieldVolume:
 			values[i] = new(sql.NullInt64)
 		case sku.FieldSpecValueIds, sku.FieldSpecValueStr, sku.FieldSpecKey, sku.FieldSkuCode, sku.FieldStatus:
 			values[i] = new(sql.NullString)
@@ -174,6 +176,12 @@ func (_m *Sku) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field version", values[i])
 			} else if value.Valid {
 				_m.Version = value.Int64
+			}
+		case sku.FieldStockVersion:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field stock_version", values[i])
+			} else if value.Valid {
+				_m.StockVersion = value.Int64
 			}
 		case sku.FieldVolume:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -274,6 +282,9 @@ func (_m *Sku) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("version=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Version))
+	builder.WriteString(", ")
+	builder.WriteString("stock_version=")
+	builder.WriteString(fmt.Sprintf("%v", _m.StockVersion))
 	builder.WriteString(", ")
 	builder.WriteString("volume=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Volume))

@@ -171,6 +171,20 @@ func (_c *SkuCreate) SetNillableVersion(v *int64) *SkuCreate {
 	return _c
 }
 
+// SetStockVersion sets the "stock_version" field.
+func (_c *SkuCreate) SetStockVersion(v int64) *SkuCreate {
+	_c.mutation.SetStockVersion(v)
+	return _c
+}
+
+// SetNillableStockVersion sets the "stock_version" field if the given value is not nil.
+func (_c *SkuCreate) SetNillableStockVersion(v *int64) *SkuCreate {
+	if v != nil {
+		_c.SetStockVersion(*v)
+	}
+	return _c
+}
+
 // SetVolume sets the "volume" field.
 func (_c *SkuCreate) SetVolume(v int64) *SkuCreate {
 	_c.mutation.SetVolume(v)
@@ -309,6 +323,10 @@ func (_c *SkuCreate) defaults() {
 		v := sku.DefaultVersion
 		_c.mutation.SetVersion(v)
 	}
+	if _, ok := _c.mutation.StockVersion(); !ok {
+		v := sku.DefaultStockVersion
+		_c.mutation.SetStockVersion(v)
+	}
 	if _, ok := _c.mutation.Volume(); !ok {
 		v := sku.DefaultVolume
 		_c.mutation.SetVolume(v)
@@ -378,6 +396,9 @@ func (_c *SkuCreate) check() error {
 	}
 	if _, ok := _c.mutation.Version(); !ok {
 		return &ValidationError{Name: "version", err: errors.New(`ent: missing required field "Sku.version"`)}
+	}
+	if _, ok := _c.mutation.StockVersion(); !ok {
+		return &ValidationError{Name: "stock_version", err: errors.New(`ent: missing required field "Sku.stock_version"`)}
 	}
 	if _, ok := _c.mutation.Volume(); !ok {
 		return &ValidationError{Name: "volume", err: errors.New(`ent: missing required field "Sku.volume"`)}
@@ -471,6 +492,10 @@ func (_c *SkuCreate) createSpec() (*Sku, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Version(); ok {
 		_spec.SetField(sku.FieldVersion, field.TypeInt64, value)
 		_node.Version = value
+	}
+	if value, ok := _c.mutation.StockVersion(); ok {
+		_spec.SetField(sku.FieldStockVersion, field.TypeInt64, value)
+		_node.StockVersion = value
 	}
 	if value, ok := _c.mutation.Volume(); ok {
 		_spec.SetField(sku.FieldVolume, field.TypeInt64, value)
@@ -728,6 +753,24 @@ func (u *SkuUpsert) UpdateVersion() *SkuUpsert {
 // AddVersion adds v to the "version" field.
 func (u *SkuUpsert) AddVersion(v int64) *SkuUpsert {
 	u.Add(sku.FieldVersion, v)
+	return u
+}
+
+// SetStockVersion sets the "stock_version" field.
+func (u *SkuUpsert) SetStockVersion(v int64) *SkuUpsert {
+	u.Set(sku.FieldStockVersion, v)
+	return u
+}
+
+// UpdateStockVersion sets the "stock_version" field to the value that was provided on create.
+func (u *SkuUpsert) UpdateStockVersion() *SkuUpsert {
+	u.SetExcluded(sku.FieldStockVersion)
+	return u
+}
+
+// AddStockVersion adds v to the "stock_version" field.
+func (u *SkuUpsert) AddStockVersion(v int64) *SkuUpsert {
+	u.Add(sku.FieldStockVersion, v)
 	return u
 }
 
@@ -1024,6 +1067,27 @@ func (u *SkuUpsertOne) AddVersion(v int64) *SkuUpsertOne {
 func (u *SkuUpsertOne) UpdateVersion() *SkuUpsertOne {
 	return u.Update(func(s *SkuUpsert) {
 		s.UpdateVersion()
+	})
+}
+
+// SetStockVersion sets the "stock_version" field.
+func (u *SkuUpsertOne) SetStockVersion(v int64) *SkuUpsertOne {
+	return u.Update(func(s *SkuUpsert) {
+		s.SetStockVersion(v)
+	})
+}
+
+// AddStockVersion adds v to the "stock_version" field.
+func (u *SkuUpsertOne) AddStockVersion(v int64) *SkuUpsertOne {
+	return u.Update(func(s *SkuUpsert) {
+		s.AddStockVersion(v)
+	})
+}
+
+// UpdateStockVersion sets the "stock_version" field to the value that was provided on create.
+func (u *SkuUpsertOne) UpdateStockVersion() *SkuUpsertOne {
+	return u.Update(func(s *SkuUpsert) {
+		s.UpdateStockVersion()
 	})
 }
 
@@ -1493,6 +1557,27 @@ func (u *SkuUpsertBulk) AddVersion(v int64) *SkuUpsertBulk {
 func (u *SkuUpsertBulk) UpdateVersion() *SkuUpsertBulk {
 	return u.Update(func(s *SkuUpsert) {
 		s.UpdateVersion()
+	})
+}
+
+// SetStockVersion sets the "stock_version" field.
+func (u *SkuUpsertBulk) SetStockVersion(v int64) *SkuUpsertBulk {
+	return u.Update(func(s *SkuUpsert) {
+		s.SetStockVersion(v)
+	})
+}
+
+// AddStockVersion adds v to the "stock_version" field.
+func (u *SkuUpsertBulk) AddStockVersion(v int64) *SkuUpsertBulk {
+	return u.Update(func(s *SkuUpsert) {
+		s.AddStockVersion(v)
+	})
+}
+
+// UpdateStockVersion sets the "stock_version" field to the value that was provided on create.
+func (u *SkuUpsertBulk) UpdateStockVersion() *SkuUpsertBulk {
+	return u.Update(func(s *SkuUpsert) {
+		s.UpdateStockVersion()
 	})
 }
 

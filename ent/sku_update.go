@@ -234,6 +234,27 @@ func (_u *SkuUpdate) AddVersion(v int64) *SkuUpdate {
 	return _u
 }
 
+// SetStockVersion sets the "stock_version" field.
+func (_u *SkuUpdate) SetStockVersion(v int64) *SkuUpdate {
+	_u.mutation.ResetStockVersion()
+	_u.mutation.SetStockVersion(v)
+	return _u
+}
+
+// SetNillableStockVersion sets the "stock_version" field if the given value is not nil.
+func (_u *SkuUpdate) SetNillableStockVersion(v *int64) *SkuUpdate {
+	if v != nil {
+		_u.SetStockVersion(*v)
+	}
+	return _u
+}
+
+// AddStockVersion adds value to the "stock_version" field.
+func (_u *SkuUpdate) AddStockVersion(v int64) *SkuUpdate {
+	_u.mutation.AddStockVersion(v)
+	return _u
+}
+
 // SetVolume sets the "volume" field.
 func (_u *SkuUpdate) SetVolume(v int64) *SkuUpdate {
 	_u.mutation.ResetVolume()
@@ -428,6 +449,12 @@ func (_u *SkuUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedVersion(); ok {
 		_spec.AddField(sku.FieldVersion, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.StockVersion(); ok {
+		_spec.SetField(sku.FieldStockVersion, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedStockVersion(); ok {
+		_spec.AddField(sku.FieldStockVersion, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.Volume(); ok {
 		_spec.SetField(sku.FieldVolume, field.TypeInt64, value)
@@ -694,6 +721,27 @@ func (_u *SkuUpdateOne) AddVersion(v int64) *SkuUpdateOne {
 	return _u
 }
 
+// SetStockVersion sets the "stock_version" field.
+func (_u *SkuUpdateOne) SetStockVersion(v int64) *SkuUpdateOne {
+	_u.mutation.ResetStockVersion()
+	_u.mutation.SetStockVersion(v)
+	return _u
+}
+
+// SetNillableStockVersion sets the "stock_version" field if the given value is not nil.
+func (_u *SkuUpdateOne) SetNillableStockVersion(v *int64) *SkuUpdateOne {
+	if v != nil {
+		_u.SetStockVersion(*v)
+	}
+	return _u
+}
+
+// AddStockVersion adds value to the "stock_version" field.
+func (_u *SkuUpdateOne) AddStockVersion(v int64) *SkuUpdateOne {
+	_u.mutation.AddStockVersion(v)
+	return _u
+}
+
 // SetVolume sets the "volume" field.
 func (_u *SkuUpdateOne) SetVolume(v int64) *SkuUpdateOne {
 	_u.mutation.ResetVolume()
@@ -918,6 +966,12 @@ func (_u *SkuUpdateOne) sqlSave(ctx context.Context) (_node *Sku, err error) {
 	}
 	if value, ok := _u.mutation.AddedVersion(); ok {
 		_spec.AddField(sku.FieldVersion, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.StockVersion(); ok {
+		_spec.SetField(sku.FieldStockVersion, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedStockVersion(); ok {
+		_spec.AddField(sku.FieldStockVersion, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.Volume(); ok {
 		_spec.SetField(sku.FieldVolume, field.TypeInt64, value)

@@ -260,6 +260,7 @@ type ComplexityRoot struct {
 		SpecValueStr   func(childComplexity int) int
 		Status         func(childComplexity int) int
 		Stock          func(childComplexity int) int
+		StockVersion   func(childComplexity int) int
 		Version        func(childComplexity int) int
 		Volume         func(childComplexity int) int
 	}
@@ -1557,6 +1558,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Sku.Stock(childComplexity), true
+	case "Sku.stockVersion":
+		if e.ComplexityRoot.Sku.StockVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sku.StockVersion(childComplexity), true
 	case "Sku.version":
 		if e.ComplexityRoot.Sku.Version == nil {
 			break
@@ -2288,7 +2295,10 @@ type Sku {
   lockedStock: Int!
   "What can be ordered: stock - lockedStock."
   availableStock: Int!
+  "The terms' version: moves only with catalog edits of this SKU (price, code, status, spec text); updateSku's expectedVersion is compared with it. Sales and stock changes never move it."
   version: Int!
+  "The stock's version: moves with every change of stock or lockedStock (orders, payments, closes, adjustments, stocktakes, pools); setStock's expectedVersion is compared with it. Catalog edits never move it."
+  stockVersion: Int!
   "Units sold."
   volume: Int!
   status: SkuStatus!
@@ -2397,9 +2407,9 @@ type Mutation {
   setGoodsStockMode(goodsId: ID!, mode: StockMode!): Goods!
   "Incremental stock change with a ledger row (change type 5); the same bizSn applies once."
   adjustStock(input: AdjustStockInput!): Sku!
-  "An absolute value from the admin form, turned into a delta against expectedVersion."
+  "An absolute value from the admin form, turned into a delta against expectedVersion (compared with Sku.stockVersion; VERSION_CONFLICT when the stock moved since). Below lockedStock is OUT_OF_STOCK: units held by unpaid orders are theirs."
   setStock(input: SetStockInput!): Sku!
-  "Record a counted stock; the difference is a change type 6 ledger row."
+  "Record a counted stock; the difference is a change type 6 ledger row. Re-read against the current balance (Sku.stockVersion) when a sale moved it meanwhile. A count below lockedStock is OUT_OF_STOCK (the message names the locked quantity): count again once the unpaid orders pay or close."
   stocktake(input: StocktakeInput!): Sku!
   "Move quantity units of the SKU's available main stock into a new flash-sale pool (ledger change type 7); OUT_OF_STOCK when main stock is short."
   createStockPool(input: CreateStockPoolInput!): StockPool!
@@ -2527,6 +2537,7 @@ input UpdateGoodsSpecsInput {
 
 input UpdateSkuInput {
   itemId: ID!
+  "Sku.version as read: the terms' version, which sales never move."
   expectedVersion: Int!
   sellPrice: Money
   lineationPrice: Money
@@ -2545,6 +2556,7 @@ input AdjustStockInput {
 input SetStockInput {
   itemId: ID!
   stock: Int!
+  "Sku.stockVersion as read (not Sku.version): every stock movement moves it."
   expectedVersion: Int!
   reason: String!
 }
@@ -3275,6 +3287,8 @@ func (ec *executionContext) childFields_Sku(ctx context.Context, field graphql.C
 		return ec.fieldContext_Sku_availableStock(ctx, field)
 	case "version":
 		return ec.fieldContext_Sku_version(ctx, field)
+	case "stockVersion":
+		return ec.fieldContext_Sku_stockVersion(ctx, field)
 	case "volume":
 		return ec.fieldContext_Sku_volume(ctx, field)
 	case "status":
@@ -8857,6 +8871,29 @@ func (ec *executionContext) _Sku_version(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Sku_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sku", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Sku_stockVersion(ctx context.Context, field graphql.CollectedField, obj *catalog.SKU) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sku_stockVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StockVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sku_stockVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Sku", field, false, false, "Int")
 }
 
@@ -14923,6 +14960,11 @@ func (ec *executionContext) _Sku(ctx context.Context, sel ast.SelectionSet, obj 
 			}
 		case "version":
 			out.Values[i] = ec._Sku_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "stockVersion":
+			out.Values[i] = ec._Sku_stockVersion(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

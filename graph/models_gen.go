@@ -174,8 +174,9 @@ type Query struct {
 }
 
 type SetStockInput struct {
-	ItemID          string `json:"itemId"`
-	Stock           int64  `json:"stock"`
+	ItemID string `json:"itemId"`
+	Stock  int64  `json:"stock"`
+	// Sku.stockVersion as read (not Sku.version): every stock movement moves it.
 	ExpectedVersion int64  `json:"expectedVersion"`
 	Reason          string `json:"reason"`
 }
@@ -287,7 +288,8 @@ type UpdateGoodsSpecsInput struct {
 }
 
 type UpdateSkuInput struct {
-	ItemID          string           `json:"itemId"`
+	ItemID string `json:"itemId"`
+	// Sku.version as read: the terms' version, which sales never move.
 	ExpectedVersion int64            `json:"expectedVersion"`
 	SellPrice       *money.Money     `json:"sellPrice,omitempty"`
 	LineationPrice  *money.Money     `json:"lineationPrice,omitempty"`

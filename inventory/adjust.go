@@ -94,9 +94,12 @@ func (s *Service) Adjust(ctx context.Context, in AdjustInput) (*ent.Sku, error) 
 }
 
 // SetStock turns an absolute value into a delta against the row the admin
-// saw: "absolute writes are the ledger's enemy" (seed 003, 6.4). If the SKU
-// moved since ExpectedVersion, or its stock moved under this transaction
-// (a sale), nothing is written and the answer is ErrVersionConflict.
+// saw: "absolute writes are the ledger's enemy" (seed 003, 6.4). If the
+// stock moved since ExpectedVersion (the stock's version: an edit of the
+// SKU's terms does not move it), or under this transaction (a sale),
+// nothing is written and the answer is ErrVersionConflict. A value below
+// what unpaid orders hold locked is ErrOutOfStock: those units are theirs,
+// and their payments must still find them (issue 25 §2).
 func (s *Service) SetStock(ctx context.Context, in SetStockInput) (*ent.Sku, error) {
 	if in.Stock < 0 || in.Stock > MaxStock {
 		return nil, fmt.Errorf("%w: stock must be between 0 and %d", ErrInvalidInput, MaxStock)
@@ -106,12 +109,15 @@ func (s *Service) SetStock(ctx context.Context, in SetStockInput) (*ent.Sku, err
 	}
 	var row *ent.Sku
 	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
-		seen, err := tx.Sku.Get(ctx, in.ItemID)
+		seen, err := seeLocked(ctx, tx, in.ItemID)
 		if err != nil {
-			return notFound(err, in.ItemID)
+			return err
 		}
-		if seen.Version != in.ExpectedVersion {
-			return fmt.Errorf("%w: SKU %d is at version %d, not %d", ErrVersionConflict, in.ItemID, seen.Version, in.ExpectedVersion)
+		if seen.StockVersion != in.ExpectedVersion {
+			return fmt.Errorf("%w: the stock of SKU %d is at version %d, not %d", ErrVersionConflict, in.ItemID, seen.StockVersion, in.ExpectedVersion)
+		}
+		if err := aboveLocked(seen, in.Stock, "stock"); err != nil {
+			return err
 		}
 		if in.Stock == seen.Stock {
 			row = seen
@@ -133,7 +139,10 @@ func (s *Service) SetStock(ctx context.Context, in SetStockInput) (*ent.Sku, err
 // change type 6 row with the reason. A count that matches is still booked
 // (with change 0), because "counted and found right" is part of the audit.
 // If a sale moves the row between reading and writing, the count is retried
-// against the new balance a few times before giving up with a conflict.
+// against the new balance a few times before giving up with a conflict. A
+// count below what unpaid orders hold locked is ErrOutOfStock, naming the
+// locked quantity: the locked units are sold, and only their orders'
+// payments or closes may move them (issue 25 §2).
 func (s *Service) Stocktake(ctx context.Context, in StocktakeInput) (*ent.Sku, error) {
 	if in.Counted < 0 || in.Counted > MaxStock {
 		return nil, fmt.Errorf("%w: countedStock must be between 0 and %d", ErrInvalidInput, MaxStock)
@@ -149,9 +158,12 @@ func (s *Service) Stocktake(ctx context.Context, in StocktakeInput) (*ent.Sku, e
 	// re-read inside the same transaction would see the same old snapshot.
 	for range 3 {
 		err = store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
-			seen, err := tx.Sku.Get(ctx, in.ItemID)
+			seen, err := seeLocked(ctx, tx, in.ItemID)
 			if err != nil {
-				return notFound(err, in.ItemID)
+				return err
+			}
+			if err := aboveLocked(seen, in.Counted, "countedStock"); err != nil {
+				return err
 			}
 			row, err = casMove(ctx, tx, seen, in.Counted-seen.Stock)
 			if err != nil {
@@ -173,7 +185,10 @@ func (s *Service) Stocktake(ctx context.Context, in StocktakeInput) (*ent.Sku, e
 // it. The row is re-read inside the transaction: our UPDATE holds its lock,
 // so the balance read is exactly the one this change produced.
 func move(ctx context.Context, tx *ent.Tx, id, delta int64, guard bool) (*ent.Sku, error) {
-	u := tx.Sku.Update().Where(sku.ID(id)).AddStock(delta).AddVersion(1)
+	if _, err := seeLocked(ctx, tx, id); err != nil {
+		return nil, err
+	}
+	u := tx.Sku.Update().Where(sku.ID(id)).AddStock(delta).AddStockVersion(1)
 	if guard {
 		// Available, not on hand: units locked by unpaid lock-mode orders
 		// are theirs until they pay or close.
@@ -195,12 +210,14 @@ func move(ctx context.Context, tx *ent.Tx, id, delta int64, guard bool) (*ent.Sk
 	return moved(ctx, tx, id, delta)
 }
 
-// casMove applies delta only if the row is still exactly as seen: same
-// version and same balance.
+// casMove applies delta only if the stock is still exactly as seen: same
+// stock version, balance and lock (the guard repeats aboveLocked's check in
+// the statement that writes).
 func casMove(ctx context.Context, tx *ent.Tx, seen *ent.Sku, delta int64) (*ent.Sku, error) {
 	n, err := tx.Sku.Update().
-		Where(sku.ID(seen.ID), sku.Version(seen.Version), sku.Stock(seen.Stock)).
-		AddStock(delta).AddVersion(1).Save(ctx)
+		Where(sku.ID(seen.ID), sku.StockVersion(seen.StockVersion), sku.Stock(seen.Stock), sku.LockStock(seen.LockStock),
+			sku.LockStockLTE(seen.Stock+delta)).
+		AddStock(delta).AddStockVersion(1).Save(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("moving stock of SKU %d: %w", seen.ID, err)
 	}
@@ -208,6 +225,29 @@ func casMove(ctx context.Context, tx *ent.Tx, seen *ent.Sku, delta int64) (*ent.
 		return nil, fmt.Errorf("%w: SKU %d changed meanwhile", ErrVersionConflict, seen.ID)
 	}
 	return moved(ctx, tx, seen.ID, delta)
+}
+
+// seeLocked reads the SKU (a plain read) and takes the shared lock on its
+// goods before this transaction locks the SKU row: the lock order of
+// goods_lock.go. goods_id never changes, so the plain read finds the right
+// goods; the balance read may be older than the lock, which the writes'
+// CAS decides.
+func seeLocked(ctx context.Context, tx *ent.Tx, id int64) (*ent.Sku, error) {
+	seen, err := tx.Sku.Get(ctx, id)
+	if err != nil {
+		return nil, notFound(err, id)
+	}
+	return seen, lockGoods(ctx, tx, seen.GoodsID)
+}
+
+// aboveLocked refuses an absolute balance (a set or a count) below what
+// unpaid lock-mode orders hold on the SKU.
+func aboveLocked(seen *ent.Sku, stock int64, field string) error {
+	if stock < seen.LockStock {
+		return fmt.Errorf("%w: SKU %d (%s) has %d units locked by unpaid orders; %s %d is below them (count again once those orders pay or close)",
+			ErrOutOfStock, seen.ID, seen.SpecValueStr, seen.LockStock, field, stock)
+	}
+	return nil
 }
 
 // book writes the ledger row of a change that produced row.

@@ -42,7 +42,7 @@ func TestAdjust(t *testing.T) {
 		inv := inventory.New(db)
 		s := oneSku(t, db, 10)
 		got, err := inv.Adjust(ctx, inventory.AdjustInput{ItemID: s.ID, Delta: -4, Reason: "damaged"})
-		if err != nil || got.Stock != 6 || got.Version != s.Version+1 {
+		if err != nil || got.Stock != 6 || got.StockVersion != s.StockVersion+1 || got.Version != s.Version {
 			t.Fatalf("Adjust(-4) = %+v, %v", got, err)
 		}
 		rows, sum := ledger(t, db, s.ID)
@@ -144,9 +144,9 @@ func TestConcurrentAdjustBalances(t *testing.T) {
 		}
 		rows, sum := ledger(t, db, s.ID)
 		got := db.Client.Sku.GetX(ctx, s.ID)
-		if got.Stock != 100 || len(rows) != 101 || sum != 100 || got.Version != s.Version+100 {
-			t.Errorf("stock %d (want 100), %d manual rows (want 100), ledger sum %d, version +%d",
-				got.Stock, len(rows)-1, sum, got.Version-s.Version)
+		if got.Stock != 100 || len(rows) != 101 || sum != 100 || got.StockVersion != s.StockVersion+100 || got.Version != s.Version {
+			t.Errorf("stock %d (want 100), %d manual rows (want 100), ledger sum %d, stock version +%d (want +100), version +%d (want +0)",
+				got.Stock, len(rows)-1, sum, got.StockVersion-s.StockVersion, got.Version-s.Version)
 		}
 		// The rows chain: each change saw exactly the balance the previous one
 		// left. Ids follow the SKU row lock (the ledger insert happens while the
@@ -205,13 +205,13 @@ func TestSetStock(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := inv.SetStock(ctx, inventory.SetStockInput{ItemID: s.ID, Stock: 80, ExpectedVersion: s.Version, Reason: "form"}); !errors.Is(err, inventory.ErrVersionConflict) {
+		if _, err := inv.SetStock(ctx, inventory.SetStockInput{ItemID: s.ID, Stock: 80, ExpectedVersion: s.StockVersion, Reason: "form"}); !errors.Is(err, inventory.ErrVersionConflict) {
 			t.Fatalf("stale form: %v, want ErrVersionConflict", err)
 		}
 		if rows, _ := ledger(t, db, s.ID); len(rows) != 2 {
 			t.Errorf("the refused form wrote a ledger row")
 		}
-		got, err := inv.SetStock(ctx, inventory.SetStockInput{ItemID: s.ID, Stock: 80, ExpectedVersion: moved.Version, Reason: "form"})
+		got, err := inv.SetStock(ctx, inventory.SetStockInput{ItemID: s.ID, Stock: 80, ExpectedVersion: moved.StockVersion, Reason: "form"})
 		if err != nil || got.Stock != 80 {
 			t.Fatalf("SetStock = %+v, %v", got, err)
 		}
@@ -220,11 +220,11 @@ func TestSetStock(t *testing.T) {
 		if last.ChangeType != 5 || last.ChangeNum != -10 || last.BeforeStock != 90 || last.AfterStock != 80 || last.BizType != "manual" || sum != 80 {
 			t.Errorf("SetStock booked %+v (sum %d), want a -10 adjustment", last, sum)
 		}
-		same, err := inv.SetStock(ctx, inventory.SetStockInput{ItemID: s.ID, Stock: 80, ExpectedVersion: got.Version, Reason: "form"})
-		if err != nil || same.Version != got.Version {
+		same, err := inv.SetStock(ctx, inventory.SetStockInput{ItemID: s.ID, Stock: 80, ExpectedVersion: got.StockVersion, Reason: "form"})
+		if err != nil || same.StockVersion != got.StockVersion {
 			t.Errorf("unchanged value: %+v, %v; want no write", same, err)
 		}
-		if _, err := inv.SetStock(ctx, inventory.SetStockInput{ItemID: s.ID, Stock: -1, ExpectedVersion: got.Version, Reason: "x"}); !errors.Is(err, inventory.ErrInvalidInput) {
+		if _, err := inv.SetStock(ctx, inventory.SetStockInput{ItemID: s.ID, Stock: -1, ExpectedVersion: got.StockVersion, Reason: "x"}); !errors.Is(err, inventory.ErrInvalidInput) {
 			t.Errorf("negative stock: %v", err)
 		}
 		if _, err := inv.SetStock(ctx, inventory.SetStockInput{ItemID: 999999, Stock: 1, ExpectedVersion: 1, Reason: "x"}); !errors.Is(err, inventory.ErrNotFound) {

@@ -30,13 +30,16 @@ var ErrLockDrift = errs.New(errs.Conflict, "lock_stock is below what the order h
 // returned as *Short with nothing of the transaction to commit.
 func Deduct(ctx context.Context, tx *ent.Tx, moves []Movement, fromLock bool) error {
 	moves = slices.SortedFunc(slices.Values(moves), func(a, b Movement) int { return cmp.Compare(a.ItemID, b.ItemID) })
+	if err := lockGoods(ctx, tx, goodsOf(moves)...); err != nil {
+		return err
+	}
 	for i := range moves {
 		m := &moves[i]
 		n := -m.Num
-		q := "UPDATE sku SET stock = stock - ?, lock_stock = lock_stock - ?, version = version + 1 WHERE id = ? AND lock_stock >= ? AND stock >= ?"
+		q := "UPDATE sku SET stock = stock - ?, lock_stock = lock_stock - ?, stock_version = stock_version + 1 WHERE id = ? AND lock_stock >= ? AND stock >= ?"
 		args := []any{n, n, m.ItemID, n, n}
 		if !fromLock {
-			q = "UPDATE sku SET stock = stock - ?, version = version + 1 WHERE id = ? AND stock - lock_stock >= ?"
+			q = "UPDATE sku SET stock = stock - ?, stock_version = stock_version + 1 WHERE id = ? AND stock - lock_stock >= ?"
 			args = []any{n, m.ItemID, n}
 		}
 		res, err := tx.ExecContext(ctx, q, args...)
@@ -53,12 +56,11 @@ func Deduct(ctx context.Context, tx *ent.Tx, moves []Movement, fromLock bool) er
 		if err := bookMoved(ctx, tx, m); err != nil {
 			return err
 		}
-		if !fromLock {
-			// Taken from available stock again: it may have been the last.
-			if err := listing.Emptied(ctx, tx, m.GoodsID); err != nil {
-				return err
-			}
-		}
+	}
+	if !fromLock {
+		// Taken from available stock again: it may have been the last. After
+		// every SKU row: the lock order goods → SKU rows → listing rows.
+		return listing.Emptied(ctx, tx, goodsOf(moves)...)
 	}
 	return nil
 }
@@ -67,17 +69,21 @@ func Deduct(ctx context.Context, tx *ent.Tx, moves []Movement, fromLock bool) er
 // ascending SKU order). The caller releases each line once (its own CAS on
 // the line); stock did not move, so nothing is booked.
 func Release(ctx context.Context, tx *ent.Tx, lines []RestoreLine) error {
-	lines = slices.SortedFunc(slices.Values(lines), func(a, b RestoreLine) int { return cmp.Compare(a.ItemID, b.ItemID) })
-	for _, l := range lines {
-		res, err := tx.ExecContext(ctx, "UPDATE sku SET lock_stock = lock_stock - ?, version = version + 1 WHERE id = ? AND lock_stock >= ?", l.Num, l.ItemID, l.Num)
-		if err != nil {
-			return fmt.Errorf("releasing the lock on SKU %d: %w", l.ItemID, err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return fmt.Errorf("%w: SKU %d, releasing %d", ErrLockDrift, l.ItemID, l.Num)
-		}
+	_, err := restoreAndRelease(ctx, tx, 0, "", "", nil, lines)
+	return err
+}
+
+// releaseOne gives back one line's lock (see Release); the caller holds the
+// goods lock and writes the listing.
+func releaseOne(ctx context.Context, tx *ent.Tx, l RestoreLine) error {
+	res, err := tx.ExecContext(ctx, "UPDATE sku SET lock_stock = lock_stock - ?, stock_version = stock_version + 1 WHERE id = ? AND lock_stock >= ?", l.Num, l.ItemID, l.Num)
+	if err != nil {
+		return fmt.Errorf("releasing the lock on SKU %d: %w", l.ItemID, err)
 	}
-	return listing.Restocked(ctx, tx, itemsOf(lines)...)
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return fmt.Errorf("%w: SKU %d, releasing %d", ErrLockDrift, l.ItemID, l.Num)
+	}
+	return nil
 }

@@ -8,7 +8,10 @@ import (
 	"strconv"
 	"time"
 
+	entsql "entgo.io/ent/dialect/sql"
+
 	"storefront/ent"
+	"storefront/ent/goods"
 	"storefront/ent/stocklog"
 	"storefront/enums"
 	"storefront/listing"
@@ -94,26 +97,93 @@ func (m *Movement) at() time.Time {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// taking is the start of the SET clause of a sale's CAS, to be followed by
-// its quantity: a locked sale raises lock_stock, any other lowers stock.
-func taking(lock bool) string {
-	if lock {
-		return "UPDATE sku SET lock_stock = lock_stock + "
+// skuCAS is the one definition of the conditional UPDATE by which a sale
+// takes a SKU's stock, on every path: the plain path's Take, the SQLite
+// batch's TakeLocked and the MySQL batch's WriteTakes render it. It takes n
+// units while stock - lock_stock is at least floor (available, not on
+// hand, whatever the goods' mode now: a SKU switched to deduct-at-order may
+// still hold units locked by orders placed before), and moves the stock's
+// version, never the terms' (a sale must not refuse an admin's edit of the
+// terms, issue 26). A locked sale (lock-at-order goods) raises lock_stock
+// instead of lowering stock.
+//
+// With terms it holds only while the SKU is still sold on them: same goods,
+// price and spec text, enabled. The terms are the SKU row's own columns, so
+// the check and the take are one statement on one row lock. Without terms
+// the caller read the row under the lock it holds (the SQLite batch).
+type skuCAS struct {
+	id, n, floor int64
+	lock         bool
+	goods        int64
+	terms        *Terms
+}
+
+func (c skuCAS) write(w store.Statement) {
+	if c.lock {
+		w.SQL("UPDATE sku SET lock_stock = lock_stock + ")
+	} else {
+		w.SQL("UPDATE sku SET stock = stock - ")
 	}
-	return "UPDATE sku SET stock = stock - "
+	w.Int(c.n)
+	w.SQL(", stock_version = stock_version + 1 WHERE id = ")
+	w.Int(c.id)
+	w.SQL(" AND stock - lock_stock >= ")
+	w.Int(c.floor)
+	if c.terms == nil {
+		return
+	}
+	// "+ 0" keeps MariaDB off the (goods_id, status) index, which it may
+	// pick over the primary key (as it does returnedIs's): such a CAS locks
+	// that index record before the row, while a batch holds the row (its
+	// locked read) and then needs the record: the two sales deadlocked
+	// beside an admin flipping SKU statuses (TestEditsBesideSalesDoNotDeadlock).
+	w.SQL(" AND goods_id + 0 = ")
+	w.Int(c.goods)
+	w.SQL(" AND sell_price = ")
+	w.Int(int64(c.terms.Price))
+	w.SQL(" AND spec_value_str = ")
+	w.Str(c.terms.SpecText)
+	w.SQL(" AND status = ")
+	w.Str(string(enums.SkuEnabled))
+}
+
+// exec runs c bound, inside tx, and reports whether it held.
+func (c skuCAS) exec(ctx context.Context, tx *ent.Tx) (bool, error) {
+	var q store.Bound
+	c.write(&q)
+	res, err := tx.ExecContext(ctx, q.String(), q.Args...)
+	if err != nil {
+		return false, fmt.Errorf("taking stock of SKU %d: %w", c.id, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 // Take applies sales inside the caller's transaction, one CAS per SKU in
 // ascending id order (the lock order of every stock-moving transaction, so
 // none can deadlock on another's rows), each with its ledger row written
 // from the row just moved: two statements, one round trip each, between the
-// lock and COMMIT. The goods are read first, before any row lock. The first
-// sale that does not hold is returned as *Short.
+// lock and COMMIT. The goods are read first, under the shared goods lock
+// taken before any SKU row (goods_lock.go). The first sale that does not
+// hold is returned as *Short.
 func Take(ctx context.Context, tx *ent.Tx, sales []Sale) error {
-	sales = slices.SortedFunc(slices.Values(sales), func(a, b Sale) int { return cmp.Compare(a.ItemID, b.ItemID) })
-	if err := checkGoods(ctx, tx, sales); err != nil {
+	if err := CheckGoods(ctx, tx, sales); err != nil {
 		return err
 	}
+	return TakeChecked(ctx, tx, sales)
+}
+
+// CheckGoods takes the shared lock on the goods of sales and checks them
+// (see checkGoods): a seller's first lock, before its inserts, so that it
+// never waits for an admin's edit while it holds other rows. TakeChecked
+// then takes the stock.
+func CheckGoods(ctx context.Context, tx *ent.Tx, sales []Sale) error {
+	return checkGoods(ctx, tx, sales)
+}
+
+// TakeChecked is Take after CheckGoods, in the same transaction.
+func TakeChecked(ctx context.Context, tx *ent.Tx, sales []Sale) error {
+	sales = slices.SortedFunc(slices.Values(sales), func(a, b Sale) int { return cmp.Compare(a.ItemID, b.ItemID) })
 	// Pool sales after every SKU row: the lock order is SKU rows, then pool
 	// rows (ascending pool id). A pool sale never touches its SKU's row.
 	var pools []*Sale
@@ -125,25 +195,18 @@ func Take(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 			continue
 		}
 		n := -s.Num
-		// Available is stock - lock_stock, whatever the goods' mode now: a
-		// SKU switched to deduct-at-order may still hold units locked by
-		// orders placed before. The first CAS leaves stock (listing.go).
-		var moved int64
+		// The first CAS leaves stock (listing.go).
+		held := false
 		for _, floor := range leaving(n) {
-			res, err := tx.ExecContext(ctx, taking(s.Lock)+"?, version = version + 1 "+
-				"WHERE id = ? AND stock - lock_stock >= ? AND sell_price = ? AND spec_value_str = ? AND goods_id = ? AND status = ?",
-				n, s.ItemID, floor, int64(s.Price), s.SpecText, s.GoodsID, string(enums.SkuEnabled))
-			if err != nil {
-				return fmt.Errorf("taking stock of SKU %d: %w", s.ItemID, err)
-			}
-			if moved, err = res.RowsAffected(); err != nil {
+			var err error
+			if held, err = (skuCAS{id: s.ItemID, n: n, floor: floor, lock: s.Lock, goods: s.GoodsID, terms: &s.Terms}).exec(ctx, tx); err != nil {
 				return err
-			} else if moved == 1 {
+			} else if held {
 				emptied = emptiedBy(emptied, floor, n, s.GoodsID)
 				break
 			}
 		}
-		if moved == 0 {
+		if !held {
 			return &Short{*s}
 		}
 		if s.Lock {
@@ -177,37 +240,38 @@ func bookMoved(ctx context.Context, tx *ent.Tx, m *Movement) error {
 }
 
 // checkGoods confirms that the sales' goods are on shelf under the names
-// and in the stock mode read (a plain read: the goods row is not locked).
+// and in the stock mode read. It is the movement's goods lock too (shared,
+// lockGoods): the rows are read by id only, so exactly they are locked, and
+// the check is made here on what the lock read.
 func checkGoods(ctx context.Context, tx *ent.Tx, sales []Sale) error {
-	args := []any{string(enums.GoodsOnShelf)}
-	marks := ""
+	ids := make([]int64, len(sales))
 	for i, s := range sales {
-		if i > 0 {
-			marks += ", "
-		}
-		marks += "?"
-		args = append(args, s.GoodsID)
+		ids[i] = s.GoodsID
 	}
-	rs, err := tx.QueryContext(ctx, "SELECT id, name, stock_mode FROM goods WHERE status = ? AND delete_time IS NULL AND id IN ("+marks+")", args...)
+	var rows []struct {
+		ID      int64  `sql:"id"`
+		Name    string `sql:"name"`
+		Mode    string `sql:"stock_mode"`
+		Status  string `sql:"status"`
+		Deleted bool   `sql:"deleted"`
+	}
+	err := tx.Goods.Query().Where(goods.IDIn(distinct(ids)...)).Modify(func(s *entsql.Selector) {
+		s.Select(s.C(goods.FieldID), s.C(goods.FieldName), s.C(goods.FieldStockMode), s.C(goods.FieldStatus),
+			entsql.As(s.C(goods.FieldDeleteTime)+" IS NOT NULL", "deleted"))
+		shareLock(s)
+	}).Scan(ctx, &rows)
 	if err != nil {
 		return fmt.Errorf("checking goods: %w", err)
 	}
-	defer rs.Close()
 	type read struct {
 		name string
 		mode enums.StockMode
 	}
-	onSale := make(map[int64]read, len(sales))
-	for rs.Next() {
-		var id int64
-		var r read
-		if err := rs.Scan(&id, &r.name, &r.mode); err != nil {
-			return fmt.Errorf("checking goods: %w", err)
+	onSale := make(map[int64]read, len(rows))
+	for _, r := range rows {
+		if r.Status == string(enums.GoodsOnShelf) && !r.Deleted {
+			onSale[r.ID] = read{r.Name, enums.StockMode(r.Mode)}
 		}
-		onSale[id] = r
-	}
-	if err := rs.Err(); err != nil {
-		return fmt.Errorf("checking goods: %w", err)
 	}
 	for _, s := range sales {
 		// A pool sale too: the pool follows its goods' mode.
@@ -233,7 +297,8 @@ func modeOf(lock bool) enums.StockMode {
 // holds the database's write lock from BEGIN.
 //
 // stock and locked are the balances as read; with lock the movements raise
-// lock_stock instead and book no ledger row (stock did not move).
+// lock_stock instead and book no ledger row (stock did not move). No goods
+// lock: SQLite has one writer.
 func TakeLocked(ctx context.Context, tx *ent.Tx, stock, locked int64, moves []Movement, lock bool) error {
 	if len(moves) == 0 {
 		return nil
@@ -243,13 +308,9 @@ func TakeLocked(ctx context.Context, tx *ent.Tx, stock, locked int64, moves []Mo
 	for _, m := range moves {
 		total -= m.Num
 	}
-	res, err := tx.ExecContext(ctx, taking(lock)+"?, version = version + 1 WHERE id = ? AND stock - lock_stock >= ?", total, id, total)
-	if err != nil {
-		return fmt.Errorf("taking stock of SKU %d: %w", id, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
+	if held, err := (skuCAS{id: id, n: total, floor: total, lock: lock}).exec(ctx, tx); err != nil {
 		return err
-	} else if n != 1 {
+	} else if !held {
 		// Read under the lock: only something bypassing the lock gets here,
 		// and a guess must not be booked.
 		return fmt.Errorf("taking stock of SKU %d: %d available under the lock, yet the CAS for %d failed", id, stock-locked, total)
@@ -283,71 +344,13 @@ func bookChain(ctx context.Context, tx *ent.Tx, stock int64, moves []Movement) e
 	return nil
 }
 
-// WriteTakes renders, into the group-commit batch's statement on MySQL, the
-// movements of one SKU (in booking order) sold on terms: the locked read of
-// its balance into @s, one ledger row each chained from it, and one CAS for
-// their total that holds only on the terms read; @c counts the CASes that
-// held, for the batch's guard before COMMIT.
-//
-// With lock (lock-at-order goods) the CAS raises lock_stock instead and no
-// ledger row is booked: stock did not move. Either way the CAS holds only
-// while stock - lock_stock covers the total.
-func WriteTakes(q *store.Text, terms Terms, moves []Movement, lock bool) {
-	id, goods := moves[0].ItemID, moves[0].GoodsID
-	q.SQL("SELECT stock, lock_stock INTO @s, @l FROM sku WHERE id = ")
-	q.Int(id)
-	q.SQL(" FOR UPDATE; ")
-	var total int64
-	if lock {
-		for _, m := range moves {
-			total -= m.Num
-		}
-	} else {
-		q.Insert(stocklog.Table, len(moves), func(j int, v store.Values) {
-			m := &moves[j]
-			m.write(v, "@s - "+itoa(total), "@s - "+itoa(total-m.Num))
-			total -= m.Num
-		})
-		q.SQL("; ")
-	}
-	writeGoodsCheck(q, goods, terms, lock)
-	q.SQL(taking(lock))
-	q.Int(total)
-	q.SQL(", version = version + 1 WHERE id = ")
-	q.Int(id)
-	q.SQL(" AND stock - lock_stock >= ")
-	q.Int(total)
-	q.SQL(" AND goods_id = ")
-	q.Int(goods)
-	q.SQL(" AND sell_price = ")
-	q.Int(int64(terms.Price))
-	q.SQL(" AND spec_value_str = ")
-	q.Str(terms.SpecText)
-	q.SQL(" AND status = ")
-	q.Str(string(enums.SkuEnabled))
-	q.SQL(" AND @g; SET @c := @c + ROW_COUNT(); ")
-	listing.WriteEmptied(q, goods, "@s - @l - "+itoa(total))
-}
-
-// writeGoodsCheck sets @g, in the batch's statement, to whether the goods
-// is still on shelf under the name and in the stock mode its sales were
-// decided on (a plain read: the goods row is not locked).
-func writeGoodsCheck(q *store.Text, goods int64, terms Terms, lock bool) {
-	q.SQL("SET @g := (SELECT 1 FROM goods WHERE id = ")
-	q.Int(goods)
-	q.SQL(" AND status = ")
-	q.Str(string(enums.GoodsOnShelf))
-	q.SQL(" AND delete_time IS NULL AND name = ")
-	q.Str(terms.GoodsName)
-	q.SQL(" AND stock_mode = ")
-	q.Str(string(modeOf(lock)))
-	q.SQL("); ")
-}
-
 // Sold adds what a paid order sold to each SKU's volume, in ascending SKU
 // order like every multi-SKU write (the payment's transaction).
 func Sold(ctx context.Context, tx *ent.Tx, lines []RestoreLine) error {
 	lines = slices.SortedFunc(slices.Values(lines), func(a, b RestoreLine) int { return cmp.Compare(a.ItemID, b.ItemID) })
+	if err := lockGoods(ctx, tx, goodsOfLines(lines)...); err != nil {
+		return err
+	}
 	for _, l := range lines {
 		if _, err := tx.ExecContext(ctx, "UPDATE sku SET volume = volume + ? WHERE id = ?", l.Num, l.ItemID); err != nil {
 			return fmt.Errorf("adding volume of SKU %d: %w", l.ItemID, err)

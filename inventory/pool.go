@@ -140,8 +140,9 @@ func (s *Service) MoveToPool(ctx context.Context, in PoolInput) (*Pool, error) {
 	}
 	var id int64
 	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
-		// The SKU row first: the lock order of every transaction that moves
-		// both a SKU and one of its pools is SKU, then pool.
+		// The goods row (move locks it), then the SKU row: the lock order of
+		// every transaction that moves both a SKU and one of its pools is
+		// goods, SKU, then pool.
 		row, err := move(ctx, tx, in.ItemID, -in.Quantity, true)
 		if err != nil {
 			return err
@@ -262,7 +263,12 @@ func returnPool(ctx context.Context, tx *ent.Tx, id int64, now time.Time) (bool,
 		BizType: BizPool, BizSn: sn, Remark: "returned to main stock", PoolID: id}); err != nil {
 		return false, err
 	}
-	if _, err := tx.ExecContext(ctx, "UPDATE sku SET stock = stock + ?, version = version + 1 WHERE id = ?", r, p.ItemID); err != nil {
+	// The goods lock before the SKU row (goods_lock.go); after the pool's
+	// row, which no catalog edit waits for.
+	if err := lockGoods(ctx, tx, p.GoodsID); err != nil {
+		return false, err
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE sku SET stock = stock + ?, stock_version = stock_version + 1 WHERE id = ?", r, p.ItemID); err != nil {
 		return false, fmt.Errorf("returning pool %d to SKU %d: %w", id, p.ItemID, err)
 	}
 	if err := listing.Restocked(ctx, tx, p.ItemID); err != nil {

@@ -224,7 +224,10 @@ func ReleasePool(ctx context.Context, tx *ent.Tx, bizType, bizSn string, l Resto
 	if err := bookPool(ctx, tx, &m); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, "UPDATE sku SET stock = stock + ?, version = version + 1 WHERE id = ?", l.Num, l.ItemID); err != nil {
+	if err := lockGoods(ctx, tx, l.GoodsID); err != nil { // before the SKU row: goods_lock.go
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE sku SET stock = stock + ?, stock_version = stock_version + 1 WHERE id = ?", l.Num, l.ItemID); err != nil {
 		return fmt.Errorf("releasing pool %d to SKU %d: %w", l.PoolID, l.ItemID, err)
 	}
 	m.Num, m.PoolID, m.Remark = l.Num, 0, "released from pool "+itoa(l.PoolID)

@@ -68,8 +68,8 @@ func TestMoveToPool(t *testing.T) {
 			t.Errorf("pool %+v, want stock 8 of 8, none sold, 9.90, limit 2, ACTIVE", p)
 		}
 		after := db.Client.Sku.GetX(ctx, s.ID)
-		if after.Stock != 2 || after.LockStock != 2 || after.Version != s.Version+1 {
-			t.Errorf("SKU after the move: stock %d, locked %d, version %d; want 2, 2, %d", after.Stock, after.LockStock, after.Version, s.Version+1)
+		if after.Stock != 2 || after.LockStock != 2 || after.StockVersion != s.StockVersion+1 || after.Version != s.Version {
+			t.Errorf("SKU after the move: stock %d, locked %d, stock version %d, version %d; want 2, 2, %d, %d", after.Stock, after.LockStock, after.StockVersion, after.Version, s.StockVersion+1, s.Version)
 		}
 		rows, sum := ledger(t, db, s.ID)
 		if len(rows) != 3 {

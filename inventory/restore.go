@@ -33,29 +33,80 @@ type RestoreLine struct {
 // machine makes the restore happen once in business terms, uk_biz makes it
 // booked once in the ledger.
 func Restore(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, bizSn string, lines []RestoreLine) (int, error) {
-	lines = slices.SortedFunc(slices.Values(lines), func(a, b RestoreLine) int { return cmp.Compare(a.ItemID, b.ItemID) })
+	return restoreAndRelease(ctx, tx, t, bizType, bizSn, lines, nil)
+}
+
+// RestoreAndRelease closes a document whose lines partly restore stock
+// (Restore: deduct-mode lines, refunds) and partly release a lock (Release:
+// lock-mode lines of an unpaid order), in one ascending pass over the SKU
+// rows of both, and writes the listing once at the end: the lock order goods
+// → SKU rows → listing rows holds for the whole transaction. (One Restore
+// per line wrote the listing between two SKU rows, and two cancels of
+// orders of the same two SKUs deadlocked on MariaDB, issue 26.)
+func RestoreAndRelease(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, bizSn string, restore, release []RestoreLine) (int, error) {
+	return restoreAndRelease(ctx, tx, t, bizType, bizSn, restore, release)
+}
+
+func restoreAndRelease(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, bizSn string, restore, release []RestoreLine) (int, error) {
+	type step struct {
+		l       RestoreLine
+		release bool
+	}
+	steps := make([]step, 0, len(restore)+len(release))
+	for _, l := range restore {
+		steps = append(steps, step{l, false})
+	}
+	for _, l := range release {
+		steps = append(steps, step{l, true})
+	}
+	slices.SortStableFunc(steps, func(a, b step) int { return cmp.Compare(a.l.ItemID, b.l.ItemID) })
+	all := make([]RestoreLine, len(steps))
+	for i, st := range steps {
+		all[i] = st.l
+	}
+	if err := lockGoods(ctx, tx, goodsOfLines(all)...); err != nil {
+		return 0, err
+	}
 	restored := 0
-	for _, l := range lines {
-		if l.Num <= 0 {
+	for _, st := range steps {
+		if st.release {
+			if err := releaseOne(ctx, tx, st.l); err != nil {
+				return restored, err
+			}
 			continue
 		}
-		m := Movement{ItemID: l.ItemID, GoodsID: l.GoodsID, Num: l.Num, Type: t, BizType: bizType, BizSn: bizSn}
-		rowID, err := store.InsertID(ctx, tx, store.NewInsert(stocklog.Table).Row(func(v store.Values) { m.write(v, "0", "0") }))
-		if store.IsDuplicate(err) {
-			continue // already restored for this document: never add the stock twice
-		}
+		ok, err := restoreOne(ctx, tx, t, bizType, bizSn, st.l)
 		if err != nil {
-			return restored, fmt.Errorf("booking restore of SKU %d: %w", l.ItemID, err)
+			return restored, err
 		}
-		if _, err := tx.ExecContext(ctx, "UPDATE sku SET stock = stock + ?, version = version + 1 WHERE id = ?", l.Num, l.ItemID); err != nil {
-			return restored, fmt.Errorf("restoring SKU %d: %w", l.ItemID, err)
+		if ok {
+			restored++
 		}
-		if _, err := tx.ExecContext(ctx,
-			"UPDATE stock_log SET after_stock = (SELECT stock FROM sku WHERE id = ?), before_stock = (SELECT stock FROM sku WHERE id = ?) - ? WHERE id = ?",
-			l.ItemID, l.ItemID, l.Num, rowID); err != nil {
-			return restored, fmt.Errorf("filling restore of SKU %d: %w", l.ItemID, err)
-		}
-		restored++
 	}
-	return restored, listing.Restocked(ctx, tx, itemsOf(lines)...)
+	return restored, listing.Restocked(ctx, tx, itemsOf(all)...)
+}
+
+// restoreOne gives one line's stock back (see Restore) and reports whether
+// it moved stock; the caller holds the goods lock and writes the listing.
+func restoreOne(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, bizSn string, l RestoreLine) (bool, error) {
+	if l.Num <= 0 {
+		return false, nil
+	}
+	m := Movement{ItemID: l.ItemID, GoodsID: l.GoodsID, Num: l.Num, Type: t, BizType: bizType, BizSn: bizSn}
+	rowID, err := store.InsertID(ctx, tx, store.NewInsert(stocklog.Table).Row(func(v store.Values) { m.write(v, "0", "0") }))
+	if store.IsDuplicate(err) {
+		return false, nil // already restored for this document: never add the stock twice
+	}
+	if err != nil {
+		return false, fmt.Errorf("booking restore of SKU %d: %w", l.ItemID, err)
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE sku SET stock = stock + ?, stock_version = stock_version + 1 WHERE id = ?", l.Num, l.ItemID); err != nil {
+		return false, fmt.Errorf("restoring SKU %d: %w", l.ItemID, err)
+	}
+	if _, err := tx.ExecContext(ctx,
+		"UPDATE stock_log SET after_stock = (SELECT stock FROM sku WHERE id = ?), before_stock = (SELECT stock FROM sku WHERE id = ?) - ? WHERE id = ?",
+		l.ItemID, l.ItemID, l.Num, rowID); err != nil {
+		return false, fmt.Errorf("filling restore of SKU %d: %w", l.ItemID, err)
+	}
+	return true, nil
 }

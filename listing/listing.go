@@ -17,6 +17,9 @@ import (
 	"strconv"
 	"strings"
 
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+
 	"storefront/ent"
 	"storefront/ent/goods"
 	"storefront/ent/goodslisting"
@@ -114,7 +117,18 @@ func write(ctx context.Context, tx *ent.Tx, ids []int64, replace bool) error {
 const refreshChunk = 200
 
 func refresh(ctx context.Context, tx *ent.Tx, ids []int64, parent map[int64]*int64, replace bool) error {
-	rows, err := tx.Goods.Query().Where(goods.IDIn(ids...)).All(ctx)
+	// The goods rows exclusively, before the listing rows and the SKU rows
+	// the INSERT … SELECT reads: the lock order goods → SKU → listing
+	// (inventory/goods_lock.go). Every stock movement holds its goods
+	// shared from before it locks a SKU row, so a rewrite never holds
+	// listing rows while a movement of the same goods holds a SKU row it
+	// reads (they deadlocked on MariaDB, issue 26). A catalog edit holds its
+	// goods already; a category move takes them here.
+	rows, err := tx.Goods.Query().Where(goods.IDIn(ids...)).Modify(func(s *entsql.Selector) {
+		if s.Dialect() != dialect.SQLite {
+			s.ForUpdate()
+		}
+	}).All(ctx)
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ import (
 // Recheck, which re-evaluates the truth both ways. Each statement touches
 // only the rows whose value really changes, through the (goods_id, in_stock)
 // index, and must run after the caller's SKU rows are locked (the lock
-// order: SKU rows, then listing rows).
+// order: goods rows, SKU rows, then listing rows; inventory/goods_lock.go).
 
 // Emptied marks out of stock the goods (of SKUs a sale just emptied) that
 // have no enabled SKU with available stock left.

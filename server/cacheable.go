@@ -19,7 +19,7 @@ var cacheableFields = map[string]map[string]bool{
 	"Image":           set("url", "alt"),
 	"Spec":            set("id", "name", "values"),
 	"SpecValue":       set("id", "name"),
-	"Sku":             set("id", "goodsId", "specValueIds", "specValueStr", "specKey", "skuCode", "sellPrice", "lineationPrice", "stock", "lockedStock", "availableStock", "version", "volume", "status"),
+	"Sku":             set("id", "goodsId", "specValueIds", "specValueStr", "specKey", "skuCode", "sellPrice", "lineationPrice", "stock", "lockedStock", "availableStock", "version", "stockVersion", "volume", "status"),
 	"PriceRange":      set("min", "max"),
 	"SelectableValue": set("specValueId", "selectable"),
 	"GoodsConnection": set("edges", "pageInfo", "totalCount"),

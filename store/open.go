@@ -189,16 +189,6 @@ func openMySQL(dsn string) (main, batch *sql.DB, err error) {
 	return main, batch, nil
 }
 
-// Migrate creates or upgrades the schema. It never drops anything, so an
-// older binary's migrate against a newer schema is harmless too
-// (docs/operations.md, "Migrations").
-func (d *DB) Migrate(ctx context.Context) error {
-	if err := d.Client.Schema.Create(ctx); err != nil {
-		return fmt.Errorf("migrating schema: %w", err)
-	}
-	return nil
-}
-
 // Close releases the pools.
 func (d *DB) Close() error {
 	if d.Batch != nil {

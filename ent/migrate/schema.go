@@ -415,6 +415,7 @@ var (
 		{Name: "stock", Type: field.TypeInt64, Default: 0},
 		{Name: "lock_stock", Type: field.TypeInt64, Default: 0},
 		{Name: "version", Type: field.TypeInt64, Default: 1},
+		{Name: "stock_version", Type: field.TypeInt64, Default: 1},
 		{Name: "volume", Type: field.TypeInt64, Default: 0},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"ENABLED", "DISABLED"}, Default: "ENABLED"},
 		{Name: "created_at", Type: field.TypeTime},
@@ -429,7 +430,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "sku_goods_skus",
-				Columns:    []*schema.Column{SkuColumns[15]},
+				Columns:    []*schema.Column{SkuColumns[16]},
 				RefColumns: []*schema.Column{GoodsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -438,7 +439,7 @@ var (
 			{
 				Name:    "sku_goods_id_spec_key",
 				Unique:  true,
-				Columns: []*schema.Column{SkuColumns[15], SkuColumns[3]},
+				Columns: []*schema.Column{SkuColumns[16], SkuColumns[3]},
 			},
 			{
 				Name:    "sku_sku_code",
@@ -448,7 +449,7 @@ var (
 			{
 				Name:    "sku_goods_id_status",
 				Unique:  false,
-				Columns: []*schema.Column{SkuColumns[15], SkuColumns[12]},
+				Columns: []*schema.Column{SkuColumns[16], SkuColumns[13]},
 			},
 		},
 	}

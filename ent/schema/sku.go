@@ -16,6 +16,11 @@ import (
 
 // Sku is one sellable combination of spec values (seed table ls_goods_item).
 // Orders and the ledger point at its id forever: it is disabled, never deleted.
+//
+// One row, two aggregates with a writer and a version each (docs/checkout.md,
+// "Terms and stock"): catalog writes the terms (prices, code, status, spec
+// text) and moves version; inventory writes stock, lock_stock and volume and
+// moves stock_version. Neither writes the other's columns.
 type Sku struct{ ent.Schema }
 
 func (Sku) Annotations() []schema.Annotation {
@@ -42,7 +47,15 @@ func (Sku) Fields() []ent.Field {
 		// CAS, and a negative balance must be recordable and alertable.
 		field.Int64("stock").Default(0),
 		field.Int64("lock_stock").Default(0),
+		// The terms' version: moved only by catalog edits of this SKU (price,
+		// code, status, spec text), compared by updateSku. A sale never moves
+		// it, so selling never refuses an admin's edit.
 		field.Int64("version").Default(1),
+		// The stock's version: moved by every change of stock or lock_stock
+		// (inventory), compared by setStock. An edit of the terms never moves
+		// it, so editing never refuses a stock change. Databases made before
+		// it existed start it at the SKU's version (store.Migrate).
+		field.Int64("stock_version").Default(1),
 		field.Int64("volume").Default(0),
 		field.Enum("status").GoType(enums.SkuStatus("")).Default(string(enums.SkuEnabled)),
 		field.Time("created_at").Default(time.Now).Immutable(),

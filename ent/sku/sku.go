@@ -39,6 +39,8 @@ const (
 	FieldLockStock = "lock_stock"
 	// FieldVersion holds the string denoting the version field in the database.
 	FieldVersion = "version"
+	// FieldStockVersion holds the string denoting the stock_version field in the database.
+	FieldStockVersion = "stock_version"
 	// FieldVolume holds the string denoting the volume field in the database.
 	FieldVolume = "volume"
 	// FieldStatus holds the string denoting the status field in the database.
@@ -74,6 +76,7 @@ var Columns = []string{
 	FieldStock,
 	FieldLockStock,
 	FieldVersion,
+	FieldStockVersion,
 	FieldVolume,
 	FieldStatus,
 	FieldCreatedAt,
@@ -117,6 +120,8 @@ var (
 	DefaultLockStock int64
 	// DefaultVersion holds the default value on creation for the "version" field.
 	DefaultVersion int64
+	// DefaultStockVersion holds the default value on creation for the "stock_version" field.
+	DefaultStockVersion int64
 	// DefaultVolume holds the default value on creation for the "volume" field.
 	DefaultVolume int64
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
@@ -200,6 +205,11 @@ func ByLockStock(opts ...sql.OrderTermOption) OrderOption {
 // ByVersion orders the results by the version field.
 func ByVersion(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldVersion, opts...).ToFunc()
+}
+
+// ByStockVersion orders the results by the stock_version field.
+func ByStockVersion(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldStockVersion, opts...).ToFunc()
 }
 
 // ByVolume orders the results by the volume field.

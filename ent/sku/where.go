@@ -115,6 +115,11 @@ func Version(v int64) predicate.Sku {
 	return predicate.Sku(sql.FieldEQ(FieldVersion, v))
 }
 
+// StockVersion applies equality check predicate on the "stock_version" field. It's identical to StockVersionEQ.
+func StockVersion(v int64) predicate.Sku {
+	return predicate.Sku(sql.FieldEQ(FieldStockVersion, v))
+}
+
 // Volume applies equality check predicate on the "volume" field. It's identical to VolumeEQ.
 func Volume(v int64) predicate.Sku {
 	return predicate.Sku(sql.FieldEQ(FieldVolume, v))
@@ -700,6 +705,46 @@ func VersionLT(v int64) predicate.Sku {
 // VersionLTE applies the LTE predicate on the "version" field.
 func VersionLTE(v int64) predicate.Sku {
 	return predicate.Sku(sql.FieldLTE(FieldVersion, v))
+}
+
+// StockVersionEQ applies the EQ predicate on the "stock_version" field.
+func StockVersionEQ(v int64) predicate.Sku {
+	return predicate.Sku(sql.FieldEQ(FieldStockVersion, v))
+}
+
+// StockVersionNEQ applies the NEQ predicate on the "stock_version" field.
+func StockVersionNEQ(v int64) predicate.Sku {
+	return predicate.Sku(sql.FieldNEQ(FieldStockVersion, v))
+}
+
+// StockVersionIn applies the In predicate on the "stock_version" field.
+func StockVersionIn(vs ...int64) predicate.Sku {
+	return predicate.Sku(sql.FieldIn(FieldStockVersion, vs...))
+}
+
+// StockVersionNotIn applies the NotIn predicate on the "stock_version" field.
+func StockVersionNotIn(vs ...int64) predicate.Sku {
+	return predicate.Sku(sql.FieldNotIn(FieldStockVersion, vs...))
+}
+
+// StockVersionGT applies the GT predicate on the "stock_version" field.
+func StockVersionGT(v int64) predicate.Sku {
+	return predicate.Sku(sql.FieldGT(FieldStockVersion, v))
+}
+
+// StockVersionGTE applies the GTE predicate on the "stock_version" field.
+func StockVersionGTE(v int64) predicate.Sku {
+	return predicate.Sku(sql.FieldGTE(FieldStockVersion, v))
+}
+
+// StockVersionLT applies the LT predicate on the "stock_version" field.
+func StockVersionLT(v int64) predicate.Sku {
+	return predicate.Sku(sql.FieldLT(FieldStockVersion, v))
+}
+
+// StockVersionLTE applies the LTE predicate on the "stock_version" field.
+func StockVersionLTE(v int64) predicate.Sku {
+	return predicate.Sku(sql.FieldLTE(FieldStockVersion, v))
 }
 
 // VolumeEQ applies the EQ predicate on the "volume" field.
