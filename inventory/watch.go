@@ -15,18 +15,20 @@ import (
 
 // Version is a fingerprint of what a product page's live stock shows of one
 // goods: the goods' own version, status and deletion (an edit, going off
-// shelf) and its SKUs' stock version. Two equal Versions show the same stock;
-// a different one may or may not (a price edit also bumps a SKU's version),
-// and the watcher then reads the goods again.
+// shelf), its SKUs' stock versions and their terms' versions (a SKU disabled
+// or repriced). Two equal Versions show the same stock; a different one may or
+// may not, and the watcher then reads the goods again.
 type Version struct {
 	Goods   int64
 	Status  string
 	Deleted bool
-	// Stock sums the SKUs' versions: every stock movement (order, lock,
+	// Stock sums the SKUs' stock versions: every stock movement (order, lock,
 	// release, restore, adjustment, stocktake, pool) bumps the moved SKU's
-	// version by one in the statement that moves it, and versions only grow,
-	// so the sum grows with every movement. SKUs counts the rows summed.
-	Stock, SKUs int64
+	// stock version by one in the statement that moves it, and versions only
+	// grow, so the sum grows with every movement. Terms sums the SKUs' terms
+	// versions the same way (an edit of status or price, which selectability
+	// and the pushed price follow). SKUs counts the rows summed.
+	Stock, Terms, SKUs int64
 }
 
 // maxWatchIDs bounds one statement's IN list; more goods take more statements.
@@ -36,9 +38,9 @@ const maxWatchIDs = 1000
 // statement per 1000 goods: what package live polls once per interval for
 // every goods someone watches, however many watch it.
 //
-// This is the one place live reads stock, so that moving the stock columns
-// out of sku (to a table of inventory's own with a stock version) changes
-// this query and nothing else: the sum becomes that version.
+// This is the one place live reads stock versions, so that moving the stock
+// columns out of sku (to a table of inventory's own) changes this query and
+// nothing else.
 func WatchVersions(ctx context.Context, c *ent.Client, ids []int64) (map[int64]Version, error) {
 	out := make(map[int64]Version, len(ids))
 	for len(ids) > 0 {
@@ -58,6 +60,7 @@ func watchVersions(ctx context.Context, c *ent.Client, ids []int64, out map[int6
 		Status  string        `sql:"status"`
 		Deleted int64         `sql:"deleted"`
 		Stock   sql.NullInt64 `sql:"stock_version"`
+		Terms   sql.NullInt64 `sql:"terms_version"`
 		SKUs    int64         `sql:"skus"`
 	}
 	err := c.Goods.Query().Where(goods.IDIn(ids...)).Modify(func(s *entsql.Selector) {
@@ -67,7 +70,8 @@ func watchVersions(ctx context.Context, c *ent.Client, ids []int64, out map[int6
 		s.Select(
 			s.C(goods.FieldID), s.C(goods.FieldVersion), s.C(goods.FieldStatus),
 			entsql.As(deleted, "deleted"),
-			entsql.As(entsql.Sum(t.C(sku.FieldVersion)), "stock_version"),
+			entsql.As(entsql.Sum(t.C(sku.FieldStockVersion)), "stock_version"),
+			entsql.As(entsql.Sum(t.C(sku.FieldVersion)), "terms_version"),
 			entsql.As(entsql.Count(t.C(sku.FieldID)), "skus"),
 		)
 		s.GroupBy(s.C(goods.FieldID), s.C(goods.FieldVersion), s.C(goods.FieldStatus), s.C(goods.FieldDeleteTime))
@@ -76,7 +80,7 @@ func watchVersions(ctx context.Context, c *ent.Client, ids []int64, out map[int6
 		return store.Classify(fmt.Errorf("reading the stock versions of %d watched goods: %w", len(ids), err))
 	}
 	for _, r := range rows {
-		out[r.ID] = Version{Goods: r.Version, Status: r.Status, Deleted: r.Deleted != 0, Stock: r.Stock.Int64, SKUs: r.SKUs}
+		out[r.ID] = Version{Goods: r.Version, Status: r.Status, Deleted: r.Deleted != 0, Stock: r.Stock.Int64, Terms: r.Terms.Int64, SKUs: r.SKUs}
 	}
 	return nil
 }
