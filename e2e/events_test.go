@@ -199,7 +199,18 @@ func TestEventsReachNATSAndWebhooks(t *testing.T) {
 				if len(got) != 70 || len(refused) == 0 || len(refused) == 70 {
 					t.Errorf("webhook got %d events (want 70), %d refused once (want some, not all)", len(got), len(refused))
 				}
-				ds := deliveries(t, s, paidID)
+				// The receiver counts an event when it answers; the sender records
+				// the attempt after the answer reaches it: await the records.
+				var ds []delivery
+				waitFor(t, "every webhook attempt recorded", 20*time.Second, func() bool {
+					ds = deliveries(t, s, paidID)
+					for _, d := range ds {
+						if d.Status == "SENDING" {
+							return false
+						}
+					}
+					return len(ds) >= 70+len(refused)
+				})
 				if len(ds) != 70+len(refused) {
 					t.Errorf("webhookDeliveries: %d attempts, want %d", len(ds), 70+len(refused))
 				}
