@@ -82,6 +82,14 @@ func (s *Service) place(ctx context.Context, in PlaceInput, c *claim) (*Order, e
 			for _, l := range lines {
 				goods = append(goods, l.GoodsID)
 			}
+			// The hook runs before the order takes its time: the CAS checks a
+			// pool's window at that time (tests stop a pool here). Never inside
+			// the last round's transaction, where another writer would wait.
+			if round < staleReruns {
+				if err := s.at("resolved"); err != nil {
+					return nil, err
+				}
+			}
 			return s.newOrder(in, lines, amount), nil
 		}
 		var (
@@ -90,9 +98,6 @@ func (s *Service) place(ctx context.Context, in PlaceInput, c *claim) (*Order, e
 		)
 		if round < staleReruns {
 			if o, err = decide(ctx, s.db.Client); err != nil {
-				return nil, err
-			}
-			if err := s.at("resolved"); err != nil {
 				return nil, err
 			}
 			err = s.placeTx(ctx, c, func(context.Context, *ent.Tx) (*Order, error) { return o, nil })

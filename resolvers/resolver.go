@@ -22,6 +22,6 @@ type Resolver struct {
 	Carts     *cart.Service
 	// Live serves the goodsStock subscription (nil: subscriptions answer
 	// UNAVAILABLE; the server then mounts no WebSocket transport either).
-	Live *live.Hub
-	Hooks     *webhooks.Service // Hooks: queryResolver has a method Webhooks
+	Live  *live.Hub
+	Hooks *webhooks.Service // Hooks: queryResolver has a method Webhooks
 }
