@@ -45,7 +45,11 @@ func (s *Service) Checkout(ctx context.Context, who, token, key string) (*checko
 				if owner == "" {
 					return nil, fmt.Errorf("%w: sign in and attach the cart (cartBuyerIdentityUpdate) before checking it out", errs.Forbidden)
 				}
-				return nil, fmt.Errorf("%w: the cart is empty", errs.InvalidInput)
+				// The id names the customer's open cart when they have one,
+				// as it does for a read and a change (read.go: Cart).
+				if r, err = s.openCart(ctx, owner); err == nil && r == nil {
+					return nil, fmt.Errorf("%w: the cart is empty", errs.InvalidInput)
+				}
 			}
 		}
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"storefront/checkout"
+	"storefront/enums"
 	"storefront/errs"
 	"storefront/internal/testdb"
 	"storefront/money"
@@ -84,6 +85,18 @@ func TestCustomerEmptyIDIsTheirOpenCart(t *testing.T) {
 		if r := f.read(t, "bob", e1); r != nil {
 			t.Fatalf("bob reads alice's E1: %+v", r)
 		}
+		if o, err := f.svc.Checkout(ctx, "alice", e1, ""); err != nil || len(o.Lines) != 1 || o.Lines[0].Quantity != 5 {
+			t.Fatalf("checkoutCart(E1): %+v, %v; want cart %s's order of 5", o, err, k1.ID)
+		}
+		if k := f.read(t, "alice", k1.ID); k.Status != enums.CartCompleted {
+			t.Fatalf("cart %s after checkoutCart(E1): %s, want COMPLETED", k1.ID, k.Status)
+		}
+		// Completed, it is no longer the open cart: E1 is empty again.
+		if r := f.read(t, "alice", e1); r == nil || r.ID != e1 || len(r.Lines) != 0 {
+			t.Fatalf("cart(E1) once the open cart is an order: %+v, want the empty cart E1", r)
+		}
+		_, err := f.svc.Checkout(ctx, "alice", e1, "")
+		wantErr(t, err, errs.InvalidInput)
 		if r := f.read(t, "alice", anon); r == nil || r.ID != anon || len(r.Lines) != 0 {
 			t.Fatalf("an anonymous empty id read by alice: %+v, want that empty cart", r)
 		}
