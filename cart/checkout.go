@@ -40,7 +40,7 @@ func (s *Service) Checkout(ctx context.Context, who, token, key string) (*checko
 	}
 	for range 3 {
 		r, err := s.visible(ctx, s.db.Client, who, token)
-		if errors.Is(err, errGone) {
+		if errors.Is(err, errNoRow) {
 			if owner, _, ok := s.unstored(token, who); ok {
 				if owner == "" {
 					return nil, fmt.Errorf("%w: sign in and attach the cart (cartBuyerIdentityUpdate) before checking it out", errs.Forbidden)

@@ -104,7 +104,7 @@ func (s *Service) AddLines(ctx context.Context, who, token string, lines []LineI
 		c, err := s.change(ctx, who, token, func(ctx context.Context, tx *ent.Tx, r *ent.Cart, have []*ent.CartLine) error {
 			return s.addTo(ctx, tx, r, have, adds, false)
 		})
-		if !errors.Is(err, errGone) {
+		if !errors.Is(err, errNoRow) {
 			return c, err
 		}
 		owner, _, ok := s.unstored(token, who)
@@ -279,7 +279,7 @@ func noLine(id int64) error { return fmt.Errorf("%w: no line %d in the cart", er
 // as for a read (Cart) and cartLinesAdd.
 func (s *Service) changeLines(ctx context.Context, who, token string, lineID int64, fn func(ctx context.Context, tx *ent.Tx, r *ent.Cart, lines []*ent.CartLine) error) (*Cart, error) {
 	c, err := s.change(ctx, who, token, fn)
-	if !errors.Is(err, errGone) {
+	if !errors.Is(err, errNoRow) {
 		return c, err
 	}
 	owner, _, ok := s.unstored(token, who)

@@ -19,12 +19,20 @@ import (
 // belongs to someone else: the caller cannot tell these apart.
 var errGone = fmt.Errorf("%w: no such cart", errs.NotFound)
 
+// errNoRow is errGone when no row has the token: only then may the token be
+// an empty cart handed out and not stored (empty.go). A row that is someone
+// else's or expired is gone even when its token was once such a cart's, or
+// anyone with the id of an anonymous empty cart that was stored and then
+// attached would read it as empty again (and be let at it).
+var errNoRow = fmt.Errorf("%w", errGone)
+
 // Cart returns the cart token as who sees it, or nil when it does not
 // exist for who (unknown, expired, or another customer's).
 func (s *Service) Cart(ctx context.Context, who, token string) (*Cart, error) {
 	r, err := s.visible(ctx, s.db.Client, who, token)
 	if errors.Is(err, errGone) {
 		owner, at, ok := s.unstored(token, who)
+		ok = ok && errors.Is(err, errNoRow)
 		if !ok {
 			return nil, nil
 		}
@@ -51,7 +59,7 @@ func (s *Service) visible(ctx context.Context, c *ent.Client, who, token string)
 	}
 	r, err := c.Cart.Query().Where(cart.Token(token)).Only(ctx)
 	if ent.IsNotFound(err) {
-		return nil, errGone
+		return nil, errNoRow
 	}
 	if err != nil {
 		return nil, store.Classify(fmt.Errorf("reading cart: %w", err))

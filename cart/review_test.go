@@ -142,3 +142,46 @@ func (f *fixture) price(t *testing.T, id int64) money.Money {
 	}
 	return k.SellPrice
 }
+
+// An empty cart's id once stored is a stored cart's: after its first line
+// and cartBuyerIdentityUpdate by alice it is alice's only, and for anyone
+// else it is an unknown id (null, NOT_FOUND "no such cart"), not the empty
+// anonymous cart its signature once vouched for. (Found with the review's
+// fixes: the read answered an empty OPEN cart, cartLinesAdd and
+// cartBuyerIdentityUpdate tried to store it three times and answered
+// UNAVAILABLE, checkoutCart FORBIDDEN.)
+func TestStoredEmptyIDIsNoLongerAnEmptyCart(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := setup(t, db)
+		a := f.tshirt(t, "黑色,L")
+		e := f.ok(f.svc.Create(ctx, "", nil)).ID
+		f.ok(f.svc.AddLines(ctx, "", e, []LineInput{item(a, 1)}))
+		f.ok(f.svc.Attach(ctx, "alice", e))
+		if r := f.read(t, "alice", e); r == nil || len(r.Lines) != 1 {
+			t.Fatalf("alice reads her cart: %+v", r)
+		}
+		for _, who := range []string{"", "bob"} {
+			if r := f.read(t, who, e); r != nil {
+				t.Errorf("%q reads alice's cart: %+v, want null", who, r)
+			}
+			_, add := f.svc.AddLines(ctx, who, e, []LineInput{item(a, 1)})
+			_, upd := f.svc.UpdateLines(ctx, who, e, []LineUpdate{{987654, 1}})
+			_, rm := f.svc.RemoveLines(ctx, who, e, []int64{987654})
+			errs := []error{add, upd, rm}
+			if who != "" {
+				_, at := f.svc.Attach(ctx, who, e)
+				_, co := f.svc.Checkout(ctx, who, e, "")
+				errs = append(errs, at, co)
+			}
+			for i, err := range errs {
+				if !errors.Is(err, errGone) {
+					t.Errorf("%q, change %d of alice's cart: %v, want no such cart", who, i, err)
+				}
+			}
+		}
+		if r := f.read(t, "alice", e); r == nil || quantities(r)[a] != 1 || r.Status != "OPEN" {
+			t.Fatalf("alice's cart after the others' tries: %+v", r)
+		}
+	})
+}
