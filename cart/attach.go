@@ -32,7 +32,7 @@ func (s *Service) Attach(ctx context.Context, who, token string) (*Cart, error) 
 			}
 			return tx.Cart.UpdateOneID(r.ID).SetOwner(who).SetOpenOwner(who).Exec(ctx)
 		})
-		if errors.Is(err, errGone) {
+		if errors.Is(err, errNoRow) {
 			if _, _, ok := s.unstored(token, who); ok {
 				// A cart handed out empty is stored now, anonymous, and
 				// attached as any other on the next round (a customer may

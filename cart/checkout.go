@@ -40,12 +40,16 @@ func (s *Service) Checkout(ctx context.Context, who, token, key string) (*checko
 	}
 	for range 3 {
 		r, err := s.visible(ctx, s.db.Client, who, token)
-		if errors.Is(err, errGone) {
+		if errors.Is(err, errNoRow) {
 			if owner, _, ok := s.unstored(token, who); ok {
 				if owner == "" {
 					return nil, fmt.Errorf("%w: sign in and attach the cart (cartBuyerIdentityUpdate) before checking it out", errs.Forbidden)
 				}
-				return nil, fmt.Errorf("%w: the cart is empty", errs.InvalidInput)
+				// The id names the customer's open cart when they have one,
+				// as it does for a read and a change (read.go: Cart).
+				if r, err = s.openCart(ctx, owner); err == nil && r == nil {
+					return nil, fmt.Errorf("%w: the cart is empty", errs.InvalidInput)
+				}
 			}
 		}
 		if err != nil {

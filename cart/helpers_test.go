@@ -117,9 +117,10 @@ func quantities(c *Cart) map[int64]int64 {
 	return m
 }
 
+// read reads the cart as a shopper shown all of it (prices and warnings).
 func (f *fixture) read(t *testing.T, who, token string) *Cart {
 	t.Helper()
-	c, err := f.svc.Cart(context.Background(), who, token)
+	c, err := f.svc.Cart(ShowingPrices(context.Background(), true), who, token)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,16 +44,14 @@ func (s *Service) Create(ctx context.Context, who string, lines []LineInput) (*C
 // and an empty cart's id is handed out. A duplicate key error means a race
 // the caller goes again on.
 func (s *Service) fill(ctx context.Context, who, token string, adds []add) (*Cart, error) {
-	if who != "" {
-		open, err := s.db.Client.Cart.Query().Where(cart.OpenOwner(who)).Only(ctx)
-		if err != nil && !ent.IsNotFound(err) {
-			return nil, store.Classify(fmt.Errorf("reading the customer's cart: %w", err))
-		}
-		if err == nil && !s.expired(open.UpdatedAt) {
-			return s.change(ctx, who, open.Token, func(ctx context.Context, tx *ent.Tx, r *ent.Cart, have []*ent.CartLine) error {
-				return s.addTo(ctx, tx, r, have, adds, false)
-			})
-		}
+	open, err := s.openCart(ctx, who)
+	if err != nil {
+		return nil, err
+	}
+	if open != nil {
+		return s.change(ctx, who, open.Token, func(ctx context.Context, tx *ent.Tx, r *ent.Cart, have []*ent.CartLine) error {
+			return s.addTo(ctx, tx, r, have, adds, false)
+		})
 	}
 	if len(adds) == 0 {
 		now := s.stamp()
@@ -106,7 +104,7 @@ func (s *Service) AddLines(ctx context.Context, who, token string, lines []LineI
 		c, err := s.change(ctx, who, token, func(ctx context.Context, tx *ent.Tx, r *ent.Cart, have []*ent.CartLine) error {
 			return s.addTo(ctx, tx, r, have, adds, false)
 		})
-		if !errors.Is(err, errGone) {
+		if !errors.Is(err, errNoRow) {
 			return c, err
 		}
 		owner, _, ok := s.unstored(token, who)
@@ -204,7 +202,7 @@ func (s *Service) UpdateLines(ctx context.Context, who, token string, updates []
 		}
 		seen[u.LineID] = true
 	}
-	return s.change(ctx, who, token, func(ctx context.Context, tx *ent.Tx, r *ent.Cart, have []*ent.CartLine) error {
+	return s.changeLines(ctx, who, token, updates[0].LineID, func(ctx context.Context, tx *ent.Tx, r *ent.Cart, have []*ent.CartLine) error {
 		byID, err := own(have, len(updates), func(i int) int64 { return updates[i].LineID })
 		if err != nil {
 			return err
@@ -248,7 +246,7 @@ func (s *Service) RemoveLines(ctx context.Context, who, token string, lineIDs []
 	if err := s.checkCount(len(lineIDs), "lines"); err != nil {
 		return nil, err
 	}
-	return s.change(ctx, who, token, func(ctx context.Context, tx *ent.Tx, r *ent.Cart, have []*ent.CartLine) error {
+	return s.changeLines(ctx, who, token, lineIDs[0], func(ctx context.Context, tx *ent.Tx, r *ent.Cart, have []*ent.CartLine) error {
 		if _, err := own(have, len(lineIDs), func(i int) int64 { return lineIDs[i] }); err != nil {
 			return err
 		}
@@ -265,8 +263,35 @@ func own(have []*ent.CartLine, n int, id func(int) int64) (map[int64]*ent.CartLi
 	}
 	for i := range n {
 		if byID[id(i)] == nil {
-			return nil, fmt.Errorf("%w: no line %d in the cart", errs.NotFound, id(i))
+			return nil, noLine(id(i))
 		}
 	}
 	return byID, nil
+}
+
+func noLine(id int64) error { return fmt.Errorf("%w: no line %d in the cart", errs.NotFound, id) }
+
+// changeLines runs fn on the cart token's lines as change does. The id of
+// an empty cart handed out and not stored reads as that cart, OPEN with no
+// lines, so a change of its lines answers what it answers for a stored cart
+// without the line, lineID's NOT_FOUND "no line", not "no such cart" (issue
+// 25 review); once its customer has an open cart, the id names that cart,
+// as for a read (Cart) and cartLinesAdd.
+func (s *Service) changeLines(ctx context.Context, who, token string, lineID int64, fn func(ctx context.Context, tx *ent.Tx, r *ent.Cart, lines []*ent.CartLine) error) (*Cart, error) {
+	c, err := s.change(ctx, who, token, fn)
+	if !errors.Is(err, errNoRow) {
+		return c, err
+	}
+	owner, _, ok := s.unstored(token, who)
+	if !ok {
+		return nil, err
+	}
+	open, err := s.openCart(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	if open != nil {
+		return s.change(ctx, who, open.Token, fn)
+	}
+	return nil, noLine(lineID)
 }

@@ -19,15 +19,31 @@ import (
 // belongs to someone else: the caller cannot tell these apart.
 var errGone = fmt.Errorf("%w: no such cart", errs.NotFound)
 
+// errNoRow is errGone when no row has the token: only then may the token be
+// an empty cart handed out and not stored (empty.go). A row that is someone
+// else's or expired is gone even when its token was once such a cart's, or
+// anyone with the id of an anonymous empty cart that was stored and then
+// attached would read it as empty again (and be let at it).
+var errNoRow = fmt.Errorf("%w", errGone)
+
 // Cart returns the cart token as who sees it, or nil when it does not
 // exist for who (unknown, expired, or another customer's).
 func (s *Service) Cart(ctx context.Context, who, token string) (*Cart, error) {
 	r, err := s.visible(ctx, s.db.Client, who, token)
 	if errors.Is(err, errGone) {
-		if owner, at, ok := s.unstored(token, who); ok {
-			return s.empty(token, owner, at), nil
+		owner, at, ok := s.unstored(token, who)
+		ok = ok && errors.Is(err, errNoRow)
+		if !ok {
+			return nil, nil
 		}
-		return nil, nil
+		// A customer's empty cart id names their open cart once they have
+		// one (its first line, or cartCreate's, went there): the read
+		// answers the cart a change of this id changes (issue 25 review).
+		open, err := s.openCart(ctx, owner)
+		if err != nil || open == nil {
+			return s.empty(token, owner, at), err
+		}
+		return s.view(ctx, open)
 	}
 	if err != nil {
 		return nil, err
@@ -43,7 +59,7 @@ func (s *Service) visible(ctx context.Context, c *ent.Client, who, token string)
 	}
 	r, err := c.Cart.Query().Where(cart.Token(token)).Only(ctx)
 	if ent.IsNotFound(err) {
-		return nil, errGone
+		return nil, errNoRow
 	}
 	if err != nil {
 		return nil, store.Classify(fmt.Errorf("reading cart: %w", err))
@@ -54,10 +70,30 @@ func (s *Service) visible(ctx context.Context, c *ent.Client, who, token string)
 	return r, nil
 }
 
+// openCart is who's open cart, or nil when who is anonymous or has none
+// (or only an expired one).
+func (s *Service) openCart(ctx context.Context, who string) (*ent.Cart, error) {
+	if who == "" {
+		return nil, nil
+	}
+	open, err := s.db.Client.Cart.Query().Where(cart.OpenOwner(who)).Only(ctx)
+	switch {
+	case ent.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, store.Classify(fmt.Errorf("reading the customer's cart: %w", err))
+	case s.expired(open.UpdatedAt):
+		return nil, nil
+	}
+	return open, nil
+}
+
 func (s *Service) expired(updated time.Time) bool { return !updated.After(s.now().Add(-s.cfg.TTL)) }
 
 // view builds what the shopper sees of r: every line at its SKU's current
-// price, and a warning for each line that cannot be bought as it is.
+// price, and a warning for each line that cannot be bought as it is. It
+// acknowledges the prices it shows only when the answer shows them
+// (ShowingPrices).
 func (s *Service) view(ctx context.Context, r *ent.Cart) (*Cart, error) {
 	rows, err := s.db.Client.CartLine.Query().Where(cartline.CartID(r.ID)).Order(cartline.ByID()).All(ctx)
 	if err != nil {
@@ -108,7 +144,9 @@ func (s *Service) view(ctx context.Context, r *ent.Cart) (*Cart, error) {
 			seen = append(seen, ack{l.ID, l.SeenPrice, int64(k.SellPrice)})
 		}
 	}
-	s.acknowledge(ctx, seen)
+	if pricesShown(ctx) {
+		s.acknowledge(ctx, seen)
+	}
 	return c, nil
 }
 

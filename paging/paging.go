@@ -49,12 +49,16 @@ func Cursor(kind string, id int64) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(kind + ":" + strconv.FormatInt(id, 10)))
 }
 
-// Decode reverses Cursor for a connection of kind.
+// Decode reverses Cursor for a connection of kind; any cursor Cursor would
+// not have made is ErrInvalid.
 func Decode(kind, c string) (int64, error) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err == nil {
 		if rest, ok := strings.CutPrefix(string(b), kind+":"); ok {
-			if id, err := strconv.ParseInt(rest, 10, 64); err == nil {
+			// Only Cursor's own encoding: ParseInt also takes `01` and `+1`,
+			// and each spelling of one cursor would be a response-cache
+			// entry of its own (issue 25 review).
+			if id, err := strconv.ParseInt(rest, 10, 64); err == nil && Cursor(kind, id) == c {
 				return id, nil
 			}
 		}

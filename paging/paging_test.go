@@ -1,6 +1,7 @@
 package paging
 
 import (
+	"encoding/base64"
 	"errors"
 	"testing"
 )
@@ -50,5 +51,20 @@ func TestTrim(t *testing.T) {
 	rows, more = Trim([]int{1, 2}, 2)
 	if len(rows) != 2 || more {
 		t.Errorf("Trim(2 rows, 2) = %v, %v", rows, more)
+	}
+}
+
+// Only the cursor Cursor makes decodes: `01`, `+1` and other spellings of
+// one id (and base64 with stray trailing bits) are refused, so one page has
+// one cursor and one response-cache entry (issue 25 review).
+func TestDecodeAcceptsOnlyTheCanonicalCursor(t *testing.T) {
+	enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+	if id, err := Decode("goods", enc("goods:1")); err != nil || id != 1 {
+		t.Fatalf("the canonical cursor: %d, %v", id, err)
+	}
+	for _, bad := range []string{enc("goods:01"), enc("goods:+1"), enc("goods:-0"), enc("goods:00"), enc("goods:1") + "=", "Z29vZHM6MR"} {
+		if _, err := Decode("goods", bad); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Decode(goods, %q) error = %v, want ErrInvalid", bad, err)
+		}
 	}
 }

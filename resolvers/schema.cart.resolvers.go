@@ -49,7 +49,7 @@ func (r *mutationResolver) CartCreate(ctx context.Context, input *graph.CartCrea
 	if err != nil {
 		return nil, err
 	}
-	return r.Carts.Create(ctx, who, lines)
+	return r.Carts.Create(showing(ctx), who, lines)
 }
 
 // CartLinesAdd is the resolver for the cartLinesAdd field.
@@ -62,7 +62,7 @@ func (r *mutationResolver) CartLinesAdd(ctx context.Context, cartID string, line
 	if err != nil {
 		return nil, err
 	}
-	return r.Carts.AddLines(ctx, who, cartID, add)
+	return r.Carts.AddLines(showing(ctx), who, cartID, add)
 }
 
 // CartLinesUpdate is the resolver for the cartLinesUpdate field.
@@ -75,7 +75,7 @@ func (r *mutationResolver) CartLinesUpdate(ctx context.Context, cartID string, l
 	if err != nil {
 		return nil, err
 	}
-	return r.Carts.UpdateLines(ctx, who, cartID, updates)
+	return r.Carts.UpdateLines(showing(ctx), who, cartID, updates)
 }
 
 // CartLinesRemove is the resolver for the cartLinesRemove field.
@@ -89,7 +89,7 @@ func (r *mutationResolver) CartLinesRemove(ctx context.Context, cartID string, l
 	if err != nil {
 		return nil, err
 	}
-	return r.Carts.RemoveLines(ctx, who, cartID, remove)
+	return r.Carts.RemoveLines(showing(ctx), who, cartID, remove)
 }
 
 // CartBuyerIdentityUpdate is the resolver for the cartBuyerIdentityUpdate field.
@@ -98,7 +98,7 @@ func (r *mutationResolver) CartBuyerIdentityUpdate(ctx context.Context, cartID s
 	if err != nil {
 		return nil, err
 	}
-	return r.Carts.Attach(ctx, p.UserID, cartID)
+	return r.Carts.Attach(showing(ctx), p.UserID, cartID)
 }
 
 // CheckoutCart is the resolver for the checkoutCart field.
@@ -120,7 +120,7 @@ func (r *queryResolver) Cart(ctx context.Context, id string) (*cart.Cart, error)
 	if err != nil {
 		return nil, err
 	}
-	return r.Carts.Cart(ctx, who, id)
+	return r.Carts.Cart(showing(ctx), who, id)
 }
 
 // Cart returns graph.CartResolver implementation.

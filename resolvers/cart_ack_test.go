@@ -1,0 +1,119 @@
+package resolvers_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"storefront/auth"
+	"storefront/cart"
+	"storefront/catalog"
+	"storefront/checkout"
+	"storefront/demo"
+	"storefront/ent/sku"
+	"storefront/internal/testdb"
+	"storefront/inventory"
+	"storefront/money"
+	"storefront/resolvers"
+	"storefront/server"
+	"storefront/store"
+)
+
+// A cart read or a cart mutation acknowledges a price rise (checkoutCart
+// then charges it) only when its answer shows the new price: the warnings,
+// cost.subtotal, or a line's unitPrice or subtotal, through fragments too.
+// One that selects `{ id }` or only quantities shows nothing, and
+// checkoutCart still answers PRICE_CHANGED (issue 25 review: `cart(id) {
+// id }` let a 999.00 price be charged unseen).
+func TestCartAcknowledgesOnlyShownPrices(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		cfg := catalog.DefaultConfig()
+		cfg.StockTTL = time.Nanosecond
+		cat := catalog.New(db, cfg)
+		t.Cleanup(cat.Close)
+		ids, err := demo.Seed(ctx, cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var skus []int64
+		for _, spec := range []string{"黑色,L", "白色,M"} { // in stock in the seed
+			id, err := db.Client.Sku.Query().Where(sku.GoodsID(ids[demo.TShirtCode]), sku.SpecValueStr(spec)).OnlyID(ctx)
+			if err != nil {
+				t.Fatalf("SKU %s: %v", spec, err)
+			}
+			skus = append(skus, id)
+		}
+		signer, err := auth.NewSigner("cart-ack-test-secret-0123456789abcdef")
+		if err != nil {
+			t.Fatal(err)
+		}
+		co := checkout.New(db, checkout.DefaultConfig())
+		h := server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inventory.New(db), Checkout: co,
+			Carts: cart.New(db, co, cart.DefaultConfig())}})
+		do := func(token, query string, vars map[string]any) answer {
+			t.Helper()
+			body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+			req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+token)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			var a answer
+			if err := json.Unmarshal(rec.Body.Bytes(), &a); err != nil {
+				t.Fatalf("%d %s: %v", rec.Code, rec.Body.Bytes(), err)
+			}
+			return a
+		}
+		raise := func(id int64) {
+			t.Helper()
+			k, err := db.Client.Sku.Get(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := k.SellPrice + money.MustParse("100.00")
+			if _, err := cat.UpdateSku(ctx, catalog.UpdateSkuInput{ItemID: id, ExpectedVersion: k.Version, SellPrice: &p}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a, b := strconv.FormatInt(skus[0], 10), strconv.FormatInt(skus[1], 10)
+		const add = `mutation($c: ID!, $i: ID!) { cartLinesAdd(cartId: $c, lines: [{itemId: $i, quantity: 1}]) `
+		for i, tc := range []struct {
+			name, query string
+			shown       bool
+		}{
+			{"cart { id }", `query($c: ID!) { cart(id: $c) { id } }`, false},
+			{"cart without prices", `query($c: ID!) { cart(id: $c) { id status updatedAt lines { id quantity } cost { totalQuantity } } }`, false},
+			{"cart { warnings }", `query($c: ID!) { cart(id: $c) { warnings { code } } }`, true},
+			{"cart { lines { unitPrice } }", `query($c: ID!) { cart(id: $c) { lines { unitPrice } } }`, true},
+			{"cart { lines { subtotal } } by a fragment", `query($c: ID!) { cart(id: $c) { lines { ...L } } } fragment L on CartLine { subtotal }`, true},
+			{"cart { cost { subtotal } } by a fragment", `query($c: ID!) { cart(id: $c) { ...C } } fragment C on Cart { cost { subtotal } }`, true},
+			{"cartLinesAdd { id }", add + `{ id } }`, false},
+			{"cartLinesAdd { id warnings }", add + `{ id warnings { code message } } }`, true},
+		} {
+			token, _ := signer.Issue("buyer-"+strconv.Itoa(i), auth.Customer, time.Hour)
+			var made struct{ CartCreate struct{ ID string } }
+			r := do(token, `mutation($i: ID!) { cartCreate(input: {lines: [{itemId: $i, quantity: 1}]}) { id } }`, map[string]any{"i": a})
+			if r.code() != "" || json.Unmarshal(r.Data["cartCreate"], &made.CartCreate) != nil {
+				t.Fatalf("%s: cartCreate: %+v", tc.name, r.Errors)
+			}
+			id := made.CartCreate.ID
+			raise(skus[0])
+			if r := do(token, tc.query, map[string]any{"c": id, "i": b}); r.code() != "" {
+				t.Fatalf("%s: %+v", tc.name, r.Errors)
+			}
+			got := do(token, `mutation($c: ID!) { checkoutCart(cartId: $c) { orderSn } }`, map[string]any{"c": id}).code()
+			switch {
+			case tc.shown && got != "":
+				t.Errorf("%s showed the rise, then checkoutCart: %s, want the order", tc.name, got)
+			case !tc.shown && got != "PRICE_CHANGED":
+				t.Errorf("%s showed no price, then checkoutCart: %q, want PRICE_CHANGED", tc.name, got)
+			}
+		}
+	})
+}
