@@ -2765,8 +2765,8 @@ extend type Mutation {
   COMPLETED with its order. The same cart again, or the same key, answers
   the same order; a key used for another cart or another request is
   IDEMPOTENCY_KEY_REUSED. PRICE_CHANGED when a line's price rose above the one
-  the buyer last saw: reading the cart shows (and acknowledges) it, then check
-  out again. These, OUT_OF_STOCK and SKU_UNAVAILABLE leave the cart OPEN as it was.
+  the buyer last saw: a read of the cart that selects its warnings or prices
+  shows (and acknowledges) it, then check out again. These, OUT_OF_STOCK and SKU_UNAVAILABLE leave the cart OPEN as it was.
   """
   checkoutCart(cartId: ID!, idempotencyKey: String): Order!
 }
