@@ -51,7 +51,9 @@ func (s *Service) claim(ctx context.Context, n int) (claimOf, []*ent.Outbox, err
 	if err != nil || won == 0 {
 		return c, nil, store.Classify(errOr(err, "claiming outbox rows"))
 	}
-	rows, err := s.db.Client.Outbox.Query().Where(outbox.Claim(c.token)).Order(outbox.ByID()).All(ctx)
+	// By id as well as token: claim has no index, and the token alone read
+	// the whole outbox, dispatched rows and all.
+	rows, err := s.db.Client.Outbox.Query().Where(outbox.IDIn(ids...), outbox.Claim(c.token)).Order(outbox.ByID()).All(ctx)
 	if err != nil {
 		return c, nil, store.Classify(fmt.Errorf("reading claimed outbox rows: %w", err))
 	}

@@ -26,6 +26,7 @@ type hookServer struct {
 	inflight map[string]bool
 	got      map[string]int
 	bad      []string
+	cur, max int // requests in flight now, and at most
 }
 
 func newHookServer(t *testing.T, status int) *hookServer {
@@ -44,9 +45,12 @@ func newHookServer(t *testing.T, status int) *hookServer {
 		}
 		h.inflight[id] = true
 		h.got[id]++
+		h.cur++
+		h.max = max(h.max, h.cur)
 		h.mu.Unlock()
 		time.Sleep(2 * time.Millisecond)
 		h.mu.Lock()
+		h.cur--
 		delete(h.inflight, id)
 		h.mu.Unlock()
 		w.WriteHeader(h.status)
@@ -167,5 +171,69 @@ func TestRetriesEndInFailed(t *testing.T) {
 		if _, requests := h.count(); requests != 3 {
 			t.Errorf("%d requests, want 3 (1 + 2 retries)", requests)
 		}
+	})
+}
+
+// A claim takes several slots' worth of attempts (claimGroups): those
+// beyond the free slots wait in the instance, so the endpoint never has
+// more than PerWebhook requests of one instance at once.
+func TestClaimedAttemptsWaitForASlot(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		h := newHookServer(t, 200)
+		s := New(db, Config{AllowPrivate: true, PerWebhook: 3, Interval: 20 * time.Millisecond})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		_, secret, err := s.Create(ctx, h.URL, []string{checkout.EventOrderPaid}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.secret = secret
+		if _, err := s.Sink()(ctx, evs(100)); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { s.Run(ctx); close(done) }()
+		waitUntil(t, "100 events delivered", func() bool { ids, _ := h.count(); return ids == 100 })
+		cancel()
+		<-done
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.max > 3 {
+			t.Errorf("%d requests in flight at once, want at most PerWebhook (3)", h.max)
+		}
+	})
+}
+
+// An attempt whose sender died mid-attempt (SENDING, its claim lapsed) is
+// claimed again and sent, with the webhook's waiting attempts.
+func TestLapsedClaimIsSentAgain(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		h := newHookServer(t, 200)
+		s := New(db, Config{AllowPrivate: true, Interval: 20 * time.Millisecond})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		w, secret, err := s.Create(ctx, h.URL, []string{checkout.EventOrderPaid}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.secret = secret
+		es := evs(5)
+		if _, err := s.Sink()(ctx, es); err != nil {
+			t.Fatal(err)
+		}
+		// The first event's attempt, as a dead instance left it.
+		if _, err := db.Client.WebhookDelivery.Update().Where(webhookdelivery.WebhookID(w.ID), webhookdelivery.EventID(es[0].ID)).
+			SetStatus(Sending).SetClaim("dead").SetClaimedUntil(time.Now().Add(-time.Second)).Save(ctx); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { s.Run(ctx); close(done) }()
+		waitUntil(t, "5 events delivered", func() bool { ids, _ := h.count(); return ids == 5 })
+		waitUntil(t, "the lapsed attempt recorded", func() bool {
+			n, _ := db.Client.WebhookDelivery.Query().Where(webhookdelivery.EventID(es[0].ID), webhookdelivery.Status(Delivered)).Count(ctx)
+			return n == 1
+		})
+		cancel()
+		<-done
 	})
 }

@@ -23,14 +23,28 @@ import (
 	"storefront/store"
 )
 
-// inflight counts one instance's attempts in flight per webhook.
+// inflight counts one instance's claimed attempts per webhook (in flight or
+// waiting for a slot), and holds each webhook's slots.
 type inflight struct {
-	mu sync.Mutex
-	n  map[int64]int
-	wg sync.WaitGroup
+	mu   sync.Mutex
+	n    map[int64]int
+	slot map[int64]chan struct{}
+	wg   sync.WaitGroup
 }
 
-func newInflight() *inflight { return &inflight{n: map[int64]int{}} }
+func newInflight() *inflight { return &inflight{n: map[int64]int{}, slot: map[int64]chan struct{}{}} }
+
+// slots is webhook id's semaphore: n attempts in flight at most.
+func (f *inflight) slots(id int64, n int) chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.slot[id]
+	if !ok {
+		c = make(chan struct{}, n)
+		f.slot[id] = c
+	}
+	return c
+}
 
 func (f *inflight) count(id int64) int {
 	f.mu.Lock()
@@ -45,11 +59,14 @@ func (f *inflight) add(id int64) {
 	f.wg.Add(1)
 }
 
-func (f *inflight) done(id int64) {
+// done returns how many stay claimed.
+func (f *inflight) done(id int64) int {
 	f.mu.Lock()
 	f.n[id]--
+	n := f.n[id]
 	f.mu.Unlock()
 	f.wg.Done()
+	return n
 }
 
 // Run sends due attempts until ctx ends, then waits for those in flight
@@ -92,9 +109,18 @@ func (s *Service) client() *http.Client {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
-// pass claims, for each active webhook, as many due attempts as this
-// instance has room for in its slots, and starts them. Claiming per
-// webhook keeps a backlog of one endpoint from hiding the others' attempts.
+// claimGroups is how many slots' worth of attempts one claim may take for
+// a webhook: the claim is a commit of its own, and claiming only the free
+// slots' worth (8 at a time at half the slots) made the webhook's claims
+// hundreds of commits a second competing with checkout's at the hot SKU.
+// The attempts beyond the free slots wait in this instance for one.
+const claimGroups = 8
+
+// pass claims, for each active webhook, up to claimGroups slots' worth of
+// due attempts, when fewer than one slots' worth is left waiting, and
+// starts them: each sends when one of the webhook's slots is free. Claiming
+// per webhook keeps a backlog of one endpoint from hiding the others'
+// attempts, and slots per webhook keep a slow one from holding the others'.
 func (s *Service) pass(ctx context.Context, client *http.Client) error {
 	hooks, err := s.db.Client.Webhook.Query().Where(webhook.Active(true)).All(ctx)
 	if err != nil {
@@ -102,25 +128,40 @@ func (s *Service) pass(ctx context.Context, client *http.Client) error {
 	}
 	var errs []error
 	for _, h := range hooks {
-		free := s.cfg.PerWebhook - s.inflight.count(h.ID)
-		if free <= 0 {
+		held := s.inflight.count(h.ID)
+		if held > s.cfg.PerWebhook {
 			continue
 		}
-		token, ds, err := s.claim(ctx, h.ID, free)
+		token, until, ds, err := s.claim(ctx, h.ID, claimGroups*s.cfg.PerWebhook-held)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		slots := s.inflight.slots(h.ID, s.cfg.PerWebhook)
 		for _, d := range ds {
 			s.inflight.add(h.ID)
 			go func() {
-				s.attempt(ctx, client, h, d, token)
-				s.inflight.done(h.ID)
-				// Half the slots free: claim the next due attempts now, not
-				// at the tick, and in groups rather than one at a time.
-				if s.inflight.count(h.ID) <= s.cfg.PerWebhook/2 {
-					s.Wake()
+				defer func() {
+					// One slots' worth left: claim the next group now, while
+					// it sends, not at the tick (each count is seen once).
+					if s.inflight.done(h.ID) == s.cfg.PerWebhook {
+						s.Wake()
+					}
+				}()
+				select {
+				case slots <- struct{}{}:
+				case <-ctx.Done():
+					s.putBack(ctx, d, token)
+					return
 				}
+				defer func() { <-slots }()
+				if until.Sub(s.now()) < s.cfg.Timeout+time.Second {
+					// Waited so long (a slow endpoint) that the claim could
+					// lapse mid-attempt: left to lapse, and sent by whichever
+					// instance claims it then.
+					return
+				}
+				s.attempt(ctx, client, h, d, token)
 			}()
 		}
 	}
@@ -130,35 +171,79 @@ func (s *Service) pass(ctx context.Context, client *http.Client) error {
 // due: attempts of webhook id to send now, and attempts whose sender's
 // claim lapsed (it died mid-attempt: at least once).
 func due(id int64, now time.Time) predicate.WebhookDelivery {
-	return webhookdelivery.And(webhookdelivery.WebhookID(id), webhookdelivery.Or(
-		webhookdelivery.And(webhookdelivery.Status(Pending), webhookdelivery.DueAtLTE(now)),
-		webhookdelivery.And(webhookdelivery.Status(Sending), webhookdelivery.ClaimedUntilLT(now))))
+	return webhookdelivery.Or(pendingDue(id, now), lapsed(id, now))
+}
+
+// pendingDue and lapsed are due's halves, each read on its own: with the
+// OR in one query, MariaDB read every waiting attempt of the webhook and
+// sorted them for each claim (the index cannot give the order of two
+// statuses' rows), which at thousands of events per second was most of
+// the webhook's database time. Alone, pendingDue is a range of the index
+// (webhook_id, status, due_at) read in order and cut at the limit; lapsed
+// reads only the webhook's SENDING rows (those in flight).
+func pendingDue(id int64, now time.Time) predicate.WebhookDelivery {
+	return webhookdelivery.And(webhookdelivery.WebhookID(id), webhookdelivery.Status(Pending), webhookdelivery.DueAtLTE(now))
+}
+
+func lapsed(id int64, now time.Time) predicate.WebhookDelivery {
+	return webhookdelivery.And(webhookdelivery.WebhookID(id), webhookdelivery.Status(Sending), webhookdelivery.ClaimedUntilLT(now))
 }
 
 // claim takes up to n due attempts of webhook id: a conditional UPDATE, so
-// that of two instances only one sends each attempt. The claim outlasts
-// the attempt's timeout.
-func (s *Service) claim(ctx context.Context, id int64, n int) (string, []*ent.WebhookDelivery, error) {
+// that of two instances only one sends each attempt. The claim, until the
+// time it returns, outlasts an attempt's timeout.
+func (s *Service) claim(ctx context.Context, id int64, n int) (string, time.Time, []*ent.WebhookDelivery, error) {
 	now := s.now()
-	ids, err := s.db.Client.WebhookDelivery.Query().Where(due(id, now)).
-		Order(webhookdelivery.ByDueAt(), webhookdelivery.ByID()).Limit(n).IDs(ctx)
-	if err != nil || len(ids) == 0 {
-		return "", nil, store.Classify(err)
+	ds, err := s.db.Client.WebhookDelivery.Query().Where(lapsed(id, now)).Limit(n).All(ctx)
+	if err != nil {
+		return "", time.Time{}, nil, store.Classify(err)
 	}
-	token := newToken()
+	if len(ds) < n {
+		more, err := s.db.Client.WebhookDelivery.Query().Where(pendingDue(id, now)).
+			Order(webhookdelivery.ByDueAt(), webhookdelivery.ByID()).Limit(n - len(ds)).All(ctx)
+		if err != nil {
+			return "", time.Time{}, nil, store.Classify(err)
+		}
+		ds = append(ds, more...)
+	}
+	if len(ds) == 0 {
+		return "", time.Time{}, nil, nil
+	}
+	ids := make([]int64, len(ds))
+	for i, d := range ds {
+		ids[i] = d.ID
+	}
+	token, until := newToken(), now.Add(s.cfg.Timeout+30*time.Second)
 	var won int
 	// Two senders' claims may deadlock on MySQL (each locks index entries
 	// of the other's rows): retried, as every transaction is.
 	err = store.Retry(ctx, func() (err error) {
 		won, err = s.db.Client.WebhookDelivery.Update().Where(webhookdelivery.IDIn(ids...), due(id, now)).
-			SetStatus(Sending).SetClaim(token).SetClaimedUntil(now.Add(s.cfg.Timeout + 30*time.Second)).Save(ctx)
+			SetStatus(Sending).SetClaim(token).SetClaimedUntil(until).Save(ctx)
 		return err
 	})
 	if err != nil || won == 0 {
-		return "", nil, store.Classify(err)
+		return "", time.Time{}, nil, store.Classify(err)
 	}
-	ds, err := s.db.Client.WebhookDelivery.Query().Where(webhookdelivery.Claim(token), webhookdelivery.Status(Sending)).All(ctx)
-	return token, ds, store.Classify(err)
+	if won == len(ds) {
+		// All won (one instance, or no race): the rows read are the rows
+		// claimed, and the sender reads only their immutable fields.
+		return token, until, ds, nil
+	}
+	// Another sender won some: ours are those with our token, read by id
+	// as well (claim has no index: the token alone read the whole table).
+	ds, err = s.db.Client.WebhookDelivery.Query().Where(webhookdelivery.IDIn(ids...), webhookdelivery.Claim(token),
+		webhookdelivery.Status(Sending)).All(ctx)
+	return token, until, ds, store.Classify(err)
+}
+
+// putBack returns claimed attempt d, unsent as far as this instance knows
+// (shutting down), to be sent by whichever instance gets there first.
+func (s *Service) putBack(ctx context.Context, d *ent.WebhookDelivery, token string) {
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	_, _ = s.db.Client.WebhookDelivery.Update().Where(webhookdelivery.ID(d.ID), webhookdelivery.Claim(token), webhookdelivery.Status(Sending)).
+		SetStatus(Pending).ClearClaim().ClearClaimedUntil().Save(bctx)
 }
 
 // attempt POSTs d to h and records the outcome: DELIVERED on a 2xx; else
@@ -166,12 +251,9 @@ func (s *Service) claim(ctx context.Context, id int64, n int) (string, []*ent.We
 func (s *Service) attempt(ctx context.Context, client *http.Client, h *ent.Webhook, d *ent.WebhookDelivery, token string) {
 	status, sendErr := s.send(ctx, client, h, d)
 	if sendErr != nil && ctx.Err() != nil {
-		// Shutting down: put it back, unsent as far as we know (the
-		// receiver may have it: at least once).
-		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		defer cancel()
-		_, _ = s.db.Client.WebhookDelivery.Update().Where(webhookdelivery.ID(d.ID), webhookdelivery.Claim(token), webhookdelivery.Status(Sending)).
-			SetStatus(Pending).ClearClaim().ClearClaimedUntil().Save(bctx)
+		// Shutting down: put it back (the receiver may have it: at least
+		// once).
+		s.putBack(ctx, d, token)
 		return
 	}
 	if sendErr == nil {

@@ -19,6 +19,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,7 +48,18 @@ func main() {
 	clientsFlag := flag.String("clients", "16,64", "closed-loop clients")
 	interval := flag.Duration("interval", time.Second, "the dispatcher's interval (serve's --outbox-interval)")
 	flag.StringVar(&sinks, "sinks", "nats,webhook", "what the measured mode sends to: nats, webhook or both (nats,webhook)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	// serve's GC target: this process hosts the server's work.
 	gc, from := gctune.Apply(gctune.DefaultPercent)
 	gcNote = fmt.Sprintf("GC target %d (%s)", gc, from)
@@ -60,7 +72,8 @@ func main() {
 		clients = append(clients, n)
 	}
 	if err := run(*dbFlag, *natsURL, *dur, *interval, clients); err != nil {
-		log.Fatal(err)
+		log.Print(err)
+		return // the profile is still written
 	}
 }
 
