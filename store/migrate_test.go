@@ -12,7 +12,8 @@ import (
 // one version moved by sales and edits alike) keeps every SKU's stock,
 // lock, ledger and version through Migrate, and the new stock version
 // starts at the old version, so a form read by the older binary is still
-// current for either mutation. A second Migrate changes nothing.
+// current for either mutation. A second Migrate changes nothing, and one
+// after a partial run finishes the copy.
 func TestMigrateSplitsTheSkuVersion(t *testing.T) {
 	ctx := context.Background()
 	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
@@ -83,6 +84,19 @@ func TestMigrateSplitsTheSkuVersion(t *testing.T) {
 			}
 			if r := read()[1]; r.version != 41 || r.stockVersion != 42 {
 				t.Errorf("SKU 1 after a second migrate: version %d, stock version %d, want 41 and 42", r.version, r.stockVersion)
+			}
+
+			// A migrate that died after ent's ALTER TABLE (it commits on its own
+			// on MySQL) left rows at the column's DEFAULT 0: the next migrate
+			// still copies them, and leaves the copied ones alone.
+			exec("UPDATE sku SET stock_version = 0 WHERE id = 3")
+			if err := db.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			got = read()
+			if got[3].stockVersion != 12 || got[1].stockVersion != 42 || got[2].stockVersion != 1 {
+				t.Errorf("after a migrate that resumed a partial one: stock versions %d, %d, %d, want 42, 1, 12",
+					got[1].stockVersion, got[2].stockVersion, got[3].stockVersion)
 			}
 		})
 	}

@@ -188,7 +188,7 @@ func (b *bench) rawCAS(c int) result {
 
 // casOp is one raw CAS on the bench's CAS SKU.
 func (b *bench) casOp() error {
-	res, err := b.db.SQL.Exec("UPDATE sku SET stock = stock - 1, version = version + 1 WHERE id = ? AND stock >= 1", b.cas)
+	res, err := b.db.SQL.Exec("UPDATE sku SET stock = stock - 1, stock_version = stock_version + 1 WHERE id = ? AND stock >= 1", b.cas)
 	if err != nil {
 		return err
 	}

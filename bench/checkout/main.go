@@ -177,7 +177,7 @@ func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 
 	serverDB = db.Dialect == "mysql" // before the first sample: dbPID is read once
 	b := newBench(db, hot, casSKU, lock, spread, dur)
-	fmt.Println("\n1. raw single-row CAS (autocommit UPDATE sku SET stock = stock - 1, version = version + 1 WHERE id = ? AND stock >= 1)")
+	fmt.Println("\n1. raw single-row CAS (autocommit UPDATE sku SET stock = stock - 1, stock_version = stock_version + 1 WHERE id = ? AND stock >= 1)")
 	for _, c := range clients {
 		if !withRaw {
 			fmt.Println("   (skipped: -raw=false)")
@@ -436,7 +436,7 @@ func freshDatabase(spec string) (string, string, func(), error) {
 
 // restock adds n units to a SKU with the ledger row an adjustment writes.
 func restock(db *sql.DB, id, n int64) error {
-	if _, err := db.Exec("UPDATE sku SET stock = stock + ? WHERE id = ?", n, id); err != nil {
+	if _, err := db.Exec("UPDATE sku SET stock = stock + ?, stock_version = stock_version + 1 WHERE id = ?", n, id); err != nil {
 		return err
 	}
 	_, err := db.Exec("INSERT INTO stock_log (item_id, goods_id, change_type, change_num, before_stock, after_stock, biz_type, biz_sn, remark, created_at) "+

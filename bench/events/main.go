@@ -105,7 +105,7 @@ func run(dbSpec, natsURL string, dur, interval time.Duration, clients []int) err
 	if err != nil {
 		return err
 	}
-	if _, err := db.SQL.Exec("UPDATE sku SET stock = stock + 100000000 WHERE id = ?", hot); err != nil {
+	if _, err := db.SQL.Exec("UPDATE sku SET stock = stock + 100000000, stock_version = stock_version + 1 WHERE id = ?", hot); err != nil {
 		return err
 	}
 	svc := checkout.New(db, checkout.DefaultConfig())

@@ -415,7 +415,7 @@ var (
 		{Name: "stock", Type: field.TypeInt64, Default: 0},
 		{Name: "lock_stock", Type: field.TypeInt64, Default: 0},
 		{Name: "version", Type: field.TypeInt64, Default: 1},
-		{Name: "stock_version", Type: field.TypeInt64, Default: 1},
+		{Name: "stock_version", Type: field.TypeInt64, Default: "0"},
 		{Name: "volume", Type: field.TypeInt64, Default: 0},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"ENABLED", "DISABLED"}, Default: "ENABLED"},
 		{Name: "created_at", Type: field.TypeTime},

@@ -54,8 +54,9 @@ func (Sku) Fields() []ent.Field {
 		// The stock's version: moved by every change of stock or lock_stock
 		// (inventory), compared by setStock. An edit of the terms never moves
 		// it, so editing never refuses a stock change. Databases made before
-		// it existed start it at the SKU's version (store.Migrate).
-		field.Int64("stock_version").Default(1),
+		// it existed start it at the SKU's version (store.Migrate): the
+		// column's DEFAULT 0 marks a row not yet copied, a new SKU starts at 1.
+		field.Int64("stock_version").Default(1).Annotations(entsql.Default("0")),
 		field.Int64("volume").Default(0),
 		field.Enum("status").GoType(enums.SkuStatus("")).Default(string(enums.SkuEnabled)),
 		field.Time("created_at").Default(time.Now).Immutable(),
