@@ -6,16 +6,12 @@ package web
 import (
 	"bytes"
 	"crypto/rand"
-	"crypto/sha256"
 	"embed"
 	"encoding/base64"
-	"encoding/hex"
 	"html/template"
 	"io/fs"
 	"net/http"
-	"path"
 	"strconv"
-	"time"
 )
 
 //go:embed static
@@ -35,7 +31,7 @@ type Options struct {
 func Handler(o Options) http.Handler {
 	static := staticFS()
 	page := template.Must(template.ParseFS(static, "index.html"))
-	assets := loadAssets(static)
+	assets := LoadAssets(static)
 
 	mux := http.NewServeMux()
 	servePage := func(w http.ResponseWriter, r *http.Request) {
@@ -49,20 +45,7 @@ func Handler(o Options) http.Handler {
 		}
 		servePage(w, r)
 	})
-	mux.HandleFunc("GET /shop/static/{file}", func(w http.ResponseWriter, r *http.Request) {
-		a, ok := assets[r.PathValue("file")]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", a.contentType)
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		// Revalidate every time: the ETag makes that a 304, and a new binary
-		// never leaves a browser running yesterday's script against today's API.
-		w.Header().Set("Cache-Control", "no-cache")
-		w.Header().Set("ETag", a.etag)
-		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))
-	})
+	mux.Handle("GET /shop/static/{file}", assets)
 	return mux
 }
 
@@ -94,38 +77,4 @@ func staticFS() fs.FS {
 		panic(err) // the embed pattern above guarantees the directory
 	}
 	return s
-}
-
-type asset struct {
-	body        []byte
-	contentType string
-	etag        string
-}
-
-// loadAssets reads the CSS and JS once; the ETag is a content hash, so it
-// changes exactly when a new binary ships a different file.
-func loadAssets(static fs.FS) map[string]asset {
-	types := map[string]string{
-		".js":  "text/javascript; charset=utf-8",
-		".css": "text/css; charset=utf-8",
-		".svg": "image/svg+xml",
-	}
-	out := map[string]asset{}
-	entries, err := fs.ReadDir(static, ".")
-	if err != nil {
-		panic(err)
-	}
-	for _, e := range entries {
-		ct, ok := types[path.Ext(e.Name())]
-		if !ok || e.IsDir() {
-			continue
-		}
-		body, err := fs.ReadFile(static, e.Name())
-		if err != nil {
-			panic(err)
-		}
-		sum := sha256.Sum256(body)
-		out[e.Name()] = asset{body: body, contentType: ct, etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
-	}
-	return out
 }

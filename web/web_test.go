@@ -69,7 +69,7 @@ func TestReferencedFilesExist(t *testing.T) {
 	for _, m := range regexp.MustCompile(`(?:src|href)="(/shop/static/[^"]+)"`).FindAllStringSubmatch(html, -1) {
 		refs[m[1]] = true
 	}
-	for name := range loadAssets(staticFS()) {
+	for name := range LoadAssets(staticFS()) {
 		if !strings.HasSuffix(name, ".js") {
 			continue
 		}
