@@ -130,7 +130,13 @@ func ReleaseLimit(ctx context.Context, tx *ent.Tx, poolID int64, buyer string, n
 // (change type t): to the pool while it has not been returned (a CAS on
 // returned, so it cannot race the return at its end), to the SKU's main
 // stock after. The caller has won its own state CAS.
+//
+// The goods lock comes first, before the pool's row (goods_lock.go): after
+// the pool's return the restore goes to the SKU's row, which needs it.
 func RestorePool(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, bizSn string, l RestoreLine) error {
+	if err := lockGoods(ctx, tx, l.GoodsID); err != nil {
+		return err
+	}
 	res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET stock = stock + ?, version = version + 1 WHERE id = ? AND "+returnedIs, l.Num, l.PoolID, false)
 	if err != nil {
 		return fmt.Errorf("restoring pool %d: %w", l.PoolID, err)
@@ -200,7 +206,13 @@ func DeductPool(ctx context.Context, tx *ent.Tx, moves []Movement) error {
 // business key, since this document moved them. The CAS on returned waits
 // for a racing return's lock, so a unit is never left available in a pool
 // already emptied.
+//
+// The goods lock comes first, before the pool's row (goods_lock.go): after
+// the pool's return the release reaches the SKU's row, which needs it.
 func ReleasePool(ctx context.Context, tx *ent.Tx, bizType, bizSn string, l RestoreLine, at time.Time) error {
+	if err := lockGoods(ctx, tx, l.GoodsID); err != nil {
+		return err
+	}
 	res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET lock_stock = lock_stock - ?, version = version + 1 WHERE id = ? AND lock_stock >= ? AND "+returnedIs,
 		l.Num, l.PoolID, l.Num, false)
 	if err != nil {
@@ -222,9 +234,6 @@ func ReleasePool(ctx context.Context, tx *ent.Tx, bizType, bizSn string, l Resto
 	m := Movement{ItemID: l.ItemID, GoodsID: l.GoodsID, Num: -l.Num, Type: FromPool, BizType: bizType, BizSn: bizSn,
 		Remark: "released after the pool's return", At: at, PoolID: l.PoolID}
 	if err := bookPool(ctx, tx, &m); err != nil {
-		return err
-	}
-	if err := lockGoods(ctx, tx, l.GoodsID); err != nil { // before the SKU row: goods_lock.go
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, "UPDATE sku SET stock = stock + ?, stock_version = stock_version + 1 WHERE id = ?", l.Num, l.ItemID); err != nil {
