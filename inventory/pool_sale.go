@@ -7,7 +7,9 @@ import (
 
 	"storefront/ent"
 	"storefront/ent/poolbuyer"
+	"storefront/ent/sku"
 	"storefront/ent/stocklog"
+	"storefront/enums"
 	"storefront/errs"
 	"storefront/listing"
 	"storefront/store"
@@ -48,8 +50,24 @@ func PoolOpen(p *ent.StockPool, now time.Time) bool {
 // locked sale: stock did not move), then the buyer's counter
 // (ErrPoolLimitExceeded): the pool's row before its counters, as in the
 // group-commit batch (pool_batch.go), so neither can wait on the other.
+//
+// The pool's CAS checks the pool only; the SKU's terms (enabled, same spec
+// text, same goods) are checked first by a plain read, as the MariaDB batch
+// does (@k in WritePoolTakes): the seller holds the goods lock from
+// CheckGoods, its transaction's first statement, so the read sees every
+// edit committed before it and none can commit until this one does.
+// Without it a SKU disabled between the resolve and the take still sold
+// from its pool. A mismatch is a Short: a fresh read decides.
 func takePool(ctx context.Context, tx *ent.Tx, s *Sale) error {
 	n, id, now := -s.Num, s.PoolID, s.at()
+	ok, err := tx.Sku.Query().Where(sku.ID(s.ItemID), sku.GoodsID(s.GoodsID), sku.StatusEQ(enums.SkuEnabled),
+		sku.SpecValueStr(s.SpecText)).Exist(ctx)
+	if err != nil {
+		return fmt.Errorf("checking SKU %d of pool %d: %w", s.ItemID, id, err)
+	}
+	if !ok {
+		return &Short{*s}
+	}
 	var q store.Bound
 	poolCAS(&q, &ent.StockPool{ID: id, ItemID: s.ItemID}, s.Price, n, s.Lock, now)
 	res, err := tx.ExecContext(ctx, q.String(), q.Args...)
