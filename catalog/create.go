@@ -68,6 +68,10 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Goods, error) {
 	}
 	var id int64
 	err = store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+		// The tree first, as in every goods edit (bumpGoods): Add reads it.
+		if err := listing.LockTree(ctx, tx); err != nil {
+			return err
+		}
 		if err := checkCategory(ctx, tx, in.CategoryID); err != nil {
 			return err
 		}

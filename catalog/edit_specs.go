@@ -91,7 +91,14 @@ func (s *Service) UpdateSpecs(ctx context.Context, in UpdateSpecsInput) (*Goods,
 // decides between concurrent editors. It runs first in every catalog edit's
 // transaction, so edits of one goods lock the goods row before any SKU row,
 // always in that order (no deadlock between two kinds of edit).
+//
+// It is the first lock of every goods edit, and takes the category tree's
+// shared lock before the goods row (listing.LockTree): the edit's Refresh
+// reads the tree, and a category move holds the tree before it locks goods.
 func bumpGoods(ctx context.Context, tx *ent.Tx, id int64, expected *int64, set func(*ent.GoodsUpdate)) error {
+	if err := listing.LockTree(ctx, tx); err != nil {
+		return err
+	}
 	u := tx.Goods.Update().Where(goods.ID(id), goods.DeleteTimeIsNil()).AddVersion(1)
 	if expected != nil {
 		u = u.Where(goods.Version(*expected))

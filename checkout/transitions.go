@@ -73,6 +73,12 @@ func CloseTx(ctx context.Context, tx *ent.Tx, orderID int64, t Transition, now t
 	if err != nil {
 		return false, err
 	}
+	// The goods of every line, main and pool, shared, before any SKU or
+	// pool row (inventory/goods_lock.go): a pool line's restore or release
+	// takes its pool's row and, after the pool's return, its SKU's.
+	if err := inventory.LockGoods(ctx, tx, goodsOfLines(o.Lines)...); err != nil {
+		return false, err
+	}
 	// A refund gives back stock every line took (a lock-mode line took it
 	// at payment); a close restores what deduct-mode lines took and
 	// releases what lock-mode lines still hold. The lines' own CAS first
@@ -223,6 +229,13 @@ func PayTx(ctx context.Context, tx *ent.Tx, orderID int64, p Payer, now time.Tim
 		if err != nil {
 			return false, err
 		}
+		// The goods of every line, main and pool, shared, before any SKU or
+		// pool row (inventory/goods_lock.go). Taken per step (Sold) it came
+		// after the pool rows of DeductPool, and a payment, a pool's close
+		// and a catalog edit deadlocked three ways on MariaDB.
+		if err := inventory.LockGoods(ctx, tx, goodsOfLines(o.Lines)...); err != nil {
+			return false, err
+		}
 		// Lock-mode lines: the lock becomes the deduction (change type 2).
 		// Main-stock lines' volume first: it touches their SKU rows in
 		// ascending order, so the deduction after it takes rows this
@@ -242,7 +255,7 @@ func PayTx(ctx context.Context, tx *ent.Tx, orderID int64, p Payer, now time.Tim
 		}
 		mainLines, poolLines := bySource(o.Lines)
 		fromMain, fromPool := bySource(paid)
-		if err := inventory.Sold(ctx, tx, stockOf(mainLines)); err != nil {
+		if err := inventory.AddVolume(ctx, tx, stockOf(mainLines)); err != nil {
 			return false, err
 		}
 		if err := inventory.Deduct(ctx, tx, payments(o, fromMain, now), true); err != nil {
@@ -251,7 +264,13 @@ func PayTx(ctx context.Context, tx *ent.Tx, orderID int64, p Payer, now time.Tim
 		if err := inventory.DeductPool(ctx, tx, payments(o, fromPool, now)); err != nil {
 			return false, err
 		}
-		if err := inventory.Sold(ctx, tx, stockOf(poolLines)); err != nil {
+		if err := inventory.AddVolume(ctx, tx, stockOf(poolLines)); err != nil {
+			return false, err
+		}
+		// The listing after every SKU and pool row: writing the main lines'
+		// sales before DeductPool held listing rows while waiting for a pool
+		// row its return holds, and the return writes the listing last.
+		if err := inventory.ListSold(ctx, tx, linesOf(o)); err != nil {
 			return false, err
 		}
 		return true, Emit(ctx, tx, EventOrderPaid, orderID, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String()}, now)
@@ -434,4 +453,13 @@ func (s *Service) CloseExpired(ctx context.Context) (int, error) {
 			return closed, nil
 		}
 	}
+}
+
+// goodsOfLines is the goods of lines (repeats allowed: LockGoods drops them).
+func goodsOfLines(lines []*OrderLine) []int64 {
+	ids := make([]int64, len(lines))
+	for i, l := range lines {
+		ids[i] = l.GoodsID
+	}
+	return ids
 }

@@ -16,8 +16,15 @@ import (
 // The lock order of every transaction that writes a goods' SKU, stock or
 // listing rows (docs/checkout.md, "Lock order"):
 //
-//	goods rows (ascending id) → SKU rows (ascending id) → pool rows
-//	(ascending id) → listing rows
+//	category tree (S for goods edits, X for tree changes) → goods rows
+//	(ascending id) → SKU rows (ascending id) → pool rows (ascending id)
+//	→ listing rows
+//
+// The tree comes first because a listing rewrite reads it (shared) and a
+// category move holds it exclusively before it locks the goods of the
+// moved subtree: every catalog goods edit takes the tree shared before its
+// goods row (bumpGoods → listing.LockTree). Stock movements never read the
+// tree, so they start at the goods.
 //
 // A catalog edit takes its goods row exclusively first (catalog's bumpGoods,
 // listing.Refresh) and only then writes the SKU's terms and the listing,

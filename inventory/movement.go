@@ -345,8 +345,18 @@ func bookChain(ctx context.Context, tx *ent.Tx, stock int64, moves []Movement) e
 }
 
 // Sold adds what a paid order sold to each SKU's volume, in ascending SKU
-// order like every multi-SKU write (the payment's transaction).
+// order like every multi-SKU write (the payment's transaction), and then to
+// the listing: AddVolume, then ListSold.
 func Sold(ctx context.Context, tx *ent.Tx, lines []RestoreLine) error {
+	if err := AddVolume(ctx, tx, lines); err != nil {
+		return err
+	}
+	return ListSold(ctx, tx, lines)
+}
+
+// AddVolume is Sold's SKU rows without the listing, for a payment that
+// takes pool rows after them and must write the listing last (ListSold).
+func AddVolume(ctx context.Context, tx *ent.Tx, lines []RestoreLine) error {
 	lines = slices.SortedFunc(slices.Values(lines), func(a, b RestoreLine) int { return cmp.Compare(a.ItemID, b.ItemID) })
 	if err := lockGoods(ctx, tx, goodsOfLines(lines)...); err != nil {
 		return err
@@ -356,5 +366,11 @@ func Sold(ctx context.Context, tx *ent.Tx, lines []RestoreLine) error {
 			return fmt.Errorf("adding volume of SKU %d: %w", l.ItemID, err)
 		}
 	}
+	return nil
+}
+
+// ListSold adds lines' units to their goods' listing sales (after every
+// SKU and pool row of the transaction).
+func ListSold(ctx context.Context, tx *ent.Tx, lines []RestoreLine) error {
 	return listing.Sold(ctx, tx, unitsByGoods(lines))
 }

@@ -177,6 +177,9 @@ func (s *Service) MoveToPool(ctx context.Context, in PoolInput) (*Pool, error) {
 func (s *Service) ClosePool(ctx context.Context, poolID int64) (*Pool, error) {
 	now := time.Now()
 	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+		if err := lockPoolGoods(ctx, tx, poolID); err != nil {
+			return err
+		}
 		if _, err := tx.StockPool.Update().Where(stockpool.ID(poolID), stockpool.ClosedAtIsNil()).
 			SetClosedAt(dbTime(now)).AddVersion(1).Save(ctx); err != nil {
 			return fmt.Errorf("closing pool %d: %w", poolID, err)
@@ -219,12 +222,16 @@ func (s *Service) ReturnEnded(ctx context.Context, now time.Time) (int, error) {
 
 // returnPool moves an ended pool's available remainder (stock -
 // lock_stock) back to main stock (change type 8: -r on the pool, +r on main
-// stock) and reports whether this call did it. It takes the pool's row
-// before the SKU's (why that cannot deadlock: the lock-order note above
-// DeductPool). The CAS on returned decides among racing closers: the loser
-// changes nothing. The winner's UPDATE holds the pool row, so the stock it
-// then reads is the last one (no sale can commit in between).
+// stock) and reports whether this call did it. It takes the goods lock
+// first (lockPoolGoods), then the pool's row before the SKU's (why that
+// cannot deadlock: the lock-order note above DeductPool). The CAS on
+// returned decides among racing closers: the loser changes nothing. The
+// winner's UPDATE holds the pool row, so the stock it then reads is the
+// last one (no sale can commit in between).
 func returnPool(ctx context.Context, tx *ent.Tx, id int64, now time.Time) (bool, error) {
+	if err := lockPoolGoods(ctx, tx, id); err != nil {
+		return false, err
+	}
 	res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET returned = ?, version = version + 1 WHERE id = ? AND returned = ? AND (closed_at IS NOT NULL OR ends_at <= ?)",
 		true, id, false, nowArg(now))
 	if err != nil {
@@ -261,11 +268,6 @@ func returnPool(ctx context.Context, tx *ent.Tx, id int64, now time.Time) (bool,
 	sn := itoa(id)
 	if err := Book(ctx, tx, Entry{ItemID: p.ItemID, GoodsID: p.GoodsID, Type: FromPool, Num: -r, Before: p.Stock, After: p.Stock - r,
 		BizType: BizPool, BizSn: sn, Remark: "returned to main stock", PoolID: id}); err != nil {
-		return false, err
-	}
-	// The goods lock before the SKU row (goods_lock.go); after the pool's
-	// row, which no catalog edit waits for.
-	if err := lockGoods(ctx, tx, p.GoodsID); err != nil {
 		return false, err
 	}
 	if _, err := tx.ExecContext(ctx, "UPDATE sku SET stock = stock + ?, stock_version = stock_version + 1 WHERE id = ?", r, p.ItemID); err != nil {
@@ -467,4 +469,25 @@ func (s *Service) soldFromLedger(ctx context.Context, pools []*ent.StockPool) (m
 		out[id] = n
 	}
 	return out, store.Classify(rs.Err())
+}
+
+// lockPoolGoods takes the goods lock (lockGoods) of pool id's goods, the
+// first lock of a transaction that writes the pool's row: goods → SKU →
+// pool (goods_lock.go). A pool's goods never changes, so a plain read of it
+// is enough. Taken after the pool's row, as the return and the close once
+// did, a close waiting for the goods behind a catalog edit held the pool
+// row a sale of the goods waited for while the edit waited for that sale's
+// SKU row (a three-way deadlock on MariaDB). A pool that does not exist
+// locks nothing; the caller's own statements report it.
+func lockPoolGoods(ctx context.Context, tx *ent.Tx, id int64) error {
+	var rows []struct {
+		GoodsID int64 `sql:"goods_id"`
+	}
+	if err := tx.StockPool.Query().Where(stockpool.ID(id)).Select(stockpool.FieldGoodsID).Scan(ctx, &rows); err != nil {
+		return fmt.Errorf("reading the goods of pool %d: %w", id, err)
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	return lockGoods(ctx, tx, rows[0].GoodsID)
 }

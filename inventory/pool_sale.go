@@ -7,7 +7,9 @@ import (
 
 	"storefront/ent"
 	"storefront/ent/poolbuyer"
+	"storefront/ent/sku"
 	"storefront/ent/stocklog"
+	"storefront/enums"
 	"storefront/errs"
 	"storefront/listing"
 	"storefront/store"
@@ -48,8 +50,24 @@ func PoolOpen(p *ent.StockPool, now time.Time) bool {
 // locked sale: stock did not move), then the buyer's counter
 // (ErrPoolLimitExceeded): the pool's row before its counters, as in the
 // group-commit batch (pool_batch.go), so neither can wait on the other.
+//
+// The pool's CAS checks the pool only; the SKU's terms (enabled, same spec
+// text, same goods) are checked first by a plain read, as the MariaDB batch
+// does (@k in WritePoolTakes): the seller holds the goods lock from
+// CheckGoods, its transaction's first statement, so the read sees every
+// edit committed before it and none can commit until this one does.
+// Without it a SKU disabled between the resolve and the take still sold
+// from its pool. A mismatch is a Short: a fresh read decides.
 func takePool(ctx context.Context, tx *ent.Tx, s *Sale) error {
 	n, id, now := -s.Num, s.PoolID, s.at()
+	ok, err := tx.Sku.Query().Where(sku.ID(s.ItemID), sku.GoodsID(s.GoodsID), sku.StatusEQ(enums.SkuEnabled),
+		sku.SpecValueStr(s.SpecText)).Exist(ctx)
+	if err != nil {
+		return fmt.Errorf("checking SKU %d of pool %d: %w", s.ItemID, id, err)
+	}
+	if !ok {
+		return &Short{*s}
+	}
 	var q store.Bound
 	poolCAS(&q, &ent.StockPool{ID: id, ItemID: s.ItemID}, s.Price, n, s.Lock, now)
 	res, err := tx.ExecContext(ctx, q.String(), q.Args...)
@@ -130,7 +148,13 @@ func ReleaseLimit(ctx context.Context, tx *ent.Tx, poolID int64, buyer string, n
 // (change type t): to the pool while it has not been returned (a CAS on
 // returned, so it cannot race the return at its end), to the SKU's main
 // stock after. The caller has won its own state CAS.
+//
+// The goods lock comes first, before the pool's row (goods_lock.go): after
+// the pool's return the restore goes to the SKU's row, which needs it.
 func RestorePool(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, bizSn string, l RestoreLine) error {
+	if err := lockGoods(ctx, tx, l.GoodsID); err != nil {
+		return err
+	}
 	res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET stock = stock + ?, version = version + 1 WHERE id = ? AND "+returnedIs, l.Num, l.PoolID, false)
 	if err != nil {
 		return fmt.Errorf("restoring pool %d: %w", l.PoolID, err)
@@ -200,7 +224,13 @@ func DeductPool(ctx context.Context, tx *ent.Tx, moves []Movement) error {
 // business key, since this document moved them. The CAS on returned waits
 // for a racing return's lock, so a unit is never left available in a pool
 // already emptied.
+//
+// The goods lock comes first, before the pool's row (goods_lock.go): after
+// the pool's return the release reaches the SKU's row, which needs it.
 func ReleasePool(ctx context.Context, tx *ent.Tx, bizType, bizSn string, l RestoreLine, at time.Time) error {
+	if err := lockGoods(ctx, tx, l.GoodsID); err != nil {
+		return err
+	}
 	res, err := tx.ExecContext(ctx, "UPDATE stock_pool SET lock_stock = lock_stock - ?, version = version + 1 WHERE id = ? AND lock_stock >= ? AND "+returnedIs,
 		l.Num, l.PoolID, l.Num, false)
 	if err != nil {
@@ -222,9 +252,6 @@ func ReleasePool(ctx context.Context, tx *ent.Tx, bizType, bizSn string, l Resto
 	m := Movement{ItemID: l.ItemID, GoodsID: l.GoodsID, Num: -l.Num, Type: FromPool, BizType: bizType, BizSn: bizSn,
 		Remark: "released after the pool's return", At: at, PoolID: l.PoolID}
 	if err := bookPool(ctx, tx, &m); err != nil {
-		return err
-	}
-	if err := lockGoods(ctx, tx, l.GoodsID); err != nil { // before the SKU row: goods_lock.go
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, "UPDATE sku SET stock = stock + ?, stock_version = stock_version + 1 WHERE id = ?", l.Num, l.ItemID); err != nil {

@@ -2,6 +2,7 @@ package listing
 
 import (
 	"context"
+	"fmt"
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
@@ -20,23 +21,42 @@ import (
 // goods edit racing a move left stale rows). Goods writers only share it,
 // so they never wait on each other here. SQLite's writer holds the write
 // lock from BEGIN: a plain read is already the latest.
+//
+// The read takes whole rows, so InnoDB scans the primary key, in id order,
+// as a tree change's FOR UPDATE does (catalog's lockedTree). Reading only
+// id and parent_id scanned the parent_id index instead, whose order is not
+// the ids' and changes with every move, so a goods edit's shared scan and a
+// move's exclusive one could each hold rows the other wants next (one
+// deadlock at an edit's first read of the tree was seen in a test with a
+// tiny table; the cause is inferred, not isolated).
 func parents(ctx context.Context, tx *ent.Tx) (map[int64]*int64, error) {
-	var rows []struct {
-		ID     int64  `sql:"id"`
-		Parent *int64 `sql:"parent_id"`
-	}
-	err := tx.Category.Query().Modify(func(s *entsql.Selector) {
-		s.Select(category.FieldID, category.FieldParentID)
+	rows, err := tx.Category.Query().Order(category.ByID()).Modify(func(s *entsql.Selector) {
 		if s.Dialect() == dialect.MySQL {
 			s.ForShare(entsql.WithLockClause(mysqlShareLock))
 		}
-	}).Scan(ctx, &rows)
+	}).All(ctx)
 	if err != nil {
 		return nil, err
 	}
 	parent := make(map[int64]*int64, len(rows))
 	for _, r := range rows {
-		parent[r.ID] = r.Parent
+		parent[r.ID] = r.ParentID
 	}
 	return parent, nil
+}
+
+// LockTree takes the category tree's shared lock (the read parents makes)
+// as the first lock of a goods edit, before its goods row: the lock order is
+// category tree (S for goods edits, X for tree changes) → goods → SKU → pool
+// → listing (inventory/goods_lock.go). A category move holds the tree
+// exclusively and then locks the goods of the moved subtree (refresh); an
+// edit that locked its goods row first and read the tree only in Refresh
+// held what the move waited for and waited for the move (MariaDB, 159
+// deadlock retries in 10 s of moves beside price edits). Stock movements
+// never read the tree. On SQLite the one writer makes it a plain read.
+func LockTree(ctx context.Context, tx *ent.Tx) error {
+	if _, err := parents(ctx, tx); err != nil {
+		return fmt.Errorf("locking the category tree: %w", err)
+	}
+	return nil
 }
