@@ -107,14 +107,15 @@ func inPage(_ map[string]any, page int) int {
 // at most paging.Max. (A page of 0 is inPage's "unknown", so first: 0
 // charges its edges as a full page: too much for no rows, never too little.)
 func firstArg(args map[string]any) int {
-	n, ok := intArg(args["first"])
-	switch {
-	case !ok:
-		return paging.Default
-	case n <= 0:
-		return 0
+	var first *int64
+	if n, ok := intArg(args["first"]); ok {
+		first = &n
 	}
-	return int(min(n, paging.Max))
+	n, err := paging.Size(paging.First(first))
+	if err != nil {
+		return 0 // refused by the resolver: no rows
+	}
+	return n
 }
 
 // reconcileRows is the number of rows stockReconciliation answers for a
