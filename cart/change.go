@@ -24,7 +24,7 @@ func (s *Service) change(ctx context.Context, who, token string, fn func(ctx con
 	}
 	now := s.stamp()
 	var r *ent.Cart
-	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		var err error
 		if r, err = s.take(ctx, tx, who, token, now); err != nil {
 			return err

@@ -63,7 +63,7 @@ func (s *Service) fill(ctx context.Context, who, token string, adds []add) (*Car
 func (s *Service) create(ctx context.Context, who, token string, adds []add) (*Cart, error) {
 	now := s.stamp()
 	var r *ent.Cart
-	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		if who != "" {
 			// An expired open cart of the customer is gone for them; it must
 			// not keep the slot of their open cart until the purge.

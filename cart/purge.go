@@ -25,7 +25,7 @@ func (s *Service) Purge(ctx context.Context) (int, error) {
 			return total, nil
 		}
 		var n int
-		err = store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+		err = store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 			// Carts first, again by age: one changed since it was listed is
 			// kept, and only its lines go with a deleted cart.
 			var err error

@@ -27,7 +27,7 @@ func Backfill(ctx context.Context, db *store.DB) (int, error) {
 		if err != nil || len(ids) == 0 {
 			return done, store.Classify(err)
 		}
-		err = store.WithTx(ctx, db.Client, func(ctx context.Context, tx *ent.Tx) error {
+		err = store.WithTx(ctx, db, func(ctx context.Context, tx *ent.Tx) error {
 			for _, id := range ids {
 				if err := tx.Goods.Update().Where(goods.ID(id), goods.SlugIsNil()).SetSlug(fmt.Sprintf("goods-%d", id)).Exec(ctx); err != nil {
 					return err

@@ -23,11 +23,15 @@ import (
 // a 3-node Galera cluster (auto_increment_increment = cluster size). On
 // MariaDB the step is a session variable, set on every connection through the
 // DSN (go-sql-driver sends unknown DSN parameters as SET statements). SQLite
-// has no such setting and runs the same checks on plain ids.
+// has no such setting and runs the same checks on plain ids. On PostgreSQL
+// every table's id sequence is made to step by 3 after the migration.
 func openSteppedIDs(t *testing.T, b testdb.Backend) *store.DB {
 	t.Helper()
-	if b == testdb.SQLite {
+	switch b {
+	case testdb.SQLite:
 		return testdb.Open(t, b)
+	case testdb.Postgres:
+		return steppedPostgres(t)
 	}
 	ctx := context.Background()
 	cfg, err := mysql.ParseDSN(strings.TrimPrefix(testdb.Spec(t, b), "mysql:"))
@@ -58,7 +62,7 @@ func openSteppedIDs(t *testing.T, b testdb.Backend) *store.DB {
 // own goods, its spec key matches them, every value's spec is of the same
 // goods, and every opening ledger row is its SKU's.
 func TestMultiRowInsertIDsAreRead(t *testing.T) {
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			ctx := context.Background()
 			db := openSteppedIDs(t, b)
@@ -183,4 +187,27 @@ func checkSkuReferences(t *testing.T, db *store.DB) {
 	if bad > 10 {
 		t.Errorf("… and %d more mismatches (%d SKUs, %d spec values, %d ledger rows)", bad-10, len(skus), len(values), len(ledger))
 	}
+}
+
+func steppedPostgres(t *testing.T) *store.DB {
+	ctx := context.Background()
+	db := testdb.Open(t, testdb.Postgres)
+	rs, err := db.SQL.QueryContext(ctx, "SELECT schemaname || '.' || sequencename FROM pg_sequences")
+	noErr(t, err)
+	var seqs []string
+	for rs.Next() {
+		var s string
+		noErr(t, rs.Scan(&s))
+		seqs = append(seqs, s)
+	}
+	noErr(t, rs.Err())
+	rs.Close()
+	if len(seqs) < 5 {
+		t.Fatalf("%d id sequences: the test would prove nothing", len(seqs))
+	}
+	for _, s := range seqs {
+		_, err := db.SQL.ExecContext(ctx, "ALTER SEQUENCE "+s+" INCREMENT BY 3")
+		noErr(t, err)
+	}
+	return db
 }

@@ -35,7 +35,7 @@ func (d counting) Exec(ctx context.Context, q string, args, v any) error {
 
 // eachCounted is testdb.Each with a statement counter on the driver.
 func eachCounted(t *testing.T, fn func(t *testing.T, db *store.DB, n *atomic.Int64)) {
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			n := new(atomic.Int64)
 			db := testdb.Open(t, b, store.WithDriverWrapper(func(d dialect.Driver) dialect.Driver { return counting{d, n} }))

@@ -50,7 +50,7 @@ func (s *Service) CreateCategory(ctx context.Context, in CategoryInput) (*Catego
 		}
 	}
 	var id int64
-	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		t, err := s.lockedTree(ctx, tx)
 		if err != nil {
 			return err
@@ -75,8 +75,10 @@ func (s *Service) CreateCategory(ctx context.Context, in CategoryInput) (*Catego
 		} else if made := slugFrom("category", in.Name); made != "" && t.bySlug[made] == nil {
 			slug = made
 		}
-		// category-<id> needs the id: a placeholder no slug can equal first.
-		row, err := c.SetSlug(cmp.Or(slug, "\x00"+in.Name)).Save(ctx)
+		// category-<id> needs the id: a placeholder no slug can equal first
+		// ("!" is no slug's character; NUL was, until PostgreSQL, whose text
+		// cannot hold it).
+		row, err := c.SetSlug(cmp.Or(slug, "!"+in.Name)).Save(ctx)
 		if err != nil {
 			return slugError(err)
 		}
@@ -137,7 +139,7 @@ func (s *Service) UpdateCategory(ctx context.Context, in CategoryEdit) (*Categor
 		return nil, fmt.Errorf("%w: give parentId or toRoot, not both", errs.InvalidInput)
 	}
 	var moved []int64
-	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		moved = nil
 		t, err := s.lockedTree(ctx, tx)
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"entgo.io/ent/dialect"
 
 	"storefront/ent"
 	"storefront/store"
@@ -45,12 +44,20 @@ import (
 // takes the database's one write lock at BEGIN, so changes of the tree
 // already run one at a time and read the latest rows; SQLite has no FOR
 // UPDATE (ent refuses to build one), so the read is a plain one.
+//
+// PostgreSQL: FOR UPDATE locks the rows there are, and a second change waits
+// on them; but its READ COMMITTED statement returns the rows of the
+// snapshot it began with, without a category the first change created. So
+// the tree is read again once it is locked: a new statement, a new snapshot
+// (on MySQL the first plain read takes its snapshot now, after the lock).
 func (s *Service) lockedTree(ctx context.Context, tx *ent.Tx) (*tree, error) {
-	q := tx.Category.Query()
-	if s.db.Dialect != dialect.SQLite {
-		q = q.ForUpdate()
+	if err := store.Lock(ctx, tx, store.TreeLock, store.Exclusive, 0); err != nil {
+		return nil, store.Classify(fmt.Errorf("locking the category tree: %w", err))
 	}
-	rows, err := q.All(ctx)
+	if _, err := tx.Category.Query().Modify(store.UpdateLock).All(ctx); err != nil {
+		return nil, store.Classify(fmt.Errorf("locking the category tree: %w", err))
+	}
+	rows, err := tx.Category.Query().All(ctx)
 	if err != nil {
 		return nil, store.Classify(fmt.Errorf("locking the category tree: %w", err))
 	}

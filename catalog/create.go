@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"storefront/ent"
 	"storefront/enums"
@@ -67,7 +68,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Goods, error) {
 		return nil, err
 	}
 	var id int64
-	err = store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	err = store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		// The tree first, as in every goods edit (bumpGoods): Add reads it.
 		if err := listing.LockTree(ctx, tx); err != nil {
 			return err
@@ -298,6 +299,11 @@ func (s *Service) checkTerms(t SkuTerms) error {
 func checkName(what, s string, maxLen int) error {
 	if strings.TrimSpace(s) == "" {
 		return fmt.Errorf("%w: %s is empty", errs.InvalidInput, what)
+	}
+	// A control character is no part of a name, and PostgreSQL's text cannot
+	// hold NUL: refused alike on every database.
+	if i := strings.IndexFunc(s, unicode.IsControl); i >= 0 {
+		return fmt.Errorf("%w: %s %q holds a control character at byte %d", errs.InvalidInput, what, s, i)
 	}
 	// Bytes, not characters: ent's MaxLen validator counts bytes, and a name
 	// it refuses would surface as an internal error instead of bad input.

@@ -38,7 +38,7 @@ func (s *Service) UpdateGoods(ctx context.Context, in UpdateGoodsInput) (*Goods,
 	if in.ClearCategory && in.CategoryID != nil {
 		return nil, fmt.Errorf("%w: give categoryId or clearCategory, not both", errs.InvalidInput)
 	}
-	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		if err := checkCategory(ctx, tx, in.CategoryID); err != nil {
 			return err
 		}

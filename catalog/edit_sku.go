@@ -41,7 +41,7 @@ func (s *Service) UpdateSku(ctx context.Context, in UpdateSkuInput) (*SKU, error
 		}
 	}
 	var row *ent.Sku
-	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		cur, err := tx.Sku.Get(ctx, in.ItemID)
 		if ent.IsNotFound(err) {
 			return fmt.Errorf("%w: SKU %d", errs.NotFound, in.ItemID)
@@ -130,7 +130,7 @@ func (s *Service) SetStatus(ctx context.Context, goodsID int64, status enums.Goo
 // setGoods applies one edit of the goods row as a catalog edit: the version
 // moves, views reload, and the admin's view is returned.
 func (s *Service) setGoods(ctx context.Context, goodsID int64, set func(*ent.GoodsUpdate)) (*Goods, error) {
-	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		if err := bumpGoods(ctx, tx, goodsID, nil, set); err != nil {
 			return err
 		}

@@ -67,7 +67,7 @@ func (s *Service) UpdateSpecs(ctx context.Context, in UpdateSpecsInput) (*Goods,
 	if err := s.checkSpecEdit(in); err != nil {
 		return nil, err
 	}
-	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		specType := enums.SpecMulti
 		if len(in.Specs) == 0 {
 			specType = enums.SpecSingle
@@ -97,6 +97,11 @@ func (s *Service) UpdateSpecs(ctx context.Context, in UpdateSpecsInput) (*Goods,
 // reads the tree, and a category move holds the tree before it locks goods.
 func bumpGoods(ctx context.Context, tx *ent.Tx, id int64, expected *int64, set func(*ent.GoodsUpdate)) error {
 	if err := listing.LockTree(ctx, tx); err != nil {
+		return err
+	}
+	// The UPDATE locks the row on MySQL; PostgreSQL's fair lock comes first
+	// (store.LockSpace).
+	if err := store.Lock(ctx, tx, store.GoodsLock, store.Exclusive, id); err != nil {
 		return err
 	}
 	u := tx.Goods.Update().Where(goods.ID(id), goods.DeleteTimeIsNil()).AddVersion(1)

@@ -37,7 +37,7 @@ func TestSpecKeyRaceOneSkuWins(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				fails[i] = store.WithTx(ctx, db.Client, func(ctx context.Context, tx *ent.Tx) error {
+				fails[i] = store.WithTx(ctx, db, func(ctx context.Context, tx *ent.Tx) error {
 					p := plannedSku{terms: SkuTerms{SellPrice: 100, Stock: 5}, enabled: true}
 					rows, err := createSkus(ctx, tx, []*ent.SkuCreate{newSku(tx, g.ID, []int64{7001, 7002}, []string{"a", "b"}, p)})
 					if err != nil {

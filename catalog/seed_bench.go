@@ -63,7 +63,7 @@ func (s *Service) SeedBench(ctx context.Context, n int, seed uint64, progress fu
 	}
 	for done := 0; done < n; {
 		size := min(seedBatch, n-done)
-		err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+		err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 			return seedBenchBatch(ctx, tx, r, start+done, size, places)
 		})
 		if err != nil {

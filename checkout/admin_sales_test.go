@@ -170,7 +170,7 @@ func TestEditsBesideSalesDoNotDeadlock(t *testing.T) {
 		f.setStock(t, s.ID, 100_000)
 	}
 	// The restock above went by hand: the listing learns it here.
-	if err := store.WithTx(ctx, db.Client, func(ctx context.Context, tx *ent.Tx) error { return listing.Refresh(ctx, tx, goods) }); err != nil {
+	if err := store.WithTx(ctx, db, func(ctx context.Context, tx *ent.Tx) error { return listing.Refresh(ctx, tx, goods) }); err != nil {
 		t.Fatal(err)
 	}
 

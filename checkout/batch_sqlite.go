@@ -40,7 +40,7 @@ func (b *sqliteBatcher) lone(lane int) (func(), bool) {
 }
 
 func (b *sqliteBatcher) attempt(ctx context.Context, s *Service, batch []*ticket, out []verdict, r rerun) error {
-	return store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	return store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		now := s.now().Truncate(time.Second)
 		d, err := s.decideBatch(ctx, tx, batch, out, r.withKeys, nil, now)
 		if err != nil || len(d.won) == 0 {

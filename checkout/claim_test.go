@@ -15,7 +15,7 @@ import (
 // emitN writes n single-event outbox rows.
 func emitN(t *testing.T, db *store.DB, n int) {
 	t.Helper()
-	err := store.WithTx(context.Background(), db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	err := store.WithTx(context.Background(), db, func(ctx context.Context, tx *ent.Tx) error {
 		for i := range n {
 			if err := Emit(ctx, tx, EventOrderPaid, int64(i+1), map[string]string{"orderSn": fmt.Sprint("sn-", i)}, time.Now()); err != nil {
 				return err

@@ -61,7 +61,7 @@ func TestRestoreTwiceIsNoOp(t *testing.T) {
 		lines := []inventory.RestoreLine{{ItemID: blackL, GoodsID: 1, Num: 5}}
 		for i, want := range []int{1, 0} {
 			var n int
-			err := store.WithTx(ctx, db.Client, func(ctx context.Context, tx *ent.Tx) error {
+			err := store.WithTx(ctx, db, func(ctx context.Context, tx *ent.Tx) error {
 				var err error
 				n, err = inventory.Restore(ctx, tx, inventory.CloseRestore, inventory.BizOrder, "SN-1", lines)
 				return err

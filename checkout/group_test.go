@@ -438,7 +438,7 @@ func TestDispatchStopsAtAnUnreadableRow(t *testing.T) {
 // test's database (0 on SQLite, where a transaction lives in its handle).
 func openTransactions(t *testing.T, db *store.DB) int {
 	t.Helper()
-	if db.Dialect != dialect.MySQL {
+	if db.Dialect.Name() != dialect.MySQL {
 		return 0
 	}
 	var n int
@@ -685,7 +685,7 @@ func TestGroupOrdersAreWhole(t *testing.T) {
 	for _, v := range []struct{ step3, statements bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
 		t.Run(fmt.Sprintf("increment3=%v,statements=%v", v.step3, v.statements), func(t *testing.T) {
 			testdb.Each(t, func(t *testing.T, db *store.DB) {
-				if v.step3 && db.Dialect == dialect.MySQL {
+				if v.step3 && db.Dialect.Name() == dialect.MySQL {
 					db = mysqlWith(t, "auto_increment_increment=3")
 				}
 				f := setup(t, db)
@@ -871,7 +871,7 @@ func TestGroupLoneOrdersRunAlone(t *testing.T) {
 			t.Errorf("GroupStats = %d transactions, %d orders, %d queued; want 3, 3, 0", b, n, queueLen(f, id))
 		}
 		want := 3
-		if db.Dialect != dialect.MySQL {
+		if db.Dialect.Name() != dialect.MySQL {
 			want = 0
 		}
 		if batches != want {

@@ -38,7 +38,7 @@ func (s *Service) claimKey(ctx context.Context, user, key, hash string, keep tim
 		// (on MySQL the insert may wait for a running order transaction that
 		// is marking the key DONE: milliseconds, never the whole request).
 		r := &keyRecord{user: user, key: key, hash: hash, state: statePending, lease: lease, created: now, expires: now.Add(keep)}
-		id, err := store.InsertID(ctx, s.db.Client, store.NewInsert(idempotency.Table).Row(r.write))
+		id, err := s.db.InsertID(ctx, s.db.Client, store.NewInsert(idempotency.Table).Row(r.write))
 		if err == nil {
 			return &claim{id: id, lease: lease}, "", nil
 		}

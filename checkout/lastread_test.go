@@ -42,7 +42,7 @@ func TestGroupLastReadIsChecked(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if db.Dialect == dialect.MySQL && !f.svc.batcher.(*mysqlBatcher).lastRead.rows.Contains(id) {
+		if db.Dialect.Name() == dialect.MySQL && !f.svc.batcher.(*mysqlBatcher).lastRead.rows.Contains(id) {
 			t.Fatal("the batch left nothing in lastRead: this test would not test it")
 		}
 

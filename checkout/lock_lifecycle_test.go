@@ -22,7 +22,7 @@ import (
 func (f *fixture) pay(t *testing.T, orderID int64, p Payer) bool {
 	t.Helper()
 	var won bool
-	err := store.WithTx(context.Background(), f.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	err := store.WithTx(context.Background(), f.db, func(ctx context.Context, tx *ent.Tx) error {
 		var err error
 		won, err = PayTx(ctx, tx, orderID, p, f.svc.now())
 		return err
@@ -250,7 +250,7 @@ func TestMixedModesAndSwitching(t *testing.T) {
 			t.Errorf("a planted lock: reconciliation found %+v (%v), want SKU %d with lockDiff 3", d, err, shirt)
 		}
 		// Releasing a lock twice is refused, not booked below zero.
-		if err := store.WithTx(ctx, db.Client, func(ctx context.Context, tx *ent.Tx) error {
+		if err := store.WithTx(ctx, db, func(ctx context.Context, tx *ent.Tx) error {
 			return inventory.Release(ctx, tx, []inventory.RestoreLine{{ItemID: shirt, Num: 4}})
 		}); !errors.Is(err, inventory.ErrLockDrift) {
 			t.Errorf("releasing more than is locked: %v, want ErrLockDrift", err)

@@ -76,7 +76,7 @@ func TestPayAfterCloseDecidedByTheCAS(t *testing.T) {
 			}
 		}
 		var won bool
-		err = store.WithTx(ctx, db.Client, func(ctx context.Context, tx *ent.Tx) error {
+		err = store.WithTx(ctx, db, func(ctx context.Context, tx *ent.Tx) error {
 			if _, err := tx.Order.Query().Where(order.ID(o.ID)).Only(ctx); err != nil { // the payment's first read
 				return err
 			}
@@ -118,7 +118,7 @@ func TestMixedModeTransitionsKeepTheLockOrder(t *testing.T) {
 			return err
 		}},
 		{"pay", true, func(f *fixture, o *Order, i int) error {
-			return store.WithTx(context.Background(), f.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+			return store.WithTx(context.Background(), f.db, func(ctx context.Context, tx *ent.Tx) error {
 				_, err := PayTx(ctx, tx, o.ID, Payer{ID: int64(i + 1), Provider: "mock", PaymentID: itoa(int64(i))}, f.svc.now())
 				return err
 			})

@@ -147,7 +147,7 @@ func (s *Service) newOrder(in PlaceInput, lines []*line, amount money.Money) *Or
 // decided gives the order to place, inside the transaction (a retry of the
 // transaction asks again).
 func (s *Service) placeTx(ctx context.Context, c *claim, decided func(context.Context, *ent.Tx) (*Order, error)) error {
-	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		o, err := decided(ctx, tx)
 		if err != nil {
 			return err
@@ -160,7 +160,7 @@ func (s *Service) placeTx(ctx context.Context, c *claim, decided func(context.Co
 		if err := inventory.CheckGoods(ctx, tx, sales); err != nil {
 			return err
 		}
-		id, err := store.InsertID(ctx, tx, store.NewInsert(order.Table).Row(o.write))
+		id, err := s.db.InsertID(ctx, tx, store.NewInsert(order.Table).Row(o.write))
 		if err != nil {
 			return fmt.Errorf("inserting order: %w", err)
 		}

@@ -211,7 +211,7 @@ func TestLockModePoolLifecycle(t *testing.T) {
 		f.poolsBalance(t)
 
 		// A refund of a paid line after the return restores to main stock.
-		err := store.WithTx(ctx, db.Client, func(ctx context.Context, tx *ent.Tx) error {
+		err := store.WithTx(ctx, db, func(ctx context.Context, tx *ent.Tx) error {
 			_, err := CloseTx(ctx, tx, o1.ID, Refund, f.svc.now())
 			return err
 		})

@@ -405,7 +405,7 @@ func (s *Service) CancelOrder(ctx context.Context, userID string, admin bool, or
 		return nil, fmt.Errorf("%w: order %s is not yours", errs.Forbidden, orderSn)
 	}
 	var won bool
-	err = store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	err = store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		won, err = CloseTx(ctx, tx, o.ID, Cancel, s.now())
 		return err
 	})
@@ -437,7 +437,7 @@ func (s *Service) CloseExpired(ctx context.Context) (int, error) {
 		}
 		for _, id := range ids {
 			var won bool
-			err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+			err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 				var err error
 				won, err = CloseTx(ctx, tx, id, Timeout, s.now())
 				return err

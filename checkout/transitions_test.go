@@ -32,7 +32,7 @@ func TestPayTx(t *testing.T) {
 		pay := func(orderID int64, p Payer) bool {
 			t.Helper()
 			var won bool
-			if err := store.WithTx(ctx, db.Client, func(ctx context.Context, tx *ent.Tx) error {
+			if err := store.WithTx(ctx, db, func(ctx context.Context, tx *ent.Tx) error {
 				var err error
 				won, err = PayTx(ctx, tx, orderID, p, f.svc.now())
 				return err

@@ -19,7 +19,7 @@ import (
 // Chromium, driven only by roles and accessible names, every result read
 // back through GraphQL.
 func TestAdminConsole(t *testing.T) {
-	for _, backend := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, backend := range testdb.Backends {
 		t.Run(string(backend), func(t *testing.T) {
 			b := startBrowser(t)
 			s := Start(t, testdb.Spec(t, backend))

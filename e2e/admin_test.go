@@ -53,7 +53,7 @@ func wantCode(t *testing.T, what string, r *Response, code string) {
 // createGoods → updateGoodsSpecs → adjustStock → stockLedger, with the
 // roles enforced on every step and costPrice hidden from customers.
 func TestAdminFlowOverHTTP(t *testing.T) {
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			s := Start(t, testdb.Spec(t, b))
 			create := `mutation($in: CreateGoodsInput!) { createGoods(input: $in) { ` + goodsFields + ` } }`

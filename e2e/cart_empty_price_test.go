@@ -13,7 +13,7 @@ import (
 // is stored by its first line; a price raised after the buyer's last read is
 // PRICE_CHANGED at checkoutCart, and the next read shows and acknowledges it.
 func TestCartEmptyAndPriceChangedOverHTTP(t *testing.T) {
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			spec := testdb.Spec(t, b)
 			s := Start(t, spec)

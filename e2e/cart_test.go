@@ -60,7 +60,7 @@ func (s *Server) cart(t *testing.T, token, id string) *cartJSON {
 // header placing one order, answered again on retry, CART_COMPLETED on
 // changes; and serve's closer purging carts past --cart-ttl.
 func TestCartOverHTTP(t *testing.T) {
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			spec := testdb.Spec(t, b)
 			s := Start(t, spec, "--cart-ttl", "3s", "--close-interval", "200ms")

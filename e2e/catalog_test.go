@@ -56,7 +56,7 @@ type page struct {
 // HTTP against the real binary, on SQLite and on MariaDB, gives the same answers.
 func TestProductPageOverHTTP(t *testing.T) {
 	var answers []page
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			s := Start(t, testdb.Spec(t, b))
 			p := fetchPage(t, s)

@@ -15,7 +15,7 @@ import (
 // stack overflow, every request in flight lost); `storefront reconcile`
 // reports the loop and exits 1; updateCategory(toRoot) repairs it.
 func TestCategoryLoopWrittenByHand(t *testing.T) {
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			spec := testdb.Spec(t, b)
 			s := Start(t, spec)

@@ -97,7 +97,7 @@ func balance(t *testing.T, s *Server, id string) int {
 // Place, replay with the Idempotency-Key header, cancel, and read the ledger
 // back through stockLedger: over HTTP against the real binary.
 func TestCheckoutOverHTTP(t *testing.T) {
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			s := Start(t, testdb.Spec(t, b))
 			id, stock := tshirtSku(t, s, "黑色,L")
@@ -179,7 +179,7 @@ func TestCheckoutOverHTTP(t *testing.T) {
 
 // The timeout closer inside serve, and `storefront close-expired`.
 func TestTimeoutClosing(t *testing.T) {
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			spec := testdb.Spec(t, b)
 			s := Start(t, spec, "--order-ttl", "1s", "--close-interval", "200ms")

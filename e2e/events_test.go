@@ -96,7 +96,7 @@ func notifyPaid(url, sn, amount string) error {
 // up none of it.
 func TestEventsReachNATSAndWebhooks(t *testing.T) {
 	url := natsURL(t)
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		for _, path := range []string{"plain", "batch"} {
 			t.Run(string(b)+"/"+path, func(t *testing.T) {
 				spec := testdb.Spec(t, b)

@@ -64,7 +64,7 @@ func placedIDs(t *testing.T, ns *eventStream, seen []string) map[string]string {
 // in the stream exactly once, and it reached the webhook at least once.
 func TestFaultKillWhileDispatching(t *testing.T) {
 	url := natsURL(t)
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			spec := testdb.Spec(t, b)
 			ns := newEventStream(t, url)
@@ -174,7 +174,7 @@ func metric(t *testing.T, s *Server, name string) float64 {
 // back.
 func TestFaultNATSStoppedUnderLoad(t *testing.T) {
 	natsURL(t) // the same switch as the other NATS tests
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			spec := testdb.Spec(t, b)
 			addr, dir := freeAddr(t), t.TempDir()

@@ -22,7 +22,7 @@ import (
 // kill -9 in the middle of a checkout load, then restart on the same
 // database: nothing a client was told is lost, nothing half-written stays.
 func TestFaultKillDuringCheckout(t *testing.T) {
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			spec := testdb.Spec(t, b)
 			s := Start(t, spec)
@@ -67,7 +67,7 @@ func TestFaultKillDuringCheckout(t *testing.T) {
 // open LOCKED lines, and `storefront reconcile` (which checks the locks too)
 // is clean.
 func TestFaultKillDuringLockModeCheckout(t *testing.T) {
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			spec := testdb.Spec(t, b)
 			s := Start(t, spec)

@@ -56,7 +56,7 @@ func getStatus(t *testing.T, url string) (int, string) {
 // queries: the limits are tested through server.New elsewhere, and only
 // this shows the defaults serve applies are not, say, huge.
 func TestLimitsDefaults(t *testing.T) {
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			s := Start(t, testdb.Spec(t, b))
 			for _, c := range []struct{ name, query string }{

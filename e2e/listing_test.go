@@ -45,7 +45,7 @@ func (p listingPage) ids() []string {
 // once; cursors of another sort are refused; customers see on-shelf goods
 // whatever they ask; goods(slug:) and its argument rule; search bounds.
 func TestListingOverHTTP(t *testing.T) {
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			s := Start(t, testdb.Spec(t, b))
 			cat := must[struct{ ID string }](t, s.Query(t, "", `{ category(slug: "accessories") { id } }`, nil), "category")

@@ -203,7 +203,7 @@ func (w *watchers) next(t *testing.T, limit time.Duration) watchEvent {
 // disconnecting everyone leaves no goroutine and no memory behind.
 func TestLiveStockAcrossInstances(t *testing.T) {
 	dir := nodeClient(t)
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			spec := testdb.Spec(t, b)
 			B := Start(t, spec)

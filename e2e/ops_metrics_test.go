@@ -14,7 +14,7 @@ import (
 // periodic reconciliation inside serve finds a write that bypassed the
 // ledger: both gauges, one error line per SKU, the CLI's exit status.
 func TestOperationsMetricsOverHTTP(t *testing.T) {
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			spec := testdb.Spec(t, b)
 			s := Start(t, spec, "--reconcile-interval", "200ms")

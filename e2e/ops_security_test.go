@@ -61,7 +61,7 @@ func mustJSON(t *testing.T, v any) []byte {
 const injection = `'; DROP TABLE sku; -- "x" \ 黑`
 
 func TestSecurityOverHTTP(t *testing.T) {
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			spec := testdb.Spec(t, b)
 			s := Start(t, spec)

@@ -31,7 +31,7 @@ func recorded(t *testing.T, db *store.DB, paymentID string) [3]int {
 // `storefront notify` (signed with the demo mock secret), replay the same
 // notification, refund it as admin, and reconcile with `storefront reconcile`.
 func TestPaymentFlowOverHTTP(t *testing.T) {
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			db := testdb.Spec(t, b)
 			s := Start(t, db)
@@ -113,7 +113,7 @@ func TestPaymentFlowOverHTTP(t *testing.T) {
 // payment for a paid order is kept, flagged and listed, while refundOrder
 // refunds only the payment that paid the order.
 func TestPaymentBindingAndDuplicatesOverHTTP(t *testing.T) {
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			s := Start(t, testdb.Spec(t, b))
 			id, _ := tshirtSku(t, s, "黑色,L")

@@ -15,7 +15,7 @@ import (
 // the ledger), and a storefront close-expired run afterwards finds nothing
 // left to return. storefront reconcile then prints the pool balanced.
 func TestPoolEndsThroughTheCloser(t *testing.T) {
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			spec := testdb.Spec(t, b)
 			s := Start(t, spec, "--close-interval", "200ms", "--stock-ttl", "1ms", "--response-cache=false")

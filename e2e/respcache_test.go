@@ -74,7 +74,7 @@ func cents(m string) int64 {
 // second. No read that starts after an edit was acknowledged returns a
 // price older than that edit; the cache served many of the reads.
 func TestResponseCacheMixedLoad(t *testing.T) {
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			s := Start(t, testdb.Spec(t, b))
 			const n = 12

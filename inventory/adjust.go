@@ -67,7 +67,7 @@ func (s *Service) Adjust(ctx context.Context, in AdjustInput) (*ent.Sku, error) 
 		bizSn = newBizSn("adj")
 	}
 	var row *ent.Sku
-	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		// Cheap path for a repeated request; the unique key below still decides
 		// when two copies race past this check.
 		done, err := tx.StockLog.Query().Where(stocklog.BizType(BizManual), stocklog.BizSn(bizSn),
@@ -108,7 +108,7 @@ func (s *Service) SetStock(ctx context.Context, in SetStockInput) (*ent.Sku, err
 		return nil, err
 	}
 	var row *ent.Sku
-	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		seen, err := seeLocked(ctx, tx, in.ItemID)
 		if err != nil {
 			return err
@@ -157,7 +157,7 @@ func (s *Service) Stocktake(ctx context.Context, in StocktakeInput) (*ent.Sku, e
 	// A fresh transaction per attempt: under MySQL's repeatable read a
 	// re-read inside the same transaction would see the same old snapshot.
 	for range 3 {
-		err = store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+		err = store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 			seen, err := seeLocked(ctx, tx, in.ItemID)
 			if err != nil {
 				return err

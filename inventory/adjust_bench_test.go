@@ -14,7 +14,7 @@ import (
 // probe, CAS UPDATE, read-back, ledger insert, commit), from parallel
 // goroutines on one SKU: the hot-row case.
 func BenchmarkAdjust(b *testing.B) {
-	for _, backend := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, backend := range testdb.Backends {
 		b.Run(string(backend), func(b *testing.B) {
 			db := testdb.Open(b, backend)
 			ctx := context.Background()

@@ -299,7 +299,7 @@ func TestLedgerFirstIsCapped(t *testing.T) {
 		inv := inventory.New(db)
 		s := oneSku(t, db, 0)
 		for i := range inventory.MaxPageSize + 5 {
-			if err := store.WithTx(ctx, db.Client, func(ctx context.Context, tx *ent.Tx) error {
+			if err := store.WithTx(ctx, db, func(ctx context.Context, tx *ent.Tx) error {
 				return inventory.Book(ctx, tx, inventory.Entry{ItemID: s.ID, GoodsID: s.GoodsID, Type: inventory.Adjust,
 					BizType: "test", BizSn: fmt.Sprint(i)})
 			}); err != nil {

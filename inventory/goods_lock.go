@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"slices"
 
-	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 
 	"storefront/ent"
 	"storefront/ent/goods"
+	"storefront/store"
 )
 
 // The lock order of every transaction that writes a goods' SKU, stock or
@@ -44,22 +44,19 @@ func lockGoods(ctx context.Context, tx *ent.Tx, ids ...int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
+	ids = distinct(ids)
+	if err := store.Lock(ctx, tx, store.GoodsLock, store.Shared, ids...); err != nil {
+		return err
+	}
 	var rows []struct {
 		ID int64 `sql:"id"`
 	}
 	err := tx.Goods.Query().Where(goods.IDIn(distinct(ids)...)).
-		Modify(func(s *entsql.Selector) { s.Select(s.C(goods.FieldID)); shareLock(s) }).Scan(ctx, &rows)
+		Modify(func(s *entsql.Selector) { s.Select(s.C(goods.FieldID)); store.ShareLock(s) }).Scan(ctx, &rows)
 	if err != nil {
 		return fmt.Errorf("locking goods %v: %w", ids, err)
 	}
 	return nil
-}
-
-// shareLock makes s a shared locking read where the dialect has row locks.
-func shareLock(s *entsql.Selector) {
-	if s.Dialect() == dialect.MySQL {
-		s.ForShare(entsql.WithLockClause(ShareLockMySQL))
-	}
 }
 
 // distinct is ids sorted ascending without repeats.

@@ -248,6 +248,10 @@ func checkGoods(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 	for i, s := range sales {
 		ids[i] = s.GoodsID
 	}
+	ids = distinct(ids)
+	if err := store.Lock(ctx, tx, store.GoodsLock, store.Shared, ids...); err != nil {
+		return fmt.Errorf("checking goods: %w", err)
+	}
 	var rows []struct {
 		ID      int64  `sql:"id"`
 		Name    string `sql:"name"`
@@ -255,10 +259,10 @@ func checkGoods(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 		Status  string `sql:"status"`
 		Deleted bool   `sql:"deleted"`
 	}
-	err := tx.Goods.Query().Where(goods.IDIn(distinct(ids)...)).Modify(func(s *entsql.Selector) {
+	err := tx.Goods.Query().Where(goods.IDIn(ids...)).Modify(func(s *entsql.Selector) {
 		s.Select(s.C(goods.FieldID), s.C(goods.FieldName), s.C(goods.FieldStockMode), s.C(goods.FieldStatus),
 			entsql.As(s.C(goods.FieldDeleteTime)+" IS NOT NULL", "deleted"))
-		shareLock(s)
+		store.ShareLock(s)
 	}).Scan(ctx, &rows)
 	if err != nil {
 		return fmt.Errorf("checking goods: %w", err)

@@ -139,7 +139,7 @@ func (s *Service) MoveToPool(ctx context.Context, in PoolInput) (*Pool, error) {
 		return nil, err
 	}
 	var id int64
-	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		// The goods row (move locks it), then the SKU row: the lock order of
 		// every transaction that moves both a SKU and one of its pools is
 		// goods, SKU, then pool.
@@ -176,7 +176,7 @@ func (s *Service) MoveToPool(ctx context.Context, in PoolInput) (*Pool, error) {
 // returned.
 func (s *Service) ClosePool(ctx context.Context, poolID int64) (*Pool, error) {
 	now := time.Now()
-	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		if err := lockPoolGoods(ctx, tx, poolID); err != nil {
 			return err
 		}
@@ -206,7 +206,7 @@ func (s *Service) ReturnEnded(ctx context.Context, now time.Time) (int, error) {
 	returned := 0
 	for _, id := range ids {
 		var done bool
-		err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) (err error) {
+		err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) (err error) {
 			done, err = returnPool(ctx, tx, id, now)
 			return err
 		})

@@ -130,7 +130,7 @@ func poolCAS(w store.Statement, p *ent.StockPool, price money.Money, n int64, lo
 	w.Int(int64(price))
 	w.SQL(" AND stock - lock_stock >= ")
 	w.Int(n)
-	w.SQL(" AND closed_at IS NULL AND returned + 0 = 0 AND starts_at <= ") // + 0: see returnedIs
+	w.SQL(" AND closed_at IS NULL AND (returned IS TRUE) = FALSE AND starts_at <= ") // IS TRUE: see returnedIs
 	w.Time(nowArg(now))
 	w.SQL(" AND ends_at > ")
 	w.Time(nowArg(now))

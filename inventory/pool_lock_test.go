@@ -38,7 +38,7 @@ func TestPoolLock(t *testing.T) {
 			return inventory.RestoreLine{ItemID: s.ID, GoodsID: s.GoodsID, Num: n, PoolID: p.ID}
 		}
 		inTx := func(fn func(ctx context.Context, tx *ent.Tx) error) error {
-			return store.WithTx(ctx, db.Client, fn)
+			return store.WithTx(ctx, db, fn)
 		}
 		deduct4 := []inventory.Movement{{ItemID: s.ID, GoodsID: s.GoodsID, Num: -4, Type: inventory.PaymentDeduct, BizType: inventory.BizOrder, BizSn: "o-4", PoolID: p.ID}}
 		if err := inTx(func(ctx context.Context, tx *ent.Tx) error { return inventory.DeductPool(ctx, tx, deduct4) }); !errors.Is(err, inventory.ErrLockDrift) {

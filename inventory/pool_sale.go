@@ -29,14 +29,16 @@ var (
 )
 
 // returnedIs is the condition on a pool's returned flag (bound to true or
-// false) for a write that finds the pool by id. The "+ 0" keeps MariaDB off
+// false) for a write that finds the pool by id. The IS TRUE keeps MariaDB off
 // the (returned, ends_at) index, which it picks over the primary key while
 // the table is small (a shop's first pools): such a write then locks the
 // index record before the row, while the return holds the row and changes
 // returned, i.e. needs that index record, and the two deadlock (the end
 // racing releases in TestLockModePoolUnderConcurrency, retries exhausted).
 // Only the return itself (returnPool) may look the flag up by the index.
-const returnedIs = "returned + 0 = ?"
+// (It was "returned + 0 = ?", which PostgreSQL refuses for a boolean; a
+// truth test is a function of the column to every optimizer alike.)
+const returnedIs = "(returned IS TRUE) = ?"
 
 // PoolOpen says whether pool p sells at now.
 func PoolOpen(p *ent.StockPool, now time.Time) bool {

@@ -93,12 +93,12 @@ func restoreOne(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, bizSn st
 		return false, nil
 	}
 	m := Movement{ItemID: l.ItemID, GoodsID: l.GoodsID, Num: l.Num, Type: t, BizType: bizType, BizSn: bizSn}
-	rowID, err := store.InsertID(ctx, tx, store.NewInsert(stocklog.Table).Row(func(v store.Values) { m.write(v, "0", "0") }))
-	if store.IsDuplicate(err) {
-		return false, nil // already restored for this document: never add the stock twice
-	}
+	rowID, booked, err := store.InsertNew(ctx, tx, store.NewInsert(stocklog.Table).Row(func(v store.Values) { m.write(v, "0", "0") }))
 	if err != nil {
 		return false, fmt.Errorf("booking restore of SKU %d: %w", l.ItemID, err)
+	}
+	if !booked {
+		return false, nil // already restored for this document: never add the stock twice
 	}
 	if _, err := tx.ExecContext(ctx, "UPDATE sku SET stock = stock + ?, stock_version = stock_version + 1 WHERE id = ?", l.Num, l.ItemID); err != nil {
 		return false, fmt.Errorf("restoring SKU %d: %w", l.ItemID, err)

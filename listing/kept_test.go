@@ -46,7 +46,7 @@ func reconciled(t *testing.T, db *store.DB, step string) {
 
 func pay(t *testing.T, db *store.DB, o *checkout.Order) {
 	t.Helper()
-	noErr(t, store.WithTx(context.Background(), db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	noErr(t, store.WithTx(context.Background(), db, func(ctx context.Context, tx *ent.Tx) error {
 		won, err := checkout.PayTx(ctx, tx, o.ID, checkout.Payer{Provider: "test", PaymentID: o.OrderSn, Amount: o.Amount}, time.Now())
 		if err == nil && !won {
 			err = fmt.Errorf("order %s was not paid", o.OrderSn)

@@ -17,9 +17,6 @@ import (
 	"strconv"
 	"strings"
 
-	"entgo.io/ent/dialect"
-	entsql "entgo.io/ent/dialect/sql"
-
 	"storefront/ent"
 	"storefront/ent/goods"
 	"storefront/ent/goodslisting"
@@ -124,11 +121,10 @@ func refresh(ctx context.Context, tx *ent.Tx, ids []int64, parent map[int64]*int
 	// listing rows while a movement of the same goods holds a SKU row it
 	// reads (they deadlocked on MariaDB, issue 26). A catalog edit holds its
 	// goods already; a category move takes them here.
-	rows, err := tx.Goods.Query().Where(goods.IDIn(ids...)).Modify(func(s *entsql.Selector) {
-		if s.Dialect() != dialect.SQLite {
-			s.ForUpdate()
-		}
-	}).All(ctx)
+	if err := store.Lock(ctx, tx, store.GoodsLock, store.Exclusive, slices.Sorted(slices.Values(ids))...); err != nil {
+		return err
+	}
+	rows, err := tx.Goods.Query().Where(goods.IDIn(ids...)).Modify(store.UpdateLock).All(ctx)
 	if err != nil {
 		return err
 	}

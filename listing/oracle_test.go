@@ -166,7 +166,7 @@ func seed(t *testing.T, db *store.DB, n int, r *rand.Rand) (*catalog.Service, []
 		noErr(t, err)
 		if sold := r.Int64N(4); sold > 0 {
 			sku := g.SkuList(true)[r.IntN(3)]
-			noErr(t, store.WithTx(ctx, db.Client, func(ctx context.Context, tx *ent.Tx) error {
+			noErr(t, store.WithTx(ctx, db, func(ctx context.Context, tx *ent.Tx) error {
 				return inventory.Sold(ctx, tx, []inventory.RestoreLine{{ItemID: sku.ID, GoodsID: g.ID, Num: sold * 3}})
 			}))
 		}

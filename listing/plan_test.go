@@ -36,7 +36,7 @@ func TestListingPlans(t *testing.T) {
 					for _, search := range []string{"", "纯棉"} {
 						p := listing.Params{Scope: scope, Statuses: []enums.GoodsStatus{enums.GoodsOnShelf}, Search: search,
 							Sort: sort, Desc: desc, First: 20}
-						q, args, err := listing.Statement(db.Dialect, p)
+						q, args, err := listing.Statement(db.Dialect.Name(), p)
 						noErr(t, err)
 						name := fmt.Sprintf("by %s desc=%v scope=%d search=%q", sort, desc, scope, search)
 						plan := explain(t, db, q, args)
@@ -57,7 +57,7 @@ func TestListingPlans(t *testing.T) {
 		// scan of the table.
 		for _, sort := range []listing.Field{listing.ByName, listing.BySales, listing.ByPrice} {
 			p := listing.Params{Scope: cats[0], Statuses: []enums.GoodsStatus{enums.GoodsOnShelf}, PriceMax: &price, Sort: sort, First: 20}
-			q, args, err := listing.Statement(db.Dialect, p)
+			q, args, err := listing.Statement(db.Dialect.Name(), p)
 			noErr(t, err)
 			if plan := explain(t, db, q, args); !usesAnIndex(db, plan) {
 				t.Errorf("price range by %s: plan %q scans the table\n%s", sort, plan, q)

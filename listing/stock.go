@@ -28,8 +28,8 @@ func Emptied(ctx context.Context, tx *ent.Tx, goods ...int64) error {
 	if len(goods) == 0 {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, "UPDATE goods_listing SET in_stock = 0 WHERE goods_id IN ("+ids(goods)+
-		") AND in_stock = 1 AND NOT "+inStockOf("goods_listing.goods_id"))
+	_, err := tx.ExecContext(ctx, "UPDATE goods_listing SET in_stock = FALSE WHERE goods_id IN ("+ids(goods)+
+		") AND in_stock = TRUE AND NOT "+inStockOf("goods_listing.goods_id"))
 	if err != nil {
 		return fmt.Errorf("marking goods %v out of stock: %w", goods, err)
 	}
@@ -46,7 +46,7 @@ func Restocked(ctx context.Context, tx *ent.Tx, items ...int64) error {
 	if len(items) == 0 {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, "UPDATE goods_listing SET in_stock = 1 WHERE in_stock = 0 AND goods_id IN (SELECT goods_id FROM sku WHERE id IN ("+
+	_, err := tx.ExecContext(ctx, "UPDATE goods_listing SET in_stock = TRUE WHERE in_stock = FALSE AND goods_id IN (SELECT goods_id FROM sku WHERE id IN ("+
 		ids(items)+") AND status = '"+string(enums.SkuEnabled)+"' AND stock - lock_stock > 0)")
 	if err != nil {
 		return fmt.Errorf("marking the goods of SKUs %v in stock: %w", items, err)
@@ -70,14 +70,14 @@ func Restocked(ctx context.Context, tx *ent.Tx, items ...int64) error {
 // over 16 SKUs (one such UPDATE per SKU; docs/benchmarks.md).
 func WriteEmptied(q *store.Text, goods int64, left string) {
 	if q.Compound {
-		q.SQL("IF " + left + " <= 0 THEN UPDATE goods_listing SET in_stock = 0 WHERE goods_id = ")
+		q.SQL("IF " + left + " <= 0 THEN UPDATE goods_listing SET in_stock = FALSE WHERE goods_id = ")
 		q.Int(goods)
-		q.SQL(" AND in_stock = 1 AND NOT " + inStockOf("goods_listing.goods_id") + "; END IF; ")
+		q.SQL(" AND in_stock = TRUE AND NOT " + inStockOf("goods_listing.goods_id") + "; END IF; ")
 		return
 	}
-	q.SQL("UPDATE goods_listing SET in_stock = 0 WHERE " + left + " <= 0 AND goods_id = ")
+	q.SQL("UPDATE goods_listing SET in_stock = FALSE WHERE " + left + " <= 0 AND goods_id = ")
 	q.Int(goods)
-	q.SQL(" AND in_stock = 1 AND NOT " + inStockOf("goods_listing.goods_id") + "; ")
+	q.SQL(" AND in_stock = TRUE AND NOT " + inStockOf("goods_listing.goods_id") + "; ")
 }
 
 // Sold adds units sold to the goods' sales (the payment that added them to

@@ -4,16 +4,15 @@ import (
 	"context"
 	"fmt"
 
-	"entgo.io/ent/dialect"
-	entsql "entgo.io/ent/dialect/sql"
 
 	"storefront/ent"
 	"storefront/ent/category"
+	"storefront/store"
 )
 
 // parents reads every category's parent for a goods' scopes, inside the
 // writer's transaction. On MySQL/MariaDB the read is a shared lock
-// (tree_mysql.go): it waits for a tree change in flight (which holds the
+// (store.ShareLock): it waits for a tree change in flight (which holds the
 // tree with FOR UPDATE, catalog/category_lock.go) and then reads the tree
 // as committed, where a plain read of this transaction's REPEATABLE READ
 // snapshot gave a goods moved into a category at the same time as that
@@ -30,11 +29,10 @@ import (
 // deadlock at an edit's first read of the tree was seen in a test with a
 // tiny table; the cause is inferred, not isolated).
 func parents(ctx context.Context, tx *ent.Tx) (map[int64]*int64, error) {
-	rows, err := tx.Category.Query().Order(category.ByID()).Modify(func(s *entsql.Selector) {
-		if s.Dialect() == dialect.MySQL {
-			s.ForShare(entsql.WithLockClause(mysqlShareLock))
-		}
-	}).All(ctx)
+	if err := store.Lock(ctx, tx, store.TreeLock, store.Shared, 0); err != nil {
+		return nil, err
+	}
+	rows, err := tx.Category.Query().Order(category.ByID()).Modify(store.ShareLock).All(ctx)
 	if err != nil {
 		return nil, err
 	}

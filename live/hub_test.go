@@ -38,7 +38,7 @@ type fixture struct {
 }
 
 func eachHub(t *testing.T, fn func(t *testing.T, f *fixture)) {
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			n := new(atomic.Int64)
 			db := testdb.Open(t, b, store.WithDriverWrapper(func(d dialect.Driver) dialect.Driver { return reads{d, n} }))

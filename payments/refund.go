@@ -29,7 +29,7 @@ func (s *Service) Refund(ctx context.Context, orderSn, reason string) (*checkout
 	if err != nil {
 		return nil, store.Classify(err)
 	}
-	err = store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	err = store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		won, err := refundTx(ctx, tx, o.ID, s)
 		if err != nil || won {
 			return err

@@ -71,7 +71,7 @@ func (s *Service) Notify(ctx context.Context, provider string, body []byte, sign
 	}[n.Status]
 	digest := sha256.Sum256(body)
 
-	err = store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	err = store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		ev, err := tx.PaymentEvent.Create().SetProvider(provider).SetEventID(n.EventID).
 			SetPayloadDigest(hex.EncodeToString(digest[:])).Save(ctx)
 		if ent.IsConstraintError(err) {

@@ -84,7 +84,7 @@ func (f *fixture) query(t *testing.T, q string, vars map[string]any) int64 {
 }
 
 func eachCounted(t *testing.T, fn func(t *testing.T, db *store.DB, n *atomic.Int64)) {
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			n := new(atomic.Int64)
 			fn(t, testdb.Open(t, b, store.WithDriverWrapper(func(d dialect.Driver) dialect.Driver { return counting{d, n} })), n)

@@ -55,7 +55,7 @@ type rcFixture struct {
 }
 
 func eachCached(t *testing.T, cfg catalog.Config, fn func(t *testing.T, f *rcFixture)) {
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			n := new(atomic.Int64)
 			db := testdb.Open(t, b, store.WithDriverWrapper(func(d dialect.Driver) dialect.Driver { return countingDriver{d, n} }))

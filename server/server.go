@@ -100,7 +100,7 @@ func build(o Options, metricsOnPublic bool) Handlers {
 	reg.MustRegister(m.Collectors()...)
 	if o.DB != nil {
 		// storefront_db_* : open, in use, idle connections and waits for one.
-		reg.MustRegister(prometheus.WrapCollectorWithPrefix("storefront_", collectors.NewDBStatsCollector(o.DB.SQL, o.DB.Dialect)))
+		reg.MustRegister(prometheus.WrapCollectorWithPrefix("storefront_", collectors.NewDBStatsCollector(o.DB.SQL, o.DB.Dialect.Name())))
 	}
 	if o.Resolver != nil && o.Resolver.Catalog != nil {
 		reg.MustRegister(CatalogCacheCollector(o.Resolver.Catalog))

@@ -135,7 +135,7 @@ func (h *records) WithGroup(string) slog.Handler      { return h }
 // an internal error: nothing above debug level is logged, no INTERNAL is
 // counted, and the disconnect is counted apart.
 func TestClientDisconnectIsNoError(t *testing.T) {
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			block, entered := new(atomic.Bool), make(chan struct{}, 1)
 			db := testdb.Open(t, b, store.WithDriverWrapper(func(d dialect.Driver) dialect.Driver { return blockingDriver{d, block, entered} }))

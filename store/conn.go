@@ -6,8 +6,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-
-	"github.com/go-sql-driver/mysql"
 )
 
 // Conn is one connection of the Batch pool carrying one transaction whose
@@ -87,8 +85,7 @@ func (c *Conn) Send(ctx context.Context, q string, scan func(*sql.Rows) error, a
 		c.open = false
 		return nil
 	}
-	var me *mysql.MySQLError
-	if errors.As(err, &me) && ctx.Err() == nil {
+	if IsAnswered(err) && ctx.Err() == nil {
 		if rerr := queryAll(ctx, c.c, "ROLLBACK; "+after, scanAfter); rerr != nil {
 			c.unknown = true
 			return fmt.Errorf("%w (and rolling back: %w)", err, rerr)
@@ -97,7 +94,7 @@ func (c *Conn) Send(ctx context.Context, q string, scan func(*sql.Rows) error, a
 		return err
 	}
 	c.unknown = true
-	if ctx.Err() != nil || errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysql.ErrInvalidConn) {
+	if ctx.Err() != nil || isConnErr(err) {
 		return fmt.Errorf("%w: %w", ErrCommitUnknown, err)
 	}
 	return err

@@ -16,7 +16,7 @@ import (
 // after a partial run finishes the copy.
 func TestMigrateSplitsTheSkuVersion(t *testing.T) {
 	ctx := context.Background()
-	for _, b := range []testdb.Backend{testdb.SQLite, testdb.MySQL} {
+	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			spec := testdb.Spec(t, b)
 			db, err := store.Open(ctx, spec)

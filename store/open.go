@@ -7,15 +7,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
-	"github.com/go-sql-driver/mysql"
-	_ "modernc.org/sqlite" // pure-Go SQLite: the default needs no C compiler
 
 	"storefront/ent"
 )
@@ -26,16 +22,17 @@ const DefaultDB = "sqlite:data/storefront.db"
 // DB is an opened database: the ent client plus what the hot paths need
 // beneath it (the dialect, the raw pool).
 type DB struct {
-	Client  *ent.Client
-	SQL     *sql.DB
-	Dialect string // dialect.SQLite or dialect.MySQL: ent's name for the SQL spoken
+	Client *ent.Client
+	SQL    *sql.DB
+	// Dialect is what the database's SQL spells its own way (dialect.go).
+	Dialect Dialect
 	// Kind is the server behind the dialect, found once by Open: the one
 	// value a domain package may choose a writer by (checkout's batcher).
 	Kind Kind
 	// Batch is a small pool whose connections take several statements in
-	// one query (MySQL): the group-commit batch's one round trip. Every
-	// other statement goes through SQL, where multi-statement queries are
-	// off. Nil on SQLite.
+	// one query (MySQL, PostgreSQL): the group-commit batch's one round
+	// trip. Every other statement goes through SQL, where multi-statement
+	// queries are off. Nil on SQLite.
 	Batch *sql.DB
 }
 
@@ -48,10 +45,20 @@ const (
 	// MariaDB speaks MySQL and also runs anonymous compound statements
 	// (BEGIN NOT ATOMIC … END), which MySQL lacks.
 	MariaDB
+	Postgres
 )
 
-// Open parses "sqlite:PATH" or "mysql:DSN" and returns a ready pool.
-// opts may wrap the driver (the query-counting tests do).
+// opened is what a dialect's open returns (open_sqlite.go, open_mysql.go,
+// open_postgres.go).
+type opened struct {
+	db, batch *sql.DB
+	dialect   Dialect
+	// kind finds the server's kind once the pool answers.
+	kind func(ctx context.Context, db *sql.DB) (Kind, error)
+}
+
+// Open parses "sqlite:PATH", "mysql:DSN" or "postgres:DSN" and returns a
+// ready pool. opts may wrap the driver (the query-counting tests do).
 func Open(ctx context.Context, spec string, opts ...Option) (*DB, error) {
 	var o options
 	for _, f := range opts {
@@ -59,22 +66,21 @@ func Open(ctx context.Context, spec string, opts ...Option) (*DB, error) {
 	}
 	kind, rest, ok := strings.Cut(spec, ":")
 	if !ok || rest == "" {
-		return nil, fmt.Errorf("database %q: want sqlite:PATH or mysql:DSN", spec)
+		return nil, fmt.Errorf("database %q: want sqlite:PATH, mysql:DSN or postgres:DSN", spec)
 	}
 	var (
-		db, batch *sql.DB
-		dia       string
-		err       error
+		op  opened
+		err error
 	)
 	switch kind {
 	case "sqlite":
-		db, err = openSQLite(rest)
-		dia = dialect.SQLite
+		op, err = openSQLite(rest)
 	case "mysql":
-		db, batch, err = openMySQL(rest)
-		dia = dialect.MySQL
+		op, err = openMySQL(rest)
+	case "postgres":
+		op, err = openPostgres(rest)
 	default:
-		return nil, fmt.Errorf("database %q: unknown kind %q (want sqlite or mysql)", spec, kind)
+		return nil, fmt.Errorf("database %q: unknown kind %q (want sqlite, mysql or postgres)", spec, kind)
 	}
 	if err != nil {
 		return nil, err
@@ -82,31 +88,24 @@ func Open(ctx context.Context, spec string, opts ...Option) (*DB, error) {
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	fail := func(err error) (*DB, error) {
-		db.Close()
-		if batch != nil {
-			batch.Close()
+		op.db.Close()
+		if op.batch != nil {
+			op.batch.Close()
 		}
 		return nil, err
 	}
-	if err := db.PingContext(pctx); err != nil {
+	if err := op.db.PingContext(pctx); err != nil {
 		return fail(fmt.Errorf("database %s unreachable: %w", kind, err))
 	}
-	k := SQLite
-	if dia == dialect.MySQL {
-		var v string
-		if err := db.QueryRowContext(pctx, "SELECT VERSION()").Scan(&v); err != nil {
-			return fail(fmt.Errorf("database %s: reading its version: %w", kind, err))
-		}
-		k = MySQL
-		if strings.Contains(strings.ToLower(v), "mariadb") {
-			k = MariaDB
-		}
+	k, err := op.kind(pctx, op.db)
+	if err != nil {
+		return fail(fmt.Errorf("database %s: %w", kind, err))
 	}
-	var drv dialect.Driver = entsql.OpenDB(dia, db)
+	var drv dialect.Driver = entsql.OpenDB(op.dialect.Name(), op.db)
 	if o.wrap != nil {
 		drv = o.wrap(drv)
 	}
-	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: db, Dialect: dia, Kind: k, Batch: batch}, nil
+	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: op.db, Dialect: op.dialect, Kind: k, Batch: op.batch}, nil
 }
 
 // Option adjusts Open.
@@ -119,74 +118,6 @@ type options struct {
 // WithDriverWrapper wraps the ent driver, e.g. to count statements in tests.
 func WithDriverWrapper(f func(dialect.Driver) dialect.Driver) Option {
 	return func(o *options) { o.wrap = f }
-}
-
-func openSQLite(path string) (*sql.DB, error) {
-	if dir := filepath.Dir(path); dir != "." && path != ":memory:" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("creating %s: %w", dir, err)
-		}
-	}
-	// IMMEDIATE transactions take the write lock at BEGIN, so two writers queue
-	// on the busy timeout instead of both reading and then one failing to
-	// upgrade its lock (SQLITE_BUSY mid-transaction cannot be waited out).
-	dsn := "file:" + path + "?_txlock=immediate" +
-		"&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
-		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, err
-	}
-	// SQLite has one writer at a time; a small pool avoids a crowd of
-	// connections spinning in the busy handler.
-	db.SetMaxOpenConns(4)
-	db.SetMaxIdleConns(4)
-	return db, nil
-}
-
-// openMySQL opens the main pool and the batch pool (DB.Batch).
-func openMySQL(dsn string) (main, batch *sql.DB, err error) {
-	cfg, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		return nil, nil, fmt.Errorf("mysql DSN: %w", err)
-	}
-	cfg.ParseTime = true
-	cfg.Loc = time.UTC
-	// One round trip per statement: every extra round trip made while a hot SKU
-	// row is locked costs everyone queued on it.
-	cfg.InterpolateParams = true
-	// Affected rows count changed rows only: CAS updates are checked by
-	// their affected rows, and a found-rows count would also count a row
-	// an UPDATE matched without changing it.
-	cfg.ClientFoundRows = false
-	if cfg.Params == nil {
-		cfg.Params = map[string]string{}
-	}
-	if _, ok := cfg.Params["charset"]; !ok {
-		cfg.Params["charset"] = "utf8mb4"
-	}
-	if main, err = sql.Open("mysql", cfg.FormatDSN()); err != nil {
-		return nil, nil, err
-	}
-	main.SetMaxOpenConns(64)
-	main.SetMaxIdleConns(64)
-	main.SetConnMaxLifetime(30 * time.Minute)
-	// The group-commit batch sends its writes as one multi-statement query
-	// (checkout/batch_mysql.go), its values written inline by Text (plain
-	// ASCII quoted, anything else as a hex literal: nothing to escape).
-	// Only its own pool takes several statements per query, so no other
-	// statement can carry a second one.
-	cfg.MultiStatements = true
-	if batch, err = sql.Open("mysql", cfg.FormatDSN()); err != nil {
-		main.Close()
-		return nil, nil, err
-	}
-	// A few batches are in flight at once (checkout's GroupInFlight, with
-	// one rerun each): a small pool, never waited on in practice.
-	batch.SetMaxOpenConns(8)
-	batch.SetMaxIdleConns(8)
-	batch.SetConnMaxLifetime(30 * time.Minute)
-	return main, batch, nil
 }
 
 // Close releases the pools.

@@ -96,21 +96,16 @@ type Execer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
+// Querier reads: a transaction, a client, or the batch's connection.
+type Querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
 // Exec runs in on e.
 func Exec(ctx context.Context, e Execer, in *Insert) error {
 	q, args := in.SQL()
 	_, err := e.ExecContext(ctx, q, args...)
 	return err
-}
-
-// InsertID runs the one-row in on e and returns the new row's id.
-func InsertID(ctx context.Context, e Execer, in *Insert) (int64, error) {
-	q, args := in.SQL()
-	res, err := e.ExecContext(ctx, q, args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.LastInsertId()
 }
 
 type insertValues struct{ in *Insert }
@@ -157,23 +152,21 @@ func writeCols(b *strings.Builder, cols []string) {
 	}
 }
 
-// Text is a MySQL statement with its values written inline, as the
-// driver's client-side interpolation (Open sets it) would send them. The
-// group-commit batch's statement carries some thirty values per order;
-// bound as arguments, each went through database/sql's conversion and the
-// driver then copied the whole text again while escaping it: about a fifth
-// of the batch's Go CPU in process.
+// Text is a statement with its values written inline, as the MySQL
+// driver's client-side interpolation (Open sets it) would send them: the
+// group-commit batch's one round trip. Its statement carries some thirty
+// values per order; bound as arguments, each went through database/sql's
+// conversion and the driver then copied the whole text again while escaping
+// it: about a fifth of the batch's Go CPU in process.
 //
-// A string goes between quotes only when every byte is printable ASCII other
-// than the quote and the backslash. Anything else (a CJK goods name, a
-// buyer's remark or key) goes as a hex literal with a utf8mb4 introducer,
-// which no sql_mode (NO_BACKSLASH_ESCAPES) reads differently: there is no
-// escaping to get wrong.
+// How a value is spelled is its dialect's (text_mysql.go, text_postgres.go):
+// MySQLText and PostgresText make one. The zero Text is MySQL's.
 type Text struct {
 	// Compound: the statement runs as an anonymous compound statement
 	// (MariaDB's BEGIN NOT ATOMIC … END), where IF and SIGNAL exist.
 	Compound bool
 
+	lit     literals
 	b       strings.Builder
 	scratch [40]byte
 	times   []stamp // a batch's few distinct times, each formatted once
@@ -182,6 +175,21 @@ type Text struct {
 	cols    []string
 	first   bool
 	started bool
+}
+
+// literals spells a dialect's values in SQL text.
+type literals interface {
+	// str writes a string that plain (below) refused.
+	str(b *strings.Builder, s string)
+	// time writes a formatted UTC time ("'2006-01-02 15:04:05.999999'").
+	time(b *strings.Builder, quoted string)
+}
+
+func (q *Text) literals() literals {
+	if q.lit == nil {
+		return mysqlLiterals{}
+	}
+	return q.lit
 }
 
 type stamp struct {
@@ -198,12 +206,12 @@ func (q *Text) SQL(s string) { q.b.WriteString(s) }
 // Int appends an integer value.
 func (q *Text) Int(n int64) { q.b.Write(strconv.AppendInt(q.scratch[:0], n, 10)) }
 
-// Time appends a DATETIME value in UTC, the session zone of every
-// connection (Open sets the driver's Loc to UTC).
+// Time appends a time value in UTC, the session zone of every connection
+// (Open sets it).
 func (q *Text) Time(t time.Time) {
 	for _, st := range q.times {
 		if st.t.Equal(t) {
-			q.b.WriteString(st.text)
+			q.literals().time(&q.b, st.text)
 			return
 		}
 	}
@@ -211,10 +219,12 @@ func (q *Text) Time(t time.Time) {
 	if len(q.times) < 8 {
 		q.times = append(q.times, stamp{t, text})
 	}
-	q.b.WriteString(text)
+	q.literals().time(&q.b, text)
 }
 
-// Str appends a string value.
+// Str appends a string value: between quotes as it is when every byte is
+// printable ASCII other than the quote and the backslash, otherwise as its
+// dialect spells it.
 func (q *Text) Str(s string) {
 	if plain(s) {
 		q.b.WriteByte('\'')
@@ -222,13 +232,7 @@ func (q *Text) Str(s string) {
 		q.b.WriteByte('\'')
 		return
 	}
-	const hex = "0123456789abcdef"
-	q.b.WriteString("_utf8mb4 X'")
-	for i := 0; i < len(s); i++ {
-		q.b.WriteByte(hex[s[i]>>4])
-		q.b.WriteByte(hex[s[i]&0x0f])
-	}
-	q.b.WriteByte('\'')
+	q.literals().str(&q.b, s)
 }
 
 // plain reports whether s can go between single quotes as it is.
@@ -248,7 +252,7 @@ func (q *Text) String() string { return q.b.String() }
 func (q *Text) Insert(table string, n int, def func(j int, v Values)) {
 	// The column list is only known once the first row is written: render
 	// that row aside, then the statement head, then the rest in place.
-	var first Text
+	first := Text{lit: q.lit}
 	first.times = q.times
 	first.first, first.started = true, false
 	def(0, textValues{&first})

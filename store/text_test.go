@@ -109,7 +109,7 @@ func TestInsertAndTextRenderOneDefinition(t *testing.T) {
 		ctx := context.Background()
 		for _, q := range []string{
 			"CREATE TABLE probe_parent (id INTEGER PRIMARY KEY, sn VARCHAR(16))",
-			"CREATE TABLE probe (name VARCHAR(32), n BIGINT, twice BIGINT, at DATETIME, parent BIGINT, `key` VARCHAR(32))",
+			"CREATE TABLE probe (name VARCHAR(32), n BIGINT, twice BIGINT, at " + timeType(db) + ", parent BIGINT, `key` VARCHAR(32))",
 			"INSERT INTO probe_parent (id, sn) VALUES (7, 'p-7')",
 		} {
 			if _, err := db.SQL.ExecContext(ctx, q); err != nil {
@@ -127,8 +127,7 @@ func TestInsertAndTextRenderOneDefinition(t *testing.T) {
 		if _, err := db.SQL.ExecContext(ctx, q, args...); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
-		if db.Dialect == "mysql" { // Text is MySQL's inline form
-			var text store.Text
+		if text := textOf(db); text != nil { // the batches' inline form
 			text.Insert("probe", len(rows), func(j int, v store.Values) { def(rows[j], "p-7")(v) })
 			if _, err := db.SQL.ExecContext(ctx, text.String()); err != nil {
 				t.Fatalf("%s: %v", text.String(), err)
@@ -150,7 +149,7 @@ func TestInsertAndTextRenderOneDefinition(t *testing.T) {
 		}
 		want := []string{`it's/-2/-4/7/k-it's`, "纯棉/1/2/7/k-纯棉", `a\b/3/6/7/k-a\b`}
 		copies := 1
-		if db.Dialect == "mysql" {
+		if textOf(db) != nil {
 			copies = 2
 		}
 		var all []string
@@ -163,4 +162,23 @@ func TestInsertAndTextRenderOneDefinition(t *testing.T) {
 			t.Errorf("rows read back: %v\nwant %v", got, all)
 		}
 	})
+}
+
+// timeType is a column type for a time without zone on db.
+func timeType(db *store.DB) string {
+	if db.Kind == store.Postgres {
+		return "TIMESTAMP"
+	}
+	return "DATETIME"
+}
+
+// textOf is db's inline statement, nil where no batch writes one (SQLite).
+func textOf(db *store.DB) *store.Text {
+	switch db.Kind {
+	case store.MySQL, store.MariaDB:
+		return store.MySQLText(false)
+	case store.Postgres:
+		return store.PostgresText()
+	}
+	return nil
 }

@@ -2,16 +2,10 @@ package store
 
 import (
 	"context"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
-	"strings"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
-	"modernc.org/sqlite"
 
 	"storefront/ent"
 	"storefront/errs"
@@ -28,13 +22,26 @@ type txKey struct{}
 //
 // fn may run more than once: on a deadlock (MySQL 1213), a lock-wait timeout
 // (1205) or SQLite busy the whole transaction is retried up to twice with
-// 10 ms + 0–20 ms backoff (seed 003, 6.3). Business errors are never retried.
-func WithTx(ctx context.Context, c *ent.Client, fn func(ctx context.Context, tx *ent.Tx) error) error {
+// 10 ms + 0–20 ms backoff (seed 003, 6.3); PostgreSQL's deadlock, serialization failure and lock
+// timeout alike (errors_postgres.go). Business errors are never retried.
+//
+// ctx, as fn receives it, carries the database's dialect: the functions of
+// store that write a statement inside a transaction (InsertNew) read it there.
+func WithTx(ctx context.Context, db *DB, fn func(ctx context.Context, tx *ent.Tx) error) error {
 	if ctx.Value(txKey{}) != nil {
 		return errors.New("store.WithTx: nested transaction")
 	}
-	ctx = context.WithValue(ctx, txKey{}, true)
-	return Retry(ctx, func() error { return runTx(ctx, c, fn) })
+	ctx = context.WithValue(ctx, txKey{}, db.Dialect)
+	return Retry(ctx, func() error { return runTx(ctx, db.Client, fn) })
+}
+
+// dialectIn is the dialect of the transaction ctx carries (WithTx).
+func dialectIn(ctx context.Context) Dialect {
+	d, ok := ctx.Value(txKey{}).(Dialect)
+	if !ok {
+		panic("store: a statement of a transaction written outside store.WithTx")
+	}
+	return d
 }
 
 // Retry runs one transaction attempt, and again on a deadlock, a lock-wait
@@ -138,27 +145,6 @@ func classifyCommit(err error) error {
 	return nil
 }
 
-// RetryCause names a transient conflict worth retrying, or "" for anything else.
-func RetryCause(err error) string {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		switch me.Number {
-		case 1213:
-			return "deadlock"
-		case 1205:
-			return "lock_wait"
-		}
-	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case 5, 6: // SQLITE_BUSY, SQLITE_LOCKED
-			return "busy"
-		}
-	}
-	return ""
-}
-
 // Classify turns connection-level failures and conflicts past their retries
 // into ErrUnavailable so callers can answer "retry later" instead of
 // "internal error".
@@ -173,23 +159,6 @@ func Classify(err error) error {
 		return errors.Join(ErrUnavailable, err)
 	}
 	return err
-}
-
-func isConnErr(err error) bool {
-	if errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, driver.ErrBadConn) {
-		return true
-	}
-	var ne net.Error
-	if errors.As(err, &ne) {
-		return true
-	}
-	msg := strings.ToLower(err.Error())
-	for _, s := range []string{"connection refused", "bad connection", "broken pipe", "connection reset", "i/o timeout"} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // Savepoint runs fn inside a savepoint of tx: when fn fails, what it wrote

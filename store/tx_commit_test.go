@@ -53,7 +53,7 @@ func TestCommitAnswersByTheDeadline(t *testing.T) {
 	thaw := time.AfterFunc(timeout+3*time.Second, p.resume)
 	defer thaw.Stop()
 	start := time.Now()
-	err = store.WithTx(ctx, proxied.Client, func(ctx context.Context, tx *ent.Tx) error {
+	err = store.WithTx(ctx, proxied, func(ctx context.Context, tx *ent.Tx) error {
 		_, err := tx.Idempotency.Create().SetUserID("u").SetKey("commit-test").SetRequestHash("h").
 			SetState("PENDING").SetLeaseUntil(now).SetCreatedAt(now).SetExpiresAt(now.Add(time.Hour)).Save(ctx)
 		p.pause() // the server "freezes" between the last statement and COMMIT

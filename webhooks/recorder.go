@@ -69,7 +69,7 @@ func (s *Service) markDelivered(ctx context.Context, batch []outcome) error {
 	for _, o := range batch {
 		byStatus[o.status] = append(byStatus[o.status], o)
 	}
-	return store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	return store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		for code, os := range byStatus {
 			ids, tokens := make([]int64, len(os)), make([]string, 0, 4)
 			seen := map[string]bool{}

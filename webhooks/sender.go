@@ -303,7 +303,7 @@ func (s *Service) send(ctx context.Context, client *http.Client, h *ent.Webhook,
 // it failed and the schedule has one; nothing when d's claim was lost.
 func (s *Service) record(ctx context.Context, d *ent.WebhookDelivery, token string, status int, sendErr error) error {
 	now := s.now()
-	return store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	return store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		up := tx.WebhookDelivery.Update().Where(webhookdelivery.ID(d.ID), webhookdelivery.Claim(token), webhookdelivery.Status(Sending)).
 			SetAt(now).ClearClaimedUntil()
 		if status != 0 {

@@ -200,7 +200,7 @@ func (s *Service) Update(ctx context.Context, id int64, u Update) (*Webhook, err
 // Delete removes webhook id and its deliveries (those in flight end, and
 // their outcome is dropped).
 func (s *Service) Delete(ctx context.Context, id int64) error {
-	return store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	return store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		if err := tx.Webhook.DeleteOneID(id).Exec(ctx); ent.IsNotFound(err) {
 			return fmt.Errorf("%w: webhook %d", errs.NotFound, id)
 		} else if err != nil {

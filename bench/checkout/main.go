@@ -173,9 +173,9 @@ func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("checkout benchmark: %s, %s per run, clients %v, GC target %d (%s), load average %s\n",
-		db.Dialect, dur, clients, gcInForce, gcFrom, strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
+		db.Dialect.Name(), dur, clients, gcInForce, gcFrom, strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
 
-	serverDB = db.Dialect == "mysql" // before the first sample: dbPID is read once
+	serverDB = db.Dialect.Name() == "mysql" // before the first sample: dbPID is read once
 	b := newBench(db, hot, casSKU, lock, spread, dur)
 	fmt.Println("\n1. raw single-row CAS (autocommit UPDATE sku SET stock = stock - 1, stock_version = stock_version + 1 WHERE id = ? AND stock >= 1)")
 	for _, c := range clients {
@@ -194,7 +194,7 @@ func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 			fmt.Fprintln(os.Stderr, "booking the raw CAS units:", err)
 		}
 	}()
-	if hotrow != "" && db.Dialect == "mysql" {
+	if hotrow != "" && db.Dialect.Name() == "mysql" {
 		// The anchor's group mode is the same idea on bare SQL (three rows
 		// and six index entries an order, no idempotency record, no outbox):
 		// its own group/raw says how far grouping can go on this machine,

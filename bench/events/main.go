@@ -173,7 +173,7 @@ func run(dbSpec, natsURL string, dur, interval time.Duration, clients []int) err
 
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("events benchmark: %s, hot SKU, group-commit path, in process, %s per mode and client count, dispatcher every %s, %s, load average %s\n",
-		db.Dialect, dur, interval, gcNote, strings.Join(strings.Fields(string(load))[:3], " "))
+		db.Dialect.Name(), dur, interval, gcNote, strings.Join(strings.Fields(string(load))[:3], " "))
 	fmt.Printf("   %-7s %-22s %9s %8s %8s\n", "clients", "events", "orders/s", "p50 ms", "p99 ms")
 	for _, c := range clients {
 		var rate [2]float64

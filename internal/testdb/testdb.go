@@ -1,7 +1,9 @@
 // Package testdb gives each test a fresh, migrated database: SQLite always,
-// MariaDB/MySQL when STOREFRONT_TEST_MYSQL_DSN is set. Locally the MySQL
-// variants skip with a message; with STOREFRONT_TEST_REQUIRE_MYSQL=1 (CI)
-// a missing DSN is a failure, never a silent skip.
+// MariaDB/MySQL when STOREFRONT_TEST_MYSQL_DSN is set, PostgreSQL when
+// STOREFRONT_TEST_POSTGRES_DSN is set. Locally the server variants skip with
+// a message; with STOREFRONT_TEST_REQUIRE_MYSQL=1 or
+// STOREFRONT_TEST_REQUIRE_POSTGRES=1 (CI) a missing DSN is a failure, never
+// a silent skip.
 package testdb
 
 import (
@@ -29,14 +31,23 @@ const RequireEnv = "STOREFRONT_TEST_REQUIRE_MYSQL"
 type Backend string
 
 const (
-	SQLite Backend = "sqlite"
-	MySQL  Backend = "mysql"
+	SQLite   Backend = "sqlite"
+	MySQL    Backend = "mysql"
+	Postgres Backend = "postgres"
 )
 
-// Each runs fn as a subtest on every backend: "sqlite" and "mysql".
+// Backends is every backend a database test runs on.
+var Backends = []Backend{SQLite, MySQL, Postgres}
+
+// Servers is the backends that run as servers (several connections write
+// at once, two instances can share one).
+var Servers = []Backend{MySQL, Postgres}
+
+// Each runs fn as a subtest on every backend: "sqlite", "mysql" and
+// "postgres".
 func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 	t.Helper()
-	for _, b := range []Backend{SQLite, MySQL} {
+	for _, b := range Backends {
 		t.Run(string(b), func(t *testing.T) { fn(t, Open(t, b)) })
 	}
 }
@@ -66,9 +77,22 @@ func Spec(t testing.TB, b Backend) string {
 		return "sqlite:" + filepath.Join(t.TempDir(), "test.db")
 	case MySQL:
 		return "mysql:" + freshMySQL(t)
+	case Postgres:
+		return "postgres:" + freshPostgres(t)
 	}
 	t.Fatalf("unknown backend %q", b)
 	return ""
+}
+
+// SkipUnless skips (or, in CI, fails) when backend b is not configured.
+func SkipUnless(t testing.TB, b Backend) {
+	t.Helper()
+	switch b {
+	case MySQL:
+		SkipUnlessMySQL(t)
+	case Postgres:
+		SkipUnlessPostgres(t)
+	}
 }
 
 // SkipUnlessMySQL skips (or, in CI, fails) when no MySQL DSN is configured.

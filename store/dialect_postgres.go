@@ -1,0 +1,45 @@
+package store
+
+import (
+	"context"
+
+	"entgo.io/ent/dialect"
+)
+
+// postgresDialect is PostgreSQL (15), through pgx.
+type postgresDialect struct{}
+
+func init() { register(postgresDialect{}) }
+
+func (postgresDialect) Name() string         { return dialect.Postgres }
+// ShareClause: none; Lock took an advisory lock before the read (lock.go).
+func (postgresDialect) ShareClause() string  { return "" }
+func (postgresDialect) UpdateClause() string { return "FOR UPDATE" }
+
+// insertNew: a duplicate key aborts a PostgreSQL transaction, so the
+// INSERT itself steps aside.
+func (postgresDialect) insertNew(ctx context.Context, e ExecQuerier, q string, args []any) (int64, bool, error) {
+	id, err := returningID(ctx, e, q+" ON CONFLICT DO NOTHING", args)
+	return id, id != 0, err
+}
+
+// insertID: PostgreSQL has no LAST_INSERT_ID; the row says its id.
+func (postgresDialect) insertID(ctx context.Context, e ExecQuerier, q string, args []any) (int64, error) {
+	return returningID(ctx, e, q, args)
+}
+
+// returningID runs q with RETURNING id: the id, or 0 when no row was written.
+func returningID(ctx context.Context, e ExecQuerier, q string, args []any) (id int64, err error) {
+	rs, err := e.QueryContext(ctx, q+" RETURNING id", args...)
+	if err != nil {
+		return 0, err
+	}
+	defer rs.Close()
+	if rs.Next() {
+		err = rs.Scan(&id)
+	}
+	if err == nil {
+		err = rs.Err()
+	}
+	return id, err
+}
