@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-
 	"storefront/ent"
 	"storefront/store"
 )

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-
 	"storefront/ent"
 	"storefront/ent/category"
 	"storefront/store"

@@ -11,7 +11,8 @@ type postgresDialect struct{}
 
 func init() { register(postgresDialect{}) }
 
-func (postgresDialect) Name() string         { return dialect.Postgres }
+func (postgresDialect) Name() string { return dialect.Postgres }
+
 // ShareClause: none; Lock took an advisory lock before the read (lock.go).
 func (postgresDialect) ShareClause() string  { return "" }
 func (postgresDialect) UpdateClause() string { return "FOR UPDATE" }
