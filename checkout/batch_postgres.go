@@ -45,7 +45,8 @@ func (b *postgresWriter) lockGoods(ctx context.Context, c *store.Conn, goods []i
 // the idempotency records, the orders (returning their ids), lines and
 // OrderPlaced events, then per source (SKUs ascending, then pools) takes the
 // total by CAS with the ledger rows chained from the row it moved
-// (inventory.WriteTakesPostgres), and commits unless a check failed: each
+// (inventory.WriteTakesPostgres), flips the listing of goods it emptied,
+// and commits unless a check failed: each
 // check fails its own statement (division_by_zero), the server skips the
 // rest, COMMIT included, and store.Conn rolls the transaction back.
 //
@@ -107,6 +108,7 @@ func (b *postgresWriter) write(ctx context.Context, s *Service, c *store.Conn, b
 	// Everything above needed no stock lock; from here to COMMIT the rows
 	// are held, each source in order.
 	var skus []source
+	var taken [][]inventory.Movement // of each SKU, for the listing
 	for _, src := range sourcesOf(batch) {
 		of := ofSource(batch, won, src)
 		if len(of) == 0 {
@@ -118,7 +120,12 @@ func (b *postgresWriter) write(ctx context.Context, s *Service, c *store.Conn, b
 			inventory.WritePoolTakesPostgres(q, d.pools.pools[src.pool], first.Terms, movements(batch, of), buyersOf(batch, of), first.Lock, now)
 			continue
 		}
-		inventory.WriteTakesPostgres(q, first.Terms, movements(batch, of), first.Lock)
+		moves := movements(batch, of)
+		inventory.WriteTakesPostgres(q, first.Terms, moves, first.Lock)
+		taken = append(taken, moves)
+	}
+	for _, moves := range taken {
+		inventory.WriteEmptiedPostgres(q, moves)
 	}
 	var crash error
 	if b.beforeCommit != nil {

@@ -10,10 +10,8 @@ import (
 // PostgreSQL, the movements of one SKU (in booking order) sold on terms, as
 // one statement: the CAS for their total (skuCAS, holding only on the terms
 // read) returns the row it moved, and the ledger rows, one each, are chained
-// from that balance in the same statement; then the listing's flip if the
-// SKU was emptied (listing.WriteEmptiedPostgres), a statement of its own:
-// the siblings of a data-modifying WITH query see the snapshot from before
-// it, not the row it wrote.
+// from that balance in the same statement. The listing's flip, if the SKU
+// was emptied, is WriteEmptiedPostgres's.
 //
 // The statement is also the batch's guard: SELECT 1 / COUNT(*) FROM the
 // CAS's row divides by zero when the CAS did not hold (SQLSTATE 22012,
@@ -34,7 +32,16 @@ func WriteTakesPostgres(q *store.Text, terms Terms, moves []Movement, lock bool)
 		chainPostgres(q, "s", moves, total)
 	}
 	q.SQL(" SELECT 1 / COUNT(*) FROM s; ")
-	listing.WriteEmptiedPostgres(q, goods, id)
+}
+
+// WriteEmptiedPostgres renders, after every SKU and pool statement of the
+// batch (listing rows come last in the lock order, inventory/goods_lock.go),
+// the listing's flip for the SKU that moves (WriteTakesPostgres's) took
+// from, should it have been emptied: a statement of its own, since the
+// siblings of a data-modifying WITH query see the snapshot from before it,
+// not the row it wrote.
+func WriteEmptiedPostgres(q *store.Text, moves []Movement) {
+	listing.WriteEmptiedPostgres(q, moves[0].GoodsID, moves[0].ItemID)
 }
 
 // chainPostgres renders, as a WITH query (", l AS (…)") of the statement
