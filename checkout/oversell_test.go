@@ -82,3 +82,23 @@ func TestHotSKUTwoInstancesNeverOversell(t *testing.T) {
 		})
 	}
 }
+
+// A batch of one order writes an ordinary event whose aggregate is the
+// order's id, found by its number in the same round trip: the whole id, on
+// every backend (on PostgreSQL a CAST … AS CHAR kept one character: order
+// 12's event named order 1).
+func TestGroupLoneOrderEventNamesItsOrder(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db, path{"group", true})
+		id := f.skuID(t, "黑色,L")
+		for i := range 12 {
+			if _, err := f.svc.Place(context.Background(), PlaceInput{UserID: fmt.Sprint("u", i), Items: []ItemInput{one(id, 1)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if b, n := f.svc.GroupStats(); b != 12 || n != 12 {
+			t.Fatalf("GroupStats = %d batches, %d orders; want 12 batches of one", b, n)
+		}
+		links(t, db)
+	})
+}

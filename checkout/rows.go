@@ -104,8 +104,11 @@ type eventRecord struct {
 }
 
 // aggregateByNumber is orderByNumber as the text outbox.aggregate_id holds
-// (CAST … AS CHAR: TEXT affinity on SQLite, CHAR on MySQL).
-const aggregateByNumber = "CAST(" + orderByNumber + " AS CHAR)"
+// (CAST … AS CHAR(20): TEXT affinity on SQLite, CHAR on MySQL; on
+// PostgreSQL a blank-padded char(20), whose padding goes as it is assigned
+// to the varchar column, where a bare CHAR is one character and kept only
+// an id's first digit). 20 holds any int64.
+const aggregateByNumber = "CAST(" + orderByNumber + " AS CHAR(20))"
 
 func (e *eventRecord) write(v store.Values) {
 	v.Str(outbox.FieldEventID, e.id)
