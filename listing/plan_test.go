@@ -72,6 +72,9 @@ func TestListingPlans(t *testing.T) {
 func explain(t *testing.T, db *store.DB, q string, args []any) []string {
 	t.Helper()
 	ctx := context.Background()
+	if db.Kind == store.Postgres {
+		return explainPostgres(t, db, q, args)
+	}
 	prefix := "EXPLAIN "
 	if db.Kind == store.SQLite {
 		prefix = "EXPLAIN QUERY PLAN "
