@@ -103,9 +103,11 @@ type eventRecord struct {
 	events    int
 }
 
-// aggregateByNumber is orderByNumber as the text outbox.aggregate_id holds
-// (CAST … AS CHAR: TEXT affinity on SQLite, CHAR on MySQL).
-const aggregateByNumber = "CAST(" + orderByNumber + " AS CHAR)"
+// aggregateByNumber is orderByNumber for outbox.aggregate_id, a text column:
+// the id goes in by the column's own conversion (TEXT affinity on SQLite,
+// MySQL's implicit one, PostgreSQL's assignment cast to varchar). A CAST
+// has no one spelling: AS CHAR is one character on PostgreSQL.
+const aggregateByNumber = orderByNumber
 
 func (e *eventRecord) write(v store.Values) {
 	v.Str(outbox.FieldEventID, e.id)
