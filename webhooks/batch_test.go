@@ -295,3 +295,56 @@ func ids(ds []*Delivery) []string {
 func sameEntries(a, b []*Delivery) bool {
 	return strings.Join(ids(a), " ") == strings.Join(ids(b), " ")
 }
+
+// Events queued while two instances' senders run: the queuing instance
+// claims the rows as it inserts them and sends them from the events in
+// hand; the other never sends them, a repeat of the events (at least
+// once) sends nothing again, and every row ends recorded DELIVERED.
+func TestQueuedWhileRunningIsSentOnce(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		h := newHookServer(t, 200)
+		// Room for all 60 events at once (claimGroups × 16 slots).
+		cfg := Config{AllowPrivate: true, PerWebhook: 16, Interval: 20 * time.Millisecond}
+		a, b := New(db, cfg), New(db, cfg)
+		ctx := context.Background()
+		w, secret, err := a.Create(ctx, h.URL, []string{checkout.EventOrderPlaced, checkout.EventOrderPaid}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.secret = secret
+		stopA, stopB := run(a), run(b)
+		waitUntil(t, "both senders running", func() bool { return a.runner() != nil && b.runner() != nil })
+		var all []checkout.Event
+		for range 6 {
+			es := append(batchRow(t, db, 7), evs(3)...)
+			for i := range es[7:] {
+				es[7+i].ID = fmt.Sprintf("%s-%d", es[0].ID[:30], i) // a fresh id per round
+			}
+			all = append(all, es...)
+			for range 2 {
+				if n, err := a.Sink()(ctx, es); n != len(es) || err != nil {
+					t.Fatalf("Sink = %d, %v", n, err)
+				}
+			}
+		}
+		waitUntil(t, "every event delivered", func() bool { ids, _ := h.count(); return ids == len(all) })
+		waitUntil(t, "every row recorded", func() bool {
+			n, _ := db.Client.WebhookDelivery.Query().Where(webhookdelivery.WebhookID(w.ID), webhookdelivery.StatusNEQ(Delivered)).Count(ctx)
+			return n == 0
+		})
+		stopA()
+		stopB()
+		if _, requests := h.count(); requests != len(all) {
+			t.Errorf("%d requests for %d events, want one each", requests, len(all))
+		}
+		for _, b := range h.bad {
+			t.Error(b)
+		}
+		if n := rowsOf(t, db, w.ID); n != 6*4 {
+			t.Errorf("%d delivery rows, want 24 (per round one for the outbox row, one per single event)", n)
+		}
+		if n := a.startedQueued.Load(); n != 6*4 {
+			t.Errorf("%d rows started as they were queued, want all 24 (the sender had room for each round)", n)
+		}
+	})
+}

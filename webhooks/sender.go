@@ -73,19 +73,21 @@ func (f *inflight) done(id int64) int {
 // (they are cut short and put back, to be sent again by whichever instance
 // gets there first).
 func (s *Service) Run(ctx context.Context) {
-	client := s.client()
+	r := &runner{ctx: ctx, client: s.client()}
 	s.delivered = make(chan outcome, 4*recordMax)
 	recorded := make(chan struct{})
 	go func() { defer close(recorded); s.recordDelivered(s.delivered) }()
 	defer func() { <-recorded }()
+	s.setRunner(r)
 	t := time.NewTicker(s.cfg.Interval)
 	defer t.Stop()
 	for {
-		if err := s.pass(ctx, client); err != nil && ctx.Err() == nil {
+		if err := s.pass(r); err != nil && ctx.Err() == nil {
 			slog.Warn("webhook deliveries failed", "err", err)
 		}
 		select {
 		case <-ctx.Done():
+			s.setRunner(nil) // no Sink starts attempts after this
 			s.inflight.wg.Wait()
 			close(s.delivered)
 			return
@@ -123,7 +125,8 @@ const claimGroups = 8
 // Claiming per webhook keeps a backlog of one endpoint from hiding the
 // others' attempts, and slots per webhook keep a slow one from holding the
 // others'.
-func (s *Service) pass(ctx context.Context, client *http.Client) error {
+func (s *Service) pass(r *runner) error {
+	ctx := r.ctx
 	hooks, err := s.db.Client.Webhook.Query().Where(webhook.Active(true)).All(ctx)
 	if err != nil {
 		return store.Classify(fmt.Errorf("reading webhooks: %w", err))
@@ -143,41 +146,66 @@ func (s *Service) pass(ctx context.Context, client *http.Client) error {
 		if err != nil {
 			errs = append(errs, err) // the rows it could not open lapse and go again
 		}
-		slots := s.inflight.slots(h.ID, s.cfg.PerWebhook)
-		for _, j := range jobs {
-			for i := range j.events {
-				s.inflight.add(h.ID)
-				go func() {
-					defer func() {
-						// One slots' worth left: claim the next group now, while
-						// it sends, not at the tick (each count is seen once).
-						if s.inflight.done(h.ID) == s.cfg.PerWebhook {
-							s.Wake()
-						}
-					}()
-					select {
-					case slots <- struct{}{}:
-					case <-ctx.Done():
-						s.end(ctx, h, j, i, result{cut: true})
-						return
-					}
-					defer func() { <-slots }()
-					if until.Sub(s.now()) < s.cfg.Timeout+time.Second {
-						// Waited so long (a slow endpoint) that the claim could
-						// lapse mid-attempt: left to lapse, and sent by whichever
-						// instance claims it then.
-						s.end(ctx, h, j, i, result{lapse: true})
-						return
-					}
-					status, err := s.send(ctx, client, h, j.events[i])
-					// Shutting down: put back (the receiver may have it: at
-					// least once).
-					s.end(ctx, h, j, i, result{status: status, err: err, cut: err != nil && ctx.Err() != nil})
-				}()
-			}
-		}
+		s.start(r, h, until, jobs)
 	}
 	return errors.Join(errs...)
+}
+
+// runner is a running sender's context and client.
+type runner struct {
+	ctx    context.Context
+	client *http.Client
+}
+
+func (s *Service) setRunner(r *runner) {
+	s.mu.Lock()
+	s.run = r
+	s.mu.Unlock()
+}
+
+func (s *Service) runner() *runner {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.run
+}
+
+// start sends the events of claimed jobs of webhook h, each when one of
+// h's slots is free, under a claim that holds until until.
+func (s *Service) start(r *runner, h *ent.Webhook, until time.Time, jobs []*job) {
+	ctx := r.ctx
+	slots := s.inflight.slots(h.ID, s.cfg.PerWebhook)
+	for _, j := range jobs {
+		for i := range j.events {
+			s.inflight.add(h.ID)
+			go func() {
+				defer func() {
+					// One slots' worth left: claim the next group now, while
+					// it sends, not at the tick (each count is seen once).
+					if s.inflight.done(h.ID) == s.cfg.PerWebhook {
+						s.Wake()
+					}
+				}()
+				select {
+				case slots <- struct{}{}:
+				case <-ctx.Done():
+					s.end(ctx, h, j, i, result{cut: true})
+					return
+				}
+				defer func() { <-slots }()
+				if until.Sub(s.now()) < s.cfg.Timeout+time.Second {
+					// Waited so long (a slow endpoint) that the claim could
+					// lapse mid-attempt: left to lapse, and sent by whichever
+					// instance claims it then.
+					s.end(ctx, h, j, i, result{lapse: true})
+					return
+				}
+				status, err := s.send(ctx, r.client, h, j.events[i])
+				// Shutting down: put back (the receiver may have it: at
+				// least once).
+				s.end(ctx, h, j, i, result{status: status, err: err, cut: err != nil && ctx.Err() != nil})
+			}()
+		}
+	}
 }
 
 // due: attempts of webhook id to send now, and attempts whose sender's
@@ -204,10 +232,7 @@ func lapsed(id int64, now time.Time) predicate.WebhookDelivery {
 // claim takes due rows of webhook id, up to n events (a row of several
 // counts its events; the first row is taken whatever its count): a
 // conditional UPDATE, so that of two instances only one sends each
-// attempt. The claim, until the time it returns, outlasts the attempts of
-// its events and of the held ones before them, PerWebhook at a time, each
-// within the timeout: a row's events are recorded together, so a claim
-// that lapsed mid-row would send the whole row again.
+// attempt. The claim holds until the time it returns (lease).
 func (s *Service) claim(ctx context.Context, id int64, n, held int) (string, time.Time, []*ent.WebhookDelivery, error) {
 	now := s.now()
 	ds, err := s.db.Client.WebhookDelivery.Query().Where(lapsed(id, now)).Limit(n).All(ctx)
@@ -237,8 +262,7 @@ func (s *Service) claim(ctx context.Context, id int64, n, held int) (string, tim
 	for i, d := range ds {
 		ids[i] = d.ID
 	}
-	rounds := (held + events + s.cfg.PerWebhook - 1) / s.cfg.PerWebhook
-	token, until := newToken(), now.Add(30*time.Second+time.Duration(rounds)*s.cfg.Timeout)
+	token, until := newToken(), s.lease(now, held, events)
 	var won int
 	// Two senders' claims may deadlock on MySQL (each locks index entries
 	// of the other's rows): retried, as every transaction is.
@@ -260,6 +284,16 @@ func (s *Service) claim(ctx context.Context, id int64, n, held int) (string, tim
 	ds, err = s.db.Client.WebhookDelivery.Query().Where(webhookdelivery.IDIn(ids...), webhookdelivery.Claim(token),
 		webhookdelivery.Status(Sending)).All(ctx)
 	return token, until, ds, store.Classify(err)
+}
+
+// lease is when a claim made at now of events, with held events of the
+// webhook before them in this instance, lapses: after each event had its
+// turn in a slot, PerWebhook at a time, each within the timeout. A row's
+// events are recorded together, so a claim that lapsed mid-row would send
+// the whole row again.
+func (s *Service) lease(now time.Time, held, events int) time.Time {
+	rounds := (held + events + s.cfg.PerWebhook - 1) / s.cfg.PerWebhook
+	return now.Add(30*time.Second + time.Duration(rounds)*s.cfg.Timeout)
 }
 
 // putBack returns claimed row d, unsent as far as this instance knows

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"storefront/checkout"
@@ -66,6 +68,11 @@ type Service struct {
 	// (sender.go).
 	inflight  *inflight
 	delivered chan outcome // to the recorder (recorder.go), while Run runs
+	mu        sync.Mutex
+	run       *runner // the running sender (nil: none)
+	// startedQueued counts the rows whose attempts the Sink started as it
+	// queued them (the tests tell the two ways a row starts apart by it).
+	startedQueued atomic.Int64
 }
 
 // New returns the service; Run starts its sender.
