@@ -348,3 +348,48 @@ func TestQueuedWhileRunningIsSentOnce(t *testing.T) {
 		}
 	})
 }
+
+// Events of one row answered with different 2xx statuses are all
+// delivered, none retried: the row records the most common status, and
+// the event answered otherwise gets a DELIVERED row of its own, so that
+// webhookDeliveries shows each event's own status.
+func TestBatchRowOtherStatusGetsItsOwnRow(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		h := newHookServer(t, 204)
+		s := New(db, Config{AllowPrivate: true, Interval: 20 * time.Millisecond})
+		ctx := context.Background()
+		w, secret, err := s.Create(ctx, h.URL, []string{checkout.EventOrderPlaced}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.secret = secret
+		es := batchRow(t, db, 3)
+		h.answer[es[1].ID] = 200
+		if _, err := s.Sink()(ctx, es); err != nil {
+			t.Fatal(err)
+		}
+		stop := run(s)
+		waitUntil(t, "the row recorded", func() bool {
+			n, _ := db.Client.WebhookDelivery.Query().Where(webhookdelivery.WebhookID(w.ID), webhookdelivery.OutboxIDNotNil(),
+				webhookdelivery.Status(Delivered)).Count(ctx)
+			return n == 1
+		})
+		stop()
+		if _, requests := h.count(); requests != 3 {
+			t.Errorf("%d requests, want 3 (none retried)", requests)
+		}
+		ds := allPages(t, s, w.ID, 100)
+		got := make([]string, len(ds))
+		for i, d := range ds {
+			code := 0
+			if d.HTTPStatus != nil {
+				code = *d.HTTPStatus
+			}
+			got[i] = fmt.Sprintf("%s %s %d %d", d.EventID, d.Status, d.Attempt, code)
+		}
+		want := []string{es[1].ID + " DELIVERED 1 200", es[0].ID + " DELIVERED 1 204", es[2].ID + " DELIVERED 1 204"}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("webhookDeliveries:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	})
+}

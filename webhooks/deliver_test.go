@@ -24,6 +24,7 @@ type hookServer struct {
 	secret   string
 	status   int
 	refuse   map[string]int // webhook-id → how many of its first requests get 500
+	answer   map[string]int // webhook-id → the status it gets instead of status
 	mu       sync.Mutex
 	inflight map[string]bool
 	got      map[string]int
@@ -32,7 +33,7 @@ type hookServer struct {
 }
 
 func newHookServer(t *testing.T, status int) *hookServer {
-	h := &hookServer{status: status, inflight: map[string]bool{}, got: map[string]int{}, refuse: map[string]int{}}
+	h := &hookServer{status: status, inflight: map[string]bool{}, got: map[string]int{}, refuse: map[string]int{}, answer: map[string]int{}}
 	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("webhook-id")
 		ts, _ := strconv.ParseInt(r.Header.Get("webhook-timestamp"), 10, 64)
@@ -61,6 +62,9 @@ func newHookServer(t *testing.T, status int) *hookServer {
 		h.cur--
 		delete(h.inflight, id)
 		status := h.status
+		if c, ok := h.answer[id]; ok {
+			status = c
+		}
 		if h.refuse[id] > 0 {
 			h.refuse[id]--
 			status = 500
