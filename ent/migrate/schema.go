@@ -614,6 +614,9 @@ var (
 		{Name: "event_id", Type: field.TypeString, Size: 36},
 		{Name: "event_type", Type: field.TypeString, Size: 64},
 		{Name: "body", Type: field.TypeString, Size: 2147483647},
+		{Name: "outbox_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "events", Type: field.TypeInt, Default: 1},
+		{Name: "split", Type: field.TypeString, Nullable: true, Size: 2147483647},
 		{Name: "attempt", Type: field.TypeInt},
 		{Name: "status", Type: field.TypeString, Size: 16},
 		{Name: "http_status", Type: field.TypeInt, Nullable: true},
@@ -634,12 +637,12 @@ var (
 			{
 				Name:    "webhookdelivery_webhook_id_event_id_attempt",
 				Unique:  true,
-				Columns: []*schema.Column{WebhookDeliveryColumns[1], WebhookDeliveryColumns[2], WebhookDeliveryColumns[5]},
+				Columns: []*schema.Column{WebhookDeliveryColumns[1], WebhookDeliveryColumns[2], WebhookDeliveryColumns[8]},
 			},
 			{
 				Name:    "webhookdelivery_webhook_id_status_due_at",
 				Unique:  false,
-				Columns: []*schema.Column{WebhookDeliveryColumns[1], WebhookDeliveryColumns[6], WebhookDeliveryColumns[9]},
+				Columns: []*schema.Column{WebhookDeliveryColumns[1], WebhookDeliveryColumns[9], WebhookDeliveryColumns[12]},
 			},
 		},
 	}
