@@ -189,7 +189,7 @@ func (s *Service) recordRow(ctx context.Context, j *job) error {
 			}
 		}
 	}
-	err := store.WithTx(ctx, s.db.Client, func(ctx context.Context, tx *ent.Tx) error {
+	err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		up := tx.WebhookDelivery.Update().Where(webhookdelivery.ID(d.ID), webhookdelivery.Claim(j.token), webhookdelivery.Status(Sending)).
 			SetAt(now).ClearClaimedUntil().SetSplit(strings.Join(split, ","))
 		if code != 0 {
