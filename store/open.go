@@ -100,6 +100,10 @@ func Open(ctx context.Context, spec string, opts ...Option) (*DB, error) {
 		k = MySQL
 		if strings.Contains(strings.ToLower(v), "mariadb") {
 			k = MariaDB
+			// A Galera node: its conflicts are retried more (wsrep_mysql.go).
+			if on, err := wsrepOn(pctx, db); err == nil && on {
+				galera.Store(true)
+			}
 		}
 	}
 	var drv dialect.Driver = entsql.OpenDB(dia, db)
