@@ -266,3 +266,14 @@ func (c *galeraCluster) isolate(t *testing.T, i int, on bool) {
 		t.Fatalf("node %d: gmcast.isolate=%s: %v", i+1, v, err)
 	}
 }
+
+// logLines is the lines of s's log that contain substr (the last ten).
+func logLines(s *Server, substr string) string {
+	var out []string
+	for _, l := range strings.Split(s.stderr.String(), "\n") {
+		if strings.Contains(l, substr) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out[max(0, len(out)-10):], "\n")
+}

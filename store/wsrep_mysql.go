@@ -31,9 +31,11 @@ func wsrepUnavailable(err error) bool {
 		return true
 	case 1180:
 		// 1180 is also any engine's error during COMMIT: only the
-		// replication layer's own ("error 6", ENXIO from wsrep) is a node
-		// out of the cluster.
-		return strings.Contains(me.Message, "error 6 ")
+		// replication layer's own is a node out of the cluster ("Got error
+		// 6 during COMMIT", ENXIO from wsrep, or "Error while appending
+		// streaming replication fragment(provider status: Not connected to
+		// Primary Component)").
+		return strings.Contains(me.Message, "error 6 ") || strings.Contains(me.Message, "Primary Component")
 	}
 	return false
 }
