@@ -47,7 +47,7 @@ func Retry(ctx context.Context, attempt func() error) error {
 // reading its keys first, or locking before it reads); each of those runs
 // is bounded by the caller, and every run counts in one loop, never nested
 // inside another's retries. Transient conflicts run again at most twice
-// (eight times on Galera: maxConflictRetries).
+// (on Galera until ctx's deadline: maxConflictRetries).
 func Attempts(ctx context.Context, attempt func() error, again func(err error) bool) error {
 	var err error
 	for conflicts := 0; ; {
