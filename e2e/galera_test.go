@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"storefront/auth"
+	"storefront/store"
 )
 
 // One instance per node, a hot SKU sold through all three: every buyer
@@ -21,7 +22,8 @@ import (
 func TestGaleraHotSKU(t *testing.T) {
 	c := galera(t)
 	specs := c.database(t)
-	servers := serveOnEach(t, specs)
+	const stockTTL = time.Second
+	servers := serveOnEach(t, specs, "--stock-ttl", stockTTL.String())
 	dbs := openEach(t, specs)
 
 	const buyers, workers = 1000, 64
@@ -68,6 +70,44 @@ func TestGaleraHotSKU(t *testing.T) {
 	own := skuBySpec(t, dbs[0], "白色,L")
 	setStock(t, servers[2], dbs[2], own, 1000)
 	readsOwnWrite(t, servers, own, 100)
+
+	editSeenOnNode3(t, servers, dbs, own, stockTTL, 5)
+}
+
+// editSeenOnNode3 edits a SKU's price through instance 1 n times and waits
+// each time for instance 3's product page, whose cache holds the old price,
+// to show it: within the stock TTL plus a margin for a loaded machine. It
+// logs the worst case.
+func editSeenOnNode3(t *testing.T, servers []*Server, dbs []*store.DB, id string, ttl time.Duration, n int) {
+	t.Helper()
+	goods := fmt.Sprint(dbInt(t, dbs[0], "SELECT goods_id FROM sku WHERE id = "+id))
+	priceOn := func(s *Server) string {
+		var g struct {
+			Goods struct {
+				Skus []struct{ ID, SellPrice string }
+			}
+		}
+		decode(t, s.Query(t, "", `query($id: ID!) { goods(id: $id) { skus { id sellPrice } } }`, map[string]any{"id": goods}), &g)
+		for _, k := range g.Goods.Skus {
+			if k.ID == id {
+				return k.SellPrice
+			}
+		}
+		t.Fatalf("SKU %s not on goods %s's page", id, goods)
+		return ""
+	}
+	var worst time.Duration
+	for i := range n {
+		priceOn(servers[2]) // node 3's cache holds the price before the edit
+		price := fmt.Sprintf("%d.00", 70+i)
+		version := dbInt(t, dbs[0], "SELECT version FROM sku WHERE id = "+id)
+		must[struct{ SellPrice string }](t, servers[0].Query(t, servers[0].AdminToken, `mutation($in: UpdateSkuInput!) { updateSku(input: $in) { sellPrice } }`,
+			map[string]any{"in": map[string]any{"itemId": id, "expectedVersion": version, "sellPrice": price}}), "updateSku")
+		edited := time.Now()
+		waitFor(t, "the new price through node 3", ttl+3*time.Second, func() bool { return priceOn(servers[2]) == price })
+		worst = max(worst, time.Since(edited))
+	}
+	t.Logf("a price edited through node 1 showed through node 3 within %v at worst of %d edits (stock TTL %v)", worst.Round(time.Millisecond), n, ttl)
 }
 
 // readsOwnWrite places n orders through instance 1 and reads each at once

@@ -139,6 +139,9 @@ up() {
   id mysql >/dev/null 2>&1 || die "no user mysql (the mariadb-server package creates it)"
   mkdir -p "$DIR"
   DIR=$(cd "$DIR" && pwd)
+  # The nodes run as mysql, which must reach its datadirs through DIR (a
+  # mktemp -d directory is 0700).
+  chmod o+x "$DIR"
   for n in "${NODES[@]}"; do
     mkdir -p "$(ndir "$n")/data"
     write_cnf "$n"
