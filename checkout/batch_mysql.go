@@ -287,7 +287,7 @@ func (b *mysqlBatcher) write(ctx context.Context, s *Service, c *store.Conn, bat
 	if err != nil && done.Int64 == 1 {
 		// Past COMMIT, then an error: on Galera not proof of a commit
 		// (readBack says why), so the orders are read back.
-		return readBack(ctx, s, placed, err)
+		return readBack(ctx, c, placed, err)
 	}
 	if isGuard(err) {
 		err = nil // the checks below say which one failed

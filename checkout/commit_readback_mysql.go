@@ -19,15 +19,18 @@ import (
 // compound statement runs; the server rolls the transaction back, the
 // statement's COMMIT then commits nothing, and the abort surfaces as 1213 at
 // the next statement. Seen as 132 batches that "committed" and had no
-// order (issue 28). The read goes through the main pool to the same server,
-// where a commit is visible once its statement has returned.
+// order (issue 28). The read goes on the batch's own connection c (its
+// transaction ended: Send rolled back and read @done on it), where a commit
+// is visible once its statement has returned; a second connection, taken
+// while this one is held, could wait for a pool that the batch's own
+// buyers' requests have emptied.
 //
 // Every order found: the batch committed, and its buyers get their orders.
 // None: it did not, and stmtErr goes back to the batch's retries (a 1213 is
 // a conflict retried like any other). A read that fails leaves the outcome
 // unknown, said as such (ErrCommitUnknown: the buyer's retry with the same
 // key replays the order if it exists).
-func readBack(ctx context.Context, s *Service, placed []*Order, stmtErr error) error {
+func readBack(ctx context.Context, c *store.Conn, placed []*Order, stmtErr error) error {
 	q := "SELECT id, order_sn FROM orders WHERE order_sn IN (?" + strings.Repeat(", ?", len(placed)-1) + ")"
 	args := make([]any, len(placed))
 	bySn := make(map[string]*Order, len(placed))
@@ -35,7 +38,7 @@ func readBack(ctx context.Context, s *Service, placed []*Order, stmtErr error) e
 		args[j] = o.OrderSn
 		bySn[o.OrderSn] = o
 	}
-	rows, err := s.db.SQL.QueryContext(ctx, q, args...)
+	rows, err := c.QueryContext(ctx, q, args...)
 	found := 0
 	if err == nil {
 		for rows.Next() {
