@@ -249,7 +249,7 @@ func clusterCheck(dbs []*store.DB, id, had, orders int64) string {
 		if err := db.SQL.QueryRow(causal+"SELECT COALESCE(SUM(change_num), 0) FROM stock_log WHERE pool_id = 0 AND item_id = ?", id).Scan(&ledger); err != nil {
 			return err.Error()
 		}
-		if err := db.SQL.QueryRow(causal+"SELECT COUNT(*) FROM orders").Scan(&n); err != nil {
+		if err := db.SQL.QueryRow(causal + "SELECT COUNT(*) FROM orders").Scan(&n); err != nil {
 			return err.Error()
 		}
 		if stock != had-orders || ledger != stock || n != orders {
