@@ -262,6 +262,8 @@ func clusterCheck(dbs []*store.DB, id, had, orders int64) string {
 	return fmt.Sprintf("ok on %d node(s)", len(dbs))
 }
 
+// postOrder posts one placeOrder body with its key and checks the answer
+// for an order number and no error, without decoding it.
 func postOrder(hc *http.Client, url, token, key string, body []byte) error {
 	req, err := http.NewRequest("POST", url, bytes.NewReader(body))
 	if err != nil {
