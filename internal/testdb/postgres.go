@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"net"
 	"net/url"
-	"os"
 	"strconv"
 	"testing"
 
