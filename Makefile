@@ -1,7 +1,7 @@
 # Storefront: a GraphQL storefront backend. `make run` and `make test` are the two commands a newcomer needs.
 GO ?= go
 
-.PHONY: run test test-race test-e2e test-browser bench generate check-generated lint build
+.PHONY: run test test-race test-e2e test-galera test-browser bench generate check-generated lint build
 
 run: ## serve the demo catalog on the embedded SQLite default (http://127.0.0.1:8080)
 	$(GO) run ./cmd/storefront serve --demo
@@ -14,6 +14,9 @@ test-race:
 
 test-e2e: ## end-to-end tests against the real binary, fault tests included (they stop and freeze the local MariaDB: run alone)
 	$(GO) test -tags fault -count=1 -v ./e2e/
+
+test-galera: ## one instance per node of a 3-node MariaDB Galera cluster (start it with scripts/galera.sh up; docs/operations.md)
+	$(GO) test -tags galera -count=1 -timeout 30m -v -run '^TestGalera' ./e2e/
 
 test-browser: ## the shop and the admin console in headless chromium (install it with: bash .ci/browser-deps.sh)
 	$(GO) test -count=1 -run 'Browser|AdminConsole' -v ./e2e/

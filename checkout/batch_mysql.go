@@ -204,9 +204,9 @@ func (b *mysqlWriter) write(ctx context.Context, s *Service, c *store.Conn, batc
 	err = c.Send(ctx, q.String(), scan, "SET SESSION innodb_lock_wait_timeout = DEFAULT; SELECT @c, @done",
 		func(r *sql.Rows) error { return r.Scan(&cas, &done) })
 	if err != nil && done.Int64 == 1 {
-		// Committed, then the id read failed: the orders exist and their
-		// buyers' retries replay them.
-		return fmt.Errorf("%w: the batch committed, reading its order ids failed: %w", store.ErrCommitUnknown, err)
+		// Past COMMIT, then an error: on Galera not proof of a commit
+		// (readBack says why), so the orders are read back.
+		return readBack(ctx, c, placed, err)
 	}
 	if isGuard(err) {
 		err = nil // the checks below say which one failed

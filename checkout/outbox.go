@@ -132,6 +132,43 @@ type Event struct {
 	AggregateID string
 	Payload     string
 	At          time.Time // when the change it announces committed (the row's created_at)
+	// Row is the outbox row the event came in (zero: not from the outbox).
+	// A sink may keep work per row rather than per event: the webhooks
+	// queue a batch's row once per webhook, not once per order.
+	Row Row
+}
+
+// Row names an outbox row for the sinks.
+type Row struct {
+	ID int64
+	// EventID is the row's own event_id: the event's id for a row of one
+	// event; for a row of several, an id no event has.
+	EventID string
+	Events  int // how many events the row carries
+}
+
+// RowEvents returns the events outbox row r carries, in order, without
+// reading anything else: a row of several has no order ids (the
+// aggregate is empty here; the dispatcher fills it in), the rest of each
+// event is as the dispatcher hands it out. The webhooks read a batch's
+// row again through here when they send its events.
+func RowEvents(r *ent.Outbox) ([]Event, error) {
+	row := Row{ID: r.ID, EventID: r.EventID, Events: r.Events}
+	if r.Events == 1 {
+		return []Event{{ID: r.EventID, Type: r.Type, AggregateID: r.AggregateID, Payload: r.Payload, At: r.CreatedAt, Row: row}}, nil
+	}
+	var evs []batchedEvent
+	if err := json.Unmarshal([]byte(r.Payload), &evs); err != nil {
+		return nil, fmt.Errorf("outbox row %d: %w", r.ID, err)
+	}
+	if len(evs) != r.Events {
+		return nil, fmt.Errorf("outbox row %d: %d events, its count says %d", r.ID, len(evs), r.Events)
+	}
+	out := make([]Event, len(evs))
+	for i, e := range evs {
+		out[i] = Event{ID: e.EventID, Type: r.Type, Payload: string(e.Payload), At: r.CreatedAt, Row: row}
+	}
+	return out, nil
 }
 
 // Sink receives events. Delivery is at least once: a sink must tolerate a
@@ -219,19 +256,16 @@ func (s *Service) DispatchBatch(ctx context.Context, sink BatchSink, batch int) 
 // eventsOf returns the events of outbox row r: itself, or each event of a
 // batch's row with its order's id as aggregate.
 func (s *Service) eventsOf(ctx context.Context, r *ent.Outbox) ([]Event, error) {
-	if r.Events == 1 {
-		return []Event{{ID: r.EventID, Type: r.Type, AggregateID: r.AggregateID, Payload: r.Payload, At: r.CreatedAt}}, nil
+	out, err := RowEvents(r)
+	if err != nil || r.Events == 1 {
+		return out, err
 	}
-	var evs []batchedEvent
-	if err := json.Unmarshal([]byte(r.Payload), &evs); err != nil {
-		return nil, fmt.Errorf("outbox row %d: %w", r.ID, err)
-	}
-	sns := make([]string, len(evs))
-	for i, e := range evs {
+	sns := make([]string, len(out))
+	for i, e := range out {
 		var p struct {
 			OrderSn string `json:"orderSn"`
 		}
-		if err := json.Unmarshal(e.Payload, &p); err != nil {
+		if err := json.Unmarshal([]byte(e.Payload), &p); err != nil {
 			return nil, fmt.Errorf("outbox row %d, event %d: %w", r.ID, i, err)
 		}
 		sns[i] = p.OrderSn
@@ -244,13 +278,12 @@ func (s *Service) eventsOf(ctx context.Context, r *ent.Outbox) ([]Event, error) 
 	for _, o := range orders {
 		ids[o.OrderSn] = o.ID
 	}
-	out := make([]Event, len(evs))
-	for i, e := range evs {
+	for i := range out {
 		id, ok := ids[sns[i]]
 		if !ok { // committed with the row: only a broken database gets here
 			return nil, fmt.Errorf("outbox row %d: order %s not found", r.ID, sns[i])
 		}
-		out[i] = Event{ID: e.EventID, Type: r.Type, AggregateID: strconv.FormatInt(id, 10), Payload: string(e.Payload), At: r.CreatedAt}
+		out[i].AggregateID = strconv.FormatInt(id, 10)
 	}
 	return out, nil
 }

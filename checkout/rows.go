@@ -103,12 +103,11 @@ type eventRecord struct {
 	events    int
 }
 
-// aggregateByNumber is orderByNumber as the text outbox.aggregate_id holds
-// (CAST … AS CHAR(20): TEXT affinity on SQLite, CHAR on MySQL; on
-// PostgreSQL a blank-padded char(20), whose padding goes as it is assigned
-// to the varchar column, where a bare CHAR is one character and kept only
-// an id's first digit). 20 holds any int64.
-const aggregateByNumber = "CAST(" + orderByNumber + " AS CHAR(20))"
+// aggregateByNumber is orderByNumber for outbox.aggregate_id, a text column:
+// the id goes in by the column's own conversion (TEXT affinity on SQLite,
+// MySQL's implicit one, PostgreSQL's assignment cast to varchar). A CAST
+// has no one spelling: AS CHAR is one character on PostgreSQL.
+const aggregateByNumber = orderByNumber
 
 func (e *eventRecord) write(v store.Values) {
 	v.Str(outbox.FieldEventID, e.id)

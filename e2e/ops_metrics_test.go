@@ -41,7 +41,7 @@ func TestOperationsMetricsOverHTTP(t *testing.T) {
 					t.Errorf("%s = %q, want %s", series, got, want)
 				}
 			}
-			if metricValue(t, s, `storefront_go_sql_in_use_connections{db_name="`+map[testdb.Backend]string{testdb.SQLite: "sqlite3", testdb.MySQL: "mysql"}[b]+`"}`) == "" {
+			if metricValue(t, s, `storefront_go_sql_in_use_connections{db_name="`+map[testdb.Backend]string{testdb.SQLite: "sqlite3", testdb.MySQL: "mysql", testdb.Postgres: "postgres"}[b]+`"}`) == "" {
 				t.Error("no DB pool metrics")
 			}
 

@@ -15,11 +15,17 @@ import (
 )
 
 // Several instances, one database: two `storefront serve` processes on one
-// MariaDB database, the checkout race through both, an edit through one
+// MariaDB or PostgreSQL database, the checkout race through both, an edit through one
 // seen through the other within the stock TTL, then both timeout closers
 // racing over the same expiring orders.
 func TestTwoInstancesOneDatabase(t *testing.T) {
-	spec := testdb.Spec(t, testdb.MySQL) // skips without a DSN, fails in CI
+	for _, backend := range testdb.Servers {
+		t.Run(string(backend), func(t *testing.T) { twoInstancesOneDatabase(t, backend) })
+	}
+}
+
+func twoInstancesOneDatabase(t *testing.T, backend testdb.Backend) {
+	spec := testdb.Spec(t, backend) // skips without a DSN, fails in CI
 	const stockTTL = time.Second
 	a := Start(t, spec, "--stock-ttl", stockTTL.String())
 	b := Start(t, spec, "--stock-ttl", stockTTL.String()) // its demo seeding finds the catalog and adds nothing

@@ -16357,6 +16357,11 @@ type WebhookDeliveryMutation struct {
 	event_id        *string
 	event_type      *string
 	body            *string
+	outbox_id       *int64
+	addoutbox_id    *int64
+	events          *int
+	addevents       *int
+	split           *string
 	attempt         *int
 	addattempt      *int
 	status          *string
@@ -16641,6 +16646,181 @@ func (m *WebhookDeliveryMutation) OldBody(ctx context.Context) (v string, err er
 // ResetBody resets all changes to the "body" field.
 func (m *WebhookDeliveryMutation) ResetBody() {
 	m.body = nil
+}
+
+// SetOutboxID sets the "outbox_id" field.
+func (m *WebhookDeliveryMutation) SetOutboxID(i int64) {
+	m.outbox_id = &i
+	m.addoutbox_id = nil
+}
+
+// OutboxID returns the value of the "outbox_id" field in the mutation.
+func (m *WebhookDeliveryMutation) OutboxID() (r int64, exists bool) {
+	v := m.outbox_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOutboxID returns the old "outbox_id" field's value of the WebhookDelivery entity.
+// If the WebhookDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WebhookDeliveryMutation) OldOutboxID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOutboxID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOutboxID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOutboxID: %w", err)
+	}
+	return oldValue.OutboxID, nil
+}
+
+// AddOutboxID adds i to the "outbox_id" field.
+func (m *WebhookDeliveryMutation) AddOutboxID(i int64) {
+	if m.addoutbox_id != nil {
+		*m.addoutbox_id += i
+	} else {
+		m.addoutbox_id = &i
+	}
+}
+
+// AddedOutboxID returns the value that was added to the "outbox_id" field in this mutation.
+func (m *WebhookDeliveryMutation) AddedOutboxID() (r int64, exists bool) {
+	v := m.addoutbox_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearOutboxID clears the value of the "outbox_id" field.
+func (m *WebhookDeliveryMutation) ClearOutboxID() {
+	m.outbox_id = nil
+	m.addoutbox_id = nil
+	m.clearedFields[webhookdelivery.FieldOutboxID] = struct{}{}
+}
+
+// OutboxIDCleared returns if the "outbox_id" field was cleared in this mutation.
+func (m *WebhookDeliveryMutation) OutboxIDCleared() bool {
+	_, ok := m.clearedFields[webhookdelivery.FieldOutboxID]
+	return ok
+}
+
+// ResetOutboxID resets all changes to the "outbox_id" field.
+func (m *WebhookDeliveryMutation) ResetOutboxID() {
+	m.outbox_id = nil
+	m.addoutbox_id = nil
+	delete(m.clearedFields, webhookdelivery.FieldOutboxID)
+}
+
+// SetEvents sets the "events" field.
+func (m *WebhookDeliveryMutation) SetEvents(i int) {
+	m.events = &i
+	m.addevents = nil
+}
+
+// Events returns the value of the "events" field in the mutation.
+func (m *WebhookDeliveryMutation) Events() (r int, exists bool) {
+	v := m.events
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEvents returns the old "events" field's value of the WebhookDelivery entity.
+// If the WebhookDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WebhookDeliveryMutation) OldEvents(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEvents is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEvents requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEvents: %w", err)
+	}
+	return oldValue.Events, nil
+}
+
+// AddEvents adds i to the "events" field.
+func (m *WebhookDeliveryMutation) AddEvents(i int) {
+	if m.addevents != nil {
+		*m.addevents += i
+	} else {
+		m.addevents = &i
+	}
+}
+
+// AddedEvents returns the value that was added to the "events" field in this mutation.
+func (m *WebhookDeliveryMutation) AddedEvents() (r int, exists bool) {
+	v := m.addevents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetEvents resets all changes to the "events" field.
+func (m *WebhookDeliveryMutation) ResetEvents() {
+	m.events = nil
+	m.addevents = nil
+}
+
+// SetSplit sets the "split" field.
+func (m *WebhookDeliveryMutation) SetSplit(s string) {
+	m.split = &s
+}
+
+// Split returns the value of the "split" field in the mutation.
+func (m *WebhookDeliveryMutation) Split() (r string, exists bool) {
+	v := m.split
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSplit returns the old "split" field's value of the WebhookDelivery entity.
+// If the WebhookDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WebhookDeliveryMutation) OldSplit(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSplit is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSplit requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSplit: %w", err)
+	}
+	return oldValue.Split, nil
+}
+
+// ClearSplit clears the value of the "split" field.
+func (m *WebhookDeliveryMutation) ClearSplit() {
+	m.split = nil
+	m.clearedFields[webhookdelivery.FieldSplit] = struct{}{}
+}
+
+// SplitCleared returns if the "split" field was cleared in this mutation.
+func (m *WebhookDeliveryMutation) SplitCleared() bool {
+	_, ok := m.clearedFields[webhookdelivery.FieldSplit]
+	return ok
+}
+
+// ResetSplit resets all changes to the "split" field.
+func (m *WebhookDeliveryMutation) ResetSplit() {
+	m.split = nil
+	delete(m.clearedFields, webhookdelivery.FieldSplit)
 }
 
 // SetAttempt sets the "attempt" field.
@@ -17143,7 +17323,7 @@ func (m *WebhookDeliveryMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *WebhookDeliveryMutation) Fields() []string {
-	fields := make([]string, 0, 14)
+	fields := make([]string, 0, 17)
 	if m.webhook_id != nil {
 		fields = append(fields, webhookdelivery.FieldWebhookID)
 	}
@@ -17155,6 +17335,15 @@ func (m *WebhookDeliveryMutation) Fields() []string {
 	}
 	if m.body != nil {
 		fields = append(fields, webhookdelivery.FieldBody)
+	}
+	if m.outbox_id != nil {
+		fields = append(fields, webhookdelivery.FieldOutboxID)
+	}
+	if m.events != nil {
+		fields = append(fields, webhookdelivery.FieldEvents)
+	}
+	if m.split != nil {
+		fields = append(fields, webhookdelivery.FieldSplit)
 	}
 	if m.attempt != nil {
 		fields = append(fields, webhookdelivery.FieldAttempt)
@@ -17202,6 +17391,12 @@ func (m *WebhookDeliveryMutation) Field(name string) (ent.Value, bool) {
 		return m.EventType()
 	case webhookdelivery.FieldBody:
 		return m.Body()
+	case webhookdelivery.FieldOutboxID:
+		return m.OutboxID()
+	case webhookdelivery.FieldEvents:
+		return m.Events()
+	case webhookdelivery.FieldSplit:
+		return m.Split()
 	case webhookdelivery.FieldAttempt:
 		return m.Attempt()
 	case webhookdelivery.FieldStatus:
@@ -17239,6 +17434,12 @@ func (m *WebhookDeliveryMutation) OldField(ctx context.Context, name string) (en
 		return m.OldEventType(ctx)
 	case webhookdelivery.FieldBody:
 		return m.OldBody(ctx)
+	case webhookdelivery.FieldOutboxID:
+		return m.OldOutboxID(ctx)
+	case webhookdelivery.FieldEvents:
+		return m.OldEvents(ctx)
+	case webhookdelivery.FieldSplit:
+		return m.OldSplit(ctx)
 	case webhookdelivery.FieldAttempt:
 		return m.OldAttempt(ctx)
 	case webhookdelivery.FieldStatus:
@@ -17295,6 +17496,27 @@ func (m *WebhookDeliveryMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetBody(v)
+		return nil
+	case webhookdelivery.FieldOutboxID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOutboxID(v)
+		return nil
+	case webhookdelivery.FieldEvents:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEvents(v)
+		return nil
+	case webhookdelivery.FieldSplit:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSplit(v)
 		return nil
 	case webhookdelivery.FieldAttempt:
 		v, ok := value.(int)
@@ -17377,6 +17599,12 @@ func (m *WebhookDeliveryMutation) AddedFields() []string {
 	if m.addwebhook_id != nil {
 		fields = append(fields, webhookdelivery.FieldWebhookID)
 	}
+	if m.addoutbox_id != nil {
+		fields = append(fields, webhookdelivery.FieldOutboxID)
+	}
+	if m.addevents != nil {
+		fields = append(fields, webhookdelivery.FieldEvents)
+	}
 	if m.addattempt != nil {
 		fields = append(fields, webhookdelivery.FieldAttempt)
 	}
@@ -17393,6 +17621,10 @@ func (m *WebhookDeliveryMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
 	case webhookdelivery.FieldWebhookID:
 		return m.AddedWebhookID()
+	case webhookdelivery.FieldOutboxID:
+		return m.AddedOutboxID()
+	case webhookdelivery.FieldEvents:
+		return m.AddedEvents()
 	case webhookdelivery.FieldAttempt:
 		return m.AddedAttempt()
 	case webhookdelivery.FieldHTTPStatus:
@@ -17412,6 +17644,20 @@ func (m *WebhookDeliveryMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddWebhookID(v)
+		return nil
+	case webhookdelivery.FieldOutboxID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddOutboxID(v)
+		return nil
+	case webhookdelivery.FieldEvents:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddEvents(v)
 		return nil
 	case webhookdelivery.FieldAttempt:
 		v, ok := value.(int)
@@ -17435,6 +17681,12 @@ func (m *WebhookDeliveryMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *WebhookDeliveryMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(webhookdelivery.FieldOutboxID) {
+		fields = append(fields, webhookdelivery.FieldOutboxID)
+	}
+	if m.FieldCleared(webhookdelivery.FieldSplit) {
+		fields = append(fields, webhookdelivery.FieldSplit)
+	}
 	if m.FieldCleared(webhookdelivery.FieldHTTPStatus) {
 		fields = append(fields, webhookdelivery.FieldHTTPStatus)
 	}
@@ -17464,6 +17716,12 @@ func (m *WebhookDeliveryMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *WebhookDeliveryMutation) ClearField(name string) error {
 	switch name {
+	case webhookdelivery.FieldOutboxID:
+		m.ClearOutboxID()
+		return nil
+	case webhookdelivery.FieldSplit:
+		m.ClearSplit()
+		return nil
 	case webhookdelivery.FieldHTTPStatus:
 		m.ClearHTTPStatus()
 		return nil
@@ -17498,6 +17756,15 @@ func (m *WebhookDeliveryMutation) ResetField(name string) error {
 		return nil
 	case webhookdelivery.FieldBody:
 		m.ResetBody()
+		return nil
+	case webhookdelivery.FieldOutboxID:
+		m.ResetOutboxID()
+		return nil
+	case webhookdelivery.FieldEvents:
+		m.ResetEvents()
+		return nil
+	case webhookdelivery.FieldSplit:
+		m.ResetSplit()
 		return nil
 	case webhookdelivery.FieldAttempt:
 		m.ResetAttempt()

@@ -595,26 +595,32 @@ func init() {
 	webhookdeliveryDescEventType := webhookdeliveryFields[3].Descriptor()
 	// webhookdelivery.EventTypeValidator is a validator for the "event_type" field. It is called by the builders before save.
 	webhookdelivery.EventTypeValidator = webhookdeliveryDescEventType.Validators[0].(func(string) error)
+	// webhookdeliveryDescEvents is the schema descriptor for events field.
+	webhookdeliveryDescEvents := webhookdeliveryFields[6].Descriptor()
+	// webhookdelivery.DefaultEvents holds the default value on creation for the events field.
+	webhookdelivery.DefaultEvents = webhookdeliveryDescEvents.Default.(int)
+	// webhookdelivery.EventsValidator is a validator for the "events" field. It is called by the builders before save.
+	webhookdelivery.EventsValidator = webhookdeliveryDescEvents.Validators[0].(func(int) error)
 	// webhookdeliveryDescAttempt is the schema descriptor for attempt field.
-	webhookdeliveryDescAttempt := webhookdeliveryFields[5].Descriptor()
+	webhookdeliveryDescAttempt := webhookdeliveryFields[8].Descriptor()
 	// webhookdelivery.AttemptValidator is a validator for the "attempt" field. It is called by the builders before save.
 	webhookdelivery.AttemptValidator = webhookdeliveryDescAttempt.Validators[0].(func(int) error)
 	// webhookdeliveryDescStatus is the schema descriptor for status field.
-	webhookdeliveryDescStatus := webhookdeliveryFields[6].Descriptor()
+	webhookdeliveryDescStatus := webhookdeliveryFields[9].Descriptor()
 	// webhookdelivery.StatusValidator is a validator for the "status" field. It is called by the builders before save.
 	webhookdelivery.StatusValidator = webhookdeliveryDescStatus.Validators[0].(func(string) error)
 	// webhookdeliveryDescError is the schema descriptor for error field.
-	webhookdeliveryDescError := webhookdeliveryFields[8].Descriptor()
+	webhookdeliveryDescError := webhookdeliveryFields[11].Descriptor()
 	// webhookdelivery.DefaultError holds the default value on creation for the error field.
 	webhookdelivery.DefaultError = webhookdeliveryDescError.Default.(string)
 	// webhookdelivery.ErrorValidator is a validator for the "error" field. It is called by the builders before save.
 	webhookdelivery.ErrorValidator = webhookdeliveryDescError.Validators[0].(func(string) error)
 	// webhookdeliveryDescClaim is the schema descriptor for claim field.
-	webhookdeliveryDescClaim := webhookdeliveryFields[12].Descriptor()
+	webhookdeliveryDescClaim := webhookdeliveryFields[15].Descriptor()
 	// webhookdelivery.ClaimValidator is a validator for the "claim" field. It is called by the builders before save.
 	webhookdelivery.ClaimValidator = webhookdeliveryDescClaim.Validators[0].(func(string) error)
 	// webhookdeliveryDescCreatedAt is the schema descriptor for created_at field.
-	webhookdeliveryDescCreatedAt := webhookdeliveryFields[14].Descriptor()
+	webhookdeliveryDescCreatedAt := webhookdeliveryFields[17].Descriptor()
 	// webhookdelivery.DefaultCreatedAt holds the default value on creation for the created_at field.
 	webhookdelivery.DefaultCreatedAt = webhookdeliveryDescCreatedAt.Default.(func() time.Time)
 }

@@ -25,6 +25,12 @@ type WebhookDelivery struct {
 	EventType string `json:"event_type,omitempty"`
 	// Body holds the value of the "body" field.
 	Body string `json:"body,omitempty"`
+	// OutboxID holds the value of the "outbox_id" field.
+	OutboxID *int64 `json:"outbox_id,omitempty"`
+	// Events holds the value of the "events" field.
+	Events int `json:"events,omitempty"`
+	// Split holds the value of the "split" field.
+	Split string `json:"split,omitempty"`
 	// Attempt holds the value of the "attempt" field.
 	Attempt int `json:"attempt,omitempty"`
 	// Status holds the value of the "status" field.
@@ -53,9 +59,9 @@ func (*WebhookDelivery) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case webhookdelivery.FieldID, webhookdelivery.FieldWebhookID, webhookdelivery.FieldAttempt, webhookdelivery.FieldHTTPStatus:
+		case webhookdelivery.FieldID, webhookdelivery.FieldWebhookID, webhookdelivery.FieldOutboxID, webhookdelivery.FieldEvents, webhookdelivery.FieldAttempt, webhookdelivery.FieldHTTPStatus:
 			values[i] = new(sql.NullInt64)
-		case webhookdelivery.FieldEventID, webhookdelivery.FieldEventType, webhookdelivery.FieldBody, webhookdelivery.FieldStatus, webhookdelivery.FieldError, webhookdelivery.FieldClaim:
+		case webhookdelivery.FieldEventID, webhookdelivery.FieldEventType, webhookdelivery.FieldBody, webhookdelivery.FieldSplit, webhookdelivery.FieldStatus, webhookdelivery.FieldError, webhookdelivery.FieldClaim:
 			values[i] = new(sql.NullString)
 		case webhookdelivery.FieldDueAt, webhookdelivery.FieldAt, webhookdelivery.FieldNextAttemptAt, webhookdelivery.FieldClaimedUntil, webhookdelivery.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -103,6 +109,25 @@ func (_m *WebhookDelivery) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field body", values[i])
 			} else if value.Valid {
 				_m.Body = value.String
+			}
+		case webhookdelivery.FieldOutboxID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field outbox_id", values[i])
+			} else if value.Valid {
+				_m.OutboxID = new(int64)
+				*_m.OutboxID = value.Int64
+			}
+		case webhookdelivery.FieldEvents:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field events", values[i])
+			} else if value.Valid {
+				_m.Events = int(value.Int64)
+			}
+		case webhookdelivery.FieldSplit:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field split", values[i])
+			} else if value.Valid {
+				_m.Split = value.String
 			}
 		case webhookdelivery.FieldAttempt:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -216,6 +241,17 @@ func (_m *WebhookDelivery) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("body=")
 	builder.WriteString(_m.Body)
+	builder.WriteString(", ")
+	if v := _m.OutboxID; v != nil {
+		builder.WriteString("outbox_id=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("events=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Events))
+	builder.WriteString(", ")
+	builder.WriteString("split=")
+	builder.WriteString(_m.Split)
 	builder.WriteString(", ")
 	builder.WriteString("attempt=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Attempt))

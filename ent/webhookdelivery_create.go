@@ -46,6 +46,48 @@ func (_c *WebhookDeliveryCreate) SetBody(v string) *WebhookDeliveryCreate {
 	return _c
 }
 
+// SetOutboxID sets the "outbox_id" field.
+func (_c *WebhookDeliveryCreate) SetOutboxID(v int64) *WebhookDeliveryCreate {
+	_c.mutation.SetOutboxID(v)
+	return _c
+}
+
+// SetNillableOutboxID sets the "outbox_id" field if the given value is not nil.
+func (_c *WebhookDeliveryCreate) SetNillableOutboxID(v *int64) *WebhookDeliveryCreate {
+	if v != nil {
+		_c.SetOutboxID(*v)
+	}
+	return _c
+}
+
+// SetEvents sets the "events" field.
+func (_c *WebhookDeliveryCreate) SetEvents(v int) *WebhookDeliveryCreate {
+	_c.mutation.SetEvents(v)
+	return _c
+}
+
+// SetNillableEvents sets the "events" field if the given value is not nil.
+func (_c *WebhookDeliveryCreate) SetNillableEvents(v *int) *WebhookDeliveryCreate {
+	if v != nil {
+		_c.SetEvents(*v)
+	}
+	return _c
+}
+
+// SetSplit sets the "split" field.
+func (_c *WebhookDeliveryCreate) SetSplit(v string) *WebhookDeliveryCreate {
+	_c.mutation.SetSplit(v)
+	return _c
+}
+
+// SetNillableSplit sets the "split" field if the given value is not nil.
+func (_c *WebhookDeliveryCreate) SetNillableSplit(v *string) *WebhookDeliveryCreate {
+	if v != nil {
+		_c.SetSplit(*v)
+	}
+	return _c
+}
+
 // SetAttempt sets the "attempt" field.
 func (_c *WebhookDeliveryCreate) SetAttempt(v int) *WebhookDeliveryCreate {
 	_c.mutation.SetAttempt(v)
@@ -203,6 +245,10 @@ func (_c *WebhookDeliveryCreate) ExecX(ctx context.Context) {
 
 // defaults sets the default values of the builder before save.
 func (_c *WebhookDeliveryCreate) defaults() {
+	if _, ok := _c.mutation.Events(); !ok {
+		v := webhookdelivery.DefaultEvents
+		_c.mutation.SetEvents(v)
+	}
 	if _, ok := _c.mutation.Error(); !ok {
 		v := webhookdelivery.DefaultError
 		_c.mutation.SetError(v)
@@ -236,6 +282,14 @@ func (_c *WebhookDeliveryCreate) check() error {
 	}
 	if _, ok := _c.mutation.Body(); !ok {
 		return &ValidationError{Name: "body", err: errors.New(`ent: missing required field "WebhookDelivery.body"`)}
+	}
+	if _, ok := _c.mutation.Events(); !ok {
+		return &ValidationError{Name: "events", err: errors.New(`ent: missing required field "WebhookDelivery.events"`)}
+	}
+	if v, ok := _c.mutation.Events(); ok {
+		if err := webhookdelivery.EventsValidator(v); err != nil {
+			return &ValidationError{Name: "events", err: fmt.Errorf(`ent: validator failed for field "WebhookDelivery.events": %w`, err)}
+		}
 	}
 	if _, ok := _c.mutation.Attempt(); !ok {
 		return &ValidationError{Name: "attempt", err: errors.New(`ent: missing required field "WebhookDelivery.attempt"`)}
@@ -320,6 +374,18 @@ func (_c *WebhookDeliveryCreate) createSpec() (*WebhookDelivery, *sqlgraph.Creat
 	if value, ok := _c.mutation.Body(); ok {
 		_spec.SetField(webhookdelivery.FieldBody, field.TypeString, value)
 		_node.Body = value
+	}
+	if value, ok := _c.mutation.OutboxID(); ok {
+		_spec.SetField(webhookdelivery.FieldOutboxID, field.TypeInt64, value)
+		_node.OutboxID = &value
+	}
+	if value, ok := _c.mutation.Events(); ok {
+		_spec.SetField(webhookdelivery.FieldEvents, field.TypeInt, value)
+		_node.Events = value
+	}
+	if value, ok := _c.mutation.Split(); ok {
+		_spec.SetField(webhookdelivery.FieldSplit, field.TypeString, value)
+		_node.Split = value
 	}
 	if value, ok := _c.mutation.Attempt(); ok {
 		_spec.SetField(webhookdelivery.FieldAttempt, field.TypeInt, value)
@@ -412,6 +478,24 @@ type (
 		*sql.UpdateSet
 	}
 )
+
+// SetSplit sets the "split" field.
+func (u *WebhookDeliveryUpsert) SetSplit(v string) *WebhookDeliveryUpsert {
+	u.Set(webhookdelivery.FieldSplit, v)
+	return u
+}
+
+// UpdateSplit sets the "split" field to the value that was provided on create.
+func (u *WebhookDeliveryUpsert) UpdateSplit() *WebhookDeliveryUpsert {
+	u.SetExcluded(webhookdelivery.FieldSplit)
+	return u
+}
+
+// ClearSplit clears the value of the "split" field.
+func (u *WebhookDeliveryUpsert) ClearSplit() *WebhookDeliveryUpsert {
+	u.SetNull(webhookdelivery.FieldSplit)
+	return u
+}
 
 // SetStatus sets the "status" field.
 func (u *WebhookDeliveryUpsert) SetStatus(v string) *WebhookDeliveryUpsert {
@@ -574,6 +658,12 @@ func (u *WebhookDeliveryUpsertOne) UpdateNewValues() *WebhookDeliveryUpsertOne {
 		if _, exists := u.create.mutation.Body(); exists {
 			s.SetIgnore(webhookdelivery.FieldBody)
 		}
+		if _, exists := u.create.mutation.OutboxID(); exists {
+			s.SetIgnore(webhookdelivery.FieldOutboxID)
+		}
+		if _, exists := u.create.mutation.Events(); exists {
+			s.SetIgnore(webhookdelivery.FieldEvents)
+		}
 		if _, exists := u.create.mutation.Attempt(); exists {
 			s.SetIgnore(webhookdelivery.FieldAttempt)
 		}
@@ -609,6 +699,27 @@ func (u *WebhookDeliveryUpsertOne) Update(set func(*WebhookDeliveryUpsert)) *Web
 		set(&WebhookDeliveryUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetSplit sets the "split" field.
+func (u *WebhookDeliveryUpsertOne) SetSplit(v string) *WebhookDeliveryUpsertOne {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.SetSplit(v)
+	})
+}
+
+// UpdateSplit sets the "split" field to the value that was provided on create.
+func (u *WebhookDeliveryUpsertOne) UpdateSplit() *WebhookDeliveryUpsertOne {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.UpdateSplit()
+	})
+}
+
+// ClearSplit clears the value of the "split" field.
+func (u *WebhookDeliveryUpsertOne) ClearSplit() *WebhookDeliveryUpsertOne {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.ClearSplit()
+	})
 }
 
 // SetStatus sets the "status" field.
@@ -959,6 +1070,12 @@ func (u *WebhookDeliveryUpsertBulk) UpdateNewValues() *WebhookDeliveryUpsertBulk
 			if _, exists := b.mutation.Body(); exists {
 				s.SetIgnore(webhookdelivery.FieldBody)
 			}
+			if _, exists := b.mutation.OutboxID(); exists {
+				s.SetIgnore(webhookdelivery.FieldOutboxID)
+			}
+			if _, exists := b.mutation.Events(); exists {
+				s.SetIgnore(webhookdelivery.FieldEvents)
+			}
 			if _, exists := b.mutation.Attempt(); exists {
 				s.SetIgnore(webhookdelivery.FieldAttempt)
 			}
@@ -995,6 +1112,27 @@ func (u *WebhookDeliveryUpsertBulk) Update(set func(*WebhookDeliveryUpsert)) *We
 		set(&WebhookDeliveryUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetSplit sets the "split" field.
+func (u *WebhookDeliveryUpsertBulk) SetSplit(v string) *WebhookDeliveryUpsertBulk {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.SetSplit(v)
+	})
+}
+
+// UpdateSplit sets the "split" field to the value that was provided on create.
+func (u *WebhookDeliveryUpsertBulk) UpdateSplit() *WebhookDeliveryUpsertBulk {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.UpdateSplit()
+	})
+}
+
+// ClearSplit clears the value of the "split" field.
+func (u *WebhookDeliveryUpsertBulk) ClearSplit() *WebhookDeliveryUpsertBulk {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.ClearSplit()
+	})
 }
 
 // SetStatus sets the "status" field.

@@ -29,6 +29,26 @@ func (_u *WebhookDeliveryUpdate) Where(ps ...predicate.WebhookDelivery) *Webhook
 	return _u
 }
 
+// SetSplit sets the "split" field.
+func (_u *WebhookDeliveryUpdate) SetSplit(v string) *WebhookDeliveryUpdate {
+	_u.mutation.SetSplit(v)
+	return _u
+}
+
+// SetNillableSplit sets the "split" field if the given value is not nil.
+func (_u *WebhookDeliveryUpdate) SetNillableSplit(v *string) *WebhookDeliveryUpdate {
+	if v != nil {
+		_u.SetSplit(*v)
+	}
+	return _u
+}
+
+// ClearSplit clears the value of the "split" field.
+func (_u *WebhookDeliveryUpdate) ClearSplit() *WebhookDeliveryUpdate {
+	_u.mutation.ClearSplit()
+	return _u
+}
+
 // SetStatus sets the "status" field.
 func (_u *WebhookDeliveryUpdate) SetStatus(v string) *WebhookDeliveryUpdate {
 	_u.mutation.SetStatus(v)
@@ -248,6 +268,15 @@ func (_u *WebhookDeliveryUpdate) sqlSave(ctx context.Context) (_node int, err er
 			}
 		}
 	}
+	if _u.mutation.OutboxIDCleared() {
+		_spec.ClearField(webhookdelivery.FieldOutboxID, field.TypeInt64)
+	}
+	if value, ok := _u.mutation.Split(); ok {
+		_spec.SetField(webhookdelivery.FieldSplit, field.TypeString, value)
+	}
+	if _u.mutation.SplitCleared() {
+		_spec.ClearField(webhookdelivery.FieldSplit, field.TypeString)
+	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(webhookdelivery.FieldStatus, field.TypeString, value)
 	}
@@ -310,6 +339,26 @@ type WebhookDeliveryUpdateOne struct {
 	hooks     []Hook
 	mutation  *WebhookDeliveryMutation
 	modifiers []func(*sql.UpdateBuilder)
+}
+
+// SetSplit sets the "split" field.
+func (_u *WebhookDeliveryUpdateOne) SetSplit(v string) *WebhookDeliveryUpdateOne {
+	_u.mutation.SetSplit(v)
+	return _u
+}
+
+// SetNillableSplit sets the "split" field if the given value is not nil.
+func (_u *WebhookDeliveryUpdateOne) SetNillableSplit(v *string) *WebhookDeliveryUpdateOne {
+	if v != nil {
+		_u.SetSplit(*v)
+	}
+	return _u
+}
+
+// ClearSplit clears the value of the "split" field.
+func (_u *WebhookDeliveryUpdateOne) ClearSplit() *WebhookDeliveryUpdateOne {
+	_u.mutation.ClearSplit()
+	return _u
 }
 
 // SetStatus sets the "status" field.
@@ -560,6 +609,15 @@ func (_u *WebhookDeliveryUpdateOne) sqlSave(ctx context.Context) (_node *Webhook
 				ps[i](selector)
 			}
 		}
+	}
+	if _u.mutation.OutboxIDCleared() {
+		_spec.ClearField(webhookdelivery.FieldOutboxID, field.TypeInt64)
+	}
+	if value, ok := _u.mutation.Split(); ok {
+		_spec.SetField(webhookdelivery.FieldSplit, field.TypeString, value)
+	}
+	if _u.mutation.SplitCleared() {
+		_spec.ClearField(webhookdelivery.FieldSplit, field.TypeString)
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(webhookdelivery.FieldStatus, field.TypeString, value)

@@ -38,6 +38,9 @@ import (
 // ascending id, then pools, then listing rows.
 //
 // On SQLite the one writer serialises transactions and the lock is a no-op.
+// On PostgreSQL the goods and tree locks are advisory locks taken before a
+// plain read (store.Lock): its row locks let a stream of shared lockers
+// starve an exclusive one, which InnoDB's queue does not.
 
 // lockGoods takes the shared lock on the goods rows of a stock movement.
 func lockGoods(ctx context.Context, tx *ent.Tx, ids ...int64) error {

@@ -66,6 +66,31 @@ func Decode(kind, c string) (int64, error) {
 	return 0, fmt.Errorf("%w: malformed cursor %q", ErrInvalid, c)
 }
 
+// CursorAt is the cursor of the index'th entry of row id in a connection of
+// kind whose rows may each list as several entries (a webhook's delivery row
+// of a batch lists each of its events).
+func CursorAt(kind string, id int64, index int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(kind + ":" + strconv.FormatInt(id, 10) + "." + strconv.Itoa(index)))
+}
+
+// DecodeAt reverses CursorAt for a connection of kind; any cursor CursorAt
+// would not have made is ErrInvalid.
+func DecodeAt(kind, c string) (int64, int, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil {
+		if rest, ok := strings.CutPrefix(string(b), kind+":"); ok {
+			if a, b, ok := strings.Cut(rest, "."); ok {
+				id, err1 := strconv.ParseInt(a, 10, 64)
+				index, err2 := strconv.Atoi(b)
+				if err1 == nil && err2 == nil && index >= 0 && CursorAt(kind, id, index) == c {
+					return id, index, nil
+				}
+			}
+		}
+	}
+	return 0, 0, fmt.Errorf("%w: malformed cursor %q", ErrInvalid, c)
+}
+
 // Trim cuts rows read with a limit of n+1 back to n and reports whether
 // there was a next page.
 func Trim[T any](rows []T, n int) ([]T, bool) {

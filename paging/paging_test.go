@@ -68,3 +68,19 @@ func TestDecodeAcceptsOnlyTheCanonicalCursor(t *testing.T) {
 		}
 	}
 }
+
+// A row's entry cursor round-trips, and only CursorAt's own spelling of it
+// (and of its kind) decodes.
+func TestCursorAtRoundTripAndCanonical(t *testing.T) {
+	c := CursorAt("delivery", 42, 7)
+	if id, i, err := DecodeAt("delivery", c); err != nil || id != 42 || i != 7 {
+		t.Errorf("DecodeAt(delivery, CursorAt(delivery, 42, 7)) = %d, %d, %v", id, i, err)
+	}
+	enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+	for _, bad := range []string{CursorAt("order", 42, 7), Cursor("delivery", 42), enc("delivery:42.07"), enc("delivery:42.-1"),
+		enc("delivery:+42.7"), enc("delivery:42."), enc("delivery:.7"), "", "!!"} {
+		if _, _, err := DecodeAt("delivery", bad); !errors.Is(err, ErrInvalid) {
+			t.Errorf("DecodeAt(delivery, %q) error = %v, want ErrInvalid", bad, err)
+		}
+	}
+}

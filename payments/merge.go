@@ -2,6 +2,7 @@ package payments
 
 import (
 	"slices"
+	"storefront/ent/payment"
 	"strings"
 
 	"storefront/enums"
@@ -28,14 +29,19 @@ func Merge(current, incoming enums.PaymentStatus) enums.PaymentStatus {
 
 // mergeSQL is Merge as the SET expression of the atomic upsert, so the rule
 // is applied by the database on the row it holds locked, not on a stale read.
+//
+// The row's columns are named with its table: in an upsert's update
+// PostgreSQL sees two rows (the row and EXCLUDED) and refuses a bare name
+// as ambiguous, while MySQL and SQLite read the qualified name as the row.
 func mergeSQL(incoming enums.PaymentStatus) string {
+	col := payment.Table + "." + payment.FieldStatus
 	from := mergeFrom[incoming]
 	if len(from) == 0 {
-		return "status"
+		return col
 	}
 	quoted := make([]string, len(from))
 	for i, s := range from {
 		quoted[i] = "'" + string(s) + "'"
 	}
-	return "CASE WHEN status IN (" + strings.Join(quoted, ",") + ") THEN '" + string(incoming) + "' ELSE status END"
+	return "CASE WHEN " + col + " IN (" + strings.Join(quoted, ",") + ") THEN '" + string(incoming) + "' ELSE " + col + " END"
 }

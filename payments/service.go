@@ -130,7 +130,7 @@ func upsertPayment(ctx context.Context, tx *ent.Tx, o *ent.Order, provider, paym
 			entsql.ConflictColumns(payment.FieldProvider, payment.FieldPaymentID),
 			entsql.ResolveWith(func(u *entsql.UpdateSet) {
 				u.Set(payment.FieldStatus, entsql.Expr(mergeSQL(incoming)))
-				u.Set(payment.FieldVersion, entsql.Expr("version + 1"))
+				u.Set(payment.FieldVersion, entsql.Expr(payment.Table+"."+payment.FieldVersion+" + 1"))
 				u.Set(payment.FieldUpdatedAt, time.Now())
 			}),
 		).Exec(ctx)

@@ -131,15 +131,7 @@ func build(o Options, metricsOnPublic bool) Handlers {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if err := o.DB.Ping(ctx); err != nil {
-			http.Error(w, "database unreachable", http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte("ready\n"))
-	})
+	mux.HandleFunc("GET /readyz", ready(o.DB))
 	metricsH := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	if metricsOnPublic {
 		mux.Handle("GET /metrics", metricsH)

@@ -64,6 +64,10 @@ func mysqlKind(ctx context.Context, db *sql.DB) (Kind, error) {
 		return 0, fmt.Errorf("reading its version: %w", err)
 	}
 	if strings.Contains(strings.ToLower(v), "mariadb") {
+		// A Galera node: its conflicts are retried more (wsrep_mysql.go).
+		if on, err := wsrepOn(ctx, db); err == nil && on {
+			galera.Store(true)
+		}
 		return MariaDB, nil
 	}
 	return MySQL, nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"storefront/ent"
@@ -54,7 +53,8 @@ func Retry(ctx context.Context, attempt func() error) error {
 // for one more run that changes how it runs (again: the group-commit batch
 // reading its keys first, or locking before it reads); each of those runs
 // is bounded by the caller, and every run counts in one loop, never nested
-// inside another's retries. Transient conflicts run again at most twice.
+// inside another's retries. Transient conflicts run again at most twice
+// (on Galera until ctx's deadline: maxConflictRetries).
 func Attempts(ctx context.Context, attempt func() error, again func(err error) bool) error {
 	var err error
 	for conflicts := 0; ; {
@@ -63,12 +63,12 @@ func Attempts(ctx context.Context, attempt func() error, again func(err error) b
 			continue
 		}
 		cause := RetryCause(err)
-		if cause == "" || conflicts == 2 {
+		if cause == "" || conflicts == maxConflictRetries() {
 			break
 		}
 		conflicts++
 		OnRetry(cause)
-		t := time.NewTimer(10*time.Millisecond + rand.N(20*time.Millisecond))
+		t := time.NewTimer(conflictBackoff(conflicts))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -155,7 +155,7 @@ func Classify(err error) error {
 	// A conflict that outlived its retries (a deadlock, a lock wait past its
 	// timeout, SQLite busy) is the database's load, not a fault: the caller
 	// may try again.
-	if isConnErr(err) || RetryCause(err) != "" {
+	if isConnErr(err) || RetryCause(err) != "" || wsrepUnavailable(err) {
 		return errors.Join(ErrUnavailable, err)
 	}
 	return err

@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +23,8 @@ type hookServer struct {
 	*httptest.Server
 	secret   string
 	status   int
+	refuse   map[string]int // webhook-id → how many of its first requests get 500
+	answer   map[string]int // webhook-id → the status it gets instead of status
 	mu       sync.Mutex
 	inflight map[string]bool
 	got      map[string]int
@@ -30,7 +33,7 @@ type hookServer struct {
 }
 
 func newHookServer(t *testing.T, status int) *hookServer {
-	h := &hookServer{status: status, inflight: map[string]bool{}, got: map[string]int{}}
+	h := &hookServer{status: status, inflight: map[string]bool{}, got: map[string]int{}, refuse: map[string]int{}, answer: map[string]int{}}
 	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("webhook-id")
 		ts, _ := strconv.ParseInt(r.Header.Get("webhook-timestamp"), 10, 64)
@@ -43,6 +46,12 @@ func newHookServer(t *testing.T, status int) *hookServer {
 		if !Verify(h.secret, id, ts, body[:n], r.Header.Get("webhook-signature")) {
 			h.bad = append(h.bad, "bad signature on "+id)
 		}
+		var ce struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(body[:n], &ce); err != nil || ce.ID != id {
+			h.bad = append(h.bad, fmt.Sprintf("webhook-id %s on a body whose id is %q (%v)", id, ce.ID, err))
+		}
 		h.inflight[id] = true
 		h.got[id]++
 		h.cur++
@@ -52,8 +61,16 @@ func newHookServer(t *testing.T, status int) *hookServer {
 		h.mu.Lock()
 		h.cur--
 		delete(h.inflight, id)
+		status := h.status
+		if c, ok := h.answer[id]; ok {
+			status = c
+		}
+		if h.refuse[id] > 0 {
+			h.refuse[id]--
+			status = 500
+		}
 		h.mu.Unlock()
-		w.WriteHeader(h.status)
+		w.WriteHeader(status)
 	}))
 	t.Cleanup(h.Close)
 	return h

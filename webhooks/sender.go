@@ -73,19 +73,21 @@ func (f *inflight) done(id int64) int {
 // (they are cut short and put back, to be sent again by whichever instance
 // gets there first).
 func (s *Service) Run(ctx context.Context) {
-	client := s.client()
+	r := &runner{ctx: ctx, client: s.client()}
 	s.delivered = make(chan outcome, 4*recordMax)
 	recorded := make(chan struct{})
 	go func() { defer close(recorded); s.recordDelivered(s.delivered) }()
 	defer func() { <-recorded }()
+	s.setRunner(r)
 	t := time.NewTicker(s.cfg.Interval)
 	defer t.Stop()
 	for {
-		if err := s.pass(ctx, client); err != nil && ctx.Err() == nil {
+		if err := s.pass(r); err != nil && ctx.Err() == nil {
 			slog.Warn("webhook deliveries failed", "err", err)
 		}
 		select {
 		case <-ctx.Done():
+			s.setRunner(nil) // no Sink starts attempts after this
 			s.inflight.wg.Wait()
 			close(s.delivered)
 			return
@@ -109,19 +111,22 @@ func (s *Service) client() *http.Client {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
-// claimGroups is how many slots' worth of attempts one claim may take for
-// a webhook: the claim is a commit of its own, and claiming only the free
+// claimGroups is how many slots' worth of events one claim may take for a
+// webhook: the claim is a commit of its own, and claiming only the free
 // slots' worth (8 at a time at half the slots) made the webhook's claims
 // hundreds of commits a second competing with checkout's at the hot SKU.
-// The attempts beyond the free slots wait in this instance for one.
+// The events beyond the free slots wait in this instance for one.
 const claimGroups = 8
 
 // pass claims, for each active webhook, up to claimGroups slots' worth of
-// due attempts, when fewer than one slots' worth is left waiting, and
-// starts them: each sends when one of the webhook's slots is free. Claiming
-// per webhook keeps a backlog of one endpoint from hiding the others'
-// attempts, and slots per webhook keep a slow one from holding the others'.
-func (s *Service) pass(ctx context.Context, client *http.Client) error {
+// due events, when fewer than one slots' worth is left waiting, and starts
+// them: each event's attempt sends when one of the webhook's slots is free,
+// and a claimed row is recorded when the last of its events ends (job.go).
+// Claiming per webhook keeps a backlog of one endpoint from hiding the
+// others' attempts, and slots per webhook keep a slow one from holding the
+// others'.
+func (s *Service) pass(r *runner) error {
+	ctx := r.ctx
 	hooks, err := s.db.Client.Webhook.Query().Where(webhook.Active(true)).All(ctx)
 	if err != nil {
 		return store.Classify(fmt.Errorf("reading webhooks: %w", err))
@@ -132,13 +137,45 @@ func (s *Service) pass(ctx context.Context, client *http.Client) error {
 		if held > s.cfg.PerWebhook {
 			continue
 		}
-		token, until, ds, err := s.claim(ctx, h.ID, claimGroups*s.cfg.PerWebhook-held)
+		token, until, ds, err := s.claim(ctx, h.ID, claimGroups*s.cfg.PerWebhook-held, held)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		slots := s.inflight.slots(h.ID, s.cfg.PerWebhook)
-		for _, d := range ds {
+		jobs, err := s.jobsOf(ctx, ds, token)
+		if err != nil {
+			errs = append(errs, err) // the rows it could not open lapse and go again
+		}
+		s.start(r, h, until, jobs)
+	}
+	return errors.Join(errs...)
+}
+
+// runner is a running sender's context and client.
+type runner struct {
+	ctx    context.Context
+	client *http.Client
+}
+
+func (s *Service) setRunner(r *runner) {
+	s.mu.Lock()
+	s.run = r
+	s.mu.Unlock()
+}
+
+func (s *Service) runner() *runner {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.run
+}
+
+// start sends the events of claimed jobs of webhook h, each when one of
+// h's slots is free, under a claim that holds until until.
+func (s *Service) start(r *runner, h *ent.Webhook, until time.Time, jobs []*job) {
+	ctx := r.ctx
+	slots := s.inflight.slots(h.ID, s.cfg.PerWebhook)
+	for _, j := range jobs {
+		for i := range j.events {
 			s.inflight.add(h.ID)
 			go func() {
 				defer func() {
@@ -151,7 +188,7 @@ func (s *Service) pass(ctx context.Context, client *http.Client) error {
 				select {
 				case slots <- struct{}{}:
 				case <-ctx.Done():
-					s.putBack(ctx, d, token)
+					s.end(ctx, h, j, i, result{cut: true})
 					return
 				}
 				defer func() { <-slots }()
@@ -159,13 +196,16 @@ func (s *Service) pass(ctx context.Context, client *http.Client) error {
 					// Waited so long (a slow endpoint) that the claim could
 					// lapse mid-attempt: left to lapse, and sent by whichever
 					// instance claims it then.
+					s.end(ctx, h, j, i, result{lapse: true})
 					return
 				}
-				s.attempt(ctx, client, h, d, token)
+				status, err := s.send(ctx, r.client, h, j.events[i])
+				// Shutting down: put back (the receiver may have it: at
+				// least once).
+				s.end(ctx, h, j, i, result{status: status, err: err, cut: err != nil && ctx.Err() != nil})
 			}()
 		}
 	}
-	return errors.Join(errs...)
 }
 
 // due: attempts of webhook id to send now, and attempts whose sender's
@@ -189,10 +229,11 @@ func lapsed(id int64, now time.Time) predicate.WebhookDelivery {
 	return webhookdelivery.And(webhookdelivery.WebhookID(id), webhookdelivery.Status(Sending), webhookdelivery.ClaimedUntilLT(now))
 }
 
-// claim takes up to n due attempts of webhook id: a conditional UPDATE, so
-// that of two instances only one sends each attempt. The claim, until the
-// time it returns, outlasts an attempt's timeout.
-func (s *Service) claim(ctx context.Context, id int64, n int) (string, time.Time, []*ent.WebhookDelivery, error) {
+// claim takes due rows of webhook id, up to n events (a row of several
+// counts its events; the first row is taken whatever its count): a
+// conditional UPDATE, so that of two instances only one sends each
+// attempt. The claim holds until the time it returns (lease).
+func (s *Service) claim(ctx context.Context, id int64, n, held int) (string, time.Time, []*ent.WebhookDelivery, error) {
 	now := s.now()
 	ds, err := s.db.Client.WebhookDelivery.Query().Where(lapsed(id, now)).Limit(n).All(ctx)
 	if err != nil {
@@ -206,6 +247,14 @@ func (s *Service) claim(ctx context.Context, id int64, n int) (string, time.Time
 		}
 		ds = append(ds, more...)
 	}
+	events := 0
+	for i, d := range ds {
+		if i > 0 && events+d.Events > n {
+			ds = ds[:i]
+			break
+		}
+		events += d.Events
+	}
 	if len(ds) == 0 {
 		return "", time.Time{}, nil, nil
 	}
@@ -213,7 +262,7 @@ func (s *Service) claim(ctx context.Context, id int64, n int) (string, time.Time
 	for i, d := range ds {
 		ids[i] = d.ID
 	}
-	token, until := newToken(), now.Add(s.cfg.Timeout+30*time.Second)
+	token, until := newToken(), s.lease(now, held, events)
 	var won int
 	// Two senders' claims may deadlock on MySQL (each locks index entries
 	// of the other's rows): retried, as every transaction is.
@@ -237,7 +286,17 @@ func (s *Service) claim(ctx context.Context, id int64, n int) (string, time.Time
 	return token, until, ds, store.Classify(err)
 }
 
-// putBack returns claimed attempt d, unsent as far as this instance knows
+// lease is when a claim made at now of events, with held events of the
+// webhook before them in this instance, lapses: after each event had its
+// turn in a slot, PerWebhook at a time, each within the timeout. A row's
+// events are recorded together, so a claim that lapsed mid-row would send
+// the whole row again.
+func (s *Service) lease(now time.Time, held, events int) time.Time {
+	rounds := (held + events + s.cfg.PerWebhook - 1) / s.cfg.PerWebhook
+	return now.Add(30*time.Second + time.Duration(rounds)*s.cfg.Timeout)
+}
+
+// putBack returns claimed row d, unsent as far as this instance knows
 // (shutting down), to be sent by whichever instance gets there first.
 func (s *Service) putBack(ctx context.Context, d *ent.WebhookDelivery, token string) {
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
@@ -246,45 +305,21 @@ func (s *Service) putBack(ctx context.Context, d *ent.WebhookDelivery, token str
 		SetStatus(Pending).ClearClaim().ClearClaimedUntil().Save(bctx)
 }
 
-// attempt POSTs d to h and records the outcome: DELIVERED on a 2xx; else
-// FAILED, with the next attempt queued when the schedule has one.
-func (s *Service) attempt(ctx context.Context, client *http.Client, h *ent.Webhook, d *ent.WebhookDelivery, token string) {
-	status, sendErr := s.send(ctx, client, h, d)
-	if sendErr != nil && ctx.Err() != nil {
-		// Shutting down: put it back (the receiver may have it: at least
-		// once).
-		s.putBack(ctx, d, token)
-		return
-	}
-	if sendErr == nil {
-		s.delivered <- outcome{id: d.ID, token: token, status: status} // recorded in batches (recorder.go)
-		return
-	}
-	// The attempt happened: record it even when shutdown began meanwhile.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := s.record(rctx, d, token, status, sendErr); err != nil {
-		// The claim lapses and the attempt is sent again.
-		slog.Warn("recording webhook delivery failed", "webhook_id", h.ID, "event_id", d.EventID, "err", err)
-	}
-}
-
-// send makes the attempt's request: the CloudEvent, signed for this
+// send makes one event's request: its CloudEvent, signed for this
 // attempt's timestamp.
-func (s *Service) send(ctx context.Context, client *http.Client, h *ent.Webhook, d *ent.WebhookDelivery) (int, error) {
-	body := []byte(d.Body)
+func (s *Service) send(ctx context.Context, client *http.Client, h *ent.Webhook, e event) (int, error) {
 	ts := time.Now().Unix()
-	sig, err := Sign(h.Secret, d.EventID, ts, body)
+	sig, err := Sign(h.Secret, e.id, ts, e.body)
 	if err != nil {
 		return 0, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, bytes.NewReader(e.body))
 	if err != nil {
 		return 0, err
 	}
 	req.Header.Set("Content-Type", events.ContentType)
 	req.Header.Set("User-Agent", "storefront-webhooks")
-	req.Header.Set("webhook-id", d.EventID)
+	req.Header.Set("webhook-id", e.id)
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
 	req.Header.Set("webhook-signature", sig)
 	resp, err := client.Do(req)

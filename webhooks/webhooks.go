@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"storefront/checkout"
@@ -16,7 +18,6 @@ import (
 	"storefront/ent/webhook"
 	"storefront/ent/webhookdelivery"
 	"storefront/errs"
-	"storefront/paging"
 	"storefront/store"
 )
 
@@ -67,6 +68,11 @@ type Service struct {
 	// (sender.go).
 	inflight  *inflight
 	delivered chan outcome // to the recorder (recorder.go), while Run runs
+	mu        sync.Mutex
+	run       *runner // the running sender (nil: none)
+	// startedQueued counts the rows whose attempts the Sink started as it
+	// queued them (the tests tell the two ways a row starts apart by it).
+	startedQueued atomic.Int64
 }
 
 // New returns the service; Run starts its sender.
@@ -233,41 +239,3 @@ const (
 	Delivered = "DELIVERED"
 	Failed    = "FAILED"
 )
-
-// Deliveries returns a page of webhook id's attempts, newest first.
-func (s *Service) Deliveries(ctx context.Context, id int64, first int, after string) ([]*Delivery, []string, bool, error) {
-	n, err := paging.Size(first)
-	if err != nil {
-		return nil, nil, false, fmt.Errorf("%w: %v", errs.InvalidInput, err)
-	}
-	if ok, err := s.db.Client.Webhook.Query().Where(webhook.ID(id)).Exist(ctx); err != nil {
-		return nil, nil, false, store.Classify(err)
-	} else if !ok {
-		return nil, nil, false, fmt.Errorf("%w: webhook %d", errs.NotFound, id)
-	}
-	q := s.db.Client.WebhookDelivery.Query().Where(webhookdelivery.WebhookID(id))
-	if after != "" {
-		c, err := paging.Decode("delivery", after)
-		if err != nil {
-			return nil, nil, false, fmt.Errorf("%w: %v", errs.InvalidInput, err)
-		}
-		q.Where(webhookdelivery.IDLT(c))
-	}
-	rows, err := q.Order(ent.Desc(webhookdelivery.FieldID)).Limit(n + 1).All(ctx)
-	if err != nil {
-		return nil, nil, false, store.Classify(fmt.Errorf("listing deliveries: %w", err))
-	}
-	rows, more := paging.Trim(rows, n)
-	out := make([]*Delivery, len(rows))
-	cursors := make([]string, len(rows))
-	for i, r := range rows {
-		at := r.DueAt
-		if r.At != nil {
-			at = *r.At
-		}
-		out[i] = &Delivery{ID: r.ID, EventID: r.EventID, EventType: r.EventType, Attempt: r.Attempt, Status: r.Status,
-			HTTPStatus: r.HTTPStatus, Error: r.Error, At: at, NextAttemptAt: r.NextAttemptAt}
-		cursors[i] = paging.Cursor("delivery", r.ID)
-	}
-	return out, cursors, more, nil
-}

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -312,23 +310,7 @@ func (b *bench) placeHTTP(url string, item int64, key string) error {
 	if body == nil {
 		panic(fmt.Sprint("no request body for SKU ", item))
 	}
-	req, err := http.NewRequest("POST", url, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+b.token)
-	req.Header.Set("Idempotency-Key", key)
-	resp, err := b.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK || !bytes.Contains(raw, []byte(`"orderSn":"`)) || bytes.Contains(raw, []byte(`"errors"`)) {
-		return fmt.Errorf("placeOrder: %d %s %v", resp.StatusCode, raw, err)
-	}
-	return nil
+	return postOrder(b.client, url, b.token, key, body)
 }
 
 func placeBody(item int64) []byte {

@@ -31,6 +31,12 @@
 //
 //	go run ./bench/checkout -db 'mysql:root@tcp(127.0.0.1:3306)/test' -only '^pool/'
 //
+// Section 9 is issue 28's Galera cluster (bench/checkout/cluster.go): -dbs
+// lists the nodes, and only that section runs, at the last -clients count:
+//
+//	go run ./bench/checkout -db 'mysql:root@tcp(127.0.0.1:3306)/test' -clients 64 \
+//	  -dbs 'mysql:root@tcp(127.0.0.1:3311)/test,mysql:root@tcp(127.0.0.1:3312)/test,mysql:root@tcp(127.0.0.1:3313)/test'
+//
 // On MariaDB and PostgreSQL it creates and drops its own database on the
 // server named by the DSN; on SQLite it uses a temporary file.
 package main
@@ -79,6 +85,8 @@ func main() {
 	flag.IntVar(&poolBatchMax, "pool-batch-max", checkout.DefaultConfig().PoolBatchMax, "the group path's most orders per batch of a stock pool (serve's --pool-batch-max)")
 	flag.IntVar(&payPool, "pay-pool", 5000, "section 7: unpaid orders of each mode placed (outside the measured slices) before each payment slice, at least")
 	gcPercent := flag.Int("gc-percent", gctune.DefaultPercent, "GC target of this process, which hosts the server: serve's default (GOGC, when set, wins)")
+	dbsFlag := flag.String("dbs", "", "comma-separated mysql:DSN of a Galera cluster's nodes: run only section 9, the hot SKU through 1 node and through all, beside -db's single server (cluster.go)")
+	syncWait := flag.Bool("sync-wait", true, "section 9: wsrep_sync_wait=1 on the nodes' DSNs, as docs/operations.md deploys them")
 	flag.Parse()
 	gcInForce, gcFrom = gctune.Apply(*gcPercent)
 	if *cpuprofile != "" {
@@ -115,6 +123,16 @@ func main() {
 			log.Fatalf("-clients %q: want positive integers", *clientsFlag)
 		}
 		clients = append(clients, n)
+	}
+	if *dbsFlag != "" {
+		bad, err := clusterSection(*dbFlag, strings.Split(*dbsFlag, ","), *dur, clients[len(clients)-1], *syncWait)
+		if err == nil && bad > 0 {
+			err = fmt.Errorf("%d runs failed their correctness check", bad)
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		return
 	}
 	if err := run(*dbFlag, *dur, clients, *hotrow); err != nil {
 		pprof.StopCPUProfile()

@@ -27,6 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"entgo.io/ent/dialect"
 	"github.com/go-sql-driver/mysql"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -89,7 +90,7 @@ func run(dbSpec, natsURL string, dur, interval time.Duration, clients []int) err
 		return err
 	}
 	defer cleanup()
-	db, err := store.Open(ctx, spec)
+	db, err := store.Open(ctx, spec, store.WithDriverWrapper(func(d dialect.Driver) dialect.Driver { return countDriver{d} }))
 	if err != nil {
 		return err
 	}
@@ -217,6 +218,7 @@ func run(dbSpec, natsURL string, dur, interval time.Duration, clients []int) err
 	if err == nil {
 		info, _ := s.Info(ctx)
 		fmt.Printf("   stream %s: %d messages; webhook requests answered: %d\n", stream, info.State.Msgs, delivered.Load())
+		fmt.Printf("   %s\n", &counted)
 	}
 	return nil
 }

@@ -57,7 +57,7 @@ type config struct {
 // flagSet registers the flags shared by commands that open the database.
 func flagSet(name string, c *config) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.StringVar(&c.DB, "db", env("DB", store.DefaultDB), "database: sqlite:PATH or mysql:DSN (STOREFRONT_DB)")
+	fs.StringVar(&c.DB, "db", env("DB", store.DefaultDB), "database: sqlite:PATH, mysql:DSN or postgres:DSN (STOREFRONT_DB)")
 	c.JWTSecret = os.Getenv("STOREFRONT_JWT_SECRET")
 	return fs
 }

@@ -31,7 +31,7 @@ func main() {
 const usage = `storefront — GraphQL storefront backend
 
 Usage:
-  storefront serve [--demo] [--db sqlite:PATH|mysql:DSN] [--addr HOST:PORT]
+  storefront serve [--demo] [--db sqlite:PATH|mysql:DSN|postgres:DSN] [--addr HOST:PORT]
   storefront migrate [--db …]
   storefront seed-demo [--db …]
   storefront close-expired [--db …] [--order-ttl 30m]

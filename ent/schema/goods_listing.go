@@ -24,9 +24,14 @@ func (GoodsListing) Annotations() []schema.Annotation {
 	return []schema.Annotation{entsql.Table("goods_listing")}
 }
 
-// binary makes MariaDB compare the keys byte by byte, as SQLite does: one
-// order on both backends, and LIKE on keys that are already lowercased.
-var binary = map[string]string{dialect.MySQL: "varchar(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"}
+// binary makes MariaDB and PostgreSQL compare the keys byte by byte, as
+// SQLite does: one order on every backend, and LIKE on keys that are
+// already lowercased. (PostgreSQL's ucs_basic orders by code point,
+// which is UTF-8's byte order, as utf8mb4_bin's is.)
+var binary = map[string]string{
+	dialect.MySQL:    "varchar(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+	dialect.Postgres: "varchar(255) COLLATE ucs_basic",
+}
 
 func (GoodsListing) Fields() []ent.Field {
 	return []ent.Field{

@@ -10,11 +10,22 @@ import (
 	"entgo.io/ent/schema/index"
 )
 
-// WebhookDelivery is one attempt to deliver one event to one webhook. The
-// first attempt is written when the event is dispatched; a failed attempt
-// writes the next one (status PENDING, due at next_attempt_at) until the
-// retry schedule is spent. A sender claims a due attempt (status SENDING,
-// claimed_until) so two instances never send the same attempt at once.
+// WebhookDelivery is one attempt to deliver one event to one webhook, or
+// (events > 1) the first attempt of every event of one outbox row: a
+// group-commit batch's row carries N orders' events, and one row here per
+// event (an INSERT with its bytes, two UPDATEs) cost the hot SKU's orders/s
+// about as much as the orders' own rows (docs/benchmarks.md, issue 29).
+// Such a row refers to its outbox row (outbox_id) for the events' bytes,
+// and its event_id is the outbox row's own (no event's); an event whose
+// attempt did not end as the row's did (failed, or another 2xx) gets a row
+// of its own for attempt 1, listed in split, and the retries are rows of
+// their own as for any event.
+//
+// The first attempt is written when the event is dispatched; a failed
+// attempt writes the next one (status PENDING, due at next_attempt_at)
+// until the retry schedule is spent. A sender claims a due row (status
+// SENDING, claimed_until) so two instances never send the same attempt at
+// once.
 type WebhookDelivery struct{ ent.Schema }
 
 func (WebhookDelivery) Annotations() []schema.Annotation {
@@ -27,8 +38,16 @@ func (WebhookDelivery) Fields() []ent.Field {
 		field.Int64("webhook_id").Immutable(),
 		field.String("event_id").MaxLen(36).Immutable(),
 		field.String("event_type").MaxLen(64).Immutable(),
-		// The CloudEvent as it is POSTed (every attempt sends the same bytes).
+		// The CloudEvent as it is POSTed (every attempt sends the same bytes);
+		// empty on a row of several events (they are in the outbox row).
 		field.Text("body").Immutable(),
+		// The outbox row whose events a row of several is the first attempt of.
+		field.Int64("outbox_id").Optional().Nillable().Immutable(),
+		// How many events the row is the attempt of (1: event_id's).
+		field.Int("events").Default(1).Positive().Immutable(),
+		// A row of several: the indexes (0-based, ascending, comma-separated)
+		// of its events whose first attempt is recorded in a row of its own.
+		field.Text("split").Optional(),
 		field.Int("attempt").Positive().Immutable(),
 		// PENDING, SENDING, DELIVERED or FAILED.
 		field.String("status").MaxLen(16),

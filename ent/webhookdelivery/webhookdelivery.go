@@ -21,6 +21,12 @@ const (
 	FieldEventType = "event_type"
 	// FieldBody holds the string denoting the body field in the database.
 	FieldBody = "body"
+	// FieldOutboxID holds the string denoting the outbox_id field in the database.
+	FieldOutboxID = "outbox_id"
+	// FieldEvents holds the string denoting the events field in the database.
+	FieldEvents = "events"
+	// FieldSplit holds the string denoting the split field in the database.
+	FieldSplit = "split"
 	// FieldAttempt holds the string denoting the attempt field in the database.
 	FieldAttempt = "attempt"
 	// FieldStatus holds the string denoting the status field in the database.
@@ -52,6 +58,9 @@ var Columns = []string{
 	FieldEventID,
 	FieldEventType,
 	FieldBody,
+	FieldOutboxID,
+	FieldEvents,
+	FieldSplit,
 	FieldAttempt,
 	FieldStatus,
 	FieldHTTPStatus,
@@ -79,6 +88,10 @@ var (
 	EventIDValidator func(string) error
 	// EventTypeValidator is a validator for the "event_type" field. It is called by the builders before save.
 	EventTypeValidator func(string) error
+	// DefaultEvents holds the default value on creation for the "events" field.
+	DefaultEvents int
+	// EventsValidator is a validator for the "events" field. It is called by the builders before save.
+	EventsValidator func(int) error
 	// AttemptValidator is a validator for the "attempt" field. It is called by the builders before save.
 	AttemptValidator func(int) error
 	// StatusValidator is a validator for the "status" field. It is called by the builders before save.
@@ -119,6 +132,21 @@ func ByEventType(opts ...sql.OrderTermOption) OrderOption {
 // ByBody orders the results by the body field.
 func ByBody(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldBody, opts...).ToFunc()
+}
+
+// ByOutboxID orders the results by the outbox_id field.
+func ByOutboxID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOutboxID, opts...).ToFunc()
+}
+
+// ByEvents orders the results by the events field.
+func ByEvents(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldEvents, opts...).ToFunc()
+}
+
+// BySplit orders the results by the split field.
+func BySplit(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSplit, opts...).ToFunc()
 }
 
 // ByAttempt orders the results by the attempt field.

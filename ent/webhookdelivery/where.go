@@ -74,6 +74,21 @@ func Body(v string) predicate.WebhookDelivery {
 	return predicate.WebhookDelivery(sql.FieldEQ(FieldBody, v))
 }
 
+// OutboxID applies equality check predicate on the "outbox_id" field. It's identical to OutboxIDEQ.
+func OutboxID(v int64) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldEQ(FieldOutboxID, v))
+}
+
+// Events applies equality check predicate on the "events" field. It's identical to EventsEQ.
+func Events(v int) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldEQ(FieldEvents, v))
+}
+
+// Split applies equality check predicate on the "split" field. It's identical to SplitEQ.
+func Split(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldEQ(FieldSplit, v))
+}
+
 // Attempt applies equality check predicate on the "attempt" field. It's identical to AttemptEQ.
 func Attempt(v int) predicate.WebhookDelivery {
 	return predicate.WebhookDelivery(sql.FieldEQ(FieldAttempt, v))
@@ -357,6 +372,171 @@ func BodyEqualFold(v string) predicate.WebhookDelivery {
 // BodyContainsFold applies the ContainsFold predicate on the "body" field.
 func BodyContainsFold(v string) predicate.WebhookDelivery {
 	return predicate.WebhookDelivery(sql.FieldContainsFold(FieldBody, v))
+}
+
+// OutboxIDEQ applies the EQ predicate on the "outbox_id" field.
+func OutboxIDEQ(v int64) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldEQ(FieldOutboxID, v))
+}
+
+// OutboxIDNEQ applies the NEQ predicate on the "outbox_id" field.
+func OutboxIDNEQ(v int64) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldNEQ(FieldOutboxID, v))
+}
+
+// OutboxIDIn applies the In predicate on the "outbox_id" field.
+func OutboxIDIn(vs ...int64) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldIn(FieldOutboxID, vs...))
+}
+
+// OutboxIDNotIn applies the NotIn predicate on the "outbox_id" field.
+func OutboxIDNotIn(vs ...int64) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldNotIn(FieldOutboxID, vs...))
+}
+
+// OutboxIDGT applies the GT predicate on the "outbox_id" field.
+func OutboxIDGT(v int64) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldGT(FieldOutboxID, v))
+}
+
+// OutboxIDGTE applies the GTE predicate on the "outbox_id" field.
+func OutboxIDGTE(v int64) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldGTE(FieldOutboxID, v))
+}
+
+// OutboxIDLT applies the LT predicate on the "outbox_id" field.
+func OutboxIDLT(v int64) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldLT(FieldOutboxID, v))
+}
+
+// OutboxIDLTE applies the LTE predicate on the "outbox_id" field.
+func OutboxIDLTE(v int64) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldLTE(FieldOutboxID, v))
+}
+
+// OutboxIDIsNil applies the IsNil predicate on the "outbox_id" field.
+func OutboxIDIsNil() predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldIsNull(FieldOutboxID))
+}
+
+// OutboxIDNotNil applies the NotNil predicate on the "outbox_id" field.
+func OutboxIDNotNil() predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldNotNull(FieldOutboxID))
+}
+
+// EventsEQ applies the EQ predicate on the "events" field.
+func EventsEQ(v int) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldEQ(FieldEvents, v))
+}
+
+// EventsNEQ applies the NEQ predicate on the "events" field.
+func EventsNEQ(v int) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldNEQ(FieldEvents, v))
+}
+
+// EventsIn applies the In predicate on the "events" field.
+func EventsIn(vs ...int) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldIn(FieldEvents, vs...))
+}
+
+// EventsNotIn applies the NotIn predicate on the "events" field.
+func EventsNotIn(vs ...int) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldNotIn(FieldEvents, vs...))
+}
+
+// EventsGT applies the GT predicate on the "events" field.
+func EventsGT(v int) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldGT(FieldEvents, v))
+}
+
+// EventsGTE applies the GTE predicate on the "events" field.
+func EventsGTE(v int) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldGTE(FieldEvents, v))
+}
+
+// EventsLT applies the LT predicate on the "events" field.
+func EventsLT(v int) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldLT(FieldEvents, v))
+}
+
+// EventsLTE applies the LTE predicate on the "events" field.
+func EventsLTE(v int) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldLTE(FieldEvents, v))
+}
+
+// SplitEQ applies the EQ predicate on the "split" field.
+func SplitEQ(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldEQ(FieldSplit, v))
+}
+
+// SplitNEQ applies the NEQ predicate on the "split" field.
+func SplitNEQ(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldNEQ(FieldSplit, v))
+}
+
+// SplitIn applies the In predicate on the "split" field.
+func SplitIn(vs ...string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldIn(FieldSplit, vs...))
+}
+
+// SplitNotIn applies the NotIn predicate on the "split" field.
+func SplitNotIn(vs ...string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldNotIn(FieldSplit, vs...))
+}
+
+// SplitGT applies the GT predicate on the "split" field.
+func SplitGT(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldGT(FieldSplit, v))
+}
+
+// SplitGTE applies the GTE predicate on the "split" field.
+func SplitGTE(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldGTE(FieldSplit, v))
+}
+
+// SplitLT applies the LT predicate on the "split" field.
+func SplitLT(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldLT(FieldSplit, v))
+}
+
+// SplitLTE applies the LTE predicate on the "split" field.
+func SplitLTE(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldLTE(FieldSplit, v))
+}
+
+// SplitContains applies the Contains predicate on the "split" field.
+func SplitContains(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldContains(FieldSplit, v))
+}
+
+// SplitHasPrefix applies the HasPrefix predicate on the "split" field.
+func SplitHasPrefix(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldHasPrefix(FieldSplit, v))
+}
+
+// SplitHasSuffix applies the HasSuffix predicate on the "split" field.
+func SplitHasSuffix(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldHasSuffix(FieldSplit, v))
+}
+
+// SplitIsNil applies the IsNil predicate on the "split" field.
+func SplitIsNil() predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldIsNull(FieldSplit))
+}
+
+// SplitNotNil applies the NotNil predicate on the "split" field.
+func SplitNotNil() predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldNotNull(FieldSplit))
+}
+
+// SplitEqualFold applies the EqualFold predicate on the "split" field.
+func SplitEqualFold(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldEqualFold(FieldSplit, v))
+}
+
+// SplitContainsFold applies the ContainsFold predicate on the "split" field.
+func SplitContainsFold(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldContainsFold(FieldSplit, v))
 }
 
 // AttemptEQ applies the EQ predicate on the "attempt" field.

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"net"
 	"net/url"
-	"os"
 	"strconv"
 	"testing"
 
@@ -25,14 +24,7 @@ const RequirePostgresEnv = "STOREFRONT_TEST_REQUIRE_POSTGRES"
 // configured.
 func SkipUnlessPostgres(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv(PostgresDSNEnv)
-	if dsn == "" {
-		if os.Getenv(RequirePostgresEnv) == "1" {
-			t.Fatalf("%s is not set but %s=1: the PostgreSQL tests must run here", PostgresDSNEnv, RequirePostgresEnv)
-		}
-		t.Skipf("PostgreSQL tests skipped: set %s (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable) to run them", PostgresDSNEnv)
-	}
-	return dsn
+	return skipUnlessSet(t, "PostgreSQL", PostgresDSNEnv, RequirePostgresEnv, "postgres://postgres@127.0.0.1:5432/test?sslmode=disable")
 }
 
 // freshPostgres creates an empty database and returns its DSN; it is

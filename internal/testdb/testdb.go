@@ -98,12 +98,19 @@ func SkipUnless(t testing.TB, b Backend) {
 // SkipUnlessMySQL skips (or, in CI, fails) when no MySQL DSN is configured.
 func SkipUnlessMySQL(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv(DSNEnv)
+	return skipUnlessSet(t, "MariaDB", DSNEnv, RequireEnv, "root@tcp(127.0.0.1:3306)/test")
+}
+
+// skipUnlessSet returns the DSN in env, or skips the test saying how to set
+// it, or fails it when require is "1" (CI: never a silent skip).
+func skipUnlessSet(t testing.TB, server, env, require, example string) string {
+	t.Helper()
+	dsn := os.Getenv(env)
 	if dsn == "" {
-		if os.Getenv(RequireEnv) == "1" {
-			t.Fatalf("%s is not set but %s=1: the MariaDB tests must run here", DSNEnv, RequireEnv)
+		if os.Getenv(require) == "1" {
+			t.Fatalf("%s is not set but %s=1: the %s tests must run here", env, require, server)
 		}
-		t.Skipf("MariaDB tests skipped: set %s (e.g. root@tcp(127.0.0.1:3306)/test) to run them", DSNEnv)
+		t.Skipf("%s tests skipped: set %s (e.g. %s) to run them", server, env, example)
 	}
 	return dsn
 }
