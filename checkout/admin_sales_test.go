@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"entgo.io/ent/dialect"
+
 	"storefront/catalog"
 	"storefront/demo"
 	"storefront/ent"
@@ -158,156 +160,173 @@ func TestAdminEditsWhileItSells(t *testing.T) {
 // held the listing rows while it read every SKU of the goods, and a sale,
 // payment or restore held a SKU row while it wrote the listing.
 func TestEditsBesideSalesDoNotDeadlock(t *testing.T) {
-	db := testdb.Open(t, testdb.MySQL)
-	ctx := context.Background()
-	f := setup(t, db)
-	f.svc.now = time.Now
-	cat := catalog.New(db, catalog.DefaultConfig())
-	defer cat.Close()
-	goods := f.ids[demo.TShirtCode]
-	skus := db.Client.Sku.Query().Where(sku.GoodsID(goods)).Order(sku.ByID()).AllX(ctx)
-	for _, s := range skus {
-		f.setStock(t, s.ID, 100_000)
-	}
-	// The restock above went by hand: the listing learns it here.
-	if err := store.WithTx(ctx, db, func(ctx context.Context, tx *ent.Tx) error { return listing.Refresh(ctx, tx, goods) }); err != nil {
-		t.Fatal(err)
-	}
+	testdb.EachServer(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := setup(t, db)
+		f.svc.now = time.Now
+		cat := catalog.New(db, catalog.DefaultConfig())
+		defer cat.Close()
+		goods := f.ids[demo.TShirtCode]
+		skus := db.Client.Sku.Query().Where(sku.GoodsID(goods)).Order(sku.ByID()).AllX(ctx)
+		for _, s := range skus {
+			f.setStock(t, s.ID, 100_000)
+		}
+		// The restock above went by hand: the listing learns it here.
+		if err := store.WithTx(ctx, db, func(ctx context.Context, tx *ent.Tx) error { return listing.Refresh(ctx, tx, goods) }); err != nil {
+			t.Fatal(err)
+		}
 
-	var retries sync.Map // cause → *atomic.Int64
-	saved := store.OnRetry
-	store.OnRetry = func(cause string) {
-		n, _ := retries.LoadOrStore(cause, new(atomic.Int64))
-		n.(*atomic.Int64).Add(1)
-		saved(cause)
-	}
-	defer func() { store.OnRetry = saved }()
+		var retries sync.Map // cause → *atomic.Int64
+		saved := store.OnRetry
+		store.OnRetry = func(cause string) {
+			n, _ := retries.LoadOrStore(cause, new(atomic.Int64))
+			n.(*atomic.Int64).Add(1)
+			saved(cause)
+		}
+		defer func() { store.OnRetry = saved }()
 
-	deadline := time.Now().Add(10 * time.Second)
-	var (
-		wg                         sync.WaitGroup
-		placed, cancelled, refused atomic.Int64
-		failed                     atomic.Int64
-		firstFail                  atomic.Value
-	)
-	fail := func(what string, err error) {
-		failed.Add(1)
-		firstFail.CompareAndSwap(nil, fmt.Sprintf("%s: %v", what, err))
-	}
-	for b := range 12 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(uint64(b), 26))
-			user := fmt.Sprint("buyer-", b)
-			for n := 0; time.Now().Before(deadline); n++ {
-				a, c := skus[r.IntN(len(skus))], skus[r.IntN(len(skus))]
-				var items []ItemInput
-				switch n % 3 {
-				case 0:
-					items = []ItemInput{one(a.ID, 1)}
-				case 1:
-					items = []ItemInput{one(a.ID, 1), one(c.ID, 1)}
-				default:
-					ids, err := idList(a.SpecValueIds)
-					if err != nil {
-						fail("spec value ids", err)
-						return
+		deadline := time.Now().Add(10 * time.Second)
+		var (
+			wg                         sync.WaitGroup
+			placed, cancelled, refused atomic.Int64
+			failed                     atomic.Int64
+			firstFail                  atomic.Value
+		)
+		fail := func(what string, err error) {
+			failed.Add(1)
+			firstFail.CompareAndSwap(nil, fmt.Sprintf("%s: %v", what, err))
+		}
+		for b := range 12 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := rand.New(rand.NewPCG(uint64(b), 26))
+				user := fmt.Sprint("buyer-", b)
+				for n := 0; time.Now().Before(deadline); n++ {
+					a, c := skus[r.IntN(len(skus))], skus[r.IntN(len(skus))]
+					var items []ItemInput
+					switch n % 3 {
+					case 0:
+						items = []ItemInput{one(a.ID, 1)}
+					case 1:
+						items = []ItemInput{one(a.ID, 1), one(c.ID, 1)}
+					default:
+						ids, err := idList(a.SpecValueIds)
+						if err != nil {
+							fail("spec value ids", err)
+							return
+						}
+						items = []ItemInput{{GoodsID: &goods, SpecValueIDs: ids, Quantity: 1}}
 					}
-					items = []ItemInput{{GoodsID: &goods, SpecValueIDs: ids, Quantity: 1}}
-				}
-				o, err := f.svc.Place(ctx, PlaceInput{UserID: user, Items: items, IdempotencyKey: fmt.Sprint("k-", b, "-", n)})
-				switch {
-				case errors.Is(err, ErrSkuUnavailable):
-					refused.Add(1) // the admin disabled a SKU of it
-					continue
-				case err != nil:
-					fail("placeOrder", err)
-					continue
-				}
-				placed.Add(1)
-				if n%4 == 3 {
-					if _, err := f.svc.CancelOrder(ctx, user, false, o.OrderSn); err != nil {
-						fail("cancelOrder", err)
-					} else {
-						cancelled.Add(1)
+					o, err := f.svc.Place(ctx, PlaceInput{UserID: user, Items: items, IdempotencyKey: fmt.Sprint("k-", b, "-", n)})
+					switch {
+					case errors.Is(err, ErrSkuUnavailable):
+						refused.Add(1) // the admin disabled a SKU of it
+						continue
+					case err != nil:
+						fail("placeOrder", err)
+						continue
+					}
+					placed.Add(1)
+					if n%4 == 3 {
+						if _, err := f.svc.CancelOrder(ctx, user, false, o.OrderSn); err != nil {
+							fail("cancelOrder", err)
+						} else {
+							cancelled.Add(1)
+						}
 					}
 				}
-			}
-		}()
-	}
+			}()
+		}
 
-	edits, conflicts := 0, 0
-	r := rand.New(rand.NewPCG(26, 26))
-	for n := 0; time.Now().Before(deadline); n++ {
-		g, err := cat.Goods(ctx, catalog.Viewer{Admin: true}, goods)
-		if err != nil {
-			fail("admin read", err)
-			break
-		}
-		all := g.SkuList(true)
-		s := all[r.IntN(len(all))]
-		switch n % 4 {
-		case 0: // a price
-			price := s.SellPrice + money.Money(1+r.IntN(100))
-			_, err = cat.UpdateSku(ctx, catalog.UpdateSkuInput{ItemID: s.ID, ExpectedVersion: s.Version, SellPrice: &price})
-		case 1, 2: // a status, and back on the next round
-			st := enums.SkuDisabled
-			if s.Status == enums.SkuDisabled {
-				st = enums.SkuEnabled
+		edits, conflicts := 0, 0
+		r := rand.New(rand.NewPCG(26, 26))
+		for n := 0; time.Now().Before(deadline); n++ {
+			g, err := cat.Goods(ctx, catalog.Viewer{Admin: true}, goods)
+			if err != nil {
+				fail("admin read", err)
+				break
 			}
-			_, err = cat.UpdateSku(ctx, catalog.UpdateSkuInput{ItemID: s.ID, ExpectedVersion: s.Version, Status: &st})
-		default: // the specs: a value renamed, which changes SKUs' spec text
-			_, err = cat.UpdateSpecs(ctx, catalog.UpdateSpecsInput{GoodsID: goods, ExpectedVersion: g.Version, Specs: renamed(g, n)})
+			all := g.SkuList(true)
+			s := all[r.IntN(len(all))]
+			switch n % 4 {
+			case 0: // a price
+				price := s.SellPrice + money.Money(1+r.IntN(100))
+				_, err = cat.UpdateSku(ctx, catalog.UpdateSkuInput{ItemID: s.ID, ExpectedVersion: s.Version, SellPrice: &price})
+			case 1, 2: // a status, and back on the next round
+				st := enums.SkuDisabled
+				if s.Status == enums.SkuDisabled {
+					st = enums.SkuEnabled
+				}
+				_, err = cat.UpdateSku(ctx, catalog.UpdateSkuInput{ItemID: s.ID, ExpectedVersion: s.Version, Status: &st})
+			default: // the specs: a value renamed, which changes SKUs' spec text
+				_, err = cat.UpdateSpecs(ctx, catalog.UpdateSpecsInput{GoodsID: goods, ExpectedVersion: g.Version, Specs: renamed(g, n)})
+			}
+			switch {
+			case err == nil:
+				edits++
+			case errors.Is(err, errs.VersionConflict):
+				conflicts++
+			default:
+				fail(fmt.Sprint("edit ", n%4), err)
+			}
 		}
-		switch {
-		case err == nil:
-			edits++
-		case errors.Is(err, errs.VersionConflict):
-			conflicts++
-		default:
-			fail(fmt.Sprint("edit ", n%4), err)
+		wg.Wait()
+		var causes []string
+		retries.Range(func(k, v any) bool {
+			causes = append(causes, fmt.Sprint(k, "=", v.(*atomic.Int64).Load()))
+			return true
+		})
+		t.Logf("10 s: %d orders (%d cancelled, %d SKU_UNAVAILABLE), %d edits (%d VERSION_CONFLICT), retries %v",
+			placed.Load(), cancelled.Load(), refused.Load(), edits, conflicts, causes)
+
+		if n := failed.Load(); n != 0 {
+			t.Errorf("%d calls failed, first: %v", n, firstFail.Load())
 		}
-	}
-	wg.Wait()
-	var causes []string
-	retries.Range(func(k, v any) bool {
-		causes = append(causes, fmt.Sprint(k, "=", v.(*atomic.Int64).Load()))
-		return true
+		if len(causes) != 0 {
+			t.Errorf("transactions were retried (%v): edits and sales still wait for each other's locks", causes)
+		}
+		if placed.Load() == 0 || edits == 0 {
+			t.Errorf("%d orders and %d edits: nothing raced", placed.Load(), edits)
+		}
+		if db.Dialect.Name() == dialect.Postgres {
+			// Each test has its own database, so its count is this test's
+			// (a deadlock is also a retry, checked above).
+			var n int64
+			if err := db.SQL.QueryRow("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != 0 {
+				t.Errorf("pg_stat_database: %d deadlocks in this test's database", n)
+			}
+			f.clean(t, "after 10 s of edits beside sales")
+			if d, err := listing.Reconcile(ctx, db.Client, 100); err != nil || len(d) != 0 {
+				t.Errorf("listing.Reconcile = %v, %v", d, err)
+			}
+			return
+		}
+		var name string
+		if err := db.SQL.QueryRow("SELECT DATABASE()").Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		var typ, who, status string
+		if err := db.SQL.QueryRow("SHOW ENGINE INNODB STATUS").Scan(&typ, &who, &status); err != nil {
+			t.Fatal(err)
+		}
+		if i := strings.Index(status, "LATEST DETECTED DEADLOCK"); i >= 0 {
+			sec := status[i:]
+			if j := strings.Index(sec, "\nTRANSACTIONS\n"); j >= 0 {
+				sec = sec[:j]
+			}
+			if strings.Contains(sec, "`"+name+"`") {
+				t.Errorf("SHOW ENGINE INNODB STATUS: the latest deadlock is in this test's database %s:\n%s", name, sec)
+			}
+		}
+		f.clean(t, "after 10 s of edits beside sales")
+		if d, err := listing.Reconcile(ctx, db.Client, 100); err != nil || len(d) != 0 {
+			t.Errorf("listing.Reconcile = %v, %v", d, err)
+		}
 	})
-	t.Logf("10 s: %d orders (%d cancelled, %d SKU_UNAVAILABLE), %d edits (%d VERSION_CONFLICT), retries %v",
-		placed.Load(), cancelled.Load(), refused.Load(), edits, conflicts, causes)
-
-	if n := failed.Load(); n != 0 {
-		t.Errorf("%d calls failed, first: %v", n, firstFail.Load())
-	}
-	if len(causes) != 0 {
-		t.Errorf("transactions were retried (%v): edits and sales still wait for each other's locks", causes)
-	}
-	if placed.Load() == 0 || edits == 0 {
-		t.Errorf("%d orders and %d edits: nothing raced", placed.Load(), edits)
-	}
-	var name string
-	if err := db.SQL.QueryRow("SELECT DATABASE()").Scan(&name); err != nil {
-		t.Fatal(err)
-	}
-	var typ, who, status string
-	if err := db.SQL.QueryRow("SHOW ENGINE INNODB STATUS").Scan(&typ, &who, &status); err != nil {
-		t.Fatal(err)
-	}
-	if i := strings.Index(status, "LATEST DETECTED DEADLOCK"); i >= 0 {
-		sec := status[i:]
-		if j := strings.Index(sec, "\nTRANSACTIONS\n"); j >= 0 {
-			sec = sec[:j]
-		}
-		if strings.Contains(sec, "`"+name+"`") {
-			t.Errorf("SHOW ENGINE INNODB STATUS: the latest deadlock is in this test's database %s:\n%s", name, sec)
-		}
-	}
-	f.clean(t, "after 10 s of edits beside sales")
-	if d, err := listing.Reconcile(ctx, db.Client, 100); err != nil || len(d) != 0 {
-		t.Errorf("listing.Reconcile = %v, %v", d, err)
-	}
 }
 
 // renamed is the goods' specs as they are, with one value renamed (a

@@ -18,109 +18,28 @@ import (
 	"storefront/ent/order"
 	"storefront/ent/orderline"
 	"storefront/ent/outbox"
-	"storefront/ent/sku"
 	"storefront/inventory"
 	"storefront/store"
 )
 
-// errStockMoved: the batch decided from a plain read (or lastRead's memory
-// of one), and under the lock a SKU had less stock than that (a multi-SKU
-// order or another instance took some in between) or was no longer what the
-// batch read (price, names, on sale). The batch is rolled back and runs again
-// with the rows locked before it reads and decides.
-var errStockMoved = errors.New("checkout: stock moved between the batch's read and its lock")
-
-// mysqlBatcher writes batches on MySQL and MariaDB: the reads as plain
-// statements on the batch's connection (none when lastRead knows the SKUs
-// and every order fits), then every write and COMMIT in one round trip
-// (write), which checks under the row lock what the batch decided from.
-type mysqlBatcher struct {
-	lastRead *lastRead // the SKU rows batches read, checked before use
+// mysqlWriter is the batch's writer on MySQL and MariaDB (serverBatcher
+// does the rest): every write and COMMIT in one round trip (write), which
+// checks under the row lock what the batch decided from.
+type mysqlWriter struct {
 	// compound: the server runs anonymous compound statements (MariaDB).
 	compound bool
-	// beforeCommit lets a test make the statement fail after the CAS and
-	// the ledger rows, before COMMIT: it appends what fails and returns the
-	// error the batch then answers.
-	beforeCommit func(q *store.Text) error
-	// afterCommit lets a test make the statement fail after its COMMIT.
-	afterCommit func(q *store.Text)
+	// beforeCommit, afterCommit: see commitHooks.
+	commitHooks
 }
 
-func (b *mysqlBatcher) hold(int) func() { return func() {} }
+// begin: a rerun's transaction, its lock waits bounded as the batch's
+// statement bounds its own.
+func (b *mysqlWriter) begin(ctx context.Context, c *store.Conn) error {
+	return c.Begin(ctx, lockWait(ctx))
+}
 
-func (b *mysqlBatcher) lone(int) (func(), bool) { return nil, false }
-
-// attempt is one attempt at batch, on one connection of the batch pool.
-// Only the reruns open the transaction first: fresh (after the check under
-// the lock failed once) locks the goods before it reads, lockFirst (after a
-// second failure) the goods and the SKU rows.
-func (b *mysqlBatcher) attempt(ctx context.Context, s *Service, batch []*ticket, out []verdict, r rerun) error {
-	err := s.db.OnConn(ctx, func(ctx context.Context, c *store.Conn) error {
-		recall := b.lastRead
-		if r.fresh || r.lockFirst {
-			// Their goods are locked first (shared): the lock order goods →
-			// SKU of inventory/goods_lock.go, which the batch's statement
-			// follows too. They are found before the transaction begins, so
-			// that no plain read fixes its snapshot before the rows are
-			// locked. Under the goods lock no edit of their terms can
-			// commit, so a fresh rerun that then reads the rows plainly and
-			// inserts its orders before it takes the SKU rows (the lock
-			// order of every batch) finds the terms it read; only stock
-			// taken meanwhile can still make it fail.
-			goods, err := inventory.GoodsOfSKUs(ctx, c, mainSKUs(batch))
-			if err != nil {
-				return err
-			}
-			// The lock wait is bounded before the first lock is taken, as the
-			// batch's statement bounds its own.
-			if err := c.Begin(ctx, lockWait(ctx)); err != nil {
-				return err
-			}
-			if err := inventory.LockGoodsMySQL(ctx, c, goods); err != nil {
-				return err
-			}
-			recall = nil
-		}
-		if r.lockFirst {
-			// Pools are not locked first: with nothing recalled their
-			// rows and counters are read afresh, and the check under the
-			// lock decides. Holding a pool's row before the batch's inserts
-			// deadlocked with the batch in flight, whose line inserts hold
-			// gap locks on orders.order_sn (issue 18's review).
-			if err := lockRows(ctx, c, sku.Table, mainSKUs(batch)); err != nil {
-				return err
-			}
-			recall = nil // read under the lock: nothing to recall
-		}
-		now := s.now().Truncate(time.Second)
-		d, err := s.decideBatch(ctx, c, batch, out, r.withKeys, recall, now)
-		if err != nil {
-			return err
-		}
-		if len(d.won) == 0 {
-			// Every order refused, from a read (a refusal is never decided
-			// from memory): keep what was read of the pools' buyers, so a
-			// buyer at the limit is refused from memory next time.
-			b.lastRead.putPools(d.pools, batch, nil)
-			return nil
-		}
-		if !r.lockFirst && !r.fresh { // the stage before the row is locked
-			if err := s.at("unlocked"); err != nil {
-				return err
-			}
-		}
-		if err := b.write(ctx, s, c, batch, d, now, !r.lockFirst && !r.fresh); err != nil {
-			return err
-		}
-		b.lastRead.put(d.rows, left(batch, d.won, d.stock))
-		b.lastRead.putPools(d.pools, batch, d.won)
-		return nil
-	})
-	if err != nil {
-		b.lastRead.drop(skusOf(batch))
-		b.lastRead.dropPools(batch)
-	}
-	return err
+func (b *mysqlWriter) lockGoods(ctx context.Context, c *store.Conn, goods []int64) error {
+	return inventory.LockGoodsMySQL(ctx, c, goods)
 }
 
 // write writes the decided orders of batch (won, in arrival order) and
@@ -142,7 +61,7 @@ func (b *mysqlBatcher) attempt(ctx context.Context, s *Service, batch []*ticket,
 // NOT ATOMIC … END): as separate statements of a multi-statement query each
 // sends its own OK packet, and those sends (a syscall each, and a wake-up of
 // the client) measured 11.5 % of the server's CPU at 19 packets a batch.
-func (b *mysqlBatcher) write(ctx context.Context, s *Service, c *store.Conn, batch []*ticket, d decision, now time.Time, begin bool) error {
+func (b *mysqlWriter) write(ctx context.Context, s *Service, c *store.Conn, batch []*ticket, d decision, now time.Time, begin bool) error {
 	won, keysRead := d.won, d.keysRead
 	q := &store.Text{Compound: b.compound}
 	q.Grow(2048 + 800*len(won)) // ~780 bytes an order on the demo catalog

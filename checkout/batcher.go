@@ -24,15 +24,18 @@ type batcher interface {
 }
 
 // newBatcher picks the batcher for the database's kind: the one place
-// checkout looks at it. PostgreSQL will be one more case. inFlight is the
+// checkout looks at it. The servers share serverBatcher and differ in its
+// writer (batch_mysql.go, batch_postgres.go). inFlight is the
 // main lane's batches in flight (GroupInFlight): on SQLite a pool batch
 // lets that many go first.
 func newBatcher(db *store.DB, inFlight int) batcher {
 	switch db.Kind {
 	case store.MariaDB:
-		return &mysqlBatcher{lastRead: newLastRead(), compound: true}
+		return &serverBatcher{lastRead: newLastRead(), w: &mysqlWriter{compound: true}}
 	case store.MySQL:
-		return &mysqlBatcher{lastRead: newLastRead()}
+		return &serverBatcher{lastRead: newLastRead(), w: &mysqlWriter{}}
+	case store.Postgres:
+		return &serverBatcher{lastRead: newLastRead(), w: &postgresWriter{}}
 	default:
 		return &sqliteBatcher{writer: writer{burst: inFlight}}
 	}

@@ -72,7 +72,7 @@ type verdict struct {
 }
 
 // pipelineDepth is how many batches holding orders of one SKU may be in
-// flight at once (MySQL): one holding the row lock, the next reading and
+// flight at once (on a server): one holding the row lock, the next reading and
 // writing what needs no lock meanwhile. More would only queue on the row
 // lock, in smaller batches.
 const pipelineDepth = 2

@@ -218,10 +218,10 @@ func TestGroupFailureMidBatchLeavesNothing(t *testing.T) {
 					}
 					return nil
 				}
-				if mb, ok := f.svc.batcher.(*mysqlBatcher); ok && stage == "locked" {
-					// The MySQL batch is "locked" inside the server, in its one
-					// statement: a statement that fails there, before COMMIT.
-					mb.beforeCommit = func(q *store.Text) error {
+				if h := hooksOf(f.svc); h != nil && stage == "locked" {
+					// A server's batch is "locked" inside the server, in its one
+					// query: a statement that fails there, before COMMIT.
+					h.beforeCommit = func(q *store.Text) error {
 						q.SQL("SELECT * FROM injected_failure_before_commit; ")
 						return crash
 					}
@@ -248,8 +248,8 @@ func TestGroupFailureMidBatchLeavesNothing(t *testing.T) {
 					t.Errorf("%d transactions left open after the failed batch", n)
 				}
 				f.svc.hook = nil
-				if mb, ok := f.svc.batcher.(*mysqlBatcher); ok {
-					mb.beforeCommit = nil
+				if h := hooksOf(f.svc); h != nil {
+					h.beforeCommit = nil
 				}
 				for i, in := range ins {
 					if _, err := f.svc.Place(context.Background(), in); err != nil {
@@ -265,49 +265,50 @@ func TestGroupFailureMidBatchLeavesNothing(t *testing.T) {
 // multi-SKU order, another instance): the orders the locked balance cannot
 // serve are removed again before commit and refused, in arrival order.
 func TestGroupStockMovedBeforeTheLock(t *testing.T) {
-	db := testdb.Open(t, testdb.MySQL)
-	f := setup(t, db)
-	id := f.skuID(t, "黑色,L")
-	f.setStock(t, id, 3)
-	f.svc.hook = func(s string) error {
-		if s == "unlocked" {
-			f.setStock(t, id, 2) // commits on another connection: the row is not locked yet
+	testdb.EachServer(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		id := f.skuID(t, "黑色,L")
+		f.setStock(t, id, 3)
+		f.svc.hook = func(s string) error {
+			if s == "unlocked" {
+				f.setStock(t, id, 2) // commits on another connection: the row is not locked yet
+			}
+			return nil
 		}
-		return nil
-	}
-	before := f.counts(t)
-	hold(f, id)
-	ins := buyers(id, 3)
-	_, errs := enqueue(t, f, id, ins)()
-	if errs[0] != nil || errs[1] != nil || !errors.Is(errs[2], ErrOutOfStock) {
-		t.Fatalf("errs = %v; want ok, ok, OUT_OF_STOCK", errs)
-	}
-	after := f.counts(t)
-	for _, tb := range []string{"orders", "order_line", "outbox", "idempotency_key"} {
-		if after[tb]-before[tb] != 2 {
-			t.Errorf("%s: %d new rows, want 2", tb, after[tb]-before[tb])
+		before := f.counts(t)
+		hold(f, id)
+		ins := buyers(id, 3)
+		_, errs := enqueue(t, f, id, ins)()
+		if errs[0] != nil || errs[1] != nil || !errors.Is(errs[2], ErrOutOfStock) {
+			t.Fatalf("errs = %v; want ok, ok, OUT_OF_STOCK", errs)
 		}
-	}
-	if got, led := f.stock(t, id), f.ledgerSum(t, id, 0); got != 0 || led != 0 {
-		t.Errorf("stock = %d, ledger balance = %d; want 0, 0", got, led)
-	}
+		after := f.counts(t)
+		for _, tb := range []string{"orders", "order_line", "outbox", "idempotency_key"} {
+			if after[tb]-before[tb] != 2 {
+				t.Errorf("%s: %d new rows, want 2", tb, after[tb]-before[tb])
+			}
+		}
+		if got, led := f.stock(t, id), f.ledgerSum(t, id, 0); got != 0 || led != 0 {
+			t.Errorf("stock = %d, ledger balance = %d; want 0, 0", got, led)
+		}
 
-	// A lone order (a batch of one deducts by CAS): refused, nothing kept.
-	f.setStock(t, id, 1)
-	f.svc.hook = func(s string) error {
-		if s == "unlocked" {
-			f.setStock(t, id, 0)
+		// A lone order (a batch of one deducts by CAS): refused, nothing kept.
+		f.setStock(t, id, 1)
+		f.svc.hook = func(s string) error {
+			if s == "unlocked" {
+				f.setStock(t, id, 0)
+			}
+			return nil
 		}
-		return nil
-	}
-	before = f.counts(t)
-	before["stock_log"]++ // the hook's own adjustment row
-	if _, err := f.svc.Place(context.Background(), PlaceInput{UserID: "lone", Items: []ItemInput{one(id, 1)}}); !errors.Is(err, ErrOutOfStock) {
-		t.Errorf("lone order: err = %v, want OUT_OF_STOCK", err)
-	}
-	if after := f.counts(t); !equalCounts(before, after) {
-		t.Errorf("rows changed by a refused lone order: before %v, after %v", before, after)
-	}
+		before = f.counts(t)
+		before["stock_log"]++ // the hook's own adjustment row
+		if _, err := f.svc.Place(context.Background(), PlaceInput{UserID: "lone", Items: []ItemInput{one(id, 1)}}); !errors.Is(err, ErrOutOfStock) {
+			t.Errorf("lone order: err = %v, want OUT_OF_STOCK", err)
+		}
+		if after := f.counts(t); !equalCounts(before, after) {
+			t.Errorf("rows changed by a refused lone order: before %v, after %v", before, after)
+		}
+	})
 }
 
 // A batch that fails while it holds its rows locked (the rerun after stock
@@ -315,47 +316,48 @@ func TestGroupStockMovedBeforeTheLock(t *testing.T) {
 // answers: no transaction stays open on a pooled connection, where every
 // later statement would run inside it and its locks would stay held.
 func TestGroupFailureWithRowsLockedEndsTheTransaction(t *testing.T) {
-	db := testdb.Open(t, testdb.MySQL)
-	f := setup(t, db)
-	id := f.skuID(t, "黑色,L")
-	f.setStock(t, id, 3)
-	crash := errors.New("crash")
-	moved := false
-	f.svc.hook = func(s string) error {
-		switch {
-		case s == "unlocked" && !moved:
-			moved = true
-			f.setStock(t, id, 2) // the batch reruns with the rows locked first
-		case s == "decided" && moved:
-			return crash
+	testdb.EachServer(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		id := f.skuID(t, "黑色,L")
+		f.setStock(t, id, 3)
+		crash := errors.New("crash")
+		moved := false
+		f.svc.hook = func(s string) error {
+			switch {
+			case s == "unlocked" && !moved:
+				moved = true
+				f.setStock(t, id, 2) // the batch reruns with the rows locked first
+			case s == "decided" && moved:
+				return crash
+			}
+			return nil
 		}
-		return nil
-	}
-	before := f.counts(t)
-	before["stock_log"]++ // the hook's own adjustment row
-	hold(f, id)
-	ins := buyers(id, 3)
-	_, errs := enqueue(t, f, id, ins)()
-	for i, err := range errs {
-		if !errors.Is(err, crash) {
-			t.Errorf("order %d: err = %v, want the injected failure", i, err)
+		before := f.counts(t)
+		before["stock_log"]++ // the hook's own adjustment row
+		hold(f, id)
+		ins := buyers(id, 3)
+		_, errs := enqueue(t, f, id, ins)()
+		for i, err := range errs {
+			if !errors.Is(err, crash) {
+				t.Errorf("order %d: err = %v, want the injected failure", i, err)
+			}
 		}
-	}
-	if !moved {
-		t.Fatal("the batch never reached its unlocked stage")
-	}
-	if n := openTransactions(t, db); n != 0 {
-		t.Errorf("%d transactions left open after the failed batch", n)
-	}
-	if after := f.counts(t); !equalCounts(before, after) {
-		t.Errorf("rows changed by a failed batch: before %v, after %v", before, after)
-	}
-	// The row is not left locked: another writer takes it at once.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if _, err := db.SQL.ExecContext(ctx, "UPDATE sku SET stock = stock + 1 WHERE id = ?", id); err != nil {
-		t.Errorf("updating the SKU after the failed batch: %v", err)
-	}
+		if !moved {
+			t.Fatal("the batch never reached its unlocked stage")
+		}
+		if n := openTransactions(t, db); n != 0 {
+			t.Errorf("%d transactions left open after the failed batch", n)
+		}
+		if after := f.counts(t); !equalCounts(before, after) {
+			t.Errorf("rows changed by a failed batch: before %v, after %v", before, after)
+		}
+		// The row is not left locked: another writer takes it at once.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if _, err := db.SQL.ExecContext(ctx, "UPDATE sku SET stock = stock + 1 WHERE id = ?", id); err != nil {
+			t.Errorf("updating the SKU after the failed batch: %v", err)
+		}
+	})
 }
 
 // The rerun after stock moved holds the SKU rows locked while it decides;
@@ -364,44 +366,45 @@ func TestGroupFailureWithRowsLockedEndsTheTransaction(t *testing.T) {
 // buyer who waits on those very rows: with one connection left in the pool
 // and that one taken, the batch hung until the connection was given back.
 func TestGroupLockedRerunReadsKeysOnItsConnection(t *testing.T) {
-	db := testdb.Open(t, testdb.MySQL)
-	f := setup(t, db)
-	id := f.skuID(t, "黑色,L")
-	f.setStock(t, id, 3)
-	ctx := context.Background()
-	db.SQL.SetMaxOpenConns(2)
-	held, err := db.SQL.Conn(ctx) // the pool's other connection, taken
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer held.Close()
-	moved := false
-	f.svc.hook = func(s string) error {
-		if s == "unlocked" && !moved {
-			moved = true
-			// Stock moves before the lock (another instance sold two).
-			if _, err := held.ExecContext(ctx, "UPDATE sku SET stock = 1 WHERE id = ?", id); err != nil {
-				t.Error(err)
+	testdb.EachServer(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		id := f.skuID(t, "黑色,L")
+		f.setStock(t, id, 3)
+		ctx := context.Background()
+		db.SQL.SetMaxOpenConns(2)
+		held, err := db.SQL.Conn(ctx) // the pool's other connection, taken
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer held.Close()
+		moved := false
+		f.svc.hook = func(s string) error {
+			if s == "unlocked" && !moved {
+				moved = true
+				// Stock moves before the lock (another instance sold two).
+				if _, err := held.ExecContext(ctx, "UPDATE sku SET stock = 1 WHERE id = ?", id); err != nil {
+					t.Error(err)
+				}
 			}
+			return nil
 		}
-		return nil
-	}
-	hold(f, id)
-	ins := buyers(id, 3)
-	wait := enqueue(t, f, id, ins)
-	done := make(chan []error, 1)
-	go func() { _, errs := wait(); done <- errs }()
-	select {
-	case errs := <-done:
-		if errs[0] != nil || !errors.Is(errs[1], ErrOutOfStock) || !errors.Is(errs[2], ErrOutOfStock) {
-			t.Errorf("errs = %v; want ok, OUT_OF_STOCK, OUT_OF_STOCK", errs)
+		hold(f, id)
+		ins := buyers(id, 3)
+		wait := enqueue(t, f, id, ins)
+		done := make(chan []error, 1)
+		go func() { _, errs := wait(); done <- errs }()
+		select {
+		case errs := <-done:
+			if errs[0] != nil || !errors.Is(errs[1], ErrOutOfStock) || !errors.Is(errs[2], ErrOutOfStock) {
+				t.Errorf("errs = %v; want ok, OUT_OF_STOCK, OUT_OF_STOCK", errs)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the batch is stuck: it waits for a second connection while holding the SKU row")
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the batch is stuck: it waits for a second connection while holding the SKU row")
-	}
-	if got := f.stock(t, id); got != 0 {
-		t.Errorf("stock = %d, want 0", got)
-	}
+		if got := f.stock(t, id); got != 0 {
+			t.Errorf("stock = %d, want 0", got)
+		}
+	})
 }
 
 // A batch's outbox row that cannot be opened stops dispatch like a failing
@@ -438,10 +441,19 @@ func TestDispatchStopsAtAnUnreadableRow(t *testing.T) {
 // test's database (0 on SQLite, where a transaction lives in its handle).
 func openTransactions(t *testing.T, db *store.DB) int {
 	t.Helper()
-	if db.Dialect.Name() != dialect.MySQL {
+	var n int
+	switch db.Dialect.Name() {
+	case dialect.Postgres:
+		err := db.SQL.QueryRow("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() " +
+			"AND pid <> pg_backend_pid() AND xact_start IS NOT NULL").Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	case dialect.MySQL:
+	default:
 		return 0
 	}
-	var n int
 	err := db.SQL.QueryRow("SELECT COUNT(*) FROM information_schema.innodb_trx t " +
 		"JOIN information_schema.processlist p ON p.id = t.trx_mysql_thread_id WHERE p.db = DATABASE()").Scan(&n)
 	if err != nil {
@@ -689,8 +701,12 @@ func TestGroupOrdersAreWhole(t *testing.T) {
 					db = mysqlWith(t, "auto_increment_increment=3")
 				}
 				f := setup(t, db)
-				if mb, ok := f.svc.batcher.(*mysqlBatcher); ok && v.statements {
-					mb.compound = false // MariaDB runs MySQL's multi-statement form too
+				if sb, ok := f.svc.batcher.(*serverBatcher); ok && v.statements {
+					mw, ok := sb.w.(*mysqlWriter)
+					if !ok {
+						t.Skip("one form of batch on this server")
+					}
+					mw.compound = false // MariaDB runs MySQL's multi-statement form too
 				}
 				a, b := f.skuID(t, "黑色,L"), f.skuID(t, "白色,M")
 				f.setStock(t, b, 200)
@@ -814,38 +830,39 @@ func TestGroupCancelledContext(t *testing.T) {
 // on the plain path instead, each with its own answer (MariaDB: on SQLite the
 // batch holds the only write lock, so nobody can claim in between).
 func TestGroupKeyClaimedDuringTheBatch(t *testing.T) {
-	db := testdb.Open(t, testdb.MySQL)
-	f := setup(t, db)
-	id := f.skuID(t, "黑色,L")
-	b := PlaceInput{UserID: "ub", IdempotencyKey: "kb", Items: []ItemInput{one(id, 1)}}
-	var once sync.Once
-	f.svc.hook = func(stage string) error {
-		if stage == "decided" {
-			once.Do(func() {
-				if _, _, err := f.svc.claimKey(context.Background(), "ub", "kb", requestHash(b), time.Hour); err != nil {
-					t.Errorf("claimKey: %v", err)
-				}
-			})
+	testdb.EachServer(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		id := f.skuID(t, "黑色,L")
+		b := PlaceInput{UserID: "ub", IdempotencyKey: "kb", Items: []ItemInput{one(id, 1)}}
+		var once sync.Once
+		f.svc.hook = func(stage string) error {
+			if stage == "decided" {
+				once.Do(func() {
+					if _, _, err := f.svc.claimKey(context.Background(), "ub", "kb", requestHash(b), time.Hour); err != nil {
+						t.Errorf("claimKey: %v", err)
+					}
+				})
+			}
+			return nil
 		}
-		return nil
-	}
-	before := f.counts(t)
-	hold(f, id)
-	// The first order is refused (more than the stock), so the batch reads
-	// the keys before deciding: the claim comes after that read.
-	a := PlaceInput{UserID: "ua", Items: []ItemInput{one(id, 201)}}
-	c := PlaceInput{UserID: "uc", Items: []ItemInput{one(id, 1)}}
-	_, errs := enqueue(t, f, id, []PlaceInput{a, b, c})()
-	if !errors.Is(errs[0], ErrOutOfStock) || !errors.Is(errs[1], ErrIdempotencyInProgress) || errs[2] != nil {
-		t.Fatalf("errs = %v; want OUT_OF_STOCK, IDEMPOTENCY_IN_PROGRESS, ok", errs)
-	}
-	after := f.counts(t)
-	if after["orders"]-before["orders"] != 1 || after["idempotency_key"]-before["idempotency_key"] != 2 {
-		t.Errorf("rows: before %v, after %v; want one order (c) and two keys (c's, and the claim)", before, after)
-	}
-	if got := f.stock(t, id); got != 199 {
-		t.Errorf("stock = %d, want 199", got)
-	}
+		before := f.counts(t)
+		hold(f, id)
+		// The first order is refused (more than the stock), so the batch reads
+		// the keys before deciding: the claim comes after that read.
+		a := PlaceInput{UserID: "ua", Items: []ItemInput{one(id, 201)}}
+		c := PlaceInput{UserID: "uc", Items: []ItemInput{one(id, 1)}}
+		_, errs := enqueue(t, f, id, []PlaceInput{a, b, c})()
+		if !errors.Is(errs[0], ErrOutOfStock) || !errors.Is(errs[1], ErrIdempotencyInProgress) || errs[2] != nil {
+			t.Fatalf("errs = %v; want OUT_OF_STOCK, IDEMPOTENCY_IN_PROGRESS, ok", errs)
+		}
+		after := f.counts(t)
+		if after["orders"]-before["orders"] != 1 || after["idempotency_key"]-before["idempotency_key"] != 2 {
+			t.Errorf("rows: before %v, after %v; want one order (c) and two keys (c's, and the claim)", before, after)
+		}
+		if got := f.stock(t, id); got != 199 {
+			t.Errorf("stock = %d, want 199", got)
+		}
+	})
 }
 
 // A lone order never waits for company: with nothing in flight each runs at
@@ -871,7 +888,7 @@ func TestGroupLoneOrdersRunAlone(t *testing.T) {
 			t.Errorf("GroupStats = %d transactions, %d orders, %d queued; want 3, 3, 0", b, n, queueLen(f, id))
 		}
 		want := 3
-		if db.Dialect.Name() != dialect.MySQL {
+		if db.Dialect.Name() == dialect.SQLite {
 			want = 0
 		}
 		if batches != want {
@@ -888,62 +905,69 @@ func TestGroupLoneOrdersRunAlone(t *testing.T) {
 // not commit once the lock is released: its buyers were told UNAVAILABLE. The
 // batch bounds its lock waits by its deadline.
 func TestGroupBatchGivesUpWithItsBuyers(t *testing.T) {
-	db := testdb.Open(t, testdb.MySQL)
-	f := setup(t, db)
-	id := f.skuID(t, "黑色,L")
-	before := f.counts(t)
-	holder, err := db.SQL.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Released also when the test fails early: the database's drop at the
-	// end would otherwise wait for this transaction for ever.
-	t.Cleanup(func() { _ = holder.Rollback() })
-	if _, err := holder.Exec("SELECT stock FROM sku WHERE id = ? FOR UPDATE", id); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
-	defer cancel()
-	if _, err := f.svc.Place(ctx, PlaceInput{UserID: "u", IdempotencyKey: "k", Items: []ItemInput{one(id, 1)}}); err == nil {
-		t.Error("an order waiting on a locked row past its deadline succeeded")
-	}
-	if took := time.Since(start); took > 3*time.Second {
-		t.Errorf("answered after %v with a 1.5 s deadline", took)
-	}
-	// The server goes on with the batch's statements after the client gave
-	// up: wait (no fixed sleep) until no session of this database but the
-	// holder runs a statement or holds a transaction. With the lock wait
-	// bounded by the deadline that comes soon; unbounded it lasts the
-	// server's 50 s and waitFor fails.
-	var holderID int64
-	if err := holder.QueryRow("SELECT CONNECTION_ID()").Scan(&holderID); err != nil {
-		t.Fatal(err)
-	}
-	othersDone := func() bool {
-		var n int
-		err := db.SQL.QueryRow(`SELECT COUNT(*) FROM information_schema.PROCESSLIST p
-WHERE p.DB = DATABASE() AND p.ID NOT IN (CONNECTION_ID(), ?)
-  AND (p.COMMAND = 'Query' OR EXISTS (SELECT 1 FROM information_schema.INNODB_TRX x WHERE x.trx_mysql_thread_id = p.ID))`, holderID).Scan(&n)
+	testdb.EachServer(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		id := f.skuID(t, "黑色,L")
+		before := f.counts(t)
+		holder, err := db.SQL.Begin()
 		if err != nil {
 			t.Fatal(err)
 		}
-		return n == 0
-	}
-	waitFor(t, "the batch's statements ended on the server", othersDone)
-	if err := holder.Rollback(); err != nil {
-		t.Fatal(err)
-	}
-	// Nothing of the batch is left on the server to commit what it did.
-	if !othersDone() {
-		t.Error("a session of the batch came back after the lock was released")
-	}
-	if after := f.counts(t); !equalCounts(before, after) {
-		t.Errorf("the batch committed after its buyer was told it failed: before %v, after %v", before, after)
-	}
-	if got := f.stock(t, id); got != 200 {
-		t.Errorf("stock = %d, want 200", got)
-	}
+		// Released also when the test fails early: the database's drop at the
+		// end would otherwise wait for this transaction for ever.
+		t.Cleanup(func() { _ = holder.Rollback() })
+		if _, err := holder.Exec("SELECT stock FROM sku WHERE id = ? FOR UPDATE", id); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		defer cancel()
+		if _, err := f.svc.Place(ctx, PlaceInput{UserID: "u", IdempotencyKey: "k", Items: []ItemInput{one(id, 1)}}); err == nil {
+			t.Error("an order waiting on a locked row past its deadline succeeded")
+		}
+		if took := time.Since(start); took > 3*time.Second {
+			t.Errorf("answered after %v with a 1.5 s deadline", took)
+		}
+		// The server goes on with the batch's statements after the client gave
+		// up: wait (no fixed sleep) until no session of this database but the
+		// holder runs a statement or holds a transaction. With the lock wait
+		// bounded by the deadline that comes soon; unbounded it lasts the
+		// server's 50 s and waitFor fails.
+		// The holder's session, and the query that counts the others.
+		self, others := "SELECT CONNECTION_ID()", `SELECT COUNT(*) FROM information_schema.PROCESSLIST p
+WHERE p.DB = DATABASE() AND p.ID NOT IN (CONNECTION_ID(), ?)
+  AND (p.COMMAND = 'Query' OR EXISTS (SELECT 1 FROM information_schema.INNODB_TRX x WHERE x.trx_mysql_thread_id = p.ID))`
+		if db.Dialect.Name() == dialect.Postgres {
+			self, others = "SELECT pg_backend_pid()", `SELECT COUNT(*) FROM pg_stat_activity
+WHERE datname = current_database() AND pid NOT IN (pg_backend_pid(), ?)
+  AND (state = 'active' OR xact_start IS NOT NULL)`
+		}
+		var holderID int64
+		if err := holder.QueryRow(self).Scan(&holderID); err != nil {
+			t.Fatal(err)
+		}
+		othersDone := func() bool {
+			var n int
+			if err := db.SQL.QueryRow(others, holderID).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n == 0
+		}
+		waitFor(t, "the batch's statements ended on the server", othersDone)
+		if err := holder.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		// Nothing of the batch is left on the server to commit what it did.
+		if !othersDone() {
+			t.Error("a session of the batch came back after the lock was released")
+		}
+		if after := f.counts(t); !equalCounts(before, after) {
+			t.Errorf("the batch committed after its buyer was told it failed: before %v, after %v", before, after)
+		}
+		if got := f.stock(t, id); got != 200 {
+			t.Errorf("stock = %d, want 200", got)
+		}
+	})
 }
 
 // Behind a batch in flight, the next batch starts once it would carry as

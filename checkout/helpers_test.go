@@ -224,3 +224,19 @@ func isAny(err error, targets ...error) bool {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// hooksOf is the commit hooks of svc's batch writer on a server (nil on
+// SQLite).
+func hooksOf(svc *Service) *commitHooks {
+	sb, ok := svc.batcher.(*serverBatcher)
+	if !ok {
+		return nil
+	}
+	switch w := sb.w.(type) {
+	case *mysqlWriter:
+		return &w.commitHooks
+	case *postgresWriter:
+		return &w.commitHooks
+	}
+	return nil
+}

@@ -8,14 +8,14 @@ import (
 	"storefront/inventory"
 )
 
-// lastRead keeps what the group path last read of each SKU (MySQL only),
-// so that a batch on a SKU another batch sold from a moment ago need not
-// read it again: on a hot SKU that read was one of the batch's two round
-// trips.
+// lastRead keeps what the group path last read of each SKU (on a server:
+// serverBatcher), so that a batch on a SKU another batch sold from a
+// moment ago need not read it again: on a hot SKU that read was one of the
+// batch's two round trips.
 //
 // It is never trusted, only checked: what a batch decides from it (price,
 // names, on sale, enough stock for every order) is verified in the batch's
-// own transaction under the SKU's row lock (writeBatchMySQL's CAS), and a
+// own transaction under the SKU's row lock (the writer's CAS), and a
 // mismatch rolls the batch back and runs it again from a locked read. A
 // refusal (no stock, not on sale) is never decided from it: the batch then
 // reads the rows, so a restock or a price change is seen at once.

@@ -124,54 +124,55 @@ func TestMixedModeTransitionsKeepTheLockOrder(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			db := testdb.Open(t, testdb.MySQL)
-			ctx := context.Background()
-			f := setup(t, db)
-			shirt := f.skuID(t, "黑色,L")
-			bag, err := db.Client.Sku.Query().Where(sku.GoodsID(f.ids[demo.BagCode])).OnlyID(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lockGoods := f.ids[demo.TShirtCode]
-			if tc.lockBag {
-				lockGoods = f.ids[demo.BagCode]
-			}
-			if _, err := db.SQL.Exec("UPDATE goods SET status = 'ON_SHELF' WHERE id = ?", f.ids[demo.BagCode]); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := db.SQL.Exec("UPDATE goods SET stock_mode = 'LOCK_AT_ORDER', version = version + 1 WHERE id = ?", lockGoods); err != nil {
-				t.Fatal(err)
-			}
-			f.setStock(t, shirt, 10000)
-			f.setStock(t, bag, 10000)
-			var retries atomic.Int64
-			store.OnRetry = func(string) { retries.Add(1) }
-			defer func() { store.OnRetry = func(string) {} }()
-			const n = 100
-			orders := make([]*Order, n)
-			for i := range n {
-				if orders[i], err = f.svc.Place(ctx, PlaceInput{UserID: fmt.Sprint("m", i), Items: []ItemInput{one(shirt, 1), one(bag, 1)}}); err != nil {
+			testdb.EachServer(t, func(t *testing.T, db *store.DB) {
+				ctx := context.Background()
+				f := setup(t, db)
+				shirt := f.skuID(t, "黑色,L")
+				bag, err := db.Client.Sku.Query().Where(sku.GoodsID(f.ids[demo.BagCode])).OnlyID(ctx)
+				if err != nil {
 					t.Fatal(err)
 				}
-			}
-			var failed atomic.Int64
-			var first atomic.Value
-			race(2*n, 16, func(i int) {
-				var err error
-				if i%2 == 0 {
-					err = tc.transact(f, orders[i/2], i)
-				} else {
-					_, err = f.svc.Place(ctx, PlaceInput{UserID: fmt.Sprint("p", i), Items: []ItemInput{one(shirt, 1), one(bag, 1)}})
+				lockGoods := f.ids[demo.TShirtCode]
+				if tc.lockBag {
+					lockGoods = f.ids[demo.BagCode]
 				}
-				if err != nil {
-					failed.Add(1)
-					first.CompareAndSwap(nil, err)
+				if _, err := db.SQL.Exec("UPDATE goods SET status = 'ON_SHELF' WHERE id = ?", f.ids[demo.BagCode]); err != nil {
+					t.Fatal(err)
 				}
+				if _, err := db.SQL.Exec("UPDATE goods SET stock_mode = 'LOCK_AT_ORDER', version = version + 1 WHERE id = ?", lockGoods); err != nil {
+					t.Fatal(err)
+				}
+				f.setStock(t, shirt, 10000)
+				f.setStock(t, bag, 10000)
+				var retries atomic.Int64
+				store.OnRetry = func(string) { retries.Add(1) }
+				defer func() { store.OnRetry = func(string) {} }()
+				const n = 100
+				orders := make([]*Order, n)
+				for i := range n {
+					if orders[i], err = f.svc.Place(ctx, PlaceInput{UserID: fmt.Sprint("m", i), Items: []ItemInput{one(shirt, 1), one(bag, 1)}}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var failed atomic.Int64
+				var first atomic.Value
+				race(2*n, 16, func(i int) {
+					var err error
+					if i%2 == 0 {
+						err = tc.transact(f, orders[i/2], i)
+					} else {
+						_, err = f.svc.Place(ctx, PlaceInput{UserID: fmt.Sprint("p", i), Items: []ItemInput{one(shirt, 1), one(bag, 1)}})
+					}
+					if err != nil {
+						failed.Add(1)
+						first.CompareAndSwap(nil, err)
+					}
+				})
+				if failed.Load() != 0 || retries.Load() != 0 {
+					t.Errorf("%s racing placements: %d failed (first: %v), %d transactions retried; want none", tc.name, failed.Load(), first.Load(), retries.Load())
+				}
+				f.clean(t, "after the race")
 			})
-			if failed.Load() != 0 || retries.Load() != 0 {
-				t.Errorf("%s racing placements: %d failed (first: %v), %d transactions retried; want none", tc.name, failed.Load(), first.Load(), retries.Load())
-			}
-			f.clean(t, "after the race")
 		})
 	}
 }
@@ -181,23 +182,24 @@ func TestMixedModeTransitionsKeepTheLockOrder(t *testing.T) {
 // back (readBack), finds them, and the buyer gets the order; a retry with
 // the same key replays it.
 func TestGroupErrorAfterCommitIsNotARollback(t *testing.T) {
-	db := testdb.Open(t, testdb.MySQL)
-	f := setup(t, db, path{"group", true})
-	ctx := context.Background()
-	id := f.skuID(t, "黑色,L")
-	mb := f.svc.batcher.(*mysqlBatcher)
-	mb.afterCommit = func(q *store.Text) { q.SQL("SELECT * FROM no_such_table_after_commit; ") }
-	in := PlaceInput{UserID: "u", IdempotencyKey: "after-commit", Items: []ItemInput{one(id, 1)}}
-	first, err := f.svc.Place(ctx, in)
-	mb.afterCommit = nil
-	if err != nil || first == nil || first.ID == 0 {
-		t.Fatalf("an error after COMMIT answered %+v, %v; want the committed order, read back", first, err)
-	}
-	if got := f.count(t, "orders"); got != 1 || f.stock(t, id) != 199 {
-		t.Errorf("%d orders, stock %d; want the batch's one order, 199", got, f.stock(t, id))
-	}
-	o, err := f.svc.Place(ctx, in)
-	if err != nil || f.count(t, "orders") != 1 || o.ID != first.ID {
-		t.Errorf("the retry: %+v, %v, %d orders; want the same order replayed", o, err, f.count(t, "orders"))
-	}
+	testdb.EachServer(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db, path{"group", true})
+		ctx := context.Background()
+		id := f.skuID(t, "黑色,L")
+		mb := hooksOf(f.svc)
+		mb.afterCommit = func(q *store.Text) { q.SQL("SELECT * FROM no_such_table_after_commit; ") }
+		in := PlaceInput{UserID: "u", IdempotencyKey: "after-commit", Items: []ItemInput{one(id, 1)}}
+		first, err := f.svc.Place(ctx, in)
+		mb.afterCommit = nil
+		if err != nil || first == nil || first.ID == 0 {
+			t.Fatalf("an error after COMMIT answered %+v, %v; want the committed order, read back", first, err)
+		}
+		if got := f.count(t, "orders"); got != 1 || f.stock(t, id) != 199 {
+			t.Errorf("%d orders, stock %d; want the batch's one order, 199", got, f.stock(t, id))
+		}
+		o, err := f.svc.Place(ctx, in)
+		if err != nil || f.count(t, "orders") != 1 || o.ID != first.ID {
+			t.Errorf("the retry: %+v, %v, %d orders; want the same order replayed", o, err, f.count(t, "orders"))
+		}
+	})
 }

@@ -646,40 +646,41 @@ func TestOrderFromTwoPools(t *testing.T) {
 // nothing in flight when the pool's batch ends, yet the sale ran beside
 // the shop, so the pool rests.
 func TestPoolRestsAfterAShopBatchInsideIt(t *testing.T) {
-	db := testdb.Open(t, testdb.MySQL)
-	f := setup(t, db, path{"group", true})
-	id := f.skuID(t, "黑色,L")
-	f.ledgerStock(t, id, 50)
-	p := f.newPool(t, id, 40, 5, -time.Minute)
-	g := &f.svc.groups
-	paused, resume := make(chan struct{}), make(chan struct{})
-	var reached atomic.Int32
-	f.svc.hook = func(stage string) error {
-		if stage == "unlocked" && reached.Add(1) == 1 { // the pool's batch, the first to get here
-			close(paused)
-			<-resume
+	testdb.EachServer(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db, path{"group", true})
+		id := f.skuID(t, "黑色,L")
+		f.ledgerStock(t, id, 50)
+		p := f.newPool(t, id, 40, 5, -time.Minute)
+		g := &f.svc.groups
+		paused, resume := make(chan struct{}), make(chan struct{})
+		var reached atomic.Int32
+		f.svc.hook = func(stage string) error {
+			if stage == "unlocked" && reached.Add(1) == 1 { // the pool's batch, the first to get here
+				close(paused)
+				<-resume
+			}
+			return nil
 		}
-		return nil
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := f.svc.Place(bounded(t), PlaceInput{UserID: "flash", Items: []ItemInput{fromPool(id, p.ID, 1)}})
-		done <- err
-	}()
-	<-paused
-	if _, err := f.svc.Place(bounded(t), PlaceInput{UserID: "shop", Items: []ItemInput{one(id, 1)}}); err != nil {
-		t.Fatalf("a main-stock order while the pool's batch runs: %v", err)
-	}
-	waitFor(t, "the main-stock batch ends", func() bool { g.mu.Lock(); defer g.mu.Unlock(); return g.running[0] == 0 })
-	close(resume)
-	if err := <-done; err != nil {
-		t.Fatalf("the pool order: %v", err)
-	}
-	waitFor(t, "the pool's batch ends", func() bool { g.mu.Lock(); defer g.mu.Unlock(); return g.running[poolLane] == 0 })
-	g.mu.Lock()
-	_, resting := g.rest[p.ID]
-	g.mu.Unlock()
-	if !resting {
-		t.Errorf("the pool does not rest after a batch inside which a main-stock batch ran")
-	}
+		done := make(chan error, 1)
+		go func() {
+			_, err := f.svc.Place(bounded(t), PlaceInput{UserID: "flash", Items: []ItemInput{fromPool(id, p.ID, 1)}})
+			done <- err
+		}()
+		<-paused
+		if _, err := f.svc.Place(bounded(t), PlaceInput{UserID: "shop", Items: []ItemInput{one(id, 1)}}); err != nil {
+			t.Fatalf("a main-stock order while the pool's batch runs: %v", err)
+		}
+		waitFor(t, "the main-stock batch ends", func() bool { g.mu.Lock(); defer g.mu.Unlock(); return g.running[0] == 0 })
+		close(resume)
+		if err := <-done; err != nil {
+			t.Fatalf("the pool order: %v", err)
+		}
+		waitFor(t, "the pool's batch ends", func() bool { g.mu.Lock(); defer g.mu.Unlock(); return g.running[poolLane] == 0 })
+		g.mu.Lock()
+		_, resting := g.rest[p.ID]
+		g.mu.Unlock()
+		if !resting {
+			t.Errorf("the pool does not rest after a batch inside which a main-stock batch ran")
+		}
+	})
 }

@@ -7,6 +7,7 @@
 // and only numbers measured side by side in one run compare.
 //
 //	go run ./bench/checkout -db 'mysql:root@tcp(127.0.0.1:3306)/test'
+//	go run ./bench/checkout -db 'postgres:postgres://postgres@127.0.0.1:5432/test?sslmode=disable'
 //	go run ./bench/checkout -db sqlite -dur 2s
 //	go run ./bench/checkout -only 'hot/.*/64' -clients 64 -hotrow ../shared/bench/hotrow
 //
@@ -36,8 +37,8 @@
 //	go run ./bench/checkout -db 'mysql:root@tcp(127.0.0.1:3306)/test' -clients 64 \
 //	  -dbs 'mysql:root@tcp(127.0.0.1:3311)/test,mysql:root@tcp(127.0.0.1:3312)/test,mysql:root@tcp(127.0.0.1:3313)/test'
 //
-// On MariaDB it creates and drops its own database on the server named by the
-// DSN; on SQLite it uses a temporary file.
+// On MariaDB and PostgreSQL it creates and drops its own database on the
+// server named by the DSN; on SQLite it uses a temporary file.
 package main
 
 import (
@@ -70,7 +71,7 @@ func main() {
 	if def == "" {
 		def = "sqlite"
 	}
-	dbFlag := flag.String("db", def, "sqlite, or mysql:DSN: a database is created on that server and dropped afterwards (STOREFRONT_BENCH_DB)")
+	dbFlag := flag.String("db", def, "sqlite, mysql:DSN or postgres:DSN: a database is created on that server and dropped afterwards (STOREFRONT_BENCH_DB)")
 	dur := flag.Duration("dur", 2*time.Second, "measured time of each run (in two slices, each after a 300 ms warm-up)")
 	clientsFlag := flag.String("clients", "1,16,64", "closed-loop client counts")
 	hotrow := flag.String("hotrow", "", "directory of ../shared/bench/hotrow: also run its -mode=raw and -mode=group (MariaDB only)")
@@ -425,9 +426,12 @@ func freshDatabase(spec string) (string, string, func(), error) {
 		}
 		return "sqlite:" + filepath.Join(dir, "bench.db"), "", func() { os.RemoveAll(dir) }, nil
 	}
+	if dsn, ok := strings.CutPrefix(spec, "postgres:"); ok {
+		return freshPostgres(dsn)
+	}
 	dsn, ok := strings.CutPrefix(spec, "mysql:")
 	if !ok {
-		return "", "", nil, fmt.Errorf("-db %q: want sqlite or mysql:DSN", spec)
+		return "", "", nil, fmt.Errorf("-db %q: want sqlite, mysql:DSN or postgres:DSN", spec)
 	}
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
