@@ -64,25 +64,31 @@ func storefrontBinaryOn(b *testing.B, db string, extra ...string) string {
 	return addr
 }
 
-// benchMySQL is the --db value of a fresh MariaDB database when
+// benchServer is the --db value of a fresh database on a server when
 // STOREFRONT_BENCH_DB asks for one, as bench/checkout's -db takes it:
-// "mysql:DSN", or "mysql" for the DSN of STOREFRONT_TEST_MYSQL_DSN. ""
-// when it is unset or "sqlite".
-func benchMySQL(b *testing.B) string {
-	spec := os.Getenv("STOREFRONT_BENCH_DB")
+// "mysql:DSN" or "postgres:DSN", or "mysql" / "postgres" for the DSN of
+// STOREFRONT_TEST_MYSQL_DSN / STOREFRONT_TEST_POSTGRES_DSN; and the
+// server's name for the report. "" when it is unset or "sqlite".
+func benchServer(b *testing.B) (spec, name string) {
+	v := os.Getenv("STOREFRONT_BENCH_DB")
+	kind, dsn, _ := strings.Cut(v, ":")
+	servers := map[string]struct {
+		backend testdb.Backend
+		env     string
+		name    string
+	}{"mysql": {testdb.MySQL, testdb.DSNEnv, "mariadb"}, "postgres": {testdb.Postgres, testdb.PostgresDSNEnv, "postgres"}}
+	srv, ok := servers[kind]
 	switch {
-	case spec == "" || spec == "sqlite":
-		return ""
-	case spec == "mysql":
-		if os.Getenv(testdb.DSNEnv) == "" {
-			b.Fatalf("STOREFRONT_BENCH_DB=mysql needs %s (or STOREFRONT_BENCH_DB=mysql:DSN)", testdb.DSNEnv)
-		}
-	case strings.HasPrefix(spec, "mysql:"):
-		b.Setenv(testdb.DSNEnv, strings.TrimPrefix(spec, "mysql:"))
-	default:
-		b.Fatalf("STOREFRONT_BENCH_DB=%q: want sqlite, mysql or mysql:DSN", spec)
+	case v == "" || v == "sqlite":
+		return "", ""
+	case !ok:
+		b.Fatalf("STOREFRONT_BENCH_DB=%q: want sqlite, mysql[:DSN] or postgres[:DSN]", v)
+	case dsn != "":
+		b.Setenv(srv.env, dsn)
+	case os.Getenv(srv.env) == "":
+		b.Fatalf("STOREFRONT_BENCH_DB=%s needs %s (or STOREFRONT_BENCH_DB=%s:DSN)", kind, srv.env, kind)
 	}
-	return testdb.Spec(b, testdb.MySQL)
+	return testdb.Spec(b, srv.backend), srv.name
 }
 
 func benchToken(b *testing.B, sub string, role auth.Role) string {
@@ -234,14 +240,15 @@ func BenchmarkResponseCache(b *testing.B) {
 	page12Off, page500Off := leanPost(off, "/graphql", body(v12)), leanPost(off, "/graphql", body(v500))
 
 	// The mixed load, on the cached binary and, when STOREFRONT_BENCH_DB
-	// names MariaDB, on a third binary on a fresh database there.
+	// names a server, on a third binary on a fresh database there.
 	admin, customer := benchToken(b, "bench-admin", auth.Admin), benchToken(b, "bench-customer", auth.Customer)
 	mix := newMixLoad(b, on, admin, customer)
-	var mixMaria *mixLoad
-	if spec := benchMySQL(b); spec != "" {
-		maria := storefrontBinaryOn(b, spec)
-		pids[maria] = pids["http://"+maria+"/graphql"]
-		mixMaria = newMixLoad(b, maria, admin, customer)
+	var mixServer *mixLoad
+	spec, server := benchServer(b)
+	if spec != "" {
+		addr := storefrontBinaryOn(b, spec)
+		pids[addr] = pids["http://"+addr+"/graphql"]
+		mixServer = newMixLoad(b, addr, admin, customer)
 	}
 
 	// Warm every target, register the persisted query, and check that the
@@ -281,7 +288,7 @@ func BenchmarkResponseCache(b *testing.B) {
 	}
 	warm(ceil, ceilPage)
 	warm(ceil, ceilTypename)
-	for _, m := range []*mixLoad{mix, mixMaria} {
+	for _, m := range []*mixLoad{mix, mixServer} {
 		for _, g := range m.goodsOrNone() {
 			warm(m.addr, g.read)
 		}
@@ -318,8 +325,8 @@ func BenchmarkResponseCache(b *testing.B) {
 		{name: "mixed/pages", addr: on, mix: mix, placers: placers},
 		{name: "mixed-sameconn/pages", addr: on, mix: mix},
 	}
-	if mixMaria != nil {
-		targets = append(targets, target{name: "mixed-mariadb/pages", addr: mixMaria.addr, mix: mixMaria, placers: placers})
+	if mixServer != nil {
+		targets = append(targets, target{name: "mixed-" + server + "/pages", addr: mixServer.addr, mix: mixServer, placers: placers})
 	}
 	ratios := []struct{ label, a, c string }{
 		{"page12 cached POST / gqlceiling page (target ≥ 5)", "page12/cached-post", "page12/gqlceiling"},
@@ -329,7 +336,7 @@ func BenchmarkResponseCache(b *testing.B) {
 		{"page500 cached / uncached, --response-cache=false (target ≥ 20)", "page500/cached-post", "page500/uncached"},
 		{"mixed load page reads / gqlceiling page just before (target ≥ 2)", "mixed/pages", "page12/gqlceiling-again"},
 		{"mixed load page reads / gqlceiling page at the round's start", "mixed/pages", "page12/gqlceiling"},
-		{"mixed load on MariaDB, page reads / gqlceiling page just before", "mixed-mariadb/pages", "page12/gqlceiling-again"},
+		{"mixed load on " + server + ", page reads / gqlceiling page just before", "mixed-" + server + "/pages", "page12/gqlceiling-again"},
 		{"mixed load, reads and orders on the same connections (the earlier method) / gqlceiling page just before", "mixed-sameconn/pages", "page12/gqlceiling-again"},
 		{"mixed load, the earlier method / gqlceiling page at the round's start (the earlier figure)", "mixed-sameconn/pages", "page12/gqlceiling"},
 		{"page12 uncached / gqlceiling page (today's path)", "page12/uncached", "page12/gqlceiling"},
