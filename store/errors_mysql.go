@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -18,6 +19,10 @@ func (mysqlErrors) retryCause(err error) string {
 			return "deadlock"
 		case 1205:
 			return "lock_wait"
+		case 1062:
+			if autoincCollision(me) {
+				return "autoinc"
+			}
 		}
 	}
 	return ""
@@ -30,7 +35,18 @@ func (mysqlErrors) duplicate(err error) (bool, string, bool) {
 	if !errors.As(err, &me) {
 		return false, "", false
 	}
-	return me.Number == 1062, me.Message, true
+	return me.Number == 1062 && !autoincCollision(me), me.Message, true
+}
+
+// autoincCollision: on a Galera node a duplicate primary key is no business
+// key's second write (every table's id is AUTO_INCREMENT, and business keys
+// are unique indexes of their own) but two nodes that handed out the same
+// id while the cluster changed size (wsrep_auto_increment_control moves
+// every node's offset and step as members leave and rejoin): seen as 4
+// placeOrder answers INTERNAL on a node beside the one rejoining. Run again,
+// the insert takes an id of the new step.
+func autoincCollision(me *mysql.MySQLError) bool {
+	return galera.Load() && me.Number == 1062 && strings.Contains(me.Message, "for key 'PRIMARY'")
 }
 
 func (mysqlErrors) answered(err error) bool {
