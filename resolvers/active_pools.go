@@ -26,7 +26,7 @@ type activePools struct {
 // WithRequestMemo returns ctx carrying the memo of one request's reads
 // (the server wraps every operation in it).
 func WithRequestMemo(ctx context.Context) context.Context {
-	return context.WithValue(ctx, activePoolsKey{}, &activePools{now: time.Now(), byGoods: map[int64]map[int64]*inventory.Pool{}})
+	return context.WithValue(ctx, activePoolsKey{}, &activePools{now: time.Now()})
 }
 
 // activePool is SKU k's pool on sale now: from the request's memo (one
@@ -43,6 +43,10 @@ func (r *Resolver) activePool(ctx context.Context, k *catalog.SKU) (*inventory.P
 		var err error
 		if pools, err = r.Inventory.ActivePools(ctx, k.GoodsID, m.now); err != nil {
 			return nil, err
+		}
+		if m.byGoods == nil {
+			// Made at the first read: most operations (every placeOrder) read no pool.
+			m.byGoods = map[int64]map[int64]*inventory.Pool{}
 		}
 		m.byGoods[k.GoodsID] = pools
 	}

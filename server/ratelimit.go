@@ -72,7 +72,7 @@ func DefaultRateLimits() RateLimits {
 type RateLimiter struct {
 	trusted   []netip.Prefix
 	anonymous *buckets[netip.Addr]
-	account   *buckets[string]
+	account   *buckets[accountKey]
 	refused   *prometheus.CounterVec
 }
 
@@ -84,7 +84,7 @@ func NewRateLimiter(l RateLimits) *RateLimiter {
 	return &RateLimiter{
 		trusted:   l.TrustedProxies,
 		anonymous: newBuckets[netip.Addr](l.Anonymous, l.MaxBuckets),
-		account:   newBuckets[string](l.Account, l.MaxBuckets),
+		account:   newBuckets[accountKey](l.Account, l.MaxBuckets),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "storefront_rate_limited_total",
 			Help: "GraphQL mutations refused with RATE_LIMITED, by the bucket's kind (anonymous: per client address; account: per token subject).",
@@ -121,10 +121,10 @@ func (l *RateLimiter) admit(r *http.Request, op *ast.OperationDefinition, frags 
 	if op.Operation != ast.Mutation {
 		return 0, false
 	}
-	n := rootFields(op.SelectionSet, frags, map[string]bool{})
+	n := rootFields(op.SelectionSet, frags, nil)
 	now := time.Now()
 	if p := auth.FromContext(r.Context()); p.UserID != "" {
-		wait, refused = l.account.take(string(p.Role)+":"+p.UserID, n, now)
+		wait, refused = l.account.take(accountKey{p.Role, p.UserID}, n, now)
 		if refused {
 			l.refused.WithLabelValues("account").Inc()
 		}
@@ -135,6 +135,13 @@ func (l *RateLimiter) admit(r *http.Request, op *ast.OperationDefinition, frags 
 		l.refused.WithLabelValues("anonymous").Inc()
 	}
 	return wait, refused
+}
+
+// accountKey names a token subject's bucket: a struct, not role+":"+sub,
+// so that no string is built per request.
+type accountKey struct {
+	role auth.Role
+	sub  string
 }
 
 // rootFields counts the fields a mutation runs, through fragments (each
@@ -152,6 +159,9 @@ func rootFields(s ast.SelectionSet, frags ast.FragmentDefinitionList, open map[s
 			n += rootFields(f.SelectionSet, frags, open)
 		case *ast.FragmentSpread:
 			if def := frags.ForName(f.Name); def != nil && !open[f.Name] {
+				if open == nil {
+					open = map[string]bool{} // only an operation that spreads fragments needs it
+				}
 				open[f.Name] = true // validation refuses cycles; this only makes sure
 				n += rootFields(def.SelectionSet, frags, open)
 				delete(open, f.Name)

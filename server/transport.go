@@ -302,7 +302,12 @@ func (t *httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.
 	raw := &graphql.RawParams{Query: req.query, OperationName: req.opName, Extensions: req.extensions, Headers: r.Header}
 	raw.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 	if len(req.variables) > 0 && !isNull(req.variables) {
-		if err := decodeNumbers(req.variables, &raw.Variables); err != nil {
+		decode := decodeNumbers
+		if !get {
+			// Checked JSON already, by parseRequest's Unmarshal.
+			decode = func(b []byte, _ any) error { return decodeVariables(b, &raw.Variables) }
+		}
+		if err := decode(req.variables, &raw.Variables); err != nil {
 			t.countBypass()
 			e := gqlerror.Errorf("variables could not be decoded: %v", err)
 			t.write(w, media, http.StatusBadRequest, nil, marshalResponse(exec.DispatchError(ctx, gqlerror.List{e})))
@@ -494,6 +499,9 @@ func (t *httpTransport) countBypass() {
 // the GraphQL specification says ("data": null would claim that execution
 // ran and failed at the root).
 func marshalResponse(resp *graphql.Response) []byte {
+	if b, ok := appendDataOnly(resp); ok {
+		return b
+	}
 	var b []byte
 	var err error
 	if resp.Data == nil {
