@@ -5,19 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
-	"storefront/ent/idempotency"
-	"storefront/ent/order"
-	"storefront/ent/orderline"
-	"storefront/ent/outbox"
 	"storefront/inventory"
 	"storefront/store"
 )
@@ -63,7 +57,7 @@ func (b *mysqlWriter) lockGoods(ctx context.Context, c *store.Conn, goods []int6
 // the client) measured 11.5 % of the server's CPU at 19 packets a batch.
 func (b *mysqlWriter) write(ctx context.Context, s *Service, c *store.Conn, batch []*ticket, d decision, now time.Time, begin bool) error {
 	won, keysRead := d.won, d.keysRead
-	q := &store.Text{Compound: b.compound}
+	q := store.MySQLText(b.compound)
 	q.Grow(2048 + 800*len(won)) // ~780 bytes an order on the demo catalog
 	ticketOf := func(j int) *ticket { return batch[won[j]] }
 	n := len(won)
@@ -91,35 +85,13 @@ func (b *mysqlWriter) write(ctx context.Context, s *Service, c *store.Conn, batc
 	// (inventory/goods_lock.go), so that a batch waiting for it (behind an
 	// admin's edit) holds nothing, and a batch holding it never waits for
 	// an edit.
-	goodsTerms := map[int64]inventory.Terms{}
-	goodsLock := map[int64]bool{}
-	for _, src := range sourcesOf(batch) {
-		if of := ofSource(batch, won, src); len(of) > 0 && src.pool == 0 {
-			first := sale(batch[of[0]].order, &batch[of[0]].line.OrderLine)
-			goodsTerms[first.GoodsID], goodsLock[first.GoodsID] = first.Terms, first.Lock
-		}
+	sold := goodsSold(batch, won)
+	for _, g := range sold.ids {
+		inventory.WriteGoodsLock(q, g, sold.terms[g], sold.lock[g])
 	}
-	for _, g := range slices.Sorted(maps.Keys(goodsTerms)) {
-		inventory.WriteGoodsLock(q, g, goodsTerms[g], goodsLock[g])
-	}
-	// Idempotency records, DONE with their order. A key that exists stops
-	// the batch here with a duplicate-key error: unread, the batch runs
-	// again reading the keys first (errKeysExist); read, it was claimed
-	// meanwhile (errKeyRace). A plain INSERT, not ON DUPLICATE KEY UPDATE
-	// and a count: that form locked and checked every key the slow way.
-	q.Insert(idempotency.Table, n, func(j int, v store.Values) { s.doneRecord(ticketOf(j), now).write(v) })
-	q.SQL("; ")
-	q.Insert(order.Table, n, func(j int, v store.Values) { placed[j].write(v) })
-	q.SQL("; ")
-	// Lines and the event row find their order by its number (orderRef).
-	q.Insert(orderline.Table, n, func(j int, v store.Values) { writeLine(v, placed[j], &ticketOf(j).line.OrderLine) })
-	q.SQL("; ")
-	ev, err := placedEvent(placed, now)
-	if err != nil {
+	if err := s.writeOrders(q, batch, won, placed, now, ""); err != nil {
 		return err // an open transaction (not begin) is rolled back by store.Conn
 	}
-	q.Insert(outbox.Table, 1, func(_ int, v store.Values) { ev.write(v) })
-	q.SQL("; ")
 
 	// Everything above needed no stock lock; from here to COMMIT the rows
 	// are held, each source in order (SKUs ascending, then pools
@@ -201,7 +173,7 @@ func (b *mysqlWriter) write(ctx context.Context, s *Service, c *store.Conn, batc
 	// store.Conn rolls it back and restores the session in one more trip,
 	// reading @c (user variables outlive the rollback) to say which check
 	// failed.
-	err = c.Send(ctx, q.String(), scan, "SET SESSION innodb_lock_wait_timeout = DEFAULT; SELECT @c, @done",
+	err := c.Send(ctx, q.String(), scan, "SET SESSION innodb_lock_wait_timeout = DEFAULT; SELECT @c, @done",
 		func(r *sql.Rows) error { return r.Scan(&cas, &done) })
 	if err != nil && done.Int64 == 1 {
 		// Past COMMIT, then an error: on Galera not proof of a commit

@@ -5,18 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"storefront/ent/idempotency"
-	"storefront/ent/order"
-	"storefront/ent/orderline"
-	"storefront/ent/outbox"
 	"storefront/inventory"
 	"storefront/store"
 )
@@ -75,36 +69,16 @@ func (b *postgresWriter) write(ctx context.Context, s *Service, c *store.Conn, b
 	// The goods of the batch's SKUs, shared and in ascending id, before
 	// any other lock (inventory/goods_lock.go), then what the batch decided
 	// of them, read under that lock.
-	goodsTerms := map[int64]inventory.Terms{}
-	goodsLock := map[int64]bool{}
-	for _, src := range sourcesOf(batch) {
-		if of := ofSource(batch, won, src); len(of) > 0 && src.pool == 0 {
-			first := sale(batch[of[0]].order, &batch[of[0]].line.OrderLine)
-			goodsTerms[first.GoodsID], goodsLock[first.GoodsID] = first.Terms, first.Lock
-		}
+	sold := goodsSold(batch, won)
+	inventory.WriteGoodsLocksPostgres(q, sold.ids)
+	for _, g := range sold.ids {
+		inventory.WriteGoodsCheckPostgres(q, g, sold.terms[g], sold.lock[g])
 	}
-	goods := slices.Sorted(maps.Keys(goodsTerms))
-	inventory.WriteGoodsLocksPostgres(q, goods)
-	for _, g := range goods {
-		inventory.WriteGoodsCheckPostgres(q, g, goodsTerms[g], goodsLock[g])
-	}
-	// Idempotency records, DONE with their order: a key that exists stops
-	// the batch here with a duplicate-key error (errKeysExist, errKeyRace),
-	// as on MySQL.
-	q.Insert(idempotency.Table, n, func(j int, v store.Values) { s.doneRecord(ticketOf(j), now).write(v) })
-	q.SQL("; ")
 	// The orders say their ids: the one INSERT of the query that returns
 	// rows.
-	q.Insert(order.Table, n, func(j int, v store.Values) { placed[j].write(v) })
-	q.SQL(" RETURNING id, order_sn; ")
-	q.Insert(orderline.Table, n, func(j int, v store.Values) { writeLine(v, placed[j], &ticketOf(j).line.OrderLine) })
-	q.SQL("; ")
-	ev, err := placedEvent(placed, now)
-	if err != nil {
+	if err := s.writeOrders(q, batch, won, placed, now, " RETURNING id, order_sn"); err != nil {
 		return err // an open transaction (not begin) is rolled back by store.Conn
 	}
-	q.Insert(outbox.Table, 1, func(_ int, v store.Values) { ev.write(v) })
-	q.SQL("; ")
 
 	// Everything above needed no stock lock; from here to COMMIT the rows
 	// are held, each source in order.

@@ -3,8 +3,14 @@ package checkout
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"time"
 
+	"storefront/ent/idempotency"
+	"storefront/ent/order"
+	"storefront/ent/orderline"
+	"storefront/ent/outbox"
 	"storefront/ent/sku"
 	"storefront/inventory"
 	"storefront/store"
@@ -128,4 +134,51 @@ func (b *serverBatcher) attempt(ctx context.Context, s *Service, batch []*ticket
 		b.lastRead.dropPools(batch)
 	}
 	return err
+}
+
+// soldGoods are the goods of a batch's main-stock sales (ascending ids), each
+// with the terms and stock mode its orders were decided on: what a batch
+// locks first and checks under that lock.
+type soldGoods struct {
+	ids   []int64
+	terms map[int64]inventory.Terms
+	lock  map[int64]bool
+}
+
+func goodsSold(batch []*ticket, won []int) soldGoods {
+	g := soldGoods{terms: map[int64]inventory.Terms{}, lock: map[int64]bool{}}
+	for _, src := range sourcesOf(batch) {
+		if of := ofSource(batch, won, src); len(of) > 0 && src.pool == 0 {
+			first := sale(batch[of[0]].order, &batch[of[0]].line.OrderLine)
+			g.terms[first.GoodsID], g.lock[first.GoodsID] = first.Terms, first.Lock
+		}
+	}
+	g.ids = slices.Sorted(maps.Keys(g.terms))
+	return g
+}
+
+// writeOrders writes a batch's inserts into q, each statement ended by
+// "; ": the idempotency records (DONE with their order), the orders (their
+// INSERT followed by returning, a dialect's way to say their ids, or ""),
+// the lines (which find their order by its number, orderRef) and the one
+// OrderPlaced outbox row. A key that exists stops the batch at its INSERT
+// with a duplicate-key error: unread, the batch runs again reading the keys
+// first (errKeysExist); read, it was claimed meanwhile (errKeyRace). A plain
+// INSERT, not an upsert and a count: that form locked and checked every key
+// the slow way (MySQL).
+func (s *Service) writeOrders(q *store.Text, batch []*ticket, won []int, placed []*Order, now time.Time, returning string) error {
+	n := len(won)
+	q.Insert(idempotency.Table, n, func(j int, v store.Values) { s.doneRecord(batch[won[j]], now).write(v) })
+	q.SQL("; ")
+	q.Insert(order.Table, n, func(j int, v store.Values) { placed[j].write(v) })
+	q.SQL(returning + "; ")
+	q.Insert(orderline.Table, n, func(j int, v store.Values) { writeLine(v, placed[j], &batch[won[j]].line.OrderLine) })
+	q.SQL("; ")
+	ev, err := placedEvent(placed, now)
+	if err != nil {
+		return err
+	}
+	q.Insert(outbox.Table, 1, func(_ int, v store.Values) { ev.write(v) })
+	q.SQL("; ")
+	return nil
 }
