@@ -74,7 +74,9 @@ func (b *mysqlWriter) write(ctx context.Context, s *Service, c *store.Conn, batc
 	}
 	// @done turns 1 only once COMMIT has run: a server error after it (the
 	// final SELECT) must not be taken for a rolled-back batch.
-	q.SQL("SET @s := NULL, @c := 0, @done := 0")
+	q.SQL("SET ")
+	inventory.WriteChecksReset(q)
+	q.SQL(", @done := 0")
 	if wait := lockWait(ctx); wait != "" {
 		q.SQL(", ")
 		q.SQL(wait)
@@ -130,7 +132,8 @@ func (b *mysqlWriter) write(ctx context.Context, s *Service, c *store.Conn, batc
 	} else {
 		q.SQL("SET @ok := (SELECT 1 FROM (SELECT 1 AS x UNION ALL SELECT 2) AS t WHERE NOT (")
 	}
-	q.SQL("@c <=> ")
+	inventory.WriteChecksHeld(q)
+	q.SQL(" <=> ")
 	q.Int(int64(checks))
 	if q.Compound {
 		q.SQL(") THEN SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 1242, MESSAGE_TEXT = 'checkout batch: a check failed before COMMIT'; END IF; ")
@@ -150,7 +153,9 @@ func (b *mysqlWriter) write(ctx context.Context, s *Service, c *store.Conn, batc
 	// What the checks found, and the orders' ids.
 	ids := make(map[string]int64, n)
 	var cas, done sql.NullInt64
-	q.SQL("SELECT id, order_sn, @c FROM orders WHERE order_sn IN (")
+	q.SQL("SELECT id, order_sn, ")
+	inventory.WriteChecksHeld(q)
+	q.SQL(" FROM orders WHERE order_sn IN (")
 	for j, o := range placed {
 		if j > 0 {
 			q.SQL(", ")
@@ -171,10 +176,13 @@ func (b *mysqlWriter) write(ctx context.Context, s *Service, c *store.Conn, batc
 
 	// A server error stops the statements with the transaction open:
 	// store.Conn rolls it back and restores the session in one more trip,
-	// reading @c (user variables outlive the rollback) to say which check
-	// failed.
-	err := c.Send(ctx, q.String(), scan, "SET SESSION innodb_lock_wait_timeout = DEFAULT; SELECT @c, @done",
-		func(r *sql.Rows) error { return r.Scan(&cas, &done) })
+	// reading the checks' count (user variables outlive the rollback) to
+	// say which check failed.
+	after := store.MySQLText(false)
+	after.SQL("SET SESSION innodb_lock_wait_timeout = DEFAULT; SELECT ")
+	inventory.WriteChecksHeld(after)
+	after.SQL(", @done")
+	err := c.Send(ctx, q.String(), scan, after.String(), func(r *sql.Rows) error { return r.Scan(&cas, &done) })
 	if err != nil && done.Int64 == 1 {
 		// Past COMMIT, then an error: on Galera not proof of a commit
 		// (readBack says why), so the orders are read back.

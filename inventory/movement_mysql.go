@@ -37,7 +37,7 @@ func WriteTakes(q *store.Text, terms Terms, moves []Movement, lock bool) {
 	}
 	skuCAS{id: id, n: total, floor: total, lock: lock, goods: goods, terms: &terms}.write(q)
 	q.SQL(" AND " + goodsVar(goods) + "; SET @c := @c + ROW_COUNT(); ")
-	listing.WriteEmptied(q, goods, "@s - @l - "+itoa(total))
+	listing.WriteEmptied(q, goods, func(q *store.Text) { q.SQL("@s - @l - " + itoa(total) + " <= 0") })
 }
 
 // goodsVar is the user variable WriteGoodsLock sets for goods.
@@ -77,3 +77,15 @@ func writeGoodsCheck(q *store.Text, goods int64, terms Terms, lock bool) {
 	q.Str(string(modeOf(lock)))
 	q.SQL("); ")
 }
+
+// The batch's statement on MySQL counts in @c the checks that held (each
+// CAS of WriteTakes, two per pool of WritePoolTakes), and its guard before
+// COMMIT compares the count with how many it wrote. The variables are
+// inventory's: the batch (checkout) starts and reads them through these.
+
+// WriteChecksReset writes the SET list's items that start the statement's
+// variables ("SET " and any items of the caller's own around it).
+func WriteChecksReset(q *store.Text) { q.SQL("@s := NULL, @c := 0") }
+
+// WriteChecksHeld writes the expression of how many checks held.
+func WriteChecksHeld(q *store.Text) { q.SQL("@c") }
