@@ -52,24 +52,34 @@ func (s *Service) change(ctx context.Context, who, token string, fn func(ctx con
 // other's lines, and a checkout's claim (which needs the same row) cannot
 // slip between this transaction's read of the lines and its write.
 func (s *Service) take(ctx context.Context, tx *ent.Tx, who, token string, now time.Time) (*ent.Cart, error) {
-	n, err := tx.Cart.Update().
-		Where(cart.Token(token), cart.OwnerIn("", who), cart.StatusEQ(enums.CartOpen), cart.CheckoutKeyIsNil(), cart.UpdatedAtGT(now.Add(-s.cfg.TTL))).
-		AddVersion(1).SetUpdatedAt(now).Save(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("taking cart: %w", err)
+	for again := true; ; again = false {
+		n, err := tx.Cart.Update().
+			Where(cart.Token(token), cart.OwnerIn("", who), cart.StatusEQ(enums.CartOpen), cart.CheckoutKeyIsNil(), cart.UpdatedAtGT(now.Add(-s.cfg.TTL))).
+			AddVersion(1).SetUpdatedAt(now).Save(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("taking cart: %w", err)
+		}
+		r, err := s.visible(ctx, tx.Client(), who, token)
+		switch {
+		case err != nil:
+			return nil, err
+		case n == 1:
+			return r, nil
+		case r.Status == enums.CartCompleted:
+			return nil, ErrCompleted
+		case r.CheckoutKey != nil:
+			return nil, errPending
+		case again:
+			// Open, visible and unclaimed, yet the UPDATE took nothing: the
+			// row was stored after the UPDATE looked (a first line of the
+			// same empty cart id, committed meanwhile). PostgreSQL's UPDATE
+			// does not wait for another transaction's uncommitted INSERT, as
+			// InnoDB's locks make it; the read after it sees the row. Take
+			// it now.
+			continue
+		}
+		return nil, errGone
 	}
-	r, err := s.visible(ctx, tx.Client(), who, token)
-	switch {
-	case err != nil:
-		return nil, err
-	case n == 1:
-		return r, nil
-	case r.Status == enums.CartCompleted:
-		return nil, ErrCompleted
-	case r.CheckoutKey != nil:
-		return nil, errPending
-	}
-	return nil, errGone
 }
 
 func linesOf(ctx context.Context, tx *ent.Tx, cartID int64) ([]*ent.CartLine, error) {
