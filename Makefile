@@ -15,8 +15,9 @@ test-race:
 test-e2e: ## end-to-end tests against the real binary, fault tests included (they stop and freeze the local MariaDB: run alone)
 	$(GO) test -tags fault -count=1 -v ./e2e/
 
+GALERA_RUN ?= ^TestGalera
 test-galera: ## one instance per node of a 3-node MariaDB Galera cluster (start it with scripts/galera.sh up; docs/operations.md)
-	$(GO) test -tags galera -count=1 -timeout 30m -v -run '^TestGalera' ./e2e/
+	$(GO) test -tags galera -count=1 -timeout 30m -v -run '$(GALERA_RUN)' ./e2e/
 
 test-browser: ## the shop and the admin console in headless chromium (install it with: bash .ci/browser-deps.sh)
 	$(GO) test -count=1 -run 'Browser|AdminConsole' -v ./e2e/
