@@ -250,8 +250,15 @@ func (q *Text) String() string { return q.b.String() }
 // Insert appends a multi-row INSERT into table of n rows, row j written by
 // def(j, …), values inline.
 func (q *Text) Insert(table string, n int, def func(j int, v Values)) {
-	// The column list is only known once the first row is written: render
-	// that row aside, then the statement head, then the rest in place.
+	q.insertRows(table, n, def, ") VALUES (", ", (", ")")
+}
+
+// insertRows writes "INSERT INTO table (columns" then lead, row 0, tail,
+// and next, row j, tail for every later row: the one rendering of Insert
+// and InsertSelect. The column list is only known once the first row is
+// written: that row is rendered aside, then the statement head, then the
+// rest in place.
+func (q *Text) insertRows(table string, n int, def func(j int, v Values), lead, next, tail string) {
 	first := Text{lit: q.lit}
 	first.times = q.times
 	first.first, first.started = true, false
@@ -261,14 +268,14 @@ func (q *Text) Insert(table string, n int, def func(j int, v Values)) {
 	q.SQL(table)
 	q.SQL(" (")
 	writeCols(&q.b, first.cols)
-	q.SQL(") VALUES (")
+	q.SQL(lead)
 	q.SQL(first.b.String())
-	q.SQL(")")
+	q.SQL(tail)
 	for j := 1; j < n; j++ {
-		q.SQL(", (")
+		q.SQL(next)
 		q.first, q.started = false, false
 		def(j, textValues{q})
-		q.SQL(")")
+		q.SQL(tail)
 	}
 }
 
