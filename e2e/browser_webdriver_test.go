@@ -35,6 +35,8 @@ type browser struct {
 	artDir string
 }
 
+// lockedBuffer is output a process writes while a test reads it (a
+// browser's log, a server's stderr).
 type lockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer

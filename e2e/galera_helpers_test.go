@@ -120,14 +120,26 @@ func (c *galeraCluster) database(t *testing.T) []string {
 }
 
 // serveOnEach starts one instance per node, node 1's first: it migrates
-// and seeds the demo catalog, which the others then find.
+// and seeds the demo catalog, which the others then find. Each reads
+// through its own node and writes checkout, payments and stock through the
+// first ready node of the list (--db-writer, the same on all: the deployment
+// docs/operations.md describes).
 func serveOnEach(t *testing.T, specs []string, extra ...string) []*Server {
 	t.Helper()
 	out := make([]*Server, len(specs))
 	for i, spec := range specs {
-		out[i] = Start(t, spec, extra...)
+		out[i] = Start(t, spec, append([]string{"--db-writer", writerSpec(specs)}, extra...)...)
 	}
 	return out
+}
+
+// writerSpec is the nodes' specs as one list, in node order.
+func writerSpec(specs []string) string {
+	dsns := make([]string, len(specs))
+	for i, s := range specs {
+		dsns[i] = strings.TrimPrefix(s, "mysql:")
+	}
+	return "mysql:" + strings.Join(dsns, ",")
 }
 
 // openEach opens every node's database for the test's own reads.

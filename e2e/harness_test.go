@@ -67,7 +67,7 @@ type Server struct {
 	AdminToken    string
 	CustomerToken string
 	cmd           *exec.Cmd
-	stderr        *bytes.Buffer
+	stderr        *lockedBuffer
 }
 
 func freeAddr(t *testing.T) string {
@@ -91,7 +91,7 @@ func Start(t *testing.T, db string, extra ...string) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{URL: "http://" + addr, cmd: cmd, stderr: &bytes.Buffer{}}
+	s := &Server{URL: "http://" + addr, cmd: cmd, stderr: &lockedBuffer{}}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -210,3 +210,4 @@ func (s *Server) post(t *testing.T, token, idempotencyKey, query string, vars ma
 	}
 	return &r
 }
+

@@ -34,6 +34,7 @@ type DB struct {
 	// trip. Every other statement goes through SQL, where multi-statement
 	// queries are off. Nil on SQLite.
 	Batch *sql.DB
+	stop  func()
 }
 
 // Kind is a kind of database server.
@@ -55,6 +56,9 @@ type opened struct {
 	dialect   Dialect
 	// kind finds the server's kind once the pool answers.
 	kind func(ctx context.Context, db *sql.DB) (Kind, error)
+	// stop, when set, ends what the pools depend on (a Galera list's
+	// probe), after they close.
+	stop func()
 }
 
 // Open parses "sqlite:PATH", "mysql:DSN" or "postgres:DSN" and returns a
@@ -92,6 +96,9 @@ func Open(ctx context.Context, spec string, opts ...Option) (*DB, error) {
 		if op.batch != nil {
 			op.batch.Close()
 		}
+		if op.stop != nil {
+			op.stop()
+		}
 		return nil, err
 	}
 	if err := op.db.PingContext(pctx); err != nil {
@@ -105,7 +112,7 @@ func Open(ctx context.Context, spec string, opts ...Option) (*DB, error) {
 	if o.wrap != nil {
 		drv = o.wrap(drv)
 	}
-	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: op.db, Dialect: op.dialect, Kind: k, Batch: op.batch}, nil
+	return &DB{Client: ent.NewClient(ent.Driver(drv)), SQL: op.db, Dialect: op.dialect, Kind: k, Batch: op.batch, stop: op.stop}, nil
 }
 
 // Option adjusts Open.
@@ -125,7 +132,11 @@ func (d *DB) Close() error {
 	if d.Batch != nil {
 		d.Batch.Close()
 	}
-	return d.Client.Close()
+	err := d.Client.Close()
+	if d.stop != nil {
+		d.stop()
+	}
+	return err
 }
 
 // Ping reports whether the database answers (for /readyz).

@@ -103,9 +103,7 @@ func (d *DB) Ready(ctx context.Context) error {
 	if !on {
 		return nil
 	}
-	// SHOW STATUS answers on a node out of the cluster, where SELECTs of
-	// tables do not.
-	rows, err := d.SQL.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_ready', 'wsrep_local_state_comment')")
+	rows, err := d.SQL.QueryContext(ctx, wsrepStateQuery)
 	if err != nil {
 		return errors.Join(ErrUnavailable, err)
 	}
@@ -121,6 +119,16 @@ func (d *DB) Ready(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return errors.Join(ErrUnavailable, err)
 	}
+	return wsrepState(st)
+}
+
+// wsrepStateQuery reads what wsrepState judges. SHOW STATUS answers on a
+// node out of the cluster, where SELECTs of tables do not.
+const wsrepStateQuery = "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_ready', 'wsrep_local_state_comment')"
+
+// wsrepState is nil when a node may take requests: wsrep_ready ON and
+// Synced (keys lower-cased).
+func wsrepState(st map[string]string) error {
 	if st["wsrep_ready"] != "ON" || st["wsrep_local_state_comment"] != "Synced" {
 		return errors.Join(ErrUnavailable, &nodeNotReady{orNone(st["wsrep_ready"]), orNone(st["wsrep_local_state_comment"])})
 	}

@@ -65,13 +65,15 @@ func clusterSection(single string, nodes []string, dur time.Duration, clients in
 		clients, dur, syncWait, strings.Join(strings.Fields(string(load))[:3], " "))
 	fmt.Printf("   %-16s %5s %-11s %9s %8s %8s %8s %8s %8s  %s\n", "setup", "nodes", "transport", "orders/s", "p50 ms", "p99 ms", "retried", "refused", "orders", "correctness")
 	setups := []struct {
-		name  string
-		specs []string
-	}{{"single MariaDB", []string{single}}, {"galera, 1 node", nodes[:1]}, {"galera, 3 nodes", nodes}}
+		name   string
+		specs  []string
+		writer bool
+	}{{"single MariaDB", []string{single}, false}, {"galera, 1 node", nodes[:1], false}, {"galera, 3 nodes", nodes, false},
+		{"3 nodes, writer", nodes, true}}
 	bad := 0
 	for _, st := range setups {
 		for _, tr := range []string{"in-process", "http"} {
-			r, err := clusterRun(st.specs, tr, dur, clients, syncWait && st.name != "single MariaDB", &retried)
+			r, err := clusterRun(st.specs, st.writer, tr, dur, clients, syncWait && st.name != "single MariaDB", &retried)
 			if err != nil {
 				return bad, fmt.Errorf("%s, %s: %w", st.name, tr, err)
 			}
@@ -89,14 +91,16 @@ func clusterSection(single string, nodes []string, dur time.Duration, clients in
 
 // clusterRun makes a fresh database through the first node (replicated to
 // the others), seeds the demo catalog, and sells the hot SKU through every
-// node for dur after a 300 ms warm-up.
-func clusterRun(specs []string, transport string, dur time.Duration, clients int, syncWait bool, retried *atomic.Int64) (clusterResult, error) {
+// node for dur after a 300 ms warm-up. With writer, each node's checkout
+// writes through the first ready node of the list (serve's --db-writer).
+func clusterRun(specs []string, writer bool, transport string, dur time.Duration, clients int, syncWait bool, retried *atomic.Int64) (clusterResult, error) {
 	ctx := context.Background()
 	name := fmt.Sprintf("sfbench_%d", time.Now().UnixNano())
-	var dbs []*store.DB
+	var dbs, writers []*store.DB
+	var dsns []string
 	var admin *sql.DB
 	defer func() {
-		for _, db := range dbs {
+		for _, db := range slices.Concat(dbs, writers) {
 			db.Close()
 		}
 		if admin != nil {
@@ -129,6 +133,7 @@ func clusterRun(specs []string, transport string, dur time.Duration, clients int
 			}
 			cfg.Params["wsrep_sync_wait"] = "1"
 		}
+		dsns = append(dsns, cfg.FormatDSN())
 		db, err := store.Open(ctx, "mysql:"+cfg.FormatDSN())
 		if err != nil {
 			return clusterResult{}, err
@@ -168,7 +173,14 @@ func clusterRun(specs []string, transport string, dur time.Duration, clients int
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 	var ops []func(key string) error
 	for _, db := range dbs {
-		svc := checkout.New(db, checkout.DefaultConfig())
+		wdb := db
+		if writer {
+			if wdb, err = store.Open(ctx, "mysql:"+strings.Join(dsns, ",")); err != nil {
+				return clusterResult{}, err
+			}
+			writers = append(writers, wdb)
+		}
+		svc := checkout.New(wdb, checkout.DefaultConfig())
 		if transport == "in-process" {
 			ops = append(ops, func(key string) error {
 				_, err := svc.Place(ctx, checkout.PlaceInput{UserID: "bench", IdempotencyKey: key,
@@ -178,7 +190,7 @@ func clusterRun(specs []string, transport string, dur time.Duration, clients int
 			continue
 		}
 		h := server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{
-			Catalog: catalog.New(db, catalog.DefaultConfig()), Inventory: inventory.New(db), Checkout: svc,
+			Catalog: catalog.New(db, catalog.DefaultConfig()), Inventory: inventory.New(wdb), Checkout: svc,
 		}})
 		srv := httptest.NewServer(h)
 		defer srv.Close()

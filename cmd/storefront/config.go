@@ -17,6 +17,7 @@ import (
 // then flags.
 type config struct {
 	DB              string
+	DBWriter        string // serve's --db-writer
 	Addr            string
 	Migrate         bool
 	Demo            bool
@@ -57,7 +58,7 @@ type config struct {
 // flagSet registers the flags shared by commands that open the database.
 func flagSet(name string, c *config) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.StringVar(&c.DB, "db", env("DB", store.DefaultDB), "database: sqlite:PATH, mysql:DSN or postgres:DSN (STOREFRONT_DB)")
+	fs.StringVar(&c.DB, "db", env("DB", store.DefaultDB), "database: sqlite:PATH, mysql:DSN or postgres:DSN; mysql:DSN1,DSN2,… for the nodes of a Galera cluster, of which the first ready one takes the connections (STOREFRONT_DB)")
 	c.JWTSecret = os.Getenv("STOREFRONT_JWT_SECRET")
 	return fs
 }

@@ -35,6 +35,7 @@ func serve(ctx context.Context, args []string) error {
 	fs := flagSet("serve", &c)
 	fs.StringVar(&c.Addr, "addr", env("ADDR", "127.0.0.1:8080"), "listen address (STOREFRONT_ADDR)")
 	fs.BoolVar(&c.Demo, "demo", envBool("DEMO", false), "migrate, seed the demo catalog, print demo tokens (STOREFRONT_DEMO)")
+	fs.StringVar(&c.DBWriter, "db-writer", env("DB_WRITER", ""), "where checkout, payments and stock changes write: the nodes of a Galera cluster, mysql:DSN1,DSN2,… in the same order on every instance; the first ready node takes the writes (default: --db) (STOREFRONT_DB_WRITER)")
 	fs.BoolVar(&c.Migrate, "migrate", envBool("MIGRATE", false), "apply the schema on start (default on for SQLite) (STOREFRONT_MIGRATE)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("METRICS_ADDR", ""), "serve /metrics on this address only (default: on --addr) (STOREFRONT_METRICS_ADDR)")
 	fs.BoolVar(&c.Introspection, "introspection", envBool("INTROSPECTION", false), "allow GraphQL introspection and the playground (default on with --demo) (STOREFRONT_INTROSPECTION)")
@@ -131,12 +132,22 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 
+	// On a Galera cluster the hot rows' writes go through one node
+	// (store/nodes_mysql.go says why); reads stay on --db, this instance's
+	// own node.
+	wdb := db
+	if c.DBWriter != "" {
+		if wdb, err = store.Open(ctx, c.DBWriter); err != nil {
+			return fmt.Errorf("--db-writer: %w", err)
+		}
+		defer wdb.Close()
+	}
 	m := metrics.New()
 	store.OnRetry = func(cause string) { m.TxRetries.WithLabelValues(cause).Inc() }
 	c.Checkout.OnReplay = m.Replays.Inc
-	orders := checkout.New(db, c.Checkout)
-	pays := payments.New(db, payCfg, orders)
-	inv := inventory.New(db)
+	orders := checkout.New(wdb, c.Checkout)
+	pays := payments.New(wdb, payCfg, orders)
+	inv := inventory.New(wdb)
 	// The ids of carts handed out empty are signed with a key of their own
 	// derived from the JWT secret: every server of one database shares it.
 	cartKey := sha256.Sum256([]byte("storefront cart ids\x00" + c.JWTSecret))
