@@ -210,4 +210,3 @@ func (s *Server) post(t *testing.T, token, idempotencyKey, query string, vars ma
 	}
 	return &r
 }
-
