@@ -25,6 +25,9 @@ func TestGaleraPathsAndModes(t *testing.T) {
 		t.Logf("%s: %v; conflicts retried by these instances so far %d", what, ta, retried(t, through))
 		if len(ta.codes) != 0 {
 			t.Errorf("%s: %v; want only orders and OUT_OF_STOCK", what, ta)
+			for i, s := range through {
+				t.Logf("instance %d's log:\n%s", i+1, logLines(s, "unavailable"))
+			}
 		}
 	}
 
