@@ -17,25 +17,14 @@ func TestHotSKUNeverOversells(t *testing.T) {
 		ctx := context.Background()
 		f := setup(t, db, p)
 		blackL := f.skuID(t, "黑色,L")
-		var ok, oos atomic.Int64
-		var mu sync.Mutex
-		var other []error
-		race(1000, 64, func(i int) {
+		got := sell(1000, func(i int) error {
 			_, err := f.svc.Place(ctx, PlaceInput{UserID: fmt.Sprint("buyer-", i), Items: []ItemInput{one(blackL, 1)}})
-			switch {
-			case err == nil:
-				ok.Add(1)
-			case isAny(err, ErrOutOfStock):
-				oos.Add(1)
-			default:
-				mu.Lock()
-				other = append(other, err)
-				mu.Unlock()
-			}
+			return err
 		})
-		if len(other) > 0 {
-			t.Fatalf("%d requests failed with something other than OUT_OF_STOCK, first: %v", len(other), other[0])
+		if got.other.Load() > 0 {
+			t.Fatalf("%d requests failed with something other than OUT_OF_STOCK, first: %v", got.other.Load(), got.first.Load())
 		}
+		ok, oos := &got.ok, &got.outOfStock
 		if ok.Load() != 200 || oos.Load() != 800 {
 			t.Errorf("placed %d, out of stock %d; want 200 and 800", ok.Load(), oos.Load())
 		}

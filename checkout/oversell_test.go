@@ -3,7 +3,6 @@ package checkout
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
 
 	"storefront/internal/testdb"
@@ -22,43 +21,17 @@ func TestHotSKUTwoInstancesNeverOversell(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			for _, b := range testdb.Servers {
 				t.Run(string(b), func(t *testing.T) {
-					spec := testdb.Spec(t, b)
-					open := func() *store.DB {
-						db, err := store.Open(context.Background(), spec)
-						if err != nil {
-							t.Fatal(err)
-						}
-						t.Cleanup(func() { db.Close() })
-						return db
-					}
-					db := open()
-					if err := db.Migrate(context.Background()); err != nil {
-						t.Fatal(err)
-					}
-					f := setup(t, db, p)
-					cfg := DefaultConfig()
-					cfg.GroupCommit = p.group
-					second := New(open(), cfg)
-					second.loneOnPlain = f.svc.loneOnPlain
-					svcs := []*Service{f.svc, second}
+					f, svcs := instances(t, b, p, 2)
+					db := f.db
 					id := f.skuID(t, "黑色,L")
-					var ok, oos, other atomic.Int64
-					var first atomic.Value
-					race(1000, 64, func(i int) {
+					got := sell(1000, func(i int) error {
 						_, err := svcs[i%2].Place(context.Background(), PlaceInput{UserID: fmt.Sprint("buyer-", i), Items: []ItemInput{one(id, 1)}})
-						switch {
-						case err == nil:
-							ok.Add(1)
-						case isAny(err, ErrOutOfStock):
-							oos.Add(1)
-						default:
-							other.Add(1)
-							first.CompareAndSwap(nil, err)
-						}
+						return err
 					})
-					if other.Load() > 0 {
-						t.Fatalf("%d orders failed with something other than OUT_OF_STOCK, first: %v", other.Load(), first.Load())
+					if got.other.Load() > 0 {
+						t.Fatalf("%d orders failed with something other than OUT_OF_STOCK, first: %v", got.other.Load(), got.first.Load())
 					}
+					ok, oos := &got.ok, &got.outOfStock
 					if ok.Load() != 200 || oos.Load() != 800 {
 						t.Errorf("placed %d, out of stock %d; want 200 and 800", ok.Load(), oos.Load())
 					}
