@@ -19,7 +19,9 @@ import (
 // The attempts' HTTP client (conn.go), against real servers on loopback:
 // what net/http's Transport did for the sender, it must still do.
 
-func hdr() http.Header { return http.Header{"Webhook-Id": {"msg_1"}, "Content-Type": {"application/cloudevents+json"}} }
+func hdr() http.Header {
+	return http.Header{"Webhook-Id": {"msg_1"}, "Content-Type": {"application/cloudevents+json"}}
+}
 
 // newCounted is a server answering status, counting the connections it
 // accepted and the requests it read with their bodies.
