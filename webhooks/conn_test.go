@@ -75,8 +75,8 @@ func TestConnsKeepConnectionsAlive(t *testing.T) {
 	}
 }
 
-// A redirect is an answer, not followed; a body is drained and the
-// connection kept; an over-long body costs its connection, not the answer.
+// A redirect is an answer, not followed; an interim 1xx is not the
+// answer; a body is drained and the connection kept; an over-long body costs its connection, not the answer.
 func TestConnsFollowNoRedirectAndDrainAnswers(t *testing.T) {
 	var hits atomic.Int64
 	s, opened := newCounted(t, false, func(w http.ResponseWriter, r *http.Request) {
@@ -84,6 +84,10 @@ func TestConnsFollowNoRedirectAndDrainAnswers(t *testing.T) {
 		switch r.URL.Path {
 		case "/moved":
 			http.Redirect(w, r, "/elsewhere", http.StatusFound)
+		case "/early":
+			w.Header().Set("Link", "</style.css>; rel=preload")
+			w.WriteHeader(http.StatusEarlyHints)
+			w.WriteHeader(204)
 		case "/long":
 			w.WriteHeader(200)
 			_, _ = w.Write([]byte(strings.Repeat("x", drainMax+10)))
@@ -104,6 +108,9 @@ func TestConnsFollowNoRedirectAndDrainAnswers(t *testing.T) {
 		if st, err := c.post(context.Background(), s.URL+"/ok", hdr(), nil); err != nil || st != 200 {
 			t.Errorf("post = %d, %v", st, err)
 		}
+	}
+	if st, err := c.post(context.Background(), s.URL+"/early", hdr(), nil); err != nil || st != 204 {
+		t.Errorf("103 then 204: post = %d, %v; want the final 204", st, err)
 	}
 	if n := opened.Load(); n != 1 {
 		t.Errorf("%d connections for answers with short bodies, want 1", n)

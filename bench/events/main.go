@@ -49,6 +49,8 @@ func main() {
 	flag.StringVar(&sinks, "sinks", "nats,webhook", "what the measured mode sends to: nats, webhook or both (nats,webhook)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.StringVar(&receiver, "receiver", "inproc", "the webhook's receiver: inproc (in this process), proc (this program in a process of its own, started here), or the URL of one already running (bench/events -serve-receiver ADDR)")
+	flag.IntVar(&perWebhook, "per-webhook", 0, "the sender's attempts in flight per webhook (serve's default when 0)")
+	flag.IntVar(&receiverNice, "receiver-nice", 0, "with -receiver proc: the receiver process's nice value (19: it runs on what checkout and the database leave idle)")
 	serveAddr := flag.String("serve-receiver", "", "only be a receiver on this address (127.0.0.1:0: any port; its URL is printed first)")
 	flag.Parse()
 	if *serveAddr != "" {
@@ -82,7 +84,10 @@ func main() {
 	}
 }
 
-var sinks, gcNote, receiver string
+var (
+	sinks, gcNote, receiver  string
+	receiverNice, perWebhook int
+)
 
 // placedAt is when each order's placeOrder returned, by order number.
 var placedAt sync.Map
@@ -134,7 +139,7 @@ func run(dbSpec, natsURL string, dur, interval time.Duration, clients []int) err
 		return err
 	}
 	defer stopRecv()
-	hooks := webhooks.New(db, webhooks.Config{AllowPrivate: true})
+	hooks := webhooks.New(db, webhooks.Config{AllowPrivate: true, PerWebhook: perWebhook})
 	if _, _, err := hooks.Create(ctx, recvURL, []string{checkout.EventOrderPlaced}, "bench"); err != nil {
 		return err
 	}
@@ -179,8 +184,8 @@ func run(dbSpec, natsURL string, dur, interval time.Duration, clients []int) err
 	off := func(_ context.Context, evs []checkout.Event) (int, error) { return len(evs), nil }
 
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("events benchmark: %s, hot SKU, group-commit path, in process, %s per mode and client count, dispatcher every %s, %s, webhook receiver %s, load average %s\n",
-		db.Dialect.Name(), dur, interval, gcNote, receiver, strings.Join(strings.Fields(string(load))[:3], " "))
+	fmt.Printf("events benchmark: %s, hot SKU, group-commit path, in process, %s per mode and client count, dispatcher every %s, %s, webhook receiver %s (nice %d), load average %s\n",
+		db.Dialect.Name(), dur, interval, gcNote, receiver, receiverNice, strings.Join(strings.Fields(string(load))[:3], " "))
 	fmt.Printf("   %-7s %-22s %9s %8s %8s %16s %16s %16s\n", "clients", "events", "orders/s", "p50 ms", "p99 ms", "go µs/order", "db µs/order", "receiver µs/order")
 	for _, c := range clients {
 		var rate [2]float64

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -73,6 +74,14 @@ func startReceiver(mode string) (string, func() int64, func(), error) {
 		}
 		u := strings.TrimSpace(line)
 		recvPID = cmd.Process.Pid
+		if receiverNice != 0 {
+			// Nice 19: the receiver gets the CPU that checkout and the
+			// database leave, as one on another machine costs them none.
+			if err := syscall.Setpriority(syscall.PRIO_PROCESS, recvPID, receiverNice); err != nil {
+				_ = cmd.Process.Kill()
+				return "", nil, nil, fmt.Errorf("receiver process: nice: %w", err)
+			}
+		}
 		stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
 		return u, func() int64 { return remoteCount(u) }, stop, nil
 	default:
