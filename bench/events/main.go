@@ -7,6 +7,13 @@
 //
 //	go run ./bench/events -db sqlite -nats nats://127.0.0.1:4222
 //	go run ./bench/events -db 'mysql:root@tcp(127.0.0.1:3306)/test' -clients 16,64
+//
+// The webhook's receiver runs in this process by default (-receiver
+// inproc); -receiver proc runs it in a process of its own (on the same
+// cores: -receiver-nice 19 gives it only what the rest leaves), or
+// -receiver URL names one running elsewhere (bench/events -serve-receiver
+// ADDR there). The CPU columns say what each order cost this process, the
+// MariaDB server and the receiver process, per mode.
 package main
 
 import (
