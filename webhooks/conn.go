@@ -58,18 +58,30 @@ func newConns(timeout time.Duration, maxIdle int, allowPrivate bool) *conns {
 	return c
 }
 
+// maxHead bounds an answer's status line and headers (the Transport's
+// MaxResponseHeaderBytes, 10 MB by default, did): an endpoint must not make
+// the sender hold whatever it sends.
+const maxHead = 1 << 20
+
 // hconn is one connection; read counts the bytes read from it, so that an
-// attempt knows whether any answer came.
+// attempt knows whether any answer came, and headLimit (when not 0) is how
+// far the answer's head may go.
 type hconn struct {
 	net.Conn
-	br     *bufio.Reader
-	bw     *bufio.Writer
-	read   int64
-	reused bool
-	since  time.Time // idle since
+	br        *bufio.Reader
+	bw        *bufio.Writer
+	read      int64
+	headLimit int64
+	reused    bool
+	since     time.Time // idle since
 }
 
+var errHeadTooLong = errors.New("the answer's headers are longer than 1 MiB")
+
 func (h *hconn) Read(p []byte) (int, error) {
+	if h.headLimit > 0 && h.read >= h.headLimit {
+		return 0, errHeadTooLong
+	}
 	n, err := h.Conn.Read(p)
 	h.read += int64(n)
 	return n, err
@@ -149,7 +161,9 @@ func (c *conns) roundTrip(ctx context.Context, hc *hconn, req *http.Request, dea
 		return 0, false, errAt(ctx, err)
 	}
 	for {
+		hc.headLimit = hc.read + maxHead
 		resp, err := http.ReadResponse(hc.br, req)
+		hc.headLimit = 0
 		if err != nil {
 			return 0, false, errAt(ctx, err)
 		}

@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -229,5 +230,47 @@ func TestConnsRefusePrivateAddressesAtConnect(t *testing.T) {
 	}
 	if got.Load() != 0 {
 		t.Errorf("the loopback server got %d requests", got.Load())
+	}
+}
+
+// An endpoint whose answer's headers never end fails the attempt at the
+// limit, not when the sender's memory runs out or the timeout comes.
+func TestConnsBoundTheAnswersHeaders(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		// The request read first, and the connection held open after: a
+		// close with unread data is a reset, which may drop what the
+		// client had not read yet.
+		br := bufio.NewReader(c)
+		if _, err := http.ReadRequest(br); err != nil {
+			return
+		}
+		_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nX-Long: "))
+		chunk := []byte(strings.Repeat("a", 64<<10))
+		for range 64 { // 4 MiB of one header line
+			if _, err := c.Write(chunk); err != nil {
+				return
+			}
+		}
+		_, _ = io.Copy(io.Discard, br) // until the client closes
+	}()
+	c := newConns(30*time.Second, 4, true)
+	defer c.closeIdle(true)
+	start := time.Now()
+	_, err = c.post(context.Background(), "http://"+l.Addr().String(), hdr(), nil)
+	if !errors.Is(err, errHeadTooLong) {
+		t.Errorf("endless headers: err = %v, want errHeadTooLong", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("endless headers: the attempt took %s", d)
 	}
 }
