@@ -1,12 +1,15 @@
 package webhooks
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -70,8 +73,7 @@ func (f *inflight) done(id int64) int {
 // (they are cut short and put back, to be sent again by whichever instance
 // gets there first).
 func (s *Service) Run(ctx context.Context) {
-	r := &runner{ctx: ctx, conns: newConns(s.cfg.Timeout, s.cfg.PerWebhook, s.cfg.AllowPrivate)}
-	defer r.conns.closeIdle(true)
+	r := &runner{ctx: ctx, client: s.client()}
 	s.delivered = make(chan outcome, 4*recordMax)
 	recorded := make(chan struct{})
 	go func() { defer close(recorded); s.recordDelivered(s.delivered) }()
@@ -95,6 +97,20 @@ func (s *Service) Run(ctx context.Context) {
 	}
 }
 
+// client is the HTTP client of every attempt: no redirects followed (a 3xx
+// is an answer, and not a 2xx), the attempt's timeout, and, unless private
+// addresses are allowed, no connection to one whatever DNS says.
+func (s *Service) client() *http.Client {
+	d := &net.Dialer{Timeout: s.cfg.Timeout}
+	if !s.cfg.AllowPrivate {
+		d.Control = dialGuard
+	}
+	tr := &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: s.cfg.PerWebhook,
+		IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: s.cfg.Timeout, Proxy: nil}
+	return &http.Client{Transport: tr, Timeout: s.cfg.Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
 // claimGroups is how many slots' worth of events one claim may take for a
 // webhook: the claim is a commit of its own, and claiming only the free
 // slots' worth (8 at a time at half the slots) made the webhook's claims
@@ -111,7 +127,6 @@ const claimGroups = 8
 // others'.
 func (s *Service) pass(r *runner) error {
 	ctx := r.ctx
-	r.conns.closeIdle(false)
 	hooks, err := s.db.Client.Webhook.Query().Where(webhook.Active(true)).All(ctx)
 	if err != nil {
 		return store.Classify(fmt.Errorf("reading webhooks: %w", err))
@@ -136,10 +151,10 @@ func (s *Service) pass(r *runner) error {
 	return errors.Join(errs...)
 }
 
-// runner is a running sender's context and HTTP client.
+// runner is a running sender's context and client.
 type runner struct {
-	ctx   context.Context
-	conns *conns
+	ctx    context.Context
+	client *http.Client
 }
 
 func (s *Service) setRunner(r *runner) {
@@ -184,7 +199,7 @@ func (s *Service) start(r *runner, h *ent.Webhook, until time.Time, jobs []*job)
 					s.end(ctx, h, j, i, result{lapse: true})
 					return
 				}
-				status, err := s.send(ctx, r.conns, h, j.events[i])
+				status, err := s.send(ctx, r.client, h, j.events[i])
 				// Shutting down: put back (the receiver may have it: at
 				// least once).
 				s.end(ctx, h, j, i, result{status: status, err: err, cut: err != nil && ctx.Err() != nil})
@@ -292,27 +307,31 @@ func (s *Service) putBack(ctx context.Context, d *ent.WebhookDelivery, token str
 
 // send makes one event's request: its CloudEvent, signed for this
 // attempt's timestamp.
-func (s *Service) send(ctx context.Context, c *conns, h *ent.Webhook, e event) (int, error) {
+func (s *Service) send(ctx context.Context, client *http.Client, h *ent.Webhook, e event) (int, error) {
 	ts := time.Now().Unix()
 	sig, err := Sign(h.Secret, e.id, ts, e.body)
 	if err != nil {
 		return 0, err
 	}
-	hdr := http.Header{
-		"Content-Type":      {events.ContentType},
-		"User-Agent":        {"storefront-webhooks"},
-		"Webhook-Id":        {e.id},
-		"Webhook-Timestamp": {strconv.FormatInt(ts, 10)},
-		"Webhook-Signature": {sig},
-	}
-	status, err := c.post(ctx, h.URL, hdr, e.body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, bytes.NewReader(e.body))
 	if err != nil {
 		return 0, err
 	}
-	if status < 200 || status > 299 {
-		return status, fmt.Errorf("HTTP %d", status)
+	req.Header.Set("Content-Type", events.ContentType)
+	req.Header.Set("User-Agent", "storefront-webhooks")
+	req.Header.Set("webhook-id", e.id)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
+	req.Header.Set("webhook-signature", sig)
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
 	}
-	return status, nil
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp.StatusCode, fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	return resp.StatusCode, nil
 }
 
 // record writes the outcome of attempt d, and queues the next attempt when
