@@ -7,6 +7,13 @@
 //
 //	go run ./bench/events -db sqlite -nats nats://127.0.0.1:4222
 //	go run ./bench/events -db 'mysql:root@tcp(127.0.0.1:3306)/test' -clients 16,64
+//
+// The webhook's receiver runs in this process by default (-receiver
+// inproc); -receiver proc runs it in a process of its own (on the same
+// cores: -receiver-nice 19 gives it only what the rest leaves), or
+// -receiver URL names one running elsewhere (bench/events -serve-receiver
+// ADDR there). The CPU columns say what each order cost this process, the
+// MariaDB server and the receiver process, per mode.
 package main
 
 import (
@@ -15,8 +22,6 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -50,7 +55,15 @@ func main() {
 	interval := flag.Duration("interval", time.Second, "the dispatcher's interval (serve's --outbox-interval)")
 	flag.StringVar(&sinks, "sinks", "nats,webhook", "what the measured mode sends to: nats, webhook or both (nats,webhook)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	flag.StringVar(&receiver, "receiver", "inproc", "the webhook's receiver: inproc (in this process), proc (this program in a process of its own, started here), or the URL of one already running (bench/events -serve-receiver ADDR)")
+	flag.IntVar(&perWebhook, "per-webhook", 0, "the sender's attempts in flight per webhook (serve's default when 0)")
+	flag.IntVar(&receiverNice, "receiver-nice", 0, "with -receiver proc: the receiver process's nice value (19: it runs on what checkout and the database leave idle)")
+	serveAddr := flag.String("serve-receiver", "", "only be a receiver on this address (127.0.0.1:0: any port; its URL is printed first)")
 	flag.Parse()
+	if *serveAddr != "" {
+		serveReceiver(*serveAddr)
+		return
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -78,7 +91,10 @@ func main() {
 	}
 }
 
-var sinks, gcNote string
+var (
+	sinks, gcNote, receiver  string
+	receiverNice, perWebhook int
+)
 
 // placedAt is when each order's placeOrder returned, by order number.
 var placedAt sync.Map
@@ -110,6 +126,9 @@ func run(dbSpec, natsURL string, dur, interval time.Duration, clients []int) err
 		return err
 	}
 	svc := checkout.New(db, checkout.DefaultConfig())
+	if db.Dialect.Name() == dialect.MySQL {
+		dbPID = findDBPID(db.SQL)
+	}
 
 	stream := fmt.Sprintf("BENCH_%d", time.Now().UnixNano())
 	n, err := events.Connect(ctx, events.NATSConfig{URL: natsURL, Stream: stream, SubjectPrefix: "bench." + stream})
@@ -122,14 +141,13 @@ func run(dbSpec, natsURL string, dur, interval time.Duration, clients []int) err
 	js, _ := jetstream.New(nc)
 	defer js.DeleteStream(ctx, stream)
 
-	var delivered atomic.Int64
-	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		delivered.Add(1)
-		w.WriteHeader(204)
-	}))
-	defer recv.Close()
-	hooks := webhooks.New(db, webhooks.Config{AllowPrivate: true})
-	if _, _, err := hooks.Create(ctx, recv.URL, []string{checkout.EventOrderPlaced}, "bench"); err != nil {
+	recvURL, delivered, stopRecv, err := startReceiver(receiver)
+	if err != nil {
+		return err
+	}
+	defer stopRecv()
+	hooks := webhooks.New(db, webhooks.Config{AllowPrivate: true, PerWebhook: perWebhook})
+	if _, _, err := hooks.Create(ctx, recvURL, []string{checkout.EventOrderPlaced}, "bench"); err != nil {
 		return err
 	}
 
@@ -173,13 +191,14 @@ func run(dbSpec, natsURL string, dur, interval time.Duration, clients []int) err
 	off := func(_ context.Context, evs []checkout.Event) (int, error) { return len(evs), nil }
 
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("events benchmark: %s, hot SKU, group-commit path, in process, %s per mode and client count, dispatcher every %s, %s, load average %s\n",
-		db.Dialect.Name(), dur, interval, gcNote, strings.Join(strings.Fields(string(load))[:3], " "))
-	fmt.Printf("   %-7s %-22s %9s %8s %8s\n", "clients", "events", "orders/s", "p50 ms", "p99 ms")
+	fmt.Printf("events benchmark: %s, hot SKU, group-commit path, in process, %s per mode and client count, dispatcher every %s, %s, webhook receiver %s (nice %d), load average %s\n",
+		db.Dialect.Name(), dur, interval, gcNote, receiver, receiverNice, strings.Join(strings.Fields(string(load))[:3], " "))
+	fmt.Printf("   %-7s %-22s %9s %8s %8s %16s %16s %16s\n", "clients", "events", "orders/s", "p50 ms", "p99 ms", "go µs/order", "db µs/order", "receiver µs/order")
 	for _, c := range clients {
 		var rate [2]float64
 		var orders [2]int
 		var lat [2][]time.Duration
+		var cpu [2]cpuSample
 		for _, mode := range []int{0, 1, 1, 0} {
 			sink := checkout.BatchSink(off)
 			if mode == 1 {
@@ -191,15 +210,24 @@ func run(dbSpec, natsURL string, dur, interval time.Duration, clients []int) err
 			if mode == 0 || !strings.Contains(sinks, "webhook") {
 				stopHooks()
 			}
+			before := sampleCPU()
 			k, l := slice(ctx, svc, hot, c, dur/2, interval, sink)
 			stopHooks()
 			<-hdone
+			cpu[mode] = cpu[mode].add(sampleCPU().sub(before))
 			orders[mode] += k
 			lat[mode] = append(lat[mode], l...)
 		}
 		for mode, name := range []string{"none (dropped)", sinks} {
 			rate[mode] = float64(orders[mode]) / dur.Seconds()
-			fmt.Printf("   %-7d %-22s %9.0f %8.2f %8.2f\n", c, name, rate[mode], pct(lat[mode], 50), pct(lat[mode], 99))
+			per := func(d time.Duration) string {
+				if d == 0 || orders[mode] == 0 {
+					return "-"
+				}
+				return fmt.Sprintf("%.0f", float64(d.Microseconds())/float64(orders[mode]))
+			}
+			fmt.Printf("   %-7d %-22s %9.0f %8.2f %8.2f %16s %16s %16s\n", c, name, rate[mode], pct(lat[mode], 50), pct(lat[mode], 99),
+				per(cpu[mode].self), per(cpu[mode].db), per(cpu[mode].recv))
 		}
 		fmt.Printf("   %-7d with/without: %.2f×\n", c, rate[1]/rate[0])
 	}
@@ -217,7 +245,7 @@ func run(dbSpec, natsURL string, dur, interval time.Duration, clients []int) err
 	s, err := js.Stream(ctx, stream)
 	if err == nil {
 		info, _ := s.Info(ctx)
-		fmt.Printf("   stream %s: %d messages; webhook requests answered: %d\n", stream, info.State.Msgs, delivered.Load())
+		fmt.Printf("   stream %s: %d messages; webhook requests answered: %d\n", stream, info.State.Msgs, delivered())
 		fmt.Printf("   %s\n", &counted)
 	}
 	return nil
