@@ -92,7 +92,18 @@ func (b *mysqlWriter) write(ctx context.Context, s *Service, c *store.Conn, batc
 	for _, g := range sold.ids {
 		inventory.WriteGoodsLock(q, g, sold.terms[g], sold.lock[g])
 	}
-	if err := s.writeOrders(q, batch, won, placed, now, "", linesByTerms); err != nil {
+	// MariaDB's orders say their ids as they are inserted (the rows come
+	// back before COMMIT, read only once the statement ran to its end);
+	// MySQL has no RETURNING, and a SELECT after COMMIT finds them by number.
+	returning := ""
+	if q.Compound {
+		returning = " RETURNING id, order_sn"
+	}
+	writeLines := linesEach
+	if q.Compound {
+		writeLines = linesByTerms
+	}
+	if err := s.writeOrders(q, batch, won, placed, now, returning, writeLines); err != nil {
 		return err // an open transaction (not begin) is rolled back by store.Conn
 	}
 
@@ -136,8 +147,10 @@ func (b *mysqlWriter) write(ctx context.Context, s *Service, c *store.Conn, batc
 	inventory.WriteChecksHeld(q)
 	q.SQL(" <=> ")
 	q.Int(int64(checks))
-	q.SQL(" AND @ln <=> ")
-	q.Int(int64(n))
+	if q.Compound {
+		q.SQL(" AND @ln <=> ")
+		q.Int(int64(n))
+	}
 	if q.Compound {
 		q.SQL(") THEN SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 1242, MESSAGE_TEXT = 'checkout batch: a check failed before COMMIT'; END IF; ")
 	} else {
@@ -153,28 +166,28 @@ func (b *mysqlWriter) write(ctx context.Context, s *Service, c *store.Conn, batc
 	}
 	q.SQL("SET SESSION innodb_lock_wait_timeout = DEFAULT; ")
 
-	// What the checks found, and the orders' ids.
+	// The orders' ids (a statement that ran to its end passed the guard:
+	// every check held).
 	ids := make(map[string]int64, n)
 	var cas, done, lines sql.NullInt64
-	q.SQL("SELECT id, order_sn, ")
-	inventory.WriteChecksHeld(q)
-	q.SQL(" FROM orders WHERE order_sn IN (")
-	for j, o := range placed {
-		if j > 0 {
-			q.SQL(", ")
+	if q.Compound {
+		q.SQL("END")
+	} else {
+		q.SQL("SELECT id, order_sn FROM orders WHERE order_sn IN (")
+		for j, o := range placed {
+			if j > 0 {
+				q.SQL(", ")
+			}
+			q.Str(o.OrderSn)
 		}
-		q.Str(o.OrderSn)
+		q.SQL(")")
 	}
-	q.SQL(")")
 	scan := func(r *sql.Rows) error {
 		var id int64
 		var sn string
-		err := r.Scan(&id, &sn, &cas)
+		err := r.Scan(&id, &sn)
 		ids[sn] = id
 		return err
-	}
-	if q.Compound {
-		q.SQL("; END")
 	}
 
 	// A server error stops the statements with the transaction open:
@@ -205,7 +218,7 @@ func (b *mysqlWriter) write(ctx context.Context, s *Service, c *store.Conn, batc
 		return errKeysExist
 	case err != nil:
 		return fmt.Errorf("writing the batch of SKUs %v: %w", skus, err)
-	case cas.Int64 != int64(checks):
+	case guard && cas.Int64 != int64(checks):
 		return errStockMoved
 	case guard:
 		// Not for stock: a line found no order (it cannot, short of a
@@ -248,17 +261,24 @@ func isGuard(err error) bool {
 	return errors.As(err, &me) && me.Number == 1242
 }
 
-// linesByTerms writes the batch's lines as one INSERT … SELECT per distinct
-// line (every column but the order's id the same: on a hot SKU, the whole
-// batch), the orders' ids read by number in one IN list:
+// linesByTerms writes the batch's lines as one INSERT per distinct line
+// (every column but the order's id the same: on a hot SKU, the whole batch),
+// the orders' ids found by number, each by the unique index:
 //
-//	INSERT INTO order_line (order_id, item_id, …) SELECT id, 3, 1, … FROM orders WHERE order_sn IN (…)
+//	INSERT INTO order_line (order_id, item_id, …) WITH v (sn) AS (VALUES ('…'), …)
+//	SELECT STRAIGHT_JOIN o.id, 3, 1, … FROM v JOIN orders o ON o.order_sn = v.sn
 //
 // Row by row, each line found its order with a subquery of its own
 // ((SELECT id FROM orders WHERE order_sn = …), orderRef) and repeated its
 // goods name, spec text, price and mode: ~170 bytes and a subquery per
-// order, about a quarter of MariaDB's CPU per order on a hot SKU. @ln counts
-// the lines written; the guard holds only if every order got its line.
+// order, about a quarter of MariaDB's CPU per order on a hot SKU. The join
+// is driven by the numbers (STRAIGHT_JOIN, eq_ref on orders.order_sn): an
+// IN list let the optimizer scan the whole index on a small table, and that
+// scan's shared locks waited on another batch's uncommitted orders while it
+// held order_line's AUTO-INC lock, which that batch then waited for (a
+// deadlock, reported as error 1467). @ln counts the lines written; the guard
+// holds only if every order got its line. MariaDB only (its VALUES; the
+// statement is the compound one).
 func linesByTerms(q *store.Text, batch []*ticket, won []int, placed []*Order) {
 	type group struct {
 		line *OrderLine
@@ -273,18 +293,18 @@ func linesByTerms(q *store.Text, batch []*ticket, won []int, placed []*Order) {
 		g := byTerms[terms.String()]
 		if g == nil {
 			g = &group{line: l, sns: store.MySQLText(false)}
-			g.sns.SQL("orders WHERE order_sn IN (")
+			g.sns.SQL("WITH v (sn) AS (VALUES (")
 			byTerms[terms.String()] = g
 			groups = append(groups, g)
 		} else {
-			g.sns.SQL(", ")
+			g.sns.SQL("), (")
 		}
 		g.sns.Str(o.OrderSn)
 	}
 	for _, g := range groups {
-		g.sns.SQL(")")
-		q.InsertSelect(orderline.Table, 1, g.sns.String(), func(_ int, v store.Values) {
-			v.Raw(orderline.FieldOrderID, "id")
+		g.sns.SQL(")) SELECT STRAIGHT_JOIN")
+		q.InsertQuery(orderline.Table, g.sns.String(), "FROM v JOIN orders o ON o.order_sn = v.sn", func(v store.Values) {
+			v.Raw(orderline.FieldOrderID, "o.id")
 			g.line.writeTerms(v)
 		})
 		q.SQL("; SET @ln := @ln + ROW_COUNT(); ")
