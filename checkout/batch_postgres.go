@@ -76,7 +76,7 @@ func (b *postgresWriter) write(ctx context.Context, s *Service, c *store.Conn, b
 	}
 	// The orders say their ids: the one INSERT of the query that returns
 	// rows.
-	if err := s.writeOrders(q, batch, won, placed, now, " RETURNING id, order_sn"); err != nil {
+	if err := s.writeOrders(q, batch, won, placed, now, " RETURNING id, order_sn", linesEach); err != nil {
 		return err // an open transaction (not begin) is rolled back by store.Conn
 	}
 

@@ -160,20 +160,19 @@ func goodsSold(batch []*ticket, won []int) soldGoods {
 // writeOrders writes a batch's inserts into q, each statement ended by
 // "; ": the idempotency records (DONE with their order), the orders (their
 // INSERT followed by returning, a dialect's way to say their ids, or ""),
-// the lines (which find their order by its number, orderRef) and the one
-// OrderPlaced outbox row. A key that exists stops the batch at its INSERT
+// the lines (written by lines, which find their order by its number) and the
+// one OrderPlaced outbox row. A key that exists stops the batch at its INSERT
 // with a duplicate-key error: unread, the batch runs again reading the keys
 // first (errKeysExist); read, it was claimed meanwhile (errKeyRace). A plain
 // INSERT, not an upsert and a count: that form locked and checked every key
 // the slow way (MySQL).
-func (s *Service) writeOrders(q *store.Text, batch []*ticket, won []int, placed []*Order, now time.Time, returning string) error {
+func (s *Service) writeOrders(q *store.Text, batch []*ticket, won []int, placed []*Order, now time.Time, returning string, lines func(q *store.Text, batch []*ticket, won []int, placed []*Order)) error {
 	n := len(won)
 	q.Insert(idempotency.Table, n, func(j int, v store.Values) { s.doneRecord(batch[won[j]], now).write(v) })
 	q.SQL("; ")
 	q.Insert(order.Table, n, func(j int, v store.Values) { placed[j].write(v) })
 	q.SQL(returning + "; ")
-	q.Insert(orderline.Table, n, func(j int, v store.Values) { writeLine(v, placed[j], &batch[won[j]].line.OrderLine) })
-	q.SQL("; ")
+	lines(q, batch, won, placed)
 	ev, err := placedEvent(placed, now)
 	if err != nil {
 		return err
@@ -181,4 +180,11 @@ func (s *Service) writeOrders(q *store.Text, batch []*ticket, won []int, placed 
 	q.Insert(outbox.Table, 1, func(_ int, v store.Values) { ev.write(v) })
 	q.SQL("; ")
 	return nil
+}
+
+// linesEach writes the batch's lines as one multi-row INSERT, each row
+// finding its order by number (orderRef).
+func linesEach(q *store.Text, batch []*ticket, won []int, placed []*Order) {
+	q.Insert(orderline.Table, len(won), func(j int, v store.Values) { writeLine(v, placed[j], &batch[won[j]].line.OrderLine) })
+	q.SQL("; ")
 }

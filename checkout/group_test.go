@@ -568,6 +568,8 @@ func links(t *testing.T, db *store.DB) {
 	t.Helper()
 	for _, q := range []string{
 		"SELECT COUNT(*) FROM orders o WHERE (SELECT COUNT(*) FROM order_line l WHERE l.order_id = o.id) <> 1",
+		// A line is its own order's: it adds up to the order's amount.
+		"SELECT COUNT(*) FROM orders o JOIN order_line l ON l.order_id = o.id WHERE l.unit_price * l.quantity <> o.amount",
 		"SELECT COUNT(*) FROM orders o WHERE (SELECT COUNT(*) FROM stock_log s WHERE s.biz_type = 'order' AND s.biz_sn = o.order_sn) <> 1",
 		"SELECT COUNT(*) FROM orders o WHERE NOT EXISTS (SELECT 1 FROM idempotency_key k WHERE k.order_sn = o.order_sn AND k.state = 'DONE')",
 	} {
@@ -709,7 +711,8 @@ func TestGroupOrdersAreWhole(t *testing.T) {
 					mw.compound = false // MariaDB runs MySQL's multi-statement form too
 				}
 				a, b := f.skuID(t, "黑色,L"), f.skuID(t, "白色,M")
-				f.setStock(t, b, 200)
+				f.setStock(t, a, 1000)
+				f.setStock(t, b, 1000)
 				var mu sync.Mutex
 				placed := map[string]int64{}
 				race(300, 64, func(i int) {
@@ -717,7 +720,9 @@ func TestGroupOrdersAreWhole(t *testing.T) {
 					if i%2 == 1 {
 						id = b
 					}
-					o, err := f.svc.Place(context.Background(), PlaceInput{UserID: fmt.Sprint("u", i), Items: []ItemInput{one(id, 1)}})
+					// Quantities of 1 to 3 in one batch: each line must be
+					// its own order's (links checks the amounts).
+					o, err := f.svc.Place(context.Background(), PlaceInput{UserID: fmt.Sprint("u", i), Items: []ItemInput{one(id, 1+int64(i/2%3))}})
 					if err != nil {
 						t.Error(err)
 						return

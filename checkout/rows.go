@@ -47,6 +47,11 @@ func orderRef(v store.Values, col string, o *Order) {
 // writeLine is a line of order o.
 func writeLine(v store.Values, o *Order, l *OrderLine) {
 	orderRef(v, orderline.FieldOrderID, o)
+	l.writeTerms(v)
+}
+
+// writeTerms is the rest of a line's row: every column but its order's id.
+func (l *OrderLine) writeTerms(v store.Values) {
 	v.Int(orderline.FieldItemID, l.ItemID)
 	v.Int(orderline.FieldGoodsID, l.GoodsID)
 	v.Str(orderline.FieldGoodsName, l.GoodsName)

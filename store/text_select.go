@@ -10,3 +10,11 @@ package store
 func (q *Text) InsertSelect(table string, n int, from string, def func(j int, v Values)) {
 	q.insertRows(table, n, def, ") SELECT ", " UNION ALL SELECT ", " FROM "+from)
 }
+
+// InsertQuery appends INSERT INTO table (…) before row after: one row,
+// written by def, as the select list of a query (before ends in its SELECT,
+// after begins with its FROM), values inline. The row's values may name the
+// query's columns.
+func (q *Text) InsertQuery(table, before, after string, def func(v Values)) {
+	q.insertRows(table, 1, func(_ int, v Values) { def(v) }, ") "+before+" ", "", " "+after)
+}

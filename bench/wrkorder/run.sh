@@ -33,7 +33,8 @@ grep -q 100000 $OUT/adj-$label-$idx.json || { cat $OUT/adj-$label-$idx.json; kil
 export BODY="{\"query\":\"mutation(\$id: ID!) { placeOrder(input: {items: [{itemId: \$id, quantity: 1}]}) { orderSn amount } }\",\"variables\":{\"id\":\"$hot\"}}"
 export TOKENS=$OUT/tokens.txt
 RUN=w$label$idx wrk -t2 -c64 -d1s -s $HERE/place.lua http://127.0.0.1:$port/ > /dev/null
-mpid=$(pidof mariadbd)
+# The server on 3306 (other mariadbd may run beside it: a Galera cluster's nodes).
+mpid=${MARIADB_PID:-$(ss -ltnpH 'sport = :3306' | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)}
 ticks() { awk '{print $14+$15}' /proc/$1/stat; }
 o0=$(mysql -uroot -h127.0.0.1 -N $db -e "select count(*) from orders"); st0=$(mysql -uroot -h127.0.0.1 -N -e "show global status where variable_name in ('Bytes_received','Bytes_sent','Questions')" | awk '{printf "%s ", $2}')
 g0=$(ticks $spid); m0=$(ticks $mpid); t0=$(date +%s.%N)
