@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
+	"storefront/internal/proccpu"
 	"strconv"
 	"strings"
 	"sync"
@@ -127,7 +128,7 @@ func run(dbSpec, natsURL string, dur, interval time.Duration, clients []int) err
 	}
 	svc := checkout.New(db, checkout.DefaultConfig())
 	if db.Dialect.Name() == dialect.MySQL {
-		dbPID = findDBPID(db.SQL)
+		dbPID = proccpu.MySQLServer(db.SQL)
 	}
 
 	stream := fmt.Sprintf("BENCH_%d", time.Now().UnixNano())
