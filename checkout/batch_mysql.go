@@ -95,13 +95,9 @@ func (b *mysqlWriter) write(ctx context.Context, s *Service, c *store.Conn, batc
 	// MariaDB's orders say their ids as they are inserted (the rows come
 	// back before COMMIT, read only once the statement ran to its end);
 	// MySQL has no RETURNING, and a SELECT after COMMIT finds them by number.
-	returning := ""
+	returning, writeLines := "", linesEach
 	if q.Compound {
-		returning = " RETURNING id, order_sn"
-	}
-	writeLines := linesEach
-	if q.Compound {
-		writeLines = linesByTerms
+		returning, writeLines = " RETURNING id, order_sn", linesByTerms
 	}
 	if err := s.writeOrders(q, batch, won, placed, now, returning, writeLines); err != nil {
 		return err // an open transaction (not begin) is rolled back by store.Conn
@@ -150,8 +146,6 @@ func (b *mysqlWriter) write(ctx context.Context, s *Service, c *store.Conn, batc
 	if q.Compound {
 		q.SQL(" AND @ln <=> ")
 		q.Int(int64(n))
-	}
-	if q.Compound {
 		q.SQL(") THEN SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 1242, MESSAGE_TEXT = 'checkout batch: a check failed before COMMIT'; END IF; ")
 	} else {
 		q.SQL(")); ")
@@ -292,11 +286,12 @@ func linesByTerms(q *store.Text, batch []*ticket, won []int, placed []*Order) {
 		l := &batch[won[j]].line.OrderLine
 		terms := store.MySQLText(false)
 		terms.Insert(orderline.Table, 1, func(_ int, v store.Values) { l.writeTerms(v) })
-		g := byTerms[terms.String()]
+		key := terms.String()
+		g := byTerms[key]
 		if g == nil {
 			g = &group{line: l, sns: store.MySQLText(false)}
 			g.sns.SQL("WITH v (sn) AS (VALUES (")
-			byTerms[terms.String()] = g
+			byTerms[key] = g
 			groups = append(groups, g)
 		} else {
 			g.sns.SQL("), (")
