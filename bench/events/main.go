@@ -22,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -131,6 +132,11 @@ func run(dbSpec, natsURL string, dur, interval time.Duration, clients []int) err
 		dbPID = proccpu.MySQLServer(db.SQL)
 	}
 
+	if u, err := url.Parse(natsURL); err == nil && (u.Hostname() == "127.0.0.1" || u.Hostname() == "localhost") {
+		port, _ := strconv.Atoi(u.Port())
+		natsPID = proccpu.Listening(port)
+	}
+
 	stream := fmt.Sprintf("BENCH_%d", time.Now().UnixNano())
 	n, err := events.Connect(ctx, events.NATSConfig{URL: natsURL, Stream: stream, SubjectPrefix: "bench." + stream})
 	if err != nil {
@@ -194,7 +200,7 @@ func run(dbSpec, natsURL string, dur, interval time.Duration, clients []int) err
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("events benchmark: %s, hot SKU, group-commit path, in process, %s per mode and client count, dispatcher every %s, %s, webhook receiver %s (nice %d), load average %s\n",
 		db.Dialect.Name(), dur, interval, gcNote, receiver, receiverNice, strings.Join(strings.Fields(string(load))[:3], " "))
-	fmt.Printf("   %-7s %-22s %9s %8s %8s %16s %16s %16s\n", "clients", "events", "orders/s", "p50 ms", "p99 ms", "go µs/order", "db µs/order", "receiver µs/order")
+	fmt.Printf("   %-7s %-22s %9s %8s %8s %12s %12s %12s %12s %12s\n", "clients", "events", "orders/s", "p50 ms", "p99 ms", "go µs/ord", "db µs/ord", "nats µs/ord", "recv µs/ord", "machine µs")
 	for _, c := range clients {
 		var rate [2]float64
 		var orders [2]int
@@ -227,8 +233,8 @@ func run(dbSpec, natsURL string, dur, interval time.Duration, clients []int) err
 				}
 				return fmt.Sprintf("%.0f", float64(d.Microseconds())/float64(orders[mode]))
 			}
-			fmt.Printf("   %-7d %-22s %9.0f %8.2f %8.2f %16s %16s %16s\n", c, name, rate[mode], pct(lat[mode], 50), pct(lat[mode], 99),
-				per(cpu[mode].self), per(cpu[mode].db), per(cpu[mode].recv))
+			fmt.Printf("   %-7d %-22s %9.0f %8.2f %8.2f %12s %12s %12s %12s %12s\n", c, name, rate[mode], pct(lat[mode], 50), pct(lat[mode], 99),
+				per(cpu[mode].self), per(cpu[mode].db), per(cpu[mode].nats), per(cpu[mode].recv), per(cpu[mode].machine))
 		}
 		fmt.Printf("   %-7d with/without: %.2f×\n", c, rate[1]/rate[0])
 	}
