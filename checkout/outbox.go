@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"time"
 
 	"storefront/ent"
-	"storefront/ent/order"
 	"storefront/ent/outbox"
 	"storefront/store"
 )
@@ -127,8 +125,13 @@ func placedRow(orders []*Order) (payload string, events int, err error) {
 
 // Event is a dispatched outbox event.
 type Event struct {
-	ID          string
-	Type        string
+	ID   string
+	Type string
+	// AggregateID is the order's id for an event in a row of its own, and
+	// empty for one of a batch's row: no consumer needs it (a CloudEvent's
+	// subject is the order number, which every payload carries), and
+	// finding the batch's ids was a query per row, one in every ~25 orders
+	// of a hot SKU (docs/benchmarks.md, "CPU per order").
 	AggregateID string
 	Payload     string
 	At          time.Time // when the change it announces committed (the row's created_at)
@@ -147,11 +150,10 @@ type Row struct {
 	Events  int // how many events the row carries
 }
 
-// RowEvents returns the events outbox row r carries, in order, without
-// reading anything else: a row of several has no order ids (the
-// aggregate is empty here; the dispatcher fills it in), the rest of each
-// event is as the dispatcher hands it out. The webhooks read a batch's
-// row again through here when they send its events.
+// RowEvents returns the events outbox row r carries, in order, as the
+// dispatcher hands them out, without reading anything else (a row of
+// several has no order ids: Event.AggregateID). The webhooks read a
+// batch's row again through here when they send its events.
 func RowEvents(r *ent.Outbox) ([]Event, error) {
 	row := Row{ID: r.ID, EventID: r.EventID, Events: r.Events}
 	if r.Events == 1 {
@@ -194,10 +196,12 @@ func (s Sink) Batch() BatchSink {
 	}
 }
 
-// LogSink logs each event: the sink without a broker (serve without
-// --events-nats).
+// LogSink logs each event at level DEBUG: the sink without a broker (serve
+// without --events-nats). At INFO a pass logs only how many rows it
+// dispatched: a line per event was a tenth of serve's CPU per order on a
+// hot SKU (docs/benchmarks.md, "CPU per order").
 func LogSink(ctx context.Context, e Event) error {
-	slog.InfoContext(ctx, "event", "event_id", e.ID, "type", e.Type, "aggregate_id", e.AggregateID, "payload", e.Payload)
+	slog.DebugContext(ctx, "event", "event_id", e.ID, "type", e.Type, "aggregate_id", e.AggregateID, "payload", e.Payload)
 	return nil
 }
 
@@ -223,7 +227,7 @@ func (s *Service) DispatchBatch(ctx context.Context, sink BatchSink, batch int) 
 		bad  error
 	)
 	for _, r := range rows {
-		rev, err := s.eventsOf(ctx, r)
+		rev, err := RowEvents(r)
 		if err != nil {
 			// Like a failing sink: the rows before it are marked, this one
 			// and the later ones wait (and the error is reported).
@@ -251,39 +255,4 @@ func (s *Service) DispatchBatch(ctx context.Context, sink BatchSink, batch int) 
 		return n, err
 	}
 	return n, bad
-}
-
-// eventsOf returns the events of outbox row r: itself, or each event of a
-// batch's row with its order's id as aggregate.
-func (s *Service) eventsOf(ctx context.Context, r *ent.Outbox) ([]Event, error) {
-	out, err := RowEvents(r)
-	if err != nil || r.Events == 1 {
-		return out, err
-	}
-	sns := make([]string, len(out))
-	for i, e := range out {
-		var p struct {
-			OrderSn string `json:"orderSn"`
-		}
-		if err := json.Unmarshal([]byte(e.Payload), &p); err != nil {
-			return nil, fmt.Errorf("outbox row %d, event %d: %w", r.ID, i, err)
-		}
-		sns[i] = p.OrderSn
-	}
-	orders, err := s.db.Client.Order.Query().Where(order.OrderSnIn(sns...)).Select(order.FieldID, order.FieldOrderSn).All(ctx)
-	if err != nil {
-		return nil, store.Classify(fmt.Errorf("outbox row %d: finding its orders: %w", r.ID, err))
-	}
-	ids := make(map[string]int64, len(orders))
-	for _, o := range orders {
-		ids[o.OrderSn] = o.ID
-	}
-	for i := range out {
-		id, ok := ids[sns[i]]
-		if !ok { // committed with the row: only a broken database gets here
-			return nil, fmt.Errorf("outbox row %d: order %s not found", r.ID, sns[i])
-		}
-		out[i].AggregateID = strconv.FormatInt(id, 10)
-	}
-	return out, nil
 }

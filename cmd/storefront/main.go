@@ -44,8 +44,17 @@ Every flag can also be set as STOREFRONT_<NAME> (e.g. STOREFRONT_DB).
 Run "storefront COMMAND -h" for the flags of a command.
 `
 
+// logLevel is the least level logged: STOREFRONT_LOG_LEVEL, or serve's
+// --log-level.
+var logLevel = new(slog.LevelVar)
+
 func run(ctx context.Context, args []string) error {
-	slog.SetDefault(slog.New(server.LogHandler(slog.NewJSONHandler(os.Stderr, nil))))
+	if v := env("LOG_LEVEL", ""); v != "" {
+		if err := logLevel.UnmarshalText([]byte(v)); err != nil {
+			return fmt.Errorf("STOREFRONT_LOG_LEVEL: %w", err)
+		}
+	}
+	slog.SetDefault(slog.New(server.LogHandler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel}))))
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, usage)
 		return errors.New("no command given")

@@ -54,6 +54,7 @@ func serve(ctx context.Context, args []string) error {
 	memoryLimitFlag(fs, &c)
 	liveFlags(fs, &c)
 	fs.IntVar(&c.GCPercent, "gc-percent", int(envInt("GC_PERCENT", gctune.DefaultPercent)), "garbage-collection target, as GOGC sets it; GOGC, when set, wins (STOREFRONT_GC_PERCENT)")
+	fs.TextVar(logLevel, "log-level", logLevel, "least level logged: debug (with it, every event the log sink gets), info, warn or error (STOREFRONT_LOG_LEVEL)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 15*time.Second), "how long in-flight requests may drain on SIGTERM (STOREFRONT_SHUTDOWN_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
 		return err
