@@ -182,7 +182,8 @@ func TestTimeoutClosing(t *testing.T) {
 	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			spec := testdb.Spec(t, b)
-			s := Start(t, spec, "--order-ttl", "1s", "--close-interval", "200ms")
+			// --log-level debug: the log sink writes each event at DEBUG.
+			s := Start(t, spec, "--order-ttl", "1s", "--close-interval", "200ms", "--log-level", "debug")
 			id, stock := tshirtSku(t, s, "黑色,L")
 			var p placed
 			decode(t, s.Query(t, s.CustomerToken, placeOrder, map[string]any{"items": []map[string]any{{"itemId": id, "quantity": 5}}}), &p)
