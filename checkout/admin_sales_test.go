@@ -305,22 +305,8 @@ func TestEditsBesideSalesDoNotDeadlock(t *testing.T) {
 			}
 			return
 		}
-		var name string
-		if err := db.SQL.QueryRow("SELECT DATABASE()").Scan(&name); err != nil {
-			t.Fatal(err)
-		}
-		var typ, who, status string
-		if err := db.SQL.QueryRow("SHOW ENGINE INNODB STATUS").Scan(&typ, &who, &status); err != nil {
-			t.Fatal(err)
-		}
-		if i := strings.Index(status, "LATEST DETECTED DEADLOCK"); i >= 0 {
-			sec := status[i:]
-			if j := strings.Index(sec, "\nTRANSACTIONS\n"); j >= 0 {
-				sec = sec[:j]
-			}
-			if strings.Contains(sec, "`"+name+"`") {
-				t.Errorf("SHOW ENGINE INNODB STATUS: the latest deadlock is in this test's database %s:\n%s", name, sec)
-			}
+		if sec := latestDeadlock(t, db); sec != "" {
+			t.Errorf("SHOW ENGINE INNODB STATUS: the latest deadlock is in this test's database:\n%s", sec)
 		}
 		f.clean(t, "after 10 s of edits beside sales")
 		if d, err := listing.Reconcile(ctx, db.Client, 100); err != nil || len(d) != 0 {
@@ -362,4 +348,31 @@ func idList(s string) ([]int64, error) {
 		ids = append(ids, id)
 	}
 	return ids, nil
+}
+
+// latestDeadlock is the LATEST DETECTED DEADLOCK section of MySQL's SHOW
+// ENGINE INNODB STATUS when that deadlock was in db's database (the
+// server's other databases belong to other tests); "" otherwise.
+func latestDeadlock(t *testing.T, db *store.DB) string {
+	t.Helper()
+	var name string
+	if err := db.SQL.QueryRow("SELECT DATABASE()").Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	var typ, who, status string
+	if err := db.SQL.QueryRow("SHOW ENGINE INNODB STATUS").Scan(&typ, &who, &status); err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(status, "LATEST DETECTED DEADLOCK")
+	if i < 0 {
+		return ""
+	}
+	sec := status[i:]
+	if j := strings.Index(sec, "\nTRANSACTIONS\n"); j >= 0 {
+		sec = sec[:j]
+	}
+	if !strings.Contains(sec, "`"+name+"`") {
+		return ""
+	}
+	return sec
 }

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"entgo.io/ent/dialect"
+
 	"storefront/catalog"
 	"storefront/demo"
 	"storefront/errs"
@@ -119,6 +121,9 @@ func TestPoolPathsBesideEditsDoNotDeadlock(t *testing.T) {
 			placed.Load(), paid.Load(), cancelled.Load(), edits.Load(), retries.Load())
 		if n := retries.Load(); n != 0 {
 			t.Errorf("%d transactions retried (deadlocks between pool paths, sales and edits), want none", n)
+			if db.Dialect.Name() == dialect.MySQL {
+				t.Logf("the latest deadlock in this database:\n%s", latestDeadlock(t, db))
+			}
 		}
 		f.poolsBalance(t)
 	})

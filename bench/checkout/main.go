@@ -195,8 +195,11 @@ func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 	fmt.Printf("checkout benchmark: %s, %s per run, clients %v, GC target %d (%s), load average %s\n",
 		db.Dialect.Name(), dur, clients, gcInForce, gcFrom, strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
 
-	if db.Dialect.Name() == "mysql" { // before the first sample
+	switch db.Dialect.Name() { // before the first sample
+	case "mysql":
 		dbPID = proccpu.MySQLServer(db.SQL)
+	case "postgres":
+		postgresCPU = localPostgres(db.SQL)
 	}
 	b := newBench(db, hot, casSKU, lock, spread, dur)
 	fmt.Println("\n1. raw single-row CAS (autocommit UPDATE sku SET stock = stock - 1, stock_version = stock_version + 1 WHERE id = ? AND stock >= 1)")
