@@ -6,6 +6,7 @@ package proccpu
 
 import (
 	"database/sql"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -86,16 +87,13 @@ func Machine() time.Duration {
 // none is found (a remote server, or one this user cannot see).
 func Listening(port int) int {
 	inode := ""
-	hex := strings.ToUpper(strconv.FormatInt(int64(port), 16))
+	suffix := fmt.Sprintf(":%04X", port)
 	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		b, err := os.ReadFile(table)
-		if err != nil {
-			continue
-		}
+		b, _ := os.ReadFile(table)
 		for _, l := range strings.Split(string(b), "\n")[1:] {
 			f := strings.Fields(l)
 			// local_address is ADDR:PORT in hex; state 0A is LISTEN.
-			if len(f) > 9 && f[3] == "0A" && strings.HasSuffix(f[1], ":"+leftPad(hex, 4)) {
+			if len(f) > 9 && f[3] == "0A" && strings.HasSuffix(f[1], suffix) {
 				inode = f[9]
 				break
 			}
@@ -108,15 +106,11 @@ func Listening(port int) int {
 		return 0
 	}
 	want := "socket:[" + inode + "]"
-	procs, _ := os.ReadDir("/proc")
-	for _, p := range procs {
-		pid, err := strconv.Atoi(p.Name())
-		if err != nil {
-			continue
-		}
-		fds, _ := os.ReadDir("/proc/" + p.Name() + "/fd")
+	for _, pid := range pids() {
+		dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
+		fds, _ := os.ReadDir(dir)
 		for _, fd := range fds {
-			if l, _ := os.Readlink("/proc/" + p.Name() + "/fd/" + fd.Name()); l == want {
+			if l, _ := os.Readlink(dir + fd.Name()); l == want {
 				return pid
 			}
 		}
@@ -124,28 +118,28 @@ func Listening(port int) int {
 	return 0
 }
 
-func leftPad(s string, n int) string {
-	for len(s) < n {
-		s = "0" + s
-	}
-	return s
-}
-
 // Named is the CPU time of every process whose command name is comm: the
 // PostgreSQL server is a process per connection plus its workers, all
 // named postgres. A process that exited between two readings takes its
 // time with it, so it suits a benchmark whose connections stay open.
 func Named(comm string) time.Duration {
-	procs, _ := os.ReadDir("/proc")
 	var t time.Duration
-	for _, p := range procs {
-		pid, err := strconv.Atoi(p.Name())
-		if err != nil {
-			continue
-		}
-		if b, err := os.ReadFile("/proc/" + p.Name() + "/comm"); err == nil && strings.TrimSpace(string(b)) == comm {
+	for _, pid := range pids() {
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); err == nil && strings.TrimSpace(string(b)) == comm {
 			t += Of(pid)
 		}
 	}
 	return t
+}
+
+// pids are the processes in /proc.
+func pids() []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
