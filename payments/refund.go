@@ -29,22 +29,26 @@ func (s *Service) Refund(ctx context.Context, orderSn, reason string) (*checkout
 	if err != nil {
 		return nil, store.Classify(err)
 	}
+	var won bool
 	err = store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
-		won, err := refundTx(ctx, tx, o.ID, s)
-		if err != nil || won {
-			return err
-		}
-		cur, err := tx.Order.Get(ctx, o.ID)
-		if err != nil {
-			return err
-		}
-		if cur.Status != enums.OrderRefunded {
-			return fmt.Errorf("%w: order %s is %s, only PAID orders can be refunded", checkout.ErrInvalidOrderState, orderSn, cur.Status)
-		}
-		return nil
+		var err error
+		won, err = refundTx(ctx, tx, o.ID, s)
+		return err
 	})
 	if err != nil {
 		return nil, store.Classify(err)
+	}
+	if !won {
+		// After the transaction: inside it, MariaDB's snapshot dates from
+		// before the CAS (checkout.CloseTx reads the order's goods first)
+		// and would not show the refund that won.
+		cur, err := s.db.Client.Order.Get(ctx, o.ID)
+		if err != nil {
+			return nil, store.Classify(err)
+		}
+		if cur.Status != enums.OrderRefunded {
+			return nil, fmt.Errorf("%w: order %s is %s, only PAID orders can be refunded", checkout.ErrInvalidOrderState, orderSn, cur.Status)
+		}
 	}
 	return s.orders.Order(ctx, "", true, orderSn)
 }
