@@ -1,10 +1,6 @@
 package main
 
 import (
-	"database/sql"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"storefront/internal/proccpu"
@@ -32,20 +28,3 @@ var (
 	dbPID       int
 	postgresCPU bool
 )
-
-// localPostgres says whether the PostgreSQL server behind db runs on this
-// machine: its postmaster's pid, as the server reports it, is a postgres
-// process here.
-func localPostgres(db *sql.DB) bool {
-	var dir string
-	if db.QueryRow("SHOW data_directory").Scan(&dir) != nil {
-		return false
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "postmaster.pid"))
-	if err != nil {
-		return false
-	}
-	pid, _, _ := strings.Cut(string(b), "\n")
-	comm, err := os.ReadFile("/proc/" + strings.TrimSpace(pid) + "/comm")
-	return err == nil && strings.TrimSpace(string(comm)) == "postgres"
-}

@@ -199,7 +199,7 @@ func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 	case "mysql":
 		dbPID = proccpu.MySQLServer(db.SQL)
 	case "postgres":
-		postgresCPU = localPostgres(db.SQL)
+		postgresCPU = proccpu.PostgresServerHere(db.SQL)
 	}
 	b := newBench(db, hot, casSKU, lock, spread, dur)
 	fmt.Println("\n1. raw single-row CAS (autocommit UPDATE sku SET stock = stock - 1, stock_version = stock_version + 1 WHERE id = ? AND stock >= 1)")

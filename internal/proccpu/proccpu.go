@@ -60,6 +60,23 @@ func MySQLServer(db *sql.DB) int {
 	return pid
 }
 
+// PostgresServerHere says whether the PostgreSQL server behind db runs on
+// this machine (its postmaster.pid names a postgres process here), so that
+// Named("postgres") is its CPU: its backends are a process per connection.
+func PostgresServerHere(db *sql.DB) bool {
+	var dir string
+	if db.QueryRow("SHOW data_directory").Scan(&dir) != nil {
+		return false
+	}
+	b, err := os.ReadFile(dir + "/postmaster.pid")
+	if err != nil {
+		return false
+	}
+	pid, _, _ := strings.Cut(string(b), "\n")
+	comm, err := os.ReadFile("/proc/" + strings.TrimSpace(pid) + "/comm")
+	return err == nil && strings.TrimSpace(string(comm)) == "postgres"
+}
+
 // Machine is the CPU time all cores spent busy (user, nice, system, irq,
 // softirq, steal from /proc/stat), at USER_HZ: what a budget per order
 // adds up to when the service, the database, the broker and a receiver
