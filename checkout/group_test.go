@@ -974,7 +974,7 @@ WHERE datname = current_database() AND pid NOT IN (pg_backend_pid(), ?)
 		// tell what it was) must end without committing any of the batch:
 		// the counts are read once nothing but the holder's session is left.
 		if !othersDone() {
-			t.Logf("after the lock was released: %s", sessions(t, db, holderID))
+			t.Logf("after the lock was released: %s", sessions(db, holderID))
 			waitFor(t, "the sessions after the lock was released ended", othersDone)
 		}
 		if after := f.counts(t); !equalCounts(before, after) {
@@ -988,8 +988,7 @@ WHERE datname = current_database() AND pid NOT IN (pg_backend_pid(), ?)
 
 // sessions describes the sessions of db's database but this one's and
 // skip's: what each runs, for a test's log.
-func sessions(t *testing.T, db *store.DB, skip int64) string {
-	t.Helper()
+func sessions(db *store.DB, skip int64) string {
 	q := `SELECT CONCAT(ID, ' ', COMMAND, ' ', COALESCE(STATE, ''), ' ', COALESCE(LEFT(INFO, 160), '')) FROM information_schema.PROCESSLIST
 WHERE DB = DATABASE() AND ID NOT IN (CONNECTION_ID(), ?)`
 	if db.Dialect.Name() == dialect.Postgres {

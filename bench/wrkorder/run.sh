@@ -4,10 +4,10 @@
 # database, BINARY serve --demo on it, 100,000,000 units booked on the hot SKU
 # (T-shirt 黑色/L), wrk -t2 -c64 for 1 s of warm-up and 6 s measured. Prints
 # orders/s and the CPU µs per order of serve and of mariadbd (from
-# /proc/PID/stat over the measured 6 s), of wrk and of the whole machine, and MariaDB's bytes received and sent
-# and statements per order (global status: other clients of the server count
-# too). With PROFILE_FILE, a 5 s CPU profile of serve is taken meanwhile
-# (BINARY built with -tags pprof).
+# /proc/PID/stat over the measured 6 s), of wrk and of the whole machine, and
+# MariaDB's bytes received and sent and statements per order (global status:
+# other clients of the server count too). With PROFILE_FILE, a 5 s CPU
+# profile of serve is taken meanwhile (BINARY built with -tags pprof).
 #
 # Needs wrk, curl, the mysql client and $OUT/tokens.txt (customer tokens, one
 # a line, signed with the secret below):
