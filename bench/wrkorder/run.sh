@@ -35,14 +35,10 @@ export TOKENS=$OUT/tokens.txt
 RUN=w$label$idx wrk -t2 -c64 -d1s -s $HERE/place.lua http://127.0.0.1:$port/ > /dev/null
 # The server on 3306 (other mariadbd may run beside it: a Galera cluster's nodes).
 mpid=${MARIADB_PID:-$(ss -ltnpH 'sport = :3306' | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)}
-ticks() { awk '{print $14+$15}' /proc/$1/stat; }
+. "$HERE/proc.sh"
 # wrk's own CPU: this shell's waited-for children (cutime + cstime), of
-# which the measured wrk is all but a few milliseconds. The machine's: every
-# busy tick of /proc/stat (user, nice, system, irq, softirq), and apart from
-# them the ticks the hypervisor stole (other guests of the host: the noise).
+# which the measured wrk is all but a few milliseconds.
 kids() { awk '{print $16+$17}' /proc/$$/stat; }
-busy() { awk '/^cpu /{print $2+$3+$4+$7+$8}' /proc/stat; }
-steal() { awk '/^cpu /{print $9}' /proc/stat; }
 o0=$(mysql -uroot -h127.0.0.1 -N $db -e "select count(*) from orders"); st0=$(mysql -uroot -h127.0.0.1 -N -e "show global status where variable_name in ('Bytes_received','Bytes_sent','Questions')" | awk '{printf "%s ", $2}')
 g0=$(ticks $spid); m0=$(ticks $mpid); w0=$(kids); b0=$(busy); x0=$(steal); t0=$(date +%s.%N)
 if [ -n "$prof" ]; then curl -s -o $prof "http://127.0.0.1:$((port+1000))/debug/pprof/profile?seconds=5" & cpid=$!; fi

@@ -5,8 +5,7 @@
 # (-mode=raw -c=64 -dur=6s) on a database of its own, in the same rotation.
 n=$1; shift
 HERE=$(cd "$(dirname "$0")" && pwd)
-busy() { awk '/^cpu /{print $2+$3+$4+$7+$8}' /proc/stat; } # as run.sh's
-steal() { awk '/^cpu /{print $9}' /proc/stat; }
+. "$HERE/proc.sh"
 uptime
 for i in $(seq "$n"); do
   set -- "${@:2}" "$1" # rotate
@@ -19,7 +18,8 @@ for i in $(seq "$n"); do
       b1=$(busy); x1=$(steal); t1=$(date +%s.%N)
       # The machine's busy CPU per operation, roughly: over hotrow's whole
       # run (its setup too), per its measured ops/s times the run's time.
-      echo "raw s$i $r machine_us/op~$(awk -v r=${r#ops/s=} -v b=$((b1-b0)) -v t0=$t0 -v t1=$t1 'BEGIN{printf "%.0f", b*10000/(r*(t1-t0))}') steal_us/op~$(awk -v r=${r#ops/s=} -v x=$((x1-x0)) -v t0=$t0 -v t1=$t1 'BEGIN{printf "%.0f", x*10000/(r*(t1-t0))}') load=$(cut -d' ' -f1 /proc/loadavg)"
+      ops=$(awk -v r=${r#ops/s=} -v t0=$t0 -v t1=$t1 'BEGIN{printf "%.0f", r*(t1-t0)}')
+      echo "raw s$i $r machine_us/op~$(perop $((b1-b0)) $ops) steal_us/op~$(perop $((x1-x0)) $ops) load=$(cut -d' ' -f1 /proc/loadavg)"
       mysql -uroot -h127.0.0.1 -e "drop database if exists hr_raw"
     else
       "$HERE/run.sh" "$l" "$b" "s$i" 2>&1 | tail -2
