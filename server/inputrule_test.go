@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -679,4 +681,92 @@ func (sc *introSchema) renderLiteral(v any, t *introType) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// The strings that enter beside the operation: an anonymous product page
+// asked for a slug with a NUL (INVALID_INPUT, and no ERROR logged for what
+// is the client's mistake), an Idempotency-Key header that is not UTF-8
+// or too long (INVALID_INPUT, no order), a GET whose URL carries a byte
+// that is not UTF-8, and an X-Request-Id that is not printable ASCII
+// (replaced, not echoed).
+func TestBadStringsBesideTheOperation(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		var logs bytes.Buffer
+		prev := slog.Default()
+		slog.SetDefault(slog.New(server.LogHandler(slog.NewJSONHandler(&logs, nil))))
+		t.Cleanup(func() { slog.SetDefault(prev) })
+		s := newProbeServer(t, db)
+		do := func(req *http.Request) probeAnswer {
+			w := httptest.NewRecorder()
+			s.h.ServeHTTP(w, req)
+			a := probeAnswer{status: w.Code, body: w.Body.String()}
+			var r struct {
+				Errors []struct{ Extensions map[string]any }
+			}
+			_ = json.Unmarshal(w.Body.Bytes(), &r)
+			if len(r.Errors) > 0 {
+				a.code, _ = r.Errors[0].Extensions["code"].(string)
+				a.field, _ = r.Errors[0].Extensions["field"].(string)
+			}
+			return a
+		}
+		post := func(token, body string, hdr ...string) probeAnswer {
+			req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			if token != "" {
+				req.Header.Set("Authorization", "Bearer "+token)
+			}
+			for i := 0; i+1 < len(hdr); i += 2 {
+				req.Header.Set(hdr[i], hdr[i+1])
+			}
+			return do(req)
+		}
+
+		logs.Reset()
+		for range 3 {
+			if a := post("", `{"query":"{ goods(slug: \"demo\\u0000tshirt\") { id } }"}`); a.code != "INVALID_INPUT" || a.field != "goods.slug" {
+				t.Errorf("anonymous goods(slug: \"demo\\u0000tshirt\"): %q %q %s", a.code, a.field, a.body)
+			}
+		}
+		if strings.Contains(logs.String(), `"level":"ERROR"`) {
+			t.Errorf("a NUL in a slug logged an ERROR:\n%s", logs.String())
+		}
+
+		orders := func() int {
+			var n int
+			if err := db.SQL.QueryRow("SELECT COUNT(*) FROM orders").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		before := orders()
+		place := `{"query":"mutation($sku: ID!) { placeOrder(input: {items: [{itemId: $sku, quantity: 1}]}) { orderSn } }","variables":{"sku":"` + s.sku + `"}}`
+		for _, key := range []string{"key-\xe9", "key-\x7f", strings.Repeat("k", 256)} {
+			if a := post(s.admin, place, "Idempotency-Key", key); a.code != "INVALID_INPUT" || a.field != "Idempotency-Key header" {
+				t.Errorf("Idempotency-Key %q: %q %q %s", key, a.code, a.field, a.body)
+			}
+		}
+		if n := orders(); n != before {
+			t.Errorf("refused keys placed %d orders", n-before)
+		}
+		if a := post(s.admin, place, "Idempotency-Key", strings.Repeat("k", 255)); a.code != "" {
+			t.Errorf("a key of 255 bytes: %q %s", a.code, a.body)
+		}
+		if a := post(s.admin, place, "Idempotency-Key", "clé-"+strings.Repeat("k", 200)); a.code != "" {
+			t.Errorf("a UTF-8 key: %q %s", a.code, a.body)
+		}
+
+		get := httptest.NewRequest(http.MethodGet, "/graphql?query="+url.QueryEscape(`query($s: String) { goods(slug: $s) { id } }`)+"&variables=%7B%22s%22%3A%22a%E9b%22%7D", nil)
+		if a := do(get); a.code != "INVALID_INPUT" || a.field != "variables.s" {
+			t.Errorf("GET with %%E9 in a variable: %q %q %s", a.code, a.field, a.body)
+		}
+
+		req := httptest.NewRequest(http.MethodGet, "/healthz", nil)
+		req.Header.Set("X-Request-Id", "trace-\xe9")
+		w := httptest.NewRecorder()
+		s.h.ServeHTTP(w, req)
+		if id := w.Header().Get("X-Request-Id"); strings.Contains(id, "\xe9") || id == "" {
+			t.Errorf("X-Request-Id echoed as %q", id)
+		}
+	})
 }
