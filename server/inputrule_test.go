@@ -57,16 +57,16 @@ func TestEveryStringArgumentFollowsTheInputRule(t *testing.T) {
 		for _, root := range []string{"Query", "Mutation"} {
 			for _, f := range schema.types[schema.roots[root]].Fields {
 				for _, arg := range f.Args {
-					for _, slot := range schema.slots(arg.Type, []step{{key: arg.Name}}, 0) {
+					for _, slot := range schema.slots(arg.Type, []argStep{{key: arg.Name}}, 0) {
 						for _, p := range probes(s.limit(root, f.Name, slot)) {
 							vars := s.base(t, f)
-							vars = setAt(schema, vars, f.Args, slot.path, p.value)
+							vars = probeSetAt(schema, vars, f.Args, slot.path, p.value)
 							a := s.send(t, root, f, vars, p.rawBadUTF8, false)
-							answers[key{p.name, root + "." + f.Name, slot.String()}] = mapSet(answers[key{p.name, root + "." + f.Name, slot.String()}], backend, a.code)
+							answers[key{p.name, root + "." + f.Name, slot.String()}] = probeSet(answers[key{p.name, root + "." + f.Name, slot.String()}], backend, a.code)
 							checkProbe(t, p, root+"."+f.Name, slot, a)
 							if p.name == "nul" {
 								lit := s.send(t, root, f, vars, false, true)
-								answers[key{"nul-literal", root + "." + f.Name, slot.String()}] = mapSet(answers[key{"nul-literal", root + "." + f.Name, slot.String()}], backend, lit.code)
+								answers[key{"nul-literal", root + "." + f.Name, slot.String()}] = probeSet(answers[key{"nul-literal", root + "." + f.Name, slot.String()}], backend, lit.code)
 								checkProbe(t, p, root+"."+f.Name+" (inline literal)", slot, lit)
 							}
 							n++
@@ -99,7 +99,7 @@ func TestEveryStringArgumentFollowsTheInputRule(t *testing.T) {
 	}
 }
 
-func mapSet(m map[string]string, k, v string) map[string]string {
+func probeSet(m map[string]string, k, v string) map[string]string {
 	if m == nil {
 		m = map[string]string{}
 	}
@@ -126,7 +126,7 @@ type probe struct {
 const badUTF8Marker = "zzBADUTF8zz"
 
 // probes are the values sent to one string field of the given limit.
-func probes(l limit) []probe {
+func probes(l textLimit) []probe {
 	long, atLimit := strings.Repeat("é", l.max+1), strings.Repeat("é", l.max)
 	if l.bytes {
 		long, atLimit = strings.Repeat("a", l.max+1), strings.Repeat("a", l.max)
@@ -171,11 +171,11 @@ type probeServer struct {
 	admin                             string
 	goods, sku, category, order, cart string
 	hook, pool                        string
-	declared                          map[string]limit // "Type.field" or "Type.field(arg)" → @text
+	declared                          map[string]textLimit // "Type.field" or "Type.field(arg)" → @text
 	schema                            *introSchema
 }
 
-type limit struct {
+type textLimit struct {
 	max   int
 	bytes bool
 }
@@ -241,14 +241,14 @@ func newProbeServer(t *testing.T, db *store.DB) *probeServer {
 // declaredLimits reads the @text declarations from the schema the server
 // serves (introspection does not show directives on fields); a field
 // without one has the default, 255 characters.
-func declaredLimits() map[string]limit {
-	out := map[string]limit{}
-	read := func(ds ast.DirectiveList) (limit, bool) {
+func declaredLimits() map[string]textLimit {
+	out := map[string]textLimit{}
+	read := func(ds ast.DirectiveList) (textLimit, bool) {
 		d := ds.ForName("text")
 		if d == nil {
-			return limit{}, false
+			return textLimit{}, false
 		}
-		l := limit{max: 255}
+		l := textLimit{max: 255}
 		if a := d.Arguments.ForName("max"); a != nil {
 			l.max, _ = strconv.Atoi(a.Value.Raw)
 		}
@@ -273,7 +273,7 @@ func declaredLimits() map[string]limit {
 }
 
 // limit is the declared limit of the field a slot ends in.
-func (s *probeServer) limit(root, field string, slot slotPath) limit {
+func (s *probeServer) limit(root, field string, slot slotPath) textLimit {
 	k := root + "." + field + "(" + slot.path[0].key + ")"
 	if slot.owner != "" {
 		k = slot.owner + "." + slot.leaf
@@ -281,7 +281,7 @@ func (s *probeServer) limit(root, field string, slot slotPath) limit {
 	if l, ok := s.declared[k]; ok {
 		return l
 	}
-	return limit{max: 255}
+	return textLimit{max: 255}
 }
 
 func (s *probeServer) must(t *testing.T, query string, vars map[string]any, into any) {
@@ -413,7 +413,7 @@ func (s *probeServer) base(t *testing.T, f introField) map[string]any {
 		"deleteWebhook":           {"id": s.hook},
 	}
 	if v, ok := known[f.Name]; ok {
-		return deepCopy(v).(map[string]any)
+		return probeCopy(v).(map[string]any)
 	}
 	out := map[string]any{}
 	for _, a := range f.Args {
@@ -494,14 +494,14 @@ func (s *probeServer) introspect(t *testing.T) *introSchema {
 	return sc
 }
 
-// step is one step of a path into an argument: a field, or index 0 of a list.
-type step struct {
+// argStep is one argStep of a path into an argument: a field, or index 0 of a list.
+type argStep struct {
 	key  string
 	list bool
 }
 
 type slotPath struct {
-	path        []step
+	path        []argStep
 	owner, leaf string // the input type and field the slot is (owner "": the argument itself)
 }
 
@@ -522,11 +522,11 @@ func (p slotPath) String() string {
 
 // slots are the paths to every scalar (a string on the wire: every scalar
 // but Int, Float and Boolean) inside a value of type t.
-func (sc *introSchema) slots(t *introType, path []step, depth int) []slotPath {
+func (sc *introSchema) slots(t *introType, path []argStep, depth int) []slotPath {
 	return sc.slotsIn(t, path, "", path[len(path)-1].key, depth)
 }
 
-func (sc *introSchema) slotsIn(t *introType, path []step, owner, leaf string, depth int) []slotPath {
+func (sc *introSchema) slotsIn(t *introType, path []argStep, owner, leaf string, depth int) []slotPath {
 	if depth > 6 {
 		return nil
 	}
@@ -534,7 +534,7 @@ func (sc *introSchema) slotsIn(t *introType, path []step, owner, leaf string, de
 	case "NON_NULL":
 		return sc.slotsIn(t.OfType, path, owner, leaf, depth)
 	case "LIST":
-		return sc.slotsIn(t.OfType, append(append([]step{}, path...), step{list: true}), owner, leaf, depth)
+		return sc.slotsIn(t.OfType, append(append([]argStep{}, path...), argStep{list: true}), owner, leaf, depth)
 	case "SCALAR":
 		switch t.Name {
 		case "Int", "Float", "Boolean":
@@ -544,7 +544,7 @@ func (sc *introSchema) slotsIn(t *introType, path []step, owner, leaf string, de
 	case "INPUT_OBJECT":
 		var out []slotPath
 		for _, f := range sc.types[t.Name].InputFields {
-			out = append(out, sc.slotsIn(f.Type, append(append([]step{}, path...), step{key: f.Name}), t.Name, f.Name, depth+1)...)
+			out = append(out, sc.slotsIn(f.Type, append(append([]argStep{}, path...), argStep{key: f.Name}), t.Name, f.Name, depth+1)...)
 		}
 		return out
 	}
@@ -586,7 +586,7 @@ func (sc *introSchema) generate(t *introType) any {
 
 // setAt returns args with the value at path replaced by v, creating what is
 // missing on the way (from the types).
-func setAt(sc *introSchema, args map[string]any, defs []introArg, path []step, v string) map[string]any {
+func probeSetAt(sc *introSchema, args map[string]any, defs []introArg, path []argStep, v string) map[string]any {
 	var argType *introType
 	for _, a := range defs {
 		if a.Name == path[0].key {
@@ -597,7 +597,7 @@ func setAt(sc *introSchema, args map[string]any, defs []introArg, path []step, v
 	return args
 }
 
-func (sc *introSchema) setIn(cur any, t *introType, path []step, v string) any {
+func (sc *introSchema) setIn(cur any, t *introType, path []argStep, v string) any {
 	if t.Kind == "NON_NULL" {
 		t = t.OfType
 	}
@@ -624,18 +624,18 @@ func (sc *introSchema) setIn(cur any, t *introType, path []step, v string) any {
 	return m
 }
 
-func deepCopy(v any) any {
+func probeCopy(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		m := make(map[string]any, len(x))
 		for k, e := range x {
-			m[k] = deepCopy(e)
+			m[k] = probeCopy(e)
 		}
 		return m
 	case []any:
 		l := make([]any, len(x))
 		for i, e := range x {
-			l[i] = deepCopy(e)
+			l[i] = probeCopy(e)
 		}
 		return l
 	}

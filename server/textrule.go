@@ -48,11 +48,11 @@ func (x *textRule) Validate(es graphql.ExecutableSchema) error {
 	x.fields = map[*ast.FieldDefinition]input.Rule{}
 	for _, def := range x.schema.Types {
 		for _, f := range def.Fields {
-			if r, ok := declared(f.Directives); ok {
+			if r, ok := declaredRule(f.Directives); ok {
 				x.fields[f] = r
 			}
 			for _, a := range f.Arguments {
-				if r, ok := declared(a.Directives); ok {
+				if r, ok := declaredRule(a.Directives); ok {
 					x.args[a] = r
 				}
 			}
@@ -61,8 +61,8 @@ func (x *textRule) Validate(es graphql.ExecutableSchema) error {
 	return nil
 }
 
-// declared reads a field's @text(max:, lines:, bytes:).
-func declared(ds ast.DirectiveList) (input.Rule, bool) {
+// declaredRule reads a field's @text(max:, lines:, bytes:).
+func declaredRule(ds ast.DirectiveList) (input.Rule, bool) {
 	d := ds.ForName("text")
 	if d == nil {
 		return input.Rule{}, false
@@ -129,12 +129,12 @@ func (x *textRule) selections(set ast.SelectionSet, vars map[string]any, depth i
 						r = input.Default
 					}
 					if err := x.literal(a.Value, def.Type, r, vars); err != nil {
-						return prefix(s.Name+"."+a.Name, err)
+						return prefixField(s.Name+"."+a.Name, err)
 					}
 				}
 			}
 			if err := x.selections(s.SelectionSet, vars, depth+1); err != nil {
-				return prefix(s.Name, err)
+				return prefixField(s.Name, err)
 			}
 		case *ast.InlineFragment:
 			if err := x.selections(s.SelectionSet, vars, depth+1); err != nil {
@@ -162,7 +162,7 @@ func (x *textRule) literal(v *ast.Value, t *ast.Type, r input.Rule, vars map[str
 		return x.value(vars[v.Raw], t, r)
 	case ast.StringValue, ast.BlockValue:
 		if t.Elem == nil && x.isScalar(t.NamedType) {
-			return check(v.Raw, r)
+			return checkText(v.Raw, r)
 		}
 	case ast.ListValue:
 		elem := t.Elem
@@ -171,7 +171,7 @@ func (x *textRule) literal(v *ast.Value, t *ast.Type, r input.Rule, vars map[str
 		}
 		for i, c := range v.Children {
 			if err := x.literal(c.Value, elem, r, vars); err != nil {
-				return prefix("["+strconv.Itoa(i)+"]", err)
+				return prefixField("["+strconv.Itoa(i)+"]", err)
 			}
 		}
 	case ast.ObjectValue:
@@ -185,7 +185,7 @@ func (x *textRule) literal(v *ast.Value, t *ast.Type, r input.Rule, vars map[str
 				continue
 			}
 			if err := x.literal(c.Value, f.Type, x.fieldRule(f), vars); err != nil {
-				return prefix("."+c.Name, err)
+				return prefixField("."+c.Name, err)
 			}
 		}
 	}
@@ -204,7 +204,7 @@ func (x *textRule) value(v any, t *ast.Type, r input.Rule) error {
 		}
 		for i, e := range l {
 			if err := x.value(e, t.Elem, r); err != nil {
-				return prefix("["+strconv.Itoa(i)+"]", err)
+				return prefixField("["+strconv.Itoa(i)+"]", err)
 			}
 		}
 		return nil
@@ -216,7 +216,7 @@ func (x *textRule) value(v any, t *ast.Type, r input.Rule) error {
 	switch def.Kind {
 	case ast.Scalar:
 		if s, ok := v.(string); ok {
-			return check(s, r)
+			return checkText(s, r)
 		}
 	case ast.InputObject:
 		m, ok := v.(map[string]any)
@@ -229,7 +229,7 @@ func (x *textRule) value(v any, t *ast.Type, r input.Rule) error {
 				continue
 			}
 			if err := x.value(fv, f.Type, x.fieldRule(f)); err != nil {
-				return prefix("."+f.Name, err)
+				return prefixField("."+f.Name, err)
 			}
 		}
 	}
@@ -248,18 +248,18 @@ func (x *textRule) fieldRule(f *ast.FieldDefinition) input.Rule {
 	return input.Default
 }
 
-// check is input.Check with the field left for the walk to fill in on its
+// checkText is input.Check with the field left for the walk to fill in on its
 // way back up: no path is built unless a string is refused.
-func check(s string, r input.Rule) error {
+func checkText(s string, r input.Rule) error {
 	if why := input.Check(s, r); why != "" {
 		return &input.Error{Reason: why}
 	}
 	return nil
 }
 
-// prefix puts the part of the path a level of the walk knows in front of
+// prefixField puts the part of the path a level of the walk knows in front of
 // what the levels below it found.
-func prefix(p string, err error) error {
+func prefixField(p string, err error) error {
 	var ie *input.Error
 	if !errors.As(err, &ie) {
 		return err
