@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"strconv"
 	"unicode/utf8"
 
@@ -86,7 +85,7 @@ func utf8Path(raw []byte) string {
 	for {
 		start := dec.InputOffset()
 		tok, err := dec.Token()
-		if err == io.EOF || err != nil {
+		if err != nil { // the end, or not JSON up to here
 			return ""
 		}
 		end := dec.InputOffset()
