@@ -2162,6 +2162,15 @@ var sources = []*ast.Source{
 "Exact money: a decimal string with two places, e.g. \"89.00\". Never a float."
 scalar Money
 
+"""
+The input rule of a string argument or input field (package input, README
+"Input rules"): at most max characters (bytes with bytes: true); line feeds,
+carriage returns and tabs only with lines: true. Every string is refused
+with INVALID_INPUT when it is not UTF-8 or holds another control character.
+A field without @text: at most 255 characters, on one line.
+"""
+directive @text(max: Int!, lines: Boolean = false, bytes: Boolean = false) on ARGUMENT_DEFINITION | INPUT_FIELD_DEFINITION
+
 enum GoodsStatus { ON_SHELF OFF_SHELF RECYCLED }
 enum SpecType { SINGLE MULTI }
 enum SkuStatus { ENABLED DISABLED }
@@ -2184,7 +2193,7 @@ input GoodsFilter {
   "This category and every category below it."
   categoryId: ID
   "Case-insensitive substring of the name or the code (at most 60 characters; % and _ match themselves)."
-  search: String
+  search: String @text(max: 60)
   "Lowest enabled SKU price at least this."
   priceMin: Money
   "Lowest enabled SKU price at most this."
@@ -2419,7 +2428,7 @@ type Mutation {
 
 input CreateStockPoolInput {
   itemId: ID!
-  name: String!
+  name: String! @text(max: 120)
   "Above 0."
   price: Money!
   "Above 0."
@@ -2441,8 +2450,8 @@ type StockPoolEdge {
 }
 
 input SpecInput {
-  name: String!
-  values: [String!]!
+  name: String! @text(max: 64)
+  values: [String!]! @text(max: 64)
 }
 
 input SkuTermsInput {
@@ -2454,30 +2463,30 @@ input SkuTermsInput {
 
 "Terms for one combination, named by its value names in spec order."
 input SkuOverrideInput {
-  values: [String!]!
+  values: [String!]! @text(max: 64)
   sellPrice: Money!
   lineationPrice: Money
   costPrice: Money
   stock: Int
-  skuCode: String
+  skuCode: String @text(max: 64)
   enabled: Boolean
 }
 
 input ImageInput {
   "https://… or a path starting with /."
-  url: String!
-  alt: String = ""
+  url: String! @text(max: 2048)
+  alt: String = "" @text(max: 200)
 }
 
 input CreateGoodsInput {
-  name: String!
-  code: String
+  name: String! @text(max: 120)
+  code: String @text(max: 64)
   "At most 20,000 characters."
-  description: String = ""
+  description: String = "" @text(max: 20000, lines: true)
   "At most 20."
   images: [ImageInput!]
   "Lowercase [a-z0-9-], unique; made from the code when left out (goods-<id> when the code gives nothing)."
-  slug: String
+  slug: String @text(max: 120)
   categoryId: ID
   status: GoodsStatus = OFF_SHELF
   stockMode: StockMode = DEDUCT_AT_ORDER
@@ -2489,27 +2498,27 @@ input CreateGoodsInput {
 input UpdateGoodsInput {
   goodsId: ID!
   expectedVersion: Int!
-  name: String
-  description: String
+  name: String @text(max: 120)
+  description: String @text(max: 20000, lines: true)
   "Replaces the whole list when given."
   images: [ImageInput!]
-  slug: String
+  slug: String @text(max: 120)
   "Moves the goods; clearCategory: true takes it out of every category."
   categoryId: ID
   clearCategory: Boolean = false
 }
 
 input CreateCategoryInput {
-  name: String!
+  name: String! @text(max: 60)
   "Lowercase [a-z0-9-], unique; made from the name when left out (category-<id> when that gives nothing)."
-  slug: String
+  slug: String @text(max: 120)
   parentId: ID
 }
 
 input UpdateCategoryInput {
   categoryId: ID!
-  name: String
-  slug: String
+  name: String @text(max: 60)
+  slug: String @text(max: 120)
   "Moves the category under parentId; toRoot: true makes it a root."
   parentId: ID
   toRoot: Boolean = false
@@ -2518,13 +2527,13 @@ input UpdateCategoryInput {
 "An entry with an id is that existing spec (renamed if the name differs); without one it is new."
 input SpecEditInput {
   id: ID
-  name: String!
+  name: String! @text(max: 64)
   values: [SpecValueEditInput!]!
 }
 
 input SpecValueEditInput {
   id: ID
-  name: String!
+  name: String! @text(max: 64)
 }
 
 input UpdateGoodsSpecsInput {
@@ -2542,7 +2551,7 @@ input UpdateSkuInput {
   sellPrice: Money
   lineationPrice: Money
   costPrice: Money
-  skuCode: String
+  skuCode: String @text(max: 64)
   status: SkuStatus
 }
 
@@ -2550,7 +2559,7 @@ input AdjustStockInput {
   itemId: ID!
   delta: Int!
   reason: String!
-  bizSn: String
+  bizSn: String @text(max: 64)
 }
 
 input SetStockInput {
@@ -2610,14 +2619,15 @@ extend type Mutation {
   Place an order (customer or admin). Prices come from the database only.
   The Idempotency-Key header or idempotencyKey argument makes retries safe.
   """
-  placeOrder(input: PlaceOrderInput!, idempotencyKey: String): Order!
+  placeOrder(input: PlaceOrderInput!, idempotencyKey: String @text(max: 255, bytes: true)): Order!
   "Cancel an UNPAID order (its owner or an admin); stock is restored once."
   cancelOrder(orderSn: String!): Order!
 }
 
 input PlaceOrderInput {
   items: [OrderItemInput!]!
-  remark: String
+  "At most 255 characters; may hold line breaks."
+  remark: String @text(max: 255, lines: true)
 }
 
 "Name the SKU by itemId, or by goodsId + specValueIds (any order)."
@@ -2768,7 +2778,7 @@ extend type Mutation {
   the buyer last saw: a read of the cart that selects its warnings or prices
   shows (and acknowledges) it, then check out again. These, OUT_OF_STOCK and SKU_UNAVAILABLE leave the cart OPEN as it was.
   """
-  checkoutCart(cartId: ID!, idempotencyKey: String): Order!
+  checkoutCart(cartId: ID!, idempotencyKey: String @text(max: 255, bytes: true)): Order!
 }
 
 input CartCreateInput {
@@ -2896,14 +2906,15 @@ extend type Mutation {
 }
 
 input CreateWebhookInput {
-  url: String!
+  url: String! @text(max: 2048)
   "Event types: OrderPlaced, OrderPaid, OrderClosed, OrderRefunded, OrderPaidAfterClose, PaymentForClosedOrder, DuplicatePayment."
-  events: [String!]!
-  description: String
+  events: [String!]! @text(max: 64)
+  "At most 512 characters; may hold line breaks."
+  description: String @text(max: 512, lines: true)
 }
 
 input UpdateWebhookInput {
-  url: String
+  url: String @text(max: 2048)
   events: [String!]
   active: Boolean
 }

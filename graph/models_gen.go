@@ -80,8 +80,9 @@ type CreateStockPoolInput struct {
 type CreateWebhookInput struct {
 	URL string `json:"url"`
 	// Event types: OrderPlaced, OrderPaid, OrderClosed, OrderRefunded, OrderPaidAfterClose, PaymentForClosedOrder, DuplicatePayment.
-	Events      []string `json:"events"`
-	Description *string  `json:"description,omitempty"`
+	Events []string `json:"events"`
+	// At most 512 characters; may hold line breaks.
+	Description *string `json:"description,omitempty"`
 }
 
 type CreateWebhookPayload struct {
@@ -166,8 +167,9 @@ type PaymentReturnInput struct {
 }
 
 type PlaceOrderInput struct {
-	Items  []*OrderItemInput `json:"items"`
-	Remark *string           `json:"remark,omitempty"`
+	Items []*OrderItemInput `json:"items"`
+	// At most 255 characters; may hold line breaks.
+	Remark *string `json:"remark,omitempty"`
 }
 
 type Query struct {

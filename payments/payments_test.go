@@ -253,6 +253,9 @@ func TestRefusedNotificationsWriteNothing(t *testing.T) {
 			{"unknown order", "mock", func(n *payments.Notification) { n.OrderSn = "NOPE" }, "", 400},
 			{"stale timestamp", "mock", func(n *payments.Notification) { n.Timestamp -= 3600 }, "", 400},
 			{"future timestamp", "mock", func(n *payments.Notification) { n.Timestamp += 3600 }, "", 400},
+			// The input rule (package input): a NUL failed PostgreSQL's insert with a 500.
+			{"NUL in the payment id", "mock", func(n *payments.Notification) { n.PaymentID = "p\x00" }, "", 400},
+			{"control character in the event id", "mock", func(n *payments.Notification) { n.EventID = "e\x1b" }, "", 400},
 		} {
 			n := good
 			if tc.mutate != nil {

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"storefront/errs"
+	"storefront/input"
 	"storefront/money"
 )
 
@@ -63,6 +65,11 @@ func verifySignature(secret string, body []byte, header string) error {
 // after the signature: shape, timestamp, merchant.
 func parse(p Provider, body []byte, now time.Time, tolerance time.Duration) (Notification, money.Money, error) {
 	var n Notification
+	// encoding/json would turn bytes that are not UTF-8 into U+FFFD: a
+	// payment id would be stored as another string than the one sent.
+	if !utf8.Valid(body) {
+		return n, 0, fmt.Errorf("%w: the body is not valid UTF-8", ErrMalformed)
+	}
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&n); err != nil {
@@ -77,6 +84,13 @@ func parse(p Provider, body []byte, now time.Time, tolerance time.Duration) (Not
 		return n, 0, fmt.Errorf("%w: orderSn", ErrMalformed)
 	case n.Status != "SUCCESS" && n.Status != "REFUNDED" && n.Status != "FAILED":
 		return n, 0, fmt.Errorf("%w: status %q", ErrMalformed, n.Status)
+	}
+	// The input rule of every string that enters (package input): a NUL
+	// in an id fails PostgreSQL's statement, where SQLite would store it.
+	for _, f := range [...]struct{ name, v string }{{"eventId", n.EventID}, {"paymentId", n.PaymentID}, {"orderSn", n.OrderSn}, {"merchantId", n.MerchantID}} {
+		if why := input.Check(f.v, input.Default); why != "" {
+			return n, 0, fmt.Errorf("%w: %s %s", ErrMalformed, f.name, why)
+		}
 	}
 	amount, err := money.Parse(n.Amount)
 	if err != nil {

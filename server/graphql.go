@@ -39,6 +39,7 @@ func newGraphQL(r *resolvers.Resolver, o Options, m *metrics.Metrics, t *httpTra
 	srv.Use(persistedSize{o.MaxPersistedQueryBytes})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: newByteLRU(o.QueryCacheBytes, textCost)})
 	srv.Use(&queryLimits{maxDepth: o.MaxDepth, maxComplexity: o.MaxComplexity, maxAliases: o.MaxAliases})
+	srv.Use(&textRule{}) // every string argument (textrule.go)
 	srv.Use(&liveOps{share: newSharedAnswers()})
 	srv.Use(opMetrics{m})
 	srv.Use(deadline{o.RequestTimeout})

@@ -328,3 +328,52 @@ func TestParseTrustedProxies(t *testing.T) {
 		t.Error("a host name was accepted")
 	}
 }
+
+// A fresh bucket holds exactly its burst: one mutation of burst aliased
+// root fields is served whole, and the next root field is refused.
+func TestRateLimitBurstInOneMutation(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		s := newRLServer(t, db, tight) // anonymous burst 5
+		q := "mutation {"
+		for i := range int(tight.Anonymous.Burst) {
+			q += fmt.Sprintf(" c%d: cartCreate { id }", i)
+		}
+		q += " }"
+		if a := s.send(t, "", q, nil); a.status != 200 || a.code != "" {
+			t.Fatalf("a mutation of exactly the burst (%d root fields) on a fresh bucket: %d %s", tight.Anonymous.Burst, a.status, a.body)
+		}
+		if a := s.send(t, "", `mutation { cartCreate { id } }`, nil); a.status != 429 || a.code != "RATE_LIMITED" {
+			t.Errorf("one more after the burst: %d %s", a.status, a.body)
+		}
+	})
+}
+
+// Each customer has a bucket of its own: after customer A's is empty,
+// customer B's writes are served up to B's own burst.
+func TestRateLimitCustomersApart(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		s := newRLServer(t, db, tight)
+		signer, err := auth.NewSigner("server-test-secret-0123456789")
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := signer.Issue("rl-customer-b", auth.Customer, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		burst := int(tight.Account.Burst)
+		for i := range burst {
+			if a := s.send(t, s.customer, `mutation { cartCreate { id } }`, nil); a.status != 200 || a.code != "" {
+				t.Fatalf("customer A's write %d: %d %s", i, a.status, a.body)
+			}
+		}
+		if a := s.send(t, s.customer, `mutation { cartCreate { id } }`, nil); a.status != 429 {
+			t.Fatalf("customer A's bucket is not empty after %d writes: %d %s", burst, a.status, a.body)
+		}
+		for i := range burst {
+			if a := s.send(t, other, `mutation { cartCreate { id } }`, nil); a.status != 200 || a.code != "" {
+				t.Fatalf("customer B's write %d after A's bucket emptied: %d %s", i, a.status, a.body)
+			}
+		}
+	})
+}

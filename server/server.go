@@ -21,6 +21,7 @@ import (
 
 	"storefront/auth"
 	"storefront/checkout"
+	"storefront/input"
 	"storefront/metrics"
 	"storefront/resolvers"
 	"storefront/store"
@@ -208,14 +209,31 @@ func limitBody(n int64, next http.Handler) http.Handler {
 	})
 }
 
-// idempotencyKey hands the Idempotency-Key header to checkout.
+// idempotencyKey hands the Idempotency-Key header to checkout when the key
+// rule accepts it (package input). One it refuses never reaches checkout:
+// the refusal waits in the context for textRule, which answers the
+// operation INVALID_INPUT as it would a bad argument (a key PostgreSQL or
+// MariaDB cannot store used to fail a whole batch of orders).
 func idempotencyKey(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if k := r.Header.Get("Idempotency-Key"); k != "" {
-			r = r.WithContext(checkout.WithIdempotencyKey(r.Context(), k))
+			if err := input.Key("Idempotency-Key header", k); err != nil {
+				r = r.WithContext(context.WithValue(r.Context(), badKeyKey{}, err))
+			} else {
+				r = r.WithContext(checkout.WithIdempotencyKey(r.Context(), k))
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+type badKeyKey struct{}
+
+// badKeyHeader is the key rule's refusal of this request's Idempotency-Key
+// header, or nil.
+func badKeyHeader(ctx context.Context) error {
+	err, _ := ctx.Value(badKeyKey{}).(error)
+	return err
 }
 
 type requestIDKey struct{}
@@ -231,13 +249,23 @@ func requestID(next http.Handler) http.Handler {
 	var n atomic.Uint64
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("X-Request-Id")
-		if id == "" || len(id) > 64 {
+		// A client's id is echoed and logged: printable ASCII only.
+		if id == "" || len(id) > 64 || !printableASCII(id) {
 			var buf [32]byte
 			id = string(strconv.AppendUint(append(buf[:0], prefix...), n.Add(1), 16))
 		}
 		w.Header().Set("X-Request-Id", id)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
 	})
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7E {
+			return false
+		}
+	}
+	return true
 }
 
 // RequestID returns the id of the current request ("" outside one).

@@ -136,6 +136,10 @@ func parseRequest(get bool, raw []byte) (*request, error) {
 			return nil, badRequest("the URL's query string could not be decoded: %v", err)
 		}
 		req.query, req.opName = q.Get("query"), q.Get("operationName")
+		if err := checkUTF8Params([2]string{"query", req.query}, [2]string{"operationName", req.opName},
+			[2]string{"variables", q.Get("variables")}, [2]string{"extensions", q.Get("extensions")}); err != nil {
+			return nil, err
+		}
 		if v := q.Get("variables"); v != "" {
 			req.variables = json.RawMessage(v)
 		}
@@ -146,6 +150,9 @@ func parseRequest(get bool, raw []byte) (*request, error) {
 		var b postBody
 		if err := json.Unmarshal(raw, &b); err != nil {
 			return nil, badRequest("the body is not a GraphQL request in JSON: %v", err)
+		}
+		if err := checkUTF8Body(raw); err != nil {
+			return nil, err
 		}
 		req.query, req.opName, req.variables, ext = b.Query, b.OperationName, b.Variables, b.Extensions
 	}

@@ -73,3 +73,28 @@ func BenchmarkDecodeVariables(b *testing.B) {
 		}
 	})
 }
+
+// A string with an escape is decoded, never taken as its bytes: the
+// shortcut (flatObject) must hand it to the decoder. An object whose every
+// string is otherwise plain is where the shortcut would take it.
+func TestDecodeVariablesEscapes(t *testing.T) {
+	for _, tc := range []struct {
+		raw  string
+		want string
+	}{
+		{`{"s":"a\nb"}`, "a\nb"},
+		{`{"s":"x\/y"}`, "x/y"},
+		{`{"s":"tab\there"}`, "tab\there"},
+		{`{"s":"q\"q"}`, `q"q`},
+		{`{"s":"\u0041"}`, "A"},
+		{`{"s":"back\\slash"}`, `back\slash`},
+	} {
+		var got map[string]any
+		if err := decodeVariables([]byte(tc.raw), &got); err != nil {
+			t.Fatalf("decodeVariables(%s): %v", tc.raw, err)
+		}
+		if got["s"] != tc.want {
+			t.Errorf("decodeVariables(%s)[s] = %q, want %q", tc.raw, got["s"], tc.want)
+		}
+	}
+}
