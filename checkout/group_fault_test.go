@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"testing"
 
 	"entgo.io/ent/dialect"
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"storefront/internal/testdb"
 	"storefront/inventory"
@@ -191,4 +194,54 @@ func TestGroupPoisonedOrdersFailOnlyThemselves(t *testing.T) {
 		b, _ := f.svc.GroupStats()
 		t.Logf("%s: %d transactions for %d orders", p.name, b-batches, rounds*crowd)
 	})
+}
+
+// Which failures place a batch's orders one by one: a value or a row the
+// database refuses, and never a cause of the whole batch (a deadlock or lock
+// wait, too many connections, the batch's own guard or deadline check, a
+// lost connection, a deadline), which keeps its answer for every order.
+func TestGroupMemberFaultIsOnlyARowsFault(t *testing.T) {
+	pg := func(code string) error { return fmt.Errorf("writing the batch: %w", &pgconn.PgError{Code: code}) }
+	my := func(n uint16) error { return fmt.Errorf("writing the batch: %w", &mysql.MySQLError{Number: n}) }
+	lost := &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer")}
+	for _, tc := range []struct {
+		w    batchWriter
+		err  error
+		want bool
+	}{
+		{&postgresWriter{}, pg("22021"), true}, // invalid byte sequence (a bound NUL)
+		{&postgresWriter{}, pg("54000"), true}, // chr(0): null character not permitted
+		{&postgresWriter{}, pg("22001"), true}, // value too long
+		{&postgresWriter{}, pg("23505"), true}, // a duplicate order number
+		{&postgresWriter{}, pg("23503"), true},
+		{&postgresWriter{}, pg("22012"), false}, // the guard: errStockMoved
+		{&postgresWriter{}, pg("22P02"), false}, // the deadline check
+		{&postgresWriter{}, pg("40P01"), false}, // deadlock
+		{&postgresWriter{}, pg("55P03"), false}, // lock_timeout
+		{&postgresWriter{}, pg("53300"), false}, // too many clients
+		{&postgresWriter{}, pg("57P01"), false}, // admin shutdown
+		{&postgresWriter{}, pg("42P01"), false}, // a statement of ours that is wrong
+		{&postgresWriter{}, errors.Join(lost, pg("22021")), false},
+		{&mysqlWriter{}, my(1300), true}, // invalid utf8mb4
+		{&mysqlWriter{}, my(1366), true},
+		{&mysqlWriter{}, my(1406), true},  // data too long
+		{&mysqlWriter{}, my(1062), true},  // a duplicate order number
+		{&mysqlWriter{}, my(1213), false}, // deadlock
+		{&mysqlWriter{}, my(1205), false}, // lock wait timeout
+		{&mysqlWriter{}, my(1242), false}, // the guard
+		{&mysqlWriter{}, my(1040), false}, // too many connections
+		{&mysqlWriter{}, my(1146), false},
+		{&mysqlWriter{}, errors.Join(mysql.ErrInvalidConn, my(1300)), false},
+	} {
+		s := &Service{batcher: &serverBatcher{w: tc.w}}
+		if got := s.memberFault(context.Background(), tc.err); got != tc.want {
+			t.Errorf("%T: memberFault(%v) = %v, want %v", tc.w, tc.err, got, tc.want)
+		}
+	}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	s := &Service{batcher: &serverBatcher{w: &postgresWriter{}}}
+	if s.memberFault(ended, pg("22021")) {
+		t.Error("memberFault past the batch's deadline = true, want false: its buyers have their answer")
+	}
 }
