@@ -249,6 +249,24 @@ func isDuplicateKey(err error) bool {
 	return store.IsDuplicate(err) && errors.As(err, &me) && strings.Contains(me.Message, "idempotency_user_id_key")
 }
 
+// refusedData: the server refused a value of a row (1048 NULL, 1264 and
+// 1690 out of range, 1265 truncated, 1292 and 1366 incorrect value, 1300
+// invalid utf8mb4, 1406 too long) or a constraint on one (1062 duplicate,
+// 1451 and 1452 foreign key, 3819 and 4025 check). 1062 of an idempotency
+// key never reaches here (errKeysExist, errKeyRace), nor the guard's 1242
+// (errStockMoved).
+func (b *mysqlWriter) refusedData(err error) bool {
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return false
+	}
+	switch me.Number {
+	case 1048, 1264, 1690, 1265, 1292, 1366, 1300, 1406, 1062, 1451, 1452, 3819, 4025:
+		return true
+	}
+	return false
+}
+
 // isGuard reports the batch's guard refusing to commit (MySQL 1242).
 func isGuard(err error) bool {
 	var me *mysql.MySQLError

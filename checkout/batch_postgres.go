@@ -195,6 +195,28 @@ func pgDeadlineCheck(budget time.Duration) string {
 		"ELSE ('checkout batch past its deadline' || left(clock_timestamp()::text, 0))::int END; "
 }
 
+// refusedData: the server refused a value of a row (class 22, data
+// exception: 22021 an invalid byte sequence, 22001 a value too long, …; and
+// 54000, chr(0)'s "null character not permitted", which is how a NUL goes
+// in the batch's text, store.PostgresText) or a constraint on one (class 23:
+// a duplicate order number, a foreign key, a check). Not the batch's own
+// failures spelt in class 22: a guard's 22012 (errStockMoved) and the
+// deadline check's 22P02 (pgDeadlineCheck): past its deadline the batch is
+// over for every buyer.
+func (b *postgresWriter) refusedData(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch {
+	case pe.Code == "22012", pe.Code == "22P02":
+		return false
+	case pe.Code == "54000":
+		return true
+	}
+	return strings.HasPrefix(pe.Code, "22") || strings.HasPrefix(pe.Code, "23")
+}
+
 // isGuardPostgres reports a check of the batch refusing to commit: its
 // statement divided by a count of zero (22012; see
 // inventory.WriteTakesPostgres).

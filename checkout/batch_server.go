@@ -49,6 +49,8 @@ type batchWriter interface {
 	// under the lock failed, errKeysExist or errKeyRace for a key found
 	// recorded, with the transaction ended or c's state unknown.
 	write(ctx context.Context, s *Service, c *store.Conn, batch []*ticket, d decision, now time.Time, begin bool) error
+	// refusedData: see batcher.refusedData; errors are the driver's.
+	refusedData(err error) bool
 }
 
 // commitHooks let a test make a writer's statement fail just before its
@@ -62,6 +64,8 @@ type commitHooks struct {
 func (b *serverBatcher) hold(int) func() { return func() {} }
 
 func (b *serverBatcher) lone(int) (func(), bool) { return nil, false }
+
+func (b *serverBatcher) refusedData(err error) bool { return b.w.refusedData(err) }
 
 // attempt is one attempt at batch, on one connection of the batch pool.
 // Only the reruns open the transaction first: fresh (after the check under

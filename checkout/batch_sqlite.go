@@ -2,8 +2,12 @@ package checkout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"storefront/ent"
 	"storefront/ent/idempotency"
@@ -37,6 +41,23 @@ func (b *sqliteBatcher) lone(lane int) (func(), bool) {
 		return nil, false
 	}
 	return b.writer.unlock, true
+}
+
+// refusedData: SQLite refuses a row only by a constraint (SQLITE_CONSTRAINT
+// and its extended codes: a duplicate order number, a foreign key), a value
+// past its limits (SQLITE_TOOBIG) or of the wrong type (SQLITE_MISMATCH);
+// its columns take any text. An idempotency key's duplicate never reaches
+// here (insertKeys: errKeysExist, errKeyRace).
+func (b *sqliteBatcher) refusedData(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_CONSTRAINT, sqlite3.SQLITE_TOOBIG, sqlite3.SQLITE_MISMATCH:
+		return true
+	}
+	return false
 }
 
 func (b *sqliteBatcher) attempt(ctx context.Context, s *Service, batch []*ticket, out []verdict, r rerun) error {

@@ -21,6 +21,10 @@ type batcher interface {
 	// attempt runs the batch once; errKeysExist, errStockMoved and a
 	// transient conflict make runBatch run it again (rerun).
 	attempt(ctx context.Context, s *Service, batch []*ticket, out []verdict, r rerun) error
+	// refusedData reports an error the database answered for what the
+	// batch's orders hold (a value a column refuses, a constraint on one
+	// row), as opposed to one of the batch as a whole (see memberFault).
+	refusedData(err error) bool
 }
 
 // newBatcher picks the batcher for the database's kind: the one place

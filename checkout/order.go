@@ -72,6 +72,9 @@ type Service struct {
 	// hook runs at the named stages of a batch transaction (tests inject
 	// failures there).
 	hook func(stage string) error
+	// plant, when set, runs on every order as it is made, on either path:
+	// tests make one order a row the database refuses (group_fault_test.go).
+	plant func(*Order)
 }
 
 // New returns a checkout service on db.

@@ -136,6 +136,9 @@ func (s *Service) newOrder(in PlaceInput, lines []*line, amount money.Money) *Or
 	for _, l := range lines {
 		o.Lines = append(o.Lines, &l.OrderLine)
 	}
+	if s.plant != nil {
+		s.plant(o)
+	}
 	return o
 }
 
