@@ -230,3 +230,50 @@ func TestConcurrentRotationsKeepTheSecretTheyReplaced(t *testing.T) {
 		}
 	})
 }
+
+// A database made before rotation (webhook without previous_secret and
+// previous_secret_until) keeps its webhooks through Migrate: they sign
+// with their one secret, and rotate.
+func TestMigrateAddsThePreviousSecret(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range testdb.Backends {
+		t.Run(string(b), func(t *testing.T) {
+			db, err := store.Open(ctx, testdb.Spec(t, b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if err := db.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range []string{
+				"ALTER TABLE webhook DROP COLUMN previous_secret",
+				"ALTER TABLE webhook DROP COLUMN previous_secret_until",
+				"INSERT INTO webhook (id, url, events, description, secret, active, created_at) " +
+					"VALUES (7, 'http://127.0.0.1:9/hook', 'OrderPaid', '', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', true, '2026-01-01 00:00:00')",
+			} {
+				if _, err := db.SQL.ExecContext(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			if err := db.Migrate(ctx); err != nil {
+				t.Fatalf("migrating the old schema: %v", err)
+			}
+			s := New(db, Config{AllowPrivate: true})
+			w, err := db.Client.Webhook.Get(ctx, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sig, err := s.sign(w, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, []byte(`{"test": 2432232314}`))
+			if err != nil || sig != "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=" {
+				t.Errorf("an old webhook signs %q, %v; want the one signature of its secret", sig, err)
+			}
+			if ws, err := s.List(ctx); err != nil || len(ws) != 1 || ws[0].PreviousSecretExpiresAt != nil {
+				t.Errorf("List = %+v, %v", ws, err)
+			}
+			if _, _, err := s.RotateSecret(ctx, 7, time.Hour); err != nil {
+				t.Errorf("rotating an old webhook: %v", err)
+			}
+		})
+	}
+}
