@@ -15747,19 +15747,21 @@ func (m *StockPoolMutation) ResetEdge(name string) error {
 // WebhookMutation represents an operation that mutates the Webhook nodes in the graph.
 type WebhookMutation struct {
 	config
-	op            Op
-	typ           string
-	id            *int64
-	url           *string
-	events        *string
-	description   *string
-	secret        *string
-	active        *bool
-	created_at    *time.Time
-	clearedFields map[string]struct{}
-	done          bool
-	oldValue      func(context.Context) (*Webhook, error)
-	predicates    []predicate.Webhook
+	op                    Op
+	typ                   string
+	id                    *int64
+	url                   *string
+	events                *string
+	description           *string
+	secret                *string
+	previous_secret       *string
+	previous_secret_until *time.Time
+	active                *bool
+	created_at            *time.Time
+	clearedFields         map[string]struct{}
+	done                  bool
+	oldValue              func(context.Context) (*Webhook, error)
+	predicates            []predicate.Webhook
 }
 
 var _ ent.Mutation = (*WebhookMutation)(nil)
@@ -16010,6 +16012,91 @@ func (m *WebhookMutation) ResetSecret() {
 	m.secret = nil
 }
 
+// SetPreviousSecret sets the "previous_secret" field.
+func (m *WebhookMutation) SetPreviousSecret(s string) {
+	m.previous_secret = &s
+}
+
+// PreviousSecret returns the value of the "previous_secret" field in the mutation.
+func (m *WebhookMutation) PreviousSecret() (r string, exists bool) {
+	v := m.previous_secret
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousSecret returns the old "previous_secret" field's value of the Webhook entity.
+// If the Webhook object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WebhookMutation) OldPreviousSecret(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousSecret is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousSecret requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousSecret: %w", err)
+	}
+	return oldValue.PreviousSecret, nil
+}
+
+// ResetPreviousSecret resets all changes to the "previous_secret" field.
+func (m *WebhookMutation) ResetPreviousSecret() {
+	m.previous_secret = nil
+}
+
+// SetPreviousSecretUntil sets the "previous_secret_until" field.
+func (m *WebhookMutation) SetPreviousSecretUntil(t time.Time) {
+	m.previous_secret_until = &t
+}
+
+// PreviousSecretUntil returns the value of the "previous_secret_until" field in the mutation.
+func (m *WebhookMutation) PreviousSecretUntil() (r time.Time, exists bool) {
+	v := m.previous_secret_until
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousSecretUntil returns the old "previous_secret_until" field's value of the Webhook entity.
+// If the Webhook object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WebhookMutation) OldPreviousSecretUntil(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousSecretUntil is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousSecretUntil requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousSecretUntil: %w", err)
+	}
+	return oldValue.PreviousSecretUntil, nil
+}
+
+// ClearPreviousSecretUntil clears the value of the "previous_secret_until" field.
+func (m *WebhookMutation) ClearPreviousSecretUntil() {
+	m.previous_secret_until = nil
+	m.clearedFields[webhook.FieldPreviousSecretUntil] = struct{}{}
+}
+
+// PreviousSecretUntilCleared returns if the "previous_secret_until" field was cleared in this mutation.
+func (m *WebhookMutation) PreviousSecretUntilCleared() bool {
+	_, ok := m.clearedFields[webhook.FieldPreviousSecretUntil]
+	return ok
+}
+
+// ResetPreviousSecretUntil resets all changes to the "previous_secret_until" field.
+func (m *WebhookMutation) ResetPreviousSecretUntil() {
+	m.previous_secret_until = nil
+	delete(m.clearedFields, webhook.FieldPreviousSecretUntil)
+}
+
 // SetActive sets the "active" field.
 func (m *WebhookMutation) SetActive(b bool) {
 	m.active = &b
@@ -16116,7 +16203,7 @@ func (m *WebhookMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *WebhookMutation) Fields() []string {
-	fields := make([]string, 0, 6)
+	fields := make([]string, 0, 8)
 	if m.url != nil {
 		fields = append(fields, webhook.FieldURL)
 	}
@@ -16128,6 +16215,12 @@ func (m *WebhookMutation) Fields() []string {
 	}
 	if m.secret != nil {
 		fields = append(fields, webhook.FieldSecret)
+	}
+	if m.previous_secret != nil {
+		fields = append(fields, webhook.FieldPreviousSecret)
+	}
+	if m.previous_secret_until != nil {
+		fields = append(fields, webhook.FieldPreviousSecretUntil)
 	}
 	if m.active != nil {
 		fields = append(fields, webhook.FieldActive)
@@ -16151,6 +16244,10 @@ func (m *WebhookMutation) Field(name string) (ent.Value, bool) {
 		return m.Description()
 	case webhook.FieldSecret:
 		return m.Secret()
+	case webhook.FieldPreviousSecret:
+		return m.PreviousSecret()
+	case webhook.FieldPreviousSecretUntil:
+		return m.PreviousSecretUntil()
 	case webhook.FieldActive:
 		return m.Active()
 	case webhook.FieldCreatedAt:
@@ -16172,6 +16269,10 @@ func (m *WebhookMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldDescription(ctx)
 	case webhook.FieldSecret:
 		return m.OldSecret(ctx)
+	case webhook.FieldPreviousSecret:
+		return m.OldPreviousSecret(ctx)
+	case webhook.FieldPreviousSecretUntil:
+		return m.OldPreviousSecretUntil(ctx)
 	case webhook.FieldActive:
 		return m.OldActive(ctx)
 	case webhook.FieldCreatedAt:
@@ -16212,6 +16313,20 @@ func (m *WebhookMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetSecret(v)
+		return nil
+	case webhook.FieldPreviousSecret:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousSecret(v)
+		return nil
+	case webhook.FieldPreviousSecretUntil:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousSecretUntil(v)
 		return nil
 	case webhook.FieldActive:
 		v, ok := value.(bool)
@@ -16256,7 +16371,11 @@ func (m *WebhookMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *WebhookMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(webhook.FieldPreviousSecretUntil) {
+		fields = append(fields, webhook.FieldPreviousSecretUntil)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -16269,6 +16388,11 @@ func (m *WebhookMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *WebhookMutation) ClearField(name string) error {
+	switch name {
+	case webhook.FieldPreviousSecretUntil:
+		m.ClearPreviousSecretUntil()
+		return nil
+	}
 	return fmt.Errorf("unknown Webhook nullable field %s", name)
 }
 
@@ -16287,6 +16411,12 @@ func (m *WebhookMutation) ResetField(name string) error {
 		return nil
 	case webhook.FieldSecret:
 		m.ResetSecret()
+		return nil
+	case webhook.FieldPreviousSecret:
+		m.ResetPreviousSecret()
+		return nil
+	case webhook.FieldPreviousSecretUntil:
+		m.ResetPreviousSecretUntil()
 		return nil
 	case webhook.FieldActive:
 		m.ResetActive()

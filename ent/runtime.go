@@ -577,12 +577,18 @@ func init() {
 	webhookDescSecret := webhookFields[4].Descriptor()
 	// webhook.SecretValidator is a validator for the "secret" field. It is called by the builders before save.
 	webhook.SecretValidator = webhookDescSecret.Validators[0].(func(string) error)
+	// webhookDescPreviousSecret is the schema descriptor for previous_secret field.
+	webhookDescPreviousSecret := webhookFields[5].Descriptor()
+	// webhook.DefaultPreviousSecret holds the default value on creation for the previous_secret field.
+	webhook.DefaultPreviousSecret = webhookDescPreviousSecret.Default.(string)
+	// webhook.PreviousSecretValidator is a validator for the "previous_secret" field. It is called by the builders before save.
+	webhook.PreviousSecretValidator = webhookDescPreviousSecret.Validators[0].(func(string) error)
 	// webhookDescActive is the schema descriptor for active field.
-	webhookDescActive := webhookFields[5].Descriptor()
+	webhookDescActive := webhookFields[7].Descriptor()
 	// webhook.DefaultActive holds the default value on creation for the active field.
 	webhook.DefaultActive = webhookDescActive.Default.(bool)
 	// webhookDescCreatedAt is the schema descriptor for created_at field.
-	webhookDescCreatedAt := webhookFields[6].Descriptor()
+	webhookDescCreatedAt := webhookFields[8].Descriptor()
 	// webhook.DefaultCreatedAt holds the default value on creation for the created_at field.
 	webhook.DefaultCreatedAt = webhookDescCreatedAt.Default.(func() time.Time)
 	webhookdeliveryFields := schema.WebhookDelivery{}.Fields()

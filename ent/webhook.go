@@ -25,6 +25,10 @@ type Webhook struct {
 	Description string `json:"description,omitempty"`
 	// Secret holds the value of the "secret" field.
 	Secret string `json:"-"`
+	// PreviousSecret holds the value of the "previous_secret" field.
+	PreviousSecret string `json:"-"`
+	// PreviousSecretUntil holds the value of the "previous_secret_until" field.
+	PreviousSecretUntil *time.Time `json:"previous_secret_until,omitempty"`
 	// Active holds the value of the "active" field.
 	Active bool `json:"active,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
@@ -41,9 +45,9 @@ func (*Webhook) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case webhook.FieldID:
 			values[i] = new(sql.NullInt64)
-		case webhook.FieldURL, webhook.FieldEvents, webhook.FieldDescription, webhook.FieldSecret:
+		case webhook.FieldURL, webhook.FieldEvents, webhook.FieldDescription, webhook.FieldSecret, webhook.FieldPreviousSecret:
 			values[i] = new(sql.NullString)
-		case webhook.FieldCreatedAt:
+		case webhook.FieldPreviousSecretUntil, webhook.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -89,6 +93,19 @@ func (_m *Webhook) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field secret", values[i])
 			} else if value.Valid {
 				_m.Secret = value.String
+			}
+		case webhook.FieldPreviousSecret:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field previous_secret", values[i])
+			} else if value.Valid {
+				_m.PreviousSecret = value.String
+			}
+		case webhook.FieldPreviousSecretUntil:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field previous_secret_until", values[i])
+			} else if value.Valid {
+				_m.PreviousSecretUntil = new(time.Time)
+				*_m.PreviousSecretUntil = value.Time
 			}
 		case webhook.FieldActive:
 			if value, ok := values[i].(*sql.NullBool); !ok {
@@ -148,6 +165,13 @@ func (_m *Webhook) String() string {
 	builder.WriteString(_m.Description)
 	builder.WriteString(", ")
 	builder.WriteString("secret=<sensitive>")
+	builder.WriteString(", ")
+	builder.WriteString("previous_secret=<sensitive>")
+	builder.WriteString(", ")
+	if v := _m.PreviousSecretUntil; v != nil {
+		builder.WriteString("previous_secret_until=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("active=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Active))

@@ -54,6 +54,34 @@ func (_c *WebhookCreate) SetSecret(v string) *WebhookCreate {
 	return _c
 }
 
+// SetPreviousSecret sets the "previous_secret" field.
+func (_c *WebhookCreate) SetPreviousSecret(v string) *WebhookCreate {
+	_c.mutation.SetPreviousSecret(v)
+	return _c
+}
+
+// SetNillablePreviousSecret sets the "previous_secret" field if the given value is not nil.
+func (_c *WebhookCreate) SetNillablePreviousSecret(v *string) *WebhookCreate {
+	if v != nil {
+		_c.SetPreviousSecret(*v)
+	}
+	return _c
+}
+
+// SetPreviousSecretUntil sets the "previous_secret_until" field.
+func (_c *WebhookCreate) SetPreviousSecretUntil(v time.Time) *WebhookCreate {
+	_c.mutation.SetPreviousSecretUntil(v)
+	return _c
+}
+
+// SetNillablePreviousSecretUntil sets the "previous_secret_until" field if the given value is not nil.
+func (_c *WebhookCreate) SetNillablePreviousSecretUntil(v *time.Time) *WebhookCreate {
+	if v != nil {
+		_c.SetPreviousSecretUntil(*v)
+	}
+	return _c
+}
+
 // SetActive sets the "active" field.
 func (_c *WebhookCreate) SetActive(v bool) *WebhookCreate {
 	_c.mutation.SetActive(v)
@@ -127,6 +155,10 @@ func (_c *WebhookCreate) defaults() {
 		v := webhook.DefaultDescription
 		_c.mutation.SetDescription(v)
 	}
+	if _, ok := _c.mutation.PreviousSecret(); !ok {
+		v := webhook.DefaultPreviousSecret
+		_c.mutation.SetPreviousSecret(v)
+	}
 	if _, ok := _c.mutation.Active(); !ok {
 		v := webhook.DefaultActive
 		_c.mutation.SetActive(v)
@@ -169,6 +201,14 @@ func (_c *WebhookCreate) check() error {
 	if v, ok := _c.mutation.Secret(); ok {
 		if err := webhook.SecretValidator(v); err != nil {
 			return &ValidationError{Name: "secret", err: fmt.Errorf(`ent: validator failed for field "Webhook.secret": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.PreviousSecret(); !ok {
+		return &ValidationError{Name: "previous_secret", err: errors.New(`ent: missing required field "Webhook.previous_secret"`)}
+	}
+	if v, ok := _c.mutation.PreviousSecret(); ok {
+		if err := webhook.PreviousSecretValidator(v); err != nil {
+			return &ValidationError{Name: "previous_secret", err: fmt.Errorf(`ent: validator failed for field "Webhook.previous_secret": %w`, err)}
 		}
 	}
 	if _, ok := _c.mutation.Active(); !ok {
@@ -225,6 +265,14 @@ func (_c *WebhookCreate) createSpec() (*Webhook, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Secret(); ok {
 		_spec.SetField(webhook.FieldSecret, field.TypeString, value)
 		_node.Secret = value
+	}
+	if value, ok := _c.mutation.PreviousSecret(); ok {
+		_spec.SetField(webhook.FieldPreviousSecret, field.TypeString, value)
+		_node.PreviousSecret = value
+	}
+	if value, ok := _c.mutation.PreviousSecretUntil(); ok {
+		_spec.SetField(webhook.FieldPreviousSecretUntil, field.TypeTime, value)
+		_node.PreviousSecretUntil = &value
 	}
 	if value, ok := _c.mutation.Active(); ok {
 		_spec.SetField(webhook.FieldActive, field.TypeBool, value)
@@ -331,6 +379,36 @@ func (u *WebhookUpsert) SetSecret(v string) *WebhookUpsert {
 // UpdateSecret sets the "secret" field to the value that was provided on create.
 func (u *WebhookUpsert) UpdateSecret() *WebhookUpsert {
 	u.SetExcluded(webhook.FieldSecret)
+	return u
+}
+
+// SetPreviousSecret sets the "previous_secret" field.
+func (u *WebhookUpsert) SetPreviousSecret(v string) *WebhookUpsert {
+	u.Set(webhook.FieldPreviousSecret, v)
+	return u
+}
+
+// UpdatePreviousSecret sets the "previous_secret" field to the value that was provided on create.
+func (u *WebhookUpsert) UpdatePreviousSecret() *WebhookUpsert {
+	u.SetExcluded(webhook.FieldPreviousSecret)
+	return u
+}
+
+// SetPreviousSecretUntil sets the "previous_secret_until" field.
+func (u *WebhookUpsert) SetPreviousSecretUntil(v time.Time) *WebhookUpsert {
+	u.Set(webhook.FieldPreviousSecretUntil, v)
+	return u
+}
+
+// UpdatePreviousSecretUntil sets the "previous_secret_until" field to the value that was provided on create.
+func (u *WebhookUpsert) UpdatePreviousSecretUntil() *WebhookUpsert {
+	u.SetExcluded(webhook.FieldPreviousSecretUntil)
+	return u
+}
+
+// ClearPreviousSecretUntil clears the value of the "previous_secret_until" field.
+func (u *WebhookUpsert) ClearPreviousSecretUntil() *WebhookUpsert {
+	u.SetNull(webhook.FieldPreviousSecretUntil)
 	return u
 }
 
@@ -450,6 +528,41 @@ func (u *WebhookUpsertOne) SetSecret(v string) *WebhookUpsertOne {
 func (u *WebhookUpsertOne) UpdateSecret() *WebhookUpsertOne {
 	return u.Update(func(s *WebhookUpsert) {
 		s.UpdateSecret()
+	})
+}
+
+// SetPreviousSecret sets the "previous_secret" field.
+func (u *WebhookUpsertOne) SetPreviousSecret(v string) *WebhookUpsertOne {
+	return u.Update(func(s *WebhookUpsert) {
+		s.SetPreviousSecret(v)
+	})
+}
+
+// UpdatePreviousSecret sets the "previous_secret" field to the value that was provided on create.
+func (u *WebhookUpsertOne) UpdatePreviousSecret() *WebhookUpsertOne {
+	return u.Update(func(s *WebhookUpsert) {
+		s.UpdatePreviousSecret()
+	})
+}
+
+// SetPreviousSecretUntil sets the "previous_secret_until" field.
+func (u *WebhookUpsertOne) SetPreviousSecretUntil(v time.Time) *WebhookUpsertOne {
+	return u.Update(func(s *WebhookUpsert) {
+		s.SetPreviousSecretUntil(v)
+	})
+}
+
+// UpdatePreviousSecretUntil sets the "previous_secret_until" field to the value that was provided on create.
+func (u *WebhookUpsertOne) UpdatePreviousSecretUntil() *WebhookUpsertOne {
+	return u.Update(func(s *WebhookUpsert) {
+		s.UpdatePreviousSecretUntil()
+	})
+}
+
+// ClearPreviousSecretUntil clears the value of the "previous_secret_until" field.
+func (u *WebhookUpsertOne) ClearPreviousSecretUntil() *WebhookUpsertOne {
+	return u.Update(func(s *WebhookUpsert) {
+		s.ClearPreviousSecretUntil()
 	})
 }
 
@@ -737,6 +850,41 @@ func (u *WebhookUpsertBulk) SetSecret(v string) *WebhookUpsertBulk {
 func (u *WebhookUpsertBulk) UpdateSecret() *WebhookUpsertBulk {
 	return u.Update(func(s *WebhookUpsert) {
 		s.UpdateSecret()
+	})
+}
+
+// SetPreviousSecret sets the "previous_secret" field.
+func (u *WebhookUpsertBulk) SetPreviousSecret(v string) *WebhookUpsertBulk {
+	return u.Update(func(s *WebhookUpsert) {
+		s.SetPreviousSecret(v)
+	})
+}
+
+// UpdatePreviousSecret sets the "previous_secret" field to the value that was provided on create.
+func (u *WebhookUpsertBulk) UpdatePreviousSecret() *WebhookUpsertBulk {
+	return u.Update(func(s *WebhookUpsert) {
+		s.UpdatePreviousSecret()
+	})
+}
+
+// SetPreviousSecretUntil sets the "previous_secret_until" field.
+func (u *WebhookUpsertBulk) SetPreviousSecretUntil(v time.Time) *WebhookUpsertBulk {
+	return u.Update(func(s *WebhookUpsert) {
+		s.SetPreviousSecretUntil(v)
+	})
+}
+
+// UpdatePreviousSecretUntil sets the "previous_secret_until" field to the value that was provided on create.
+func (u *WebhookUpsertBulk) UpdatePreviousSecretUntil() *WebhookUpsertBulk {
+	return u.Update(func(s *WebhookUpsert) {
+		s.UpdatePreviousSecretUntil()
+	})
+}
+
+// ClearPreviousSecretUntil clears the value of the "previous_secret_until" field.
+func (u *WebhookUpsertBulk) ClearPreviousSecretUntil() *WebhookUpsertBulk {
+	return u.Update(func(s *WebhookUpsert) {
+		s.ClearPreviousSecretUntil()
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"storefront/ent/predicate"
 	"storefront/ent/webhook"
+	"time"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
@@ -84,6 +85,40 @@ func (_u *WebhookUpdate) SetNillableSecret(v *string) *WebhookUpdate {
 	return _u
 }
 
+// SetPreviousSecret sets the "previous_secret" field.
+func (_u *WebhookUpdate) SetPreviousSecret(v string) *WebhookUpdate {
+	_u.mutation.SetPreviousSecret(v)
+	return _u
+}
+
+// SetNillablePreviousSecret sets the "previous_secret" field if the given value is not nil.
+func (_u *WebhookUpdate) SetNillablePreviousSecret(v *string) *WebhookUpdate {
+	if v != nil {
+		_u.SetPreviousSecret(*v)
+	}
+	return _u
+}
+
+// SetPreviousSecretUntil sets the "previous_secret_until" field.
+func (_u *WebhookUpdate) SetPreviousSecretUntil(v time.Time) *WebhookUpdate {
+	_u.mutation.SetPreviousSecretUntil(v)
+	return _u
+}
+
+// SetNillablePreviousSecretUntil sets the "previous_secret_until" field if the given value is not nil.
+func (_u *WebhookUpdate) SetNillablePreviousSecretUntil(v *time.Time) *WebhookUpdate {
+	if v != nil {
+		_u.SetPreviousSecretUntil(*v)
+	}
+	return _u
+}
+
+// ClearPreviousSecretUntil clears the value of the "previous_secret_until" field.
+func (_u *WebhookUpdate) ClearPreviousSecretUntil() *WebhookUpdate {
+	_u.mutation.ClearPreviousSecretUntil()
+	return _u
+}
+
 // SetActive sets the "active" field.
 func (_u *WebhookUpdate) SetActive(v bool) *WebhookUpdate {
 	_u.mutation.SetActive(v)
@@ -152,6 +187,11 @@ func (_u *WebhookUpdate) check() error {
 			return &ValidationError{Name: "secret", err: fmt.Errorf(`ent: validator failed for field "Webhook.secret": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.PreviousSecret(); ok {
+		if err := webhook.PreviousSecretValidator(v); err != nil {
+			return &ValidationError{Name: "previous_secret", err: fmt.Errorf(`ent: validator failed for field "Webhook.previous_secret": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -184,6 +224,15 @@ func (_u *WebhookUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Secret(); ok {
 		_spec.SetField(webhook.FieldSecret, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PreviousSecret(); ok {
+		_spec.SetField(webhook.FieldPreviousSecret, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PreviousSecretUntil(); ok {
+		_spec.SetField(webhook.FieldPreviousSecretUntil, field.TypeTime, value)
+	}
+	if _u.mutation.PreviousSecretUntilCleared() {
+		_spec.ClearField(webhook.FieldPreviousSecretUntil, field.TypeTime)
 	}
 	if value, ok := _u.mutation.Active(); ok {
 		_spec.SetField(webhook.FieldActive, field.TypeBool, value)
@@ -263,6 +312,40 @@ func (_u *WebhookUpdateOne) SetNillableSecret(v *string) *WebhookUpdateOne {
 	if v != nil {
 		_u.SetSecret(*v)
 	}
+	return _u
+}
+
+// SetPreviousSecret sets the "previous_secret" field.
+func (_u *WebhookUpdateOne) SetPreviousSecret(v string) *WebhookUpdateOne {
+	_u.mutation.SetPreviousSecret(v)
+	return _u
+}
+
+// SetNillablePreviousSecret sets the "previous_secret" field if the given value is not nil.
+func (_u *WebhookUpdateOne) SetNillablePreviousSecret(v *string) *WebhookUpdateOne {
+	if v != nil {
+		_u.SetPreviousSecret(*v)
+	}
+	return _u
+}
+
+// SetPreviousSecretUntil sets the "previous_secret_until" field.
+func (_u *WebhookUpdateOne) SetPreviousSecretUntil(v time.Time) *WebhookUpdateOne {
+	_u.mutation.SetPreviousSecretUntil(v)
+	return _u
+}
+
+// SetNillablePreviousSecretUntil sets the "previous_secret_until" field if the given value is not nil.
+func (_u *WebhookUpdateOne) SetNillablePreviousSecretUntil(v *time.Time) *WebhookUpdateOne {
+	if v != nil {
+		_u.SetPreviousSecretUntil(*v)
+	}
+	return _u
+}
+
+// ClearPreviousSecretUntil clears the value of the "previous_secret_until" field.
+func (_u *WebhookUpdateOne) ClearPreviousSecretUntil() *WebhookUpdateOne {
+	_u.mutation.ClearPreviousSecretUntil()
 	return _u
 }
 
@@ -347,6 +430,11 @@ func (_u *WebhookUpdateOne) check() error {
 			return &ValidationError{Name: "secret", err: fmt.Errorf(`ent: validator failed for field "Webhook.secret": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.PreviousSecret(); ok {
+		if err := webhook.PreviousSecretValidator(v); err != nil {
+			return &ValidationError{Name: "previous_secret", err: fmt.Errorf(`ent: validator failed for field "Webhook.previous_secret": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -396,6 +484,15 @@ func (_u *WebhookUpdateOne) sqlSave(ctx context.Context) (_node *Webhook, err er
 	}
 	if value, ok := _u.mutation.Secret(); ok {
 		_spec.SetField(webhook.FieldSecret, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PreviousSecret(); ok {
+		_spec.SetField(webhook.FieldPreviousSecret, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PreviousSecretUntil(); ok {
+		_spec.SetField(webhook.FieldPreviousSecretUntil, field.TypeTime, value)
+	}
+	if _u.mutation.PreviousSecretUntilCleared() {
+		_spec.ClearField(webhook.FieldPreviousSecretUntil, field.TypeTime)
 	}
 	if value, ok := _u.mutation.Active(); ok {
 		_spec.SetField(webhook.FieldActive, field.TypeBool, value)

@@ -160,6 +160,7 @@ type ComplexityRoot struct {
 		PaymentReturn           func(childComplexity int, input PaymentReturnInput) int
 		PlaceOrder              func(childComplexity int, input PlaceOrderInput, idempotencyKey *string) int
 		RefundOrder             func(childComplexity int, orderSn string, reason string) int
+		RotateWebhookSecret     func(childComplexity int, id string, graceSeconds *int64) int
 		SetGoodsStatus          func(childComplexity int, goodsID string, status enums.GoodsStatus) int
 		SetGoodsStockMode       func(childComplexity int, goodsID string, mode enums.StockMode) int
 		SetStock                func(childComplexity int, input SetStockInput) int
@@ -237,6 +238,11 @@ type ComplexityRoot struct {
 		StockReconciliation func(childComplexity int, limit *int64) int
 		WebhookDeliveries   func(childComplexity int, webhookID string, first *int64, after *string) int
 		Webhooks            func(childComplexity int) int
+	}
+
+	RotateWebhookSecretPayload struct {
+		Secret  func(childComplexity int) int
+		Webhook func(childComplexity int) int
 	}
 
 	SelectableValue struct {
@@ -353,12 +359,13 @@ type ComplexityRoot struct {
 	}
 
 	Webhook struct {
-		Active      func(childComplexity int) int
-		CreatedAt   func(childComplexity int) int
-		Description func(childComplexity int) int
-		Events      func(childComplexity int) int
-		ID          func(childComplexity int) int
-		URL         func(childComplexity int) int
+		Active                  func(childComplexity int) int
+		CreatedAt               func(childComplexity int) int
+		Description             func(childComplexity int) int
+		Events                  func(childComplexity int) int
+		ID                      func(childComplexity int) int
+		PreviousSecretExpiresAt func(childComplexity int) int
+		URL                     func(childComplexity int) int
 	}
 
 	WebhookDelivery struct {
@@ -431,6 +438,7 @@ type MutationResolver interface {
 	CreateWebhook(ctx context.Context, input CreateWebhookInput) (*CreateWebhookPayload, error)
 	UpdateWebhook(ctx context.Context, id string, input UpdateWebhookInput) (*webhooks.Webhook, error)
 	DeleteWebhook(ctx context.Context, id string) (string, error)
+	RotateWebhookSecret(ctx context.Context, id string, graceSeconds *int64) (*RotateWebhookSecretPayload, error)
 }
 type OrderResolver interface {
 	Payment(ctx context.Context, obj *checkout.Order) (*payments.Payment, error)
@@ -1032,6 +1040,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RefundOrder(childComplexity, args["orderSn"].(string), args["reason"].(string)), true
+	case "Mutation.rotateWebhookSecret":
+		if e.ComplexityRoot.Mutation.RotateWebhookSecret == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rotateWebhookSecret_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RotateWebhookSecret(childComplexity, args["id"].(string), args["graceSeconds"].(*int64)), true
 	case "Mutation.setGoodsStatus":
 		if e.ComplexityRoot.Mutation.SetGoodsStatus == nil {
 			break
@@ -1454,6 +1473,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Webhooks(childComplexity), true
+
+	case "RotateWebhookSecretPayload.secret":
+		if e.ComplexityRoot.RotateWebhookSecretPayload.Secret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RotateWebhookSecretPayload.Secret(childComplexity), true
+	case "RotateWebhookSecretPayload.webhook":
+		if e.ComplexityRoot.RotateWebhookSecretPayload.Webhook == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RotateWebhookSecretPayload.Webhook(childComplexity), true
 
 	case "SelectableValue.selectable":
 		if e.ComplexityRoot.SelectableValue.Selectable == nil {
@@ -1947,6 +1979,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Webhook.ID(childComplexity), true
+	case "Webhook.previousSecretExpiresAt":
+		if e.ComplexityRoot.Webhook.PreviousSecretExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.PreviousSecretExpiresAt(childComplexity), true
 	case "Webhook.url":
 		if e.ComplexityRoot.Webhook.URL == nil {
 			break
@@ -2894,8 +2932,10 @@ extend type Query {
 extend type Mutation {
   """
   Register an endpoint for the given event types. The url must be http or
-  https; loopback, private and link-local addresses are refused with
-  INVALID_INPUT (unless the server runs with --webhook-allow-private).
+  https, at most 2048 bytes; an address that is not globally reachable
+  (loopback, private, link-local, documentation, reserved… and IPv6 forms
+  that embed one) is refused with INVALID_INPUT (unless the server runs
+  with --webhook-allow-private).
   The signing secret is in the answer, and only there.
   """
   createWebhook(input: CreateWebhookInput!): CreateWebhookPayload!
@@ -2903,6 +2943,16 @@ extend type Mutation {
   updateWebhook(id: ID!, input: UpdateWebhookInput!): Webhook!
   "Remove a webhook and its delivery history. Returns the id removed."
   deleteWebhook(id: ID!): ID!
+  """
+  Give a webhook a new signing secret, returned in the answer and only
+  there. The secret it replaces goes on signing beside the new one (two
+  signatures in webhook-signature, the new one first) for graceSeconds:
+  86400 (a day) when absent, at most 604800 (a week); 0 stops it at once.
+  A receiver that knows either secret accepts every delivery meanwhile, so
+  it can switch without refusing one. Rotating again during a grace ends
+  the grace of the older secret at once: at most two secrets sign.
+  """
+  rotateWebhookSecret(id: ID!, graceSeconds: Int): RotateWebhookSecretPayload!
 }
 
 input CreateWebhookInput {
@@ -2925,6 +2975,12 @@ type CreateWebhookPayload {
   secret: String!
 }
 
+type RotateWebhookSecretPayload {
+  webhook: Webhook!
+  "whsec_<base64>: the new signing secret. Shown once: keep it."
+  secret: String!
+}
+
 type Webhook {
   id: ID!
   url: String!
@@ -2932,6 +2988,8 @@ type Webhook {
   description: String!
   active: Boolean!
   createdAt: Time!
+  "While the secret a rotation replaced still signs: when it stops. Null otherwise."
+  previousSecretExpiresAt: Time
 }
 
 "PENDING: due at ` + "`" + `at` + "`" + `; SENDING: in flight; DELIVERED: answered 2xx; FAILED: anything else, retried at nextAttemptAt when the schedule has one more."
@@ -3260,6 +3318,16 @@ func (ec *executionContext) childFields_PriceRange(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type PriceRange", field.Name)
 }
 
+func (ec *executionContext) childFields_RotateWebhookSecretPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "webhook":
+		return ec.fieldContext_RotateWebhookSecretPayload_webhook(ctx, field)
+	case "secret":
+		return ec.fieldContext_RotateWebhookSecretPayload_secret(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RotateWebhookSecretPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_SelectableValue(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "specValueId":
@@ -3492,6 +3560,8 @@ func (ec *executionContext) childFields_Webhook(ctx context.Context, field graph
 		return ec.fieldContext_Webhook_active(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Webhook_createdAt(ctx, field)
+	case "previousSecretExpiresAt":
+		return ec.fieldContext_Webhook_previousSecretExpiresAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Webhook", field.Name)
 }
@@ -3993,6 +4063,28 @@ func (ec *executionContext) field_Mutation_refundOrder_args(ctx context.Context,
 		return nil, err
 	}
 	args["reason"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_rotateWebhookSecret_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "graceSeconds",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["graceSeconds"] = arg1
 	return args, nil
 }
 
@@ -7170,6 +7262,50 @@ func (ec *executionContext) fieldContext_Mutation_deleteWebhook(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_rotateWebhookSecret(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rotateWebhookSecret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RotateWebhookSecret(ctx, fc.Args["id"].(string), fc.Args["graceSeconds"].(*int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *RotateWebhookSecretPayload) graphql.Marshaler {
+			return ec.marshalNRotateWebhookSecretPayload2ᚖstorefrontᚋgraphᚐRotateWebhookSecretPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rotateWebhookSecret(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RotateWebhookSecretPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rotateWebhookSecret_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Order_orderSn(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8538,6 +8674,61 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _RotateWebhookSecretPayload_webhook(ctx context.Context, field graphql.CollectedField, obj *RotateWebhookSecretPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RotateWebhookSecretPayload_webhook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Webhook, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *webhooks.Webhook) graphql.Marshaler {
+			return ec.marshalNWebhook2ᚖstorefrontᚋwebhooksᚐWebhook(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RotateWebhookSecretPayload_webhook(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RotateWebhookSecretPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Webhook(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RotateWebhookSecretPayload_secret(ctx context.Context, field graphql.CollectedField, obj *RotateWebhookSecretPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RotateWebhookSecretPayload_secret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Secret, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RotateWebhookSecretPayload_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RotateWebhookSecretPayload", field, false, false, "String")
 }
 
 func (ec *executionContext) _SelectableValue_specValueId(ctx context.Context, field graphql.CollectedField, obj *catalog.SelectableValue) (ret graphql.Marshaler) {
@@ -10479,6 +10670,29 @@ func (ec *executionContext) _Webhook_createdAt(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Webhook_previousSecretExpiresAt(ctx context.Context, field graphql.CollectedField, obj *webhooks.Webhook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Webhook_previousSecretExpiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PreviousSecretExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Webhook_previousSecretExpiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Webhook", field, false, false, "Time")
 }
 
@@ -14362,6 +14576,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "rotateWebhookSecret":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rotateWebhookSecret(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -14841,6 +15062,44 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var rotateWebhookSecretPayloadImplementors = []string{"RotateWebhookSecretPayload"}
+
+func (ec *executionContext) _RotateWebhookSecretPayload(ctx context.Context, sel ast.SelectionSet, obj *RotateWebhookSecretPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rotateWebhookSecretPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RotateWebhookSecretPayload")
+		case "webhook":
+			out.Values[i] = ec._RotateWebhookSecretPayload_webhook(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "secret":
+			out.Values[i] = ec._RotateWebhookSecretPayload_secret(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -15622,6 +15881,11 @@ func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, 
 		case "createdAt":
 			out.Values[i] = ec._Webhook_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "previousSecretExpiresAt":
+			out.Values[i] = ec._Webhook_previousSecretExpiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -16686,6 +16950,14 @@ func (ec *executionContext) marshalNPaymentStatus2storefrontᚋenumsᚐPaymentSt
 func (ec *executionContext) unmarshalNPlaceOrderInput2storefrontᚋgraphᚐPlaceOrderInput(ctx context.Context, v any) (PlaceOrderInput, error) {
 	res, err := ec.unmarshalInputPlaceOrderInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRotateWebhookSecretPayload2ᚖstorefrontᚋgraphᚐRotateWebhookSecretPayload(ctx context.Context, sel ast.SelectionSet, v *RotateWebhookSecretPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RotateWebhookSecretPayload!")
+		return graphql.Null
+	}
+	return ec._RotateWebhookSecretPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSelectableValue2ᚕᚖstorefrontᚋcatalogᚐSelectableValueᚄ(ctx context.Context, sel ast.SelectionSet, v []*catalog.SelectableValue) graphql.Marshaler {

@@ -175,6 +175,12 @@ type PlaceOrderInput struct {
 type Query struct {
 }
 
+type RotateWebhookSecretPayload struct {
+	Webhook *webhooks.Webhook `json:"webhook"`
+	// whsec_<base64>: the new signing secret. Shown once: keep it.
+	Secret string `json:"secret"`
+}
+
 type SetStockInput struct {
 	ItemID string `json:"itemId"`
 	Stock  int64  `json:"stock"`

@@ -51,6 +51,26 @@ func (r *mutationResolver) DeleteWebhook(ctx context.Context, id string) (string
 	return id, nil
 }
 
+// RotateWebhookSecret is the resolver for the rotateWebhookSecret field.
+func (r *mutationResolver) RotateWebhookSecret(ctx context.Context, id string, graceSeconds *int64) (*graph.RotateWebhookSecretPayload, error) {
+	wid, err := parseID(id)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := auth.Require(ctx, auth.Admin); err != nil {
+		return nil, err
+	}
+	grace, err := graceOf(graceSeconds)
+	if err != nil {
+		return nil, err
+	}
+	w, secret, err := r.Hooks.RotateSecret(ctx, wid, grace)
+	if err != nil {
+		return nil, err
+	}
+	return &graph.RotateWebhookSecretPayload{Webhook: w, Secret: secret}, nil
+}
+
 // Webhooks is the resolver for the webhooks field.
 func (r *queryResolver) Webhooks(ctx context.Context) ([]*webhooks.Webhook, error) {
 	if _, err := auth.Require(ctx, auth.Admin); err != nil {

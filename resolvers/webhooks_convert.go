@@ -1,6 +1,10 @@
 package resolvers
 
 import (
+	"fmt"
+	"time"
+
+	"storefront/errs"
 	"storefront/graph"
 	"storefront/webhooks"
 )
@@ -16,4 +20,17 @@ func deliveryConnection(ds []*webhooks.Delivery, cursors []string, more bool) *g
 		c.PageInfo.EndCursor = &cursors[len(cursors)-1]
 	}
 	return c
+}
+
+// graceOf is rotateWebhookSecret's graceSeconds as a duration: absent, the
+// default; out of range, refused here, before the multiplication could
+// overflow into a duration in range.
+func graceOf(seconds *int64) (time.Duration, error) {
+	if seconds == nil {
+		return webhooks.DefaultGrace, nil
+	}
+	if most := int64(webhooks.MaxGrace / time.Second); *seconds < 0 || *seconds > most {
+		return 0, fmt.Errorf("%w: graceSeconds %d: want 0 to %d", errs.InvalidInput, *seconds, most)
+	}
+	return time.Duration(*seconds) * time.Second, nil
 }

@@ -309,7 +309,7 @@ func (s *Service) putBack(ctx context.Context, d *ent.WebhookDelivery, token str
 // attempt's timestamp.
 func (s *Service) send(ctx context.Context, client *http.Client, h *ent.Webhook, e event) (int, error) {
 	ts := time.Now().Unix()
-	sig, err := Sign(h.Secret, e.id, ts, e.body)
+	sig, err := s.sign(h, e.id, ts, e.body)
 	if err != nil {
 		return 0, err
 	}

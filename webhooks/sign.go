@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
+
+	"storefront/ent"
 )
 
 // secretPrefix starts every signing secret (Standard Webhooks).
@@ -53,4 +56,26 @@ func Verify(secret, id string, ts int64, body []byte, header string) bool {
 		}
 	}
 	return false
+}
+
+// sign returns the webhook-signature header of an attempt to h: the
+// signature with h's secret and, while the secret a rotation replaced
+// still signs, the one with that secret after it (Standard Webhooks
+// allows several, space-separated), so that a receiver that has either
+// accepts the delivery.
+func (s *Service) sign(h *ent.Webhook, id string, ts int64, body []byte) (string, error) {
+	sig, err := Sign(h.Secret, id, ts, body)
+	if err != nil || !previousSigns(h, s.now()) {
+		return sig, err
+	}
+	old, err := Sign(h.PreviousSecret, id, ts, body)
+	if err != nil {
+		return "", err
+	}
+	return sig + " " + old, nil
+}
+
+// previousSigns reports whether h's previous secret still signs at now.
+func previousSigns(h *ent.Webhook, now time.Time) bool {
+	return h.PreviousSecret != "" && h.PreviousSecretUntil != nil && now.Before(*h.PreviousSecretUntil)
 }

@@ -104,10 +104,18 @@ type Webhook struct {
 	Description string
 	Active      bool
 	CreatedAt   time.Time
+	// PreviousSecretExpiresAt is when the secret a rotation replaced stops
+	// signing, while it still does (nil otherwise).
+	PreviousSecretExpiresAt *time.Time
 }
 
-func webhookOf(w *ent.Webhook) *Webhook {
-	return &Webhook{ID: w.ID, URL: w.URL, Events: strings.Split(w.Events, ","), Description: w.Description, Active: w.Active, CreatedAt: w.CreatedAt}
+// webhookOf is w as seen at now.
+func webhookOf(w *ent.Webhook, now time.Time) *Webhook {
+	out := &Webhook{ID: w.ID, URL: w.URL, Events: strings.Split(w.Events, ","), Description: w.Description, Active: w.Active, CreatedAt: w.CreatedAt}
+	if previousSigns(w, now) {
+		out.PreviousSecretExpiresAt = w.PreviousSecretUntil
+	}
+	return out
 }
 
 // checkEvents refuses an empty list and unknown types; it returns the list
@@ -151,7 +159,7 @@ func (s *Service) Create(ctx context.Context, url string, events []string, descr
 	if err != nil {
 		return nil, "", store.Classify(fmt.Errorf("creating webhook: %w", err))
 	}
-	return webhookOf(w), secret, nil
+	return webhookOf(w, s.now()), secret, nil
 }
 
 // List returns every webhook, oldest first.
@@ -161,8 +169,9 @@ func (s *Service) List(ctx context.Context) ([]*Webhook, error) {
 		return nil, store.Classify(fmt.Errorf("listing webhooks: %w", err))
 	}
 	out := make([]*Webhook, len(ws))
+	now := s.now()
 	for i, w := range ws {
-		out[i] = webhookOf(w)
+		out[i] = webhookOf(w, now)
 	}
 	return out, nil
 }
@@ -200,7 +209,57 @@ func (s *Service) Update(ctx context.Context, id int64, u Update) (*Webhook, err
 	if err != nil {
 		return nil, store.Classify(fmt.Errorf("updating webhook %d: %w", id, err))
 	}
-	return webhookOf(w), nil
+	return webhookOf(w, s.now()), nil
+}
+
+// DefaultGrace is how long the secret rotateWebhookSecret replaces goes on
+// signing beside the new one when the admin does not say: a day, for a
+// receiver's deployment to take the new secret at its own pace.
+const DefaultGrace = 24 * time.Hour
+
+// MaxGrace is the longest grace a rotation may give the old secret: an old
+// secret is a secret more that may leak.
+const MaxGrace = 7 * 24 * time.Hour
+
+// RotateSecret gives webhook id a new secret, returned once. The secret it
+// replaces goes on signing beside it for grace (sign.go); a rotation
+// during another's grace ends the older secret's at once, so that at most
+// two secrets sign. Attempts a sender claimed before the rotation are
+// signed as they were when claimed, until the claim's lease ends.
+func (s *Service) RotateSecret(ctx context.Context, id int64, grace time.Duration) (*Webhook, string, error) {
+	if grace < 0 || grace > MaxGrace {
+		return nil, "", fmt.Errorf("%w: grace %v: want 0 to %v", errs.InvalidInput, grace, MaxGrace)
+	}
+	secret := newSecret()
+	var w *ent.Webhook
+	now := s.now()
+	// The row is read locked (an admin path, rare): of two rotations at
+	// once, the second reads the first's secret, so that the secret kept
+	// for the grace is the one receivers were last given, never one a
+	// concurrent rotation handed out and then lost.
+	err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
+		old, err := tx.Webhook.Query().Where(webhook.ID(id)).Modify(store.UpdateLock).Only(ctx)
+		if ent.IsNotFound(err) {
+			return fmt.Errorf("%w: webhook %d", errs.NotFound, id)
+		} else if err != nil {
+			return fmt.Errorf("reading webhook %d: %w", id, err)
+		}
+		up := tx.Webhook.UpdateOne(old).SetSecret(secret)
+		if grace > 0 {
+			up.SetPreviousSecret(old.Secret).SetPreviousSecretUntil(now.Add(grace))
+		} else {
+			up.SetPreviousSecret("").ClearPreviousSecretUntil()
+		}
+		w, err = up.Save(ctx)
+		if err != nil {
+			return fmt.Errorf("rotating webhook %d's secret: %w", id, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", store.Classify(err)
+	}
+	return webhookOf(w, now), secret, nil
 }
 
 // Delete removes webhook id and its deliveries (those in flight end, and

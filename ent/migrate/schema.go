@@ -598,6 +598,8 @@ var (
 		{Name: "events", Type: field.TypeString, Size: 512},
 		{Name: "description", Type: field.TypeString, Size: 512, Default: ""},
 		{Name: "secret", Type: field.TypeString, Size: 128},
+		{Name: "previous_secret", Type: field.TypeString, Size: 128, Default: ""},
+		{Name: "previous_secret_until", Type: field.TypeTime, Nullable: true},
 		{Name: "active", Type: field.TypeBool, Default: true},
 		{Name: "created_at", Type: field.TypeTime},
 	}

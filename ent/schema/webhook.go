@@ -26,6 +26,11 @@ func (Webhook) Fields() []ent.Field {
 		field.String("description").MaxLen(512).Default(""),
 		// whsec_<base64>: shown once at creation, kept to sign deliveries.
 		field.String("secret").MaxLen(128).Sensitive(),
+		// The secret rotateWebhookSecret replaced: it signs deliveries
+		// beside secret until previous_secret_until, so that a receiver can
+		// move to the new one without refusing any (webhooks/sign.go).
+		field.String("previous_secret").MaxLen(128).Default("").Sensitive(),
+		field.Time("previous_secret_until").Optional().Nillable(),
 		field.Bool("active").Default(true),
 		field.Time("created_at").Default(time.Now).Immutable(),
 	}

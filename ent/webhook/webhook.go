@@ -21,6 +21,10 @@ const (
 	FieldDescription = "description"
 	// FieldSecret holds the string denoting the secret field in the database.
 	FieldSecret = "secret"
+	// FieldPreviousSecret holds the string denoting the previous_secret field in the database.
+	FieldPreviousSecret = "previous_secret"
+	// FieldPreviousSecretUntil holds the string denoting the previous_secret_until field in the database.
+	FieldPreviousSecretUntil = "previous_secret_until"
 	// FieldActive holds the string denoting the active field in the database.
 	FieldActive = "active"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
@@ -36,6 +40,8 @@ var Columns = []string{
 	FieldEvents,
 	FieldDescription,
 	FieldSecret,
+	FieldPreviousSecret,
+	FieldPreviousSecretUntil,
 	FieldActive,
 	FieldCreatedAt,
 }
@@ -61,6 +67,10 @@ var (
 	DescriptionValidator func(string) error
 	// SecretValidator is a validator for the "secret" field. It is called by the builders before save.
 	SecretValidator func(string) error
+	// DefaultPreviousSecret holds the default value on creation for the "previous_secret" field.
+	DefaultPreviousSecret string
+	// PreviousSecretValidator is a validator for the "previous_secret" field. It is called by the builders before save.
+	PreviousSecretValidator func(string) error
 	// DefaultActive holds the default value on creation for the "active" field.
 	DefaultActive bool
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
@@ -93,6 +103,16 @@ func ByDescription(opts ...sql.OrderTermOption) OrderOption {
 // BySecret orders the results by the secret field.
 func BySecret(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSecret, opts...).ToFunc()
+}
+
+// ByPreviousSecret orders the results by the previous_secret field.
+func ByPreviousSecret(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPreviousSecret, opts...).ToFunc()
+}
+
+// ByPreviousSecretUntil orders the results by the previous_secret_until field.
+func ByPreviousSecretUntil(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPreviousSecretUntil, opts...).ToFunc()
 }
 
 // ByActive orders the results by the active field.

@@ -74,6 +74,16 @@ func Secret(v string) predicate.Webhook {
 	return predicate.Webhook(sql.FieldEQ(FieldSecret, v))
 }
 
+// PreviousSecret applies equality check predicate on the "previous_secret" field. It's identical to PreviousSecretEQ.
+func PreviousSecret(v string) predicate.Webhook {
+	return predicate.Webhook(sql.FieldEQ(FieldPreviousSecret, v))
+}
+
+// PreviousSecretUntil applies equality check predicate on the "previous_secret_until" field. It's identical to PreviousSecretUntilEQ.
+func PreviousSecretUntil(v time.Time) predicate.Webhook {
+	return predicate.Webhook(sql.FieldEQ(FieldPreviousSecretUntil, v))
+}
+
 // Active applies equality check predicate on the "active" field. It's identical to ActiveEQ.
 func Active(v bool) predicate.Webhook {
 	return predicate.Webhook(sql.FieldEQ(FieldActive, v))
@@ -342,6 +352,121 @@ func SecretEqualFold(v string) predicate.Webhook {
 // SecretContainsFold applies the ContainsFold predicate on the "secret" field.
 func SecretContainsFold(v string) predicate.Webhook {
 	return predicate.Webhook(sql.FieldContainsFold(FieldSecret, v))
+}
+
+// PreviousSecretEQ applies the EQ predicate on the "previous_secret" field.
+func PreviousSecretEQ(v string) predicate.Webhook {
+	return predicate.Webhook(sql.FieldEQ(FieldPreviousSecret, v))
+}
+
+// PreviousSecretNEQ applies the NEQ predicate on the "previous_secret" field.
+func PreviousSecretNEQ(v string) predicate.Webhook {
+	return predicate.Webhook(sql.FieldNEQ(FieldPreviousSecret, v))
+}
+
+// PreviousSecretIn applies the In predicate on the "previous_secret" field.
+func PreviousSecretIn(vs ...string) predicate.Webhook {
+	return predicate.Webhook(sql.FieldIn(FieldPreviousSecret, vs...))
+}
+
+// PreviousSecretNotIn applies the NotIn predicate on the "previous_secret" field.
+func PreviousSecretNotIn(vs ...string) predicate.Webhook {
+	return predicate.Webhook(sql.FieldNotIn(FieldPreviousSecret, vs...))
+}
+
+// PreviousSecretGT applies the GT predicate on the "previous_secret" field.
+func PreviousSecretGT(v string) predicate.Webhook {
+	return predicate.Webhook(sql.FieldGT(FieldPreviousSecret, v))
+}
+
+// PreviousSecretGTE applies the GTE predicate on the "previous_secret" field.
+func PreviousSecretGTE(v string) predicate.Webhook {
+	return predicate.Webhook(sql.FieldGTE(FieldPreviousSecret, v))
+}
+
+// PreviousSecretLT applies the LT predicate on the "previous_secret" field.
+func PreviousSecretLT(v string) predicate.Webhook {
+	return predicate.Webhook(sql.FieldLT(FieldPreviousSecret, v))
+}
+
+// PreviousSecretLTE applies the LTE predicate on the "previous_secret" field.
+func PreviousSecretLTE(v string) predicate.Webhook {
+	return predicate.Webhook(sql.FieldLTE(FieldPreviousSecret, v))
+}
+
+// PreviousSecretContains applies the Contains predicate on the "previous_secret" field.
+func PreviousSecretContains(v string) predicate.Webhook {
+	return predicate.Webhook(sql.FieldContains(FieldPreviousSecret, v))
+}
+
+// PreviousSecretHasPrefix applies the HasPrefix predicate on the "previous_secret" field.
+func PreviousSecretHasPrefix(v string) predicate.Webhook {
+	return predicate.Webhook(sql.FieldHasPrefix(FieldPreviousSecret, v))
+}
+
+// PreviousSecretHasSuffix applies the HasSuffix predicate on the "previous_secret" field.
+func PreviousSecretHasSuffix(v string) predicate.Webhook {
+	return predicate.Webhook(sql.FieldHasSuffix(FieldPreviousSecret, v))
+}
+
+// PreviousSecretEqualFold applies the EqualFold predicate on the "previous_secret" field.
+func PreviousSecretEqualFold(v string) predicate.Webhook {
+	return predicate.Webhook(sql.FieldEqualFold(FieldPreviousSecret, v))
+}
+
+// PreviousSecretContainsFold applies the ContainsFold predicate on the "previous_secret" field.
+func PreviousSecretContainsFold(v string) predicate.Webhook {
+	return predicate.Webhook(sql.FieldContainsFold(FieldPreviousSecret, v))
+}
+
+// PreviousSecretUntilEQ applies the EQ predicate on the "previous_secret_until" field.
+func PreviousSecretUntilEQ(v time.Time) predicate.Webhook {
+	return predicate.Webhook(sql.FieldEQ(FieldPreviousSecretUntil, v))
+}
+
+// PreviousSecretUntilNEQ applies the NEQ predicate on the "previous_secret_until" field.
+func PreviousSecretUntilNEQ(v time.Time) predicate.Webhook {
+	return predicate.Webhook(sql.FieldNEQ(FieldPreviousSecretUntil, v))
+}
+
+// PreviousSecretUntilIn applies the In predicate on the "previous_secret_until" field.
+func PreviousSecretUntilIn(vs ...time.Time) predicate.Webhook {
+	return predicate.Webhook(sql.FieldIn(FieldPreviousSecretUntil, vs...))
+}
+
+// PreviousSecretUntilNotIn applies the NotIn predicate on the "previous_secret_until" field.
+func PreviousSecretUntilNotIn(vs ...time.Time) predicate.Webhook {
+	return predicate.Webhook(sql.FieldNotIn(FieldPreviousSecretUntil, vs...))
+}
+
+// PreviousSecretUntilGT applies the GT predicate on the "previous_secret_until" field.
+func PreviousSecretUntilGT(v time.Time) predicate.Webhook {
+	return predicate.Webhook(sql.FieldGT(FieldPreviousSecretUntil, v))
+}
+
+// PreviousSecretUntilGTE applies the GTE predicate on the "previous_secret_until" field.
+func PreviousSecretUntilGTE(v time.Time) predicate.Webhook {
+	return predicate.Webhook(sql.FieldGTE(FieldPreviousSecretUntil, v))
+}
+
+// PreviousSecretUntilLT applies the LT predicate on the "previous_secret_until" field.
+func PreviousSecretUntilLT(v time.Time) predicate.Webhook {
+	return predicate.Webhook(sql.FieldLT(FieldPreviousSecretUntil, v))
+}
+
+// PreviousSecretUntilLTE applies the LTE predicate on the "previous_secret_until" field.
+func PreviousSecretUntilLTE(v time.Time) predicate.Webhook {
+	return predicate.Webhook(sql.FieldLTE(FieldPreviousSecretUntil, v))
+}
+
+// PreviousSecretUntilIsNil applies the IsNil predicate on the "previous_secret_until" field.
+func PreviousSecretUntilIsNil() predicate.Webhook {
+	return predicate.Webhook(sql.FieldIsNull(FieldPreviousSecretUntil))
+}
+
+// PreviousSecretUntilNotNil applies the NotNil predicate on the "previous_secret_until" field.
+func PreviousSecretUntilNotNil() predicate.Webhook {
+	return predicate.Webhook(sql.FieldNotNull(FieldPreviousSecretUntil))
 }
 
 // ActiveEQ applies the EQ predicate on the "active" field.
