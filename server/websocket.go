@@ -31,7 +31,26 @@ const (
 	DefaultMaxSubscriptionsPerConn = 100
 	DefaultLivePingInterval        = 25 * time.Second
 	DefaultLiveInitTimeout         = 10 * time.Second
+	// DefaultMaxLiveConns is LiveOptions.MaxConns when unset: what
+	// MaxLiveConnsFor gives the memory limit of a server with default caches
+	// (208 MiB).
+	DefaultMaxLiveConns = 1331
+	// LiveConnBytes is what one idle graphql-transport-ws connection costs
+	// the process, measured: 9,000 of them took RSS from 44 to 404 MiB, 41 KiB
+	// each (goroutine stacks, the hijacked connection's buffers, gqlgen's and
+	// coder/websocket's state; docs/benchmarks.md, issue 38).
+	LiveConnBytes = 40 << 10
 )
+
+// MaxLiveConnsFor is the default bound on an instance's WebSocket
+// connections for a soft memory limit of limit bytes: a quarter of the limit
+// at LiveConnBytes each. Idle connections are not garbage the collector can
+// reclaim, so without a bound a flood of them grows the process past any
+// limit (9,000 took a server with a 208 MiB limit to 404 MiB); a quarter
+// leaves the rest to the caches the limit is derived from and to requests.
+func MaxLiveConnsFor(limit int64) int {
+	return int(max(limit/4/LiveConnBytes, 64))
+}
 
 // LiveOptions configures subscriptions over WebSocket on /graphql
 // (graphql-transport-ws, the npm graphql-ws client's protocol; docs/live.md).
@@ -39,6 +58,11 @@ type LiveOptions struct {
 	// MaxConnsPerAddr bounds the open WebSocket connections of one client
 	// address; one more is refused with 429 before the upgrade.
 	MaxConnsPerAddr int
+	// MaxConns bounds the open WebSocket connections of the instance; one
+	// more is refused with 503 and Retry-After before the upgrade, so that
+	// the connections of many addresses stay within the memory they are
+	// given (MaxLiveConnsFor).
+	MaxConns int
 	// MaxSubscriptionsPerConn bounds the subscriptions running at once on
 	// one connection; one more ends at once with RATE_LIMITED.
 	MaxSubscriptionsPerConn int
@@ -62,6 +86,9 @@ func (o LiveOptions) withDefaults() LiveOptions {
 	if o.MaxConnsPerAddr <= 0 {
 		o.MaxConnsPerAddr = DefaultMaxLiveConnsPerAddr
 	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxLiveConns
+	}
 	if o.MaxSubscriptionsPerConn <= 0 {
 		o.MaxSubscriptionsPerConn = DefaultMaxSubscriptionsPerConn
 	}
@@ -77,8 +104,8 @@ func (o LiveOptions) withDefaults() LiveOptions {
 	return o
 }
 
-// wsTransport is gqlgen's WebSocket transport with what it lacks: a bound
-// on connections per client address, origin checks, the token from
+// wsTransport is gqlgen's WebSocket transport with what it lacks: bounds
+// on connections per client address and per instance, origin checks, the token from
 // connection_init, deadlines cleared after the upgrade and a close on
 // shutdown. Subscriptions per connection are bounded by liveOps.
 type wsTransport struct {
@@ -125,7 +152,14 @@ func (t *wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		return
 	}
 	defer t.conns.release(addr)
-	t.open.Add(1)
+	if t.open.Add(1) > int64(t.o.MaxConns) {
+		t.open.Add(-1)
+		// Not this client's doing: the instance is full, as an overloaded
+		// server is (503); another instance, or this one later, may serve it.
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, fmt.Sprintf("this server holds as many WebSocket connections as it may (%d); retry later", t.o.MaxConns), http.StatusServiceUnavailable)
+		return
+	}
 	defer t.open.Add(-1)
 	// The server's ReadTimeout and WriteTimeout set deadlines on the
 	// connection that would survive the hijack and cut a long-lived

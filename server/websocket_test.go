@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -189,6 +190,60 @@ func TestLiveConnectionsPerAddress(t *testing.T) {
 			t.Fatalf("a connection after one closed: %v", err)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// The instance holds MaxConns connections whatever their addresses; one
+// more, from an address with none open, is refused with 503 and Retry-After
+// before the upgrade, and a closed one frees its place.
+func TestLiveConnectionsPerInstance(t *testing.T) {
+	s := newLiveServer(t, server.LiveOptions{MaxConns: 3})
+	var open []*wsClient
+	for range 3 {
+		open = append(open, connect(t, s.url, nil))
+	}
+	// Another loopback address than the three's (127.0.0.1): the
+	// per-address bound cannot be what refuses it.
+	other := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
+	hc := &http.Client{Transport: &http.Transport{DialContext: other.DialContext}}
+	dial := func(ctx context.Context) (*coderws.Conn, *http.Response, error) {
+		return coderws.Dial(ctx, s.url, &coderws.DialOptions{Subprotocols: []string{"graphql-transport-ws"}, HTTPClient: hc})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, resp, err := dial(ctx)
+	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("a 4th connection to the instance: %v %+v, want 503 with Retry-After", err, resp)
+	}
+	open[0].c.Close(coderws.StatusNormalClosure, "")
+	// The server notices the close asynchronously: retry until admitted.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, resp, err := dial(ctx)
+		if err == nil {
+			c.CloseNow()
+			break
+		}
+		if resp == nil || resp.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			t.Fatalf("a connection after one closed: %v %+v", err, resp)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// The default bound is MaxLiveConnsFor the default memory limit, a quarter
+// of it at LiveConnBytes a connection, and grows with the limit.
+func TestMaxLiveConnsFor(t *testing.T) {
+	if got := server.MaxLiveConnsFor(208 << 20); got != server.DefaultMaxLiveConns {
+		t.Errorf("MaxLiveConnsFor(208 MiB) = %d, want DefaultMaxLiveConns %d", got, server.DefaultMaxLiveConns)
+	}
+	for _, tc := range []struct {
+		limit int64
+		want  int
+	}{{1 << 30, 6553}, {400 << 20, 2560}, {1 << 20, 64}} {
+		if got := server.MaxLiveConnsFor(tc.limit); got != tc.want {
+			t.Errorf("MaxLiveConnsFor(%d MiB) = %d, want %d", tc.limit>>20, got, tc.want)
+		}
 	}
 }
 
