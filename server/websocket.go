@@ -121,7 +121,7 @@ func newWSTransport(o LiveOptions, signer *auth.Signer) *wsTransport {
 	o = o.withDefaults()
 	t := &wsTransport{o: o, conns: &addrCounts{n: map[string]int{}}}
 	t.ws = transport.Websocket{
-		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{OriginPatterns: o.OriginPatterns}},
+		Implementation: protocolGuard{transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{OriginPatterns: o.OriginPatterns}}},
 		InitTimeout:    o.InitTimeout,
 		// graphql-transport-ws: the server pings, the client pongs (graphql-ws
 		// answers pings by itself); no pong within two intervals closes.

@@ -375,3 +375,126 @@ func TestLiveOperationKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// closed reads until the server closes c and returns the close code and
+// reason (-1 if the connection ended without a close frame).
+func closed(t *testing.T, c *coderws.Conn) (coderws.StatusCode, string) {
+	t.Helper()
+	w := &wsClient{c: c}
+	for {
+		m, err := w.next()
+		if err == nil {
+			t.Logf("before the close: %+v %s", m, m.Payload)
+			continue
+		}
+		var ce coderws.CloseError
+		if errors.As(err, &ce) {
+			return ce.Code, ce.Reason
+		}
+		return -1, err.Error()
+	}
+}
+
+// dialRaw opens a graphql-transport-ws connection and sends nothing.
+func dialRaw(t *testing.T, url string) *wsClient {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := dialWS(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.CloseNow() })
+	return &wsClient{c: c}
+}
+
+func (w *wsClient) raw(t *testing.T, msg string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := w.c.Write(ctx, coderws.MessageText, []byte(msg)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Each breach of graphql-transport-ws closes the connection with the code
+// the protocol (graphql-ws's PROTOCOL.md) names for it.
+func TestLiveCloseCodes(t *testing.T) {
+	s := newLiveServer(t, server.LiveOptions{InitTimeout: 200 * time.Millisecond})
+	bag := fmt.Sprint(s.ids[demo.BagCode])
+	sub := func(id string) string {
+		b, _ := json.Marshal(map[string]any{"id": id, "type": "subscribe", "payload": map[string]any{"query": stockSub, "variables": map[string]any{"id": bag}}})
+		return string(b)
+	}
+	for _, tc := range []struct {
+		name   string
+		init   bool     // connection_init first (and its ack read)
+		send   []string // then these
+		code   coderws.StatusCode
+		reason string // contained in the close reason
+	}{
+		{"not JSON", true, []string{`not json`}, 4400, "Invalid message"},
+		{"an unknown type", true, []string{`{"type":"hello"}`}, 4400, "Invalid message"},
+		{"a server's type", true, []string{`{"type":"next","id":"1","payload":{}}`}, 4400, "Invalid message"},
+		{"subscribe without id", true, []string{`{"type":"subscribe","payload":{"query":"subscription { __typename }"}}`}, 4400, "Invalid message"},
+		{"subscribe without query", true, []string{`{"type":"subscribe","id":"1","payload":{}}`}, 4400, "Invalid message"},
+		{"complete without id", true, []string{`{"type":"complete"}`}, 4400, "Invalid message"},
+		{"init with a payload not an object", false, []string{`{"type":"connection_init","payload":"x"}`}, 4400, "Invalid message"},
+		{"not JSON before init", false, []string{`{`}, 4400, "Invalid message"},
+		{"subscribe before init", false, []string{sub("1")}, 4401, "Unauthorized"},
+		{"init timeout", false, nil, 4408, "Connection initialisation timeout"},
+		{"a second init", true, []string{`{"type":"connection_init"}`}, 4429, "Too many initialisation requests"},
+		{"a running subscription's id", true, []string{sub("a"), sub("a")}, 4409, "Subscriber for a already exists"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := dialRaw(t, s.url)
+			if tc.init {
+				w.raw(t, `{"type":"connection_init"}`)
+				if m := w.read(t); m.Type != "connection_ack" {
+					t.Fatalf("after connection_init: %+v", m)
+				}
+			}
+			for _, m := range tc.send {
+				w.raw(t, m)
+			}
+			if code, reason := closed(t, w.c); code != tc.code || !strings.Contains(reason, tc.reason) {
+				t.Errorf("closed with %d %q, want %d %q", code, reason, tc.code, tc.reason)
+			}
+		})
+	}
+}
+
+// What the protocol allows stays allowed: a ping before connection_init is
+// answered, and an id is free again once its subscription has ended.
+func TestLiveProtocolAllows(t *testing.T) {
+	s := newLiveServer(t, server.LiveOptions{})
+	bag := s.ids[demo.BagCode]
+	w := dialRaw(t, s.url)
+	w.raw(t, `{"type":"ping"}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, b, err := w.c.Read(ctx); err != nil || !strings.Contains(string(b), `"pong"`) {
+		t.Fatalf("a ping before connection_init: %s %v, want a pong", b, err)
+	}
+	w.raw(t, `{"type":"pong"}`)
+	w.send(t, "", "connection_init", nil)
+	if m := w.read(t); m.Type != "connection_ack" {
+		t.Fatalf("connection_init after a ping: %+v", m)
+	}
+	for round := range 3 {
+		w.subscribe(t, "a", bag)
+		if m := w.read(t); m.Type != "next" || m.ID != "a" || errorCode(t, m) != "" {
+			t.Fatalf("round %d: subscription a: %+v %s", round, m, m.Payload)
+		}
+		w.send(t, "a", "complete", nil)
+		for {
+			m := w.read(t)
+			if m.Type == "complete" && m.ID == "a" {
+				break
+			}
+			if m.Type != "next" {
+				t.Fatalf("round %d: after completing a: %+v %s", round, m, m.Payload)
+			}
+		}
+	}
+}
