@@ -116,6 +116,9 @@ func build(o Options, metricsOnPublic bool) Handlers {
 		reg.MustRegister(t.limit.refused)
 	}
 
+	o.Live.conns = &liveConns{}
+	reg.MustRegister(o.Live.conns)
+
 	mux := http.NewServeMux()
 	gql := newGraphQL(o.Resolver, o, m, t)
 	mux.Handle("/graphql", privateNoStore(limitBody(o.MaxBodyBytes, o.Signer.Middleware(idempotencyKey(gql)))))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -215,6 +216,13 @@ func TestLiveConnectionsPerInstance(t *testing.T) {
 	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("a 4th connection to the instance: %v %+v, want 503 with Retry-After", err, resp)
 	}
+	metrics := liveMetrics(t, s)
+	for _, want := range []string{"storefront_live_connections 3", "storefront_live_connections_max 3",
+		`storefront_live_connections_refused_total{limit="instance"} 1`, `storefront_live_connections_refused_total{limit="address"} 0`} {
+		if !strings.Contains(metrics, "\n"+want+"\n") {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
 	open[0].c.Close(coderws.StatusNormalClosure, "")
 	// The server notices the close asynchronously: retry until admitted.
 	deadline := time.Now().Add(10 * time.Second)
@@ -229,6 +237,20 @@ func TestLiveConnectionsPerInstance(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+func liveMetrics(t *testing.T, s *liveServer) string {
+	t.Helper()
+	resp, err := http.Get("http" + strings.TrimPrefix(strings.TrimSuffix(s.url, "/graphql"), "ws") + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // The default bound is MaxLiveConnsFor the default memory limit, a quarter
