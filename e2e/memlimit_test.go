@@ -17,23 +17,29 @@ import (
 // Without --memory-limit the runtime's limit is the caches' bounds
 // (--cache-max-cost, --response-cache-max-cost when the response cache is
 // on, twice --query-cache-bytes) plus 48 MiB, and the bound on WebSocket
-// connections is a quarter of it at 40 KiB a connection.
+// connections is a quarter of it at 40 KiB a connection; GOMEMLIMIT, when
+// set, wins for both.
 func TestDerivedMemoryLimit(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "") // restored after the test…
 	os.Unsetenv("GOMEMLIMIT")  // …whose servers run without it
 	const headroom = 48 << 20
 	for _, tc := range []struct {
-		name  string
-		flags []string
-		want  int64
+		name       string
+		flags      []string
+		want       int64
+		gomemlimit string // the environment's GOMEMLIMIT, which wins
 	}{
-		{"defaults", nil, 64<<20 + 64<<20 + 2*16<<20 + headroom},
+		{"defaults", nil, 64<<20 + 64<<20 + 2*16<<20 + headroom, ""},
 		{"caches given", []string{"--cache-max-cost", "10000000", "--response-cache-max-cost", "5000000", "--query-cache-bytes", "1000000"},
-			10000000 + 5000000 + 2*1000000 + headroom},
+			10000000 + 5000000 + 2*1000000 + headroom, ""},
 		{"no response cache", []string{"--cache-max-cost", "10000000", "--response-cache=false", "--response-cache-max-cost", "5000000", "--query-cache-bytes", "1000000"},
-			10000000 + 2*1000000 + headroom},
+			10000000 + 2*1000000 + headroom, ""},
+		{"GOMEMLIMIT", nil, 400 << 20, "400MiB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.gomemlimit != "" {
+				t.Setenv("GOMEMLIMIT", tc.gomemlimit)
+			}
 			s := Start(t, testdb.Spec(t, testdb.SQLite), tc.flags...)
 			v := metricValue(t, s, "go_gc_gomemlimit_bytes")
 			if got, err := strconv.ParseFloat(v, 64); err != nil || int64(got) != tc.want {
