@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -118,11 +117,14 @@ func build(o Options, metricsOnPublic bool) Handlers {
 		reg.MustRegister(t.limit.refused)
 	}
 
+	o.Live.conns = &liveConns{}
+	reg.MustRegister(o.Live.conns)
+
 	mux := http.NewServeMux()
 	gql := newGraphQL(o.Resolver, o, m, t)
 	mux.Handle("/graphql", privateNoStore(limitBody(o.MaxBodyBytes, o.Signer.Middleware(idempotencyKey(gql)))))
 	if o.Playground {
-		mux.Handle("GET /{$}", playground.Handler("storefront", "/graphql"))
+		mux.Handle("GET /{$}", playgroundHandler("storefront", "/graphql"))
 	}
 	mux.Handle("/shop/", web.Handler(web.Options{DemoToken: o.DemoToken}))
 	mux.Handle("/admin/", admin.Handler())

@@ -15,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	coderws "github.com/coder/websocket"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -31,7 +32,26 @@ const (
 	DefaultMaxSubscriptionsPerConn = 100
 	DefaultLivePingInterval        = 25 * time.Second
 	DefaultLiveInitTimeout         = 10 * time.Second
+	// DefaultMaxLiveConns is LiveOptions.MaxConns when unset: what
+	// MaxLiveConnsFor gives the memory limit of a server with default caches
+	// (208 MiB).
+	DefaultMaxLiveConns = 1331
+	// LiveConnBytes is what one idle graphql-transport-ws connection costs
+	// the process, measured: 9,000 of them took RSS from 44 to 404 MiB, 41 KiB
+	// each (goroutine stacks, the hijacked connection's buffers, gqlgen's and
+	// coder/websocket's state; docs/benchmarks.md, issue 38).
+	LiveConnBytes = 40 << 10
 )
+
+// MaxLiveConnsFor is the default bound on an instance's WebSocket
+// connections for a soft memory limit of limit bytes: a quarter of the limit
+// at LiveConnBytes each. Idle connections are not garbage the collector can
+// reclaim, so without a bound a flood of them grows the process past any
+// limit (9,000 took a server with a 208 MiB limit to 404 MiB); a quarter
+// leaves the rest to the caches the limit is derived from and to requests.
+func MaxLiveConnsFor(limit int64) int {
+	return int(max(limit/4/LiveConnBytes, 64))
+}
 
 // LiveOptions configures subscriptions over WebSocket on /graphql
 // (graphql-transport-ws, the npm graphql-ws client's protocol; docs/live.md).
@@ -39,6 +59,11 @@ type LiveOptions struct {
 	// MaxConnsPerAddr bounds the open WebSocket connections of one client
 	// address; one more is refused with 429 before the upgrade.
 	MaxConnsPerAddr int
+	// MaxConns bounds the open WebSocket connections of the instance; one
+	// more is refused with 503 and Retry-After before the upgrade, so that
+	// the connections of many addresses stay within the memory they are
+	// given (MaxLiveConnsFor).
+	MaxConns int
 	// MaxSubscriptionsPerConn bounds the subscriptions running at once on
 	// one connection; one more ends at once with RATE_LIMITED.
 	MaxSubscriptionsPerConn int
@@ -56,11 +81,16 @@ type LiveOptions struct {
 	// Closing, when done, closes every WebSocket connection: http.Server's
 	// Shutdown does not track hijacked connections.
 	Closing context.Context
+
+	conns *liveConns // set by build, which exports it on /metrics
 }
 
 func (o LiveOptions) withDefaults() LiveOptions {
 	if o.MaxConnsPerAddr <= 0 {
 		o.MaxConnsPerAddr = DefaultMaxLiveConnsPerAddr
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxLiveConns
 	}
 	if o.MaxSubscriptionsPerConn <= 0 {
 		o.MaxSubscriptionsPerConn = DefaultMaxSubscriptionsPerConn
@@ -74,27 +104,30 @@ func (o LiveOptions) withDefaults() LiveOptions {
 	if o.Closing == nil {
 		o.Closing = context.Background()
 	}
+	if o.conns == nil {
+		o.conns = &liveConns{}
+	}
 	return o
 }
 
-// wsTransport is gqlgen's WebSocket transport with what it lacks: a bound
-// on connections per client address, origin checks, the token from
+// wsTransport is gqlgen's WebSocket transport with what it lacks: bounds
+// on connections per client address and per instance, origin checks, the token from
 // connection_init, deadlines cleared after the upgrade and a close on
 // shutdown. Subscriptions per connection are bounded by liveOps.
 type wsTransport struct {
 	ws    transport.Websocket
 	o     LiveOptions
-	conns *addrCounts
-	open  atomic.Int64
+	addrs *addrCounts
 }
 
 var _ graphql.Transport = (*wsTransport)(nil)
 
 func newWSTransport(o LiveOptions, signer *auth.Signer) *wsTransport {
 	o = o.withDefaults()
-	t := &wsTransport{o: o, conns: &addrCounts{n: map[string]int{}}}
+	t := &wsTransport{o: o, addrs: &addrCounts{n: map[string]int{}}}
+	o.conns.max.Store(int64(o.MaxConns))
 	t.ws = transport.Websocket{
-		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{OriginPatterns: o.OriginPatterns}},
+		Implementation: protocolGuard{transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{OriginPatterns: o.OriginPatterns}}},
 		InitTimeout:    o.InitTimeout,
 		// graphql-transport-ws: the server pings, the client pongs (graphql-ws
 		// answers pings by itself); no pong within two intervals closes.
@@ -117,16 +150,26 @@ func (t *wsTransport) Supports(r *http.Request) bool {
 
 func (t *wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	addr := clientAddr(r)
-	if !t.conns.acquire(addr, t.o.MaxConnsPerAddr) {
+	if !t.addrs.acquire(addr, t.o.MaxConnsPerAddr) {
+		t.o.conns.refusedAddr.Add(1)
 		// Before the upgrade, as every limit that is hit before GraphQL runs
 		// (API-CONVENTIONS: 429 with Retry-After).
 		w.Header().Set("Retry-After", "5")
 		http.Error(w, fmt.Sprintf("too many WebSocket connections from this address (the limit is %d); close one or retry later", t.o.MaxConnsPerAddr), http.StatusTooManyRequests)
 		return
 	}
-	defer t.conns.release(addr)
-	t.open.Add(1)
-	defer t.open.Add(-1)
+	defer t.addrs.release(addr)
+	open := &t.o.conns.open
+	if open.Add(1) > int64(t.o.MaxConns) {
+		open.Add(-1)
+		t.o.conns.refusedInstance.Add(1)
+		// Not this client's doing: the instance is full, as an overloaded
+		// server is (503); another instance, or this one later, may serve it.
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, fmt.Sprintf("this server holds as many WebSocket connections as it may (%d); retry later", t.o.MaxConns), http.StatusServiceUnavailable)
+		return
+	}
+	defer open.Add(-1)
 	// The server's ReadTimeout and WriteTimeout set deadlines on the
 	// connection that would survive the hijack and cut a long-lived
 	// connection after seconds; pings watch it instead.
@@ -143,8 +186,31 @@ func (t *wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	t.ws.Do(w, r.WithContext(ctx), exec)
 }
 
-// Open is the number of WebSocket connections open now.
-func (t *wsTransport) Open() int64 { return t.open.Load() }
+// liveConns counts the instance's WebSocket connections for /metrics.
+type liveConns struct {
+	open, max                    atomic.Int64
+	refusedAddr, refusedInstance atomic.Int64
+}
+
+var (
+	descLiveConns    = prometheus.NewDesc("storefront_live_connections", "WebSocket connections open on this instance.", nil, nil)
+	descLiveConnsMax = prometheus.NewDesc("storefront_live_connections_max", "Most WebSocket connections this instance holds at once (--live-max-conns).", nil, nil)
+	descLiveRefused  = prometheus.NewDesc("storefront_live_connections_refused_total",
+		"WebSocket connections refused before the upgrade, by the bound met (address: 429, per client address; instance: 503, the instance's).", []string{"limit"}, nil)
+)
+
+func (*liveConns) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descLiveConns
+	ch <- descLiveConnsMax
+	ch <- descLiveRefused
+}
+
+func (c *liveConns) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(descLiveConns, prometheus.GaugeValue, float64(c.open.Load()))
+	ch <- prometheus.MustNewConstMetric(descLiveConnsMax, prometheus.GaugeValue, float64(c.max.Load()))
+	ch <- prometheus.MustNewConstMetric(descLiveRefused, prometheus.CounterValue, float64(c.refusedAddr.Load()), "address")
+	ch <- prometheus.MustNewConstMetric(descLiveRefused, prometheus.CounterValue, float64(c.refusedInstance.Load()), "instance")
+}
 
 // initAuth reads the token of connection_init's payload, {"Authorization":
 // "Bearer …"} as an HTTP request carries it. A token that does not verify

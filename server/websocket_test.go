@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -192,6 +194,81 @@ func TestLiveConnectionsPerAddress(t *testing.T) {
 	}
 }
 
+// The instance holds MaxConns connections whatever their addresses; one
+// more, from an address with none open, is refused with 503 and Retry-After
+// before the upgrade, and a closed one frees its place.
+func TestLiveConnectionsPerInstance(t *testing.T) {
+	s := newLiveServer(t, server.LiveOptions{MaxConns: 3})
+	var open []*wsClient
+	for range 3 {
+		open = append(open, connect(t, s.url, nil))
+	}
+	// Another loopback address than the three's (127.0.0.1): the
+	// per-address bound cannot be what refuses it.
+	other := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
+	hc := &http.Client{Transport: &http.Transport{DialContext: other.DialContext}}
+	dial := func(ctx context.Context) (*coderws.Conn, *http.Response, error) {
+		return coderws.Dial(ctx, s.url, &coderws.DialOptions{Subprotocols: []string{"graphql-transport-ws"}, HTTPClient: hc})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, resp, err := dial(ctx)
+	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("a 4th connection to the instance: %v %+v, want 503 with Retry-After", err, resp)
+	}
+	metrics := liveMetrics(t, s)
+	for _, want := range []string{"storefront_live_connections 3", "storefront_live_connections_max 3",
+		`storefront_live_connections_refused_total{limit="instance"} 1`, `storefront_live_connections_refused_total{limit="address"} 0`} {
+		if !strings.Contains(metrics, "\n"+want+"\n") {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	open[0].c.Close(coderws.StatusNormalClosure, "")
+	// The server notices the close asynchronously: retry until admitted.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, resp, err := dial(ctx)
+		if err == nil {
+			c.CloseNow()
+			break
+		}
+		if resp == nil || resp.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			t.Fatalf("a connection after one closed: %v %+v", err, resp)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func liveMetrics(t *testing.T, s *liveServer) string {
+	t.Helper()
+	resp, err := http.Get("http" + strings.TrimPrefix(strings.TrimSuffix(s.url, "/graphql"), "ws") + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The default bound is MaxLiveConnsFor the default memory limit, a quarter
+// of it at LiveConnBytes a connection, and grows with the limit.
+func TestMaxLiveConnsFor(t *testing.T) {
+	if got := server.MaxLiveConnsFor(208 << 20); got != server.DefaultMaxLiveConns {
+		t.Errorf("MaxLiveConnsFor(208 MiB) = %d, want DefaultMaxLiveConns %d", got, server.DefaultMaxLiveConns)
+	}
+	for _, tc := range []struct {
+		limit int64
+		want  int
+	}{{1 << 30, 6553}, {400 << 20, 2560}, {1 << 20, 64}} {
+		if got := server.MaxLiveConnsFor(tc.limit); got != tc.want {
+			t.Errorf("MaxLiveConnsFor(%d MiB) = %d, want %d", tc.limit>>20, got, tc.want)
+		}
+	}
+}
+
 // A connection runs at most MaxSubscriptionsPerConn subscriptions; one more
 // ends at once with RATE_LIMITED, and completing one makes room.
 func TestLiveSubscriptionsPerConnection(t *testing.T) {
@@ -318,5 +395,128 @@ func TestLiveOperationKinds(t *testing.T) {
 	}
 	if errors.Is(err, context.Canceled) {
 		t.Fatal(err)
+	}
+}
+
+// closed reads until the server closes c and returns the close code and
+// reason (-1 if the connection ended without a close frame).
+func closed(t *testing.T, c *coderws.Conn) (coderws.StatusCode, string) {
+	t.Helper()
+	w := &wsClient{c: c}
+	for {
+		m, err := w.next()
+		if err == nil {
+			t.Logf("before the close: %+v %s", m, m.Payload)
+			continue
+		}
+		var ce coderws.CloseError
+		if errors.As(err, &ce) {
+			return ce.Code, ce.Reason
+		}
+		return -1, err.Error()
+	}
+}
+
+// dialRaw opens a graphql-transport-ws connection and sends nothing.
+func dialRaw(t *testing.T, url string) *wsClient {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := dialWS(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.CloseNow() })
+	return &wsClient{c: c}
+}
+
+func (w *wsClient) raw(t *testing.T, msg string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := w.c.Write(ctx, coderws.MessageText, []byte(msg)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Each breach of graphql-transport-ws closes the connection with the code
+// the protocol (graphql-ws's PROTOCOL.md) names for it.
+func TestLiveCloseCodes(t *testing.T) {
+	s := newLiveServer(t, server.LiveOptions{InitTimeout: 200 * time.Millisecond})
+	bag := fmt.Sprint(s.ids[demo.BagCode])
+	sub := func(id string) string {
+		b, _ := json.Marshal(map[string]any{"id": id, "type": "subscribe", "payload": map[string]any{"query": stockSub, "variables": map[string]any{"id": bag}}})
+		return string(b)
+	}
+	for _, tc := range []struct {
+		name   string
+		init   bool     // connection_init first (and its ack read)
+		send   []string // then these
+		code   coderws.StatusCode
+		reason string // contained in the close reason
+	}{
+		{"not JSON", true, []string{`not json`}, 4400, "Invalid message"},
+		{"an unknown type", true, []string{`{"type":"hello"}`}, 4400, "Invalid message"},
+		{"a server's type", true, []string{`{"type":"next","id":"1","payload":{}}`}, 4400, "Invalid message"},
+		{"subscribe without id", true, []string{`{"type":"subscribe","payload":{"query":"subscription { __typename }"}}`}, 4400, "Invalid message"},
+		{"subscribe without query", true, []string{`{"type":"subscribe","id":"1","payload":{}}`}, 4400, "Invalid message"},
+		{"complete without id", true, []string{`{"type":"complete"}`}, 4400, "Invalid message"},
+		{"init with a payload not an object", false, []string{`{"type":"connection_init","payload":"x"}`}, 4400, "Invalid message"},
+		{"not JSON before init", false, []string{`{`}, 4400, "Invalid message"},
+		{"subscribe before init", false, []string{sub("1")}, 4401, "Unauthorized"},
+		{"init timeout", false, nil, 4408, "Connection initialisation timeout"},
+		{"a second init", true, []string{`{"type":"connection_init"}`}, 4429, "Too many initialisation requests"},
+		{"a running subscription's id", true, []string{sub("a"), sub("a")}, 4409, "Subscriber for a already exists"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := dialRaw(t, s.url)
+			if tc.init {
+				w.raw(t, `{"type":"connection_init"}`)
+				if m := w.read(t); m.Type != "connection_ack" {
+					t.Fatalf("after connection_init: %+v", m)
+				}
+			}
+			for _, m := range tc.send {
+				w.raw(t, m)
+			}
+			if code, reason := closed(t, w.c); code != tc.code || !strings.Contains(reason, tc.reason) {
+				t.Errorf("closed with %d %q, want %d %q", code, reason, tc.code, tc.reason)
+			}
+		})
+	}
+}
+
+// What the protocol allows stays allowed: a ping before connection_init is
+// answered, and an id is free again once its subscription has ended.
+func TestLiveProtocolAllows(t *testing.T) {
+	s := newLiveServer(t, server.LiveOptions{})
+	bag := s.ids[demo.BagCode]
+	w := dialRaw(t, s.url)
+	w.raw(t, `{"type":"ping"}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, b, err := w.c.Read(ctx); err != nil || !strings.Contains(string(b), `"pong"`) {
+		t.Fatalf("a ping before connection_init: %s %v, want a pong", b, err)
+	}
+	w.raw(t, `{"type":"pong"}`)
+	w.send(t, "", "connection_init", nil)
+	if m := w.read(t); m.Type != "connection_ack" {
+		t.Fatalf("connection_init after a ping: %+v", m)
+	}
+	for round := range 3 {
+		w.subscribe(t, "a", bag)
+		if m := w.read(t); m.Type != "next" || m.ID != "a" || errorCode(t, m) != "" {
+			t.Fatalf("round %d: subscription a: %+v %s", round, m, m.Payload)
+		}
+		w.send(t, "a", "complete", nil)
+		for {
+			m := w.read(t)
+			if m.Type == "complete" && m.ID == "a" {
+				break
+			}
+			if m.Type != "next" {
+				t.Fatalf("round %d: after completing a: %+v %s", round, m, m.Payload)
+			}
+		}
 	}
 }

@@ -181,7 +181,9 @@ func start(bin, db string, conns int) (*instance, error) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := exec.Command(bin, "serve", "--demo", "--db", db, "--addr", addr, "--live-max-conns-per-addr", strconv.Itoa(conns),
+	// Every subscriber comes from this one address, and more of them than the
+	// instance's default bound (issue 38) admits: both bounds are raised.
+	cmd := exec.Command(bin, "serve", "--demo", "--db", db, "--addr", addr, "--live-max-conns-per-addr", strconv.Itoa(conns), "--live-max-conns", strconv.Itoa(conns),
 		// One demo customer places every order: capacity, not a shopper.
 		"--rate-account", "0")
 	cmd.Env = append(os.Environ(), "STOREFRONT_JWT_SECRET=bench-live-secret-0123456789")

@@ -16,6 +16,7 @@ import (
 type liveConfig struct {
 	Interval        time.Duration
 	MaxConnsPerAddr int
+	MaxConns        int // 0: server.MaxLiveConnsFor the memory limit
 	MaxSubsPerConn  int
 	Origins         string
 	PingInterval    time.Duration
@@ -27,6 +28,8 @@ func liveFlags(fs *flag.FlagSet, c *config) {
 		"how often watched goods' stock is checked; at most one message per goods and subscriber per interval (STOREFRONT_LIVE_INTERVAL)")
 	fs.IntVar(&l.MaxConnsPerAddr, "live-max-conns-per-addr", int(envInt("LIVE_MAX_CONNS_PER_ADDR", server.DefaultMaxLiveConnsPerAddr)),
 		"most WebSocket connections open at once from one client address; more are refused with 429 (STOREFRONT_LIVE_MAX_CONNS_PER_ADDR)")
+	fs.IntVar(&l.MaxConns, "live-max-conns", int(envInt("LIVE_MAX_CONNS", 0)),
+		"most WebSocket connections open at once on this instance; more are refused with 503 and Retry-After; 0: a quarter of the memory limit at 40 KiB a connection (1331 at the default limit) (STOREFRONT_LIVE_MAX_CONNS)")
 	fs.IntVar(&l.MaxSubsPerConn, "live-max-subscriptions", int(envInt("LIVE_MAX_SUBSCRIPTIONS", server.DefaultMaxSubscriptionsPerConn)),
 		"most subscriptions running at once on one WebSocket connection; more end with RATE_LIMITED (STOREFRONT_LIVE_MAX_SUBSCRIPTIONS)")
 	fs.StringVar(&l.Origins, "live-origins", env("LIVE_ORIGINS", ""),
@@ -43,6 +46,9 @@ func validLive(c *config) error {
 	if l.MaxConnsPerAddr < 1 || l.MaxSubsPerConn < 1 {
 		return errors.New("--live-max-conns-per-addr and --live-max-subscriptions must be at least 1")
 	}
+	if l.MaxConns < 0 {
+		return errors.New("--live-max-conns must be 0 (derived from the memory limit) or more")
+	}
 	if l.PingInterval < time.Second {
 		return errors.New("--live-ping-interval must be at least 1s")
 	}
@@ -50,16 +56,21 @@ func validLive(c *config) error {
 }
 
 // liveOptions is the server's side of liveConfig; closing ends every
-// WebSocket connection (on shutdown).
-func (l liveConfig) options(closing context.Context) server.LiveOptions {
+// WebSocket connection (on shutdown); memLimit is serve's memory limit, from
+// which the bound on connections is derived unless one is given.
+func (l liveConfig) options(closing context.Context, memLimit int64) server.LiveOptions {
 	var origins []string
 	for o := range strings.SplitSeq(l.Origins, ",") {
 		if o = strings.TrimSpace(o); o != "" {
 			origins = append(origins, o)
 		}
 	}
+	maxConns := l.MaxConns
+	if maxConns == 0 {
+		maxConns = server.MaxLiveConnsFor(memoryLimitInForce(memLimit))
+	}
 	return server.LiveOptions{
-		MaxConnsPerAddr: l.MaxConnsPerAddr, MaxSubscriptionsPerConn: l.MaxSubsPerConn,
+		MaxConnsPerAddr: l.MaxConnsPerAddr, MaxConns: maxConns, MaxSubscriptionsPerConn: l.MaxSubsPerConn,
 		OriginPatterns: origins, PingInterval: l.PingInterval, Closing: closing,
 	}
 }

@@ -3,6 +3,9 @@ package main
 import (
 	"errors"
 	"flag"
+	"math"
+	"os"
+	"runtime/debug"
 
 	"storefront/internal/gctune"
 )
@@ -27,4 +30,17 @@ func memoryLimit(c *config) (int64, error) {
 		caches += c.ResponseCacheMaxCost
 	}
 	return gctune.DefaultMemoryLimit(caches), nil
+}
+
+// memoryLimitInForce is the limit the runtime will keep once serve applies
+// limit: GOMEMLIMIT's when set (the runtime applied it at start), else limit.
+// With GOMEMLIMIT=off there is none, and limit stands for what the process
+// was sized for.
+func memoryLimitInForce(limit int64) int64 {
+	if _, ok := os.LookupEnv("GOMEMLIMIT"); ok {
+		if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
+			return l
+		}
+	}
+	return limit
 }

@@ -171,7 +171,7 @@ func serve(ctx context.Context, args []string) error {
 		Metrics:  m, RequestTimeout: c.RequestTimeout, MaxDepth: c.MaxQueryDepth, MaxComplexity: c.MaxComplexity,
 		MaxAliases: c.MaxAliases, MaxResponseBytes: c.MaxResponseBytes, QueryCacheBytes: c.QueryCacheBytes,
 		MaxPersistedQueryBytes: c.MaxPersistedQueryBytes, RateLimiter: server.NewRateLimiter(c.RateLimits),
-		Live: c.Live.options(closing), Collectors: []prometheus.Collector{live.Collector(hub)},
+		Live: c.Live.options(closing, memLimit), Collectors: []prometheus.Collector{live.Collector(hub)},
 	}
 	if c.ResponseCache {
 		opts.ResponseCache = server.NewResponseCache(cat, c.ResponseCacheMaxCost)
@@ -212,7 +212,7 @@ func serve(ctx context.Context, args []string) error {
 	gc, gcFrom := gctune.Apply(c.GCPercent)
 	mem, memFrom := gctune.ApplyMemoryLimit(memLimit)
 	slog.Info("serving", "addr", ln.Addr().String(), "metrics_addr", metricsAt, "db", strings.SplitN(c.DB, ":", 2)[0], "gc_percent", gc, "gc_percent_from", gcFrom,
-		"memory_limit", mem, "memory_limit_from", memFrom, "response_cache", c.ResponseCache)
+		"memory_limit", mem, "memory_limit_from", memFrom, "response_cache", c.ResponseCache, "live_max_conns", opts.Live.MaxConns)
 
 	// The closer and the dispatcher outlive the signal until the requests have
 	// drained (stopBackground is deferred), so the final dispatch sees their events.
