@@ -52,7 +52,9 @@ func TestConnectionBudgetPostgres(t *testing.T) {
 	// placed, none stops early at OUT_OF_STOCK. Few SKUs, so that orders
 	// wait on each other's row locks, holding their connections.
 	var g struct {
-		Goods struct{ Skus []struct{ ID, SpecValueStr string } }
+		Goods struct {
+			Skus []struct{ ID, SpecValueStr string }
+		}
 	}
 	decode(t, a.Query(t, a.AdminToken, `{ goods(id: 1) { skus { id specValueStr } } }`, nil), &g)
 	var ids []string

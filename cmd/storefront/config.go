@@ -16,23 +16,23 @@ import (
 // config is the whole configuration: defaults, then STOREFRONT_* variables,
 // then flags.
 type config struct {
-	DB              string
-	DBWriter        string // serve's --db-writer
+	DB       string
+	DBWriter string // serve's --db-writer
 	// The pools' sizes on a server (store.WithPools): each of --db and
 	// --db-writer gets both.
 	DBMaxConns, DBBatchConns int
-	Addr            string
-	Migrate         bool
-	Demo            bool
-	JWTSecret       string
-	Introspection   bool
-	ShutdownTimeout time.Duration
-	Checkout        checkout.Config
-	Catalog         catalog.Config
-	CloseInterval   time.Duration
-	CartTTL         time.Duration
-	OutboxInterval  time.Duration
-	Events          eventsConfig // where order events go (events.go)
+	Addr                     string
+	Migrate                  bool
+	Demo                     bool
+	JWTSecret                string
+	Introspection            bool
+	ShutdownTimeout          time.Duration
+	Checkout                 checkout.Config
+	Catalog                  catalog.Config
+	CloseInterval            time.Duration
+	CartTTL                  time.Duration
+	OutboxInterval           time.Duration
+	Events                   eventsConfig // where order events go (events.go)
 	// Operations: the periodic stock check and the GraphQL endpoint's limits.
 	ReconcileInterval time.Duration
 	RequestTimeout    time.Duration
