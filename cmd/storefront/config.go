@@ -16,23 +16,20 @@ import (
 // config is the whole configuration: defaults, then STOREFRONT_* variables,
 // then flags.
 type config struct {
-	DB       string
-	DBWriter string // serve's --db-writer
-	// The pools' sizes on a server (store.WithPools): each of --db and
-	// --db-writer gets both.
-	DBMaxConns, DBBatchConns int
-	Addr                     string
-	Migrate                  bool
-	Demo                     bool
-	JWTSecret                string
-	Introspection            bool
-	ShutdownTimeout          time.Duration
-	Checkout                 checkout.Config
-	Catalog                  catalog.Config
-	CloseInterval            time.Duration
-	CartTTL                  time.Duration
-	OutboxInterval           time.Duration
-	Events                   eventsConfig // where order events go (events.go)
+	DB              string
+	DBWriter        string // serve's --db-writer
+	Addr            string
+	Migrate         bool
+	Demo            bool
+	JWTSecret       string
+	Introspection   bool
+	ShutdownTimeout time.Duration
+	Checkout        checkout.Config
+	Catalog         catalog.Config
+	CloseInterval   time.Duration
+	CartTTL         time.Duration
+	OutboxInterval  time.Duration
+	Events          eventsConfig // where order events go (events.go)
 	// Operations: the periodic stock check and the GraphQL endpoint's limits.
 	ReconcileInterval time.Duration
 	RequestTimeout    time.Duration
@@ -56,6 +53,10 @@ type config struct {
 	// MemoryLimit is the Go runtime's soft memory limit (memlimit.go).
 	MemoryLimit int64
 	Live        liveConfig // live.go
+
+	// The pools' sizes on a server (store.WithPools): each of --db and
+	// --db-writer gets both.
+	DBMaxConns, DBBatchConns int
 }
 
 // flagSet registers the flags shared by commands that open the database.
