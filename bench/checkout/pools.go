@@ -17,10 +17,11 @@ import (
 // Section 10 is issue 38's connection budgets: -pools lists pool sizes
 // (main+batch, serve's --db-max-conns and --db-batch-conns), and only that
 // section runs. Each size gets its own store.DB on one database and its own
-// checkout services; the group path (serve's default) places orders on the
-// hot SKU and over 16 SKUs at the last -clients count, the sizes taking
-// turns in every round (-pool-rounds), so that the ratios compare runs a few
-// seconds apart:
+// checkout services; the group path (serve's default for single-SKU
+// orders) and the plain path (every other order: one transaction of the
+// main pool each) place orders on the hot SKU and over 16 SKUs at the last
+// -clients count, the sizes taking turns in every round (-pool-rounds), so
+// that the ratios compare runs a few seconds apart:
 //
 //	go run ./bench/checkout -db 'postgres:postgres://postgres@127.0.0.1:5432/test?sslmode=disable' \
 //	  -clients 64 -pools 64+8,20+4 -pool-rounds 3
@@ -93,67 +94,76 @@ func poolsSection(dbSpec string, sizes []poolSize, rounds int, dur time.Duration
 		// Keys of their own: every bench's buyer is "bench".
 		benches[i].seq.Store(int64(i+1) * 1_000_000_000)
 	}
-	fmt.Printf("\n10. pool sizes (main+batch connections per instance), group path, %d clients, %d rounds, sizes in turn\n", clients, rounds)
-	fmt.Printf("   %-5s %-11s %-7s %9s %8s %8s %9s %9s\n", "SKUs", "transport", "pools", "orders/s", "p50 ms", "p99 ms", "batch", "/first")
+	fmt.Printf("\n10. pool sizes (main+batch connections per instance), %d clients, %d rounds of %v, sizes in turn (old, new, new, old, …)\n", clients, rounds, dur)
+	fmt.Printf("   %-5s %-6s %-11s %-7s %9s %8s %8s %7s %7s  %s\n", "SKUs", "path", "transport", "pools", "orders/s", "p50 ms", "p99 ms", "batch", "/first", "each round /first")
 	bad := 0
 	for _, skus := range []string{"hot", "16"} {
 		set := []int64{hot}
 		if skus != "hot" {
 			set = spread
 		}
-		for _, tr := range transports {
-			stock0, err := benches[0].stockSum(set)
-			if err != nil {
-				return 0, err
-			}
-			wins := make([][]window, len(sizes))
-			var batches, batched = make([]int64, len(sizes)), make([]int64, len(sizes))
-			var accepted int64
-			for r := range rounds {
-				for j := range sizes {
-					i := j
-					if r%2 == 1 { // old, new, new, old, …: neither always goes first
-						i = len(sizes) - 1 - j
+		for _, path := range []string{"group", "plain"} {
+			for _, tr := range transports {
+				stock0, err := benches[0].stockSum(set)
+				if err != nil {
+					return 0, err
+				}
+				wins := make([][]window, len(sizes))
+				batches, batched := make([]int64, len(sizes)), make([]int64, len(sizes))
+				var accepted int64
+				for r := range rounds {
+					for j := range sizes {
+						i := j
+						if r%2 == 1 { // neither size always goes first
+							i = len(sizes) - 1 - j
+						}
+						b := benches[i]
+						svc := b.svc[path]
+						bat0, ord0 := svc.GroupStats()
+						w, err := b.loop(clients, dur, b.placeOp(path, tr, set))
+						if err != nil {
+							return 0, fmt.Errorf("pools %s %s/%s/%s: %w", sizes[i], skus, path, tr, err)
+						}
+						bat1, ord1 := svc.GroupStats()
+						wins[i] = append(wins[i], w)
+						batches[i] += bat1 - bat0
+						batched[i] += ord1 - ord0
+						accepted += w.done
 					}
-					b := benches[i]
-					svc := b.svc["group"]
-					bat0, ord0 := svc.GroupStats()
-					w, err := b.loop(clients, dur, b.placeOp("group", tr, set))
-					if err != nil {
-						return 0, fmt.Errorf("pools %s %s/%s: %w", sizes[i], skus, tr, err)
+				}
+				stock1, err := benches[0].stockSum(set)
+				if err != nil {
+					return 0, err
+				}
+				ledger, err := benches[0].ledgerSum(set)
+				if err != nil {
+					return 0, err
+				}
+				first := stats(wins[0]...).rate
+				for i, sz := range sizes {
+					rs := stats(wins[i]...)
+					batch := "-"
+					if batches[i] > 0 {
+						batch = fmt.Sprintf("%.1f", float64(batched[i])/float64(batches[i]))
 					}
-					bat1, ord1 := svc.GroupStats()
-					wins[i] = append(wins[i], w)
-					batches[i] += bat1 - bat0
-					batched[i] += ord1 - ord0
-					accepted += w.done
+					var each []string
+					for r := range wins[i] {
+						if i > 0 {
+							each = append(each, ratio(stats(wins[i][r]).rate, stats(wins[0][r]).rate))
+						}
+					}
+					fmt.Printf("   %-5s %-6s %-11s %-7s %9.0f %8.2f %8.2f %7s %7s  %s\n", skus, path, tr, sz, rs.rate, rs.p50, rs.p99, batch, ratio(rs.rate, first), strings.Join(each, " "))
 				}
-			}
-			stock1, err := benches[0].stockSum(set)
-			if err != nil {
-				return 0, err
-			}
-			ledger, err := benches[0].ledgerSum(set)
-			if err != nil {
-				return 0, err
-			}
-			var first float64
-			for i, sz := range sizes {
-				rs := stats(wins[i]...)
-				if i == 0 {
-					first = rs.rate
+				ok := stock0-stock1 == accepted && ledger == stock1
+				if !ok {
+					bad++
 				}
-				batch := "-"
-				if batches[i] > 0 {
-					batch = fmt.Sprintf("%.1f", float64(batched[i])/float64(batches[i]))
+				mark := "ok"
+				if !ok {
+					mark = "FAILED"
 				}
-				fmt.Printf("   %-5s %-11s %-7s %9.0f %8.2f %8.2f %9s %9s\n", skus, tr, sz, rs.rate, rs.p50, rs.p99, batch, ratio(rs.rate, first))
+				fmt.Printf("   %-5s %-6s %-11s %s: accepted %d, stock −%d, ledger sum %d = stock %d\n", skus, path, tr, mark, accepted, stock0-stock1, ledger, stock1)
 			}
-			ok := stock0-stock1 == accepted && ledger == stock1
-			if !ok {
-				bad++
-			}
-			fmt.Printf("   %-5s %-11s check: %v (accepted %d, stock −%d, ledger sum %d, stock %d)\n", skus, tr, ok, accepted, stock0-stock1, ledger, stock1)
 		}
 	}
 	return bad, nil
