@@ -130,9 +130,10 @@ type options struct {
 // process lets three instances and a command (migrate, close-expired,
 // reconcile) share a stock PostgreSQL, 4 × 24 = 96 ≤ 97, each pool full.
 // 64 + 8 made two instances under load fail with 53300 "too many clients".
-// Measured to cost nothing at 64 buyers (docs/benchmarks.md, "Issue 38:
-// connection budgets"): a hot SKU's orders queue on its row lock, not on
-// the pool, and the batch takes them whole.
+// At 64 buyers no cost of the smaller pools showed above a loaded
+// machine's noise (docs/benchmarks.md, "Issue 38: connection budgets"):
+// orders of a hot SKU queue on its row lock whatever the pool, and the
+// group-commit batch takes single-SKU orders whole on its own pool.
 const (
 	DefaultMaxConns = 20
 	// DefaultBatchConns: checkout's batches in flight, GroupInFlight (2)
