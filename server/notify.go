@@ -60,7 +60,10 @@ func notifyStatus(err error) int {
 	switch {
 	case errors.Is(err, errs.Unauthenticated):
 		return http.StatusUnauthorized
-	case errors.Is(err, errs.Unavailable), errors.Is(err, store.ErrUnavailable):
+	case errors.Is(err, errs.Unavailable), errors.Is(store.Classify(err), store.ErrUnavailable):
+		// Classified here too, as resolvers.PresentError does: a server
+		// out of connections (53300, 1040) reaches here as the driver's
+		// error, and the provider must send it again.
 		return http.StatusServiceUnavailable
 	case errors.Is(err, errs.InvalidInput), errors.Is(err, errs.NotFound), errors.Is(err, errs.Conflict):
 		return http.StatusBadRequest

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"storefront/errs"
 	"storefront/payments"
 	"storefront/store"
@@ -33,6 +36,8 @@ func TestNotifyStatus(t *testing.T) {
 		{errors.Join(store.ErrUnavailable, errors.New("connection refused")), http.StatusServiceUnavailable},
 		{fmt.Errorf("%w: %w", store.ErrCommitUnknown, context.DeadlineExceeded), http.StatusServiceUnavailable},
 		{fmt.Errorf("%w: the provider's API", errs.Unavailable), http.StatusServiceUnavailable},
+		{fmt.Errorf("claiming the payment: %w", &pgconn.PgError{Severity: "FATAL", Code: "53300", Message: "sorry, too many clients already"}), http.StatusServiceUnavailable},
+		{fmt.Errorf("claiming the payment: %w", &mysql.MySQLError{Number: 1040, Message: "Too many connections"}), http.StatusServiceUnavailable},
 		{errors.New("writing OrderPaid event: disk full"), http.StatusInternalServerError},
 	} {
 		if got := notifyStatus(tc.err); got != tc.want {

@@ -54,4 +54,18 @@ func (mysqlErrors) answered(err error) bool {
 	return errors.As(err, &me)
 }
 
-func (mysqlErrors) connErr(err error) bool { return errors.Is(err, mysql.ErrInvalidConn) }
+// connErr: a connection gone, or refused for want of room: 1040 "Too many
+// connections" (max_connections), 1203 (max_user_connections) and 1226 (an
+// account's MAX_USER_CONNECTIONS or another resource of its own) are the
+// server full for a moment: the caller retries later (UNAVAILABLE), never
+// an INTERNAL.
+func (mysqlErrors) connErr(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case 1040, 1203, 1226:
+			return true
+		}
+	}
+	return errors.Is(err, mysql.ErrInvalidConn)
+}

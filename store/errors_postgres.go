@@ -43,4 +43,16 @@ func (postgresErrors) answered(err error) bool {
 	return errors.As(err, &pe)
 }
 
-func (postgresErrors) connErr(err error) bool { return pgconn.SafeToRetry(err) }
+// connErr: a connection gone, or refused for want of room: 53300
+// too_many_connections ("sorry, too many clients already", a role's or a
+// database's CONNECTION LIMIT, the slots kept for superusers) is the server
+// full for a moment, as a pool's wait is, and 57P03 cannot_connect_now one
+// starting up or shutting down: the caller retries later (UNAVAILABLE),
+// never an INTERNAL.
+func (postgresErrors) connErr(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && (pe.Code == "53300" || pe.Code == "57P03") {
+		return true
+	}
+	return pgconn.SafeToRetry(err)
+}

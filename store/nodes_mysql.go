@@ -107,17 +107,22 @@ func (s *nodeSet) run(ready []bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), nodeProbeLimit)
 		ready := s.probeAll(ctx)
 		cancel()
-		now := time.Now()
-		for i, ok := range ready {
-			switch {
-			case !ok:
-				since[i] = time.Time{}
-			case since[i].IsZero():
-				since[i] = now
-			}
-		}
-		s.choose(since, now)
+		s.observe(since, ready, time.Now())
 	}
+}
+
+// observe takes one probe's answers at now: a node not ready starts its
+// settling over when it is next seen ready.
+func (s *nodeSet) observe(since []time.Time, ready []bool, now time.Time) {
+	for i, ok := range ready {
+		switch {
+		case !ok:
+			since[i] = time.Time{}
+		case since[i].IsZero():
+			since[i] = now
+		}
+	}
+	s.choose(since, now)
 }
 
 // choose moves the connections to the first node that has been ready for

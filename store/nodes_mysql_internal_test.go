@@ -41,3 +41,43 @@ func TestSplitNodes(t *testing.T) {
 		t.Errorf("splitNodes: %q", got)
 	}
 }
+
+// The probe's view over time (observe, every nodeProbeEvery): after all
+// three nodes were gone, node 3 comes back first, then the writer's own
+// node 2, then node 1 comes and goes in spells shorter than nodeSettle.
+// The writes stay on node 2 from the moment it is back, though node 3 has
+// settled by then and node 1 keeps reappearing; node 1 takes them only
+// once it has stayed ready for nodeSettle.
+func TestNodeSetWriterStaysWhileReady(t *testing.T) {
+	t0 := time.Now()
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	up := func(d time.Duration, spells ...[2]time.Duration) bool {
+		for _, s := range spells {
+			if d >= s[0] && d < s[1] {
+				return true
+			}
+		}
+		return false
+	}
+	const forever = time.Hour
+	sec := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+	// Node 1 ready in spells of 2 s (under nodeSettle), then for good at 12 s.
+	node1 := [][2]time.Duration{{sec(3.5), sec(5.5)}, {sec(6), sec(8)}, {sec(9), sec(11)}, {sec(12), forever}}
+	node2 := [][2]time.Duration{{sec(3.5), forever}}
+	node3 := [][2]time.Duration{{sec(1), forever}}
+
+	s := &nodeSet{names: []string{"n1", "n2", "n3"}}
+	s.cur.Store(1) // node 2 wrote before the outage
+	since := make([]time.Time, 3)
+	for d := time.Duration(0); d <= sec(16); d += nodeProbeEvery {
+		s.observe(since, []bool{up(d, node1...), up(d, node2...), up(d, node3...)}, at(d))
+		want := int32(1)
+		if d >= sec(12)+nodeSettle {
+			want = 0
+		}
+		if got := s.cur.Load(); got != want {
+			t.Fatalf("at %v: the writes on node %d, want node %d (node 1 ready %v, node 2 %v, node 3 %v)",
+				d, got+1, want+1, up(d, node1...), up(d, node2...), up(d, node3...))
+		}
+	}
+}

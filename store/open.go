@@ -80,9 +80,9 @@ func Open(ctx context.Context, spec string, opts ...Option) (*DB, error) {
 	case "sqlite":
 		op, err = openSQLite(rest)
 	case "mysql":
-		op, err = openMySQL(rest)
+		op, err = openMySQL(rest, o.pools())
 	case "postgres":
-		op, err = openPostgres(rest)
+		op, err = openPostgres(rest, o.pools())
 	default:
 		return nil, fmt.Errorf("database %q: unknown kind %q (want sqlite, mysql or postgres)", spec, kind)
 	}
@@ -119,7 +119,48 @@ func Open(ctx context.Context, spec string, opts ...Option) (*DB, error) {
 type Option func(*options)
 
 type options struct {
-	wrap func(dialect.Driver) dialect.Driver
+	wrap                 func(dialect.Driver) dialect.Driver
+	maxConns, batchConns int
+}
+
+// DefaultMaxConns and DefaultBatchConns are one process's connections to a
+// server (MySQL, PostgreSQL): the main pool and the group-commit batch's.
+// Every connection is a server process on PostgreSQL, whose max_connections
+// is 100 by default (3 of them kept for superusers), MariaDB's 151: 24 a
+// process lets three instances and a command (migrate, close-expired,
+// reconcile) share a stock PostgreSQL, 4 × 24 = 96 ≤ 97, each pool full.
+// 64 + 8 made two instances under load fail with 53300 "too many clients".
+// At 64 buyers no cost of the smaller pools showed above a loaded
+// machine's noise (docs/benchmarks.md, "Issue 38: connection budgets"):
+// orders of a hot SKU queue on its row lock whatever the pool, and the
+// group-commit batch takes single-SKU orders whole on its own pool.
+const (
+	DefaultMaxConns = 20
+	// DefaultBatchConns: checkout's batches in flight, GroupInFlight (2)
+	// in each of its two lanes; a rerun runs after its batch, on the same
+	// connection.
+	DefaultBatchConns = 4
+)
+
+// pools is the two pool sizes Open gives the server's dialect.
+type pools struct{ main, batch int }
+
+func (o options) pools() pools {
+	p := pools{DefaultMaxConns, DefaultBatchConns}
+	if o.maxConns > 0 {
+		p.main = o.maxConns
+	}
+	if o.batchConns > 0 {
+		p.batch = o.batchConns
+	}
+	return p
+}
+
+// WithPools sets the most connections the main pool and the batch pool
+// keep open (≤ 0: DefaultMaxConns, DefaultBatchConns); idle ones are kept
+// up to the same number. SQLite keeps its own small pool of 4 (one writer).
+func WithPools(maxConns, batchConns int) Option {
+	return func(o *options) { o.maxConns, o.batchConns = maxConns, batchConns }
 }
 
 // WithDriverWrapper wraps the ent driver, e.g. to count statements in tests.

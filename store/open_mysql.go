@@ -13,7 +13,7 @@ import (
 
 // openMySQL opens the main pool and the batch pool (DB.Batch), on one
 // server or on the first ready node of a Galera list (nodes_mysql.go).
-func openMySQL(dsns string) (opened, error) {
+func openMySQL(dsns string, size pools) (opened, error) {
 	var cfgs []*mysql.Config
 	for _, dsn := range splitNodes(dsns) {
 		cfg, err := mysqlConfig(dsn)
@@ -30,7 +30,7 @@ func openMySQL(dsns string) (opened, error) {
 			c := cfgs[0].Clone()
 			c.MultiStatements = multi
 			return sql.Open("mysql", c.FormatDSN())
-		}, nil)
+		}, size, nil)
 	}
 	set, err := newNodeSet(cfgs)
 	if err != nil {
@@ -51,7 +51,7 @@ func openMySQL(dsns string) (opened, error) {
 			nc.nodes = append(nc.nodes, conn)
 		}
 		return sql.OpenDB(nc), nil
-	}, set.close)
+	}, size, set.close)
 	if err != nil {
 		set.close()
 		return opened{}, err
@@ -98,13 +98,13 @@ func mysqlConfig(dsn string) (*mysql.Config, error) {
 
 // openPools opens the main pool and the batch pool with open (multi:
 // several statements per query); stop ends what the pools depend on.
-func openPools(open func(multi bool) (*sql.DB, error), stop func()) (opened, error) {
+func openPools(open func(multi bool) (*sql.DB, error), size pools, stop func()) (opened, error) {
 	main, err := open(false)
 	if err != nil {
 		return opened{}, err
 	}
-	main.SetMaxOpenConns(64)
-	main.SetMaxIdleConns(64)
+	main.SetMaxOpenConns(size.main)
+	main.SetMaxIdleConns(size.main)
 	main.SetConnMaxLifetime(30 * time.Minute)
 	// The group-commit batch sends its writes as one multi-statement query
 	// (checkout/batch_mysql.go), its values written inline by Text (plain
@@ -116,10 +116,10 @@ func openPools(open func(multi bool) (*sql.DB, error), stop func()) (opened, err
 		main.Close()
 		return opened{}, err
 	}
-	// A few batches are in flight at once (checkout's GroupInFlight, with
-	// one rerun each): a small pool, never waited on in practice.
-	batch.SetMaxOpenConns(8)
-	batch.SetMaxIdleConns(8)
+	// A few batches are in flight at once (checkout's GroupInFlight in each
+	// lane): a small pool (DefaultBatchConns).
+	batch.SetMaxOpenConns(size.batch)
+	batch.SetMaxIdleConns(size.batch)
 	batch.SetConnMaxLifetime(30 * time.Minute)
 	return opened{db: main, batch: batch, dialect: mysqlDialect{}, kind: mysqlKind, stop: stop}, nil
 }

@@ -12,7 +12,7 @@ import (
 
 // openPostgres opens the main pool and the batch pool (DB.Batch) through
 // pgx's database/sql driver. dsn is a libpq URL or key=value string.
-func openPostgres(dsn string) (opened, error) {
+func openPostgres(dsn string, size pools) (opened, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return opened{}, fmt.Errorf("postgres DSN: %w", err)
@@ -32,15 +32,15 @@ func openPostgres(dsn string) (opened, error) {
 	conn := rebinding{stdlib.GetConnector(*cfg)}
 	main := sql.OpenDB(conn)
 	// A pool per instance, against max_connections (100 by default):
-	// docs/operations.md, "PostgreSQL".
-	main.SetMaxOpenConns(64)
-	main.SetMaxIdleConns(64)
+	// docs/operations.md, "PostgreSQL"; DefaultMaxConns says why its size.
+	main.SetMaxOpenConns(size.main)
+	main.SetMaxIdleConns(size.main)
 	main.SetConnMaxLifetime(30 * time.Minute)
 	// The batch sends its statements as one simple-protocol query
 	// (conn_postgres.go); its own small pool, as on MySQL.
 	batch := sql.OpenDB(conn)
-	batch.SetMaxOpenConns(8)
-	batch.SetMaxIdleConns(8)
+	batch.SetMaxOpenConns(size.batch)
+	batch.SetMaxIdleConns(size.batch)
 	batch.SetConnMaxLifetime(30 * time.Minute)
 	return opened{db: main, batch: batch, dialect: postgresDialect{},
 		kind: func(context.Context, *sql.DB) (Kind, error) { return Postgres, nil }}, nil

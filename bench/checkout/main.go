@@ -37,6 +37,11 @@
 //	go run ./bench/checkout -db 'mysql:root@tcp(127.0.0.1:3306)/test' -clients 64 \
 //	  -dbs 'mysql:root@tcp(127.0.0.1:3311)/test,mysql:root@tcp(127.0.0.1:3312)/test,mysql:root@tcp(127.0.0.1:3313)/test'
 //
+// Section 10 is issue 38's pool sizes (bench/checkout/pools.go): -pools
+// lists main+batch sizes, and only that section runs:
+//
+//	go run ./bench/checkout -db 'postgres:…' -clients 64 -pools 64+8,20+4 -pool-rounds 3
+//
 // On MariaDB and PostgreSQL it creates and drops its own database on the
 // server named by the DSN; on SQLite it uses a temporary file.
 package main
@@ -88,6 +93,8 @@ func main() {
 	gcPercent := flag.Int("gc-percent", gctune.DefaultPercent, "GC target of this process, which hosts the server: serve's default (GOGC, when set, wins)")
 	dbsFlag := flag.String("dbs", "", "comma-separated mysql:DSN of a Galera cluster's nodes: run only section 9, the hot SKU through 1 node and through all, beside -db's single server (cluster.go)")
 	syncWait := flag.Bool("sync-wait", true, "section 9: wsrep_sync_wait=1 on the nodes' DSNs, as docs/operations.md deploys them")
+	poolsFlag := flag.String("pools", "", "comma-separated main+batch pool sizes (e.g. 64+8,20+4): run only section 10, the group path at each size in turn, at the last -clients count (pools.go)")
+	poolRounds := flag.Int("pool-rounds", 3, "section 10: rounds, each running every -pools size once for -dur")
 	flag.Parse()
 	gcInForce, gcFrom = gctune.Apply(*gcPercent)
 	if *cpuprofile != "" {
@@ -124,6 +131,20 @@ func main() {
 			log.Fatalf("-clients %q: want positive integers", *clientsFlag)
 		}
 		clients = append(clients, n)
+	}
+	if *poolsFlag != "" {
+		sizes, err := parsePools(*poolsFlag)
+		if err != nil {
+			log.Fatal(err)
+		}
+		bad, err := poolsSection(*dbFlag, sizes, *poolRounds, *dur, clients[len(clients)-1], []string{"in-process", "http"})
+		if err == nil && bad > 0 {
+			err = fmt.Errorf("%d runs failed their correctness check", bad)
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		return
 	}
 	if *dbsFlag != "" {
 		bad, err := clusterSection(*dbFlag, strings.Split(*dbsFlag, ","), *dur, clients[len(clients)-1], *syncWait)

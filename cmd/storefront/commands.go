@@ -15,7 +15,10 @@ import (
 )
 
 func openDB(ctx context.Context, c *config) (*store.DB, error) {
-	db, err := store.Open(ctx, c.DB)
+	if c.DBMaxConns < 1 || c.DBBatchConns < 1 {
+		return nil, fmt.Errorf("--db-max-conns %d, --db-batch-conns %d: each must be at least 1", c.DBMaxConns, c.DBBatchConns)
+	}
+	db, err := store.Open(ctx, c.DB, c.pools())
 	if err != nil {
 		return nil, err
 	}
@@ -34,6 +37,9 @@ func openDB(ctx context.Context, c *config) (*store.DB, error) {
 	}
 	return db, nil
 }
+
+// pools is the pool sizes of --db-max-conns and --db-batch-conns.
+func (c *config) pools() store.Option { return store.WithPools(c.DBMaxConns, c.DBBatchConns) }
 
 // migratedDB parses a command's --db and opens that database migrated.
 func migratedDB(ctx context.Context, name string, args []string) (*store.DB, error) {

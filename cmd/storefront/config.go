@@ -53,12 +53,18 @@ type config struct {
 	// MemoryLimit is the Go runtime's soft memory limit (memlimit.go).
 	MemoryLimit int64
 	Live        liveConfig // live.go
+
+	// The pools' sizes on a server (store.WithPools): each of --db and
+	// --db-writer gets both.
+	DBMaxConns, DBBatchConns int
 }
 
 // flagSet registers the flags shared by commands that open the database.
 func flagSet(name string, c *config) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.StringVar(&c.DB, "db", env("DB", store.DefaultDB), "database: sqlite:PATH, mysql:DSN or postgres:DSN; mysql:DSN1,DSN2,… for the nodes of a Galera cluster, of which the first ready one takes the connections (STOREFRONT_DB)")
+	fs.IntVar(&c.DBMaxConns, "db-max-conns", int(envInt("DB_MAX_CONNS", store.DefaultMaxConns)), "most connections this process keeps to a MySQL or PostgreSQL server, besides the batch pool's (STOREFRONT_DB_MAX_CONNS)")
+	fs.IntVar(&c.DBBatchConns, "db-batch-conns", int(envInt("DB_BATCH_CONNS", store.DefaultBatchConns)), "most connections of the group-commit batch's pool; at least twice --group-inflight (STOREFRONT_DB_BATCH_CONNS)")
 	c.JWTSecret = os.Getenv("STOREFRONT_JWT_SECRET")
 	return fs
 }

@@ -138,7 +138,7 @@ func serve(ctx context.Context, args []string) error {
 	// own node.
 	wdb := db
 	if c.DBWriter != "" {
-		if wdb, err = store.Open(ctx, c.DBWriter); err != nil {
+		if wdb, err = store.Open(ctx, c.DBWriter, c.pools()); err != nil {
 			return fmt.Errorf("--db-writer: %w", err)
 		}
 		defer wdb.Close()

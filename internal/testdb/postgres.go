@@ -68,3 +68,39 @@ func dsnOf(cfg *pgx.ConnConfig, name string) string {
 	}
 	return u.String()
 }
+
+// PostgresRole creates a login role of the test's own whose connections
+// PostgreSQL caps at limit (CONNECTION LIMIT, checked as max_connections is,
+// with the same 53300 "too many connections"), and an empty database it
+// owns. It returns the --db value that connects as that role, and the one
+// that connects as the suite's user (not counted against limit), for
+// reading what the role's processes wrote. Both go at the end of the test.
+func PostgresRole(t testing.TB, limit int) (spec, adminSpec string) {
+	t.Helper()
+	base := SkipUnlessPostgres(t)
+	cfg, err := pgx.ParseConfig(base)
+	if err != nil {
+		t.Fatalf("%s: %v", PostgresDSNEnv, err)
+	}
+	admin := stdlib.OpenDB(*cfg)
+	defer admin.Close()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "sf_test_" + hex.EncodeToString(b[:])
+	pw := hex.EncodeToString(b[:]) + "pw"
+	if _, err := admin.Exec("CREATE ROLE " + name + " LOGIN PASSWORD '" + pw + "' CONNECTION LIMIT " + strconv.Itoa(limit)); err != nil {
+		t.Fatalf("creating test role: %v", err)
+	}
+	if _, err := admin.Exec("CREATE DATABASE " + name + " OWNER " + name); err != nil {
+		t.Fatalf("creating test database: %v", err)
+	}
+	t.Cleanup(func() {
+		a := stdlib.OpenDB(*cfg)
+		defer a.Close()
+		_, _ = a.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		_, _ = a.ExecContext(context.Background(), "DROP ROLE IF EXISTS "+name)
+	})
+	role := cfg.Copy()
+	role.User, role.Password = name, pw
+	return "postgres:" + dsnOf(role, name), "postgres:" + dsnOf(cfg, name)
+}
