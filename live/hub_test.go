@@ -3,6 +3,7 @@ package live_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -126,13 +127,10 @@ func TestHubPushesChanges(t *testing.T) {
 			t.Fatalf("an admin subscribing to an off-shelf goods: %v", err)
 		}
 		cancel()
-		deadline := time.Now().Add(10 * time.Second)
-		for s := f.hub.Stats(); s.Subscribers != 0 || s.Goods != 0; s = f.hub.Stats() {
-			if time.Now().After(deadline) {
-				t.Fatalf("after every context ended: %+v", s)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		waitFor(t, "no subscriber and no goods after every context ended", func() bool {
+			s := f.hub.Stats()
+			return s.Subscribers == 0 && s.Goods == 0
+		})
 	})
 }
 
@@ -152,9 +150,7 @@ func TestHubReadsPerGoodsNotPerSubscriber(t *testing.T) {
 		waitPolls := func(k uint64) {
 			t.Helper()
 			p0 := f.hub.Stats().Polls
-			for f.hub.Stats().Polls < p0+k {
-				time.Sleep(2 * time.Millisecond)
-			}
+			waitFor(t, fmt.Sprintf("%d more polls", k), func() bool { return f.hub.Stats().Polls >= p0+k })
 		}
 		waitPolls(2) // the first poll of a new goods reads its view once more
 		n0, p0 := f.n.Load(), f.hub.Stats().Polls
@@ -164,13 +160,22 @@ func TestHubReadsPerGoodsNotPerSubscriber(t *testing.T) {
 			t.Errorf("%d statements in %d polls with 100 subscribers of one unchanged goods, want one per poll", n, p)
 		}
 		cancel()
-		for f.hub.Stats().Goods != 0 {
-			time.Sleep(2 * time.Millisecond)
-		}
+		waitFor(t, "the hub to forget the goods", func() bool { return f.hub.Stats().Goods == 0 })
 		n0 = f.n.Load()
 		time.Sleep(100 * time.Millisecond) // five intervals with nobody watching
 		if n := f.n.Load() - n0; n != 0 {
 			t.Errorf("%d statements with nobody watching, want 0", n)
 		}
 	})
+}
+
+// waitFor polls cond until it holds, failing the test after 10 s: a poll
+// without a deadline hangs the suite instead of failing it.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10s for %s", what)
+		}
+	}
 }

@@ -14,10 +14,18 @@ import (
 	"storefront/errs"
 	"storefront/inventory"
 	"storefront/money"
+	"storefront/paging"
 	"storefront/scalar"
 	"storefront/skumatrix"
 	"storefront/store"
 )
+
+// CodeInternal answers an error the table does not know: a bug, logged.
+const CodeInternal = "INTERNAL"
+
+// ErrQueryTooComplex refuses an operation over the depth or complexity
+// limit (server/limits.go).
+var ErrQueryTooComplex = errs.New(errs.InvalidInput, "query too complex")
 
 // errorCode pairs an error with its stable extensions.code.
 type errorCode struct {
@@ -36,7 +44,6 @@ var codes = []errorCode{
 	{skumatrix.ErrTooManyDimensions, "TOO_MANY_DIMENSIONS"},
 	{skumatrix.ErrTooManySKUs, "TOO_MANY_SKUS"},
 	{errs.VersionConflict, "VERSION_CONFLICT"},
-	{store.ErrUnavailable, "UNAVAILABLE"},
 	{inventory.ErrOutOfStock, "OUT_OF_STOCK"}, // also checkout.ErrOutOfStock
 	{checkout.ErrInvalidQuantity, "INVALID_QUANTITY"},
 	{checkout.ErrSkuUnavailable, "SKU_UNAVAILABLE"},
@@ -55,6 +62,10 @@ var codes = []errorCode{
 	{scalar.ErrInvalidID, "INVALID_INPUT"},
 	{scalar.ErrInvalidTime, "INVALID_INPUT"},
 	{enums.ErrInvalid, "INVALID_INPUT"},
+	{paging.ErrInvalid, "INVALID_INPUT"},
+
+	// Refusals of the HTTP layer (server) that are not a category alone.
+	{ErrQueryTooComplex, "QUERY_TOO_COMPLEX"},
 
 	// The categories. errs.Conflict has no code of its own: every conflict
 	// a client can meet is a precise error above, and one that is not is a
@@ -70,18 +81,29 @@ var codes = []errorCode{
 // Code returns the extensions.code for err, or "" when it is not a known
 // domain error.
 func Code(err error) string {
+	if c := codeOf(err); c != "" {
+		return c
+	}
+	// The request timeout ran out, or a connection failed in a path that did
+	// not classify its error: either way "retry later", not INTERNAL.
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(store.Classify(err), store.ErrUnavailable) {
+		return codeOf(errs.Unavailable)
+	}
+	return ""
+}
+
+// codeOf is the table's code for err, or "".
+func codeOf(err error) string {
 	for _, c := range codes {
 		if errors.Is(err, c.err) {
 			return c.code
 		}
 	}
-	// The request timeout ran out, or a connection failed in a path that did
-	// not classify its error: either way "retry later", not INTERNAL.
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(store.Classify(err), store.ErrUnavailable) {
-		return "UNAVAILABLE"
-	}
 	return ""
 }
+
+// codeUnavailable is the code PresentError words and logs as a database outage.
+var codeUnavailable = codeOf(errs.Unavailable)
 
 // gqlgenCode gives a code to refusals gqlgen raises itself, which carry no
 // sentinel: they are the client's doing and must not be logged and
@@ -91,7 +113,7 @@ func gqlgenCode(err error) string {
 	// introspection is switched off.
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		if e.Error() == "introspection disabled" {
-			return "FORBIDDEN"
+			return Code(errs.Forbidden)
 		}
 	}
 	// A *gqlerror.Error reaching the presenter before any resolver ran
@@ -99,7 +121,7 @@ func gqlgenCode(err error) string {
 	// query, an undecodable body, an unsupported APQ version.
 	var gerr *gqlerror.Error
 	if errors.As(err, &gerr) && len(gerr.Path) == 0 {
-		return "INVALID_INPUT"
+		return Code(errs.InvalidInput)
 	}
 	return ""
 }
@@ -118,8 +140,8 @@ func PresentError(ctx context.Context, err error) *gqlerror.Error {
 	if code == "" {
 		slog.ErrorContext(ctx, "internal error", "err", err, "path", gerr.Path.String())
 		gerr.Message = "internal error"
-		code = "INTERNAL"
-	} else if code == "UNAVAILABLE" {
+		code = CodeInternal
+	} else if code == codeUnavailable {
 		slog.WarnContext(ctx, "database unavailable", "err", err)
 		gerr.Message = "the database is unavailable; retry later"
 	}
@@ -134,5 +156,5 @@ func PresentError(ctx context.Context, err error) *gqlerror.Error {
 // line: never a crashed process, never a stack trace in a response.
 func Recover(ctx context.Context, p any) error {
 	slog.ErrorContext(ctx, "panic in resolver", "panic", p)
-	return &gqlerror.Error{Message: "internal error", Extensions: map[string]any{"code": "INTERNAL"}}
+	return &gqlerror.Error{Message: "internal error", Extensions: map[string]any{"code": CodeInternal}}
 }

@@ -14,6 +14,7 @@ import (
 	"storefront/errs"
 	"storefront/inventory"
 	"storefront/money"
+	"storefront/paging"
 	"storefront/payments"
 	"storefront/scalar"
 	"storefront/skumatrix"
@@ -47,6 +48,8 @@ var documented = []struct {
 	{"scalar.ErrInvalidID", scalar.ErrInvalidID, "INVALID_INPUT"},
 	{"scalar.ErrInvalidTime", scalar.ErrInvalidTime, "INVALID_INPUT"},
 	{"enums.ErrInvalid", enums.ErrInvalid, "INVALID_INPUT"},
+	{"paging.ErrInvalid", paging.ErrInvalid, "INVALID_INPUT"},
+	{"ErrQueryTooComplex", ErrQueryTooComplex, "QUERY_TOO_COMPLEX"},
 
 	{"catalog.ErrSkuCodeTaken", catalog.ErrSkuCodeTaken, "INVALID_INPUT"},
 

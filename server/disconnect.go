@@ -6,6 +6,9 @@ import (
 	"log/slog"
 	"sync/atomic"
 
+	"storefront/errs"
+	"storefront/resolvers"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -34,7 +37,7 @@ func goneError(ctx context.Context, err error) *gqlerror.Error {
 	e := graphql.DefaultErrorPresenter(ctx, err)
 	slog.DebugContext(ctx, "client closed the request", "err", err, "path", e.Path.String())
 	e.Message = "the client closed the request"
-	e.Extensions = map[string]any{"code": "UNAVAILABLE"}
+	e.Extensions = map[string]any{"code": resolvers.Code(errs.Unavailable)}
 	return e
 }
 

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 
+	"storefront/resolvers"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -56,7 +58,5 @@ func (q *queryLimits) MutateOperationContext(ctx context.Context, op *graphql.Op
 }
 
 func tooComplex(format string, args ...any) *gqlerror.Error {
-	e := gqlerror.Errorf(format, args...)
-	e.Extensions = map[string]any{"code": "QUERY_TOO_COMPLEX"}
-	return e
+	return refusal(resolvers.ErrQueryTooComplex, format, args...)
 }

@@ -61,7 +61,7 @@ func (o opMetrics) InterceptResponse(ctx context.Context, next graphql.ResponseH
 			code = "NONE"
 		}
 		o.m.Errors.WithLabelValues(op, code).Inc()
-		if code == "OUT_OF_STOCK" && op == "placeOrder" {
+		if code == codeOutOfStock && op == "placeOrder" {
 			o.m.OutOfStock.Inc()
 		}
 	}

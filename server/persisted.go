@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 
+	"storefront/errs"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -32,7 +34,5 @@ func (p persistedSize) MutateOperationParameters(_ context.Context, raw *graphql
 	if raw.Extensions["persistedQuery"] == nil || len(raw.Query) <= p.max {
 		return nil
 	}
-	e := gqlerror.Errorf("a persisted query may have at most %d bytes, this one has %d: send it as a plain query, without extensions.persistedQuery", p.max, len(raw.Query))
-	e.Extensions = map[string]any{"code": "INVALID_INPUT"}
-	return e
+	return refusal(errs.InvalidInput, "a persisted query may have at most %d bytes, this one has %d: send it as a plain query, without extensions.persistedQuery", p.max, len(raw.Query))
 }

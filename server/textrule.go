@@ -100,7 +100,7 @@ func (x *textRule) MutateOperationContext(ctx context.Context, op *graphql.Opera
 // field in extensions.field for programs.
 func refusedText(err error) *gqlerror.Error {
 	e := gqlerror.Errorf("%s", err.Error())
-	e.Extensions = map[string]any{"code": "INVALID_INPUT"}
+	e.Extensions = map[string]any{"code": codeInvalidInput}
 	var ie *input.Error
 	if errors.As(err, &ie) {
 		e.Extensions["field"] = ie.Field

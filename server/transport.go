@@ -25,6 +25,7 @@ import (
 	"storefront/catalog"
 	"storefront/errs"
 	"storefront/metrics"
+	"storefront/resolvers"
 )
 
 // httpTransport serves GraphQL over HTTP (GET and POST application/json)
@@ -352,8 +353,7 @@ func (t *httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.
 	if req.get && oc.Operation.Operation != ast.Query {
 		t.countBypass()
 		w.Header()["Allow"] = hdrAllowPost
-		e := gqlerror.Errorf("GET requests may only run queries; send a %s with POST", oc.Operation.Operation)
-		e.Extensions = map[string]any{"code": "INVALID_INPUT"}
+		e := refusal(errs.InvalidInput, "GET requests may only run queries; send a %s with POST", oc.Operation.Operation)
 		t.write(w, media, http.StatusMethodNotAllowed, nil, marshalResponse(&graphql.Response{Errors: gqlerror.List{e}}))
 		return
 	}
@@ -522,7 +522,7 @@ func marshalResponse(resp *graphql.Response) []byte {
 	if err != nil {
 		// Only an unencodable extension value could cause it: a bug.
 		slog.Error("encoding a GraphQL response", "err", err)
-		return []byte(`{"errors":[{"message":"internal error","extensions":{"code":"INTERNAL"}}]}`)
+		return []byte(`{"errors":[{"message":"internal error","extensions":{"code":"` + resolvers.CodeInternal + `"}}]}`)
 	}
 	return b
 }

@@ -52,7 +52,7 @@ func notUTF8(field string) error {
 		field = "request body"
 	}
 	e := gqlerror.Errorf("%s", (&input.Error{Field: field, Reason: "is not valid UTF-8"}).Error())
-	e.Extensions = map[string]any{"code": "INVALID_INPUT", "field": field}
+	e.Extensions = map[string]any{"code": codeInvalidInput, "field": field}
 	return &requestError{e}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"storefront/auth"
+	"storefront/errs"
 	"storefront/live"
 )
 
@@ -312,8 +313,7 @@ func (l *liveOps) InterceptOperation(ctx context.Context, next graphql.Operation
 	}
 	if c.running.Add(1) > int64(c.max) {
 		c.running.Add(-1)
-		e := gqlerror.Errorf("this connection already runs %d subscriptions, the most one connection may; complete one first or open another connection", c.max)
-		e.Extensions = map[string]any{"code": "RATE_LIMITED"}
+		e := refusal(errs.RateLimited, "this connection already runs %d subscriptions, the most one connection may; complete one first or open another connection", c.max)
 		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{e}})
 	}
 	var once sync.Once
@@ -360,9 +360,7 @@ func (l *liveOps) InterceptOperation(ctx context.Context, next graphql.Operation
 }
 
 func invalidInput(msg string) *gqlerror.Error {
-	e := gqlerror.Errorf("%s", msg)
-	e.Extensions = map[string]any{"code": "INVALID_INPUT"}
-	return e
+	return refusal(errs.InvalidInput, "%s", msg)
 }
 
 // isSubscription reports whether ctx's operation is a subscription.

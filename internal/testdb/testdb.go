@@ -84,17 +84,6 @@ func Spec(t testing.TB, b Backend) string {
 	return ""
 }
 
-// SkipUnless skips (or, in CI, fails) when backend b is not configured.
-func SkipUnless(t testing.TB, b Backend) {
-	t.Helper()
-	switch b {
-	case MySQL:
-		SkipUnlessMySQL(t)
-	case Postgres:
-		SkipUnlessPostgres(t)
-	}
-}
-
 // SkipUnlessMySQL skips (or, in CI, fails) when no MySQL DSN is configured.
 func SkipUnlessMySQL(t testing.TB) string {
 	t.Helper()
