@@ -45,7 +45,7 @@ func reconcileEvery(ctx context.Context, inv *inventory.Service, m *metrics.Metr
 	go func() {
 		defer close(done)
 		every(ctx, "stock reconciliation found differences", interval, func(ctx context.Context) (int, error) {
-			return m.Reconcile(ctx, inv, 10000)
+			return stockCheck(ctx, inv, m, 10000)
 		})
 	}()
 	return func() { cancel(); <-done }

@@ -1,4 +1,4 @@
-package metrics
+package main
 
 import (
 	"context"
@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"storefront/inventory"
+	"storefront/metrics"
 )
 
-// Reconcile runs one stock check (seed 003, 7.4): it sets the ledger
+// stockCheck runs one stock check (seed 003, 7.4): it sets the ledger
 // difference, lock difference and negative-stock gauges and logs an error
-// line per SKU that differs.
-// It corrects nothing: a person books a stocktake.
-func (m *Metrics) Reconcile(ctx context.Context, inv *inventory.Service, limit int) (int, error) {
+// line per SKU that differs. It lives here, not in metrics, so that metrics
+// imports no domain. It corrects nothing: a person books a stocktake.
+func stockCheck(ctx context.Context, inv *inventory.Service, m *metrics.Metrics, limit int) (int, error) {
 	diffs, err := inv.Reconcile(ctx, limit)
 	if err != nil {
 		m.ReconcileErrors.Inc()
