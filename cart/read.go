@@ -12,6 +12,7 @@ import (
 	"storefront/enums"
 	"storefront/errs"
 	"storefront/money"
+	"storefront/pricing"
 	"storefront/store"
 )
 
@@ -122,10 +123,8 @@ func (s *Service) view(ctx context.Context, r *ent.Cart) (*Cart, error) {
 			c.warn(WarnSkuUnavailable, l.ID, fmt.Sprintf("SKU %d is no longer sold; remove it from the cart", l.ItemID))
 			continue
 		}
-		line := &Line{ID: l.ID, ItemID: l.ItemID, GoodsID: k.GoodsID, Quantity: l.Quantity, UnitPrice: k.SellPrice,
-			Subtotal: k.SellPrice * money.Money(l.Quantity)}
+		line := &Line{ID: l.ID, ItemID: l.ItemID, GoodsID: k.GoodsID, Quantity: l.Quantity, UnitPrice: k.SellPrice}
 		c.Lines = append(c.Lines, line)
-		c.Cost.Subtotal += line.Subtotal
 		c.Cost.TotalQuantity += line.Quantity
 		if c.Status != enums.CartOpen {
 			continue // an order now: its own lines say what was bought
@@ -143,6 +142,9 @@ func (s *Service) view(ctx context.Context, r *ent.Cart) (*Cart, error) {
 			c.warn(WarnPriceChanged, l.ID, fmt.Sprintf("%s now costs %s (was %s)", name, k.SellPrice, money.Money(l.SeenPrice)))
 			seen = append(seen, ack{l.ID, l.SeenPrice, int64(k.SellPrice)})
 		}
+	}
+	if err := c.price(); err != nil {
+		return nil, err
 	}
 	if pricesShown(ctx) {
 		s.acknowledge(ctx, seen)
@@ -167,4 +169,22 @@ func (s *Service) acknowledge(ctx context.Context, seen []ack) {
 
 func (c *Cart) warn(code string, lineID int64, msg string) {
 	c.Warnings = append(c.Warnings, &Warning{Code: code, LineID: &lineID, Message: msg})
+}
+
+// price sets the lines' subtotals and the cost through pricing, as checkout
+// prices the order the cart becomes.
+func (c *Cart) price() error {
+	lines := make([]pricing.Line, len(c.Lines))
+	for i, l := range c.Lines {
+		lines[i] = pricing.Line{UnitPrice: l.UnitPrice, Quantity: l.Quantity}
+	}
+	q, err := pricing.Price(lines, pricing.Adjustments{})
+	if err != nil {
+		return err
+	}
+	for i, l := range c.Lines {
+		l.Subtotal = q.LineSubtotals[i]
+	}
+	c.Cost.Subtotal = q.Subtotal
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"storefront/ent"
+	"storefront/pricing"
 
 	"storefront/enums"
 	"storefront/inventory"
@@ -153,13 +154,19 @@ func (s *Service) buildFrom(items []ItemInput, rows []*skuRow, pools map[int64]*
 		}
 	}
 	lines := make([]*line, 0, len(merged))
-	var amount money.Money
 	for _, l := range merged {
 		lines = append(lines, l)
-		amount += l.UnitPrice * money.Money(l.Quantity)
 	}
 	slices.SortFunc(lines, func(a, b *line) int { return cmp.Compare(a.ItemID, b.ItemID) })
-	return lines, amount, nil
+	priced := make([]pricing.Line, len(lines))
+	for i, l := range lines {
+		priced[i] = pricing.Line{UnitPrice: l.UnitPrice, Quantity: l.Quantity}
+	}
+	q, err := pricing.Price(priced, pricing.Adjustments{})
+	if err != nil {
+		return nil, 0, err
+	}
+	return lines, q.Amount, nil
 }
 
 // lookup reads every named SKU with its goods in one statement (a join: one
