@@ -32,8 +32,8 @@ import (
 	"storefront/catalog"
 	"storefront/demo"
 	"storefront/graph"
+	"storefront/internal/app"
 	"storefront/resolvers"
-	"storefront/server"
 	"storefront/store"
 )
 
@@ -139,17 +139,17 @@ func storefront(b *testing.B) (string, map[string]int64, *catalog.Service) {
 	if err := db.Migrate(ctx); err != nil {
 		b.Fatal(err)
 	}
-	cat := catalog.New(db, catalog.DefaultConfig())
-	b.Cleanup(cat.Close)
-	ids, err := demo.Seed(ctx, cat)
-	if err != nil {
-		b.Fatal(err)
-	}
 	signer, err := auth.NewSigner("bench-secret-0123456789abcdef")
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{Catalog: cat}})
+	sf := app.New(db, nil, signer, app.DefaultConfig())
+	b.Cleanup(sf.Close)
+	cat, h := sf.Catalog, sf.Handler()
+	ids, err := demo.Seed(ctx, cat)
+	if err != nil {
+		b.Fatal(err)
+	}
 	srv := httptest.NewServer(h)
 	b.Cleanup(srv.Close)
 	handlers[srv.URL+"/graphql"] = h

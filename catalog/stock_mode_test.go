@@ -16,10 +16,9 @@ import (
 	"storefront/demo"
 	"storefront/enums"
 	"storefront/errs"
+	"storefront/internal/app"
 	"storefront/internal/testdb"
 	"storefront/money"
-	"storefront/resolvers"
-	"storefront/server"
 	"storefront/store"
 )
 
@@ -109,13 +108,13 @@ func TestDemoStockModes(t *testing.T) {
 // customer's next read although the customer's view is cached for an hour.
 func TestStockModeOverGraphQL(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
-		cfg := catalog.DefaultConfig()
-		cfg.StockTTL = time.Hour // only the edit's invalidation can make the customer see it
-		cat := catalog.New(db, cfg)
-		t.Cleanup(cat.Close)
+		cfg := app.DefaultConfig()
+		cfg.Catalog.StockTTL = time.Hour // only the edit's invalidation can make the customer see it
 		signer, err := auth.NewSigner("catalog-test-secret-0123456789")
 		noErr(t, err)
-		h := server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{Catalog: cat}})
+		sf := app.New(db, nil, signer, cfg)
+		t.Cleanup(sf.Close)
+		cat, h := sf.Catalog, sf.Handler()
 		admin, err := signer.Issue("alice", auth.Admin, time.Hour)
 		noErr(t, err)
 		customer, err := signer.Issue("bob", auth.Customer, time.Hour)

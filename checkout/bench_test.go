@@ -19,10 +19,8 @@ import (
 	"storefront/checkout"
 	"storefront/demo"
 	"storefront/ent/sku"
+	"storefront/internal/app"
 	"storefront/internal/testdb"
-	"storefront/inventory"
-	"storefront/resolvers"
-	"storefront/server"
 	"storefront/store"
 )
 
@@ -40,12 +38,12 @@ func BenchmarkPlaceOrder(b *testing.B) {
 	for _, backend := range []testdb.Backend{testdb.MySQL, testdb.SQLite} {
 		b.Run(string(backend), func(b *testing.B) {
 			db := testdb.Open(b, backend)
-			_, hot := benchSetup(b, db)
+			hot := benchSetup(b, db)
 			for _, path := range []string{"plain", "group"} {
 				cfg := checkout.DefaultConfig()
 				cfg.GroupCommit = path == "group"
-				svc := checkout.New(db, cfg)
-				h := benchHandler(b, db, svc)
+				h := benchHandler(b, db, cfg)
+				svc := h.app.Checkout
 				for _, c := range []int{1, 16, 64} {
 					b.Run(fmt.Sprintf("%s/service/clients=%d", path, c), func(b *testing.B) {
 						run(b, c, func(i int64) error {
@@ -109,7 +107,7 @@ func run(b *testing.B, c int, place func(i int64) error) {
 	b.ReportMetric(float64(all[len(all)*99/100].Microseconds())/1000, "p99_ms")
 }
 
-func benchSetup(b *testing.B, db *store.DB) (*checkout.Service, int64) {
+func benchSetup(b *testing.B, db *store.DB) int64 {
 	ctx := context.Background()
 	cat := catalog.New(db, catalog.DefaultConfig())
 	ids, err := demo.Seed(ctx, cat)
@@ -128,16 +126,17 @@ func benchSetup(b *testing.B, db *store.DB) (*checkout.Service, int64) {
 		"SELECT id, goods_id, 5, 100000000, stock - 100000000, stock, 'manual', 'bench', '', ? FROM sku WHERE id = ?", time.Now().UTC(), hot); err != nil {
 		b.Fatal(err)
 	}
-	return checkout.New(db, checkout.DefaultConfig()), hot
+	return hot
 }
 
 type benchHTTP struct {
+	app        *app.App
 	url, token string
 	client     *http.Client
 	handler    http.Handler
 }
 
-func benchHandler(b *testing.B, db *store.DB, svc *checkout.Service) *benchHTTP {
+func benchHandler(b *testing.B, db *store.DB, cfg checkout.Config) *benchHTTP {
 	signer, err := auth.NewSigner("bench-secret-0123456789")
 	if err != nil {
 		b.Fatal(err)
@@ -146,12 +145,14 @@ func benchHandler(b *testing.B, db *store.DB, svc *checkout.Service) *benchHTTP 
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{
-		Catalog: catalog.New(db, catalog.DefaultConfig()), Inventory: inventory.New(db), Checkout: svc,
-	}})
+	c := app.DefaultConfig()
+	c.Checkout = cfg
+	a := app.New(db, nil, signer, c)
+	b.Cleanup(a.Close)
+	h := a.Handler()
 	srv := httptest.NewServer(h)
 	b.Cleanup(srv.Close)
-	return &benchHTTP{url: srv.URL + "/graphql", token: token, handler: h,
+	return &benchHTTP{app: a, url: srv.URL + "/graphql", token: token, handler: h,
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}}}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"storefront/checkout"
 	"storefront/internal/testdb"
 	"storefront/store"
 )
@@ -40,8 +41,8 @@ func BenchmarkPlaceOrderVsHotrow(b *testing.B) {
 	if err := db.Migrate(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	svc, hot := benchSetup(b, db)
-	h := benchHandler(b, db, svc)
+	hot := benchSetup(b, db)
+	h := benchHandler(b, db, checkout.DefaultConfig())
 	cfg, err := mysql.ParseDSN(strings.TrimPrefix(spec, "mysql:"))
 	if err != nil {
 		b.Fatal(err)

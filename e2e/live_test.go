@@ -21,10 +21,9 @@ import (
 	"entgo.io/ent/dialect"
 
 	"storefront/auth"
-	"storefront/catalog"
+	"storefront/internal/app"
 	"storefront/internal/testdb"
 	"storefront/live"
-	"storefront/resolvers"
 	"storefront/server"
 	"storefront/store"
 )
@@ -82,25 +81,22 @@ func startLiveInstance(t *testing.T, spec string) *liveInstance {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := catalog.New(db, catalog.DefaultConfig())
-	hub := live.New(db, cat, live.Config{})
 	signer, err := auth.NewSigner("e2e-secret-0123456789abcdef")
 	if err != nil {
 		t.Fatal(err)
 	}
 	closing, closeLive := context.WithCancel(context.Background())
-	ts := httptest.NewServer(server.New(server.Options{
-		DB: db, Signer: signer, Resolver: &resolvers.Resolver{Catalog: cat, Live: hub},
-		Live: server.LiveOptions{Closing: closing},
-	}))
-	in := &liveInstance{url: "ws" + strings.TrimPrefix(ts.URL, "http") + "/graphql", reads: reads, hub: hub}
+	cfg := app.DefaultConfig()
+	cfg.HTTP.Live = server.LiveOptions{Closing: closing}
+	sf := app.New(db, nil, signer, cfg)
+	ts := httptest.NewServer(sf.Handler())
+	in := &liveInstance{url: "ws" + strings.TrimPrefix(ts.URL, "http") + "/graphql", reads: reads, hub: sf.Live}
 	var once sync.Once
 	in.close = func() {
 		once.Do(func() {
 			closeLive()
 			ts.Close()
-			hub.Close()
-			cat.Close()
+			sf.Close()
 			db.Close()
 		})
 	}

@@ -13,14 +13,11 @@ import (
 	"storefront/auth"
 	"storefront/cart"
 	"storefront/catalog"
-	"storefront/checkout"
 	"storefront/demo"
 	"storefront/ent/sku"
+	"storefront/internal/app"
 	"storefront/internal/testdb"
-	"storefront/inventory"
 	"storefront/money"
-	"storefront/resolvers"
-	"storefront/server"
 	"storefront/store"
 )
 
@@ -33,10 +30,16 @@ import (
 func TestCartAcknowledgesOnlyShownPrices(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		cfg := catalog.DefaultConfig()
-		cfg.StockTTL = time.Nanosecond
-		cat := catalog.New(db, cfg)
-		t.Cleanup(cat.Close)
+		signer, err := auth.NewSigner("cart-ack-test-secret-0123456789abcdef")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := app.DefaultConfig()
+		cfg.Catalog.StockTTL = time.Nanosecond
+		cfg.Cart = cart.DefaultConfig()
+		sf := app.New(db, nil, signer, cfg)
+		t.Cleanup(sf.Close)
+		cat, h := sf.Catalog, sf.Handler()
 		ids, err := demo.Seed(ctx, cat)
 		if err != nil {
 			t.Fatal(err)
@@ -49,13 +52,6 @@ func TestCartAcknowledgesOnlyShownPrices(t *testing.T) {
 			}
 			skus = append(skus, id)
 		}
-		signer, err := auth.NewSigner("cart-ack-test-secret-0123456789abcdef")
-		if err != nil {
-			t.Fatal(err)
-		}
-		co := checkout.New(db, checkout.DefaultConfig())
-		h := server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inventory.New(db), Checkout: co,
-			Carts: cart.New(db, co, cart.DefaultConfig())}})
 		do := func(token, query string, vars map[string]any) answer {
 			t.Helper()
 			body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})

@@ -14,10 +14,9 @@ import (
 	"storefront/catalog"
 	"storefront/checkout"
 	"storefront/enums"
+	"storefront/internal/app"
 	"storefront/internal/testdb"
 	"storefront/inventory"
-	"storefront/resolvers"
-	"storefront/server"
 	"storefront/store"
 )
 
@@ -27,16 +26,15 @@ import (
 func TestLockedPoolOverGraphQL(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		cfg := catalog.DefaultConfig()
-		cfg.StockTTL = time.Nanosecond // every read shows the stock as it is
-		cat := catalog.New(db, cfg)
-		t.Cleanup(cat.Close)
+		cfg := app.DefaultConfig()
+		cfg.Catalog.StockTTL = time.Nanosecond // every read shows the stock as it is
 		signer, err := auth.NewSigner("pool-lock-test-secret-0123456789ab")
 		if err != nil {
 			t.Fatal(err)
 		}
-		inv, co := inventory.New(db), checkout.New(db, checkout.DefaultConfig())
-		h := server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inv, Checkout: co}})
+		sf := app.New(db, nil, signer, cfg)
+		t.Cleanup(sf.Close)
+		cat, inv, co, h := sf.Catalog, sf.Inventory, sf.Checkout, sf.Handler()
 		g, err := cat.Create(ctx, catalog.CreateInput{Name: "腕表", Status: enums.GoodsOnShelf, StockMode: enums.LockAtOrder,
 			DefaultSku: catalog.SkuTerms{SellPrice: 99900, Stock: 10}})
 		if err != nil {

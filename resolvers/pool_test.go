@@ -12,12 +12,9 @@ import (
 
 	"storefront/auth"
 	"storefront/catalog"
-	"storefront/checkout"
 	"storefront/enums"
+	"storefront/internal/app"
 	"storefront/internal/testdb"
-	"storefront/inventory"
-	"storefront/resolvers"
-	"storefront/server"
 	"storefront/store"
 )
 
@@ -53,15 +50,15 @@ const poolFields = `id itemId name price quantity stock sold perBuyerLimit start
 func TestStockPoolsOverGraphQL(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		cfg := catalog.DefaultConfig()
-		cfg.StockTTL = time.Nanosecond // every read shows the stock as it is (a view's stock is otherwise up to 2 s old, by design)
-		cat := catalog.New(db, cfg)
-		t.Cleanup(cat.Close)
+		cfg := app.DefaultConfig()
+		cfg.Catalog.StockTTL = time.Nanosecond // every read shows the stock as it is (a view's stock is otherwise up to 2 s old, by design)
 		signer, err := auth.NewSigner("pool-test-secret-0123456789abcdef")
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inventory.New(db), Checkout: checkout.New(db, checkout.DefaultConfig())}})
+		sf := app.New(db, nil, signer, cfg)
+		t.Cleanup(sf.Close)
+		cat, h := sf.Catalog, sf.Handler()
 		admin, _ := signer.Issue("alice", auth.Admin, time.Hour)
 		customer, _ := signer.Issue("bob", auth.Customer, time.Hour)
 		do := func(token, query string, vars map[string]any) answer {

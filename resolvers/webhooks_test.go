@@ -10,9 +10,8 @@ import (
 	"time"
 
 	"storefront/auth"
+	"storefront/internal/app"
 	"storefront/internal/testdb"
-	"storefront/resolvers"
-	"storefront/server"
 	"storefront/store"
 	"storefront/webhooks"
 )
@@ -28,7 +27,9 @@ func TestWebhooksOverGraphQL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{Hooks: webhooks.New(db, webhooks.Config{})}})
+		sf := app.New(db, nil, signer, app.DefaultConfig())
+		t.Cleanup(sf.Close)
+		h := sf.Handler()
 		admin, _ := signer.Issue("alice", auth.Admin, time.Hour)
 		customer, _ := signer.Issue("bob", auth.Customer, time.Hour)
 		do := func(token, query string, vars map[string]any) answer {

@@ -15,11 +15,9 @@ import (
 	"time"
 
 	"storefront/auth"
-	"storefront/catalog"
 	"storefront/demo"
+	"storefront/internal/app"
 	"storefront/internal/testdb"
-	"storefront/inventory"
-	"storefront/resolvers"
 	"storefront/server"
 	"storefront/store"
 )
@@ -38,18 +36,18 @@ func newHardened(t *testing.T, db *store.DB, n *atomic.Int64, o server.Options) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := catalog.New(db, catalog.DefaultConfig())
-	t.Cleanup(cat.Close)
-	if _, err := demo.Seed(context.Background(), cat); err != nil {
+	cfg := app.DefaultConfig()
+	cfg.HTTP = o
+	sf := app.New(db, nil, signer, cfg)
+	t.Cleanup(sf.Close)
+	if _, err := demo.Seed(context.Background(), sf.Catalog); err != nil {
 		t.Fatal(err)
 	}
 	admin, err := signer.Issue("ops-admin", auth.Admin, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.DB, o.Signer = db, signer
-	o.Resolver = &resolvers.Resolver{Catalog: cat, Inventory: inventory.New(db)}
-	return &hardened{h: server.New(o), n: n, admin: admin}
+	return &hardened{h: sf.Handler(), n: n, admin: admin}
 }
 
 type gqlResp struct {

@@ -18,18 +18,13 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"storefront/auth"
-	"storefront/cart"
-	"storefront/catalog"
-	"storefront/checkout"
 	"storefront/demo"
 	"storefront/graph"
+	"storefront/internal/app"
 	"storefront/internal/testdb"
-	"storefront/inventory"
 	"storefront/payments"
-	"storefront/resolvers"
 	"storefront/server"
 	"storefront/store"
-	"storefront/webhooks"
 )
 
 // TestEveryStringArgumentFollowsTheInputRule finds every string argument
@@ -186,20 +181,16 @@ func newProbeServer(t *testing.T, db *store.DB) *probeServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := catalog.New(db, catalog.DefaultConfig())
-	t.Cleanup(cat.Close)
-	ids, err := demo.Seed(context.Background(), cat)
+	cfg := app.DefaultConfig()
+	cfg.Payments.Providers = map[string]payments.Provider{"mock": payments.MockProvider("probe-secret")}
+	cfg.HTTP.Introspection = true
+	sf := app.New(db, nil, signer, cfg)
+	t.Cleanup(sf.Close)
+	ids, err := demo.Seed(context.Background(), sf.Catalog)
 	if err != nil {
 		t.Fatal(err)
 	}
-	orders := checkout.New(db, checkout.DefaultConfig())
-	pc := payments.DefaultConfig()
-	pc.Providers = map[string]payments.Provider{"mock": payments.MockProvider("probe-secret")}
-	r := &resolvers.Resolver{
-		Catalog: cat, Inventory: inventory.New(db), Checkout: orders, Payments: payments.New(db, pc, orders),
-		Carts: cart.New(db, orders, cart.Config{}), Hooks: webhooks.New(db, webhooks.Config{}),
-	}
-	s := &probeServer{h: server.New(server.Options{DB: db, Signer: signer, Resolver: r, Introspection: true})}
+	s := &probeServer{h: sf.Handler()}
 	if s.admin, err = signer.Issue("probe-admin", auth.Admin, time.Hour); err != nil {
 		t.Fatal(err)
 	}

@@ -18,11 +18,10 @@ import (
 	"storefront/catalog"
 	"storefront/demo"
 	"storefront/enums"
+	"storefront/internal/app"
 	"storefront/internal/testdb"
 	"storefront/inventory"
 	"storefront/money"
-	"storefront/resolvers"
-	"storefront/server"
 	"storefront/store"
 )
 
@@ -55,12 +54,13 @@ func newFixture(t *testing.T, db *store.DB, n *atomic.Int64) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := catalog.New(db, catalog.DefaultConfig())
-	t.Cleanup(cat.Close)
 	// These tests count statements, including for lists far larger than
 	// the complexity limit admits by default.
-	h := server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{Catalog: cat}, MaxComplexity: 1 << 30})
-	return &fixture{h: h, cat: cat, n: n}
+	cfg := app.DefaultConfig()
+	cfg.HTTP.MaxComplexity = 1 << 30
+	sf := app.New(db, nil, signer, cfg)
+	t.Cleanup(sf.Close)
+	return &fixture{h: sf.Handler(), cat: sf.Catalog, n: n}
 }
 
 // query runs one GraphQL request through the whole handler and returns the
@@ -188,14 +188,7 @@ func TestActivePoolStatements(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		signer, err := auth.NewSigner("server-test-secret-0123456789")
-		if err != nil {
-			t.Fatal(err)
-		}
-		cat := catalog.New(db, catalog.DefaultConfig())
-		t.Cleanup(cat.Close)
-		f := &fixture{h: server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inv},
-			MaxComplexity: 1 << 30}), cat: cat, n: n}
+		f := newFixture(t, db, n)
 		q := `query($id: ID!) { goods(id: $id) { skus { id activePool { id price stock } } } }`
 		vars := map[string]any{"id": ids[demo.ShoeCode]}
 		f.query(t, q, vars) // warms the product view

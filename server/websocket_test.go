@@ -19,9 +19,8 @@ import (
 	"storefront/catalog"
 	"storefront/demo"
 	"storefront/enums"
+	"storefront/internal/app"
 	"storefront/internal/testdb"
-	"storefront/live"
-	"storefront/resolvers"
 	"storefront/server"
 )
 
@@ -36,19 +35,20 @@ type liveServer struct {
 func newLiveServer(t *testing.T, o server.LiveOptions) *liveServer {
 	t.Helper()
 	db := testdb.Open(t, testdb.SQLite)
-	cat := catalog.New(db, catalog.DefaultConfig())
-	t.Cleanup(cat.Close)
-	ids, err := demo.Seed(context.Background(), cat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub := live.New(db, cat, live.Config{Interval: 20 * time.Millisecond})
-	t.Cleanup(hub.Close)
 	signer, err := auth.NewSigner("websocket-test-secret-0123")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{Catalog: cat, Live: hub}, Live: o}))
+	cfg := app.DefaultConfig()
+	cfg.Live.Interval, cfg.HTTP.Live = 20*time.Millisecond, o
+	sf := app.New(db, nil, signer, cfg)
+	t.Cleanup(sf.Close)
+	cat := sf.Catalog
+	ids, err := demo.Seed(context.Background(), cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(sf.Handler())
 	t.Cleanup(ts.Close)
 	return &liveServer{url: "ws" + strings.TrimPrefix(ts.URL, "http") + "/graphql", signer: signer, cat: cat, ids: ids}
 }

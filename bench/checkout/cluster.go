@@ -22,9 +22,7 @@ import (
 	"storefront/checkout"
 	"storefront/demo"
 	"storefront/ent/sku"
-	"storefront/inventory"
-	"storefront/resolvers"
-	"storefront/server"
+	"storefront/internal/app"
 	"storefront/store"
 )
 
@@ -180,7 +178,8 @@ func clusterRun(specs []string, writer bool, transport string, dur time.Duration
 			}
 			writers = append(writers, wdb)
 		}
-		svc := checkout.New(wdb, checkout.DefaultConfig())
+		sf := app.New(db, wdb, signer, app.DefaultConfig())
+		svc := sf.Checkout
 		if transport == "in-process" {
 			ops = append(ops, func(key string) error {
 				_, err := svc.Place(ctx, checkout.PlaceInput{UserID: "bench", IdempotencyKey: key,
@@ -189,10 +188,7 @@ func clusterRun(specs []string, writer bool, transport string, dur time.Duration
 			})
 			continue
 		}
-		h := server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{
-			Catalog: catalog.New(db, catalog.DefaultConfig()), Inventory: inventory.New(wdb), Checkout: svc,
-		}})
-		srv := httptest.NewServer(h)
+		srv := httptest.NewServer(sf.Handler())
 		defer srv.Close()
 		url := srv.URL + "/graphql"
 		ops = append(ops, func(key string) error { return postOrder(hc, url, token, key, body) })

@@ -16,12 +16,9 @@ import (
 	"time"
 
 	"storefront/auth"
-	"storefront/catalog"
 	"storefront/checkout"
-	"storefront/inventory"
+	"storefront/internal/app"
 	"storefront/payments"
-	"storefront/resolvers"
-	"storefront/server"
 	"storefront/store"
 )
 
@@ -49,6 +46,7 @@ type bench struct {
 	svc    map[string]*checkout.Service
 	url    map[string]string
 	token  string
+	signer *auth.Signer
 	client *http.Client
 	bodies map[int64][]byte       // the placeOrder request of each SKU
 	lean   map[string]*leanClient // per path; nil: Go's net/http client
@@ -67,26 +65,21 @@ func newBench(db *store.DB, hot, cas, lock int64, spread []int64, dur time.Durat
 	if err != nil {
 		panic(err)
 	}
-	b := &bench{db: db, hot: hot, cas: cas, lock: lock, spread: spread, dur: dur, token: token,
+	b := &bench{db: db, hot: hot, cas: cas, lock: lock, spread: spread, dur: dur, token: token, signer: signer,
 		svc: map[string]*checkout.Service{}, url: map[string]string{}, lean: map[string]*leanClient{},
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}, bodies: map[int64][]byte{}}
 	for _, id := range append([]int64{hot, lock}, spread...) {
 		b.bodies[id] = placeBody(id)
 	}
-	cat := catalog.New(db, catalog.DefaultConfig())
 	for _, path := range []string{"plain", "group"} {
-		cfg := checkout.DefaultConfig()
-		cfg.GroupCommit = path == "group"
-		cfg.GroupInFlight, cfg.GroupMax, cfg.PoolBatchMax = groupInFlight, groupMax, poolBatchMax
-		svc := checkout.New(db, cfg)
-		h := server.New(server.Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{
-			Catalog: cat, Inventory: inventory.New(db), Checkout: svc,
-		}})
-		b.svc[path], b.url[path] = svc, httptest.NewServer(h).URL+"/graphql"
+		cfg := app.DefaultConfig()
+		cfg.Checkout.GroupCommit = path == "group"
+		cfg.Checkout.GroupInFlight, cfg.Checkout.GroupMax, cfg.Checkout.PoolBatchMax = groupInFlight, groupMax, poolBatchMax
+		cfg.Payments.Providers = map[string]payments.Provider{"bench": {Name: "bench", Secret: benchSecret, MerchantID: benchMerchant, Currency: "CNY"}}
+		sf := app.New(db, nil, signer, cfg)
+		b.svc[path], b.url[path] = sf.Checkout, httptest.NewServer(sf.Handler()).URL+"/graphql"
 		if path == "group" {
-			pc := payments.DefaultConfig()
-			pc.Providers = map[string]payments.Provider{"bench": {Name: "bench", Secret: benchSecret, MerchantID: benchMerchant, Currency: "CNY"}}
-			b.pays = payments.New(db, pc, svc)
+			b.pays = sf.Payments
 		}
 		if loadClient == "lean" {
 			if b.lean[path], err = newLeanClient(b.url[path], token, 256); err != nil {

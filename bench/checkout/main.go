@@ -57,10 +57,11 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/pprof"
-	"storefront/internal/proccpu"
 	"strconv"
 	"strings"
 	"time"
+
+	"storefront/internal/proccpu"
 
 	"github.com/go-sql-driver/mysql"
 

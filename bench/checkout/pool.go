@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net/http/httptest"
 	"slices"
 	"time"
 
@@ -16,8 +15,6 @@ import (
 	"storefront/enums"
 	"storefront/inventory"
 	"storefront/money"
-	"storefront/resolvers"
-	"storefront/server"
 )
 
 // Stock pools (issue 18), section 8: the seed's claim that a flash sale on
@@ -48,13 +45,10 @@ const (
 	// poolUnits is the pool's quantity and each buyer's limit: a run never
 	// empties the pool, and the limit never refuses a buyer.
 	poolUnits = 10_000_000
-	// poolSecret signs the flash buyers' tokens for the section's own
-	// handler (newBench keeps its signer to itself).
-	poolSecret = "bench-pool-secret-0123456789"
 )
 
-// flashSale is the section's SKU, its pool and, over HTTP, a handler of
-// the group service that knows the flash buyers' tokens.
+// flashSale is the section's SKU, its pool and, over HTTP, the group
+// service's handler and the signer of its buyers' tokens.
 type flashSale struct {
 	item, pool int64
 	url        string
@@ -87,13 +81,6 @@ func (b *bench) newFlashSale(ctx context.Context) (*flashSale, error) {
 	if err != nil {
 		return nil, err
 	}
-	signer, err := auth.NewSigner(poolSecret)
-	if err != nil {
-		return nil, err
-	}
-	h := server.New(server.Options{DB: b.db, Signer: signer, Resolver: &resolvers.Resolver{
-		Catalog: cat, Inventory: inventory.New(b.db), Checkout: b.svc["group"],
-	}})
 	body, err := json.Marshal(map[string]any{
 		"query":     `mutation($id: ID!, $pool: ID!) { placeOrder(input: {items: [{itemId: $id, poolId: $pool, quantity: 1}]}) { orderSn amount } }`,
 		"variables": map[string]any{"id": fmt.Sprint(item), "pool": fmt.Sprint(pool.ID)},
@@ -102,7 +89,7 @@ func (b *bench) newFlashSale(ctx context.Context) (*flashSale, error) {
 		return nil, err
 	}
 	b.bodies[item] = placeBody(item)
-	return &flashSale{item: item, pool: pool.ID, url: httptest.NewServer(h).URL + "/graphql", signer: signer, poolBody: body}, nil
+	return &flashSale{item: item, pool: pool.ID, url: b.url["group"], signer: b.signer, poolBody: body}, nil
 }
 
 // buyer is one flash client's identity: a closed-loop client has one

@@ -1,0 +1,114 @@
+// Package app is the composition root: the one place that builds the
+// services, the resolvers and the HTTP handler from one Config. The binary,
+// the end-to-end tests and the benchmarks all build through New.
+package app
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"storefront/auth"
+	"storefront/cart"
+	"storefront/catalog"
+	"storefront/checkout"
+	"storefront/inventory"
+	"storefront/live"
+	"storefront/metrics"
+	"storefront/payments"
+	"storefront/resolvers"
+	"storefront/server"
+	"storefront/store"
+	"storefront/webhooks"
+)
+
+// Config is everything New needs besides the open databases and the signer.
+type Config struct {
+	Catalog  catalog.Config
+	Checkout checkout.Config
+	Payments payments.Config
+	Cart     cart.Config
+	Live     live.Config
+	Webhooks webhooks.Config
+	// HTTP holds the endpoint's limits and switches. New sets its DB,
+	// Resolver, Signer, Metrics, PaymentNotify and ResponseCache.
+	HTTP server.Options
+	// ResponseCacheMaxCost > 0 serves anonymous cacheable queries from a
+	// response cache of that many bytes.
+	ResponseCacheMaxCost int64
+	// Metrics receives every counter (nil: New makes its own).
+	Metrics *metrics.Metrics
+}
+
+// DefaultConfig has every package's defaults.
+func DefaultConfig() Config {
+	return Config{Catalog: catalog.DefaultConfig(), Checkout: checkout.DefaultConfig(), Payments: payments.DefaultConfig()}
+}
+
+// App is the built service.
+type App struct {
+	// DB serves reads, carts and the catalog; Writer takes checkout,
+	// payments and stock (a Galera cluster's writer node, or DB).
+	DB, Writer *store.DB
+	Metrics    *metrics.Metrics
+	Catalog    *catalog.Service
+	Inventory  *inventory.Service
+	Checkout   *checkout.Service
+	Payments   *payments.Service
+	Carts      *cart.Service
+	Live       *live.Hub
+	Webhooks   *webhooks.Service
+	Resolver   *resolvers.Resolver
+	// HTTP is the server's options as New completed them.
+	HTTP server.Options
+}
+
+// New builds every service on db and writer (writer nil: db).
+func New(db, writer *store.DB, signer *auth.Signer, cfg Config) *App {
+	if writer == nil {
+		writer = db
+	}
+	m := cfg.Metrics
+	if m == nil {
+		m = metrics.New()
+	}
+	if cfg.Checkout.OnReplay == nil {
+		cfg.Checkout.OnReplay = m.Replays.Inc
+	}
+	a := &App{DB: db, Writer: writer, Metrics: m}
+	a.Catalog = catalog.New(db, cfg.Catalog)
+	a.Inventory = inventory.New(writer)
+	a.Checkout = checkout.New(writer, cfg.Checkout)
+	a.Payments = payments.New(writer, cfg.Payments, a.Checkout)
+	a.Carts = cart.New(db, a.Checkout, cfg.Cart)
+	a.Live = live.New(db, a.Catalog, cfg.Live)
+	a.Webhooks = webhooks.New(db, cfg.Webhooks)
+	a.Resolver = &resolvers.Resolver{Catalog: a.Catalog, Inventory: a.Inventory, Checkout: a.Checkout, Payments: a.Payments,
+		Carts: a.Carts, Live: a.Live, Hooks: a.Webhooks}
+
+	o := cfg.HTTP
+	o.DB, o.Signer, o.Metrics, o.Resolver = db, signer, m, a.Resolver
+	o.PaymentNotify = server.NotifyHandler(a.Payments, cfg.Payments.MaxBody)
+	o.Collectors = append(append([]prometheus.Collector(nil), o.Collectors...), live.Collector(a.Live))
+	if cfg.ResponseCacheMaxCost > 0 {
+		o.ResponseCache = server.NewResponseCache(a.Catalog, cfg.ResponseCacheMaxCost)
+	}
+	a.HTTP = o
+	return a
+}
+
+// Handler is the whole HTTP surface, /metrics included.
+func (a *App) Handler() http.Handler { return server.New(a.HTTP) }
+
+// Handlers is the HTTP surface with /metrics apart (serve's --metrics-addr).
+func (a *App) Handlers() server.Handlers { return server.NewHandlers(a.HTTP) }
+
+// Close stops what New started: the live hub's polls and the caches'
+// goroutines. The databases are the caller's.
+func (a *App) Close() {
+	if a.HTTP.ResponseCache != nil {
+		a.HTTP.ResponseCache.Close()
+	}
+	a.Live.Close()
+	a.Catalog.Close()
+}
