@@ -45,20 +45,14 @@ func DefaultConfig() Config {
 	return Config{Catalog: catalog.DefaultConfig(), Checkout: checkout.DefaultConfig(), Payments: payments.DefaultConfig()}
 }
 
-// App is the built service.
+// App is the built service. Its services are the resolvers' (embedded):
+// a.Checkout is the one the GraphQL layer calls.
 type App struct {
 	// DB serves reads, carts and the catalog; Writer takes checkout,
 	// payments and stock (a Galera cluster's writer node, or DB).
 	DB, Writer *store.DB
 	Metrics    *metrics.Metrics
-	Catalog    *catalog.Service
-	Inventory  *inventory.Service
-	Checkout   *checkout.Service
-	Payments   *payments.Service
-	Carts      *cart.Service
-	Live       *live.Hub
-	Webhooks   *webhooks.Service
-	Resolver   *resolvers.Resolver
+	*resolvers.Resolver
 	// HTTP is the server's options as New completed them.
 	HTTP server.Options
 }
@@ -75,19 +69,15 @@ func New(db, writer *store.DB, signer *auth.Signer, cfg Config) *App {
 	if cfg.Checkout.OnReplay == nil {
 		cfg.Checkout.OnReplay = m.Replays.Inc
 	}
-	a := &App{DB: db, Writer: writer, Metrics: m}
-	a.Catalog = catalog.New(db, cfg.Catalog)
-	a.Inventory = inventory.New(writer)
-	a.Checkout = checkout.New(writer, cfg.Checkout)
-	a.Payments = payments.New(writer, cfg.Payments, a.Checkout)
-	a.Carts = cart.New(db, a.Checkout, cfg.Cart)
-	a.Live = live.New(db, a.Catalog, cfg.Live)
-	a.Webhooks = webhooks.New(db, cfg.Webhooks)
-	a.Resolver = &resolvers.Resolver{Catalog: a.Catalog, Inventory: a.Inventory, Checkout: a.Checkout, Payments: a.Payments,
-		Carts: a.Carts, Live: a.Live, Hooks: a.Webhooks}
+	cat := catalog.New(db, cfg.Catalog)
+	orders := checkout.New(writer, cfg.Checkout)
+	r := &resolvers.Resolver{Catalog: cat, Inventory: inventory.New(writer), Checkout: orders,
+		Payments: payments.New(writer, cfg.Payments, orders), Carts: cart.New(db, orders, cfg.Cart),
+		Live: live.New(db, cat, cfg.Live), Hooks: webhooks.New(db, cfg.Webhooks)}
+	a := &App{DB: db, Writer: writer, Metrics: m, Resolver: r}
 
 	o := cfg.HTTP
-	o.DB, o.Signer, o.Metrics, o.Resolver = db, signer, m, a.Resolver
+	o.DB, o.Signer, o.Metrics, o.Resolver = db, signer, m, r
 	o.PaymentNotify = server.NotifyHandler(a.Payments, cfg.Payments.MaxBody)
 	o.Collectors = append(append([]prometheus.Collector(nil), o.Collectors...), live.Collector(a.Live))
 	if cfg.ResponseCacheMaxCost > 0 {
