@@ -1,12 +1,9 @@
 package catalog_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
@@ -17,6 +14,7 @@ import (
 	"storefront/enums"
 	"storefront/errs"
 	"storefront/internal/app"
+	"storefront/internal/gqltest"
 	"storefront/internal/testdb"
 	"storefront/money"
 	"storefront/store"
@@ -121,19 +119,7 @@ func TestStockModeOverGraphQL(t *testing.T) {
 		noErr(t, err)
 		do := func(token, query string, vars map[string]any) gqlAnswer {
 			t.Helper()
-			body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-			req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			if token != "" {
-				req.Header.Set("Authorization", "Bearer "+token)
-			}
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
-			var a gqlAnswer
-			if err := json.Unmarshal(rec.Body.Bytes(), &a); err != nil {
-				t.Fatalf("%d %s: %v", rec.Code, rec.Body.Bytes(), err)
-			}
-			return a
+			return gqlAnswer{gqltest.Do(t, h, token, query, vars)}
 		}
 
 		const fields = `id stockMode version skus { stock lockedStock availableStock }`
@@ -227,20 +213,8 @@ func TestStockModeOverGraphQL(t *testing.T) {
 	})
 }
 
-type gqlAnswer struct {
-	Data   json.RawMessage
-	Errors []struct {
-		Message    string
-		Extensions struct{ Code string }
-	}
-}
-
-func (a gqlAnswer) code() string {
-	if len(a.Errors) == 0 {
-		return ""
-	}
-	return a.Errors[0].Extensions.Code
-}
+// gqlAnswer is an answer with the goods reader below.
+type gqlAnswer struct{ gqltest.Answer }
 
 type gqlGoods struct {
 	ID        string
@@ -252,17 +226,17 @@ type gqlGoods struct {
 // goods reads the one field of a with a goods in it, failing on any error.
 func (a gqlAnswer) goods(t *testing.T, field, what string) gqlGoods {
 	t.Helper()
-	var out map[string]*gqlGoods
-	if len(a.Errors) > 0 || json.Unmarshal(a.Data, &out) != nil || out[field] == nil {
+	var out *gqlGoods
+	if len(a.Errors) > 0 || json.Unmarshal(a.Data[field], &out) != nil || out == nil {
 		t.Fatalf("%s (%s): data %s, errors %+v", field, what, a.Data, a.Errors)
 	}
-	return *out[field]
+	return *out
 }
 
 func wantCode(t *testing.T, what string, a gqlAnswer, code string) {
 	t.Helper()
-	if a.code() != code {
-		t.Errorf("%s: code %q, want %s (data %s, errors %+v)", what, a.code(), code, a.Data, a.Errors)
+	if a.Code() != code {
+		t.Errorf("%s: code %q, want %s (data %s, errors %+v)", what, a.Code(), code, a.Data, a.Errors)
 	}
 }
 

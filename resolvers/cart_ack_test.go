@@ -1,11 +1,8 @@
 package resolvers_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
@@ -16,6 +13,7 @@ import (
 	"storefront/demo"
 	"storefront/ent/sku"
 	"storefront/internal/app"
+	"storefront/internal/gqltest"
 	"storefront/internal/testdb"
 	"storefront/money"
 	"storefront/store"
@@ -52,19 +50,9 @@ func TestCartAcknowledgesOnlyShownPrices(t *testing.T) {
 			}
 			skus = append(skus, id)
 		}
-		do := func(token, query string, vars map[string]any) answer {
+		do := func(token, query string, vars map[string]any) gqltest.Answer {
 			t.Helper()
-			body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-			req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Authorization", "Bearer "+token)
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
-			var a answer
-			if err := json.Unmarshal(rec.Body.Bytes(), &a); err != nil {
-				t.Fatalf("%d %s: %v", rec.Code, rec.Body.Bytes(), err)
-			}
-			return a
+			return gqltest.Do(t, h, token, query, vars)
 		}
 		raise := func(id int64) {
 			t.Helper()
@@ -95,15 +83,15 @@ func TestCartAcknowledgesOnlyShownPrices(t *testing.T) {
 			token, _ := signer.Issue("buyer-"+strconv.Itoa(i), auth.Customer, time.Hour)
 			var made struct{ CartCreate struct{ ID string } }
 			r := do(token, `mutation($i: ID!) { cartCreate(input: {lines: [{itemId: $i, quantity: 1}]}) { id } }`, map[string]any{"i": a})
-			if r.code() != "" || json.Unmarshal(r.Data["cartCreate"], &made.CartCreate) != nil {
+			if r.Code() != "" || json.Unmarshal(r.Data["cartCreate"], &made.CartCreate) != nil {
 				t.Fatalf("%s: cartCreate: %+v", tc.name, r.Errors)
 			}
 			id := made.CartCreate.ID
 			raise(skus[0])
-			if r := do(token, tc.query, map[string]any{"c": id, "i": b}); r.code() != "" {
+			if r := do(token, tc.query, map[string]any{"c": id, "i": b}); r.Code() != "" {
 				t.Fatalf("%s: %+v", tc.name, r.Errors)
 			}
-			got := do(token, `mutation($c: ID!) { checkoutCart(cartId: $c) { orderSn } }`, map[string]any{"c": id}).code()
+			got := do(token, `mutation($c: ID!) { checkoutCart(cartId: $c) { orderSn } }`, map[string]any{"c": id}).Code()
 			switch {
 			case tc.shown && got != "":
 				t.Errorf("%s showed the rise, then checkoutCart: %s, want the order", tc.name, got)

@@ -1,11 +1,8 @@
 package resolvers_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
@@ -15,6 +12,7 @@ import (
 	"storefront/checkout"
 	"storefront/enums"
 	"storefront/internal/app"
+	"storefront/internal/gqltest"
 	"storefront/internal/testdb"
 	"storefront/inventory"
 	"storefront/store"
@@ -50,15 +48,10 @@ func TestLockedPoolOverGraphQL(t *testing.T) {
 		if _, err := co.Place(ctx, checkout.PlaceInput{UserID: "bob", Items: []checkout.ItemInput{{ItemID: &item, PoolID: &p.ID, Quantity: 2}}}); err != nil {
 			t.Fatal(err)
 		}
-		body, _ := json.Marshal(map[string]any{"query": `query($id: ID!) { goods(id: $id) { skus { stock lockedStock availableStock activePool { id stock lockedStock availableStock sold } } } }`,
-			"variables": map[string]any{"id": strconv.FormatInt(g.ID, 10)}})
-		req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		var a answer
-		if err := json.Unmarshal(rec.Body.Bytes(), &a); err != nil || a.code() != "" {
-			t.Fatalf("%d %s: %v", rec.Code, rec.Body.Bytes(), err)
+		a := gqltest.Do(t, h, "", `query($id: ID!) { goods(id: $id) { skus { stock lockedStock availableStock activePool { id stock lockedStock availableStock sold } } } }`,
+			map[string]any{"id": strconv.FormatInt(g.ID, 10)})
+		if a.Code() != "" {
+			t.Fatalf("product page: %+v", a.Errors)
 		}
 		var out struct {
 			Skus []struct {

@@ -1,11 +1,8 @@
 package resolvers_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
@@ -14,24 +11,10 @@ import (
 	"storefront/catalog"
 	"storefront/enums"
 	"storefront/internal/app"
+	"storefront/internal/gqltest"
 	"storefront/internal/testdb"
 	"storefront/store"
 )
-
-type answer struct {
-	Data   map[string]json.RawMessage
-	Errors []struct {
-		Message    string
-		Extensions struct{ Code string }
-	}
-}
-
-func (a answer) code() string {
-	if len(a.Errors) == 0 {
-		return ""
-	}
-	return a.Errors[0].Extensions.Code
-}
 
 type poolJSON struct {
 	ID, ItemID, Name, Price string
@@ -61,21 +44,9 @@ func TestStockPoolsOverGraphQL(t *testing.T) {
 		cat, h := sf.Catalog, sf.Handler()
 		admin, _ := signer.Issue("alice", auth.Admin, time.Hour)
 		customer, _ := signer.Issue("bob", auth.Customer, time.Hour)
-		do := func(token, query string, vars map[string]any) answer {
+		do := func(token, query string, vars map[string]any) gqltest.Answer {
 			t.Helper()
-			body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-			req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			if token != "" {
-				req.Header.Set("Authorization", "Bearer "+token)
-			}
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
-			var a answer
-			if err := json.Unmarshal(rec.Body.Bytes(), &a); err != nil {
-				t.Fatalf("%d %s: %v", rec.Code, rec.Body.Bytes(), err)
-			}
-			return a
+			return gqltest.Do(t, h, token, query, vars)
 		}
 		g, err := cat.Create(ctx, catalog.CreateInput{Name: "耳机", Status: enums.GoodsOnShelf, DefaultSku: catalog.SkuTerms{SellPrice: 19900, Stock: 10}})
 		if err != nil {
@@ -105,13 +76,13 @@ func TestStockPoolsOverGraphQL(t *testing.T) {
 			{"more than main stock", admin, func(in map[string]any) { in["quantity"] = 11 }, "OUT_OF_STOCK"},
 			{"unknown SKU", admin, func(in map[string]any) { in["itemId"] = "99999" }, "NOT_FOUND"},
 		} {
-			if got := do(tc.token, create, input(tc.edit)).code(); got != tc.want {
+			if got := do(tc.token, create, input(tc.edit)).Code(); got != tc.want {
 				t.Errorf("createStockPool by %s: code %q, want %q", tc.name, got, tc.want)
 			}
 		}
 		a := do(admin, create, input(nil))
 		var p poolJSON
-		if a.code() != "" || json.Unmarshal(a.Data["createStockPool"], &p) != nil {
+		if a.Code() != "" || json.Unmarshal(a.Data["createStockPool"], &p) != nil {
 			t.Fatalf("createStockPool: %+v", a)
 		}
 		if p.Price != "99.00" || p.Quantity != 4 || p.Stock != 4 || p.Sold != 0 || p.PerBuyerLimit != 1 || p.Status != "ACTIVE" ||
@@ -123,7 +94,7 @@ func TestStockPoolsOverGraphQL(t *testing.T) {
 			in["startsAt"], in["endsAt"] = now.Add(time.Hour).Format(time.RFC3339), now.Add(2*time.Hour).Format(time.RFC3339)
 		}))
 		var scheduled poolJSON
-		if later.code() != "" || json.Unmarshal(later.Data["createStockPool"], &scheduled) != nil || scheduled.Status != "SCHEDULED" || scheduled.PerBuyerLimit != 3 {
+		if later.Code() != "" || json.Unmarshal(later.Data["createStockPool"], &scheduled) != nil || scheduled.Status != "SCHEDULED" || scheduled.PerBuyerLimit != 3 {
 			t.Fatalf("a later pool: %+v (%+v), want SCHEDULED, limit 3", later, scheduled)
 		}
 
@@ -137,7 +108,7 @@ func TestStockPoolsOverGraphQL(t *testing.T) {
 			t.Helper()
 			a := do(token, page, map[string]any{"id": strconv.FormatInt(g.ID, 10)})
 			var out struct{ Skus []skuJSON }
-			if a.code() != "" || json.Unmarshal(a.Data["goods"], &out) != nil || len(out.Skus) != 1 {
+			if a.Code() != "" || json.Unmarshal(a.Data["goods"], &out) != nil || len(out.Skus) != 1 {
 				t.Fatalf("product page: %+v", a)
 			}
 			return out.Skus[0]
@@ -161,14 +132,14 @@ func TestStockPoolsOverGraphQL(t *testing.T) {
 			}
 		}
 		a = do(admin, list, map[string]any{"id": item})
-		if a.code() != "" || json.Unmarshal(a.Data["stockPools"], &conn) != nil || len(conn.Edges) != 1 || conn.Edges[0].Node.ID != scheduled.ID || !conn.PageInfo.HasNextPage {
+		if a.Code() != "" || json.Unmarshal(a.Data["stockPools"], &conn) != nil || len(conn.Edges) != 1 || conn.Edges[0].Node.ID != scheduled.ID || !conn.PageInfo.HasNextPage {
 			t.Fatalf("stockPools first page: %+v", a)
 		}
 		a = do(admin, list, map[string]any{"id": item, "after": conn.PageInfo.EndCursor})
-		if a.code() != "" || json.Unmarshal(a.Data["stockPools"], &conn) != nil || len(conn.Edges) != 1 || conn.Edges[0].Node.ID != p.ID || conn.PageInfo.HasNextPage {
+		if a.Code() != "" || json.Unmarshal(a.Data["stockPools"], &conn) != nil || len(conn.Edges) != 1 || conn.Edges[0].Node.ID != p.ID || conn.PageInfo.HasNextPage {
 			t.Errorf("stockPools second page: %+v", a)
 		}
-		if got := do(customer, list, map[string]any{"id": item}).code(); got != "FORBIDDEN" {
+		if got := do(customer, list, map[string]any{"id": item}).Code(); got != "FORBIDDEN" {
 			t.Errorf("stockPools by a customer: %q, want FORBIDDEN", got)
 		}
 
@@ -184,7 +155,7 @@ func TestStockPoolsOverGraphQL(t *testing.T) {
 			{scheduled.ID, 1, "POOL_NOT_ACTIVE"},
 			{"99999", 1, "NOT_FOUND"},
 		} {
-			if got := do(customer, order, map[string]any{"pool": tc.pool, "item": item, "n": tc.n, "key": "k-" + tc.pool}).code(); got != tc.want {
+			if got := do(customer, order, map[string]any{"pool": tc.pool, "item": item, "n": tc.n, "key": "k-" + tc.pool}).Code(); got != tc.want {
 				t.Errorf("placeOrder of %d from pool %s: code %q, want %q", tc.n, tc.pool, got, tc.want)
 			}
 		}
@@ -197,23 +168,23 @@ func TestStockPoolsOverGraphQL(t *testing.T) {
 				PoolID    string
 			}
 		}
-		if a.code() != "" || json.Unmarshal(a.Data["placeOrder"], &placed) != nil || placed.Amount != "99.00" || len(placed.Lines) != 1 || placed.Lines[0].PoolID != p.ID {
+		if a.Code() != "" || json.Unmarshal(a.Data["placeOrder"], &placed) != nil || placed.Amount != "99.00" || len(placed.Lines) != 1 || placed.Lines[0].PoolID != p.ID {
 			t.Errorf("placeOrder of 1 from pool %s: %+v (%+v), want 99.00 from the pool", p.ID, a, placed)
 		}
 
 		closeQ := `mutation($id: ID!) { closeStockPool(poolId: $id) { ` + poolFields + ` } }`
-		if got := do(customer, closeQ, map[string]any{"id": p.ID}).code(); got != "FORBIDDEN" {
+		if got := do(customer, closeQ, map[string]any{"id": p.ID}).Code(); got != "FORBIDDEN" {
 			t.Errorf("closeStockPool by a customer: %q, want FORBIDDEN", got)
 		}
 		a = do(admin, closeQ, map[string]any{"id": p.ID})
 		var closed poolJSON
-		if a.code() != "" || json.Unmarshal(a.Data["closeStockPool"], &closed) != nil || closed.Status != "ENDED" || closed.Stock != 0 || closed.Sold != 1 {
+		if a.Code() != "" || json.Unmarshal(a.Data["closeStockPool"], &closed) != nil || closed.Status != "ENDED" || closed.Stock != 0 || closed.Sold != 1 {
 			t.Errorf("closeStockPool = %+v (%+v), want ENDED, stock 0, 1 sold", a, closed)
 		}
 		if s := readSku(""); s.Stock != 7 || s.ActivePool != nil {
 			t.Errorf("after the close: %+v; want main stock 7 (3 back, 2 in the later pool), no active pool", s)
 		}
-		if got := do(admin, closeQ, map[string]any{"id": "99999"}).code(); got != "NOT_FOUND" {
+		if got := do(admin, closeQ, map[string]any{"id": "99999"}).Code(); got != "NOT_FOUND" {
 			t.Errorf("closing an unknown pool: %q, want NOT_FOUND", got)
 		}
 	})

@@ -1,11 +1,8 @@
 package resolvers_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
@@ -14,6 +11,7 @@ import (
 	"storefront/catalog"
 	"storefront/enums"
 	"storefront/internal/app"
+	"storefront/internal/gqltest"
 	"storefront/internal/testdb"
 	"storefront/inventory"
 	"storefront/store"
@@ -37,21 +35,9 @@ func TestStockPoolTimes(t *testing.T) {
 		t.Cleanup(sf.Close)
 		cat, h := sf.Catalog, sf.Handler()
 		admin, _ := signer.Issue("alice", auth.Admin, time.Hour)
-		do := func(token, query string, vars map[string]any) answer {
+		do := func(token, query string, vars map[string]any) gqltest.Answer {
 			t.Helper()
-			body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-			req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			if token != "" {
-				req.Header.Set("Authorization", "Bearer "+token)
-			}
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
-			var a answer
-			if err := json.Unmarshal(rec.Body.Bytes(), &a); err != nil {
-				t.Fatalf("%d %s: %v", rec.Code, rec.Body.Bytes(), err)
-			}
-			return a
+			return gqltest.Do(t, h, token, query, vars)
 		}
 		g, err := cat.Create(ctx, catalog.CreateInput{Name: "耳机", Status: enums.GoodsOnShelf, DefaultSku: catalog.SkuTerms{SellPrice: 19900, Stock: 100}})
 		if err != nil {
@@ -79,13 +65,13 @@ func TestStockPoolTimes(t *testing.T) {
 			{"endsAt in year 10000", past, "10000-01-01T00:00:00Z"},
 			{"endsAt garbage", past, "tomorrow"},
 		} {
-			if got := do(admin, create, in(tc.starts, tc.ends)); got.code() != "INVALID_INPUT" {
+			if got := do(admin, create, in(tc.starts, tc.ends)); got.Code() != "INVALID_INPUT" {
 				t.Errorf("createStockPool with %s: %+v, want INVALID_INPUT", tc.name, got)
 			}
 		}
 		// The same written inline in the query, not as a variable.
 		inline := `mutation { createStockPool(input: {itemId: "` + item + `", name: "秒杀", price: "9.90", quantity: 1, startsAt: "garbage", endsAt: "` + future + `"}) { id } }`
-		if got := do(admin, inline, nil); got.code() != "INVALID_INPUT" {
+		if got := do(admin, inline, nil); got.Code() != "INVALID_INPUT" {
 			t.Errorf("createStockPool with an inline startsAt garbage: %+v, want INVALID_INPUT", got)
 		}
 		if n := pools(); n != 0 {
@@ -99,7 +85,7 @@ func TestStockPoolTimes(t *testing.T) {
 		} {
 			a := do(admin, create, in(tc.starts, tc.ends))
 			var p times
-			if a.code() != "" || json.Unmarshal(a.Data["createStockPool"], &p) != nil {
+			if a.Code() != "" || json.Unmarshal(a.Data["createStockPool"], &p) != nil {
 				t.Fatalf("createStockPool with %s: %+v", tc.name, a)
 			}
 			if p.StartsAt != tc.wantStarts || p.EndsAt != tc.wantEnds {
@@ -108,13 +94,13 @@ func TestStockPoolTimes(t *testing.T) {
 			list := `query($id: ID!) { stockPools(itemId: $id) { edges { node { id startsAt endsAt } } } }`
 			a = do(admin, list, map[string]any{"id": item})
 			var conn struct{ Edges []struct{ Node times } }
-			if a.code() != "" || json.Unmarshal(a.Data["stockPools"], &conn) != nil || len(conn.Edges) == 0 || conn.Edges[0].Node != p {
+			if a.Code() != "" || json.Unmarshal(a.Data["stockPools"], &conn) != nil || len(conn.Edges) == 0 || conn.Edges[0].Node != p {
 				t.Errorf("stockPools after the pool with %s: %+v, want %+v first", tc.name, a, p)
 			}
 			page := `query($id: ID!) { goods(id: $id) { skus { activePool { id startsAt endsAt } } } }`
 			a = do("", page, map[string]any{"id": strconv.FormatInt(g.ID, 10)})
 			var goods struct{ Skus []struct{ ActivePool *times } }
-			if a.code() != "" || json.Unmarshal(a.Data["goods"], &goods) != nil || len(goods.Skus) != 1 || goods.Skus[0].ActivePool == nil {
+			if a.Code() != "" || json.Unmarshal(a.Data["goods"], &goods) != nil || len(goods.Skus) != 1 || goods.Skus[0].ActivePool == nil {
 				t.Fatalf("anonymous product page with the pool with %s: %+v", tc.name, a)
 			}
 			if got := *goods.Skus[0].ActivePool; got != p {

@@ -1,16 +1,14 @@
 package resolvers_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"storefront/auth"
 	"storefront/internal/app"
+	"storefront/internal/gqltest"
 	"storefront/internal/testdb"
 	"storefront/store"
 	"storefront/webhooks"
@@ -32,21 +30,9 @@ func TestWebhooksOverGraphQL(t *testing.T) {
 		h := sf.Handler()
 		admin, _ := signer.Issue("alice", auth.Admin, time.Hour)
 		customer, _ := signer.Issue("bob", auth.Customer, time.Hour)
-		do := func(token, query string, vars map[string]any) answer {
+		do := func(token, query string, vars map[string]any) gqltest.Answer {
 			t.Helper()
-			body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-			req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			if token != "" {
-				req.Header.Set("Authorization", "Bearer "+token)
-			}
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
-			var a answer
-			if err := json.Unmarshal(rec.Body.Bytes(), &a); err != nil {
-				t.Fatalf("%d %s: %v", rec.Code, rec.Body.Bytes(), err)
-			}
-			return a
+			return gqltest.Do(t, h, token, query, vars)
 		}
 		const (
 			create = `mutation($u: String!) { createWebhook(input: {url: $u, events: ["OrderPaid"]}) { webhook { id previousSecretExpiresAt } secret } }`
@@ -64,7 +50,7 @@ func TestWebhooksOverGraphQL(t *testing.T) {
 			}
 			Secret string
 		}
-		if a.code() != "" || json.Unmarshal(a.Data["createWebhook"], &created) != nil || !strings.HasPrefix(created.Secret, "whsec_") ||
+		if a.Code() != "" || json.Unmarshal(a.Data["createWebhook"], &created) != nil || !strings.HasPrefix(created.Secret, "whsec_") ||
 			created.Webhook.PreviousSecretExpiresAt != nil {
 			t.Fatalf("createWebhook: %+v", a)
 		}
@@ -93,7 +79,7 @@ func TestWebhooksOverGraphQL(t *testing.T) {
 			// Times 10⁹ (nanoseconds) it overflows int64 into one hour.
 			{"rotateWebhookSecret, graceSeconds 2⁵⁵+3600", admin, rotate, map[string]any{"id": id, "g": int64(1)<<55 + 3600}, "INVALID_INPUT"},
 		} {
-			if got := do(tc.token, tc.query, tc.vars).code(); got != tc.want {
+			if got := do(tc.token, tc.query, tc.vars).Code(); got != tc.want {
 				t.Errorf("%s: code %q, want %q", tc.name, got, tc.want)
 			}
 		}
@@ -113,7 +99,7 @@ func TestWebhooksOverGraphQL(t *testing.T) {
 			t.Helper()
 			a := do(admin, rotate, map[string]any{"id": id, "g": grace})
 			var r rotated
-			if a.code() != "" || json.Unmarshal(a.Data["rotateWebhookSecret"], &r) != nil {
+			if a.Code() != "" || json.Unmarshal(a.Data["rotateWebhookSecret"], &r) != nil {
 				t.Fatalf("rotateWebhookSecret(graceSeconds %v): %+v", grace, a)
 			}
 			if r.Webhook.ID != id || r.Webhook.URL != public || !strings.HasPrefix(r.Secret, "whsec_") {
@@ -145,7 +131,7 @@ func TestWebhooksOverGraphQL(t *testing.T) {
 				PreviousSecretExpiresAt *time.Time
 			}
 		}
-		if a := do(admin, list, nil); a.code() != "" || json.Unmarshal(a.Data["webhooks"], &l.Webhooks) != nil || len(l.Webhooks) != 1 {
+		if a := do(admin, list, nil); a.Code() != "" || json.Unmarshal(a.Data["webhooks"], &l.Webhooks) != nil || len(l.Webhooks) != 1 {
 			t.Fatalf("webhooks: %+v", a)
 		}
 		expiresNear("webhooks during the grace", l.Webhooks[0].PreviousSecretExpiresAt, from.Add(24*time.Hour), time.Now().Add(24*time.Hour))
