@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"entgo.io/ent/dialect"
-
 	"storefront/ent/sku"
 	"storefront/enums"
 	"storefront/internal/testdb"
@@ -16,29 +14,12 @@ import (
 	"storefront/store"
 )
 
-// counting wraps the ent driver and counts the statements sent outside
-// transactions (the product-page reads).
-type counting struct {
-	dialect.Driver
-	n *atomic.Int64
-}
-
-func (d counting) Query(ctx context.Context, q string, args, v any) error {
-	d.n.Add(1)
-	return d.Driver.Query(ctx, q, args, v)
-}
-
-func (d counting) Exec(ctx context.Context, q string, args, v any) error {
-	d.n.Add(1)
-	return d.Driver.Exec(ctx, q, args, v)
-}
-
 // eachCounted is testdb.Each with a statement counter on the driver.
 func eachCounted(t *testing.T, fn func(t *testing.T, db *store.DB, n *atomic.Int64)) {
 	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			n := new(atomic.Int64)
-			db := testdb.Open(t, b, store.WithDriverWrapper(func(d dialect.Driver) dialect.Driver { return counting{d, n} }))
+			db := testdb.Open(t, b, testdb.CountStatements(n))
 			fn(t, db, n)
 		})
 	}

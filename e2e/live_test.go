@@ -18,8 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"entgo.io/ent/dialect"
-
 	"storefront/auth"
 	"storefront/internal/app"
 	"storefront/internal/testdb"
@@ -53,18 +51,6 @@ func nodeClient(t *testing.T) string {
 	return ""
 }
 
-// readCounter counts the statements that read (ent's Query) from one
-// instance's database handle.
-type readCounter struct {
-	dialect.Driver
-	n *atomic.Int64
-}
-
-func (d readCounter) Query(ctx context.Context, q string, args, v any) error {
-	d.n.Add(1)
-	return d.Driver.Query(ctx, q, args, v)
-}
-
 // liveInstance is an instance built in this process through the production
 // constructors (server.New, live.New), so its database reads can be counted.
 type liveInstance struct {
@@ -77,7 +63,7 @@ type liveInstance struct {
 func startLiveInstance(t *testing.T, spec string) *liveInstance {
 	t.Helper()
 	reads := &atomic.Int64{}
-	db, err := store.Open(context.Background(), spec, store.WithDriverWrapper(func(d dialect.Driver) dialect.Driver { return readCounter{d, reads} }))
+	db, err := store.Open(context.Background(), spec, testdb.CountReads(reads))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"entgo.io/ent/dialect"
-
 	"storefront/catalog"
 	"storefront/demo"
 	"storefront/enums"
@@ -17,18 +15,7 @@ import (
 	"storefront/internal/testdb"
 	"storefront/inventory"
 	"storefront/live"
-	"storefront/store"
 )
-
-type reads struct {
-	dialect.Driver
-	n *atomic.Int64
-}
-
-func (d reads) Query(ctx context.Context, q string, args, v any) error {
-	d.n.Add(1)
-	return d.Driver.Query(ctx, q, args, v)
-}
 
 type fixture struct {
 	hub *live.Hub
@@ -42,7 +29,7 @@ func eachHub(t *testing.T, fn func(t *testing.T, f *fixture)) {
 	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			n := new(atomic.Int64)
-			db := testdb.Open(t, b, store.WithDriverWrapper(func(d dialect.Driver) dialect.Driver { return reads{d, n} }))
+			db := testdb.Open(t, b, testdb.CountReads(n))
 			cat := catalog.New(db, catalog.DefaultConfig())
 			t.Cleanup(cat.Close)
 			ids, err := demo.Seed(context.Background(), cat)

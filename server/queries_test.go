@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"entgo.io/ent/dialect"
-
 	"storefront/auth"
 	"storefront/catalog"
 	"storefront/demo"
@@ -24,23 +22,6 @@ import (
 	"storefront/money"
 	"storefront/store"
 )
-
-// counting wraps the ent driver and counts statements (ent todo's
-// queryCount): the N+1 guard must see what the real resolvers send.
-type counting struct {
-	dialect.Driver
-	n *atomic.Int64
-}
-
-func (d counting) Query(ctx context.Context, q string, args, v any) error {
-	d.n.Add(1)
-	return d.Driver.Query(ctx, q, args, v)
-}
-
-func (d counting) Exec(ctx context.Context, q string, args, v any) error {
-	d.n.Add(1)
-	return d.Driver.Exec(ctx, q, args, v)
-}
 
 type fixture struct {
 	h   http.Handler
@@ -87,7 +68,7 @@ func eachCounted(t *testing.T, fn func(t *testing.T, db *store.DB, n *atomic.Int
 	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			n := new(atomic.Int64)
-			fn(t, testdb.Open(t, b, store.WithDriverWrapper(func(d dialect.Driver) dialect.Driver { return counting{d, n} })), n)
+			fn(t, testdb.Open(t, b, testdb.CountStatements(n)), n)
 		})
 	}
 }

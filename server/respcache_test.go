@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"entgo.io/ent/dialect"
-
 	"storefront/auth"
 	"storefront/catalog"
 	"storefront/demo"
@@ -25,22 +23,6 @@ import (
 	"storefront/resolvers"
 	"storefront/store"
 )
-
-// countingDriver counts the statements the ent driver sends.
-type countingDriver struct {
-	dialect.Driver
-	n *atomic.Int64
-}
-
-func (d countingDriver) Query(ctx context.Context, q string, args, v any) error {
-	d.n.Add(1)
-	return d.Driver.Query(ctx, q, args, v)
-}
-
-func (d countingDriver) Exec(ctx context.Context, q string, args, v any) error {
-	d.n.Add(1)
-	return d.Driver.Exec(ctx, q, args, v)
-}
 
 // rcFixture is the handler as serve builds it with the response cache on,
 // over the demo catalog, with statements counted.
@@ -58,7 +40,7 @@ func eachCached(t *testing.T, cfg catalog.Config, fn func(t *testing.T, f *rcFix
 	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
 			n := new(atomic.Int64)
-			db := testdb.Open(t, b, store.WithDriverWrapper(func(d dialect.Driver) dialect.Driver { return countingDriver{d, n} }))
+			db := testdb.Open(t, b, testdb.CountStatements(n))
 			fn(t, newRCFixture(t, db, n, cfg))
 		})
 	}
