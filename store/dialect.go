@@ -25,6 +25,11 @@ type Dialect interface {
 	// database has no row locks: SQLite's writer holds the whole file).
 	ShareClause() string
 	UpdateClause() string
+	// ClaimClause ends an exclusive locking read that passes over the rows
+	// another transaction holds locked instead of waiting for them, so that
+	// several workers reading the same queue each take rows of their own
+	// ("" where the database has no row locks).
+	ClaimClause() string
 	// insertID runs the one-row INSERT q and returns the new row's id.
 	insertID(ctx context.Context, e ExecQuerier, q string, args []any) (int64, error)
 	// insertNew runs the one-row INSERT q unless a row with one of its
@@ -60,6 +65,11 @@ func ShareLock(s *entsql.Selector) { lock(s, dialectOf(s.Dialect()).ShareClause(
 // UpdateLock makes s an exclusive locking read where the database has row
 // locks.
 func UpdateLock(s *entsql.Selector) { lock(s, dialectOf(s.Dialect()).UpdateClause()) }
+
+// ClaimLock makes s a claim: an exclusive locking read that skips the rows
+// another transaction holds (Dialect.ClaimClause), where the database has
+// row locks.
+func ClaimLock(s *entsql.Selector) { lock(s, dialectOf(s.Dialect()).ClaimClause()) }
 
 func lock(s *entsql.Selector, clause string) {
 	if clause != "" {

@@ -16,6 +16,7 @@ func (postgresDialect) Name() string { return dialect.Postgres }
 // ShareClause: none; Lock took an advisory lock before the read (lock.go).
 func (postgresDialect) ShareClause() string  { return "" }
 func (postgresDialect) UpdateClause() string { return "FOR UPDATE" }
+func (postgresDialect) ClaimClause() string  { return "FOR UPDATE SKIP LOCKED" }
 
 // insertNew: a duplicate key aborts a PostgreSQL transaction, so the
 // INSERT itself steps aside.

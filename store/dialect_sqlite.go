@@ -16,6 +16,7 @@ func init() { register(sqliteDialect{}) }
 func (sqliteDialect) Name() string         { return dialect.SQLite }
 func (sqliteDialect) ShareClause() string  { return "" }
 func (sqliteDialect) UpdateClause() string { return "" }
+func (sqliteDialect) ClaimClause() string  { return "" }
 
 func (sqliteDialect) insertID(ctx context.Context, e ExecQuerier, q string, args []any) (int64, error) {
 	return lastInsertID(ctx, e, q, args)
