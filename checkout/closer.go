@@ -136,22 +136,31 @@ func (s *Service) closeClaim(ctx context.Context, cutoff time.Time, ids []int64)
 		if err := lockOrderGoods(ctx, tx, ids...); err != nil {
 			return err
 		}
+		// By id alone, so that exactly these rows are locked: with a
+		// condition on the status, MariaDB may read them through the
+		// (status, created_at) index and lock its gaps, where placements
+		// insert (seen as deadlocks with placeOrder). The status is checked
+		// on what the locking read returns; created_at never changes.
 		var rows []struct {
-			ID int64 `sql:"id"`
+			ID     int64  `sql:"id"`
+			Status string `sql:"status"`
 		}
-		err := tx.Order.Query().
-			Where(order.IDIn(ids...), order.StatusEQ(enums.OrderUnpaid), order.CreatedAtLT(cutoff)).
-			Order(order.ByID()).Limit(len(ids)).
-			Modify(func(s *entsql.Selector) { s.Select(s.C(order.FieldID)); store.ClaimLock(s) }).Scan(ctx, &rows)
+		err := tx.Order.Query().Where(order.IDIn(ids...)).Order(order.ByID()).
+			Modify(func(s *entsql.Selector) {
+				s.Select(s.C(order.FieldID), s.C(order.FieldStatus))
+				store.ClaimLock(s)
+			}).Scan(ctx, &rows)
 		if err != nil {
 			return fmt.Errorf("claiming expired orders: %w", err)
 		}
-		if len(rows) == 0 {
-			return nil
+		var claimed []int64
+		for _, r := range rows {
+			if r.Status == string(enums.OrderUnpaid) {
+				claimed = append(claimed, r.ID)
+			}
 		}
-		claimed := make([]int64, len(rows))
-		for i, r := range rows {
-			claimed[i] = r.ID
+		if len(claimed) == 0 {
+			return nil
 		}
 		won, err = closeLocked(ctx, tx, claimed, Timeout, s.now())
 		if err != nil {

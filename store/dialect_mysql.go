@@ -30,5 +30,9 @@ func (mysqlDialect) insertNew(ctx context.Context, e ExecQuerier, q string, args
 	return insertUnlessDuplicate(ctx, e, q, args)
 }
 
+func (mysqlDialect) indexed(table, index string) string {
+	return table + " FORCE INDEX (" + index + ")"
+}
+
 // lock: the locking read of the rows is the lock (lock.go).
 func (mysqlDialect) lock(context.Context, Execer, LockSpace, LockMode, []int64) error { return nil }

@@ -18,6 +18,9 @@ func (postgresDialect) ShareClause() string  { return "" }
 func (postgresDialect) UpdateClause() string { return "FOR UPDATE" }
 func (postgresDialect) ClaimClause() string  { return "FOR UPDATE SKIP LOCKED" }
 
+// indexed: the planner chooses; a subquery of a write locks nothing.
+func (postgresDialect) indexed(table, _ string) string { return table }
+
 // insertNew: a duplicate key aborts a PostgreSQL transaction, so the
 // INSERT itself steps aside.
 func (postgresDialect) insertNew(ctx context.Context, e ExecQuerier, q string, args []any) (int64, bool, error) {

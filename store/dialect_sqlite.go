@@ -36,6 +36,9 @@ func insertUnlessDuplicate(ctx context.Context, e ExecQuerier, q string, args []
 	return id, err == nil, err
 }
 
+// indexed: the one writer locks the whole database anyway.
+func (sqliteDialect) indexed(table, _ string) string { return table }
+
 // lock: the one writer holds the database from BEGIN.
 func (sqliteDialect) lock(context.Context, Execer, LockSpace, LockMode, []int64) error { return nil }
 
