@@ -24,7 +24,8 @@ import (
 // keep up with the checkout of all of them together:
 //
 //   - it closes claimSize orders per transaction (one commit, one fsync,
-//     for many orders), each by the state machine's CAS (closeLocked);
+//     for many orders), each moved from UNPAID under the claim's lock
+//     (closeLocked);
 //   - the closers of several instances split the work: a claim passes over
 //     the orders another closer holds (store.ClaimLock, FOR UPDATE SKIP
 //     LOCKED) instead of waiting for them and then finding them closed;
@@ -34,9 +35,10 @@ import (
 //     pass, which goes on with the orders after it.
 
 // claimSize is the most orders one transaction of the closer closes: 32 of
-// them close about 6× as fast as one a transaction on MariaDB and
-// PostgreSQL (docs/benchmarks.md), and hold the SKU rows of a hot SKU a
-// few milliseconds, not longer than a group-commit batch does.
+// them close 9–16× as fast as one a transaction on MariaDB and PostgreSQL
+// (docs/benchmarks.md, "the timeout closer beside checkout"): about
+// twenty statements and one commit for all of them. A hot SKU's row is
+// held from the claim's locking read of it to the commit, a few statements.
 const claimSize = 32
 
 // CloseExpired closes every UNPAID order older than the order TTL, reading
