@@ -16,7 +16,7 @@ type Config struct {
 	// FallbackWindow: without a key, an identical input from the same user
 	// within this window is the same request (seed 002's fallback key).
 	FallbackWindow time.Duration
-	CloseBatch     int // orders the timeout closer reads per query
+	CloseBatch     int // order ids the timeout closer reads per query (closed claimSize per transaction)
 	// GroupCommit batches single-SKU orders that arrive while the group
 	// path's transactions are busy into one transaction (group.go). Off:
 	// every order takes the plain path.

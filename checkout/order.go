@@ -75,6 +75,13 @@ type Service struct {
 	// plant, when set, runs on every order as it is made, on either path:
 	// tests make one order a row the database refuses (group_fault_test.go).
 	plant func(*Order)
+	// closing, when set, runs in the timeout closer's transaction on the
+	// orders it has just closed, before it commits: tests make a claim
+	// fail there (closer_test.go).
+	closing func(won []*Order) error
+	// claimMax is the most orders one transaction of the timeout closer
+	// closes (claimSize; the benchmark compares it with 1).
+	claimMax int
 }
 
 // New returns a checkout service on db.
@@ -90,8 +97,8 @@ func New(db *store.DB, cfg Config) *Service {
 		cfg.PoolBatchMax = def.PoolBatchMax
 	}
 	return &Service{db: db, cfg: cfg, now: func() time.Time { return time.Now().UTC() }, batcher: newBatcher(db, cfg.GroupInFlight),
-		loneOnPlain: true,
-		groups:      groups{perSource: map[source]int{}, rest: map[int64]time.Time{}, shop: map[int64]int64{}, inflight: map[[2]string]bool{}}}
+		loneOnPlain: true, claimMax: claimSize,
+		groups: groups{perSource: map[source]int{}, rest: map[int64]time.Time{}, shop: map[int64]int64{}, inflight: map[[2]string]bool{}}}
 }
 
 // Config returns the service's configuration.

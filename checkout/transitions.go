@@ -26,7 +26,7 @@ import (
 // its side effects:
 //
 //	UNPAID → PAID      PayTx: a payment's notification (in payments' transaction)
-//	UNPAID → CLOSED    CloseTx(Cancel): CancelOrder; CloseTx(Timeout): CloseExpired
+//	UNPAID → CLOSED    CloseTx(Cancel): CancelOrder; closeLocked(Timeout): CloseExpired (closer.go)
 //	PAID   → REFUNDED  CloseTx(Refund): refundOrder and a provider's refund (payments)
 //	CLOSED → PAID      PayTx, for a lock-at-order order closed by timeout whose money came after
 //	                   its lock was released, while available stock allows it (none with pool lines)
@@ -64,73 +64,166 @@ func CloseTx(ctx context.Context, tx *ent.Tx, orderID int64, t Transition, now t
 	if err := lockOrderGoods(ctx, tx, orderID); err != nil {
 		return false, err
 	}
-	n, err := tx.Order.Update().Where(order.ID(orderID), order.StatusEQ(t.From)).
-		SetStatus(t.To).SetClosedAt(now).SetCloseReason(t.Reason).AddVersion(1).Save(ctx)
-	if err != nil {
-		return false, fmt.Errorf("closing order %d: %w", orderID, err)
+	won, err := closeLocked(ctx, tx, []int64{orderID}, t, now)
+	return len(won) == 1, err
+}
+
+// closeLocked is CloseTx for the orders ids (ascending) in one transaction
+// whose goods lock (lockOrderGoods) the caller holds: the timeout closer
+// closes a claim of several orders with it (closer.go), CloseTx one. It
+// returns the orders this caller won, each closed once. Several orders must
+// be held by the transaction already (the closer's claim, a locking read
+// of them that found them all in t.From): their CAS is one UPDATE that must
+// move every one of them.
+//
+// Every row is taken in the one lock order, across all the orders: the
+// orders' CAS (and their lock-mode lines'), then every SKU row of every
+// order in one ascending pass, then pool rows in ascending pool id, then
+// the listing. Closing the orders one after another would take a SKU row
+// below one it holds, and listing rows before SKU rows, the orders a
+// placement of two SKUs deadlocks with.
+func closeLocked(ctx context.Context, tx *ent.Tx, ids []int64, t Transition, now time.Time) ([]*Order, error) {
+	wonIDs, err := casClosed(ctx, tx, ids, t, now)
+	if err != nil || len(wonIDs) == 0 {
+		return nil, err
 	}
-	if n == 0 {
-		return false, nil
-	}
-	o, err := loadTx(ctx, tx, orderID)
+	won, err := loadAllTx(ctx, tx, wonIDs)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	// A refund gives back stock every line took (a lock-mode line took it
 	// at payment); a close restores what deduct-mode lines took and
 	// releases what lock-mode lines still hold. The lines' own CAS first
 	// (order_line rows), then the SKU rows in one ascending pass, the lock
 	// order of every stock-moving transaction.
-	var released map[int64]bool
-	if t.From == enums.OrderUnpaid {
-		_, locked := byMode(o.Lines)
-		moved, err := moveLines(ctx, tx, locked, enums.LockHeld, enums.LockReleased)
-		if err != nil {
-			return false, err
+	type poolLine struct {
+		o   *Order
+		l   *OrderLine
+		act poolAct
+	}
+	var (
+		docs  []inventory.Closing
+		pools []poolLine
+	)
+	for _, o := range won {
+		var released map[int64]bool
+		if t.From == enums.OrderUnpaid {
+			_, locked := byMode(o.Lines)
+			moved, err := moveLines(ctx, tx, locked, enums.LockHeld, enums.LockReleased)
+			if err != nil {
+				return nil, err
+			}
+			released = make(map[int64]bool, len(moved))
+			for _, l := range moved {
+				released[l.id] = true
+			}
 		}
-		released = make(map[int64]bool, len(moved))
-		for _, l := range moved {
-			released[l.id] = true
+		main, pl := bySource(ascending(o.Lines))
+		var restore, release []*OrderLine
+		for _, l := range main {
+			switch {
+			case t.From != enums.OrderUnpaid || l.StockMode != enums.LockAtOrder:
+				restore = append(restore, l)
+			case released[l.id]:
+				release = append(release, l)
+			}
 		}
+		docs = append(docs, inventory.Closing{BizSn: o.OrderSn, Restore: stockOf(restore), Release: stockOf(release)})
+		for _, l := range pl {
+			p := poolLine{o: o, l: l}
+			switch {
+			case t.From != enums.OrderUnpaid || l.StockMode != enums.LockAtOrder:
+				p.act = poolRestore
+			case released[l.id]:
+				p.act = poolRelease
+			}
+			pools = append(pools, p)
+		}
+	}
+	// The main-stock lines of every order in one call: one ascending pass
+	// over their SKU rows, then the listing. One order's line by line
+	// (inventory.RestoreAndRelease: a restore booked before is a no-op),
+	// several orders' in a few statements for all of them.
+	if len(docs) == 1 {
+		d := docs[0]
+		_, err = inventory.RestoreAndRelease(ctx, tx, t.Change, inventory.BizOrder, d.BizSn, d.Restore, d.Release)
+	} else {
+		_, err = inventory.RestoreAndReleaseAll(ctx, tx, t.Change, inventory.BizOrder, docs)
+	}
+	if err != nil {
+		return nil, err
 	}
 	// Pool lines after every SKU row (the lock order: SKU rows, then pool
-	// rows), each by its mode as SKU lines are: a restore or a released
-	// lock, to the pool while it has not gone back, else to main stock; a
-	// close (not a refund) gives the units back to the buyer's limit.
-	// The main-stock lines in one call: one ascending pass over their SKU
-	// rows, then the listing (inventory.RestoreAndRelease).
-	main, pools := bySource(ascending(o.Lines))
-	var restore, release []*OrderLine
-	for _, l := range main {
-		switch {
-		case t.From != enums.OrderUnpaid || l.StockMode != enums.LockAtOrder:
-			restore = append(restore, l)
-		case released[l.id]:
-			release = append(release, l)
-		}
-	}
-	if _, err := inventory.RestoreAndRelease(ctx, tx, t.Change, inventory.BizOrder, o.OrderSn, stockOf(restore), stockOf(release)); err != nil {
-		return false, err
-	}
-	for _, l := range pools {
+	// rows, in ascending pool id across the orders), each by its mode as
+	// SKU lines are: a restore or a released lock, to the pool while it has
+	// not gone back, else to main stock; a close (not a refund) gives the
+	// units back to the buyer's limit.
+	slices.SortStableFunc(pools, func(a, b poolLine) int { return cmp.Compare(a.l.PoolID, b.l.PoolID) })
+	for _, p := range pools {
+		l := p.l
 		one := stockOf([]*OrderLine{l})[0]
-		switch {
-		case t.From != enums.OrderUnpaid || l.StockMode != enums.LockAtOrder:
-			err = inventory.RestorePool(ctx, tx, t.Change, inventory.BizOrder, o.OrderSn, one)
-		case released[l.id]:
-			err = inventory.ReleasePool(ctx, tx, inventory.BizOrder, o.OrderSn, one, now)
+		var err error
+		switch p.act {
+		case poolRestore:
+			err = inventory.RestorePool(ctx, tx, t.Change, inventory.BizOrder, p.o.OrderSn, one)
+		case poolRelease:
+			err = inventory.ReleasePool(ctx, tx, inventory.BizOrder, p.o.OrderSn, one, now)
 		}
 		if err != nil {
-			return false, err
+			return nil, err
 		}
 		if t.To == enums.OrderClosed {
-			if err := inventory.ReleaseLimit(ctx, tx, l.PoolID, o.UserID, l.Quantity); err != nil {
-				return false, err
+			if err := inventory.ReleaseLimit(ctx, tx, l.PoolID, p.o.UserID, l.Quantity); err != nil {
+				return nil, err
 			}
 		}
 	}
-	return true, emit(ctx, tx, t.Event, o, t.Reason, now)
+	return won, emitAll(ctx, tx, t.Event, won, t.Reason, now)
 }
+
+// casClosed moves the orders ids from t.From to t.To, each by a CAS on its
+// status, and returns those it moved. Several are held by the caller's
+// transaction, read in t.From by its locking read (closeLocked): the read
+// under the lock was their check, and one UPDATE by id moves them all.
+// (With the status in its WHERE, MariaDB may find the rows through the
+// (status, created_at) index and lock its gaps, where placements insert:
+// deadlocks with placeOrder.)
+func casClosed(ctx context.Context, tx *ent.Tx, ids []int64, t Transition, now time.Time) ([]int64, error) {
+	if len(ids) > 1 {
+		n, err := tx.Order.Update().Where(order.IDIn(ids...)).
+			SetStatus(t.To).SetClosedAt(now).SetCloseReason(t.Reason).AddVersion(1).Save(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("closing orders %v: %w", ids, err)
+		}
+		if n != len(ids) {
+			return nil, fmt.Errorf("closing orders %v, held by this transaction: %d of them changed", ids, n)
+		}
+		return ids, nil
+	}
+	var won []int64
+	for _, id := range ids {
+		n, err := tx.Order.Update().Where(order.ID(id), order.StatusEQ(t.From)).
+			SetStatus(t.To).SetClosedAt(now).SetCloseReason(t.Reason).AddVersion(1).Save(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("closing order %d: %w", id, err)
+		}
+		if n == 1 {
+			won = append(won, id)
+		}
+	}
+	return won, nil
+}
+
+// poolAct is what closing does to a pool line's units: a lock-mode line
+// whose lock is no longer held gives nothing back (its buyer's limit still
+// is).
+type poolAct int
+
+const (
+	poolNone poolAct = iota
+	poolRestore
+	poolRelease
+)
 
 // ascending is lines in ascending SKU order.
 func ascending(lines []*OrderLine) []*OrderLine {
@@ -376,6 +469,23 @@ func loadTx(ctx context.Context, tx *ent.Tx, orderID int64) (*Order, error) {
 	return toOrder(row), nil
 }
 
+// loadAllTx is loadTx for the orders ids, in ascending id: one read of the
+// orders and one of their lines, whatever their number.
+func loadAllTx(ctx context.Context, tx *ent.Tx, ids []int64) ([]*Order, error) {
+	rows, err := tx.Order.Query().Where(order.IDIn(ids...)).WithLines().Order(order.ByID()).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("loading orders %v: %w", ids, err)
+	}
+	if len(rows) != len(ids) {
+		return nil, fmt.Errorf("loading orders %v: found %d", ids, len(rows))
+	}
+	out := make([]*Order, len(rows))
+	for i, r := range rows {
+		out[i] = toOrder(r)
+	}
+	return out, nil
+}
+
 // linesOf is the stock an order's lines moved, for counting it sold.
 func linesOf(o *Order) []inventory.RestoreLine { return stockOf(o.Lines) }
 
@@ -414,42 +524,8 @@ func (s *Service) CancelOrder(ctx context.Context, userID string, admin bool, or
 	return o, nil
 }
 
-// CloseExpired closes every UNPAID order older than the order TTL, in batches,
-// each order in its own short transaction through CloseTx. Several closers
-// may run at once: each order is closed, and its stock restored, once. It
-// returns how many orders this call closed.
-func (s *Service) CloseExpired(ctx context.Context) (int, error) {
-	cutoff := s.now().Add(-s.cfg.OrderTTL)
-	closed := 0
-	for {
-		ids, err := s.db.Client.Order.Query().
-			Where(order.StatusEQ(enums.OrderUnpaid), order.CreatedAtLT(cutoff)).
-			Order(order.ByID()).Limit(s.cfg.CloseBatch).IDs(ctx)
-		if err != nil {
-			return closed, store.Classify(fmt.Errorf("finding expired orders: %w", err))
-		}
-		for _, id := range ids {
-			var won bool
-			err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
-				var err error
-				won, err = CloseTx(ctx, tx, id, Timeout, s.now())
-				return err
-			})
-			if err != nil {
-				return closed, store.Classify(err)
-			}
-			if won {
-				closed++
-			}
-		}
-		if len(ids) < s.cfg.CloseBatch {
-			return closed, nil
-		}
-	}
-}
-
-// lockOrderGoods takes the goods of every line of order orderID, main and
-// pool, shared: the first lock of every stock-moving transaction
+// lockOrderGoods takes the goods of every line of the orders orderIDs, main
+// and pool, shared: the first lock of every stock-moving transaction
 // (inventory/goods_lock.go), so before the order's CAS too. The CAS
 // rewrites the order's entry in the (status, created_at) index, where a
 // placement inserts after taking the same goods shared: with the CAS first,
@@ -461,12 +537,12 @@ func (s *Service) CloseExpired(ctx context.Context) (int, error) {
 // lines never change goods. It fixes MariaDB's snapshot before the locks
 // are waited for, so a caller that reads the order after losing the CAS
 // reads it after the transaction (payments' Refund).
-func lockOrderGoods(ctx context.Context, tx *ent.Tx, orderID int64) error {
+func lockOrderGoods(ctx context.Context, tx *ent.Tx, orderIDs ...int64) error {
 	var rows []struct {
 		GoodsID int64 `sql:"goods_id"`
 	}
-	if err := tx.OrderLine.Query().Where(orderline.OrderID(orderID)).Select(orderline.FieldGoodsID).Scan(ctx, &rows); err != nil {
-		return fmt.Errorf("reading the goods of order %d: %w", orderID, err)
+	if err := tx.OrderLine.Query().Where(orderline.OrderIDIn(orderIDs...)).Select(orderline.FieldGoodsID).Scan(ctx, &rows); err != nil {
+		return fmt.Errorf("reading the goods of orders %v: %w", orderIDs, err)
 	}
 	ids := make([]int64, len(rows))
 	for i, r := range rows {

@@ -57,5 +57,5 @@ func moved(ctx context.Context, tx *ent.Tx, id, delta int64) (*ent.Sku, error) {
 	if delta < 0 {
 		return row, listing.Emptied(ctx, tx, row.GoodsID)
 	}
-	return row, listing.Restocked(ctx, tx, id)
+	return row, listing.Restocked(ctx, tx, []int64{row.GoodsID}, id)
 }

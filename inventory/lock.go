@@ -69,7 +69,7 @@ func Deduct(ctx context.Context, tx *ent.Tx, moves []Movement, fromLock bool) er
 // ascending SKU order). The caller releases each line once (its own CAS on
 // the line); stock did not move, so nothing is booked.
 func Release(ctx context.Context, tx *ent.Tx, lines []RestoreLine) error {
-	_, err := restoreAndRelease(ctx, tx, 0, "", "", nil, lines)
+	_, err := restoreAndRelease(ctx, tx, 0, "", []Closing{{Release: lines}})
 	return err
 }
 

@@ -273,7 +273,7 @@ func returnPool(ctx context.Context, tx *ent.Tx, id int64, now time.Time) (bool,
 	if _, err := tx.ExecContext(ctx, "UPDATE sku SET stock = stock + ?, stock_version = stock_version + 1 WHERE id = ?", r, p.ItemID); err != nil {
 		return false, fmt.Errorf("returning pool %d to SKU %d: %w", id, p.ItemID, err)
 	}
-	if err := listing.Restocked(ctx, tx, p.ItemID); err != nil {
+	if err := listing.Restocked(ctx, tx, []int64{p.GoodsID}, p.ItemID); err != nil {
 		return false, err
 	}
 	return true, bookMoved(ctx, tx, &Movement{ItemID: p.ItemID, GoodsID: p.GoodsID, Num: r, Type: FromPool,

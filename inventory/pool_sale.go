@@ -263,5 +263,5 @@ func ReleasePool(ctx context.Context, tx *ent.Tx, bizType, bizSn string, l Resto
 	if err := bookMoved(ctx, tx, &m); err != nil {
 		return err
 	}
-	return listing.Restocked(ctx, tx, l.ItemID)
+	return listing.Restocked(ctx, tx, []int64{l.GoodsID}, l.ItemID)
 }

@@ -33,7 +33,7 @@ type RestoreLine struct {
 // machine makes the restore happen once in business terms, uk_biz makes it
 // booked once in the ledger.
 func Restore(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, bizSn string, lines []RestoreLine) (int, error) {
-	return restoreAndRelease(ctx, tx, t, bizType, bizSn, lines, nil)
+	return restoreAndRelease(ctx, tx, t, bizType, []Closing{{BizSn: bizSn, Restore: lines}})
 }
 
 // RestoreAndRelease closes a document whose lines partly restore stock
@@ -44,20 +44,23 @@ func Restore(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, bizSn strin
 // per line wrote the listing between two SKU rows, and two cancels of
 // orders of the same two SKUs deadlocked on MariaDB, issue 26.)
 func RestoreAndRelease(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, bizSn string, restore, release []RestoreLine) (int, error) {
-	return restoreAndRelease(ctx, tx, t, bizType, bizSn, restore, release)
+	return restoreAndRelease(ctx, tx, t, bizType, []Closing{{BizSn: bizSn, Restore: restore, Release: release}})
 }
 
-func restoreAndRelease(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, bizSn string, restore, release []RestoreLine) (int, error) {
+func restoreAndRelease(ctx context.Context, tx *ent.Tx, t ChangeType, bizType string, docs []Closing) (int, error) {
 	type step struct {
 		l       RestoreLine
+		bizSn   string
 		release bool
 	}
-	steps := make([]step, 0, len(restore)+len(release))
-	for _, l := range restore {
-		steps = append(steps, step{l, false})
-	}
-	for _, l := range release {
-		steps = append(steps, step{l, true})
+	var steps []step
+	for _, d := range docs {
+		for _, l := range d.Restore {
+			steps = append(steps, step{l, d.BizSn, false})
+		}
+		for _, l := range d.Release {
+			steps = append(steps, step{l, d.BizSn, true})
+		}
 	}
 	slices.SortStableFunc(steps, func(a, b step) int { return cmp.Compare(a.l.ItemID, b.l.ItemID) })
 	all := make([]RestoreLine, len(steps))
@@ -75,7 +78,7 @@ func restoreAndRelease(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, b
 			}
 			continue
 		}
-		ok, err := restoreOne(ctx, tx, t, bizType, bizSn, st.l)
+		ok, err := restoreOne(ctx, tx, t, bizType, st.bizSn, st.l)
 		if err != nil {
 			return restored, err
 		}
@@ -83,7 +86,7 @@ func restoreAndRelease(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, b
 			restored++
 		}
 	}
-	return restored, listing.Restocked(ctx, tx, itemsOf(all)...)
+	return restored, listing.Restocked(ctx, tx, goodsOfLines(all), itemsOf(all)...)
 }
 
 // restoreOne gives one line's stock back (see Restore) and reports whether

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 
+	entsql "entgo.io/ent/dialect/sql"
+
 	"storefront/ent"
 	"storefront/ent/goods"
 	"storefront/ent/goodslisting"
@@ -42,20 +44,33 @@ const sep = "\x1f"
 // The truth of the kept values, as SQL over the sku rows of the goods whose
 // id is goods (a number this package formatted, or a column): the one
 // definition that Refresh writes, the stock flips re-evaluate and Reconcile
-// compares with.
-func minPriceOf(goods string) string {
-	return "COALESCE((SELECT MIN(sell_price) FROM sku WHERE sku.goods_id = " + goods + " AND sku.status = '" +
+// compares with. The ...In forms read the table as from names it (skuByGoods).
+func minPriceOf(goods string) string { return minPriceIn("sku", goods) }
+func salesOf(goods string) string    { return salesIn("sku", goods) }
+func inStockOf(goods string) string  { return inStockIn("sku", goods) }
+
+func minPriceIn(from, goods string) string {
+	return "COALESCE((SELECT MIN(sell_price) FROM " + from + " WHERE sku.goods_id = " + goods + " AND sku.status = '" +
 		string(enums.SkuEnabled) + "'), " + strconv.FormatInt(NoPrice, 10) + ")"
 }
 
-func salesOf(goods string) string {
-	return "(SELECT COALESCE(SUM(volume), 0) FROM sku WHERE sku.goods_id = " + goods + ")"
+func salesIn(from, goods string) string {
+	return "(SELECT COALESCE(SUM(volume), 0) FROM " + from + " WHERE sku.goods_id = " + goods + ")"
 }
 
-func inStockOf(goods string) string {
-	return "EXISTS (SELECT 1 FROM sku WHERE sku.goods_id = " + goods + " AND sku.status = '" +
+func inStockIn(from, goods string) string {
+	return "EXISTS (SELECT 1 FROM " + from + " WHERE sku.goods_id = " + goods + " AND sku.status = '" +
 		string(enums.SkuEnabled) + "' AND sku.stock - sku.lock_stock > 0)"
 }
+
+// skuByGoods is the sku table for a rewrite's reads of one goods' SKUs,
+// which on MySQL lock what they read: through the (goods_id, status)
+// index, so that only that goods' rows are locked. MariaDB reads a goods
+// that has most of the table's SKUs (the demo's 500-SKU shoe) by a scan of
+// the whole table otherwise, and locked the SKU rows of every other goods
+// after the listing rows: edits of it deadlocked with sales and restores of
+// the others (issue 38).
+func skuByGoods(ctx context.Context) string { return store.Indexed(ctx, "sku", "sku_goods_id_status") }
 
 // keys are the name and search keys of a goods. Lowercased here, not by the
 // database: SQLite's LOWER knows ASCII only, and both backends must agree.
@@ -128,16 +143,28 @@ func refresh(ctx context.Context, tx *ent.Tx, ids []int64, parent map[int64]*int
 	if err != nil {
 		return err
 	}
+	// An edit that leaves the goods' scopes as they are (a name, a price, a
+	// status: every edit but a category move) rewrites its rows in place.
+	// Deleting them and inserting them again made two edits of different
+	// goods deadlock on MariaDB: an insert checks the unique (scope,
+	// goods_id) key by locking the delete-marked record of the same key and
+	// the record after it, another goods' row, which another rewrite holds
+	// (issue 38, 28 deadlocks in 8 s of four admins editing three goods).
+	var held map[int64][]heldRow
 	if replace {
-		if _, err := tx.GoodsListing.Delete().Where(goodslisting.GoodsIDIn(ids...)).Exec(ctx); err != nil {
+		if held, err = heldRows(ctx, tx, ids); err != nil {
 			return err
 		}
 	}
-	// The goods' own values, one row per scope, as a derived table the
-	// INSERT … SELECT reads with the sku aggregates.
-	var rowsArgs [][]any
+	var (
+		rewrite  []int64 // goods whose rows are deleted and written again
+		rowsArgs [][]any // their rows, as a derived table the INSERT … SELECT reads with the sku aggregates
+	)
+	seen := make(map[int64]bool, len(rows))
 	for _, g := range rows {
+		seen[g.ID] = true
 		if g.DeleteTime != nil {
+			rewrite = append(rewrite, g.ID)
 			continue
 		}
 		scopes, err := scopesOf(g.CategoryID, parent)
@@ -145,8 +172,25 @@ func refresh(ctx context.Context, tx *ent.Tx, ids []int64, parent map[int64]*int
 			return err
 		}
 		nameKey, searchKey := keys(g.Name, g.Code)
+		if replace && sameRows(held[g.ID], g.ID, scopes) {
+			if err := rewriteInPlace(ctx, tx, g, nameKey, searchKey); err != nil {
+				return err
+			}
+			continue
+		}
+		rewrite = append(rewrite, g.ID)
 		for i, sc := range scopes {
 			rowsArgs = append(rowsArgs, []any{g.ID, sc, i, string(g.Status), nameKey, searchKey, g.CreatedAt})
+		}
+	}
+	for _, id := range ids {
+		if !seen[id] {
+			rewrite = append(rewrite, id) // no such goods: no rows either
+		}
+	}
+	if replace && len(rewrite) > 0 {
+		if _, err := tx.GoodsListing.Delete().Where(goodslisting.GoodsIDIn(rewrite...)).Exec(ctx); err != nil {
+			return err
 		}
 	}
 	for start := 0; start < len(rowsArgs); start += maxDerivedRows {
@@ -161,12 +205,63 @@ func refresh(ctx context.Context, tx *ent.Tx, ids []int64, parent map[int64]*int
 			args = append(args, r...)
 		}
 		from.WriteString(") s")
-		q, qargs := store.NewInsert(goodslisting.Table).Row(listingRow).SelectSQL(from.String(), args...)
+		q, qargs := store.NewInsert(goodslisting.Table).Row(listingRow(skuByGoods(ctx))).SelectSQL(from.String(), args...)
 		if _, err := tx.ExecContext(ctx, q, qargs...); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// heldRow is a listing row of a goods as it is now.
+type heldRow struct {
+	ID    int64 `sql:"id"`
+	Goods int64 `sql:"goods_id"`
+	Scope int64 `sql:"scope"`
+}
+
+// heldRows reads the listing rows of the goods ids by a locking read (the
+// latest rows, whatever the transaction's snapshot), in id order. The
+// caller holds the goods exclusively, so no stock movement of them is
+// writing these rows.
+func heldRows(ctx context.Context, tx *ent.Tx, ids []int64) (map[int64][]heldRow, error) {
+	var rows []heldRow
+	err := tx.GoodsListing.Query().Where(goodslisting.GoodsIDIn(ids...)).Order(goodslisting.ByID()).Modify(func(s *entsql.Selector) {
+		s.Select(s.C(goodslisting.FieldID), s.C(goodslisting.FieldGoodsID), s.C(goodslisting.FieldScope))
+		store.UpdateLock(s)
+	}).Scan(ctx, &rows)
+	if err != nil {
+		return nil, err
+	}
+	held := make(map[int64][]heldRow, len(ids))
+	for _, r := range rows {
+		held[r.Goods] = append(held[r.Goods], r)
+	}
+	return held, nil
+}
+
+// sameRows reports whether the rows held are the ones goods g would have
+// in scopes (listingRow's ids and scopes).
+func sameRows(held []heldRow, g int64, scopes []int64) bool {
+	if len(held) != len(scopes) {
+		return false
+	}
+	for i, sc := range scopes {
+		if held[i].ID != g*8+int64(i) || held[i].Scope != sc {
+			return false
+		}
+	}
+	return true
+}
+
+// rewriteInPlace sets every listing row of goods g to its values from the
+// truth (listingRow's, but for the id and scope, which stay).
+func rewriteInPlace(ctx context.Context, tx *ent.Tx, g *ent.Goods, nameKey, searchKey string) error {
+	id, sku := strconv.FormatInt(g.ID, 10), skuByGoods(ctx)
+	_, err := tx.ExecContext(ctx, "UPDATE goods_listing SET status = ?, name_key = ?, search_key = ?, min_price = "+minPriceIn(sku, id)+
+		", sales = "+salesIn(sku, id)+", in_stock = "+inStockIn(sku, id)+", created_at = ? WHERE goods_id = ?",
+		string(g.Status), nameKey, searchKey, g.CreatedAt, g.ID)
+	return err
 }
 
 // maxDerivedRows keeps a derived table under SQLite's 500 terms of one
@@ -179,17 +274,20 @@ const maxDerivedRows = 400
 // the goods' own times 8 plus the place: never from an auto-increment
 // counter, which MariaDB fails to read for an INSERT … SELECT under a
 // stepped auto_increment_increment (Galera), and a rewrite keeps the ids.
-func listingRow(v store.Values) {
-	v.Raw(goodslisting.FieldID, "s.g * 8 + s.i")
-	v.Raw(goodslisting.FieldScope, "s.scope")
-	v.Raw(goodslisting.FieldGoodsID, "s.g")
-	v.Raw(goodslisting.FieldStatus, "s.st")
-	v.Raw(goodslisting.FieldNameKey, "s.nk")
-	v.Raw(goodslisting.FieldSearchKey, "s.sk")
-	v.Raw(goodslisting.FieldMinPrice, minPriceOf("s.g"))
-	v.Raw(goodslisting.FieldSales, salesOf("s.g"))
-	v.Raw(goodslisting.FieldInStock, inStockOf("s.g"))
-	v.Raw(goodslisting.FieldCreatedAt, "s.ca")
+// The aggregates read the sku table as sku names it (skuByGoods).
+func listingRow(sku string) func(v store.Values) {
+	return func(v store.Values) {
+		v.Raw(goodslisting.FieldID, "s.g * 8 + s.i")
+		v.Raw(goodslisting.FieldScope, "s.scope")
+		v.Raw(goodslisting.FieldGoodsID, "s.g")
+		v.Raw(goodslisting.FieldStatus, "s.st")
+		v.Raw(goodslisting.FieldNameKey, "s.nk")
+		v.Raw(goodslisting.FieldSearchKey, "s.sk")
+		v.Raw(goodslisting.FieldMinPrice, minPriceIn(sku, "s.g"))
+		v.Raw(goodslisting.FieldSales, salesIn(sku, "s.g"))
+		v.Raw(goodslisting.FieldInStock, inStockIn(sku, "s.g"))
+		v.Raw(goodslisting.FieldCreatedAt, "s.ca")
+	}
 }
 
 // scopesOf is the scopes a goods in category cat is listed under: All,

@@ -35,18 +35,29 @@ func Emptied(ctx context.Context, tx *ent.Tx, goods ...int64) error {
 	return nil
 }
 
-// Restocked marks in stock the goods of SKUs whose stock a movement just
-// raised (restores, releases, pool returns, adjustments up). Only those
-// SKU rows, which the caller holds locked, are read: stock going up can
-// only make a goods in stock, and no other transaction's rows are waited
-// for while the listing rows are held (two restores of one goods' SKUs
-// would otherwise deadlock).
-func Restocked(ctx context.Context, tx *ent.Tx, items ...int64) error {
-	if len(items) == 0 {
+// Restocked marks in stock the goods (of SKUs items, whose stock a
+// movement just raised: restores, releases, pool returns, adjustments up)
+// that have one of those SKUs available now. Only those SKU rows, which the
+// caller holds locked, are read: stock going up can only make a goods in
+// stock, and no other transaction's rows are waited for while the listing
+// rows are held (two restores of one goods' SKUs would otherwise deadlock).
+// The listing rows are found by their goods' ids, so exactly they are
+// locked, in ascending goods order: found through the SKUs (goods_id IN
+// (SELECT goods_id FROM sku …)) MariaDB 10.11 runs the subquery for every
+// listing row and locks every row of the table as it scans it, which
+// deadlocked the timeout closer with placements and cancels of other goods
+// (issue 38: "marking the goods of SKUs [1 8] in stock: Error 1213"). The
+// SKUs are read by id ("goods_id + 0" keeps MariaDB off the (goods_id,
+// status) index): a subquery of an UPDATE is a locking read there, and
+// through that index it would lock the goods' other SKU rows after the
+// listing rows.
+func Restocked(ctx context.Context, tx *ent.Tx, goods []int64, items ...int64) error {
+	if len(goods) == 0 || len(items) == 0 {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, "UPDATE goods_listing SET in_stock = TRUE WHERE in_stock = FALSE AND goods_id IN (SELECT goods_id FROM sku WHERE id IN ("+
-		ids(items)+") AND status = '"+string(enums.SkuEnabled)+"' AND stock - lock_stock > 0)")
+	_, err := tx.ExecContext(ctx, "UPDATE goods_listing SET in_stock = TRUE WHERE goods_id IN ("+ids(goods)+
+		") AND in_stock = FALSE AND EXISTS (SELECT 1 FROM sku WHERE sku.id IN ("+ids(items)+
+		") AND sku.goods_id + 0 = goods_listing.goods_id AND sku.status = '"+string(enums.SkuEnabled)+"' AND sku.stock - sku.lock_stock > 0)")
 	if err != nil {
 		return fmt.Errorf("marking the goods of SKUs %v in stock: %w", items, err)
 	}

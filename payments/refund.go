@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	entsql "entgo.io/ent/dialect/sql"
+
 	"storefront/checkout"
 	"storefront/ent"
 	"storefront/ent/order"
@@ -31,6 +33,9 @@ func (s *Service) Refund(ctx context.Context, orderSn, reason string) (*checkout
 	}
 	var won bool
 	err = store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
+		if err := lockPaying(ctx, tx, o); err != nil {
+			return err
+		}
 		var err error
 		won, err = refundTx(ctx, tx, o.ID, s)
 		return err
@@ -51,6 +56,28 @@ func (s *Service) Refund(ctx context.Context, orderSn, reason string) (*checkout
 		}
 	}
 	return s.orders.Order(ctx, "", true, orderSn)
+}
+
+// lockPaying takes the row of the payment that paid order o (every PAID
+// one for an order paid before orders named their payment), in ascending
+// id, before anything of the order: the lock order of a provider's refund
+// notification, whose upsert holds the payment's row before it refunds the
+// order. Taken after the order's CAS, as refundTx's last write took it, an
+// admin's refund and the provider's for the same order deadlocked, each
+// holding the row the other wanted next.
+func lockPaying(ctx context.Context, tx *ent.Tx, o *ent.Order) error {
+	q := tx.Payment.Query().Where(payment.OrderID(o.ID), payment.StatusEQ(enums.PaymentPaid))
+	if o.PaidPaymentID != nil {
+		q = tx.Payment.Query().Where(payment.ID(*o.PaidPaymentID))
+	}
+	_, err := q.Order(payment.ByID()).Modify(func(s *entsql.Selector) {
+		s.Select(s.C(payment.FieldID))
+		store.UpdateLock(s)
+	}).Ints(ctx)
+	if err != nil {
+		return fmt.Errorf("locking the payment of order %s: %w", o.OrderSn, err)
+	}
+	return nil
 }
 
 // refundTx is the refund transition inside tx, shared by the admin mutation

@@ -18,12 +18,20 @@ func (mysqlDialect) Name() string { return dialect.MySQL }
 func (mysqlDialect) ShareClause() string  { return "LOCK IN SHARE MODE" }
 func (mysqlDialect) UpdateClause() string { return "FOR UPDATE" }
 
+// ClaimClause: SKIP LOCKED is MariaDB's from 10.6 and MySQL's from 8.0;
+// older servers refuse the statement.
+func (mysqlDialect) ClaimClause() string { return "FOR UPDATE SKIP LOCKED" }
+
 func (mysqlDialect) insertID(ctx context.Context, e ExecQuerier, q string, args []any) (int64, error) {
 	return lastInsertID(ctx, e, q, args)
 }
 
 func (mysqlDialect) insertNew(ctx context.Context, e ExecQuerier, q string, args []any) (int64, bool, error) {
 	return insertUnlessDuplicate(ctx, e, q, args)
+}
+
+func (mysqlDialect) indexed(table, index string) string {
+	return table + " FORCE INDEX (" + index + ")"
 }
 
 // lock: the locking read of the rows is the lock (lock.go).

@@ -16,6 +16,10 @@ func (postgresDialect) Name() string { return dialect.Postgres }
 // ShareClause: none; Lock took an advisory lock before the read (lock.go).
 func (postgresDialect) ShareClause() string  { return "" }
 func (postgresDialect) UpdateClause() string { return "FOR UPDATE" }
+func (postgresDialect) ClaimClause() string  { return "FOR UPDATE SKIP LOCKED" }
+
+// indexed: the planner chooses; a subquery of a write locks nothing.
+func (postgresDialect) indexed(table, _ string) string { return table }
 
 // insertNew: a duplicate key aborts a PostgreSQL transaction, so the
 // INSERT itself steps aside.

@@ -16,6 +16,7 @@ func init() { register(sqliteDialect{}) }
 func (sqliteDialect) Name() string         { return dialect.SQLite }
 func (sqliteDialect) ShareClause() string  { return "" }
 func (sqliteDialect) UpdateClause() string { return "" }
+func (sqliteDialect) ClaimClause() string  { return "" }
 
 func (sqliteDialect) insertID(ctx context.Context, e ExecQuerier, q string, args []any) (int64, error) {
 	return lastInsertID(ctx, e, q, args)
@@ -34,6 +35,9 @@ func insertUnlessDuplicate(ctx context.Context, e ExecQuerier, q string, args []
 	}
 	return id, err == nil, err
 }
+
+// indexed: the one writer locks the whole database anyway.
+func (sqliteDialect) indexed(table, _ string) string { return table }
 
 // lock: the one writer holds the database from BEGIN.
 func (sqliteDialect) lock(context.Context, Execer, LockSpace, LockMode, []int64) error { return nil }

@@ -97,7 +97,7 @@ func checkoutFlags(fs *flag.FlagSet, c *checkout.Config) {
 	fs.DurationVar(&c.OrderTTL, "order-ttl", envDuration("ORDER_TTL", c.OrderTTL), "unpaid orders older than this are closed (STOREFRONT_ORDER_TTL)")
 	fs.Int64Var(&c.MaxQuantity, "max-quantity", envInt("MAX_QUANTITY", c.MaxQuantity), "most units of one SKU per order (STOREFRONT_MAX_QUANTITY)")
 	fs.StringVar(&c.Currency, "currency", env("CURRENCY", c.Currency), "ISO 4217 currency of orders (STOREFRONT_CURRENCY)")
-	fs.IntVar(&c.CloseBatch, "close-batch", int(envInt("CLOSE_BATCH", int64(c.CloseBatch))), "orders the timeout closer reads per query (STOREFRONT_CLOSE_BATCH)")
+	fs.IntVar(&c.CloseBatch, "close-batch", int(envInt("CLOSE_BATCH", int64(c.CloseBatch))), "order ids the timeout closer reads per query; it closes them 32 per transaction (STOREFRONT_CLOSE_BATCH)")
 	fs.BoolVar(&c.GroupCommit, "group-commit", envBool("GROUP_COMMIT", c.GroupCommit), "batch single-SKU orders that arrive while others are in flight into one transaction (STOREFRONT_GROUP_COMMIT)")
 	fs.IntVar(&c.GroupMax, "group-max", int(envInt("GROUP_MAX", int64(c.GroupMax))), "most orders one group-commit transaction takes (STOREFRONT_GROUP_MAX)")
 	fs.IntVar(&c.GroupInFlight, "group-inflight", int(envInt("GROUP_INFLIGHT", int64(c.GroupInFlight))), "most group-commit transactions in flight at once (STOREFRONT_GROUP_INFLIGHT)")
