@@ -134,6 +134,9 @@ func (s *Service) plan(evs []checkout.Event, hooks []*ent.Webhook) (*queued, err
 		room[h.ID] -= len(group)
 		admitted[h.ID] += len(group)
 		c.SetStatus(Sending).SetClaim(q.token)
+		if s.cfg.Instance != "" {
+			c.SetClaimedBy(s.cfg.Instance)
+		}
 		claimedRows[h.ID] = append(claimedRows[h.ID], c)
 		if q.claimed[h.ID] == nil {
 			q.claimed[h.ID] = map[string][]event{}
