@@ -44,4 +44,3 @@ func (s *Service) TakeBack(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
-
