@@ -13,10 +13,11 @@ import (
 	"storefront/store"
 )
 
-// ClaimLease is how long a dispatcher's claim on outbox rows holds. A
-// dispatcher that dies holding rows delays them this long; one that is
-// still sending when it lapses may see another instance send them too
-// (at least once). The NATS sink gives up on a batch well before it.
+// ClaimLease is how long a dispatcher's claim on outbox rows, for one
+// lane, holds. A dispatcher that dies holding rows delays them this long,
+// unless its instance comes back first and takes them back (TakeBack); one
+// that is still sending when it lapses may see another instance send them
+// too (at least once). The NATS sink gives up on a batch well before it.
 const ClaimLease = time.Minute
 
 // claimOf is one dispatch pass's claim: its token and when it was made.
@@ -25,18 +26,14 @@ type claimOf struct {
 	at    time.Time
 }
 
-// claimable: not dispatched, and not claimed by a pass whose lease holds.
-func claimable(now time.Time) predicate.Outbox {
-	return outbox.And(outbox.DispatchedAtIsNil(), outbox.Or(outbox.ClaimedUntilIsNil(), outbox.ClaimedUntilLT(now)))
-}
-
-// claim takes up to n claimable outbox rows, oldest first, for this pass
-// and returns them. Without it every instance's dispatcher sent the same
-// rows (three instances delivered 3,350 events 7,219 times): the
-// conditional UPDATE lets one pass win each row, the others skip it.
-func (s *Service) claim(ctx context.Context, n int) (claimOf, []*ent.Outbox, error) {
+// claim takes up to n outbox rows claimable for lane, oldest first, for
+// this pass and returns them. Without it every instance's dispatcher sent
+// the same rows (three instances delivered 3,350 events 7,219 times): the
+// conditional UPDATE lets one pass win each row, the others skip it. The
+// claim records this instance's id (Config.Instance) for TakeBack.
+func (s *Service) claim(ctx context.Context, lane Lane, n int) (claimOf, []*ent.Outbox, error) {
 	c := claimOf{token: claimToken(), at: s.now()}
-	ids, err := s.db.Client.Outbox.Query().Where(claimable(c.at)).Order(outbox.ByID()).Limit(n).IDs(ctx)
+	ids, err := s.db.Client.Outbox.Query().Where(lane.claimable(c.at)).Order(outbox.ByID()).Limit(n).IDs(ctx)
 	if err != nil || len(ids) == 0 {
 		return c, nil, store.Classify(errOr(err, "reading outbox"))
 	}
@@ -44,44 +41,74 @@ func (s *Service) claim(ctx context.Context, n int) (claimOf, []*ent.Outbox, err
 	// Two instances' claims may deadlock on MySQL: retried, as every
 	// transaction is.
 	err = store.Retry(ctx, func() (err error) {
-		won, err = s.db.Client.Outbox.Update().Where(outbox.IDIn(ids...), claimable(c.at)).
-			SetClaim(c.token).SetClaimedUntil(c.at.Add(ClaimLease)).Save(ctx)
+		won, err = s.db.Client.Outbox.Update().Where(outbox.IDIn(ids...), lane.claimable(c.at)).
+			Modify(lane.setClaim(c.token, s.cfg.Instance, c.at.Add(ClaimLease))).Save(ctx)
 		return err
 	})
 	if err != nil || won == 0 {
 		return c, nil, store.Classify(errOr(err, "claiming outbox rows"))
 	}
-	// By id as well as token: claim has no index, and the token alone read
-	// the whole outbox, dispatched rows and all.
-	rows, err := s.db.Client.Outbox.Query().Where(outbox.IDIn(ids...), outbox.Claim(c.token)).Order(outbox.ByID()).All(ctx)
+	// By id as well as token: the claim has no index, and the token alone
+	// read the whole outbox, dispatched rows and all.
+	rows, err := s.db.Client.Outbox.Query().Where(outbox.IDIn(ids...), lane.claimedWith(c.token)).Order(outbox.ByID()).All(ctx)
 	if err != nil {
 		return c, nil, store.Classify(fmt.Errorf("reading claimed outbox rows: %w", err))
 	}
 	return c, rows, nil
 }
 
-// settle marks the rows done dispatched and releases the claim on the rows
-// left, so the next pass (of any instance) takes them at once. It returns
-// how many rows it marked: fewer than done when the lease lapsed and
-// another pass took some.
-func (s *Service) settle(ctx context.Context, c claimOf, done, left []*ent.Outbox) (int, error) {
+// settle marks the rows done for lane and releases its claim on the rows
+// left, so the lane's next pass (of any instance) takes them at once. It
+// returns how many rows it marked: fewer than done when the lease lapsed
+// and another pass took some.
+func (s *Service) settle(ctx context.Context, lane Lane, c claimOf, done, left []*ent.Outbox) (int, error) {
 	n := 0
 	if len(done) > 0 {
 		var err error
-		n, err = s.db.Client.Outbox.Update().Where(outbox.IDIn(rowIDs(done)...), outbox.Claim(c.token), outbox.DispatchedAtIsNil()).
-			SetDispatchedAt(s.now()).Save(ctx)
+		n, err = s.db.Client.Outbox.Update().Where(outbox.IDIn(rowIDs(done)...), lane.claimedWith(c.token), lane.undone()).
+			Modify(lane.markDone(s.now())).Save(ctx)
 		if err != nil {
-			return 0, store.Classify(fmt.Errorf("marking events dispatched: %w", err))
+			return 0, store.Classify(fmt.Errorf("marking events done for the %s: %w", lane, err))
 		}
 	}
 	if len(left) > 0 {
 		// Best effort: an unreleased claim lapses after ClaimLease.
-		if _, err := s.db.Client.Outbox.Update().Where(outbox.IDIn(rowIDs(left)...), outbox.Claim(c.token)).
-			ClearClaim().ClearClaimedUntil().Save(ctx); err != nil {
-			return n, store.Classify(fmt.Errorf("releasing outbox rows: %w", err))
+		if _, err := s.db.Client.Outbox.Update().Where(outbox.IDIn(rowIDs(left)...), lane.claimedWith(c.token)).
+			Modify(lane.release()).Save(ctx); err != nil {
+			return n, store.Classify(fmt.Errorf("releasing outbox rows of the %s: %w", lane, err))
 		}
 	}
 	return n, nil
+}
+
+// TakeBack releases, in every lane, the outbox rows that this instance
+// (Config.Instance) claimed before it started and whose lease still holds:
+// the process that claimed them is gone (killed, crashed) and, without
+// this, they waited out ClaimLease. Serve calls it once at start, before
+// its dispatchers run. It returns how many claims it released.
+//
+// Two processes running with the same instance id would release each
+// other's claims and may send those events twice (at least once, as a
+// lapsed claim does); --instance-id must be unique among running
+// instances.
+func (s *Service) TakeBack(ctx context.Context) (int, error) {
+	if s.cfg.Instance == "" {
+		return 0, nil
+	}
+	now, total := s.now(), 0
+	for _, lane := range Lanes {
+		var n int
+		err := store.Retry(ctx, func() (err error) {
+			n, err = s.db.Client.Outbox.Update().Where(lane.undone(), lane.heldBy(s.cfg.Instance, now)).
+				Modify(lane.release()).Save(ctx)
+			return err
+		})
+		if err != nil {
+			return total, store.Classify(fmt.Errorf("taking back the %s's outbox claims: %w", lane, err))
+		}
+		total += n
+	}
+	return total, nil
 }
 
 func rowIDs(rows []*ent.Outbox) []int64 {
@@ -105,19 +132,31 @@ func claimToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Backlog is what waits in the outbox: events not yet dispatched (a
-// batch's row counts its events) and when the oldest was committed (zero
-// when none waits). /metrics shows it: a broker that is down makes it grow.
+// Backlog is what waits in the outbox: events that some lane has not yet
+// handed to its sink (a batch's row counts its events), and when the
+// oldest was committed (zero when none waits). /metrics shows it: a broker
+// or a database that is down makes it grow.
 func (s *Service) Backlog(ctx context.Context) (events int, oldest time.Time, err error) {
+	return s.backlog(ctx, outbox.DispatchedAtIsNil(), "dispatched_at IS NULL")
+}
+
+// LaneBacklog is Backlog for one lane: what its sink has still to take.
+func (s *Service) LaneBacklog(ctx context.Context, lane Lane) (events int, oldest time.Time, err error) {
+	return s.backlog(ctx, lane.undone(), "dispatched_at IS NULL AND "+lane.cols().done+" IS NULL")
+}
+
+// backlog sums the events of the rows where (in SQL, where) and finds the
+// oldest of them.
+func (s *Service) backlog(ctx context.Context, pending predicate.Outbox, where string) (events int, oldest time.Time, err error) {
 	// Plain SQL: SUM of no rows is NULL, which ent's typed aggregate will
 	// not scan; the oldest is the first row by id (ids grow with time).
-	if err := s.db.SQL.QueryRowContext(ctx, "SELECT COALESCE(SUM(events), 0) FROM outbox WHERE dispatched_at IS NULL").Scan(&events); err != nil {
+	if err := s.db.SQL.QueryRowContext(ctx, "SELECT COALESCE(SUM(events), 0) FROM outbox WHERE "+where).Scan(&events); err != nil {
 		return 0, time.Time{}, store.Classify(fmt.Errorf("reading the outbox backlog: %w", err))
 	}
 	if events == 0 {
 		return 0, time.Time{}, nil
 	}
-	first, err := s.db.Client.Outbox.Query().Where(outbox.DispatchedAtIsNil()).Order(outbox.ByID()).First(ctx)
+	first, err := s.db.Client.Outbox.Query().Where(pending).Order(outbox.ByID()).First(ctx)
 	if ent.IsNotFound(err) { // dispatched in between
 		return 0, time.Time{}, nil
 	}

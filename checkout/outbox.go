@@ -205,54 +205,8 @@ func LogSink(ctx context.Context, e Event) error {
 	return nil
 }
 
-// Dispatch is DispatchBatch with a sink of one event at a time.
+// Dispatch is DispatchLane of the broker's lane with a sink of one event
+// at a time: what the tests of the events an order writes look at.
 func (s *Service) Dispatch(ctx context.Context, sink Sink, batch int) (int, error) {
-	return s.DispatchBatch(ctx, sink.Batch(), batch)
-}
-
-// DispatchBatch claims up to batch undispatched outbox rows, oldest first
-// (claim.go: no other dispatcher sends them meanwhile), hands their events
-// to sink and marks the rows whose events it all accepted. It returns how
-// many rows it marked, and the error of a row it could not read or of the
-// sink (the rows before it are marked; it and the later ones wait, released
-// for the next pass).
-func (s *Service) DispatchBatch(ctx context.Context, sink BatchSink, batch int) (int, error) {
-	c, rows, err := s.claim(ctx, batch)
-	if err != nil || len(rows) == 0 {
-		return 0, err
-	}
-	var (
-		evs  []Event
-		ends []int // ends[i]: events of rows[:i+1]
-		bad  error
-	)
-	for _, r := range rows {
-		rev, err := RowEvents(r)
-		if err != nil {
-			// Like a failing sink: the rows before it are marked, this one
-			// and the later ones wait (and the error is reported).
-			bad = err
-			break
-		}
-		evs = append(evs, rev...)
-		ends = append(ends, len(evs))
-	}
-	accepted := 0
-	if len(evs) > 0 {
-		var err error
-		// Keep order: events after a refused one wait for it. A row's
-		// earlier events go again with it (at least once).
-		if accepted, err = sink(ctx, evs); err != nil && bad == nil {
-			bad = err
-		}
-	}
-	done := 0 // rows all of whose events the sink accepted
-	for done < len(ends) && ends[done] <= accepted {
-		done++
-	}
-	n, err := s.settle(ctx, c, rows[:done], rows[done:])
-	if err != nil {
-		return n, err
-	}
-	return n, bad
+	return s.DispatchLane(ctx, LaneBroker, sink.Batch(), batch)
 }

@@ -188,6 +188,9 @@ type receiver struct {
 	refuse func(id string) bool
 	// hang, when set, holds every request this long before answering.
 	hang time.Duration
+	// gate, when set, holds every request until it is closed; a request
+	// whose sender went away meanwhile (killed) is not counted.
+	gate chan struct{}
 
 	mu       sync.Mutex
 	got      map[string]int // event id → 2xx answers given
@@ -223,6 +226,16 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		case <-time.After(r.hang):
 		case <-req.Context().Done():
 		case <-r.quit:
+		}
+	}
+	if r.gate != nil {
+		select {
+		case <-r.gate:
+		case <-req.Context().Done():
+		case <-r.quit:
+		}
+		if req.Context().Err() != nil {
+			return // nobody hears the answer: not delivered
 		}
 	}
 	id := req.Header.Get("webhook-id")

@@ -52,14 +52,14 @@ func TestGaleraHotSKU(t *testing.T) {
 	}
 	agree(t, "after stock 1000", specs, dbs, map[string]int{hot: 0, big: 0}, 200+buyers)
 
-	// Three dispatchers: every event handed to the sinks once, by one of them.
+	// Three dispatchers: every event handed to the broker once, by one of them.
 	waitFor(t, "every event dispatched", 60*time.Second, func() bool {
 		return dbInt(t, dbs[0], "SELECT COUNT(*) FROM outbox WHERE dispatched_at IS NULL") == 0
 	})
 	events := dbInt(t, dbs[0], "SELECT COALESCE(SUM(events), 0) FROM outbox")
 	sent, by := 0, []int{}
 	for _, s := range servers {
-		n, _ := strconv.Atoi(metricValue(t, s, "storefront_events_dispatched_total"))
+		n, _ := strconv.Atoi(metricValue(t, s, `storefront_events_dispatched_total{lane="broker"}`))
 		sent += n
 		by = append(by, n)
 	}

@@ -83,7 +83,13 @@ func freeAddr(t *testing.T) string {
 // Start runs `storefront serve --demo --db db` plus extra args and waits for /readyz.
 func Start(t *testing.T, db string, extra ...string) *Server {
 	t.Helper()
-	addr := freeAddr(t)
+	return StartAt(t, freeAddr(t), db, extra...)
+}
+
+// StartAt is Start listening on addr: a restart on the same address keeps
+// the instance's default --instance-id (the host name and the address).
+func StartAt(t *testing.T, addr, db string, extra ...string) *Server {
+	t.Helper()
 	args := append([]string{"serve", "--demo", "--db", db, "--addr", addr}, extra...)
 	cmd := exec.Command(binary(t), args...)
 	cmd.Env = append(os.Environ(), "STOREFRONT_JWT_SECRET=e2e-secret-0123456789abcdef")

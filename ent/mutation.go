@@ -7521,23 +7521,29 @@ func (m *OrderLineMutation) ResetEdge(name string) error {
 // OutboxMutation represents an operation that mutates the Outbox nodes in the graph.
 type OutboxMutation struct {
 	config
-	op            Op
-	typ           string
-	id            *int64
-	event_id      *string
-	_type         *string
-	aggregate_id  *string
-	payload       *string
-	created_at    *time.Time
-	dispatched_at *time.Time
-	events        *int
-	addevents     *int
-	claim         *string
-	claimed_until *time.Time
-	clearedFields map[string]struct{}
-	done          bool
-	oldValue      func(context.Context) (*Outbox, error)
-	predicates    []predicate.Outbox
+	op                     Op
+	typ                    string
+	id                     *int64
+	event_id               *string
+	_type                  *string
+	aggregate_id           *string
+	payload                *string
+	created_at             *time.Time
+	dispatched_at          *time.Time
+	events                 *int
+	addevents              *int
+	claim                  *string
+	claimed_until          *time.Time
+	claimed_by             *string
+	broker_at              *time.Time
+	webhooks_at            *time.Time
+	webhooks_claim         *string
+	webhooks_claimed_until *time.Time
+	webhooks_claimed_by    *string
+	clearedFields          map[string]struct{}
+	done                   bool
+	oldValue               func(context.Context) (*Outbox, error)
+	predicates             []predicate.Outbox
 }
 
 var _ ent.Mutation = (*OutboxMutation)(nil)
@@ -8027,6 +8033,300 @@ func (m *OutboxMutation) ResetClaimedUntil() {
 	delete(m.clearedFields, outbox.FieldClaimedUntil)
 }
 
+// SetClaimedBy sets the "claimed_by" field.
+func (m *OutboxMutation) SetClaimedBy(s string) {
+	m.claimed_by = &s
+}
+
+// ClaimedBy returns the value of the "claimed_by" field in the mutation.
+func (m *OutboxMutation) ClaimedBy() (r string, exists bool) {
+	v := m.claimed_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClaimedBy returns the old "claimed_by" field's value of the Outbox entity.
+// If the Outbox object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboxMutation) OldClaimedBy(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClaimedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClaimedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClaimedBy: %w", err)
+	}
+	return oldValue.ClaimedBy, nil
+}
+
+// ClearClaimedBy clears the value of the "claimed_by" field.
+func (m *OutboxMutation) ClearClaimedBy() {
+	m.claimed_by = nil
+	m.clearedFields[outbox.FieldClaimedBy] = struct{}{}
+}
+
+// ClaimedByCleared returns if the "claimed_by" field was cleared in this mutation.
+func (m *OutboxMutation) ClaimedByCleared() bool {
+	_, ok := m.clearedFields[outbox.FieldClaimedBy]
+	return ok
+}
+
+// ResetClaimedBy resets all changes to the "claimed_by" field.
+func (m *OutboxMutation) ResetClaimedBy() {
+	m.claimed_by = nil
+	delete(m.clearedFields, outbox.FieldClaimedBy)
+}
+
+// SetBrokerAt sets the "broker_at" field.
+func (m *OutboxMutation) SetBrokerAt(t time.Time) {
+	m.broker_at = &t
+}
+
+// BrokerAt returns the value of the "broker_at" field in the mutation.
+func (m *OutboxMutation) BrokerAt() (r time.Time, exists bool) {
+	v := m.broker_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBrokerAt returns the old "broker_at" field's value of the Outbox entity.
+// If the Outbox object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboxMutation) OldBrokerAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBrokerAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBrokerAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBrokerAt: %w", err)
+	}
+	return oldValue.BrokerAt, nil
+}
+
+// ClearBrokerAt clears the value of the "broker_at" field.
+func (m *OutboxMutation) ClearBrokerAt() {
+	m.broker_at = nil
+	m.clearedFields[outbox.FieldBrokerAt] = struct{}{}
+}
+
+// BrokerAtCleared returns if the "broker_at" field was cleared in this mutation.
+func (m *OutboxMutation) BrokerAtCleared() bool {
+	_, ok := m.clearedFields[outbox.FieldBrokerAt]
+	return ok
+}
+
+// ResetBrokerAt resets all changes to the "broker_at" field.
+func (m *OutboxMutation) ResetBrokerAt() {
+	m.broker_at = nil
+	delete(m.clearedFields, outbox.FieldBrokerAt)
+}
+
+// SetWebhooksAt sets the "webhooks_at" field.
+func (m *OutboxMutation) SetWebhooksAt(t time.Time) {
+	m.webhooks_at = &t
+}
+
+// WebhooksAt returns the value of the "webhooks_at" field in the mutation.
+func (m *OutboxMutation) WebhooksAt() (r time.Time, exists bool) {
+	v := m.webhooks_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWebhooksAt returns the old "webhooks_at" field's value of the Outbox entity.
+// If the Outbox object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboxMutation) OldWebhooksAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWebhooksAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWebhooksAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWebhooksAt: %w", err)
+	}
+	return oldValue.WebhooksAt, nil
+}
+
+// ClearWebhooksAt clears the value of the "webhooks_at" field.
+func (m *OutboxMutation) ClearWebhooksAt() {
+	m.webhooks_at = nil
+	m.clearedFields[outbox.FieldWebhooksAt] = struct{}{}
+}
+
+// WebhooksAtCleared returns if the "webhooks_at" field was cleared in this mutation.
+func (m *OutboxMutation) WebhooksAtCleared() bool {
+	_, ok := m.clearedFields[outbox.FieldWebhooksAt]
+	return ok
+}
+
+// ResetWebhooksAt resets all changes to the "webhooks_at" field.
+func (m *OutboxMutation) ResetWebhooksAt() {
+	m.webhooks_at = nil
+	delete(m.clearedFields, outbox.FieldWebhooksAt)
+}
+
+// SetWebhooksClaim sets the "webhooks_claim" field.
+func (m *OutboxMutation) SetWebhooksClaim(s string) {
+	m.webhooks_claim = &s
+}
+
+// WebhooksClaim returns the value of the "webhooks_claim" field in the mutation.
+func (m *OutboxMutation) WebhooksClaim() (r string, exists bool) {
+	v := m.webhooks_claim
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWebhooksClaim returns the old "webhooks_claim" field's value of the Outbox entity.
+// If the Outbox object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboxMutation) OldWebhooksClaim(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWebhooksClaim is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWebhooksClaim requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWebhooksClaim: %w", err)
+	}
+	return oldValue.WebhooksClaim, nil
+}
+
+// ClearWebhooksClaim clears the value of the "webhooks_claim" field.
+func (m *OutboxMutation) ClearWebhooksClaim() {
+	m.webhooks_claim = nil
+	m.clearedFields[outbox.FieldWebhooksClaim] = struct{}{}
+}
+
+// WebhooksClaimCleared returns if the "webhooks_claim" field was cleared in this mutation.
+func (m *OutboxMutation) WebhooksClaimCleared() bool {
+	_, ok := m.clearedFields[outbox.FieldWebhooksClaim]
+	return ok
+}
+
+// ResetWebhooksClaim resets all changes to the "webhooks_claim" field.
+func (m *OutboxMutation) ResetWebhooksClaim() {
+	m.webhooks_claim = nil
+	delete(m.clearedFields, outbox.FieldWebhooksClaim)
+}
+
+// SetWebhooksClaimedUntil sets the "webhooks_claimed_until" field.
+func (m *OutboxMutation) SetWebhooksClaimedUntil(t time.Time) {
+	m.webhooks_claimed_until = &t
+}
+
+// WebhooksClaimedUntil returns the value of the "webhooks_claimed_until" field in the mutation.
+func (m *OutboxMutation) WebhooksClaimedUntil() (r time.Time, exists bool) {
+	v := m.webhooks_claimed_until
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWebhooksClaimedUntil returns the old "webhooks_claimed_until" field's value of the Outbox entity.
+// If the Outbox object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboxMutation) OldWebhooksClaimedUntil(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWebhooksClaimedUntil is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWebhooksClaimedUntil requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWebhooksClaimedUntil: %w", err)
+	}
+	return oldValue.WebhooksClaimedUntil, nil
+}
+
+// ClearWebhooksClaimedUntil clears the value of the "webhooks_claimed_until" field.
+func (m *OutboxMutation) ClearWebhooksClaimedUntil() {
+	m.webhooks_claimed_until = nil
+	m.clearedFields[outbox.FieldWebhooksClaimedUntil] = struct{}{}
+}
+
+// WebhooksClaimedUntilCleared returns if the "webhooks_claimed_until" field was cleared in this mutation.
+func (m *OutboxMutation) WebhooksClaimedUntilCleared() bool {
+	_, ok := m.clearedFields[outbox.FieldWebhooksClaimedUntil]
+	return ok
+}
+
+// ResetWebhooksClaimedUntil resets all changes to the "webhooks_claimed_until" field.
+func (m *OutboxMutation) ResetWebhooksClaimedUntil() {
+	m.webhooks_claimed_until = nil
+	delete(m.clearedFields, outbox.FieldWebhooksClaimedUntil)
+}
+
+// SetWebhooksClaimedBy sets the "webhooks_claimed_by" field.
+func (m *OutboxMutation) SetWebhooksClaimedBy(s string) {
+	m.webhooks_claimed_by = &s
+}
+
+// WebhooksClaimedBy returns the value of the "webhooks_claimed_by" field in the mutation.
+func (m *OutboxMutation) WebhooksClaimedBy() (r string, exists bool) {
+	v := m.webhooks_claimed_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWebhooksClaimedBy returns the old "webhooks_claimed_by" field's value of the Outbox entity.
+// If the Outbox object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboxMutation) OldWebhooksClaimedBy(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWebhooksClaimedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWebhooksClaimedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWebhooksClaimedBy: %w", err)
+	}
+	return oldValue.WebhooksClaimedBy, nil
+}
+
+// ClearWebhooksClaimedBy clears the value of the "webhooks_claimed_by" field.
+func (m *OutboxMutation) ClearWebhooksClaimedBy() {
+	m.webhooks_claimed_by = nil
+	m.clearedFields[outbox.FieldWebhooksClaimedBy] = struct{}{}
+}
+
+// WebhooksClaimedByCleared returns if the "webhooks_claimed_by" field was cleared in this mutation.
+func (m *OutboxMutation) WebhooksClaimedByCleared() bool {
+	_, ok := m.clearedFields[outbox.FieldWebhooksClaimedBy]
+	return ok
+}
+
+// ResetWebhooksClaimedBy resets all changes to the "webhooks_claimed_by" field.
+func (m *OutboxMutation) ResetWebhooksClaimedBy() {
+	m.webhooks_claimed_by = nil
+	delete(m.clearedFields, outbox.FieldWebhooksClaimedBy)
+}
+
 // Where appends a list predicates to the OutboxMutation builder.
 func (m *OutboxMutation) Where(ps ...predicate.Outbox) {
 	m.predicates = append(m.predicates, ps...)
@@ -8061,7 +8361,7 @@ func (m *OutboxMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OutboxMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 15)
 	if m.event_id != nil {
 		fields = append(fields, outbox.FieldEventID)
 	}
@@ -8089,6 +8389,24 @@ func (m *OutboxMutation) Fields() []string {
 	if m.claimed_until != nil {
 		fields = append(fields, outbox.FieldClaimedUntil)
 	}
+	if m.claimed_by != nil {
+		fields = append(fields, outbox.FieldClaimedBy)
+	}
+	if m.broker_at != nil {
+		fields = append(fields, outbox.FieldBrokerAt)
+	}
+	if m.webhooks_at != nil {
+		fields = append(fields, outbox.FieldWebhooksAt)
+	}
+	if m.webhooks_claim != nil {
+		fields = append(fields, outbox.FieldWebhooksClaim)
+	}
+	if m.webhooks_claimed_until != nil {
+		fields = append(fields, outbox.FieldWebhooksClaimedUntil)
+	}
+	if m.webhooks_claimed_by != nil {
+		fields = append(fields, outbox.FieldWebhooksClaimedBy)
+	}
 	return fields
 }
 
@@ -8115,6 +8433,18 @@ func (m *OutboxMutation) Field(name string) (ent.Value, bool) {
 		return m.Claim()
 	case outbox.FieldClaimedUntil:
 		return m.ClaimedUntil()
+	case outbox.FieldClaimedBy:
+		return m.ClaimedBy()
+	case outbox.FieldBrokerAt:
+		return m.BrokerAt()
+	case outbox.FieldWebhooksAt:
+		return m.WebhooksAt()
+	case outbox.FieldWebhooksClaim:
+		return m.WebhooksClaim()
+	case outbox.FieldWebhooksClaimedUntil:
+		return m.WebhooksClaimedUntil()
+	case outbox.FieldWebhooksClaimedBy:
+		return m.WebhooksClaimedBy()
 	}
 	return nil, false
 }
@@ -8142,6 +8472,18 @@ func (m *OutboxMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldClaim(ctx)
 	case outbox.FieldClaimedUntil:
 		return m.OldClaimedUntil(ctx)
+	case outbox.FieldClaimedBy:
+		return m.OldClaimedBy(ctx)
+	case outbox.FieldBrokerAt:
+		return m.OldBrokerAt(ctx)
+	case outbox.FieldWebhooksAt:
+		return m.OldWebhooksAt(ctx)
+	case outbox.FieldWebhooksClaim:
+		return m.OldWebhooksClaim(ctx)
+	case outbox.FieldWebhooksClaimedUntil:
+		return m.OldWebhooksClaimedUntil(ctx)
+	case outbox.FieldWebhooksClaimedBy:
+		return m.OldWebhooksClaimedBy(ctx)
 	}
 	return nil, fmt.Errorf("unknown Outbox field %s", name)
 }
@@ -8214,6 +8556,48 @@ func (m *OutboxMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetClaimedUntil(v)
 		return nil
+	case outbox.FieldClaimedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClaimedBy(v)
+		return nil
+	case outbox.FieldBrokerAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBrokerAt(v)
+		return nil
+	case outbox.FieldWebhooksAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWebhooksAt(v)
+		return nil
+	case outbox.FieldWebhooksClaim:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWebhooksClaim(v)
+		return nil
+	case outbox.FieldWebhooksClaimedUntil:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWebhooksClaimedUntil(v)
+		return nil
+	case outbox.FieldWebhooksClaimedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWebhooksClaimedBy(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Outbox field %s", name)
 }
@@ -8268,6 +8652,24 @@ func (m *OutboxMutation) ClearedFields() []string {
 	if m.FieldCleared(outbox.FieldClaimedUntil) {
 		fields = append(fields, outbox.FieldClaimedUntil)
 	}
+	if m.FieldCleared(outbox.FieldClaimedBy) {
+		fields = append(fields, outbox.FieldClaimedBy)
+	}
+	if m.FieldCleared(outbox.FieldBrokerAt) {
+		fields = append(fields, outbox.FieldBrokerAt)
+	}
+	if m.FieldCleared(outbox.FieldWebhooksAt) {
+		fields = append(fields, outbox.FieldWebhooksAt)
+	}
+	if m.FieldCleared(outbox.FieldWebhooksClaim) {
+		fields = append(fields, outbox.FieldWebhooksClaim)
+	}
+	if m.FieldCleared(outbox.FieldWebhooksClaimedUntil) {
+		fields = append(fields, outbox.FieldWebhooksClaimedUntil)
+	}
+	if m.FieldCleared(outbox.FieldWebhooksClaimedBy) {
+		fields = append(fields, outbox.FieldWebhooksClaimedBy)
+	}
 	return fields
 }
 
@@ -8290,6 +8692,24 @@ func (m *OutboxMutation) ClearField(name string) error {
 		return nil
 	case outbox.FieldClaimedUntil:
 		m.ClearClaimedUntil()
+		return nil
+	case outbox.FieldClaimedBy:
+		m.ClearClaimedBy()
+		return nil
+	case outbox.FieldBrokerAt:
+		m.ClearBrokerAt()
+		return nil
+	case outbox.FieldWebhooksAt:
+		m.ClearWebhooksAt()
+		return nil
+	case outbox.FieldWebhooksClaim:
+		m.ClearWebhooksClaim()
+		return nil
+	case outbox.FieldWebhooksClaimedUntil:
+		m.ClearWebhooksClaimedUntil()
+		return nil
+	case outbox.FieldWebhooksClaimedBy:
+		m.ClearWebhooksClaimedBy()
 		return nil
 	}
 	return fmt.Errorf("unknown Outbox nullable field %s", name)
@@ -8325,6 +8745,24 @@ func (m *OutboxMutation) ResetField(name string) error {
 		return nil
 	case outbox.FieldClaimedUntil:
 		m.ResetClaimedUntil()
+		return nil
+	case outbox.FieldClaimedBy:
+		m.ResetClaimedBy()
+		return nil
+	case outbox.FieldBrokerAt:
+		m.ResetBrokerAt()
+		return nil
+	case outbox.FieldWebhooksAt:
+		m.ResetWebhooksAt()
+		return nil
+	case outbox.FieldWebhooksClaim:
+		m.ResetWebhooksClaim()
+		return nil
+	case outbox.FieldWebhooksClaimedUntil:
+		m.ResetWebhooksClaimedUntil()
+		return nil
+	case outbox.FieldWebhooksClaimedBy:
+		m.ResetWebhooksClaimedBy()
 		return nil
 	}
 	return fmt.Errorf("unknown Outbox field %s", name)
@@ -16503,6 +16941,7 @@ type WebhookDeliveryMutation struct {
 	next_attempt_at *time.Time
 	claim           *string
 	claimed_until   *time.Time
+	claimed_by      *string
 	created_at      *time.Time
 	clearedFields   map[string]struct{}
 	done            bool
@@ -17383,6 +17822,55 @@ func (m *WebhookDeliveryMutation) ResetClaimedUntil() {
 	delete(m.clearedFields, webhookdelivery.FieldClaimedUntil)
 }
 
+// SetClaimedBy sets the "claimed_by" field.
+func (m *WebhookDeliveryMutation) SetClaimedBy(s string) {
+	m.claimed_by = &s
+}
+
+// ClaimedBy returns the value of the "claimed_by" field in the mutation.
+func (m *WebhookDeliveryMutation) ClaimedBy() (r string, exists bool) {
+	v := m.claimed_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClaimedBy returns the old "claimed_by" field's value of the WebhookDelivery entity.
+// If the WebhookDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WebhookDeliveryMutation) OldClaimedBy(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClaimedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClaimedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClaimedBy: %w", err)
+	}
+	return oldValue.ClaimedBy, nil
+}
+
+// ClearClaimedBy clears the value of the "claimed_by" field.
+func (m *WebhookDeliveryMutation) ClearClaimedBy() {
+	m.claimed_by = nil
+	m.clearedFields[webhookdelivery.FieldClaimedBy] = struct{}{}
+}
+
+// ClaimedByCleared returns if the "claimed_by" field was cleared in this mutation.
+func (m *WebhookDeliveryMutation) ClaimedByCleared() bool {
+	_, ok := m.clearedFields[webhookdelivery.FieldClaimedBy]
+	return ok
+}
+
+// ResetClaimedBy resets all changes to the "claimed_by" field.
+func (m *WebhookDeliveryMutation) ResetClaimedBy() {
+	m.claimed_by = nil
+	delete(m.clearedFields, webhookdelivery.FieldClaimedBy)
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *WebhookDeliveryMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -17453,7 +17941,7 @@ func (m *WebhookDeliveryMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *WebhookDeliveryMutation) Fields() []string {
-	fields := make([]string, 0, 17)
+	fields := make([]string, 0, 18)
 	if m.webhook_id != nil {
 		fields = append(fields, webhookdelivery.FieldWebhookID)
 	}
@@ -17502,6 +17990,9 @@ func (m *WebhookDeliveryMutation) Fields() []string {
 	if m.claimed_until != nil {
 		fields = append(fields, webhookdelivery.FieldClaimedUntil)
 	}
+	if m.claimed_by != nil {
+		fields = append(fields, webhookdelivery.FieldClaimedBy)
+	}
 	if m.created_at != nil {
 		fields = append(fields, webhookdelivery.FieldCreatedAt)
 	}
@@ -17545,6 +18036,8 @@ func (m *WebhookDeliveryMutation) Field(name string) (ent.Value, bool) {
 		return m.Claim()
 	case webhookdelivery.FieldClaimedUntil:
 		return m.ClaimedUntil()
+	case webhookdelivery.FieldClaimedBy:
+		return m.ClaimedBy()
 	case webhookdelivery.FieldCreatedAt:
 		return m.CreatedAt()
 	}
@@ -17588,6 +18081,8 @@ func (m *WebhookDeliveryMutation) OldField(ctx context.Context, name string) (en
 		return m.OldClaim(ctx)
 	case webhookdelivery.FieldClaimedUntil:
 		return m.OldClaimedUntil(ctx)
+	case webhookdelivery.FieldClaimedBy:
+		return m.OldClaimedBy(ctx)
 	case webhookdelivery.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	}
@@ -17711,6 +18206,13 @@ func (m *WebhookDeliveryMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetClaimedUntil(v)
 		return nil
+	case webhookdelivery.FieldClaimedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClaimedBy(v)
+		return nil
 	case webhookdelivery.FieldCreatedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -17832,6 +18334,9 @@ func (m *WebhookDeliveryMutation) ClearedFields() []string {
 	if m.FieldCleared(webhookdelivery.FieldClaimedUntil) {
 		fields = append(fields, webhookdelivery.FieldClaimedUntil)
 	}
+	if m.FieldCleared(webhookdelivery.FieldClaimedBy) {
+		fields = append(fields, webhookdelivery.FieldClaimedBy)
+	}
 	return fields
 }
 
@@ -17866,6 +18371,9 @@ func (m *WebhookDeliveryMutation) ClearField(name string) error {
 		return nil
 	case webhookdelivery.FieldClaimedUntil:
 		m.ClearClaimedUntil()
+		return nil
+	case webhookdelivery.FieldClaimedBy:
+		m.ClearClaimedBy()
 		return nil
 	}
 	return fmt.Errorf("unknown WebhookDelivery nullable field %s", name)
@@ -17922,6 +18430,9 @@ func (m *WebhookDeliveryMutation) ResetField(name string) error {
 		return nil
 	case webhookdelivery.FieldClaimedUntil:
 		m.ResetClaimedUntil()
+		return nil
+	case webhookdelivery.FieldClaimedBy:
+		m.ResetClaimedBy()
 		return nil
 	case webhookdelivery.FieldCreatedAt:
 		m.ResetCreatedAt()

@@ -35,7 +35,19 @@ type Outbox struct {
 	Claim *string `json:"claim,omitempty"`
 	// ClaimedUntil holds the value of the "claimed_until" field.
 	ClaimedUntil *time.Time `json:"claimed_until,omitempty"`
-	selectValues sql.SelectValues
+	// ClaimedBy holds the value of the "claimed_by" field.
+	ClaimedBy *string `json:"claimed_by,omitempty"`
+	// BrokerAt holds the value of the "broker_at" field.
+	BrokerAt *time.Time `json:"broker_at,omitempty"`
+	// WebhooksAt holds the value of the "webhooks_at" field.
+	WebhooksAt *time.Time `json:"webhooks_at,omitempty"`
+	// WebhooksClaim holds the value of the "webhooks_claim" field.
+	WebhooksClaim *string `json:"webhooks_claim,omitempty"`
+	// WebhooksClaimedUntil holds the value of the "webhooks_claimed_until" field.
+	WebhooksClaimedUntil *time.Time `json:"webhooks_claimed_until,omitempty"`
+	// WebhooksClaimedBy holds the value of the "webhooks_claimed_by" field.
+	WebhooksClaimedBy *string `json:"webhooks_claimed_by,omitempty"`
+	selectValues      sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -45,9 +57,9 @@ func (*Outbox) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case outbox.FieldID, outbox.FieldEvents:
 			values[i] = new(sql.NullInt64)
-		case outbox.FieldEventID, outbox.FieldType, outbox.FieldAggregateID, outbox.FieldPayload, outbox.FieldClaim:
+		case outbox.FieldEventID, outbox.FieldType, outbox.FieldAggregateID, outbox.FieldPayload, outbox.FieldClaim, outbox.FieldClaimedBy, outbox.FieldWebhooksClaim, outbox.FieldWebhooksClaimedBy:
 			values[i] = new(sql.NullString)
-		case outbox.FieldCreatedAt, outbox.FieldDispatchedAt, outbox.FieldClaimedUntil:
+		case outbox.FieldCreatedAt, outbox.FieldDispatchedAt, outbox.FieldClaimedUntil, outbox.FieldBrokerAt, outbox.FieldWebhooksAt, outbox.FieldWebhooksClaimedUntil:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -127,6 +139,48 @@ func (_m *Outbox) assignValues(columns []string, values []any) error {
 				_m.ClaimedUntil = new(time.Time)
 				*_m.ClaimedUntil = value.Time
 			}
+		case outbox.FieldClaimedBy:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field claimed_by", values[i])
+			} else if value.Valid {
+				_m.ClaimedBy = new(string)
+				*_m.ClaimedBy = value.String
+			}
+		case outbox.FieldBrokerAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field broker_at", values[i])
+			} else if value.Valid {
+				_m.BrokerAt = new(time.Time)
+				*_m.BrokerAt = value.Time
+			}
+		case outbox.FieldWebhooksAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field webhooks_at", values[i])
+			} else if value.Valid {
+				_m.WebhooksAt = new(time.Time)
+				*_m.WebhooksAt = value.Time
+			}
+		case outbox.FieldWebhooksClaim:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field webhooks_claim", values[i])
+			} else if value.Valid {
+				_m.WebhooksClaim = new(string)
+				*_m.WebhooksClaim = value.String
+			}
+		case outbox.FieldWebhooksClaimedUntil:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field webhooks_claimed_until", values[i])
+			} else if value.Valid {
+				_m.WebhooksClaimedUntil = new(time.Time)
+				*_m.WebhooksClaimedUntil = value.Time
+			}
+		case outbox.FieldWebhooksClaimedBy:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field webhooks_claimed_by", values[i])
+			} else if value.Valid {
+				_m.WebhooksClaimedBy = new(string)
+				*_m.WebhooksClaimedBy = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -194,6 +248,36 @@ func (_m *Outbox) String() string {
 	if v := _m.ClaimedUntil; v != nil {
 		builder.WriteString("claimed_until=")
 		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.ClaimedBy; v != nil {
+		builder.WriteString("claimed_by=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.BrokerAt; v != nil {
+		builder.WriteString("broker_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.WebhooksAt; v != nil {
+		builder.WriteString("webhooks_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.WebhooksClaim; v != nil {
+		builder.WriteString("webhooks_claim=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.WebhooksClaimedUntil; v != nil {
+		builder.WriteString("webhooks_claimed_until=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.WebhooksClaimedBy; v != nil {
+		builder.WriteString("webhooks_claimed_by=")
+		builder.WriteString(*v)
 	}
 	builder.WriteByte(')')
 	return builder.String()

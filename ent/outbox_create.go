@@ -116,6 +116,90 @@ func (_c *OutboxCreate) SetNillableClaimedUntil(v *time.Time) *OutboxCreate {
 	return _c
 }
 
+// SetClaimedBy sets the "claimed_by" field.
+func (_c *OutboxCreate) SetClaimedBy(v string) *OutboxCreate {
+	_c.mutation.SetClaimedBy(v)
+	return _c
+}
+
+// SetNillableClaimedBy sets the "claimed_by" field if the given value is not nil.
+func (_c *OutboxCreate) SetNillableClaimedBy(v *string) *OutboxCreate {
+	if v != nil {
+		_c.SetClaimedBy(*v)
+	}
+	return _c
+}
+
+// SetBrokerAt sets the "broker_at" field.
+func (_c *OutboxCreate) SetBrokerAt(v time.Time) *OutboxCreate {
+	_c.mutation.SetBrokerAt(v)
+	return _c
+}
+
+// SetNillableBrokerAt sets the "broker_at" field if the given value is not nil.
+func (_c *OutboxCreate) SetNillableBrokerAt(v *time.Time) *OutboxCreate {
+	if v != nil {
+		_c.SetBrokerAt(*v)
+	}
+	return _c
+}
+
+// SetWebhooksAt sets the "webhooks_at" field.
+func (_c *OutboxCreate) SetWebhooksAt(v time.Time) *OutboxCreate {
+	_c.mutation.SetWebhooksAt(v)
+	return _c
+}
+
+// SetNillableWebhooksAt sets the "webhooks_at" field if the given value is not nil.
+func (_c *OutboxCreate) SetNillableWebhooksAt(v *time.Time) *OutboxCreate {
+	if v != nil {
+		_c.SetWebhooksAt(*v)
+	}
+	return _c
+}
+
+// SetWebhooksClaim sets the "webhooks_claim" field.
+func (_c *OutboxCreate) SetWebhooksClaim(v string) *OutboxCreate {
+	_c.mutation.SetWebhooksClaim(v)
+	return _c
+}
+
+// SetNillableWebhooksClaim sets the "webhooks_claim" field if the given value is not nil.
+func (_c *OutboxCreate) SetNillableWebhooksClaim(v *string) *OutboxCreate {
+	if v != nil {
+		_c.SetWebhooksClaim(*v)
+	}
+	return _c
+}
+
+// SetWebhooksClaimedUntil sets the "webhooks_claimed_until" field.
+func (_c *OutboxCreate) SetWebhooksClaimedUntil(v time.Time) *OutboxCreate {
+	_c.mutation.SetWebhooksClaimedUntil(v)
+	return _c
+}
+
+// SetNillableWebhooksClaimedUntil sets the "webhooks_claimed_until" field if the given value is not nil.
+func (_c *OutboxCreate) SetNillableWebhooksClaimedUntil(v *time.Time) *OutboxCreate {
+	if v != nil {
+		_c.SetWebhooksClaimedUntil(*v)
+	}
+	return _c
+}
+
+// SetWebhooksClaimedBy sets the "webhooks_claimed_by" field.
+func (_c *OutboxCreate) SetWebhooksClaimedBy(v string) *OutboxCreate {
+	_c.mutation.SetWebhooksClaimedBy(v)
+	return _c
+}
+
+// SetNillableWebhooksClaimedBy sets the "webhooks_claimed_by" field if the given value is not nil.
+func (_c *OutboxCreate) SetNillableWebhooksClaimedBy(v *string) *OutboxCreate {
+	if v != nil {
+		_c.SetWebhooksClaimedBy(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *OutboxCreate) SetID(v int64) *OutboxCreate {
 	_c.mutation.SetID(v)
@@ -212,6 +296,21 @@ func (_c *OutboxCreate) check() error {
 			return &ValidationError{Name: "claim", err: fmt.Errorf(`ent: validator failed for field "Outbox.claim": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.ClaimedBy(); ok {
+		if err := outbox.ClaimedByValidator(v); err != nil {
+			return &ValidationError{Name: "claimed_by", err: fmt.Errorf(`ent: validator failed for field "Outbox.claimed_by": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.WebhooksClaim(); ok {
+		if err := outbox.WebhooksClaimValidator(v); err != nil {
+			return &ValidationError{Name: "webhooks_claim", err: fmt.Errorf(`ent: validator failed for field "Outbox.webhooks_claim": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.WebhooksClaimedBy(); ok {
+		if err := outbox.WebhooksClaimedByValidator(v); err != nil {
+			return &ValidationError{Name: "webhooks_claimed_by", err: fmt.Errorf(`ent: validator failed for field "Outbox.webhooks_claimed_by": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -280,6 +379,30 @@ func (_c *OutboxCreate) createSpec() (*Outbox, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ClaimedUntil(); ok {
 		_spec.SetField(outbox.FieldClaimedUntil, field.TypeTime, value)
 		_node.ClaimedUntil = &value
+	}
+	if value, ok := _c.mutation.ClaimedBy(); ok {
+		_spec.SetField(outbox.FieldClaimedBy, field.TypeString, value)
+		_node.ClaimedBy = &value
+	}
+	if value, ok := _c.mutation.BrokerAt(); ok {
+		_spec.SetField(outbox.FieldBrokerAt, field.TypeTime, value)
+		_node.BrokerAt = &value
+	}
+	if value, ok := _c.mutation.WebhooksAt(); ok {
+		_spec.SetField(outbox.FieldWebhooksAt, field.TypeTime, value)
+		_node.WebhooksAt = &value
+	}
+	if value, ok := _c.mutation.WebhooksClaim(); ok {
+		_spec.SetField(outbox.FieldWebhooksClaim, field.TypeString, value)
+		_node.WebhooksClaim = &value
+	}
+	if value, ok := _c.mutation.WebhooksClaimedUntil(); ok {
+		_spec.SetField(outbox.FieldWebhooksClaimedUntil, field.TypeTime, value)
+		_node.WebhooksClaimedUntil = &value
+	}
+	if value, ok := _c.mutation.WebhooksClaimedBy(); ok {
+		_spec.SetField(outbox.FieldWebhooksClaimedBy, field.TypeString, value)
+		_node.WebhooksClaimedBy = &value
 	}
 	return _node, _spec
 }
@@ -420,6 +543,114 @@ func (u *OutboxUpsert) UpdateClaimedUntil() *OutboxUpsert {
 // ClearClaimedUntil clears the value of the "claimed_until" field.
 func (u *OutboxUpsert) ClearClaimedUntil() *OutboxUpsert {
 	u.SetNull(outbox.FieldClaimedUntil)
+	return u
+}
+
+// SetClaimedBy sets the "claimed_by" field.
+func (u *OutboxUpsert) SetClaimedBy(v string) *OutboxUpsert {
+	u.Set(outbox.FieldClaimedBy, v)
+	return u
+}
+
+// UpdateClaimedBy sets the "claimed_by" field to the value that was provided on create.
+func (u *OutboxUpsert) UpdateClaimedBy() *OutboxUpsert {
+	u.SetExcluded(outbox.FieldClaimedBy)
+	return u
+}
+
+// ClearClaimedBy clears the value of the "claimed_by" field.
+func (u *OutboxUpsert) ClearClaimedBy() *OutboxUpsert {
+	u.SetNull(outbox.FieldClaimedBy)
+	return u
+}
+
+// SetBrokerAt sets the "broker_at" field.
+func (u *OutboxUpsert) SetBrokerAt(v time.Time) *OutboxUpsert {
+	u.Set(outbox.FieldBrokerAt, v)
+	return u
+}
+
+// UpdateBrokerAt sets the "broker_at" field to the value that was provided on create.
+func (u *OutboxUpsert) UpdateBrokerAt() *OutboxUpsert {
+	u.SetExcluded(outbox.FieldBrokerAt)
+	return u
+}
+
+// ClearBrokerAt clears the value of the "broker_at" field.
+func (u *OutboxUpsert) ClearBrokerAt() *OutboxUpsert {
+	u.SetNull(outbox.FieldBrokerAt)
+	return u
+}
+
+// SetWebhooksAt sets the "webhooks_at" field.
+func (u *OutboxUpsert) SetWebhooksAt(v time.Time) *OutboxUpsert {
+	u.Set(outbox.FieldWebhooksAt, v)
+	return u
+}
+
+// UpdateWebhooksAt sets the "webhooks_at" field to the value that was provided on create.
+func (u *OutboxUpsert) UpdateWebhooksAt() *OutboxUpsert {
+	u.SetExcluded(outbox.FieldWebhooksAt)
+	return u
+}
+
+// ClearWebhooksAt clears the value of the "webhooks_at" field.
+func (u *OutboxUpsert) ClearWebhooksAt() *OutboxUpsert {
+	u.SetNull(outbox.FieldWebhooksAt)
+	return u
+}
+
+// SetWebhooksClaim sets the "webhooks_claim" field.
+func (u *OutboxUpsert) SetWebhooksClaim(v string) *OutboxUpsert {
+	u.Set(outbox.FieldWebhooksClaim, v)
+	return u
+}
+
+// UpdateWebhooksClaim sets the "webhooks_claim" field to the value that was provided on create.
+func (u *OutboxUpsert) UpdateWebhooksClaim() *OutboxUpsert {
+	u.SetExcluded(outbox.FieldWebhooksClaim)
+	return u
+}
+
+// ClearWebhooksClaim clears the value of the "webhooks_claim" field.
+func (u *OutboxUpsert) ClearWebhooksClaim() *OutboxUpsert {
+	u.SetNull(outbox.FieldWebhooksClaim)
+	return u
+}
+
+// SetWebhooksClaimedUntil sets the "webhooks_claimed_until" field.
+func (u *OutboxUpsert) SetWebhooksClaimedUntil(v time.Time) *OutboxUpsert {
+	u.Set(outbox.FieldWebhooksClaimedUntil, v)
+	return u
+}
+
+// UpdateWebhooksClaimedUntil sets the "webhooks_claimed_until" field to the value that was provided on create.
+func (u *OutboxUpsert) UpdateWebhooksClaimedUntil() *OutboxUpsert {
+	u.SetExcluded(outbox.FieldWebhooksClaimedUntil)
+	return u
+}
+
+// ClearWebhooksClaimedUntil clears the value of the "webhooks_claimed_until" field.
+func (u *OutboxUpsert) ClearWebhooksClaimedUntil() *OutboxUpsert {
+	u.SetNull(outbox.FieldWebhooksClaimedUntil)
+	return u
+}
+
+// SetWebhooksClaimedBy sets the "webhooks_claimed_by" field.
+func (u *OutboxUpsert) SetWebhooksClaimedBy(v string) *OutboxUpsert {
+	u.Set(outbox.FieldWebhooksClaimedBy, v)
+	return u
+}
+
+// UpdateWebhooksClaimedBy sets the "webhooks_claimed_by" field to the value that was provided on create.
+func (u *OutboxUpsert) UpdateWebhooksClaimedBy() *OutboxUpsert {
+	u.SetExcluded(outbox.FieldWebhooksClaimedBy)
+	return u
+}
+
+// ClearWebhooksClaimedBy clears the value of the "webhooks_claimed_by" field.
+func (u *OutboxUpsert) ClearWebhooksClaimedBy() *OutboxUpsert {
+	u.SetNull(outbox.FieldWebhooksClaimedBy)
 	return u
 }
 
@@ -582,6 +813,132 @@ func (u *OutboxUpsertOne) UpdateClaimedUntil() *OutboxUpsertOne {
 func (u *OutboxUpsertOne) ClearClaimedUntil() *OutboxUpsertOne {
 	return u.Update(func(s *OutboxUpsert) {
 		s.ClearClaimedUntil()
+	})
+}
+
+// SetClaimedBy sets the "claimed_by" field.
+func (u *OutboxUpsertOne) SetClaimedBy(v string) *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.SetClaimedBy(v)
+	})
+}
+
+// UpdateClaimedBy sets the "claimed_by" field to the value that was provided on create.
+func (u *OutboxUpsertOne) UpdateClaimedBy() *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.UpdateClaimedBy()
+	})
+}
+
+// ClearClaimedBy clears the value of the "claimed_by" field.
+func (u *OutboxUpsertOne) ClearClaimedBy() *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.ClearClaimedBy()
+	})
+}
+
+// SetBrokerAt sets the "broker_at" field.
+func (u *OutboxUpsertOne) SetBrokerAt(v time.Time) *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.SetBrokerAt(v)
+	})
+}
+
+// UpdateBrokerAt sets the "broker_at" field to the value that was provided on create.
+func (u *OutboxUpsertOne) UpdateBrokerAt() *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.UpdateBrokerAt()
+	})
+}
+
+// ClearBrokerAt clears the value of the "broker_at" field.
+func (u *OutboxUpsertOne) ClearBrokerAt() *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.ClearBrokerAt()
+	})
+}
+
+// SetWebhooksAt sets the "webhooks_at" field.
+func (u *OutboxUpsertOne) SetWebhooksAt(v time.Time) *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.SetWebhooksAt(v)
+	})
+}
+
+// UpdateWebhooksAt sets the "webhooks_at" field to the value that was provided on create.
+func (u *OutboxUpsertOne) UpdateWebhooksAt() *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.UpdateWebhooksAt()
+	})
+}
+
+// ClearWebhooksAt clears the value of the "webhooks_at" field.
+func (u *OutboxUpsertOne) ClearWebhooksAt() *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.ClearWebhooksAt()
+	})
+}
+
+// SetWebhooksClaim sets the "webhooks_claim" field.
+func (u *OutboxUpsertOne) SetWebhooksClaim(v string) *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.SetWebhooksClaim(v)
+	})
+}
+
+// UpdateWebhooksClaim sets the "webhooks_claim" field to the value that was provided on create.
+func (u *OutboxUpsertOne) UpdateWebhooksClaim() *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.UpdateWebhooksClaim()
+	})
+}
+
+// ClearWebhooksClaim clears the value of the "webhooks_claim" field.
+func (u *OutboxUpsertOne) ClearWebhooksClaim() *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.ClearWebhooksClaim()
+	})
+}
+
+// SetWebhooksClaimedUntil sets the "webhooks_claimed_until" field.
+func (u *OutboxUpsertOne) SetWebhooksClaimedUntil(v time.Time) *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.SetWebhooksClaimedUntil(v)
+	})
+}
+
+// UpdateWebhooksClaimedUntil sets the "webhooks_claimed_until" field to the value that was provided on create.
+func (u *OutboxUpsertOne) UpdateWebhooksClaimedUntil() *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.UpdateWebhooksClaimedUntil()
+	})
+}
+
+// ClearWebhooksClaimedUntil clears the value of the "webhooks_claimed_until" field.
+func (u *OutboxUpsertOne) ClearWebhooksClaimedUntil() *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.ClearWebhooksClaimedUntil()
+	})
+}
+
+// SetWebhooksClaimedBy sets the "webhooks_claimed_by" field.
+func (u *OutboxUpsertOne) SetWebhooksClaimedBy(v string) *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.SetWebhooksClaimedBy(v)
+	})
+}
+
+// UpdateWebhooksClaimedBy sets the "webhooks_claimed_by" field to the value that was provided on create.
+func (u *OutboxUpsertOne) UpdateWebhooksClaimedBy() *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.UpdateWebhooksClaimedBy()
+	})
+}
+
+// ClearWebhooksClaimedBy clears the value of the "webhooks_claimed_by" field.
+func (u *OutboxUpsertOne) ClearWebhooksClaimedBy() *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.ClearWebhooksClaimedBy()
 	})
 }
 
@@ -910,6 +1267,132 @@ func (u *OutboxUpsertBulk) UpdateClaimedUntil() *OutboxUpsertBulk {
 func (u *OutboxUpsertBulk) ClearClaimedUntil() *OutboxUpsertBulk {
 	return u.Update(func(s *OutboxUpsert) {
 		s.ClearClaimedUntil()
+	})
+}
+
+// SetClaimedBy sets the "claimed_by" field.
+func (u *OutboxUpsertBulk) SetClaimedBy(v string) *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.SetClaimedBy(v)
+	})
+}
+
+// UpdateClaimedBy sets the "claimed_by" field to the value that was provided on create.
+func (u *OutboxUpsertBulk) UpdateClaimedBy() *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.UpdateClaimedBy()
+	})
+}
+
+// ClearClaimedBy clears the value of the "claimed_by" field.
+func (u *OutboxUpsertBulk) ClearClaimedBy() *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.ClearClaimedBy()
+	})
+}
+
+// SetBrokerAt sets the "broker_at" field.
+func (u *OutboxUpsertBulk) SetBrokerAt(v time.Time) *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.SetBrokerAt(v)
+	})
+}
+
+// UpdateBrokerAt sets the "broker_at" field to the value that was provided on create.
+func (u *OutboxUpsertBulk) UpdateBrokerAt() *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.UpdateBrokerAt()
+	})
+}
+
+// ClearBrokerAt clears the value of the "broker_at" field.
+func (u *OutboxUpsertBulk) ClearBrokerAt() *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.ClearBrokerAt()
+	})
+}
+
+// SetWebhooksAt sets the "webhooks_at" field.
+func (u *OutboxUpsertBulk) SetWebhooksAt(v time.Time) *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.SetWebhooksAt(v)
+	})
+}
+
+// UpdateWebhooksAt sets the "webhooks_at" field to the value that was provided on create.
+func (u *OutboxUpsertBulk) UpdateWebhooksAt() *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.UpdateWebhooksAt()
+	})
+}
+
+// ClearWebhooksAt clears the value of the "webhooks_at" field.
+func (u *OutboxUpsertBulk) ClearWebhooksAt() *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.ClearWebhooksAt()
+	})
+}
+
+// SetWebhooksClaim sets the "webhooks_claim" field.
+func (u *OutboxUpsertBulk) SetWebhooksClaim(v string) *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.SetWebhooksClaim(v)
+	})
+}
+
+// UpdateWebhooksClaim sets the "webhooks_claim" field to the value that was provided on create.
+func (u *OutboxUpsertBulk) UpdateWebhooksClaim() *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.UpdateWebhooksClaim()
+	})
+}
+
+// ClearWebhooksClaim clears the value of the "webhooks_claim" field.
+func (u *OutboxUpsertBulk) ClearWebhooksClaim() *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.ClearWebhooksClaim()
+	})
+}
+
+// SetWebhooksClaimedUntil sets the "webhooks_claimed_until" field.
+func (u *OutboxUpsertBulk) SetWebhooksClaimedUntil(v time.Time) *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.SetWebhooksClaimedUntil(v)
+	})
+}
+
+// UpdateWebhooksClaimedUntil sets the "webhooks_claimed_until" field to the value that was provided on create.
+func (u *OutboxUpsertBulk) UpdateWebhooksClaimedUntil() *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.UpdateWebhooksClaimedUntil()
+	})
+}
+
+// ClearWebhooksClaimedUntil clears the value of the "webhooks_claimed_until" field.
+func (u *OutboxUpsertBulk) ClearWebhooksClaimedUntil() *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.ClearWebhooksClaimedUntil()
+	})
+}
+
+// SetWebhooksClaimedBy sets the "webhooks_claimed_by" field.
+func (u *OutboxUpsertBulk) SetWebhooksClaimedBy(v string) *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.SetWebhooksClaimedBy(v)
+	})
+}
+
+// UpdateWebhooksClaimedBy sets the "webhooks_claimed_by" field to the value that was provided on create.
+func (u *OutboxUpsertBulk) UpdateWebhooksClaimedBy() *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.UpdateWebhooksClaimedBy()
+	})
+}
+
+// ClearWebhooksClaimedBy clears the value of the "webhooks_claimed_by" field.
+func (u *OutboxUpsertBulk) ClearWebhooksClaimedBy() *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.ClearWebhooksClaimedBy()
 	})
 }
 

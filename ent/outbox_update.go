@@ -131,6 +131,126 @@ func (_u *OutboxUpdate) ClearClaimedUntil() *OutboxUpdate {
 	return _u
 }
 
+// SetClaimedBy sets the "claimed_by" field.
+func (_u *OutboxUpdate) SetClaimedBy(v string) *OutboxUpdate {
+	_u.mutation.SetClaimedBy(v)
+	return _u
+}
+
+// SetNillableClaimedBy sets the "claimed_by" field if the given value is not nil.
+func (_u *OutboxUpdate) SetNillableClaimedBy(v *string) *OutboxUpdate {
+	if v != nil {
+		_u.SetClaimedBy(*v)
+	}
+	return _u
+}
+
+// ClearClaimedBy clears the value of the "claimed_by" field.
+func (_u *OutboxUpdate) ClearClaimedBy() *OutboxUpdate {
+	_u.mutation.ClearClaimedBy()
+	return _u
+}
+
+// SetBrokerAt sets the "broker_at" field.
+func (_u *OutboxUpdate) SetBrokerAt(v time.Time) *OutboxUpdate {
+	_u.mutation.SetBrokerAt(v)
+	return _u
+}
+
+// SetNillableBrokerAt sets the "broker_at" field if the given value is not nil.
+func (_u *OutboxUpdate) SetNillableBrokerAt(v *time.Time) *OutboxUpdate {
+	if v != nil {
+		_u.SetBrokerAt(*v)
+	}
+	return _u
+}
+
+// ClearBrokerAt clears the value of the "broker_at" field.
+func (_u *OutboxUpdate) ClearBrokerAt() *OutboxUpdate {
+	_u.mutation.ClearBrokerAt()
+	return _u
+}
+
+// SetWebhooksAt sets the "webhooks_at" field.
+func (_u *OutboxUpdate) SetWebhooksAt(v time.Time) *OutboxUpdate {
+	_u.mutation.SetWebhooksAt(v)
+	return _u
+}
+
+// SetNillableWebhooksAt sets the "webhooks_at" field if the given value is not nil.
+func (_u *OutboxUpdate) SetNillableWebhooksAt(v *time.Time) *OutboxUpdate {
+	if v != nil {
+		_u.SetWebhooksAt(*v)
+	}
+	return _u
+}
+
+// ClearWebhooksAt clears the value of the "webhooks_at" field.
+func (_u *OutboxUpdate) ClearWebhooksAt() *OutboxUpdate {
+	_u.mutation.ClearWebhooksAt()
+	return _u
+}
+
+// SetWebhooksClaim sets the "webhooks_claim" field.
+func (_u *OutboxUpdate) SetWebhooksClaim(v string) *OutboxUpdate {
+	_u.mutation.SetWebhooksClaim(v)
+	return _u
+}
+
+// SetNillableWebhooksClaim sets the "webhooks_claim" field if the given value is not nil.
+func (_u *OutboxUpdate) SetNillableWebhooksClaim(v *string) *OutboxUpdate {
+	if v != nil {
+		_u.SetWebhooksClaim(*v)
+	}
+	return _u
+}
+
+// ClearWebhooksClaim clears the value of the "webhooks_claim" field.
+func (_u *OutboxUpdate) ClearWebhooksClaim() *OutboxUpdate {
+	_u.mutation.ClearWebhooksClaim()
+	return _u
+}
+
+// SetWebhooksClaimedUntil sets the "webhooks_claimed_until" field.
+func (_u *OutboxUpdate) SetWebhooksClaimedUntil(v time.Time) *OutboxUpdate {
+	_u.mutation.SetWebhooksClaimedUntil(v)
+	return _u
+}
+
+// SetNillableWebhooksClaimedUntil sets the "webhooks_claimed_until" field if the given value is not nil.
+func (_u *OutboxUpdate) SetNillableWebhooksClaimedUntil(v *time.Time) *OutboxUpdate {
+	if v != nil {
+		_u.SetWebhooksClaimedUntil(*v)
+	}
+	return _u
+}
+
+// ClearWebhooksClaimedUntil clears the value of the "webhooks_claimed_until" field.
+func (_u *OutboxUpdate) ClearWebhooksClaimedUntil() *OutboxUpdate {
+	_u.mutation.ClearWebhooksClaimedUntil()
+	return _u
+}
+
+// SetWebhooksClaimedBy sets the "webhooks_claimed_by" field.
+func (_u *OutboxUpdate) SetWebhooksClaimedBy(v string) *OutboxUpdate {
+	_u.mutation.SetWebhooksClaimedBy(v)
+	return _u
+}
+
+// SetNillableWebhooksClaimedBy sets the "webhooks_claimed_by" field if the given value is not nil.
+func (_u *OutboxUpdate) SetNillableWebhooksClaimedBy(v *string) *OutboxUpdate {
+	if v != nil {
+		_u.SetWebhooksClaimedBy(*v)
+	}
+	return _u
+}
+
+// ClearWebhooksClaimedBy clears the value of the "webhooks_claimed_by" field.
+func (_u *OutboxUpdate) ClearWebhooksClaimedBy() *OutboxUpdate {
+	_u.mutation.ClearWebhooksClaimedBy()
+	return _u
+}
+
 // Mutation returns the OutboxMutation object of the builder.
 func (_u *OutboxUpdate) Mutation() *OutboxMutation {
 	return _u.mutation
@@ -180,6 +300,21 @@ func (_u *OutboxUpdate) check() error {
 			return &ValidationError{Name: "claim", err: fmt.Errorf(`ent: validator failed for field "Outbox.claim": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.ClaimedBy(); ok {
+		if err := outbox.ClaimedByValidator(v); err != nil {
+			return &ValidationError{Name: "claimed_by", err: fmt.Errorf(`ent: validator failed for field "Outbox.claimed_by": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.WebhooksClaim(); ok {
+		if err := outbox.WebhooksClaimValidator(v); err != nil {
+			return &ValidationError{Name: "webhooks_claim", err: fmt.Errorf(`ent: validator failed for field "Outbox.webhooks_claim": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.WebhooksClaimedBy(); ok {
+		if err := outbox.WebhooksClaimedByValidator(v); err != nil {
+			return &ValidationError{Name: "webhooks_claimed_by", err: fmt.Errorf(`ent: validator failed for field "Outbox.webhooks_claimed_by": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -227,6 +362,42 @@ func (_u *OutboxUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.ClaimedUntilCleared() {
 		_spec.ClearField(outbox.FieldClaimedUntil, field.TypeTime)
+	}
+	if value, ok := _u.mutation.ClaimedBy(); ok {
+		_spec.SetField(outbox.FieldClaimedBy, field.TypeString, value)
+	}
+	if _u.mutation.ClaimedByCleared() {
+		_spec.ClearField(outbox.FieldClaimedBy, field.TypeString)
+	}
+	if value, ok := _u.mutation.BrokerAt(); ok {
+		_spec.SetField(outbox.FieldBrokerAt, field.TypeTime, value)
+	}
+	if _u.mutation.BrokerAtCleared() {
+		_spec.ClearField(outbox.FieldBrokerAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.WebhooksAt(); ok {
+		_spec.SetField(outbox.FieldWebhooksAt, field.TypeTime, value)
+	}
+	if _u.mutation.WebhooksAtCleared() {
+		_spec.ClearField(outbox.FieldWebhooksAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.WebhooksClaim(); ok {
+		_spec.SetField(outbox.FieldWebhooksClaim, field.TypeString, value)
+	}
+	if _u.mutation.WebhooksClaimCleared() {
+		_spec.ClearField(outbox.FieldWebhooksClaim, field.TypeString)
+	}
+	if value, ok := _u.mutation.WebhooksClaimedUntil(); ok {
+		_spec.SetField(outbox.FieldWebhooksClaimedUntil, field.TypeTime, value)
+	}
+	if _u.mutation.WebhooksClaimedUntilCleared() {
+		_spec.ClearField(outbox.FieldWebhooksClaimedUntil, field.TypeTime)
+	}
+	if value, ok := _u.mutation.WebhooksClaimedBy(); ok {
+		_spec.SetField(outbox.FieldWebhooksClaimedBy, field.TypeString, value)
+	}
+	if _u.mutation.WebhooksClaimedByCleared() {
+		_spec.ClearField(outbox.FieldWebhooksClaimedBy, field.TypeString)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -352,6 +523,126 @@ func (_u *OutboxUpdateOne) ClearClaimedUntil() *OutboxUpdateOne {
 	return _u
 }
 
+// SetClaimedBy sets the "claimed_by" field.
+func (_u *OutboxUpdateOne) SetClaimedBy(v string) *OutboxUpdateOne {
+	_u.mutation.SetClaimedBy(v)
+	return _u
+}
+
+// SetNillableClaimedBy sets the "claimed_by" field if the given value is not nil.
+func (_u *OutboxUpdateOne) SetNillableClaimedBy(v *string) *OutboxUpdateOne {
+	if v != nil {
+		_u.SetClaimedBy(*v)
+	}
+	return _u
+}
+
+// ClearClaimedBy clears the value of the "claimed_by" field.
+func (_u *OutboxUpdateOne) ClearClaimedBy() *OutboxUpdateOne {
+	_u.mutation.ClearClaimedBy()
+	return _u
+}
+
+// SetBrokerAt sets the "broker_at" field.
+func (_u *OutboxUpdateOne) SetBrokerAt(v time.Time) *OutboxUpdateOne {
+	_u.mutation.SetBrokerAt(v)
+	return _u
+}
+
+// SetNillableBrokerAt sets the "broker_at" field if the given value is not nil.
+func (_u *OutboxUpdateOne) SetNillableBrokerAt(v *time.Time) *OutboxUpdateOne {
+	if v != nil {
+		_u.SetBrokerAt(*v)
+	}
+	return _u
+}
+
+// ClearBrokerAt clears the value of the "broker_at" field.
+func (_u *OutboxUpdateOne) ClearBrokerAt() *OutboxUpdateOne {
+	_u.mutation.ClearBrokerAt()
+	return _u
+}
+
+// SetWebhooksAt sets the "webhooks_at" field.
+func (_u *OutboxUpdateOne) SetWebhooksAt(v time.Time) *OutboxUpdateOne {
+	_u.mutation.SetWebhooksAt(v)
+	return _u
+}
+
+// SetNillableWebhooksAt sets the "webhooks_at" field if the given value is not nil.
+func (_u *OutboxUpdateOne) SetNillableWebhooksAt(v *time.Time) *OutboxUpdateOne {
+	if v != nil {
+		_u.SetWebhooksAt(*v)
+	}
+	return _u
+}
+
+// ClearWebhooksAt clears the value of the "webhooks_at" field.
+func (_u *OutboxUpdateOne) ClearWebhooksAt() *OutboxUpdateOne {
+	_u.mutation.ClearWebhooksAt()
+	return _u
+}
+
+// SetWebhooksClaim sets the "webhooks_claim" field.
+func (_u *OutboxUpdateOne) SetWebhooksClaim(v string) *OutboxUpdateOne {
+	_u.mutation.SetWebhooksClaim(v)
+	return _u
+}
+
+// SetNillableWebhooksClaim sets the "webhooks_claim" field if the given value is not nil.
+func (_u *OutboxUpdateOne) SetNillableWebhooksClaim(v *string) *OutboxUpdateOne {
+	if v != nil {
+		_u.SetWebhooksClaim(*v)
+	}
+	return _u
+}
+
+// ClearWebhooksClaim clears the value of the "webhooks_claim" field.
+func (_u *OutboxUpdateOne) ClearWebhooksClaim() *OutboxUpdateOne {
+	_u.mutation.ClearWebhooksClaim()
+	return _u
+}
+
+// SetWebhooksClaimedUntil sets the "webhooks_claimed_until" field.
+func (_u *OutboxUpdateOne) SetWebhooksClaimedUntil(v time.Time) *OutboxUpdateOne {
+	_u.mutation.SetWebhooksClaimedUntil(v)
+	return _u
+}
+
+// SetNillableWebhooksClaimedUntil sets the "webhooks_claimed_until" field if the given value is not nil.
+func (_u *OutboxUpdateOne) SetNillableWebhooksClaimedUntil(v *time.Time) *OutboxUpdateOne {
+	if v != nil {
+		_u.SetWebhooksClaimedUntil(*v)
+	}
+	return _u
+}
+
+// ClearWebhooksClaimedUntil clears the value of the "webhooks_claimed_until" field.
+func (_u *OutboxUpdateOne) ClearWebhooksClaimedUntil() *OutboxUpdateOne {
+	_u.mutation.ClearWebhooksClaimedUntil()
+	return _u
+}
+
+// SetWebhooksClaimedBy sets the "webhooks_claimed_by" field.
+func (_u *OutboxUpdateOne) SetWebhooksClaimedBy(v string) *OutboxUpdateOne {
+	_u.mutation.SetWebhooksClaimedBy(v)
+	return _u
+}
+
+// SetNillableWebhooksClaimedBy sets the "webhooks_claimed_by" field if the given value is not nil.
+func (_u *OutboxUpdateOne) SetNillableWebhooksClaimedBy(v *string) *OutboxUpdateOne {
+	if v != nil {
+		_u.SetWebhooksClaimedBy(*v)
+	}
+	return _u
+}
+
+// ClearWebhooksClaimedBy clears the value of the "webhooks_claimed_by" field.
+func (_u *OutboxUpdateOne) ClearWebhooksClaimedBy() *OutboxUpdateOne {
+	_u.mutation.ClearWebhooksClaimedBy()
+	return _u
+}
+
 // Mutation returns the OutboxMutation object of the builder.
 func (_u *OutboxUpdateOne) Mutation() *OutboxMutation {
 	return _u.mutation
@@ -412,6 +703,21 @@ func (_u *OutboxUpdateOne) check() error {
 	if v, ok := _u.mutation.Claim(); ok {
 		if err := outbox.ClaimValidator(v); err != nil {
 			return &ValidationError{Name: "claim", err: fmt.Errorf(`ent: validator failed for field "Outbox.claim": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.ClaimedBy(); ok {
+		if err := outbox.ClaimedByValidator(v); err != nil {
+			return &ValidationError{Name: "claimed_by", err: fmt.Errorf(`ent: validator failed for field "Outbox.claimed_by": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.WebhooksClaim(); ok {
+		if err := outbox.WebhooksClaimValidator(v); err != nil {
+			return &ValidationError{Name: "webhooks_claim", err: fmt.Errorf(`ent: validator failed for field "Outbox.webhooks_claim": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.WebhooksClaimedBy(); ok {
+		if err := outbox.WebhooksClaimedByValidator(v); err != nil {
+			return &ValidationError{Name: "webhooks_claimed_by", err: fmt.Errorf(`ent: validator failed for field "Outbox.webhooks_claimed_by": %w`, err)}
 		}
 	}
 	return nil
@@ -478,6 +784,42 @@ func (_u *OutboxUpdateOne) sqlSave(ctx context.Context) (_node *Outbox, err erro
 	}
 	if _u.mutation.ClaimedUntilCleared() {
 		_spec.ClearField(outbox.FieldClaimedUntil, field.TypeTime)
+	}
+	if value, ok := _u.mutation.ClaimedBy(); ok {
+		_spec.SetField(outbox.FieldClaimedBy, field.TypeString, value)
+	}
+	if _u.mutation.ClaimedByCleared() {
+		_spec.ClearField(outbox.FieldClaimedBy, field.TypeString)
+	}
+	if value, ok := _u.mutation.BrokerAt(); ok {
+		_spec.SetField(outbox.FieldBrokerAt, field.TypeTime, value)
+	}
+	if _u.mutation.BrokerAtCleared() {
+		_spec.ClearField(outbox.FieldBrokerAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.WebhooksAt(); ok {
+		_spec.SetField(outbox.FieldWebhooksAt, field.TypeTime, value)
+	}
+	if _u.mutation.WebhooksAtCleared() {
+		_spec.ClearField(outbox.FieldWebhooksAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.WebhooksClaim(); ok {
+		_spec.SetField(outbox.FieldWebhooksClaim, field.TypeString, value)
+	}
+	if _u.mutation.WebhooksClaimCleared() {
+		_spec.ClearField(outbox.FieldWebhooksClaim, field.TypeString)
+	}
+	if value, ok := _u.mutation.WebhooksClaimedUntil(); ok {
+		_spec.SetField(outbox.FieldWebhooksClaimedUntil, field.TypeTime, value)
+	}
+	if _u.mutation.WebhooksClaimedUntilCleared() {
+		_spec.ClearField(outbox.FieldWebhooksClaimedUntil, field.TypeTime)
+	}
+	if value, ok := _u.mutation.WebhooksClaimedBy(); ok {
+		_spec.SetField(outbox.FieldWebhooksClaimedBy, field.TypeString, value)
+	}
+	if _u.mutation.WebhooksClaimedByCleared() {
+		_spec.ClearField(outbox.FieldWebhooksClaimedBy, field.TypeString)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Outbox{config: _u.config}

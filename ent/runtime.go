@@ -325,6 +325,18 @@ func init() {
 	outboxDescClaim := outboxFields[8].Descriptor()
 	// outbox.ClaimValidator is a validator for the "claim" field. It is called by the builders before save.
 	outbox.ClaimValidator = outboxDescClaim.Validators[0].(func(string) error)
+	// outboxDescClaimedBy is the schema descriptor for claimed_by field.
+	outboxDescClaimedBy := outboxFields[10].Descriptor()
+	// outbox.ClaimedByValidator is a validator for the "claimed_by" field. It is called by the builders before save.
+	outbox.ClaimedByValidator = outboxDescClaimedBy.Validators[0].(func(string) error)
+	// outboxDescWebhooksClaim is the schema descriptor for webhooks_claim field.
+	outboxDescWebhooksClaim := outboxFields[13].Descriptor()
+	// outbox.WebhooksClaimValidator is a validator for the "webhooks_claim" field. It is called by the builders before save.
+	outbox.WebhooksClaimValidator = outboxDescWebhooksClaim.Validators[0].(func(string) error)
+	// outboxDescWebhooksClaimedBy is the schema descriptor for webhooks_claimed_by field.
+	outboxDescWebhooksClaimedBy := outboxFields[15].Descriptor()
+	// outbox.WebhooksClaimedByValidator is a validator for the "webhooks_claimed_by" field. It is called by the builders before save.
+	outbox.WebhooksClaimedByValidator = outboxDescWebhooksClaimedBy.Validators[0].(func(string) error)
 	paymentFields := schema.Payment{}.Fields()
 	_ = paymentFields
 	// paymentDescOrderSn is the schema descriptor for order_sn field.
@@ -625,8 +637,12 @@ func init() {
 	webhookdeliveryDescClaim := webhookdeliveryFields[15].Descriptor()
 	// webhookdelivery.ClaimValidator is a validator for the "claim" field. It is called by the builders before save.
 	webhookdelivery.ClaimValidator = webhookdeliveryDescClaim.Validators[0].(func(string) error)
+	// webhookdeliveryDescClaimedBy is the schema descriptor for claimed_by field.
+	webhookdeliveryDescClaimedBy := webhookdeliveryFields[17].Descriptor()
+	// webhookdelivery.ClaimedByValidator is a validator for the "claimed_by" field. It is called by the builders before save.
+	webhookdelivery.ClaimedByValidator = webhookdeliveryDescClaimedBy.Validators[0].(func(string) error)
 	// webhookdeliveryDescCreatedAt is the schema descriptor for created_at field.
-	webhookdeliveryDescCreatedAt := webhookdeliveryFields[17].Descriptor()
+	webhookdeliveryDescCreatedAt := webhookdeliveryFields[18].Descriptor()
 	// webhookdelivery.DefaultCreatedAt holds the default value on creation for the created_at field.
 	webhookdelivery.DefaultCreatedAt = webhookdeliveryDescCreatedAt.Default.(func() time.Time)
 }

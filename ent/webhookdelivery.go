@@ -49,6 +49,8 @@ type WebhookDelivery struct {
 	Claim *string `json:"claim,omitempty"`
 	// ClaimedUntil holds the value of the "claimed_until" field.
 	ClaimedUntil *time.Time `json:"claimed_until,omitempty"`
+	// ClaimedBy holds the value of the "claimed_by" field.
+	ClaimedBy *string `json:"claimed_by,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt    time.Time `json:"created_at,omitempty"`
 	selectValues sql.SelectValues
@@ -61,7 +63,7 @@ func (*WebhookDelivery) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case webhookdelivery.FieldID, webhookdelivery.FieldWebhookID, webhookdelivery.FieldOutboxID, webhookdelivery.FieldEvents, webhookdelivery.FieldAttempt, webhookdelivery.FieldHTTPStatus:
 			values[i] = new(sql.NullInt64)
-		case webhookdelivery.FieldEventID, webhookdelivery.FieldEventType, webhookdelivery.FieldBody, webhookdelivery.FieldSplit, webhookdelivery.FieldStatus, webhookdelivery.FieldError, webhookdelivery.FieldClaim:
+		case webhookdelivery.FieldEventID, webhookdelivery.FieldEventType, webhookdelivery.FieldBody, webhookdelivery.FieldSplit, webhookdelivery.FieldStatus, webhookdelivery.FieldError, webhookdelivery.FieldClaim, webhookdelivery.FieldClaimedBy:
 			values[i] = new(sql.NullString)
 		case webhookdelivery.FieldDueAt, webhookdelivery.FieldAt, webhookdelivery.FieldNextAttemptAt, webhookdelivery.FieldClaimedUntil, webhookdelivery.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -188,6 +190,13 @@ func (_m *WebhookDelivery) assignValues(columns []string, values []any) error {
 				_m.ClaimedUntil = new(time.Time)
 				*_m.ClaimedUntil = value.Time
 			}
+		case webhookdelivery.FieldClaimedBy:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field claimed_by", values[i])
+			} else if value.Valid {
+				_m.ClaimedBy = new(string)
+				*_m.ClaimedBy = value.String
+			}
 		case webhookdelivery.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field created_at", values[i])
@@ -288,6 +297,11 @@ func (_m *WebhookDelivery) String() string {
 	if v := _m.ClaimedUntil; v != nil {
 		builder.WriteString("claimed_until=")
 		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.ClaimedBy; v != nil {
+		builder.WriteString("claimed_by=")
+		builder.WriteString(*v)
 	}
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")

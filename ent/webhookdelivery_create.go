@@ -190,6 +190,20 @@ func (_c *WebhookDeliveryCreate) SetNillableClaimedUntil(v *time.Time) *WebhookD
 	return _c
 }
 
+// SetClaimedBy sets the "claimed_by" field.
+func (_c *WebhookDeliveryCreate) SetClaimedBy(v string) *WebhookDeliveryCreate {
+	_c.mutation.SetClaimedBy(v)
+	return _c
+}
+
+// SetNillableClaimedBy sets the "claimed_by" field if the given value is not nil.
+func (_c *WebhookDeliveryCreate) SetNillableClaimedBy(v *string) *WebhookDeliveryCreate {
+	if v != nil {
+		_c.SetClaimedBy(*v)
+	}
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *WebhookDeliveryCreate) SetCreatedAt(v time.Time) *WebhookDeliveryCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -323,6 +337,11 @@ func (_c *WebhookDeliveryCreate) check() error {
 			return &ValidationError{Name: "claim", err: fmt.Errorf(`ent: validator failed for field "WebhookDelivery.claim": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.ClaimedBy(); ok {
+		if err := webhookdelivery.ClaimedByValidator(v); err != nil {
+			return &ValidationError{Name: "claimed_by", err: fmt.Errorf(`ent: validator failed for field "WebhookDelivery.claimed_by": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "WebhookDelivery.created_at"`)}
 	}
@@ -422,6 +441,10 @@ func (_c *WebhookDeliveryCreate) createSpec() (*WebhookDelivery, *sqlgraph.Creat
 	if value, ok := _c.mutation.ClaimedUntil(); ok {
 		_spec.SetField(webhookdelivery.FieldClaimedUntil, field.TypeTime, value)
 		_node.ClaimedUntil = &value
+	}
+	if value, ok := _c.mutation.ClaimedBy(); ok {
+		_spec.SetField(webhookdelivery.FieldClaimedBy, field.TypeString, value)
+		_node.ClaimedBy = &value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(webhookdelivery.FieldCreatedAt, field.TypeTime, value)
@@ -626,6 +649,24 @@ func (u *WebhookDeliveryUpsert) UpdateClaimedUntil() *WebhookDeliveryUpsert {
 // ClearClaimedUntil clears the value of the "claimed_until" field.
 func (u *WebhookDeliveryUpsert) ClearClaimedUntil() *WebhookDeliveryUpsert {
 	u.SetNull(webhookdelivery.FieldClaimedUntil)
+	return u
+}
+
+// SetClaimedBy sets the "claimed_by" field.
+func (u *WebhookDeliveryUpsert) SetClaimedBy(v string) *WebhookDeliveryUpsert {
+	u.Set(webhookdelivery.FieldClaimedBy, v)
+	return u
+}
+
+// UpdateClaimedBy sets the "claimed_by" field to the value that was provided on create.
+func (u *WebhookDeliveryUpsert) UpdateClaimedBy() *WebhookDeliveryUpsert {
+	u.SetExcluded(webhookdelivery.FieldClaimedBy)
+	return u
+}
+
+// ClearClaimedBy clears the value of the "claimed_by" field.
+func (u *WebhookDeliveryUpsert) ClearClaimedBy() *WebhookDeliveryUpsert {
+	u.SetNull(webhookdelivery.FieldClaimedBy)
 	return u
 }
 
@@ -873,6 +914,27 @@ func (u *WebhookDeliveryUpsertOne) UpdateClaimedUntil() *WebhookDeliveryUpsertOn
 func (u *WebhookDeliveryUpsertOne) ClearClaimedUntil() *WebhookDeliveryUpsertOne {
 	return u.Update(func(s *WebhookDeliveryUpsert) {
 		s.ClearClaimedUntil()
+	})
+}
+
+// SetClaimedBy sets the "claimed_by" field.
+func (u *WebhookDeliveryUpsertOne) SetClaimedBy(v string) *WebhookDeliveryUpsertOne {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.SetClaimedBy(v)
+	})
+}
+
+// UpdateClaimedBy sets the "claimed_by" field to the value that was provided on create.
+func (u *WebhookDeliveryUpsertOne) UpdateClaimedBy() *WebhookDeliveryUpsertOne {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.UpdateClaimedBy()
+	})
+}
+
+// ClearClaimedBy clears the value of the "claimed_by" field.
+func (u *WebhookDeliveryUpsertOne) ClearClaimedBy() *WebhookDeliveryUpsertOne {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.ClearClaimedBy()
 	})
 }
 
@@ -1286,6 +1348,27 @@ func (u *WebhookDeliveryUpsertBulk) UpdateClaimedUntil() *WebhookDeliveryUpsertB
 func (u *WebhookDeliveryUpsertBulk) ClearClaimedUntil() *WebhookDeliveryUpsertBulk {
 	return u.Update(func(s *WebhookDeliveryUpsert) {
 		s.ClearClaimedUntil()
+	})
+}
+
+// SetClaimedBy sets the "claimed_by" field.
+func (u *WebhookDeliveryUpsertBulk) SetClaimedBy(v string) *WebhookDeliveryUpsertBulk {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.SetClaimedBy(v)
+	})
+}
+
+// UpdateClaimedBy sets the "claimed_by" field to the value that was provided on create.
+func (u *WebhookDeliveryUpsertBulk) UpdateClaimedBy() *WebhookDeliveryUpsertBulk {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.UpdateClaimedBy()
+	})
+}
+
+// ClearClaimedBy clears the value of the "claimed_by" field.
+func (u *WebhookDeliveryUpsertBulk) ClearClaimedBy() *WebhookDeliveryUpsertBulk {
+	return u.Update(func(s *WebhookDeliveryUpsert) {
+		s.ClearClaimedBy()
 	})
 }
 

@@ -198,6 +198,26 @@ func (_u *WebhookDeliveryUpdate) ClearClaimedUntil() *WebhookDeliveryUpdate {
 	return _u
 }
 
+// SetClaimedBy sets the "claimed_by" field.
+func (_u *WebhookDeliveryUpdate) SetClaimedBy(v string) *WebhookDeliveryUpdate {
+	_u.mutation.SetClaimedBy(v)
+	return _u
+}
+
+// SetNillableClaimedBy sets the "claimed_by" field if the given value is not nil.
+func (_u *WebhookDeliveryUpdate) SetNillableClaimedBy(v *string) *WebhookDeliveryUpdate {
+	if v != nil {
+		_u.SetClaimedBy(*v)
+	}
+	return _u
+}
+
+// ClearClaimedBy clears the value of the "claimed_by" field.
+func (_u *WebhookDeliveryUpdate) ClearClaimedBy() *WebhookDeliveryUpdate {
+	_u.mutation.ClearClaimedBy()
+	return _u
+}
+
 // Mutation returns the WebhookDeliveryMutation object of the builder.
 func (_u *WebhookDeliveryUpdate) Mutation() *WebhookDeliveryMutation {
 	return _u.mutation
@@ -245,6 +265,11 @@ func (_u *WebhookDeliveryUpdate) check() error {
 	if v, ok := _u.mutation.Claim(); ok {
 		if err := webhookdelivery.ClaimValidator(v); err != nil {
 			return &ValidationError{Name: "claim", err: fmt.Errorf(`ent: validator failed for field "WebhookDelivery.claim": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.ClaimedBy(); ok {
+		if err := webhookdelivery.ClaimedByValidator(v); err != nil {
+			return &ValidationError{Name: "claimed_by", err: fmt.Errorf(`ent: validator failed for field "WebhookDelivery.claimed_by": %w`, err)}
 		}
 	}
 	return nil
@@ -318,6 +343,12 @@ func (_u *WebhookDeliveryUpdate) sqlSave(ctx context.Context) (_node int, err er
 	}
 	if _u.mutation.ClaimedUntilCleared() {
 		_spec.ClearField(webhookdelivery.FieldClaimedUntil, field.TypeTime)
+	}
+	if value, ok := _u.mutation.ClaimedBy(); ok {
+		_spec.SetField(webhookdelivery.FieldClaimedBy, field.TypeString, value)
+	}
+	if _u.mutation.ClaimedByCleared() {
+		_spec.ClearField(webhookdelivery.FieldClaimedBy, field.TypeString)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -510,6 +541,26 @@ func (_u *WebhookDeliveryUpdateOne) ClearClaimedUntil() *WebhookDeliveryUpdateOn
 	return _u
 }
 
+// SetClaimedBy sets the "claimed_by" field.
+func (_u *WebhookDeliveryUpdateOne) SetClaimedBy(v string) *WebhookDeliveryUpdateOne {
+	_u.mutation.SetClaimedBy(v)
+	return _u
+}
+
+// SetNillableClaimedBy sets the "claimed_by" field if the given value is not nil.
+func (_u *WebhookDeliveryUpdateOne) SetNillableClaimedBy(v *string) *WebhookDeliveryUpdateOne {
+	if v != nil {
+		_u.SetClaimedBy(*v)
+	}
+	return _u
+}
+
+// ClearClaimedBy clears the value of the "claimed_by" field.
+func (_u *WebhookDeliveryUpdateOne) ClearClaimedBy() *WebhookDeliveryUpdateOne {
+	_u.mutation.ClearClaimedBy()
+	return _u
+}
+
 // Mutation returns the WebhookDeliveryMutation object of the builder.
 func (_u *WebhookDeliveryUpdateOne) Mutation() *WebhookDeliveryMutation {
 	return _u.mutation
@@ -570,6 +621,11 @@ func (_u *WebhookDeliveryUpdateOne) check() error {
 	if v, ok := _u.mutation.Claim(); ok {
 		if err := webhookdelivery.ClaimValidator(v); err != nil {
 			return &ValidationError{Name: "claim", err: fmt.Errorf(`ent: validator failed for field "WebhookDelivery.claim": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.ClaimedBy(); ok {
+		if err := webhookdelivery.ClaimedByValidator(v); err != nil {
+			return &ValidationError{Name: "claimed_by", err: fmt.Errorf(`ent: validator failed for field "WebhookDelivery.claimed_by": %w`, err)}
 		}
 	}
 	return nil
@@ -660,6 +716,12 @@ func (_u *WebhookDeliveryUpdateOne) sqlSave(ctx context.Context) (_node *Webhook
 	}
 	if _u.mutation.ClaimedUntilCleared() {
 		_spec.ClearField(webhookdelivery.FieldClaimedUntil, field.TypeTime)
+	}
+	if value, ok := _u.mutation.ClaimedBy(); ok {
+		_spec.SetField(webhookdelivery.FieldClaimedBy, field.TypeString, value)
+	}
+	if _u.mutation.ClaimedByCleared() {
+		_spec.ClearField(webhookdelivery.FieldClaimedBy, field.TypeString)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &WebhookDelivery{config: _u.config}

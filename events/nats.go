@@ -162,26 +162,53 @@ func subjectCovers(pattern, want string) bool {
 	return len(p) == len(w)
 }
 
-// Sink is n as the dispatcher's sink: every event published with header
+// Sink is n as the broker lane's sink: every event published with header
 // Nats-Msg-Id = its id, then the acks awaited. It accepts the events up to
 // the first one the broker did not acknowledge.
+//
+// A stream deleted while serve runs is made again: when a publish finds no
+// stream (no responders), the sink forgets that the stream was ready,
+// looks it up, creates it when missing and sends the rest once more.
+// Before, it remembered the stream for the life of the process and every
+// publish failed from then on.
 func (n *NATS) Sink() checkout.BatchSink {
 	return func(ctx context.Context, evs []checkout.Event) (int, error) {
-		if !n.ready.Load() {
-			if err := n.ensureStream(ctx); err != nil {
-				return 0, err
-			}
+		done, err := n.send(ctx, evs)
+		if err == nil || !streamGone(err) {
+			return done, err
 		}
-		for done := 0; done < len(evs); {
-			end := min(done+chunk, len(evs))
-			k, err := n.publish(ctx, evs[done:end])
-			done += k
-			if err != nil {
-				return done, err
-			}
-		}
-		return len(evs), nil
+		n.ready.Store(false)
+		slog.Warn("events: NATS stream gone; making it again", "stream", n.cfg.Stream, "err", err)
+		k, err := n.send(ctx, evs[done:])
+		return done + k, err
 	}
+}
+
+// send makes sure of the stream (once, until it is found gone) and
+// publishes evs chunk by chunk.
+func (n *NATS) send(ctx context.Context, evs []checkout.Event) (int, error) {
+	if !n.ready.Load() {
+		if err := n.ensureStream(ctx); err != nil {
+			return 0, err
+		}
+	}
+	for done := 0; done < len(evs); {
+		end := min(done+chunk, len(evs))
+		k, err := n.publish(ctx, evs[done:end])
+		done += k
+		if err != nil {
+			return done, err
+		}
+	}
+	return len(evs), nil
+}
+
+// streamGone reports whether err says that no stream takes the subject: a
+// publish with no responders (JetStream answers for a stream only), or a
+// lookup that found none.
+func streamGone(err error) bool {
+	return errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, jetstream.ErrStreamNotFound)
 }
 
 // publish sends evs at once and waits for their acks.

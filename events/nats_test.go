@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -102,5 +103,49 @@ func TestConnectRefusesAConflictingStream(t *testing.T) {
 	_, err := Connect(ctx, NATSConfig{URL: url, Stream: stream, SubjectPrefix: prefix + ".events"})
 	if !errors.Is(err, ErrStreamConflict) || !strings.Contains(err.Error(), stream) {
 		t.Fatalf("Connect to a stream of other subjects: %v, want ErrStreamConflict naming the stream", err)
+	}
+}
+
+// A stream deleted while serve runs (an operator's mistake, a cluster
+// rebuilt) is made again by the sink: the next events are published to
+// the new stream, with no restart. Before, the sink remembered that the
+// stream existed and every publish failed from then on ("no response from
+// stream"), holding the events in the outbox forever.
+func TestSinkMakesADeletedStreamAgain(t *testing.T) {
+	url, js := testNATS(t)
+	ctx := context.Background()
+	stream, prefix := uniq(t, js)
+	n, err := Connect(ctx, NATSConfig{URL: url, Stream: stream, SubjectPrefix: prefix, AckTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	ev := func(i int) checkout.Event {
+		return checkout.Event{ID: fmt.Sprintf("9d3c2b1a-0000-4000-8000-%012d", i), Type: checkout.EventOrderPaid,
+			Payload: fmt.Sprintf(`{"orderSn":"sn-%d"}`, i), At: time.Now()}
+	}
+	if k, err := n.Sink()(ctx, []checkout.Event{ev(1)}); k != 1 || err != nil {
+		t.Fatalf("Sink before the deletion = %d, %v", k, err)
+	}
+	for round := 2; round <= 3; round++ { // deleted twice: each time made again
+		if err := js.DeleteStream(ctx, stream); err != nil {
+			t.Fatal(err)
+		}
+		batch := []checkout.Event{ev(10 * round), ev(10*round + 1), ev(10*round + 2)}
+		if k, err := n.Sink()(ctx, batch); k != len(batch) || err != nil {
+			t.Fatalf("round %d: Sink after the stream was deleted = %d, %v; want %d, nil", round, k, err, len(batch))
+		}
+		s, err := js.Stream(ctx, stream)
+		if err != nil {
+			t.Fatalf("round %d: the stream was not made again: %v", round, err)
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := info.Config
+		if info.State.Msgs != uint64(len(batch)) || len(cfg.Subjects) != 1 || cfg.Subjects[0] != prefix+".>" || cfg.Duplicates < DuplicateWindow {
+			t.Errorf("round %d: the new stream holds %d messages (want %d), subjects %v, duplicates %v", round, info.State.Msgs, len(batch), cfg.Subjects, cfg.Duplicates)
+		}
 	}
 }

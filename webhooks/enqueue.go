@@ -96,9 +96,9 @@ func (s *Service) plan(evs []checkout.Event, hooks []*ent.Webhook) (*queued, err
 		}
 	}
 	// The events of each outbox row of several in evs: a row handed in
-	// part (NATS took only some) is queued whole, PENDING, for the sender
-	// to read from the outbox (its events are committed; the webhooks do
-	// not wait for NATS's order).
+	// part (the webhooks' lane hands whole rows, but a caller may not) is
+	// queued whole, PENDING, for the sender to read from the outbox (its
+	// events are committed).
 	inRow := map[int64]int{}
 	for _, e := range evs {
 		if e.Row.Events > 1 {
@@ -134,6 +134,9 @@ func (s *Service) plan(evs []checkout.Event, hooks []*ent.Webhook) (*queued, err
 		room[h.ID] -= len(group)
 		admitted[h.ID] += len(group)
 		c.SetStatus(Sending).SetClaim(q.token)
+		if s.cfg.Instance != "" {
+			c.SetClaimedBy(s.cfg.Instance)
+		}
 		claimedRows[h.ID] = append(claimedRows[h.ID], c)
 		if q.claimed[h.ID] == nil {
 			q.claimed[h.ID] = map[string][]event{}

@@ -267,8 +267,14 @@ func (s *Service) claim(ctx context.Context, id int64, n, held int) (string, tim
 	// Two senders' claims may deadlock on MySQL (each locks index entries
 	// of the other's rows): retried, as every transaction is.
 	err = store.Retry(ctx, func() (err error) {
-		won, err = s.db.Client.WebhookDelivery.Update().Where(webhookdelivery.IDIn(ids...), due(id, now)).
-			SetStatus(Sending).SetClaim(token).SetClaimedUntil(until).Save(ctx)
+		up := s.db.Client.WebhookDelivery.Update().Where(webhookdelivery.IDIn(ids...), due(id, now)).
+			SetStatus(Sending).SetClaim(token).SetClaimedUntil(until)
+		if s.cfg.Instance != "" {
+			up.SetClaimedBy(s.cfg.Instance)
+		} else {
+			up.ClearClaimedBy()
+		}
+		won, err = up.Save(ctx)
 		return err
 	})
 	if err != nil || won == 0 {

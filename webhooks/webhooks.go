@@ -38,6 +38,10 @@ type Config struct {
 	// Interval is how often due attempts are looked for (a dispatch also
 	// wakes the sender).
 	Interval time.Duration
+	// Instance is this process's id (serve's --instance-id): the attempts
+	// it claims record it, and TakeBack puts back those of its previous
+	// life at start.
+	Instance string
 }
 
 // DefaultRetry is --webhook-retry's default: 5s,5m,30m,2h,5h,10h,10h.

@@ -181,21 +181,17 @@ func run(dbSpec, natsURL string, dur, interval time.Duration, clients []int) err
 		mu.Unlock()
 		return k, err
 	}
-	hookSink := hooks.Sink()
-	on := func(ctx context.Context, evs []checkout.Event) (int, error) {
-		k := len(evs)
-		if strings.Contains(sinks, "nats") {
-			var err error
-			if k, err = timed(ctx, evs); err != nil {
-				return k, err
-			}
-		}
-		if strings.Contains(sinks, "webhook") {
-			return hookSink(ctx, evs[:k])
-		}
-		return k, nil
-	}
 	off := func(_ context.Context, evs []checkout.Event) (int, error) { return len(evs), nil }
+	// Each sink has its lane of the outbox, as in serve: the "off" mode
+	// drops the events of both.
+	offSinks := map[checkout.Lane]checkout.BatchSink{checkout.LaneBroker: off, checkout.LaneWebhooks: off}
+	on := map[checkout.Lane]checkout.BatchSink{checkout.LaneBroker: off, checkout.LaneWebhooks: off}
+	if strings.Contains(sinks, "nats") {
+		on[checkout.LaneBroker] = timed
+	}
+	if strings.Contains(sinks, "webhook") {
+		on[checkout.LaneWebhooks] = hooks.Sink()
+	}
 
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("events benchmark: %s, hot SKU, group-commit path, in process, %s per mode and client count, dispatcher every %s, %s, webhook receiver %s (nice %d), load average %s\n",
@@ -207,7 +203,7 @@ func run(dbSpec, natsURL string, dur, interval time.Duration, clients []int) err
 		var lat [2][]time.Duration
 		var cpu [2]cpuSample
 		for _, mode := range []int{0, 1, 1, 0} {
-			sink := checkout.BatchSink(off)
+			sink := offSinks
 			if mode == 1 {
 				sink = on
 			}
@@ -239,11 +235,8 @@ func run(dbSpec, natsURL string, dur, interval time.Duration, clients []int) err
 		fmt.Printf("   %-7d with/without: %.2f×\n", c, rate[1]/rate[0])
 	}
 	// Drain: every event of the "on" slices to the stream, then the lag.
-	for {
-		k, err := svc.DispatchBatch(ctx, off, 500)
-		if err != nil || k == 0 {
-			break
-		}
+	for _, lane := range checkout.Lanes {
+		_, _ = svc.DrainLane(ctx, lane, off, 500)
 	}
 	mu.Lock()
 	fmt.Printf("\n   event lag, commit (placeOrder returned) → NATS ack, %d events: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
@@ -258,29 +251,27 @@ func run(dbSpec, natsURL string, dur, interval time.Duration, clients []int) err
 	return nil
 }
 
-// slice runs c closed-loop clients for d with the dispatcher handing events
-// to sink every interval; it returns the orders placed and their latencies.
-func slice(ctx context.Context, svc *checkout.Service, item int64, c int, d, interval time.Duration, sink checkout.BatchSink) (int, []time.Duration) {
+// slice runs c closed-loop clients for d with the dispatcher handing each
+// lane's events to its sink every interval; it returns the orders placed
+// and their latencies.
+func slice(ctx context.Context, svc *checkout.Service, item int64, c int, d, interval time.Duration, sinks map[checkout.Lane]checkout.BatchSink) (int, []time.Duration) {
 	stop := make(chan struct{})
 	dctx, cancel := context.WithCancel(ctx)
 	var dwg sync.WaitGroup
-	dwg.Go(func() {
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
+	for lane, sink := range sinks {
+		dwg.Go(func() {
+			t := time.NewTicker(interval)
+			defer t.Stop()
 			for {
-				k, err := svc.DispatchBatch(dctx, sink, 500)
-				if err != nil || k < 500 {
-					break
+				_, _ = svc.DrainLane(dctx, lane, sink, 500)
+				select {
+				case <-dctx.Done():
+					return
+				case <-t.C:
 				}
 			}
-			select {
-			case <-dctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	})
+		})
+	}
 	var (
 		mu  sync.Mutex
 		all []time.Duration

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"storefront/cart"
 	"storefront/checkout"
 	"storefront/inventory"
@@ -122,19 +124,6 @@ func background(ctx context.Context, svc *checkout.Service, inv *inventory.Servi
 			return n, err
 		})
 	}()
-	dispatch := func(ctx context.Context) (int, error) {
-		total := 0
-		for {
-			n, err := svc.DispatchBatch(ctx, out.sink, 500)
-			total += n
-			if err != nil {
-				m.Events.DispatchErrors.Inc()
-			}
-			if err != nil || n < 500 {
-				return total, err
-			}
-		}
-	}
 	// The backlog gauges on a loop of their own: a dispatch pass waits for
 	// NATS's acks (up to its timeout) while the broker is down, which is
 	// just when the gauges matter.
@@ -146,37 +135,65 @@ func background(ctx context.Context, svc *checkout.Service, inv *inventory.Servi
 		})
 	}()
 	// Webhook deliveries: their own loop, so a slow endpoint holds
-	// nothing else; it stops after the final dispatch below.
+	// nothing else; it stops after the webhooks' lane's final pass below.
 	hctx, stopHooks := context.WithCancel(context.WithoutCancel(ctx))
 	go func() {
 		defer func() { done <- struct{}{} }()
 		out.hooks.Run(hctx)
 	}()
+	// Each lane of the outbox on a loop of its own, backing off on its own
+	// while its sink fails: a broker that is down, full or without its
+	// stream holds up neither the webhooks nor anything else.
+	lanesDone := make(chan struct{}, len(checkout.Lanes))
+	for _, lane := range checkout.Lanes {
+		go func() {
+			defer func() { lanesDone <- struct{}{} }()
+			sink, name := out.lanes[lane], lane.String()
+			errs := m.Events.DispatchErrors.WithLabelValues(name)
+			svc.RunLane(ctx, lane, sink, checkout.LaneConfig{Interval: c.OutboxInterval, Batch: 500, OnPass: func(n int, err error) {
+				if err != nil {
+					errs.Inc()
+					slog.Warn("dispatching events failed", "lane", name, "err", err)
+				} else if n > 0 {
+					slog.Info("dispatched events", "lane", name, "count", n)
+				}
+			}})
+			// One last pass on shutdown, so events committed by the drained
+			// requests do not wait for the next instance to start.
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if _, err := svc.DrainLane(fctx, lane, sink, 500); err != nil {
+				slog.Warn("final event dispatch failed", "lane", name, "err", err)
+			}
+		}()
+	}
 	go func() {
 		defer func() { done <- struct{}{} }()
-		every(ctx, "dispatched events", c.OutboxInterval, dispatch)
-		// One last pass on shutdown, so events committed by the drained
-		// requests do not wait for the next instance to start.
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if _, err := dispatch(fctx); err != nil {
-			slog.Warn("final event dispatch failed", "err", err)
+		for range checkout.Lanes {
+			<-lanesDone
 		}
 		stopHooks()
 	}()
 	return func() { cancel(); <-done; <-done; <-done; <-done }
 }
 
-// backlog sets the outbox gauges of /metrics.
+// backlog sets the outbox gauges of /metrics: what waits for any lane, and
+// for each.
 func backlog(ctx context.Context, svc *checkout.Service, m *metrics.Metrics) {
-	n, oldest, err := svc.Backlog(ctx)
-	if err != nil {
-		return // the next pass tries again
+	set := func(pending, age prometheus.Gauge, n int, oldest time.Time) {
+		pending.Set(float64(n))
+		if n == 0 {
+			age.Set(0)
+		} else {
+			age.Set(time.Since(oldest).Seconds())
+		}
 	}
-	m.Events.Pending.Set(float64(n))
-	if n == 0 {
-		m.Events.OldestAge.Set(0)
-	} else {
-		m.Events.OldestAge.Set(time.Since(oldest).Seconds())
+	if n, oldest, err := svc.Backlog(ctx); err == nil { // else the next pass tries again
+		set(m.Events.Pending, m.Events.OldestAge, n, oldest)
+	}
+	for _, lane := range checkout.Lanes {
+		if n, oldest, err := svc.LaneBacklog(ctx, lane); err == nil {
+			set(m.Events.LanePending.WithLabelValues(lane.String()), m.Events.LaneOldestAge.WithLabelValues(lane.String()), n, oldest)
+		}
 	}
 }

@@ -19,6 +19,7 @@ type config struct {
 	DB              string
 	DBWriter        string // serve's --db-writer
 	Addr            string
+	InstanceID      string // serve's --instance-id (instance.go)
 	Migrate         bool
 	Demo            bool
 	JWTSecret       string

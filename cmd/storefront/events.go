@@ -60,46 +60,43 @@ func validEvents(c *eventsConfig) error {
 	return nil
 }
 
-// sinks are where the dispatcher hands events.
+// sinks are where each lane of the outbox hands its events.
 type sinks struct {
-	sink  checkout.BatchSink
+	lanes map[checkout.Lane]checkout.BatchSink
 	hooks *webhooks.Service
 	close func()
 }
 
 // openSinks connects to NATS (a stream that exists without our subjects
-// stops serve here) and sets up the webhooks.
-func openSinks(ctx context.Context, c *eventsConfig, db *store.DB, m *metrics.Metrics) (*sinks, error) {
-	hooks := webhooks.New(db, webhooks.Config{Retry: c.retry, Timeout: c.Timeout, AllowPrivate: c.AllowPrivate, Source: events.DefaultSource})
+// stops serve here) and sets up the webhooks; their claims carry
+// instance's id.
+func openSinks(ctx context.Context, c *eventsConfig, db *store.DB, m *metrics.Metrics, instance string) (*sinks, error) {
+	hooks := webhooks.New(db, webhooks.Config{Retry: c.retry, Timeout: c.Timeout, AllowPrivate: c.AllowPrivate, Source: events.DefaultSource, Instance: instance})
 	s := &sinks{hooks: hooks, close: func() {}}
-	first := checkout.Sink(checkout.LogSink).Batch()
+	broker := checkout.Sink(checkout.LogSink).Batch()
 	if c.NATS != "" {
 		n, err := events.Connect(ctx, events.NATSConfig{URL: c.NATS, Stream: c.Stream, SubjectPrefix: c.SubjectPrefix,
 			OnAck: func(lag time.Duration) { m.Events.Lag.Observe(lag.Seconds()) }})
 		if err != nil {
 			return nil, err
 		}
-		first, s.close = n.Sink(), n.Close
+		broker, s.close = n.Sink(), n.Close
 	}
-	s.sink = chain(first, hooks.Sink(), func(_ context.Context, evs []checkout.Event) (int, error) {
-		m.Events.Dispatched.Add(float64(len(evs)))
-		return len(evs), nil
-	})
+	// Each sink on its own lane: the webhooks no longer wait for NATS to
+	// take an event first (issue 38).
+	s.lanes = map[checkout.Lane]checkout.BatchSink{
+		checkout.LaneBroker:   counted(checkout.LaneBroker, broker, m),
+		checkout.LaneWebhooks: counted(checkout.LaneWebhooks, hooks.Sink(), m),
+	}
 	return s, nil
 }
 
-// chain hands events to each sink in turn; an event counts as accepted
-// when every sink took it. A sink only sees what the ones before accepted,
-// so webhooks never run ahead of NATS.
-func chain(sinks ...checkout.BatchSink) checkout.BatchSink {
+// counted is sink counting the events it takes on lane's series.
+func counted(lane checkout.Lane, sink checkout.BatchSink, m *metrics.Metrics) checkout.BatchSink {
+	c := m.Events.Dispatched.WithLabelValues(lane.String())
 	return func(ctx context.Context, evs []checkout.Event) (int, error) {
-		for _, s := range sinks {
-			n, err := s(ctx, evs)
-			evs = evs[:n]
-			if err != nil {
-				return n, err
-			}
-		}
-		return len(evs), nil
+		n, err := sink(ctx, evs)
+		c.Add(float64(n))
+		return n, err
 	}
 }

@@ -35,6 +35,7 @@ func serve(ctx context.Context, args []string) error {
 	fs := flagSet("serve", &c)
 	fs.StringVar(&c.Addr, "addr", env("ADDR", "127.0.0.1:8080"), "listen address (STOREFRONT_ADDR)")
 	fs.BoolVar(&c.Demo, "demo", envBool("DEMO", false), "migrate, seed the demo catalog, print demo tokens (STOREFRONT_DEMO)")
+	instanceFlag(fs, &c)
 	fs.StringVar(&c.DBWriter, "db-writer", env("DB_WRITER", ""), "where checkout, payments and stock changes write: the nodes of a Galera cluster, mysql:DSN1,DSN2,… in the same order on every instance; the first ready node takes the writes (default: --db) (STOREFRONT_DB_WRITER)")
 	fs.BoolVar(&c.Migrate, "migrate", envBool("MIGRATE", false), "apply the schema on start (default on for SQLite) (STOREFRONT_MIGRATE)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("METRICS_ADDR", ""), "serve /metrics on this address only (default: on --addr) (STOREFRONT_METRICS_ADDR)")
@@ -93,6 +94,11 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	instance, err := instanceID(&c)
+	if err != nil {
+		return err
+	}
+	c.Checkout.Instance = instance
 	if !isSet(fs, "migrate") {
 		c.Migrate = c.Demo || strings.HasPrefix(c.DB, "sqlite:")
 	}
@@ -159,7 +165,7 @@ func serve(ctx context.Context, args []string) error {
 	// close when this ends, as the listener stops.
 	closing, closeLive := context.WithCancel(context.Background())
 	defer closeLive()
-	out, err := openSinks(ctx, &c.Events, db, m)
+	out, err := openSinks(ctx, &c.Events, db, m, instance)
 	if err != nil {
 		return err
 	}
@@ -212,8 +218,9 @@ func serve(ctx context.Context, args []string) error {
 	gc, gcFrom := gctune.Apply(c.GCPercent)
 	mem, memFrom := gctune.ApplyMemoryLimit(memLimit)
 	slog.Info("serving", "addr", ln.Addr().String(), "metrics_addr", metricsAt, "db", strings.SplitN(c.DB, ":", 2)[0], "gc_percent", gc, "gc_percent_from", gcFrom,
-		"memory_limit", mem, "memory_limit_from", memFrom, "response_cache", c.ResponseCache, "live_max_conns", opts.Live.MaxConns)
+		"memory_limit", mem, "memory_limit_from", memFrom, "instance_id", instance, "response_cache", c.ResponseCache, "live_max_conns", opts.Live.MaxConns)
 
+	takeBack(ctx, orders, out)
 	// The closer and the dispatcher outlive the signal until the requests have
 	// drained (stopBackground is deferred), so the final dispatch sees their events.
 	stopBackground := background(context.WithoutCancel(ctx), orders, inv, carts, out, &c, m)

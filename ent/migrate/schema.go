@@ -308,6 +308,12 @@ var (
 		{Name: "events", Type: field.TypeInt, Default: 1},
 		{Name: "claim", Type: field.TypeString, Nullable: true, Size: 32},
 		{Name: "claimed_until", Type: field.TypeTime, Nullable: true},
+		{Name: "claimed_by", Type: field.TypeString, Nullable: true, Size: 128},
+		{Name: "broker_at", Type: field.TypeTime, Nullable: true},
+		{Name: "webhooks_at", Type: field.TypeTime, Nullable: true},
+		{Name: "webhooks_claim", Type: field.TypeString, Nullable: true, Size: 32},
+		{Name: "webhooks_claimed_until", Type: field.TypeTime, Nullable: true},
+		{Name: "webhooks_claimed_by", Type: field.TypeString, Nullable: true, Size: 128},
 	}
 	// OutboxTable holds the schema information for the "outbox" table.
 	OutboxTable = &schema.Table{
@@ -321,9 +327,14 @@ var (
 				Columns: []*schema.Column{OutboxColumns[1]},
 			},
 			{
-				Name:    "outbox_dispatched_at_id",
+				Name:    "outbox_dispatched_at_broker_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{OutboxColumns[6], OutboxColumns[0]},
+				Columns: []*schema.Column{OutboxColumns[6], OutboxColumns[11], OutboxColumns[0]},
+			},
+			{
+				Name:    "outbox_dispatched_at_webhooks_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{OutboxColumns[6], OutboxColumns[12], OutboxColumns[0]},
 			},
 		},
 	}
@@ -628,6 +639,7 @@ var (
 		{Name: "next_attempt_at", Type: field.TypeTime, Nullable: true},
 		{Name: "claim", Type: field.TypeString, Nullable: true, Size: 32},
 		{Name: "claimed_until", Type: field.TypeTime, Nullable: true},
+		{Name: "claimed_by", Type: field.TypeString, Nullable: true, Size: 128},
 		{Name: "created_at", Type: field.TypeTime},
 	}
 	// WebhookDeliveryTable holds the schema information for the "webhook_delivery" table.

@@ -31,6 +31,18 @@ const (
 	FieldClaim = "claim"
 	// FieldClaimedUntil holds the string denoting the claimed_until field in the database.
 	FieldClaimedUntil = "claimed_until"
+	// FieldClaimedBy holds the string denoting the claimed_by field in the database.
+	FieldClaimedBy = "claimed_by"
+	// FieldBrokerAt holds the string denoting the broker_at field in the database.
+	FieldBrokerAt = "broker_at"
+	// FieldWebhooksAt holds the string denoting the webhooks_at field in the database.
+	FieldWebhooksAt = "webhooks_at"
+	// FieldWebhooksClaim holds the string denoting the webhooks_claim field in the database.
+	FieldWebhooksClaim = "webhooks_claim"
+	// FieldWebhooksClaimedUntil holds the string denoting the webhooks_claimed_until field in the database.
+	FieldWebhooksClaimedUntil = "webhooks_claimed_until"
+	// FieldWebhooksClaimedBy holds the string denoting the webhooks_claimed_by field in the database.
+	FieldWebhooksClaimedBy = "webhooks_claimed_by"
 	// Table holds the table name of the outbox in the database.
 	Table = "outbox"
 )
@@ -47,6 +59,12 @@ var Columns = []string{
 	FieldEvents,
 	FieldClaim,
 	FieldClaimedUntil,
+	FieldClaimedBy,
+	FieldBrokerAt,
+	FieldWebhooksAt,
+	FieldWebhooksClaim,
+	FieldWebhooksClaimedUntil,
+	FieldWebhooksClaimedBy,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -74,6 +92,12 @@ var (
 	EventsValidator func(int) error
 	// ClaimValidator is a validator for the "claim" field. It is called by the builders before save.
 	ClaimValidator func(string) error
+	// ClaimedByValidator is a validator for the "claimed_by" field. It is called by the builders before save.
+	ClaimedByValidator func(string) error
+	// WebhooksClaimValidator is a validator for the "webhooks_claim" field. It is called by the builders before save.
+	WebhooksClaimValidator func(string) error
+	// WebhooksClaimedByValidator is a validator for the "webhooks_claimed_by" field. It is called by the builders before save.
+	WebhooksClaimedByValidator func(string) error
 )
 
 // OrderOption defines the ordering options for the Outbox queries.
@@ -127,4 +151,34 @@ func ByClaim(opts ...sql.OrderTermOption) OrderOption {
 // ByClaimedUntil orders the results by the claimed_until field.
 func ByClaimedUntil(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldClaimedUntil, opts...).ToFunc()
+}
+
+// ByClaimedBy orders the results by the claimed_by field.
+func ByClaimedBy(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldClaimedBy, opts...).ToFunc()
+}
+
+// ByBrokerAt orders the results by the broker_at field.
+func ByBrokerAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBrokerAt, opts...).ToFunc()
+}
+
+// ByWebhooksAt orders the results by the webhooks_at field.
+func ByWebhooksAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldWebhooksAt, opts...).ToFunc()
+}
+
+// ByWebhooksClaim orders the results by the webhooks_claim field.
+func ByWebhooksClaim(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldWebhooksClaim, opts...).ToFunc()
+}
+
+// ByWebhooksClaimedUntil orders the results by the webhooks_claimed_until field.
+func ByWebhooksClaimedUntil(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldWebhooksClaimedUntil, opts...).ToFunc()
+}
+
+// ByWebhooksClaimedBy orders the results by the webhooks_claimed_by field.
+func ByWebhooksClaimedBy(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldWebhooksClaimedBy, opts...).ToFunc()
 }

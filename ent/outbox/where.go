@@ -99,6 +99,36 @@ func ClaimedUntil(v time.Time) predicate.Outbox {
 	return predicate.Outbox(sql.FieldEQ(FieldClaimedUntil, v))
 }
 
+// ClaimedBy applies equality check predicate on the "claimed_by" field. It's identical to ClaimedByEQ.
+func ClaimedBy(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEQ(FieldClaimedBy, v))
+}
+
+// BrokerAt applies equality check predicate on the "broker_at" field. It's identical to BrokerAtEQ.
+func BrokerAt(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEQ(FieldBrokerAt, v))
+}
+
+// WebhooksAt applies equality check predicate on the "webhooks_at" field. It's identical to WebhooksAtEQ.
+func WebhooksAt(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEQ(FieldWebhooksAt, v))
+}
+
+// WebhooksClaim applies equality check predicate on the "webhooks_claim" field. It's identical to WebhooksClaimEQ.
+func WebhooksClaim(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEQ(FieldWebhooksClaim, v))
+}
+
+// WebhooksClaimedUntil applies equality check predicate on the "webhooks_claimed_until" field. It's identical to WebhooksClaimedUntilEQ.
+func WebhooksClaimedUntil(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEQ(FieldWebhooksClaimedUntil, v))
+}
+
+// WebhooksClaimedBy applies equality check predicate on the "webhooks_claimed_by" field. It's identical to WebhooksClaimedByEQ.
+func WebhooksClaimedBy(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEQ(FieldWebhooksClaimedBy, v))
+}
+
 // EventIDEQ applies the EQ predicate on the "event_id" field.
 func EventIDEQ(v string) predicate.Outbox {
 	return predicate.Outbox(sql.FieldEQ(FieldEventID, v))
@@ -612,6 +642,381 @@ func ClaimedUntilIsNil() predicate.Outbox {
 // ClaimedUntilNotNil applies the NotNil predicate on the "claimed_until" field.
 func ClaimedUntilNotNil() predicate.Outbox {
 	return predicate.Outbox(sql.FieldNotNull(FieldClaimedUntil))
+}
+
+// ClaimedByEQ applies the EQ predicate on the "claimed_by" field.
+func ClaimedByEQ(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEQ(FieldClaimedBy, v))
+}
+
+// ClaimedByNEQ applies the NEQ predicate on the "claimed_by" field.
+func ClaimedByNEQ(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldNEQ(FieldClaimedBy, v))
+}
+
+// ClaimedByIn applies the In predicate on the "claimed_by" field.
+func ClaimedByIn(vs ...string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldIn(FieldClaimedBy, vs...))
+}
+
+// ClaimedByNotIn applies the NotIn predicate on the "claimed_by" field.
+func ClaimedByNotIn(vs ...string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldNotIn(FieldClaimedBy, vs...))
+}
+
+// ClaimedByGT applies the GT predicate on the "claimed_by" field.
+func ClaimedByGT(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldGT(FieldClaimedBy, v))
+}
+
+// ClaimedByGTE applies the GTE predicate on the "claimed_by" field.
+func ClaimedByGTE(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldGTE(FieldClaimedBy, v))
+}
+
+// ClaimedByLT applies the LT predicate on the "claimed_by" field.
+func ClaimedByLT(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldLT(FieldClaimedBy, v))
+}
+
+// ClaimedByLTE applies the LTE predicate on the "claimed_by" field.
+func ClaimedByLTE(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldLTE(FieldClaimedBy, v))
+}
+
+// ClaimedByContains applies the Contains predicate on the "claimed_by" field.
+func ClaimedByContains(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldContains(FieldClaimedBy, v))
+}
+
+// ClaimedByHasPrefix applies the HasPrefix predicate on the "claimed_by" field.
+func ClaimedByHasPrefix(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldHasPrefix(FieldClaimedBy, v))
+}
+
+// ClaimedByHasSuffix applies the HasSuffix predicate on the "claimed_by" field.
+func ClaimedByHasSuffix(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldHasSuffix(FieldClaimedBy, v))
+}
+
+// ClaimedByIsNil applies the IsNil predicate on the "claimed_by" field.
+func ClaimedByIsNil() predicate.Outbox {
+	return predicate.Outbox(sql.FieldIsNull(FieldClaimedBy))
+}
+
+// ClaimedByNotNil applies the NotNil predicate on the "claimed_by" field.
+func ClaimedByNotNil() predicate.Outbox {
+	return predicate.Outbox(sql.FieldNotNull(FieldClaimedBy))
+}
+
+// ClaimedByEqualFold applies the EqualFold predicate on the "claimed_by" field.
+func ClaimedByEqualFold(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEqualFold(FieldClaimedBy, v))
+}
+
+// ClaimedByContainsFold applies the ContainsFold predicate on the "claimed_by" field.
+func ClaimedByContainsFold(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldContainsFold(FieldClaimedBy, v))
+}
+
+// BrokerAtEQ applies the EQ predicate on the "broker_at" field.
+func BrokerAtEQ(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEQ(FieldBrokerAt, v))
+}
+
+// BrokerAtNEQ applies the NEQ predicate on the "broker_at" field.
+func BrokerAtNEQ(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldNEQ(FieldBrokerAt, v))
+}
+
+// BrokerAtIn applies the In predicate on the "broker_at" field.
+func BrokerAtIn(vs ...time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldIn(FieldBrokerAt, vs...))
+}
+
+// BrokerAtNotIn applies the NotIn predicate on the "broker_at" field.
+func BrokerAtNotIn(vs ...time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldNotIn(FieldBrokerAt, vs...))
+}
+
+// BrokerAtGT applies the GT predicate on the "broker_at" field.
+func BrokerAtGT(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldGT(FieldBrokerAt, v))
+}
+
+// BrokerAtGTE applies the GTE predicate on the "broker_at" field.
+func BrokerAtGTE(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldGTE(FieldBrokerAt, v))
+}
+
+// BrokerAtLT applies the LT predicate on the "broker_at" field.
+func BrokerAtLT(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldLT(FieldBrokerAt, v))
+}
+
+// BrokerAtLTE applies the LTE predicate on the "broker_at" field.
+func BrokerAtLTE(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldLTE(FieldBrokerAt, v))
+}
+
+// BrokerAtIsNil applies the IsNil predicate on the "broker_at" field.
+func BrokerAtIsNil() predicate.Outbox {
+	return predicate.Outbox(sql.FieldIsNull(FieldBrokerAt))
+}
+
+// BrokerAtNotNil applies the NotNil predicate on the "broker_at" field.
+func BrokerAtNotNil() predicate.Outbox {
+	return predicate.Outbox(sql.FieldNotNull(FieldBrokerAt))
+}
+
+// WebhooksAtEQ applies the EQ predicate on the "webhooks_at" field.
+func WebhooksAtEQ(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEQ(FieldWebhooksAt, v))
+}
+
+// WebhooksAtNEQ applies the NEQ predicate on the "webhooks_at" field.
+func WebhooksAtNEQ(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldNEQ(FieldWebhooksAt, v))
+}
+
+// WebhooksAtIn applies the In predicate on the "webhooks_at" field.
+func WebhooksAtIn(vs ...time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldIn(FieldWebhooksAt, vs...))
+}
+
+// WebhooksAtNotIn applies the NotIn predicate on the "webhooks_at" field.
+func WebhooksAtNotIn(vs ...time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldNotIn(FieldWebhooksAt, vs...))
+}
+
+// WebhooksAtGT applies the GT predicate on the "webhooks_at" field.
+func WebhooksAtGT(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldGT(FieldWebhooksAt, v))
+}
+
+// WebhooksAtGTE applies the GTE predicate on the "webhooks_at" field.
+func WebhooksAtGTE(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldGTE(FieldWebhooksAt, v))
+}
+
+// WebhooksAtLT applies the LT predicate on the "webhooks_at" field.
+func WebhooksAtLT(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldLT(FieldWebhooksAt, v))
+}
+
+// WebhooksAtLTE applies the LTE predicate on the "webhooks_at" field.
+func WebhooksAtLTE(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldLTE(FieldWebhooksAt, v))
+}
+
+// WebhooksAtIsNil applies the IsNil predicate on the "webhooks_at" field.
+func WebhooksAtIsNil() predicate.Outbox {
+	return predicate.Outbox(sql.FieldIsNull(FieldWebhooksAt))
+}
+
+// WebhooksAtNotNil applies the NotNil predicate on the "webhooks_at" field.
+func WebhooksAtNotNil() predicate.Outbox {
+	return predicate.Outbox(sql.FieldNotNull(FieldWebhooksAt))
+}
+
+// WebhooksClaimEQ applies the EQ predicate on the "webhooks_claim" field.
+func WebhooksClaimEQ(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEQ(FieldWebhooksClaim, v))
+}
+
+// WebhooksClaimNEQ applies the NEQ predicate on the "webhooks_claim" field.
+func WebhooksClaimNEQ(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldNEQ(FieldWebhooksClaim, v))
+}
+
+// WebhooksClaimIn applies the In predicate on the "webhooks_claim" field.
+func WebhooksClaimIn(vs ...string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldIn(FieldWebhooksClaim, vs...))
+}
+
+// WebhooksClaimNotIn applies the NotIn predicate on the "webhooks_claim" field.
+func WebhooksClaimNotIn(vs ...string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldNotIn(FieldWebhooksClaim, vs...))
+}
+
+// WebhooksClaimGT applies the GT predicate on the "webhooks_claim" field.
+func WebhooksClaimGT(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldGT(FieldWebhooksClaim, v))
+}
+
+// WebhooksClaimGTE applies the GTE predicate on the "webhooks_claim" field.
+func WebhooksClaimGTE(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldGTE(FieldWebhooksClaim, v))
+}
+
+// WebhooksClaimLT applies the LT predicate on the "webhooks_claim" field.
+func WebhooksClaimLT(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldLT(FieldWebhooksClaim, v))
+}
+
+// WebhooksClaimLTE applies the LTE predicate on the "webhooks_claim" field.
+func WebhooksClaimLTE(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldLTE(FieldWebhooksClaim, v))
+}
+
+// WebhooksClaimContains applies the Contains predicate on the "webhooks_claim" field.
+func WebhooksClaimContains(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldContains(FieldWebhooksClaim, v))
+}
+
+// WebhooksClaimHasPrefix applies the HasPrefix predicate on the "webhooks_claim" field.
+func WebhooksClaimHasPrefix(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldHasPrefix(FieldWebhooksClaim, v))
+}
+
+// WebhooksClaimHasSuffix applies the HasSuffix predicate on the "webhooks_claim" field.
+func WebhooksClaimHasSuffix(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldHasSuffix(FieldWebhooksClaim, v))
+}
+
+// WebhooksClaimIsNil applies the IsNil predicate on the "webhooks_claim" field.
+func WebhooksClaimIsNil() predicate.Outbox {
+	return predicate.Outbox(sql.FieldIsNull(FieldWebhooksClaim))
+}
+
+// WebhooksClaimNotNil applies the NotNil predicate on the "webhooks_claim" field.
+func WebhooksClaimNotNil() predicate.Outbox {
+	return predicate.Outbox(sql.FieldNotNull(FieldWebhooksClaim))
+}
+
+// WebhooksClaimEqualFold applies the EqualFold predicate on the "webhooks_claim" field.
+func WebhooksClaimEqualFold(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEqualFold(FieldWebhooksClaim, v))
+}
+
+// WebhooksClaimContainsFold applies the ContainsFold predicate on the "webhooks_claim" field.
+func WebhooksClaimContainsFold(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldContainsFold(FieldWebhooksClaim, v))
+}
+
+// WebhooksClaimedUntilEQ applies the EQ predicate on the "webhooks_claimed_until" field.
+func WebhooksClaimedUntilEQ(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEQ(FieldWebhooksClaimedUntil, v))
+}
+
+// WebhooksClaimedUntilNEQ applies the NEQ predicate on the "webhooks_claimed_until" field.
+func WebhooksClaimedUntilNEQ(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldNEQ(FieldWebhooksClaimedUntil, v))
+}
+
+// WebhooksClaimedUntilIn applies the In predicate on the "webhooks_claimed_until" field.
+func WebhooksClaimedUntilIn(vs ...time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldIn(FieldWebhooksClaimedUntil, vs...))
+}
+
+// WebhooksClaimedUntilNotIn applies the NotIn predicate on the "webhooks_claimed_until" field.
+func WebhooksClaimedUntilNotIn(vs ...time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldNotIn(FieldWebhooksClaimedUntil, vs...))
+}
+
+// WebhooksClaimedUntilGT applies the GT predicate on the "webhooks_claimed_until" field.
+func WebhooksClaimedUntilGT(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldGT(FieldWebhooksClaimedUntil, v))
+}
+
+// WebhooksClaimedUntilGTE applies the GTE predicate on the "webhooks_claimed_until" field.
+func WebhooksClaimedUntilGTE(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldGTE(FieldWebhooksClaimedUntil, v))
+}
+
+// WebhooksClaimedUntilLT applies the LT predicate on the "webhooks_claimed_until" field.
+func WebhooksClaimedUntilLT(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldLT(FieldWebhooksClaimedUntil, v))
+}
+
+// WebhooksClaimedUntilLTE applies the LTE predicate on the "webhooks_claimed_until" field.
+func WebhooksClaimedUntilLTE(v time.Time) predicate.Outbox {
+	return predicate.Outbox(sql.FieldLTE(FieldWebhooksClaimedUntil, v))
+}
+
+// WebhooksClaimedUntilIsNil applies the IsNil predicate on the "webhooks_claimed_until" field.
+func WebhooksClaimedUntilIsNil() predicate.Outbox {
+	return predicate.Outbox(sql.FieldIsNull(FieldWebhooksClaimedUntil))
+}
+
+// WebhooksClaimedUntilNotNil applies the NotNil predicate on the "webhooks_claimed_until" field.
+func WebhooksClaimedUntilNotNil() predicate.Outbox {
+	return predicate.Outbox(sql.FieldNotNull(FieldWebhooksClaimedUntil))
+}
+
+// WebhooksClaimedByEQ applies the EQ predicate on the "webhooks_claimed_by" field.
+func WebhooksClaimedByEQ(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEQ(FieldWebhooksClaimedBy, v))
+}
+
+// WebhooksClaimedByNEQ applies the NEQ predicate on the "webhooks_claimed_by" field.
+func WebhooksClaimedByNEQ(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldNEQ(FieldWebhooksClaimedBy, v))
+}
+
+// WebhooksClaimedByIn applies the In predicate on the "webhooks_claimed_by" field.
+func WebhooksClaimedByIn(vs ...string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldIn(FieldWebhooksClaimedBy, vs...))
+}
+
+// WebhooksClaimedByNotIn applies the NotIn predicate on the "webhooks_claimed_by" field.
+func WebhooksClaimedByNotIn(vs ...string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldNotIn(FieldWebhooksClaimedBy, vs...))
+}
+
+// WebhooksClaimedByGT applies the GT predicate on the "webhooks_claimed_by" field.
+func WebhooksClaimedByGT(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldGT(FieldWebhooksClaimedBy, v))
+}
+
+// WebhooksClaimedByGTE applies the GTE predicate on the "webhooks_claimed_by" field.
+func WebhooksClaimedByGTE(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldGTE(FieldWebhooksClaimedBy, v))
+}
+
+// WebhooksClaimedByLT applies the LT predicate on the "webhooks_claimed_by" field.
+func WebhooksClaimedByLT(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldLT(FieldWebhooksClaimedBy, v))
+}
+
+// WebhooksClaimedByLTE applies the LTE predicate on the "webhooks_claimed_by" field.
+func WebhooksClaimedByLTE(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldLTE(FieldWebhooksClaimedBy, v))
+}
+
+// WebhooksClaimedByContains applies the Contains predicate on the "webhooks_claimed_by" field.
+func WebhooksClaimedByContains(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldContains(FieldWebhooksClaimedBy, v))
+}
+
+// WebhooksClaimedByHasPrefix applies the HasPrefix predicate on the "webhooks_claimed_by" field.
+func WebhooksClaimedByHasPrefix(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldHasPrefix(FieldWebhooksClaimedBy, v))
+}
+
+// WebhooksClaimedByHasSuffix applies the HasSuffix predicate on the "webhooks_claimed_by" field.
+func WebhooksClaimedByHasSuffix(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldHasSuffix(FieldWebhooksClaimedBy, v))
+}
+
+// WebhooksClaimedByIsNil applies the IsNil predicate on the "webhooks_claimed_by" field.
+func WebhooksClaimedByIsNil() predicate.Outbox {
+	return predicate.Outbox(sql.FieldIsNull(FieldWebhooksClaimedBy))
+}
+
+// WebhooksClaimedByNotNil applies the NotNil predicate on the "webhooks_claimed_by" field.
+func WebhooksClaimedByNotNil() predicate.Outbox {
+	return predicate.Outbox(sql.FieldNotNull(FieldWebhooksClaimedBy))
+}
+
+// WebhooksClaimedByEqualFold applies the EqualFold predicate on the "webhooks_claimed_by" field.
+func WebhooksClaimedByEqualFold(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEqualFold(FieldWebhooksClaimedBy, v))
+}
+
+// WebhooksClaimedByContainsFold applies the ContainsFold predicate on the "webhooks_claimed_by" field.
+func WebhooksClaimedByContainsFold(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldContainsFold(FieldWebhooksClaimedBy, v))
 }
 
 // And groups predicates with the AND operator between them.

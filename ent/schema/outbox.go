@@ -20,9 +20,20 @@ import (
 // cost the hot SKU's batch about a tenth of its database CPU per order
 // (docs/checkout.md).
 //
-// Dispatchers on several instances claim rows before they send them
-// (claim, claimed_until): each row goes to the sinks from one instance at
-// a time.
+// Each sink keeps its own progress through the outbox, a lane
+// (checkout/lanes.go): the broker's (NATS JetStream, or the log) and the
+// webhooks'. A lane marks a row done in its own column (broker_at,
+// webhooks_at), so a broker that is down, full or missing its stream holds
+// up only its own lane; dispatched_at is set when the last lane is done
+// (and on rows dispatched before lanes existed, which every lane takes as
+// done).
+//
+// Dispatchers on several instances claim a row's lane before they send it
+// (claim, claimed_until, claimed_by for the broker's lane; webhooks_claim,
+// webhooks_claimed_until, webhooks_claimed_by for the webhooks'): each
+// lane of a row goes to its sink from one instance at a time, and an
+// instance that restarts takes back its own claims at once (claimed_by is
+// its --instance-id).
 type Outbox struct{ ent.Schema }
 
 func (Outbox) Annotations() []schema.Annotation {
@@ -44,12 +55,29 @@ func (Outbox) Fields() []ent.Field {
 		// (a dispatcher that died), so instances never send the same rows.
 		field.String("claim").MaxLen(32).Optional().Nillable(),
 		field.Time("claimed_until").Optional().Nillable(),
+		// The claimer's instance id (--instance-id): a restarted instance
+		// releases what its previous life claimed instead of waiting out
+		// the lease.
+		field.String("claimed_by").MaxLen(128).Optional().Nillable(),
+		// When the broker's lane (the fields above) and the webhooks' lane
+		// (its own claim below) were each done with the row.
+		field.Time("broker_at").Optional().Nillable(),
+		field.Time("webhooks_at").Optional().Nillable(),
+		field.String("webhooks_claim").MaxLen(32).Optional().Nillable(),
+		field.Time("webhooks_claimed_until").Optional().Nillable(),
+		field.String("webhooks_claimed_by").MaxLen(128).Optional().Nillable(),
 	}
 }
 
 func (Outbox) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("event_id").Unique(),
-		index.Fields("dispatched_at", "id"),
+		// Each lane's claim reads its undone rows in id order: rows done
+		// before lanes existed (dispatched_at set) are skipped by the
+		// first column, the lane's done rows by the second. They replace
+		// the index (dispatched_at, id), which a migrated database keeps
+		// until it is dropped by hand (docs/operations.md, "Migrations").
+		index.Fields("dispatched_at", "broker_at", "id"),
+		index.Fields("dispatched_at", "webhooks_at", "id"),
 	}
 }

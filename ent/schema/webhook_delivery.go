@@ -59,6 +59,10 @@ func (WebhookDelivery) Fields() []ent.Field {
 		field.Time("next_attempt_at").Optional().Nillable(),
 		field.String("claim").MaxLen(32).Optional().Nillable(),
 		field.Time("claimed_until").Optional().Nillable(),
+		// The claimer's instance id (--instance-id): a restarted instance
+		// puts back the attempts its previous life had claimed at once
+		// instead of leaving them to their lease.
+		field.String("claimed_by").MaxLen(128).Optional().Nillable(),
 		field.Time("created_at").Default(time.Now).Immutable(),
 	}
 }

@@ -45,6 +45,8 @@ const (
 	FieldClaim = "claim"
 	// FieldClaimedUntil holds the string denoting the claimed_until field in the database.
 	FieldClaimedUntil = "claimed_until"
+	// FieldClaimedBy holds the string denoting the claimed_by field in the database.
+	FieldClaimedBy = "claimed_by"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// Table holds the table name of the webhookdelivery in the database.
@@ -70,6 +72,7 @@ var Columns = []string{
 	FieldNextAttemptAt,
 	FieldClaim,
 	FieldClaimedUntil,
+	FieldClaimedBy,
 	FieldCreatedAt,
 }
 
@@ -102,6 +105,8 @@ var (
 	ErrorValidator func(string) error
 	// ClaimValidator is a validator for the "claim" field. It is called by the builders before save.
 	ClaimValidator func(string) error
+	// ClaimedByValidator is a validator for the "claimed_by" field. It is called by the builders before save.
+	ClaimedByValidator func(string) error
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 )
@@ -192,6 +197,11 @@ func ByClaim(opts ...sql.OrderTermOption) OrderOption {
 // ByClaimedUntil orders the results by the claimed_until field.
 func ByClaimedUntil(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldClaimedUntil, opts...).ToFunc()
+}
+
+// ByClaimedBy orders the results by the claimed_by field.
+func ByClaimedBy(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldClaimedBy, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

@@ -134,6 +134,11 @@ func ClaimedUntil(v time.Time) predicate.WebhookDelivery {
 	return predicate.WebhookDelivery(sql.FieldEQ(FieldClaimedUntil, v))
 }
 
+// ClaimedBy applies equality check predicate on the "claimed_by" field. It's identical to ClaimedByEQ.
+func ClaimedBy(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldEQ(FieldClaimedBy, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.WebhookDelivery {
 	return predicate.WebhookDelivery(sql.FieldEQ(FieldCreatedAt, v))
@@ -1022,6 +1027,81 @@ func ClaimedUntilIsNil() predicate.WebhookDelivery {
 // ClaimedUntilNotNil applies the NotNil predicate on the "claimed_until" field.
 func ClaimedUntilNotNil() predicate.WebhookDelivery {
 	return predicate.WebhookDelivery(sql.FieldNotNull(FieldClaimedUntil))
+}
+
+// ClaimedByEQ applies the EQ predicate on the "claimed_by" field.
+func ClaimedByEQ(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldEQ(FieldClaimedBy, v))
+}
+
+// ClaimedByNEQ applies the NEQ predicate on the "claimed_by" field.
+func ClaimedByNEQ(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldNEQ(FieldClaimedBy, v))
+}
+
+// ClaimedByIn applies the In predicate on the "claimed_by" field.
+func ClaimedByIn(vs ...string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldIn(FieldClaimedBy, vs...))
+}
+
+// ClaimedByNotIn applies the NotIn predicate on the "claimed_by" field.
+func ClaimedByNotIn(vs ...string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldNotIn(FieldClaimedBy, vs...))
+}
+
+// ClaimedByGT applies the GT predicate on the "claimed_by" field.
+func ClaimedByGT(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldGT(FieldClaimedBy, v))
+}
+
+// ClaimedByGTE applies the GTE predicate on the "claimed_by" field.
+func ClaimedByGTE(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldGTE(FieldClaimedBy, v))
+}
+
+// ClaimedByLT applies the LT predicate on the "claimed_by" field.
+func ClaimedByLT(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldLT(FieldClaimedBy, v))
+}
+
+// ClaimedByLTE applies the LTE predicate on the "claimed_by" field.
+func ClaimedByLTE(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldLTE(FieldClaimedBy, v))
+}
+
+// ClaimedByContains applies the Contains predicate on the "claimed_by" field.
+func ClaimedByContains(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldContains(FieldClaimedBy, v))
+}
+
+// ClaimedByHasPrefix applies the HasPrefix predicate on the "claimed_by" field.
+func ClaimedByHasPrefix(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldHasPrefix(FieldClaimedBy, v))
+}
+
+// ClaimedByHasSuffix applies the HasSuffix predicate on the "claimed_by" field.
+func ClaimedByHasSuffix(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldHasSuffix(FieldClaimedBy, v))
+}
+
+// ClaimedByIsNil applies the IsNil predicate on the "claimed_by" field.
+func ClaimedByIsNil() predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldIsNull(FieldClaimedBy))
+}
+
+// ClaimedByNotNil applies the NotNil predicate on the "claimed_by" field.
+func ClaimedByNotNil() predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldNotNull(FieldClaimedBy))
+}
+
+// ClaimedByEqualFold applies the EqualFold predicate on the "claimed_by" field.
+func ClaimedByEqualFold(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldEqualFold(FieldClaimedBy, v))
+}
+
+// ClaimedByContainsFold applies the ContainsFold predicate on the "claimed_by" field.
+func ClaimedByContainsFold(v string) predicate.WebhookDelivery {
+	return predicate.WebhookDelivery(sql.FieldContainsFold(FieldClaimedBy, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
