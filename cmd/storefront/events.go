@@ -11,7 +11,6 @@ import (
 	"storefront/checkout"
 	"storefront/events"
 	"storefront/metrics"
-	"storefront/store"
 	"storefront/webhooks"
 )
 
@@ -68,10 +67,8 @@ type sinks struct {
 }
 
 // openSinks connects to NATS (a stream that exists without our subjects
-// stops serve here) and sets up the webhooks; their claims carry
-// instance's id.
-func openSinks(ctx context.Context, c *eventsConfig, db *store.DB, m *metrics.Metrics, instance string) (*sinks, error) {
-	hooks := webhooks.New(db, webhooks.Config{Retry: c.retry, Timeout: c.Timeout, AllowPrivate: c.AllowPrivate, Source: events.DefaultSource, Instance: instance})
+// stops serve here) and puts the webhooks on a lane of their own.
+func openSinks(ctx context.Context, c *eventsConfig, hooks *webhooks.Service, m *metrics.Metrics) (*sinks, error) {
 	s := &sinks{hooks: hooks, close: func() {}}
 	broker := checkout.Sink(checkout.LogSink).Batch()
 	if c.NATS != "" {
@@ -99,4 +96,9 @@ func counted(lane checkout.Lane, sink checkout.BatchSink, m *metrics.Metrics) ch
 		c.Add(float64(n))
 		return n, err
 	}
+}
+
+// webhooks is the webhooks' delivery policy; their claims carry instance.
+func (c *eventsConfig) webhooks(instance string) webhooks.Config {
+	return webhooks.Config{Retry: c.retry, Timeout: c.Timeout, AllowPrivate: c.AllowPrivate, Source: events.DefaultSource, Instance: instance}
 }

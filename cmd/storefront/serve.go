@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -13,20 +12,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"storefront/auth"
-	"storefront/cart"
 	"storefront/catalog"
-	"storefront/checkout"
 	"storefront/demo"
+	"storefront/internal/app"
 	"storefront/internal/gctune"
-	"storefront/inventory"
-	"storefront/live"
 	"storefront/metrics"
 	"storefront/payments"
-	"storefront/resolvers"
-	"storefront/server"
 	"storefront/store"
 )
 
@@ -121,19 +113,6 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	cat := catalog.New(db, c.Catalog)
-	defer cat.Close()
-	var demoToken string // the demo customer's, rendered into /shop/ so the page is signed in
-	if c.Demo {
-		ids, err := demo.Seed(ctx, cat)
-		if err != nil {
-			return err
-		}
-		printDemo(ids)
-		if demoToken, err = printDemoTokens(signer); err != nil {
-			return err
-		}
-	}
 	payCfg, err := paymentConfig(c.Demo)
 	if err != nil {
 		return err
@@ -151,46 +130,36 @@ func serve(ctx context.Context, args []string) error {
 	}
 	m := metrics.New()
 	store.OnRetry = func(cause string) { m.TxRetries.WithLabelValues(cause).Inc() }
-	c.Checkout.OnReplay = m.Replays.Inc
-	orders := checkout.New(wdb, c.Checkout)
-	pays := payments.New(wdb, payCfg, orders)
-	inv := inventory.New(wdb)
-	// The ids of carts handed out empty are signed with a key of their own
-	// derived from the JWT secret: every server of one database shares it.
-	cartKey := sha256.Sum256([]byte("storefront cart ids\x00" + c.JWTSecret))
-	carts := cart.New(db, orders, cart.Config{TTL: c.CartTTL, Secret: cartKey[:]})
-	hub := live.New(db, cat, live.Config{Interval: c.Live.Interval})
-	defer hub.Close()
 	// Shutdown does not wait for WebSocket connections (hijacked): they
 	// close when this ends, as the listener stops.
 	closing, closeLive := context.WithCancel(context.Background())
 	defer closeLive()
-	out, err := openSinks(ctx, &c.Events, db, m, instance)
+	sf := app.New(db, wdb, signer, c.app(payCfg, m, instance, closing, memLimit))
+	defer sf.Close()
+	if c.Demo {
+		ids, err := demo.Seed(ctx, sf.Catalog)
+		if err != nil {
+			return err
+		}
+		printDemo(ids)
+		// The demo customer's token is rendered into /shop/, so the page is signed in.
+		if sf.HTTP.DemoToken, err = printDemoTokens(signer); err != nil {
+			return err
+		}
+	}
+	out, err := openSinks(ctx, &c.Events, sf.Hooks, m)
 	if err != nil {
 		return err
 	}
 	defer out.close()
-	opts := server.Options{
-		DB: db, Signer: signer, Playground: c.Introspection, Introspection: c.Introspection,
-		DemoToken: demoToken, PaymentNotify: server.NotifyHandler(pays, payCfg.MaxBody),
-		Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inv, Checkout: orders, Payments: pays, Carts: carts, Live: hub, Hooks: out.hooks},
-		Metrics:  m, RequestTimeout: c.RequestTimeout, MaxDepth: c.MaxQueryDepth, MaxComplexity: c.MaxComplexity,
-		MaxAliases: c.MaxAliases, MaxResponseBytes: c.MaxResponseBytes, QueryCacheBytes: c.QueryCacheBytes,
-		MaxPersistedQueryBytes: c.MaxPersistedQueryBytes, RateLimiter: server.NewRateLimiter(c.RateLimits),
-		Live: c.Live.options(closing, memLimit), Collectors: []prometheus.Collector{live.Collector(hub)},
-	}
-	if c.ResponseCache {
-		opts.ResponseCache = server.NewResponseCache(cat, c.ResponseCacheMaxCost)
-		defer opts.ResponseCache.Close()
-	}
 	var public http.Handler
 	metricsAt := "with --addr"
 	if c.MetricsAddr == "" {
-		public = server.New(opts)
+		public = sf.Handler()
 	} else {
 		// /metrics only where the monitoring network reaches; the public
 		// listener answers 404 there.
-		h := server.NewHandlers(opts)
+		h := sf.Handlers()
 		public = h.Public
 		mln, err := net.Listen("tcp", c.MetricsAddr)
 		if err != nil {
@@ -218,14 +187,14 @@ func serve(ctx context.Context, args []string) error {
 	gc, gcFrom := gctune.Apply(c.GCPercent)
 	mem, memFrom := gctune.ApplyMemoryLimit(memLimit)
 	slog.Info("serving", "addr", ln.Addr().String(), "metrics_addr", metricsAt, "db", strings.SplitN(c.DB, ":", 2)[0], "gc_percent", gc, "gc_percent_from", gcFrom,
-		"memory_limit", mem, "memory_limit_from", memFrom, "instance_id", instance, "response_cache", c.ResponseCache, "live_max_conns", opts.Live.MaxConns)
+		"memory_limit", mem, "memory_limit_from", memFrom, "instance_id", instance, "response_cache", c.ResponseCache, "live_max_conns", sf.HTTP.Live.MaxConns)
 
-	takeBack(ctx, orders, out)
+	takeBack(ctx, sf.Checkout, out)
 	// The closer and the dispatcher outlive the signal until the requests have
 	// drained (stopBackground is deferred), so the final dispatch sees their events.
-	stopBackground := background(context.WithoutCancel(ctx), orders, inv, carts, out, &c, m)
+	stopBackground := background(context.WithoutCancel(ctx), sf.Checkout, sf.Inventory, sf.Carts, out, &c, m)
 	defer stopBackground()
-	stopReconcile := reconcileEvery(context.WithoutCancel(ctx), inv, m, c.ReconcileInterval)
+	stopReconcile := reconcileEvery(context.WithoutCancel(ctx), sf.Inventory, m, c.ReconcileInterval)
 	defer stopReconcile()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
