@@ -2,11 +2,9 @@ package checkout
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	entsql "entgo.io/ent/dialect/sql"
@@ -188,24 +186,11 @@ func emitAll(ctx context.Context, tx *ent.Tx, typ string, orders []*Order, reaso
 	if len(orders) == 1 {
 		return emit(ctx, tx, typ, orders[0], reason, at)
 	}
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, o := range orders {
-		p, err := json.Marshal(payloadOf(o, reason))
-		if err != nil {
-			return fmt.Errorf("encoding %s events: %w", typ, err)
-		}
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(`{"eventId":"`)
-		b.WriteString(newEventID()) // hex digits and dashes: nothing to escape
-		b.WriteString(`","payload":`)
-		b.Write(p)
-		b.WriteByte('}')
+	payload, err := batchedPayload(orders, reason)
+	if err != nil {
+		return fmt.Errorf("encoding %s events: %w", typ, err)
 	}
-	b.WriteByte(']')
-	e := &eventRecord{id: newEventID(), typ: typ, payload: b.String(), at: at, events: len(orders)}
+	e := &eventRecord{id: newEventID(), typ: typ, payload: payload, at: at, events: len(orders)}
 	if err := store.Exec(ctx, tx, store.NewInsert(outbox.Table).Row(e.write)); err != nil {
 		return fmt.Errorf("writing %s events: %w", typ, err)
 	}

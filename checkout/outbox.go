@@ -101,14 +101,21 @@ func placedRow(orders []*Order) (payload string, events int, err error) {
 		b, err := json.Marshal(payloadOf(orders[0], ""))
 		return string(b), 1, err
 	}
-	// Assembled by hand: json.Marshal would validate and compact every
-	// payload again (a RawMessage), which showed in the batch's profile.
+	payload, err = batchedPayload(orders, "")
+	return payload, len(orders), err
+}
+
+// batchedPayload is the payload of a row of several orders' events, each
+// with its own id and reason. Assembled by hand: json.Marshal would validate
+// and compact every payload again (a RawMessage), which showed in the
+// batch's profile.
+func batchedPayload(orders []*Order, reason string) (string, error) {
 	var b strings.Builder
 	b.WriteByte('[')
 	for i, o := range orders {
-		p, err := json.Marshal(payloadOf(o, ""))
+		p, err := json.Marshal(payloadOf(o, reason))
 		if err != nil {
-			return "", 0, err
+			return "", err
 		}
 		if i > 0 {
 			b.WriteByte(',')
@@ -120,7 +127,7 @@ func placedRow(orders []*Order) (payload string, events int, err error) {
 		b.WriteByte('}')
 	}
 	b.WriteByte(']')
-	return b.String(), len(orders), nil
+	return b.String(), nil
 }
 
 // Event is a dispatched outbox event.
