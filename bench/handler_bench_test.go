@@ -7,8 +7,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"storefront/catalog"
-	"storefront/demo"
+	"storefront/internal/catalog"
+	"storefront/internal/demo"
 )
 
 // BenchmarkHandler calls the storefront's handler directly (no network, no

@@ -28,13 +28,13 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 
-	"storefront/auth"
-	"storefront/catalog"
-	"storefront/demo"
 	"storefront/graph"
 	"storefront/internal/app"
+	"storefront/internal/catalog"
+	"storefront/internal/demo"
+	"storefront/internal/platform/auth"
+	"storefront/internal/platform/store"
 	"storefront/resolvers"
-	"storefront/store"
 )
 
 // The query of gqlceiling's page.lua; only the ids differ per target.

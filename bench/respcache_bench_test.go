@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"storefront/auth"
-	"storefront/internal/testdb"
+	"storefront/internal/platform/auth"
+	"storefront/internal/testsupport/testdb"
 )
 
 // benchSecret is the JWT secret the benchmark's binaries run with.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"storefront/internal/testdb"
+	"storefront/internal/testsupport/testdb"
 )
 
 // TestAdminConsole is issue 30's scenario, on SQLite and MariaDB: the real

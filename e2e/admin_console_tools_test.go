@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"storefront/internal/testdb"
+	"storefront/internal/testsupport/testdb"
 )
 
 // TestAdminConsoleLimits: keyboard sign-in; the API's limits (500 SKUs, 6

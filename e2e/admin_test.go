@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"storefront/internal/testdb"
+	"storefront/internal/testsupport/testdb"
 )
 
 const goodsFields = `id version status specs { id name values { id name } }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"storefront/internal/testdb"
+	"storefront/internal/testsupport/testdb"
 )
 
 // cartState is what the page shows of the cart, read from its markup.

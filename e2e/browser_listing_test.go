@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"storefront/internal/testdb"
+	"storefront/internal/testsupport/testdb"
 )
 
 // The listing page in headless chromium against the real binary with the

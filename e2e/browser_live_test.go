@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"storefront/internal/testdb"
+	"storefront/internal/testsupport/testdb"
 )
 
 // TestBrowserLiveStock: while the T-shirt page is open with 白色 chosen, a

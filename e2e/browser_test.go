@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"storefront/internal/testdb"
+	"storefront/internal/testsupport/testdb"
 )
 
 // The browser test: the real binary with the demo catalog, the page

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"storefront/internal/testdb"
-	"storefront/store"
+	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/testdb"
 )
 
 // Issue 25 through the binary: cartCreate without lines stores nothing but

@@ -3,7 +3,7 @@ package e2e
 import (
 	"testing"
 
-	"storefront/internal/testdb"
+	"storefront/internal/testsupport/testdb"
 )
 
 // The cart's arguments are ID! as the contract has them: a client that

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"storefront/internal/testdb"
-	"storefront/store"
+	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/testdb"
 )
 
 const cartFields = `id status updatedAt expiresAt

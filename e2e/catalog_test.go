@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"storefront/internal/testdb"
+	"storefront/internal/testsupport/testdb"
 )
 
 const productPage = `query($id: ID!, $a: [ID!]!, $b: [ID!]!, $sel: [ID!]) {

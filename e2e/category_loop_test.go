@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"storefront/internal/testdb"
-	"storefront/store"
+	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/testdb"
 )
 
 // A loop in the category tree written by hand, against the real binary:

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"storefront/checkout"
-	"storefront/internal/testdb"
+	"storefront/internal/checkout"
+	"storefront/internal/testsupport/testdb"
 )
 
 // queryWithKey posts like Server.Query, plus an Idempotency-Key header.

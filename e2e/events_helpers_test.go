@@ -19,8 +19,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"storefront/events"
-	"storefront/webhooks"
+	"storefront/internal/platform/events"
+	"storefront/internal/webhooks"
 )
 
 // The NATS server the event tests publish to (JetStream on): locally they

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"storefront/auth"
-	"storefront/internal/testdb"
-	"storefront/payments"
+	"storefront/internal/payments"
+	"storefront/internal/platform/auth"
+	"storefront/internal/testsupport/testdb"
 )
 
 // An order a client was told exists, and the token of its buyer.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"storefront/internal/testdb"
+	"storefront/internal/testsupport/testdb"
 )
 
 // MariaDB stopped for a few seconds under load, then started again:

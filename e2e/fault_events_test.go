@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"storefront/internal/testdb"
+	"storefront/internal/testsupport/testdb"
 )
 
 // placedIDs waits until the stream holds an OrderPlaced for every order of

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"storefront/auth"
-	"storefront/store"
+	"storefront/internal/platform/auth"
+	"storefront/internal/platform/store"
 )
 
 // kill9 kills the server without any chance to drain or roll back, and

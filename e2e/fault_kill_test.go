@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"storefront/internal/testdb"
-	"storefront/payments"
-	"storefront/store"
+	"storefront/internal/payments"
+	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/testdb"
 )
 
 // kill -9 in the middle of a checkout load, then restart on the same

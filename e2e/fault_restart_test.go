@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"storefront/internal/testdb"
-	"storefront/store"
+	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/testdb"
 )
 
 // kill -9 of serve while it holds claims, then a restart on the same

@@ -15,8 +15,8 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 
-	"storefront/auth"
-	"storefront/store"
+	"storefront/internal/platform/auth"
+	"storefront/internal/platform/store"
 )
 
 // The Galera tests run against a three-node cluster (scripts/galera.sh up):

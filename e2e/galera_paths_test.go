@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"storefront/store"
+	"storefront/internal/platform/store"
 )
 
 // The other ways an order takes stock, through one instance per node: 16

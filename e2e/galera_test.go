@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"storefront/auth"
-	"storefront/store"
+	"storefront/internal/platform/auth"
+	"storefront/internal/platform/store"
 )
 
 // One instance per node, a hot SKU sold through all three: every buyer

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"storefront/internal/testdb"
+	"storefront/internal/testsupport/testdb"
 )
 
 // aliasAttack is issue 15's request: n aliases of the 500-SKU shoe's SKUs.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"storefront/internal/testdb"
+	"storefront/internal/testsupport/testdb"
 )
 
 const listingQuery = `query($filter: GoodsFilter, $sort: GoodsSort, $after: String, $first: Int) {

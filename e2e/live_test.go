@@ -18,12 +18,12 @@ import (
 	"testing"
 	"time"
 
-	"storefront/auth"
 	"storefront/internal/app"
-	"storefront/internal/testdb"
-	"storefront/live"
-	"storefront/server"
-	"storefront/store"
+	"storefront/internal/live"
+	"storefront/internal/platform/auth"
+	"storefront/internal/platform/store"
+	"storefront/internal/server"
+	"storefront/internal/testsupport/testdb"
 )
 
 // liveClients is how many graphql-ws clients watch the goods.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"storefront/internal/testdb"
+	"storefront/internal/testsupport/testdb"
 )
 
 // Without --events-nats a dispatched event is a log line only at

@@ -11,7 +11,7 @@ import (
 
 	coderws "github.com/coder/websocket"
 
-	"storefront/internal/testdb"
+	"storefront/internal/testsupport/testdb"
 )
 
 // Without --memory-limit the runtime's limit is the caches' bounds

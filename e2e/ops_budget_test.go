@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"storefront/auth"
-	"storefront/internal/testdb"
-	"storefront/store"
+	"storefront/internal/platform/auth"
+	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/testdb"
 )
 
 // The connection budget the defaults promise: on a stock PostgreSQL

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"storefront/auth"
+	"storefront/internal/platform/auth"
 )
 
 // e2eSecret is the JWT secret the harness gives every server it starts.

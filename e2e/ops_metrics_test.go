@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"storefront/internal/testdb"
-	"storefront/store"
+	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/testdb"
 )
 
 // The counters an operator watches move with real traffic, and the

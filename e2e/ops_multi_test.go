@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"storefront/auth"
-	"storefront/internal/testdb"
-	"storefront/store"
+	"storefront/internal/platform/auth"
+	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/testdb"
 )
 
 // Several instances, one database: two `storefront serve` processes on one

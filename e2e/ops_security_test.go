@@ -12,9 +12,9 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"storefront/auth"
-	"storefront/internal/testdb"
-	"storefront/store"
+	"storefront/internal/platform/auth"
+	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/testdb"
 )
 
 // Tokens that must never authenticate, each tried on a protected query.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"storefront/internal/testdb"
-	"storefront/store"
+	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/testdb"
 )
 
 // recorded reads what a notification writes: the payment row's version,

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"storefront/internal/testdb"
+	"storefront/internal/testsupport/testdb"
 )
 
 // A pool past its endsAt gives its remainder back to main stock through the

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"storefront/internal/testdb"
+	"storefront/internal/testsupport/testdb"
 )
 
 // rawPost sends one GraphQL request and returns the HTTP status, the

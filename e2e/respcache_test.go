@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"storefront/auth"
-	"storefront/internal/testdb"
+	"storefront/internal/platform/auth"
+	"storefront/internal/testsupport/testdb"
 )
 
 // The product page the mixed-load test reads.

@@ -11,9 +11,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"storefront/auth"
-	"storefront/events"
-	"storefront/internal/testdb"
+	"storefront/internal/platform/auth"
+	"storefront/internal/platform/events"
+	"storefront/internal/testsupport/testdb"
 )
 
 // Webhooks go on while NATS fails, whichever way it fails (issue 38): the

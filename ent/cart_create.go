@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"storefront/ent/cart"
-	"storefront/enums"
+	"storefront/internal/vocab/enums"
 	"time"
 
 	"entgo.io/ent/dialect/sql"

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"storefront/ent/cart"
 	"storefront/ent/predicate"
-	"storefront/enums"
+	"storefront/internal/vocab/enums"
 	"time"
 
 	"entgo.io/ent/dialect/sql"

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"storefront/ent/goods"
-	"storefront/enums"
-	"storefront/media"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/media"
 	"strings"
 	"time"
 

@@ -9,8 +9,8 @@ import (
 	"storefront/ent/goods"
 	"storefront/ent/sku"
 	"storefront/ent/spec"
-	"storefront/enums"
-	"storefront/media"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/media"
 	"time"
 
 	"entgo.io/ent/dialect/sql"

@@ -5,7 +5,7 @@ package ent
 import (
 	"fmt"
 	"storefront/ent/goodslisting"
-	"storefront/enums"
+	"storefront/internal/vocab/enums"
 	"strings"
 	"time"
 

@@ -26,9 +26,9 @@ import (
 	"storefront/ent/stockpool"
 	"storefront/ent/webhook"
 	"storefront/ent/webhookdelivery"
-	"storefront/enums"
-	"storefront/media"
-	"storefront/money"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/media"
+	"storefront/internal/vocab/money"
 	"sync"
 	"time"
 

@@ -9,8 +9,8 @@ import (
 	"storefront/ent/order"
 	"storefront/ent/orderline"
 	"storefront/ent/predicate"
-	"storefront/enums"
-	"storefront/money"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/money"
 	"time"
 
 	"entgo.io/ent/dialect/sql"

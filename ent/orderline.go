@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"storefront/ent/order"
 	"storefront/ent/orderline"
-	"storefront/enums"
-	"storefront/money"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/money"
 	"strings"
 
 	"entgo.io/ent"

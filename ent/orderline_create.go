@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"storefront/ent/order"
 	"storefront/ent/orderline"
-	"storefront/enums"
-	"storefront/money"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/money"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"

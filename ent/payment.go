@@ -5,8 +5,8 @@ package ent
 import (
 	"fmt"
 	"storefront/ent/payment"
-	"storefront/enums"
-	"storefront/money"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/money"
 	"strings"
 	"time"
 

@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"storefront/ent/payment"
-	"storefront/enums"
-	"storefront/money"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/money"
 	"time"
 
 	"entgo.io/ent/dialect/sql"

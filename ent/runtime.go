@@ -23,7 +23,7 @@ import (
 	"storefront/ent/stockpool"
 	"storefront/ent/webhook"
 	"storefront/ent/webhookdelivery"
-	"storefront/money"
+	"storefront/internal/vocab/money"
 	"time"
 )
 

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"storefront/ent/goods"
 	"storefront/ent/sku"
-	"storefront/enums"
-	"storefront/money"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/money"
 	"strings"
 	"time"
 

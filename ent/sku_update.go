@@ -9,8 +9,8 @@ import (
 	"storefront/ent/goods"
 	"storefront/ent/predicate"
 	"storefront/ent/sku"
-	"storefront/enums"
-	"storefront/money"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/money"
 	"time"
 
 	"entgo.io/ent/dialect/sql"

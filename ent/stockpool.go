@@ -5,7 +5,7 @@ package ent
 import (
 	"fmt"
 	"storefront/ent/stockpool"
-	"storefront/money"
+	"storefront/internal/vocab/money"
 	"strings"
 	"time"
 

@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"storefront/ent/stockpool"
-	"storefront/money"
+	"storefront/internal/vocab/money"
 	"time"
 
 	"entgo.io/ent/dialect/sql"

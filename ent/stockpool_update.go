@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"storefront/ent/predicate"
 	"storefront/ent/stockpool"
-	"storefront/money"
+	"storefront/internal/vocab/money"
 	"time"
 
 	"entgo.io/ent/dialect/sql"

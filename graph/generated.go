@@ -8,16 +8,16 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"storefront/cart"
-	"storefront/catalog"
-	"storefront/checkout"
-	"storefront/enums"
-	"storefront/inventory"
-	"storefront/media"
-	"storefront/money"
-	"storefront/payments"
-	"storefront/scalar"
-	"storefront/webhooks"
+	"storefront/internal/cart"
+	"storefront/internal/catalog"
+	"storefront/internal/checkout"
+	"storefront/internal/inventory"
+	"storefront/internal/payments"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/media"
+	"storefront/internal/vocab/money"
+	"storefront/internal/vocab/scalar"
+	"storefront/internal/webhooks"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -4101,7 +4101,7 @@ func (ec *executionContext) field_Mutation_setGoodsStatus_args(ctx context.Conte
 	args["goodsId"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "status",
 		func(ctx context.Context, v any) (enums.GoodsStatus, error) {
-			return ec.unmarshalNGoodsStatus2storefrontᚋenumsᚐGoodsStatus(ctx, v)
+			return ec.unmarshalNGoodsStatus2storefrontᚋinternalᚋvocabᚋenumsᚐGoodsStatus(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4123,7 +4123,7 @@ func (ec *executionContext) field_Mutation_setGoodsStockMode_args(ctx context.Co
 	args["goodsId"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "mode",
 		func(ctx context.Context, v any) (enums.StockMode, error) {
-			return ec.unmarshalNStockMode2storefrontᚋenumsᚐStockMode(ctx, v)
+			return ec.unmarshalNStockMode2storefrontᚋinternalᚋvocabᚋenumsᚐStockMode(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4325,7 +4325,7 @@ func (ec *executionContext) field_Query_goodsList_args(ctx context.Context, rawA
 	args["sort"] = arg3
 	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "status",
 		func(ctx context.Context, v any) (*enums.GoodsStatus, error) {
-			return ec.unmarshalOGoodsStatus2ᚖstorefrontᚋenumsᚐGoodsStatus(ctx, v)
+			return ec.unmarshalOGoodsStatus2ᚖstorefrontᚋinternalᚋvocabᚋenumsᚐGoodsStatus(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4620,7 +4620,7 @@ func (ec *executionContext) _Cart_status(ctx context.Context, field graphql.Coll
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v enums.CartStatus) graphql.Marshaler {
-			return ec.marshalNCartStatus2storefrontᚋenumsᚐCartStatus(ctx, selections, v)
+			return ec.marshalNCartStatus2storefrontᚋinternalᚋvocabᚋenumsᚐCartStatus(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4643,7 +4643,7 @@ func (ec *executionContext) _Cart_lines(ctx context.Context, field graphql.Colle
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*cart.Line) graphql.Marshaler {
-			return ec.marshalNCartLine2ᚕᚖstorefrontᚋcartᚐLineᚄ(ctx, selections, v)
+			return ec.marshalNCartLine2ᚕᚖstorefrontᚋinternalᚋcartᚐLineᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4675,7 +4675,7 @@ func (ec *executionContext) _Cart_cost(ctx context.Context, field graphql.Collec
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v cart.Cost) graphql.Marshaler {
-			return ec.marshalNCartCost2storefrontᚋcartᚐCost(ctx, selections, v)
+			return ec.marshalNCartCost2storefrontᚋinternalᚋcartᚐCost(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4707,7 +4707,7 @@ func (ec *executionContext) _Cart_warnings(ctx context.Context, field graphql.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*cart.Warning) graphql.Marshaler {
-			return ec.marshalNCartWarning2ᚕᚖstorefrontᚋcartᚐWarningᚄ(ctx, selections, v)
+			return ec.marshalNCartWarning2ᚕᚖstorefrontᚋinternalᚋcartᚐWarningᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4739,7 +4739,7 @@ func (ec *executionContext) _Cart_order(ctx context.Context, field graphql.Colle
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
-			return ec.marshalOOrder2ᚖstorefrontᚋcheckoutᚐOrder(ctx, selections, v)
+			return ec.marshalOOrder2ᚖstorefrontᚋinternalᚋcheckoutᚐOrder(ctx, selections, v)
 		},
 		true,
 		false,
@@ -4817,7 +4817,7 @@ func (ec *executionContext) _CartCost_subtotal(ctx context.Context, field graphq
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
-			return ec.marshalNMoney2storefrontᚋmoneyᚐMoney(ctx, selections, v)
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4886,7 +4886,7 @@ func (ec *executionContext) _CartLine_sku(ctx context.Context, field graphql.Col
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.SKU) graphql.Marshaler {
-			return ec.marshalNSku2ᚖstorefrontᚋcatalogᚐSKU(ctx, selections, v)
+			return ec.marshalNSku2ᚖstorefrontᚋinternalᚋcatalogᚐSKU(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4918,7 +4918,7 @@ func (ec *executionContext) _CartLine_goods(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
-			return ec.marshalNGoods2ᚖstorefrontᚋcatalogᚐGoods(ctx, selections, v)
+			return ec.marshalNGoods2ᚖstorefrontᚋinternalᚋcatalogᚐGoods(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4973,7 +4973,7 @@ func (ec *executionContext) _CartLine_unitPrice(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
-			return ec.marshalNMoney2storefrontᚋmoneyᚐMoney(ctx, selections, v)
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4996,7 +4996,7 @@ func (ec *executionContext) _CartLine_subtotal(ctx context.Context, field graphq
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
-			return ec.marshalNMoney2storefrontᚋmoneyᚐMoney(ctx, selections, v)
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5157,7 +5157,7 @@ func (ec *executionContext) _Category_parent(ctx context.Context, field graphql.
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Category) graphql.Marshaler {
-			return ec.marshalOCategory2ᚖstorefrontᚋcatalogᚐCategory(ctx, selections, v)
+			return ec.marshalOCategory2ᚖstorefrontᚋinternalᚋcatalogᚐCategory(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5189,7 +5189,7 @@ func (ec *executionContext) _Category_children(ctx context.Context, field graphq
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*catalog.Category) graphql.Marshaler {
-			return ec.marshalNCategory2ᚕᚖstorefrontᚋcatalogᚐCategoryᚄ(ctx, selections, v)
+			return ec.marshalNCategory2ᚕᚖstorefrontᚋinternalᚋcatalogᚐCategoryᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5221,7 +5221,7 @@ func (ec *executionContext) _Category_path(ctx context.Context, field graphql.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*catalog.Category) graphql.Marshaler {
-			return ec.marshalNCategory2ᚕᚖstorefrontᚋcatalogᚐCategoryᚄ(ctx, selections, v)
+			return ec.marshalNCategory2ᚕᚖstorefrontᚋinternalᚋcatalogᚐCategoryᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5253,7 +5253,7 @@ func (ec *executionContext) _CreateWebhookPayload_webhook(ctx context.Context, f
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *webhooks.Webhook) graphql.Marshaler {
-			return ec.marshalNWebhook2ᚖstorefrontᚋwebhooksᚐWebhook(ctx, selections, v)
+			return ec.marshalNWebhook2ᚖstorefrontᚋinternalᚋwebhooksᚐWebhook(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5377,7 +5377,7 @@ func (ec *executionContext) _Goods_status(ctx context.Context, field graphql.Col
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v enums.GoodsStatus) graphql.Marshaler {
-			return ec.marshalNGoodsStatus2storefrontᚋenumsᚐGoodsStatus(ctx, selections, v)
+			return ec.marshalNGoodsStatus2storefrontᚋinternalᚋvocabᚋenumsᚐGoodsStatus(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5400,7 +5400,7 @@ func (ec *executionContext) _Goods_specType(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v enums.SpecType) graphql.Marshaler {
-			return ec.marshalNSpecType2storefrontᚋenumsᚐSpecType(ctx, selections, v)
+			return ec.marshalNSpecType2storefrontᚋinternalᚋvocabᚋenumsᚐSpecType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5423,7 +5423,7 @@ func (ec *executionContext) _Goods_stockMode(ctx context.Context, field graphql.
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v enums.StockMode) graphql.Marshaler {
-			return ec.marshalNStockMode2storefrontᚋenumsᚐStockMode(ctx, selections, v)
+			return ec.marshalNStockMode2storefrontᚋinternalᚋvocabᚋenumsᚐStockMode(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5492,7 +5492,7 @@ func (ec *executionContext) _Goods_images(ctx context.Context, field graphql.Col
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []media.Image) graphql.Marshaler {
-			return ec.marshalNImage2ᚕstorefrontᚋmediaᚐImageᚄ(ctx, selections, v)
+			return ec.marshalNImage2ᚕstorefrontᚋinternalᚋvocabᚋmediaᚐImageᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5547,7 +5547,7 @@ func (ec *executionContext) _Goods_category(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Category) graphql.Marshaler {
-			return ec.marshalOCategory2ᚖstorefrontᚋcatalogᚐCategory(ctx, selections, v)
+			return ec.marshalOCategory2ᚖstorefrontᚋinternalᚋcatalogᚐCategory(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5602,7 +5602,7 @@ func (ec *executionContext) _Goods_specs(ctx context.Context, field graphql.Coll
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*catalog.Spec) graphql.Marshaler {
-			return ec.marshalNSpec2ᚕᚖstorefrontᚋcatalogᚐSpecᚄ(ctx, selections, v)
+			return ec.marshalNSpec2ᚕᚖstorefrontᚋinternalᚋcatalogᚐSpecᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5635,7 +5635,7 @@ func (ec *executionContext) _Goods_skus(ctx context.Context, field graphql.Colle
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*catalog.SKU) graphql.Marshaler {
-			return ec.marshalNSku2ᚕᚖstorefrontᚋcatalogᚐSKUᚄ(ctx, selections, v)
+			return ec.marshalNSku2ᚕᚖstorefrontᚋinternalᚋcatalogᚐSKUᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5678,7 +5678,7 @@ func (ec *executionContext) _Goods_priceRange(ctx context.Context, field graphql
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.PriceRange) graphql.Marshaler {
-			return ec.marshalOPriceRange2ᚖstorefrontᚋcatalogᚐPriceRange(ctx, selections, v)
+			return ec.marshalOPriceRange2ᚖstorefrontᚋinternalᚋcatalogᚐPriceRange(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5734,7 +5734,7 @@ func (ec *executionContext) _Goods_skuBySelection(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.SKU) graphql.Marshaler {
-			return ec.marshalOSku2ᚖstorefrontᚋcatalogᚐSKU(ctx, selections, v)
+			return ec.marshalOSku2ᚖstorefrontᚋinternalᚋcatalogᚐSKU(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5778,7 +5778,7 @@ func (ec *executionContext) _Goods_selectable(ctx context.Context, field graphql
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*catalog.SelectableValue) graphql.Marshaler {
-			return ec.marshalNSelectableValue2ᚕᚖstorefrontᚋcatalogᚐSelectableValueᚄ(ctx, selections, v)
+			return ec.marshalNSelectableValue2ᚕᚖstorefrontᚋinternalᚋcatalogᚐSelectableValueᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5931,7 +5931,7 @@ func (ec *executionContext) _GoodsEdge_node(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
-			return ec.marshalNGoods2ᚖstorefrontᚋcatalogᚐGoods(ctx, selections, v)
+			return ec.marshalNGoods2ᚖstorefrontᚋinternalᚋcatalogᚐGoods(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6009,7 +6009,7 @@ func (ec *executionContext) _GoodsStock_skus(ctx context.Context, field graphql.
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*catalog.SKU) graphql.Marshaler {
-			return ec.marshalNSkuStock2ᚕᚖstorefrontᚋcatalogᚐSKUᚄ(ctx, selections, v)
+			return ec.marshalNSkuStock2ᚕᚖstorefrontᚋinternalᚋcatalogᚐSKUᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6042,7 +6042,7 @@ func (ec *executionContext) _GoodsStock_selectable(ctx context.Context, field gr
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*catalog.SelectableValue) graphql.Marshaler {
-			return ec.marshalNSelectableValue2ᚕᚖstorefrontᚋcatalogᚐSelectableValueᚄ(ctx, selections, v)
+			return ec.marshalNSelectableValue2ᚕᚖstorefrontᚋinternalᚋcatalogᚐSelectableValueᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6132,7 +6132,7 @@ func (ec *executionContext) _Mutation_createGoods(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
-			return ec.marshalNGoods2ᚖstorefrontᚋcatalogᚐGoods(ctx, selections, v)
+			return ec.marshalNGoods2ᚖstorefrontᚋinternalᚋcatalogᚐGoods(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6176,7 +6176,7 @@ func (ec *executionContext) _Mutation_updateGoods(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
-			return ec.marshalNGoods2ᚖstorefrontᚋcatalogᚐGoods(ctx, selections, v)
+			return ec.marshalNGoods2ᚖstorefrontᚋinternalᚋcatalogᚐGoods(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6220,7 +6220,7 @@ func (ec *executionContext) _Mutation_createCategory(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Category) graphql.Marshaler {
-			return ec.marshalNCategory2ᚖstorefrontᚋcatalogᚐCategory(ctx, selections, v)
+			return ec.marshalNCategory2ᚖstorefrontᚋinternalᚋcatalogᚐCategory(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6264,7 +6264,7 @@ func (ec *executionContext) _Mutation_updateCategory(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Category) graphql.Marshaler {
-			return ec.marshalNCategory2ᚖstorefrontᚋcatalogᚐCategory(ctx, selections, v)
+			return ec.marshalNCategory2ᚖstorefrontᚋinternalᚋcatalogᚐCategory(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6308,7 +6308,7 @@ func (ec *executionContext) _Mutation_updateGoodsSpecs(ctx context.Context, fiel
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
-			return ec.marshalNGoods2ᚖstorefrontᚋcatalogᚐGoods(ctx, selections, v)
+			return ec.marshalNGoods2ᚖstorefrontᚋinternalᚋcatalogᚐGoods(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6352,7 +6352,7 @@ func (ec *executionContext) _Mutation_updateSku(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.SKU) graphql.Marshaler {
-			return ec.marshalNSku2ᚖstorefrontᚋcatalogᚐSKU(ctx, selections, v)
+			return ec.marshalNSku2ᚖstorefrontᚋinternalᚋcatalogᚐSKU(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6396,7 +6396,7 @@ func (ec *executionContext) _Mutation_setGoodsStatus(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
-			return ec.marshalNGoods2ᚖstorefrontᚋcatalogᚐGoods(ctx, selections, v)
+			return ec.marshalNGoods2ᚖstorefrontᚋinternalᚋcatalogᚐGoods(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6440,7 +6440,7 @@ func (ec *executionContext) _Mutation_setGoodsStockMode(ctx context.Context, fie
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
-			return ec.marshalNGoods2ᚖstorefrontᚋcatalogᚐGoods(ctx, selections, v)
+			return ec.marshalNGoods2ᚖstorefrontᚋinternalᚋcatalogᚐGoods(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6484,7 +6484,7 @@ func (ec *executionContext) _Mutation_adjustStock(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.SKU) graphql.Marshaler {
-			return ec.marshalNSku2ᚖstorefrontᚋcatalogᚐSKU(ctx, selections, v)
+			return ec.marshalNSku2ᚖstorefrontᚋinternalᚋcatalogᚐSKU(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6528,7 +6528,7 @@ func (ec *executionContext) _Mutation_setStock(ctx context.Context, field graphq
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.SKU) graphql.Marshaler {
-			return ec.marshalNSku2ᚖstorefrontᚋcatalogᚐSKU(ctx, selections, v)
+			return ec.marshalNSku2ᚖstorefrontᚋinternalᚋcatalogᚐSKU(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6572,7 +6572,7 @@ func (ec *executionContext) _Mutation_stocktake(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.SKU) graphql.Marshaler {
-			return ec.marshalNSku2ᚖstorefrontᚋcatalogᚐSKU(ctx, selections, v)
+			return ec.marshalNSku2ᚖstorefrontᚋinternalᚋcatalogᚐSKU(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6616,7 +6616,7 @@ func (ec *executionContext) _Mutation_createStockPool(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *inventory.Pool) graphql.Marshaler {
-			return ec.marshalNStockPool2ᚖstorefrontᚋinventoryᚐPool(ctx, selections, v)
+			return ec.marshalNStockPool2ᚖstorefrontᚋinternalᚋinventoryᚐPool(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6660,7 +6660,7 @@ func (ec *executionContext) _Mutation_closeStockPool(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *inventory.Pool) graphql.Marshaler {
-			return ec.marshalNStockPool2ᚖstorefrontᚋinventoryᚐPool(ctx, selections, v)
+			return ec.marshalNStockPool2ᚖstorefrontᚋinternalᚋinventoryᚐPool(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6704,7 +6704,7 @@ func (ec *executionContext) _Mutation_placeOrder(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
-			return ec.marshalNOrder2ᚖstorefrontᚋcheckoutᚐOrder(ctx, selections, v)
+			return ec.marshalNOrder2ᚖstorefrontᚋinternalᚋcheckoutᚐOrder(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6748,7 +6748,7 @@ func (ec *executionContext) _Mutation_cancelOrder(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
-			return ec.marshalNOrder2ᚖstorefrontᚋcheckoutᚐOrder(ctx, selections, v)
+			return ec.marshalNOrder2ᚖstorefrontᚋinternalᚋcheckoutᚐOrder(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6792,7 +6792,7 @@ func (ec *executionContext) _Mutation_paymentReturn(ctx context.Context, field g
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *payments.Payment) graphql.Marshaler {
-			return ec.marshalNPayment2ᚖstorefrontᚋpaymentsᚐPayment(ctx, selections, v)
+			return ec.marshalNPayment2ᚖstorefrontᚋinternalᚋpaymentsᚐPayment(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6836,7 +6836,7 @@ func (ec *executionContext) _Mutation_refundOrder(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
-			return ec.marshalNOrder2ᚖstorefrontᚋcheckoutᚐOrder(ctx, selections, v)
+			return ec.marshalNOrder2ᚖstorefrontᚋinternalᚋcheckoutᚐOrder(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6880,7 +6880,7 @@ func (ec *executionContext) _Mutation_cartCreate(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *cart.Cart) graphql.Marshaler {
-			return ec.marshalNCart2ᚖstorefrontᚋcartᚐCart(ctx, selections, v)
+			return ec.marshalNCart2ᚖstorefrontᚋinternalᚋcartᚐCart(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6924,7 +6924,7 @@ func (ec *executionContext) _Mutation_cartLinesAdd(ctx context.Context, field gr
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *cart.Cart) graphql.Marshaler {
-			return ec.marshalNCart2ᚖstorefrontᚋcartᚐCart(ctx, selections, v)
+			return ec.marshalNCart2ᚖstorefrontᚋinternalᚋcartᚐCart(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6968,7 +6968,7 @@ func (ec *executionContext) _Mutation_cartLinesUpdate(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *cart.Cart) graphql.Marshaler {
-			return ec.marshalNCart2ᚖstorefrontᚋcartᚐCart(ctx, selections, v)
+			return ec.marshalNCart2ᚖstorefrontᚋinternalᚋcartᚐCart(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7012,7 +7012,7 @@ func (ec *executionContext) _Mutation_cartLinesRemove(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *cart.Cart) graphql.Marshaler {
-			return ec.marshalNCart2ᚖstorefrontᚋcartᚐCart(ctx, selections, v)
+			return ec.marshalNCart2ᚖstorefrontᚋinternalᚋcartᚐCart(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7056,7 +7056,7 @@ func (ec *executionContext) _Mutation_cartBuyerIdentityUpdate(ctx context.Contex
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *cart.Cart) graphql.Marshaler {
-			return ec.marshalNCart2ᚖstorefrontᚋcartᚐCart(ctx, selections, v)
+			return ec.marshalNCart2ᚖstorefrontᚋinternalᚋcartᚐCart(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7100,7 +7100,7 @@ func (ec *executionContext) _Mutation_checkoutCart(ctx context.Context, field gr
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
-			return ec.marshalNOrder2ᚖstorefrontᚋcheckoutᚐOrder(ctx, selections, v)
+			return ec.marshalNOrder2ᚖstorefrontᚋinternalᚋcheckoutᚐOrder(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7188,7 +7188,7 @@ func (ec *executionContext) _Mutation_updateWebhook(ctx context.Context, field g
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *webhooks.Webhook) graphql.Marshaler {
-			return ec.marshalNWebhook2ᚖstorefrontᚋwebhooksᚐWebhook(ctx, selections, v)
+			return ec.marshalNWebhook2ᚖstorefrontᚋinternalᚋwebhooksᚐWebhook(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7342,7 +7342,7 @@ func (ec *executionContext) _Order_status(ctx context.Context, field graphql.Col
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v enums.OrderStatus) graphql.Marshaler {
-			return ec.marshalNOrderStatus2storefrontᚋenumsᚐOrderStatus(ctx, selections, v)
+			return ec.marshalNOrderStatus2storefrontᚋinternalᚋvocabᚋenumsᚐOrderStatus(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7365,7 +7365,7 @@ func (ec *executionContext) _Order_amount(ctx context.Context, field graphql.Col
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
-			return ec.marshalNMoney2storefrontᚋmoneyᚐMoney(ctx, selections, v)
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7411,7 +7411,7 @@ func (ec *executionContext) _Order_lines(ctx context.Context, field graphql.Coll
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*checkout.OrderLine) graphql.Marshaler {
-			return ec.marshalNOrderLine2ᚕᚖstorefrontᚋcheckoutᚐOrderLineᚄ(ctx, selections, v)
+			return ec.marshalNOrderLine2ᚕᚖstorefrontᚋinternalᚋcheckoutᚐOrderLineᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7512,7 +7512,7 @@ func (ec *executionContext) _Order_payment(ctx context.Context, field graphql.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *payments.Payment) graphql.Marshaler {
-			return ec.marshalOPayment2ᚖstorefrontᚋpaymentsᚐPayment(ctx, selections, v)
+			return ec.marshalOPayment2ᚖstorefrontᚋinternalᚋpaymentsᚐPayment(ctx, selections, v)
 		},
 		true,
 		false,
@@ -7544,7 +7544,7 @@ func (ec *executionContext) _Order_payments(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*payments.Payment) graphql.Marshaler {
-			return ec.marshalNPayment2ᚕᚖstorefrontᚋpaymentsᚐPaymentᚄ(ctx, selections, v)
+			return ec.marshalNPayment2ᚕᚖstorefrontᚋinternalᚋpaymentsᚐPaymentᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7663,7 +7663,7 @@ func (ec *executionContext) _OrderEdge_node(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
-			return ec.marshalNOrder2ᚖstorefrontᚋcheckoutᚐOrder(ctx, selections, v)
+			return ec.marshalNOrder2ᚖstorefrontᚋinternalᚋcheckoutᚐOrder(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7787,7 +7787,7 @@ func (ec *executionContext) _OrderLine_unitPrice(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
-			return ec.marshalNMoney2storefrontᚋmoneyᚐMoney(ctx, selections, v)
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7994,7 +7994,7 @@ func (ec *executionContext) _Payment_status(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v enums.PaymentStatus) graphql.Marshaler {
-			return ec.marshalNPaymentStatus2storefrontᚋenumsᚐPaymentStatus(ctx, selections, v)
+			return ec.marshalNPaymentStatus2storefrontᚋinternalᚋvocabᚋenumsᚐPaymentStatus(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8017,7 +8017,7 @@ func (ec *executionContext) _Payment_amount(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
-			return ec.marshalNMoney2storefrontᚋmoneyᚐMoney(ctx, selections, v)
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8063,7 +8063,7 @@ func (ec *executionContext) _PriceRange_min(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
-			return ec.marshalNMoney2storefrontᚋmoneyᚐMoney(ctx, selections, v)
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8086,7 +8086,7 @@ func (ec *executionContext) _PriceRange_max(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
-			return ec.marshalNMoney2storefrontᚋmoneyᚐMoney(ctx, selections, v)
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8110,7 +8110,7 @@ func (ec *executionContext) _Query_goods(ctx context.Context, field graphql.Coll
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
-			return ec.marshalOGoods2ᚖstorefrontᚋcatalogᚐGoods(ctx, selections, v)
+			return ec.marshalOGoods2ᚖstorefrontᚋinternalᚋcatalogᚐGoods(ctx, selections, v)
 		},
 		true,
 		false,
@@ -8197,7 +8197,7 @@ func (ec *executionContext) _Query_categories(ctx context.Context, field graphql
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*catalog.Category) graphql.Marshaler {
-			return ec.marshalNCategory2ᚕᚖstorefrontᚋcatalogᚐCategoryᚄ(ctx, selections, v)
+			return ec.marshalNCategory2ᚕᚖstorefrontᚋinternalᚋcatalogᚐCategoryᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8230,7 +8230,7 @@ func (ec *executionContext) _Query_category(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Category) graphql.Marshaler {
-			return ec.marshalOCategory2ᚖstorefrontᚋcatalogᚐCategory(ctx, selections, v)
+			return ec.marshalOCategory2ᚖstorefrontᚋinternalᚋcatalogᚐCategory(ctx, selections, v)
 		},
 		true,
 		false,
@@ -8362,7 +8362,7 @@ func (ec *executionContext) _Query_order(ctx context.Context, field graphql.Coll
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
-			return ec.marshalOOrder2ᚖstorefrontᚋcheckoutᚐOrder(ctx, selections, v)
+			return ec.marshalOOrder2ᚖstorefrontᚋinternalᚋcheckoutᚐOrder(ctx, selections, v)
 		},
 		true,
 		false,
@@ -8494,7 +8494,7 @@ func (ec *executionContext) _Query_cart(ctx context.Context, field graphql.Colle
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *cart.Cart) graphql.Marshaler {
-			return ec.marshalOCart2ᚖstorefrontᚋcartᚐCart(ctx, selections, v)
+			return ec.marshalOCart2ᚖstorefrontᚋinternalᚋcartᚐCart(ctx, selections, v)
 		},
 		true,
 		false,
@@ -8537,7 +8537,7 @@ func (ec *executionContext) _Query_webhooks(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*webhooks.Webhook) graphql.Marshaler {
-			return ec.marshalNWebhook2ᚕᚖstorefrontᚋwebhooksᚐWebhookᚄ(ctx, selections, v)
+			return ec.marshalNWebhook2ᚕᚖstorefrontᚋinternalᚋwebhooksᚐWebhookᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8689,7 +8689,7 @@ func (ec *executionContext) _RotateWebhookSecretPayload_webhook(ctx context.Cont
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *webhooks.Webhook) graphql.Marshaler {
-			return ec.marshalNWebhook2ᚖstorefrontᚋwebhooksᚐWebhook(ctx, selections, v)
+			return ec.marshalNWebhook2ᚖstorefrontᚋinternalᚋwebhooksᚐWebhook(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8928,7 +8928,7 @@ func (ec *executionContext) _Sku_sellPrice(ctx context.Context, field graphql.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
-			return ec.marshalNMoney2storefrontᚋmoneyᚐMoney(ctx, selections, v)
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8951,7 +8951,7 @@ func (ec *executionContext) _Sku_lineationPrice(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
-			return ec.marshalNMoney2storefrontᚋmoneyᚐMoney(ctx, selections, v)
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8974,7 +8974,7 @@ func (ec *executionContext) _Sku_costPrice(ctx context.Context, field graphql.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *money.Money) graphql.Marshaler {
-			return ec.marshalOMoney2ᚖstorefrontᚋmoneyᚐMoney(ctx, selections, v)
+			return ec.marshalOMoney2ᚖstorefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
 		},
 		true,
 		false,
@@ -9135,7 +9135,7 @@ func (ec *executionContext) _Sku_status(ctx context.Context, field graphql.Colle
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v enums.SkuStatus) graphql.Marshaler {
-			return ec.marshalNSkuStatus2storefrontᚋenumsᚐSkuStatus(ctx, selections, v)
+			return ec.marshalNSkuStatus2storefrontᚋinternalᚋvocabᚋenumsᚐSkuStatus(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9158,7 +9158,7 @@ func (ec *executionContext) _Sku_activePool(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *inventory.Pool) graphql.Marshaler {
-			return ec.marshalOStockPool2ᚖstorefrontᚋinventoryᚐPool(ctx, selections, v)
+			return ec.marshalOStockPool2ᚖstorefrontᚋinternalᚋinventoryᚐPool(ctx, selections, v)
 		},
 		true,
 		false,
@@ -9190,7 +9190,7 @@ func (ec *executionContext) _Sku_pools(ctx context.Context, field graphql.Collec
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*inventory.Pool) graphql.Marshaler {
-			return ec.marshalOStockPool2ᚕᚖstorefrontᚋinventoryᚐPoolᚄ(ctx, selections, v)
+			return ec.marshalOStockPool2ᚕᚖstorefrontᚋinternalᚋinventoryᚐPoolᚄ(ctx, selections, v)
 		},
 		true,
 		false,
@@ -9268,7 +9268,7 @@ func (ec *executionContext) _SkuStock_sellPrice(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
-			return ec.marshalNMoney2storefrontᚋmoneyᚐMoney(ctx, selections, v)
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9291,7 +9291,7 @@ func (ec *executionContext) _SkuStock_status(ctx context.Context, field graphql.
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v enums.SkuStatus) graphql.Marshaler {
-			return ec.marshalNSkuStatus2storefrontᚋenumsᚐSkuStatus(ctx, selections, v)
+			return ec.marshalNSkuStatus2storefrontᚋinternalᚋvocabᚋenumsᚐSkuStatus(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9429,7 +9429,7 @@ func (ec *executionContext) _Spec_values(ctx context.Context, field graphql.Coll
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*catalog.SpecValue) graphql.Marshaler {
-			return ec.marshalNSpecValue2ᚕᚖstorefrontᚋcatalogᚐSpecValueᚄ(ctx, selections, v)
+			return ec.marshalNSpecValue2ᚕᚖstorefrontᚋinternalᚋcatalogᚐSpecValueᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10054,7 +10054,7 @@ func (ec *executionContext) _StockLogEdge_node(ctx context.Context, field graphq
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *inventory.LedgerRow) graphql.Marshaler {
-			return ec.marshalNStockLog2ᚖstorefrontᚋinventoryᚐLedgerRow(ctx, selections, v)
+			return ec.marshalNStockLog2ᚖstorefrontᚋinternalᚋinventoryᚐLedgerRow(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10155,7 +10155,7 @@ func (ec *executionContext) _StockPool_price(ctx context.Context, field graphql.
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
-			return ec.marshalNMoney2storefrontᚋmoneyᚐMoney(ctx, selections, v)
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10362,7 +10362,7 @@ func (ec *executionContext) _StockPool_status(ctx context.Context, field graphql
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v enums.StockPoolStatus) graphql.Marshaler {
-			return ec.marshalNStockPoolStatus2storefrontᚋenumsᚐStockPoolStatus(ctx, selections, v)
+			return ec.marshalNStockPoolStatus2storefrontᚋinternalᚋvocabᚋenumsᚐStockPoolStatus(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10472,7 +10472,7 @@ func (ec *executionContext) _StockPoolEdge_node(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *inventory.Pool) graphql.Marshaler {
-			return ec.marshalNStockPool2ᚖstorefrontᚋinventoryᚐPool(ctx, selections, v)
+			return ec.marshalNStockPool2ᚖstorefrontᚋinternalᚋinventoryᚐPool(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10505,7 +10505,7 @@ func (ec *executionContext) _Subscription_goodsStock(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
-			return ec.marshalNGoodsStock2ᚖstorefrontᚋcatalogᚐGoods(ctx, selections, v)
+			return ec.marshalNGoodsStock2ᚖstorefrontᚋinternalᚋcatalogᚐGoods(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10980,7 +10980,7 @@ func (ec *executionContext) _WebhookDeliveryEdge_node(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *webhooks.Delivery) graphql.Marshaler {
-			return ec.marshalNWebhookDelivery2ᚖstorefrontᚋwebhooksᚐDelivery(ctx, selections, v)
+			return ec.marshalNWebhookDelivery2ᚖstorefrontᚋinternalᚋwebhooksᚐDelivery(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12417,14 +12417,14 @@ func (ec *executionContext) unmarshalInputCreateGoodsInput(ctx context.Context, 
 			it.CategoryID = data
 		case "status":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
-			data, err := ec.unmarshalOGoodsStatus2ᚖstorefrontᚋenumsᚐGoodsStatus(ctx, v)
+			data, err := ec.unmarshalOGoodsStatus2ᚖstorefrontᚋinternalᚋvocabᚋenumsᚐGoodsStatus(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Status = data
 		case "stockMode":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stockMode"))
-			data, err := ec.unmarshalOStockMode2ᚖstorefrontᚋenumsᚐStockMode(ctx, v)
+			data, err := ec.unmarshalOStockMode2ᚖstorefrontᚋinternalᚋvocabᚋenumsᚐStockMode(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -12505,7 +12505,7 @@ func (ec *executionContext) unmarshalInputCreateStockPoolInput(ctx context.Conte
 			it.Name = data
 		case "price":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("price"))
-			data, err := ec.unmarshalNMoney2storefrontᚋmoneyᚐMoney(ctx, v)
+			data, err := ec.unmarshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -12645,14 +12645,14 @@ func (ec *executionContext) unmarshalInputGoodsFilter(ctx context.Context, obj a
 			it.Search = data
 		case "priceMin":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priceMin"))
-			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋmoneyᚐMoney(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.PriceMin = data
 		case "priceMax":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priceMax"))
-			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋmoneyᚐMoney(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -12666,7 +12666,7 @@ func (ec *executionContext) unmarshalInputGoodsFilter(ctx context.Context, obj a
 			it.InStock = data
 		case "status":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
-			data, err := ec.unmarshalOGoodsStatus2ᚖstorefrontᚋenumsᚐGoodsStatus(ctx, v)
+			data, err := ec.unmarshalOGoodsStatus2ᚖstorefrontᚋinternalᚋvocabᚋenumsᚐGoodsStatus(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -13062,21 +13062,21 @@ func (ec *executionContext) unmarshalInputSkuOverrideInput(ctx context.Context, 
 			it.Values = data
 		case "sellPrice":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sellPrice"))
-			data, err := ec.unmarshalNMoney2storefrontᚋmoneyᚐMoney(ctx, v)
+			data, err := ec.unmarshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.SellPrice = data
 		case "lineationPrice":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lineationPrice"))
-			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋmoneyᚐMoney(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.LineationPrice = data
 		case "costPrice":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("costPrice"))
-			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋmoneyᚐMoney(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -13139,21 +13139,21 @@ func (ec *executionContext) unmarshalInputSkuTermsInput(ctx context.Context, obj
 		switch k {
 		case "sellPrice":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sellPrice"))
-			data, err := ec.unmarshalNMoney2storefrontᚋmoneyᚐMoney(ctx, v)
+			data, err := ec.unmarshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.SellPrice = data
 		case "lineationPrice":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lineationPrice"))
-			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋmoneyᚐMoney(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.LineationPrice = data
 		case "costPrice":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("costPrice"))
-			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋmoneyᚐMoney(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -13665,21 +13665,21 @@ func (ec *executionContext) unmarshalInputUpdateSkuInput(ctx context.Context, ob
 			it.ExpectedVersion = data
 		case "sellPrice":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sellPrice"))
-			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋmoneyᚐMoney(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.SellPrice = data
 		case "lineationPrice":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lineationPrice"))
-			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋmoneyᚐMoney(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.LineationPrice = data
 		case "costPrice":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("costPrice"))
-			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋmoneyᚐMoney(ctx, v)
+			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -13693,7 +13693,7 @@ func (ec *executionContext) unmarshalInputUpdateSkuInput(ctx context.Context, ob
 			it.SkuCode = data
 		case "status":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
-			data, err := ec.unmarshalOSkuStatus2ᚖstorefrontᚋenumsᚐSkuStatus(ctx, v)
+			data, err := ec.unmarshalOSkuStatus2ᚖstorefrontᚋinternalᚋvocabᚋenumsᚐSkuStatus(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -16430,7 +16430,7 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
-func (ec *executionContext) marshalNCart2ᚖstorefrontᚋcartᚐCart(ctx context.Context, sel ast.SelectionSet, v *cart.Cart) graphql.Marshaler {
+func (ec *executionContext) marshalNCart2ᚖstorefrontᚋinternalᚋcartᚐCart(ctx context.Context, sel ast.SelectionSet, v *cart.Cart) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Cart!")
 		return graphql.Null
@@ -16438,15 +16438,15 @@ func (ec *executionContext) marshalNCart2ᚖstorefrontᚋcartᚐCart(ctx context
 	return ec._Cart(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNCartCost2storefrontᚋcartᚐCost(ctx context.Context, sel ast.SelectionSet, v cart.Cost) graphql.Marshaler {
+func (ec *executionContext) marshalNCartCost2storefrontᚋinternalᚋcartᚐCost(ctx context.Context, sel ast.SelectionSet, v cart.Cost) graphql.Marshaler {
 	return ec._CartCost(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNCartLine2ᚕᚖstorefrontᚋcartᚐLineᚄ(ctx context.Context, sel ast.SelectionSet, v []*cart.Line) graphql.Marshaler {
+func (ec *executionContext) marshalNCartLine2ᚕᚖstorefrontᚋinternalᚋcartᚐLineᚄ(ctx context.Context, sel ast.SelectionSet, v []*cart.Line) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNCartLine2ᚖstorefrontᚋcartᚐLine(ctx, sel, v[i])
+		return ec.marshalNCartLine2ᚖstorefrontᚋinternalᚋcartᚐLine(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -16458,7 +16458,7 @@ func (ec *executionContext) marshalNCartLine2ᚕᚖstorefrontᚋcartᚐLineᚄ(c
 	return ret
 }
 
-func (ec *executionContext) marshalNCartLine2ᚖstorefrontᚋcartᚐLine(ctx context.Context, sel ast.SelectionSet, v *cart.Line) graphql.Marshaler {
+func (ec *executionContext) marshalNCartLine2ᚖstorefrontᚋinternalᚋcartᚐLine(ctx context.Context, sel ast.SelectionSet, v *cart.Line) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "CartLine!")
 		return graphql.Null
@@ -16504,21 +16504,21 @@ func (ec *executionContext) unmarshalNCartLineUpdateInput2ᚖstorefrontᚋgraph�
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNCartStatus2storefrontᚋenumsᚐCartStatus(ctx context.Context, v any) (enums.CartStatus, error) {
+func (ec *executionContext) unmarshalNCartStatus2storefrontᚋinternalᚋvocabᚋenumsᚐCartStatus(ctx context.Context, v any) (enums.CartStatus, error) {
 	var res enums.CartStatus
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNCartStatus2storefrontᚋenumsᚐCartStatus(ctx context.Context, sel ast.SelectionSet, v enums.CartStatus) graphql.Marshaler {
+func (ec *executionContext) marshalNCartStatus2storefrontᚋinternalᚋvocabᚋenumsᚐCartStatus(ctx context.Context, sel ast.SelectionSet, v enums.CartStatus) graphql.Marshaler {
 	return v
 }
 
-func (ec *executionContext) marshalNCartWarning2ᚕᚖstorefrontᚋcartᚐWarningᚄ(ctx context.Context, sel ast.SelectionSet, v []*cart.Warning) graphql.Marshaler {
+func (ec *executionContext) marshalNCartWarning2ᚕᚖstorefrontᚋinternalᚋcartᚐWarningᚄ(ctx context.Context, sel ast.SelectionSet, v []*cart.Warning) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNCartWarning2ᚖstorefrontᚋcartᚐWarning(ctx, sel, v[i])
+		return ec.marshalNCartWarning2ᚖstorefrontᚋinternalᚋcartᚐWarning(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -16530,7 +16530,7 @@ func (ec *executionContext) marshalNCartWarning2ᚕᚖstorefrontᚋcartᚐWarnin
 	return ret
 }
 
-func (ec *executionContext) marshalNCartWarning2ᚖstorefrontᚋcartᚐWarning(ctx context.Context, sel ast.SelectionSet, v *cart.Warning) graphql.Marshaler {
+func (ec *executionContext) marshalNCartWarning2ᚖstorefrontᚋinternalᚋcartᚐWarning(ctx context.Context, sel ast.SelectionSet, v *cart.Warning) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "CartWarning!")
 		return graphql.Null
@@ -16538,11 +16538,11 @@ func (ec *executionContext) marshalNCartWarning2ᚖstorefrontᚋcartᚐWarning(c
 	return ec._CartWarning(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNCategory2ᚕᚖstorefrontᚋcatalogᚐCategoryᚄ(ctx context.Context, sel ast.SelectionSet, v []*catalog.Category) graphql.Marshaler {
+func (ec *executionContext) marshalNCategory2ᚕᚖstorefrontᚋinternalᚋcatalogᚐCategoryᚄ(ctx context.Context, sel ast.SelectionSet, v []*catalog.Category) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNCategory2ᚖstorefrontᚋcatalogᚐCategory(ctx, sel, v[i])
+		return ec.marshalNCategory2ᚖstorefrontᚋinternalᚋcatalogᚐCategory(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -16554,7 +16554,7 @@ func (ec *executionContext) marshalNCategory2ᚕᚖstorefrontᚋcatalogᚐCatego
 	return ret
 }
 
-func (ec *executionContext) marshalNCategory2ᚖstorefrontᚋcatalogᚐCategory(ctx context.Context, sel ast.SelectionSet, v *catalog.Category) graphql.Marshaler {
+func (ec *executionContext) marshalNCategory2ᚖstorefrontᚋinternalᚋcatalogᚐCategory(ctx context.Context, sel ast.SelectionSet, v *catalog.Category) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Category!")
 		return graphql.Null
@@ -16590,7 +16590,7 @@ func (ec *executionContext) marshalNCreateWebhookPayload2ᚖstorefrontᚋgraph�
 	return ec._CreateWebhookPayload(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNGoods2ᚖstorefrontᚋcatalogᚐGoods(ctx context.Context, sel ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
+func (ec *executionContext) marshalNGoods2ᚖstorefrontᚋinternalᚋcatalogᚐGoods(ctx context.Context, sel ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Goods!")
 		return graphql.Null
@@ -16640,17 +16640,17 @@ func (ec *executionContext) marshalNGoodsSortField2storefrontᚋgraphᚐGoodsSor
 	return v
 }
 
-func (ec *executionContext) unmarshalNGoodsStatus2storefrontᚋenumsᚐGoodsStatus(ctx context.Context, v any) (enums.GoodsStatus, error) {
+func (ec *executionContext) unmarshalNGoodsStatus2storefrontᚋinternalᚋvocabᚋenumsᚐGoodsStatus(ctx context.Context, v any) (enums.GoodsStatus, error) {
 	var res enums.GoodsStatus
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNGoodsStatus2storefrontᚋenumsᚐGoodsStatus(ctx context.Context, sel ast.SelectionSet, v enums.GoodsStatus) graphql.Marshaler {
+func (ec *executionContext) marshalNGoodsStatus2storefrontᚋinternalᚋvocabᚋenumsᚐGoodsStatus(ctx context.Context, sel ast.SelectionSet, v enums.GoodsStatus) graphql.Marshaler {
 	return v
 }
 
-func (ec *executionContext) marshalNGoodsStock2ᚖstorefrontᚋcatalogᚐGoods(ctx context.Context, sel ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
+func (ec *executionContext) marshalNGoodsStock2ᚖstorefrontᚋinternalᚋcatalogᚐGoods(ctx context.Context, sel ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "GoodsStock!")
 		return graphql.Null
@@ -16744,15 +16744,15 @@ func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast
 	return ret
 }
 
-func (ec *executionContext) marshalNImage2storefrontᚋmediaᚐImage(ctx context.Context, sel ast.SelectionSet, v media.Image) graphql.Marshaler {
+func (ec *executionContext) marshalNImage2storefrontᚋinternalᚋvocabᚋmediaᚐImage(ctx context.Context, sel ast.SelectionSet, v media.Image) graphql.Marshaler {
 	return ec._Image(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNImage2ᚕstorefrontᚋmediaᚐImageᚄ(ctx context.Context, sel ast.SelectionSet, v []media.Image) graphql.Marshaler {
+func (ec *executionContext) marshalNImage2ᚕstorefrontᚋinternalᚋvocabᚋmediaᚐImageᚄ(ctx context.Context, sel ast.SelectionSet, v []media.Image) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNImage2storefrontᚋmediaᚐImage(ctx, sel, v[i])
+		return ec.marshalNImage2storefrontᚋinternalᚋvocabᚋmediaᚐImage(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -16797,17 +16797,17 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 	return res
 }
 
-func (ec *executionContext) unmarshalNMoney2storefrontᚋmoneyᚐMoney(ctx context.Context, v any) (money.Money, error) {
+func (ec *executionContext) unmarshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx context.Context, v any) (money.Money, error) {
 	var res money.Money
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNMoney2storefrontᚋmoneyᚐMoney(ctx context.Context, sel ast.SelectionSet, v money.Money) graphql.Marshaler {
+func (ec *executionContext) marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx context.Context, sel ast.SelectionSet, v money.Money) graphql.Marshaler {
 	return v
 }
 
-func (ec *executionContext) marshalNOrder2ᚖstorefrontᚋcheckoutᚐOrder(ctx context.Context, sel ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
+func (ec *executionContext) marshalNOrder2ᚖstorefrontᚋinternalᚋcheckoutᚐOrder(ctx context.Context, sel ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Order!")
 		return graphql.Null
@@ -16866,11 +16866,11 @@ func (ec *executionContext) unmarshalNOrderItemInput2ᚖstorefrontᚋgraphᚐOrd
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNOrderLine2ᚕᚖstorefrontᚋcheckoutᚐOrderLineᚄ(ctx context.Context, sel ast.SelectionSet, v []*checkout.OrderLine) graphql.Marshaler {
+func (ec *executionContext) marshalNOrderLine2ᚕᚖstorefrontᚋinternalᚋcheckoutᚐOrderLineᚄ(ctx context.Context, sel ast.SelectionSet, v []*checkout.OrderLine) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNOrderLine2ᚖstorefrontᚋcheckoutᚐOrderLine(ctx, sel, v[i])
+		return ec.marshalNOrderLine2ᚖstorefrontᚋinternalᚋcheckoutᚐOrderLine(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -16882,7 +16882,7 @@ func (ec *executionContext) marshalNOrderLine2ᚕᚖstorefrontᚋcheckoutᚐOrde
 	return ret
 }
 
-func (ec *executionContext) marshalNOrderLine2ᚖstorefrontᚋcheckoutᚐOrderLine(ctx context.Context, sel ast.SelectionSet, v *checkout.OrderLine) graphql.Marshaler {
+func (ec *executionContext) marshalNOrderLine2ᚖstorefrontᚋinternalᚋcheckoutᚐOrderLine(ctx context.Context, sel ast.SelectionSet, v *checkout.OrderLine) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "OrderLine!")
 		return graphql.Null
@@ -16890,13 +16890,13 @@ func (ec *executionContext) marshalNOrderLine2ᚖstorefrontᚋcheckoutᚐOrderLi
 	return ec._OrderLine(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNOrderStatus2storefrontᚋenumsᚐOrderStatus(ctx context.Context, v any) (enums.OrderStatus, error) {
+func (ec *executionContext) unmarshalNOrderStatus2storefrontᚋinternalᚋvocabᚋenumsᚐOrderStatus(ctx context.Context, v any) (enums.OrderStatus, error) {
 	var res enums.OrderStatus
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNOrderStatus2storefrontᚋenumsᚐOrderStatus(ctx context.Context, sel ast.SelectionSet, v enums.OrderStatus) graphql.Marshaler {
+func (ec *executionContext) marshalNOrderStatus2storefrontᚋinternalᚋvocabᚋenumsᚐOrderStatus(ctx context.Context, sel ast.SelectionSet, v enums.OrderStatus) graphql.Marshaler {
 	return v
 }
 
@@ -16908,11 +16908,11 @@ func (ec *executionContext) marshalNPageInfo2ᚖstorefrontᚋgraphᚐPageInfo(ct
 	return ec._PageInfo(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNPayment2ᚕᚖstorefrontᚋpaymentsᚐPaymentᚄ(ctx context.Context, sel ast.SelectionSet, v []*payments.Payment) graphql.Marshaler {
+func (ec *executionContext) marshalNPayment2ᚕᚖstorefrontᚋinternalᚋpaymentsᚐPaymentᚄ(ctx context.Context, sel ast.SelectionSet, v []*payments.Payment) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNPayment2ᚖstorefrontᚋpaymentsᚐPayment(ctx, sel, v[i])
+		return ec.marshalNPayment2ᚖstorefrontᚋinternalᚋpaymentsᚐPayment(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -16924,7 +16924,7 @@ func (ec *executionContext) marshalNPayment2ᚕᚖstorefrontᚋpaymentsᚐPaymen
 	return ret
 }
 
-func (ec *executionContext) marshalNPayment2ᚖstorefrontᚋpaymentsᚐPayment(ctx context.Context, sel ast.SelectionSet, v *payments.Payment) graphql.Marshaler {
+func (ec *executionContext) marshalNPayment2ᚖstorefrontᚋinternalᚋpaymentsᚐPayment(ctx context.Context, sel ast.SelectionSet, v *payments.Payment) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Payment!")
 		return graphql.Null
@@ -16937,13 +16937,13 @@ func (ec *executionContext) unmarshalNPaymentReturnInput2storefrontᚋgraphᚐPa
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNPaymentStatus2storefrontᚋenumsᚐPaymentStatus(ctx context.Context, v any) (enums.PaymentStatus, error) {
+func (ec *executionContext) unmarshalNPaymentStatus2storefrontᚋinternalᚋvocabᚋenumsᚐPaymentStatus(ctx context.Context, v any) (enums.PaymentStatus, error) {
 	var res enums.PaymentStatus
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNPaymentStatus2storefrontᚋenumsᚐPaymentStatus(ctx context.Context, sel ast.SelectionSet, v enums.PaymentStatus) graphql.Marshaler {
+func (ec *executionContext) marshalNPaymentStatus2storefrontᚋinternalᚋvocabᚋenumsᚐPaymentStatus(ctx context.Context, sel ast.SelectionSet, v enums.PaymentStatus) graphql.Marshaler {
 	return v
 }
 
@@ -16960,11 +16960,11 @@ func (ec *executionContext) marshalNRotateWebhookSecretPayload2ᚖstorefrontᚋg
 	return ec._RotateWebhookSecretPayload(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNSelectableValue2ᚕᚖstorefrontᚋcatalogᚐSelectableValueᚄ(ctx context.Context, sel ast.SelectionSet, v []*catalog.SelectableValue) graphql.Marshaler {
+func (ec *executionContext) marshalNSelectableValue2ᚕᚖstorefrontᚋinternalᚋcatalogᚐSelectableValueᚄ(ctx context.Context, sel ast.SelectionSet, v []*catalog.SelectableValue) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNSelectableValue2ᚖstorefrontᚋcatalogᚐSelectableValue(ctx, sel, v[i])
+		return ec.marshalNSelectableValue2ᚖstorefrontᚋinternalᚋcatalogᚐSelectableValue(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -16976,7 +16976,7 @@ func (ec *executionContext) marshalNSelectableValue2ᚕᚖstorefrontᚋcatalog�
 	return ret
 }
 
-func (ec *executionContext) marshalNSelectableValue2ᚖstorefrontᚋcatalogᚐSelectableValue(ctx context.Context, sel ast.SelectionSet, v *catalog.SelectableValue) graphql.Marshaler {
+func (ec *executionContext) marshalNSelectableValue2ᚖstorefrontᚋinternalᚋcatalogᚐSelectableValue(ctx context.Context, sel ast.SelectionSet, v *catalog.SelectableValue) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "SelectableValue!")
 		return graphql.Null
@@ -16989,11 +16989,11 @@ func (ec *executionContext) unmarshalNSetStockInput2storefrontᚋgraphᚐSetStoc
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNSku2ᚕᚖstorefrontᚋcatalogᚐSKUᚄ(ctx context.Context, sel ast.SelectionSet, v []*catalog.SKU) graphql.Marshaler {
+func (ec *executionContext) marshalNSku2ᚕᚖstorefrontᚋinternalᚋcatalogᚐSKUᚄ(ctx context.Context, sel ast.SelectionSet, v []*catalog.SKU) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNSku2ᚖstorefrontᚋcatalogᚐSKU(ctx, sel, v[i])
+		return ec.marshalNSku2ᚖstorefrontᚋinternalᚋcatalogᚐSKU(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -17005,7 +17005,7 @@ func (ec *executionContext) marshalNSku2ᚕᚖstorefrontᚋcatalogᚐSKUᚄ(ctx 
 	return ret
 }
 
-func (ec *executionContext) marshalNSku2ᚖstorefrontᚋcatalogᚐSKU(ctx context.Context, sel ast.SelectionSet, v *catalog.SKU) graphql.Marshaler {
+func (ec *executionContext) marshalNSku2ᚖstorefrontᚋinternalᚋcatalogᚐSKU(ctx context.Context, sel ast.SelectionSet, v *catalog.SKU) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Sku!")
 		return graphql.Null
@@ -17018,21 +17018,21 @@ func (ec *executionContext) unmarshalNSkuOverrideInput2ᚖstorefrontᚋgraphᚐS
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNSkuStatus2storefrontᚋenumsᚐSkuStatus(ctx context.Context, v any) (enums.SkuStatus, error) {
+func (ec *executionContext) unmarshalNSkuStatus2storefrontᚋinternalᚋvocabᚋenumsᚐSkuStatus(ctx context.Context, v any) (enums.SkuStatus, error) {
 	var res enums.SkuStatus
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNSkuStatus2storefrontᚋenumsᚐSkuStatus(ctx context.Context, sel ast.SelectionSet, v enums.SkuStatus) graphql.Marshaler {
+func (ec *executionContext) marshalNSkuStatus2storefrontᚋinternalᚋvocabᚋenumsᚐSkuStatus(ctx context.Context, sel ast.SelectionSet, v enums.SkuStatus) graphql.Marshaler {
 	return v
 }
 
-func (ec *executionContext) marshalNSkuStock2ᚕᚖstorefrontᚋcatalogᚐSKUᚄ(ctx context.Context, sel ast.SelectionSet, v []*catalog.SKU) graphql.Marshaler {
+func (ec *executionContext) marshalNSkuStock2ᚕᚖstorefrontᚋinternalᚋcatalogᚐSKUᚄ(ctx context.Context, sel ast.SelectionSet, v []*catalog.SKU) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNSkuStock2ᚖstorefrontᚋcatalogᚐSKU(ctx, sel, v[i])
+		return ec.marshalNSkuStock2ᚖstorefrontᚋinternalᚋcatalogᚐSKU(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -17044,7 +17044,7 @@ func (ec *executionContext) marshalNSkuStock2ᚕᚖstorefrontᚋcatalogᚐSKUᚄ
 	return ret
 }
 
-func (ec *executionContext) marshalNSkuStock2ᚖstorefrontᚋcatalogᚐSKU(ctx context.Context, sel ast.SelectionSet, v *catalog.SKU) graphql.Marshaler {
+func (ec *executionContext) marshalNSkuStock2ᚖstorefrontᚋinternalᚋcatalogᚐSKU(ctx context.Context, sel ast.SelectionSet, v *catalog.SKU) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "SkuStock!")
 		return graphql.Null
@@ -17062,11 +17062,11 @@ func (ec *executionContext) marshalNSortDirection2storefrontᚋgraphᚐSortDirec
 	return v
 }
 
-func (ec *executionContext) marshalNSpec2ᚕᚖstorefrontᚋcatalogᚐSpecᚄ(ctx context.Context, sel ast.SelectionSet, v []*catalog.Spec) graphql.Marshaler {
+func (ec *executionContext) marshalNSpec2ᚕᚖstorefrontᚋinternalᚋcatalogᚐSpecᚄ(ctx context.Context, sel ast.SelectionSet, v []*catalog.Spec) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNSpec2ᚖstorefrontᚋcatalogᚐSpec(ctx, sel, v[i])
+		return ec.marshalNSpec2ᚖstorefrontᚋinternalᚋcatalogᚐSpec(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -17078,7 +17078,7 @@ func (ec *executionContext) marshalNSpec2ᚕᚖstorefrontᚋcatalogᚐSpecᚄ(ct
 	return ret
 }
 
-func (ec *executionContext) marshalNSpec2ᚖstorefrontᚋcatalogᚐSpec(ctx context.Context, sel ast.SelectionSet, v *catalog.Spec) graphql.Marshaler {
+func (ec *executionContext) marshalNSpec2ᚖstorefrontᚋinternalᚋcatalogᚐSpec(ctx context.Context, sel ast.SelectionSet, v *catalog.Spec) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Spec!")
 		return graphql.Null
@@ -17110,21 +17110,21 @@ func (ec *executionContext) unmarshalNSpecInput2ᚖstorefrontᚋgraphᚐSpecInpu
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNSpecType2storefrontᚋenumsᚐSpecType(ctx context.Context, v any) (enums.SpecType, error) {
+func (ec *executionContext) unmarshalNSpecType2storefrontᚋinternalᚋvocabᚋenumsᚐSpecType(ctx context.Context, v any) (enums.SpecType, error) {
 	var res enums.SpecType
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNSpecType2storefrontᚋenumsᚐSpecType(ctx context.Context, sel ast.SelectionSet, v enums.SpecType) graphql.Marshaler {
+func (ec *executionContext) marshalNSpecType2storefrontᚋinternalᚋvocabᚋenumsᚐSpecType(ctx context.Context, sel ast.SelectionSet, v enums.SpecType) graphql.Marshaler {
 	return v
 }
 
-func (ec *executionContext) marshalNSpecValue2ᚕᚖstorefrontᚋcatalogᚐSpecValueᚄ(ctx context.Context, sel ast.SelectionSet, v []*catalog.SpecValue) graphql.Marshaler {
+func (ec *executionContext) marshalNSpecValue2ᚕᚖstorefrontᚋinternalᚋcatalogᚐSpecValueᚄ(ctx context.Context, sel ast.SelectionSet, v []*catalog.SpecValue) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNSpecValue2ᚖstorefrontᚋcatalogᚐSpecValue(ctx, sel, v[i])
+		return ec.marshalNSpecValue2ᚖstorefrontᚋinternalᚋcatalogᚐSpecValue(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -17136,7 +17136,7 @@ func (ec *executionContext) marshalNSpecValue2ᚕᚖstorefrontᚋcatalogᚐSpecV
 	return ret
 }
 
-func (ec *executionContext) marshalNSpecValue2ᚖstorefrontᚋcatalogᚐSpecValue(ctx context.Context, sel ast.SelectionSet, v *catalog.SpecValue) graphql.Marshaler {
+func (ec *executionContext) marshalNSpecValue2ᚖstorefrontᚋinternalᚋcatalogᚐSpecValue(ctx context.Context, sel ast.SelectionSet, v *catalog.SpecValue) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "SpecValue!")
 		return graphql.Null
@@ -17187,7 +17187,7 @@ func (ec *executionContext) marshalNStockDiff2ᚖstorefrontᚋgraphᚐStockDiff(
 	return ec._StockDiff(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNStockLog2ᚖstorefrontᚋinventoryᚐLedgerRow(ctx context.Context, sel ast.SelectionSet, v *inventory.LedgerRow) graphql.Marshaler {
+func (ec *executionContext) marshalNStockLog2ᚖstorefrontᚋinternalᚋinventoryᚐLedgerRow(ctx context.Context, sel ast.SelectionSet, v *inventory.LedgerRow) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "StockLog!")
 		return graphql.Null
@@ -17227,17 +17227,17 @@ func (ec *executionContext) marshalNStockLogEdge2ᚖstorefrontᚋgraphᚐStockLo
 	return ec._StockLogEdge(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNStockMode2storefrontᚋenumsᚐStockMode(ctx context.Context, v any) (enums.StockMode, error) {
+func (ec *executionContext) unmarshalNStockMode2storefrontᚋinternalᚋvocabᚋenumsᚐStockMode(ctx context.Context, v any) (enums.StockMode, error) {
 	var res enums.StockMode
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNStockMode2storefrontᚋenumsᚐStockMode(ctx context.Context, sel ast.SelectionSet, v enums.StockMode) graphql.Marshaler {
+func (ec *executionContext) marshalNStockMode2storefrontᚋinternalᚋvocabᚋenumsᚐStockMode(ctx context.Context, sel ast.SelectionSet, v enums.StockMode) graphql.Marshaler {
 	return v
 }
 
-func (ec *executionContext) marshalNStockPool2ᚖstorefrontᚋinventoryᚐPool(ctx context.Context, sel ast.SelectionSet, v *inventory.Pool) graphql.Marshaler {
+func (ec *executionContext) marshalNStockPool2ᚖstorefrontᚋinternalᚋinventoryᚐPool(ctx context.Context, sel ast.SelectionSet, v *inventory.Pool) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "StockPool!")
 		return graphql.Null
@@ -17277,13 +17277,13 @@ func (ec *executionContext) marshalNStockPoolEdge2ᚖstorefrontᚋgraphᚐStockP
 	return ec._StockPoolEdge(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNStockPoolStatus2storefrontᚋenumsᚐStockPoolStatus(ctx context.Context, v any) (enums.StockPoolStatus, error) {
+func (ec *executionContext) unmarshalNStockPoolStatus2storefrontᚋinternalᚋvocabᚋenumsᚐStockPoolStatus(ctx context.Context, v any) (enums.StockPoolStatus, error) {
 	var res enums.StockPoolStatus
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNStockPoolStatus2storefrontᚋenumsᚐStockPoolStatus(ctx context.Context, sel ast.SelectionSet, v enums.StockPoolStatus) graphql.Marshaler {
+func (ec *executionContext) marshalNStockPoolStatus2storefrontᚋinternalᚋvocabᚋenumsᚐStockPoolStatus(ctx context.Context, sel ast.SelectionSet, v enums.StockPoolStatus) graphql.Marshaler {
 	return v
 }
 
@@ -17374,11 +17374,11 @@ func (ec *executionContext) unmarshalNUpdateWebhookInput2storefrontᚋgraphᚐUp
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNWebhook2ᚕᚖstorefrontᚋwebhooksᚐWebhookᚄ(ctx context.Context, sel ast.SelectionSet, v []*webhooks.Webhook) graphql.Marshaler {
+func (ec *executionContext) marshalNWebhook2ᚕᚖstorefrontᚋinternalᚋwebhooksᚐWebhookᚄ(ctx context.Context, sel ast.SelectionSet, v []*webhooks.Webhook) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNWebhook2ᚖstorefrontᚋwebhooksᚐWebhook(ctx, sel, v[i])
+		return ec.marshalNWebhook2ᚖstorefrontᚋinternalᚋwebhooksᚐWebhook(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -17390,7 +17390,7 @@ func (ec *executionContext) marshalNWebhook2ᚕᚖstorefrontᚋwebhooksᚐWebhoo
 	return ret
 }
 
-func (ec *executionContext) marshalNWebhook2ᚖstorefrontᚋwebhooksᚐWebhook(ctx context.Context, sel ast.SelectionSet, v *webhooks.Webhook) graphql.Marshaler {
+func (ec *executionContext) marshalNWebhook2ᚖstorefrontᚋinternalᚋwebhooksᚐWebhook(ctx context.Context, sel ast.SelectionSet, v *webhooks.Webhook) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Webhook!")
 		return graphql.Null
@@ -17398,7 +17398,7 @@ func (ec *executionContext) marshalNWebhook2ᚖstorefrontᚋwebhooksᚐWebhook(c
 	return ec._Webhook(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNWebhookDelivery2ᚖstorefrontᚋwebhooksᚐDelivery(ctx context.Context, sel ast.SelectionSet, v *webhooks.Delivery) graphql.Marshaler {
+func (ec *executionContext) marshalNWebhookDelivery2ᚖstorefrontᚋinternalᚋwebhooksᚐDelivery(ctx context.Context, sel ast.SelectionSet, v *webhooks.Delivery) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "WebhookDelivery!")
 		return graphql.Null
@@ -17624,7 +17624,7 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
-func (ec *executionContext) marshalOCart2ᚖstorefrontᚋcartᚐCart(ctx context.Context, sel ast.SelectionSet, v *cart.Cart) graphql.Marshaler {
+func (ec *executionContext) marshalOCart2ᚖstorefrontᚋinternalᚋcartᚐCart(ctx context.Context, sel ast.SelectionSet, v *cart.Cart) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -17656,14 +17656,14 @@ func (ec *executionContext) unmarshalOCartLineInput2ᚕᚖstorefrontᚋgraphᚐC
 	return res, nil
 }
 
-func (ec *executionContext) marshalOCategory2ᚖstorefrontᚋcatalogᚐCategory(ctx context.Context, sel ast.SelectionSet, v *catalog.Category) graphql.Marshaler {
+func (ec *executionContext) marshalOCategory2ᚖstorefrontᚋinternalᚋcatalogᚐCategory(ctx context.Context, sel ast.SelectionSet, v *catalog.Category) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Category(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOGoods2ᚖstorefrontᚋcatalogᚐGoods(ctx context.Context, sel ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
+func (ec *executionContext) marshalOGoods2ᚖstorefrontᚋinternalᚋcatalogᚐGoods(ctx context.Context, sel ast.SelectionSet, v *catalog.Goods) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -17686,7 +17686,7 @@ func (ec *executionContext) unmarshalOGoodsSort2ᚖstorefrontᚋgraphᚐGoodsSor
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalOGoodsStatus2ᚖstorefrontᚋenumsᚐGoodsStatus(ctx context.Context, v any) (*enums.GoodsStatus, error) {
+func (ec *executionContext) unmarshalOGoodsStatus2ᚖstorefrontᚋinternalᚋvocabᚋenumsᚐGoodsStatus(ctx context.Context, v any) (*enums.GoodsStatus, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -17695,7 +17695,7 @@ func (ec *executionContext) unmarshalOGoodsStatus2ᚖstorefrontᚋenumsᚐGoodsS
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOGoodsStatus2ᚖstorefrontᚋenumsᚐGoodsStatus(ctx context.Context, sel ast.SelectionSet, v *enums.GoodsStatus) graphql.Marshaler {
+func (ec *executionContext) marshalOGoodsStatus2ᚖstorefrontᚋinternalᚋvocabᚋenumsᚐGoodsStatus(ctx context.Context, sel ast.SelectionSet, v *enums.GoodsStatus) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -17861,7 +17861,7 @@ func (ec *executionContext) marshalOInt2ᚖint64(ctx context.Context, sel ast.Se
 	return res
 }
 
-func (ec *executionContext) unmarshalOMoney2ᚖstorefrontᚋmoneyᚐMoney(ctx context.Context, v any) (*money.Money, error) {
+func (ec *executionContext) unmarshalOMoney2ᚖstorefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx context.Context, v any) (*money.Money, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -17870,35 +17870,35 @@ func (ec *executionContext) unmarshalOMoney2ᚖstorefrontᚋmoneyᚐMoney(ctx co
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOMoney2ᚖstorefrontᚋmoneyᚐMoney(ctx context.Context, sel ast.SelectionSet, v *money.Money) graphql.Marshaler {
+func (ec *executionContext) marshalOMoney2ᚖstorefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx context.Context, sel ast.SelectionSet, v *money.Money) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return v
 }
 
-func (ec *executionContext) marshalOOrder2ᚖstorefrontᚋcheckoutᚐOrder(ctx context.Context, sel ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
+func (ec *executionContext) marshalOOrder2ᚖstorefrontᚋinternalᚋcheckoutᚐOrder(ctx context.Context, sel ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Order(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOPayment2ᚖstorefrontᚋpaymentsᚐPayment(ctx context.Context, sel ast.SelectionSet, v *payments.Payment) graphql.Marshaler {
+func (ec *executionContext) marshalOPayment2ᚖstorefrontᚋinternalᚋpaymentsᚐPayment(ctx context.Context, sel ast.SelectionSet, v *payments.Payment) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Payment(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOPriceRange2ᚖstorefrontᚋcatalogᚐPriceRange(ctx context.Context, sel ast.SelectionSet, v *catalog.PriceRange) graphql.Marshaler {
+func (ec *executionContext) marshalOPriceRange2ᚖstorefrontᚋinternalᚋcatalogᚐPriceRange(ctx context.Context, sel ast.SelectionSet, v *catalog.PriceRange) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._PriceRange(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOSku2ᚖstorefrontᚋcatalogᚐSKU(ctx context.Context, sel ast.SelectionSet, v *catalog.SKU) graphql.Marshaler {
+func (ec *executionContext) marshalOSku2ᚖstorefrontᚋinternalᚋcatalogᚐSKU(ctx context.Context, sel ast.SelectionSet, v *catalog.SKU) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -17922,7 +17922,7 @@ func (ec *executionContext) unmarshalOSkuOverrideInput2ᚕᚖstorefrontᚋgraph�
 	return res, nil
 }
 
-func (ec *executionContext) unmarshalOSkuStatus2ᚖstorefrontᚋenumsᚐSkuStatus(ctx context.Context, v any) (*enums.SkuStatus, error) {
+func (ec *executionContext) unmarshalOSkuStatus2ᚖstorefrontᚋinternalᚋvocabᚋenumsᚐSkuStatus(ctx context.Context, v any) (*enums.SkuStatus, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -17931,7 +17931,7 @@ func (ec *executionContext) unmarshalOSkuStatus2ᚖstorefrontᚋenumsᚐSkuStatu
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOSkuStatus2ᚖstorefrontᚋenumsᚐSkuStatus(ctx context.Context, sel ast.SelectionSet, v *enums.SkuStatus) graphql.Marshaler {
+func (ec *executionContext) marshalOSkuStatus2ᚖstorefrontᚋinternalᚋvocabᚋenumsᚐSkuStatus(ctx context.Context, sel ast.SelectionSet, v *enums.SkuStatus) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -17963,7 +17963,7 @@ func (ec *executionContext) unmarshalOSpecInput2ᚕᚖstorefrontᚋgraphᚐSpecI
 	return res, nil
 }
 
-func (ec *executionContext) unmarshalOStockMode2ᚖstorefrontᚋenumsᚐStockMode(ctx context.Context, v any) (*enums.StockMode, error) {
+func (ec *executionContext) unmarshalOStockMode2ᚖstorefrontᚋinternalᚋvocabᚋenumsᚐStockMode(ctx context.Context, v any) (*enums.StockMode, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -17972,21 +17972,21 @@ func (ec *executionContext) unmarshalOStockMode2ᚖstorefrontᚋenumsᚐStockMod
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOStockMode2ᚖstorefrontᚋenumsᚐStockMode(ctx context.Context, sel ast.SelectionSet, v *enums.StockMode) graphql.Marshaler {
+func (ec *executionContext) marshalOStockMode2ᚖstorefrontᚋinternalᚋvocabᚋenumsᚐStockMode(ctx context.Context, sel ast.SelectionSet, v *enums.StockMode) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return v
 }
 
-func (ec *executionContext) marshalOStockPool2ᚕᚖstorefrontᚋinventoryᚐPoolᚄ(ctx context.Context, sel ast.SelectionSet, v []*inventory.Pool) graphql.Marshaler {
+func (ec *executionContext) marshalOStockPool2ᚕᚖstorefrontᚋinternalᚋinventoryᚐPoolᚄ(ctx context.Context, sel ast.SelectionSet, v []*inventory.Pool) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNStockPool2ᚖstorefrontᚋinventoryᚐPool(ctx, sel, v[i])
+		return ec.marshalNStockPool2ᚖstorefrontᚋinternalᚋinventoryᚐPool(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -17998,7 +17998,7 @@ func (ec *executionContext) marshalOStockPool2ᚕᚖstorefrontᚋinventoryᚐPoo
 	return ret
 }
 
-func (ec *executionContext) marshalOStockPool2ᚖstorefrontᚋinventoryᚐPool(ctx context.Context, sel ast.SelectionSet, v *inventory.Pool) graphql.Marshaler {
+func (ec *executionContext) marshalOStockPool2ᚖstorefrontᚋinternalᚋinventoryᚐPool(ctx context.Context, sel ast.SelectionSet, v *inventory.Pool) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
-	"storefront/catalog"
-	"storefront/inventory"
+	"storefront/internal/catalog"
+	"storefront/internal/inventory"
 )
 
 // Sku.activePool is read per goods, once per request: a product page asks

@@ -1,10 +1,10 @@
 package resolvers
 
 import (
-	"storefront/catalog"
-	"storefront/enums"
 	"storefront/graph"
-	"storefront/inventory"
+	"storefront/internal/catalog"
+	"storefront/internal/inventory"
+	"storefront/internal/vocab/enums"
 )
 
 func createInput(in graph.CreateGoodsInput) (catalog.CreateInput, error) {

@@ -7,16 +7,16 @@ import (
 	"testing"
 	"time"
 
-	"storefront/auth"
-	"storefront/cart"
-	"storefront/catalog"
-	"storefront/demo"
 	"storefront/ent/sku"
 	"storefront/internal/app"
-	"storefront/internal/gqltest"
-	"storefront/internal/testdb"
-	"storefront/money"
-	"storefront/store"
+	"storefront/internal/cart"
+	"storefront/internal/catalog"
+	"storefront/internal/demo"
+	"storefront/internal/platform/auth"
+	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/gqltest"
+	"storefront/internal/testsupport/testdb"
+	"storefront/internal/vocab/money"
 )
 
 // A cart read or a cart mutation acknowledges a price rise (checkoutCart

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	"storefront/auth"
-	"storefront/cart"
-	"storefront/catalog"
-	"storefront/errs"
 	"storefront/graph"
+	"storefront/internal/cart"
+	"storefront/internal/catalog"
+	"storefront/internal/platform/auth"
+	"storefront/internal/vocab/errs"
 )
 
 // shopper is who a cart request comes from: the token's user, or "" for an

@@ -6,13 +6,13 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"storefront/cart"
+	"storefront/internal/cart"
 )
 
 // showing marks ctx for the cart package with whether this field's answer
 // (a Cart) shows the shopper its lines' current prices: the warnings, the
 // cost's subtotal, or a line's unitPrice or subtotal. Only such an answer acknowledges
-// a price rise (cart/shown.go). The product views under CartLine.sku and
+// a price rise (internal/cart/shown.go). The product views under CartLine.sku and
 // .goods do not count: they are cached and may still show the old price.
 func showing(ctx context.Context) context.Context {
 	return cart.ShowingPrices(ctx, showsPrices(ctx))

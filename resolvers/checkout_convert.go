@@ -3,9 +3,9 @@ package resolvers
 import (
 	"context"
 
-	"storefront/auth"
-	"storefront/checkout"
 	"storefront/graph"
+	"storefront/internal/checkout"
+	"storefront/internal/platform/auth"
 )
 
 // buyer is the caller allowed to order: a customer or an admin.

@@ -3,9 +3,9 @@ package resolvers
 import (
 	"context"
 
-	"storefront/auth"
-	"storefront/catalog"
 	"storefront/graph"
+	"storefront/internal/catalog"
+	"storefront/internal/platform/auth"
 )
 
 func viewer(ctx context.Context) catalog.Viewer {

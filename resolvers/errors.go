@@ -8,23 +8,23 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"storefront/cart"
-	"storefront/checkout"
-	"storefront/enums"
-	"storefront/errs"
-	"storefront/inventory"
-	"storefront/money"
-	"storefront/paging"
-	"storefront/scalar"
+	"storefront/internal/cart"
+	"storefront/internal/checkout"
+	"storefront/internal/inventory"
+	"storefront/internal/platform/store"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/errs"
+	"storefront/internal/vocab/money"
+	"storefront/internal/vocab/paging"
+	"storefront/internal/vocab/scalar"
 	"storefront/skumatrix"
-	"storefront/store"
 )
 
 // CodeInternal answers an error the table does not know: a bug, logged.
 const CodeInternal = "INTERNAL"
 
 // ErrQueryTooComplex refuses an operation over the depth or complexity
-// limit (server/limits.go).
+// limit (internal/server/limits.go).
 var ErrQueryTooComplex = errs.New(errs.InvalidInput, "query too complex")
 
 // errorCode pairs an error with its stable extensions.code.

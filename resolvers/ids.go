@@ -1,6 +1,6 @@
 package resolvers
 
-import "storefront/scalar"
+import "storefront/internal/vocab/scalar"
 
 // ID's first model is graphql.ID, so that a cart id (a 128-bit token) can be
 // an ID! argument as the contract has it: gqlgen hands every ID argument and

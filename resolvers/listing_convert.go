@@ -5,12 +5,12 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"storefront/catalog"
-	"storefront/enums"
 	"storefront/graph"
-	"storefront/listing"
-	"storefront/media"
-	"storefront/paging"
+	"storefront/internal/catalog"
+	"storefront/internal/listing"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/media"
+	"storefront/internal/vocab/paging"
 )
 
 func listParams(ctx context.Context, first *int64, after *string, f *graph.GoodsFilter, sort *graph.GoodsSort, status *enums.GoodsStatus) (catalog.ListParams, error) {

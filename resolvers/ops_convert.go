@@ -4,7 +4,7 @@ import (
 	"strconv"
 
 	"storefront/graph"
-	"storefront/inventory"
+	"storefront/internal/inventory"
 )
 
 // reconcileLimit keeps an absurd limit from reaching the database as one:

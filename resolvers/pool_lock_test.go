@@ -7,15 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"storefront/auth"
-	"storefront/catalog"
-	"storefront/checkout"
-	"storefront/enums"
 	"storefront/internal/app"
-	"storefront/internal/gqltest"
-	"storefront/internal/testdb"
-	"storefront/inventory"
-	"storefront/store"
+	"storefront/internal/catalog"
+	"storefront/internal/checkout"
+	"storefront/internal/inventory"
+	"storefront/internal/platform/auth"
+	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/gqltest"
+	"storefront/internal/testsupport/testdb"
+	"storefront/internal/vocab/enums"
 )
 
 // A lock-at-order goods' pool over GraphQL: an order locks on the pool, and

@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"storefront/auth"
-	"storefront/catalog"
-	"storefront/enums"
 	"storefront/internal/app"
-	"storefront/internal/gqltest"
-	"storefront/internal/testdb"
-	"storefront/store"
+	"storefront/internal/catalog"
+	"storefront/internal/platform/auth"
+	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/gqltest"
+	"storefront/internal/testsupport/testdb"
+	"storefront/internal/vocab/enums"
 )
 
 type poolJSON struct {

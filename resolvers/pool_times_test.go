@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"storefront/auth"
-	"storefront/catalog"
-	"storefront/enums"
 	"storefront/internal/app"
-	"storefront/internal/gqltest"
-	"storefront/internal/testdb"
-	"storefront/inventory"
-	"storefront/store"
+	"storefront/internal/catalog"
+	"storefront/internal/inventory"
+	"storefront/internal/platform/auth"
+	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/gqltest"
+	"storefront/internal/testsupport/testdb"
+	"storefront/internal/vocab/enums"
 )
 
 // Pool times (issue 25, section 3): a malformed time or one outside

@@ -3,13 +3,13 @@
 package resolvers
 
 import (
-	"storefront/cart"
-	"storefront/catalog"
-	"storefront/checkout"
-	"storefront/inventory"
-	"storefront/live"
-	"storefront/payments"
-	"storefront/webhooks"
+	"storefront/internal/cart"
+	"storefront/internal/catalog"
+	"storefront/internal/checkout"
+	"storefront/internal/inventory"
+	"storefront/internal/live"
+	"storefront/internal/payments"
+	"storefront/internal/webhooks"
 )
 
 // Resolver holds the domain services (dependency injection root; gqlgen does

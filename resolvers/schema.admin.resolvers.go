@@ -7,12 +7,12 @@ package resolvers
 
 import (
 	"context"
-	"storefront/auth"
-	"storefront/catalog"
-	"storefront/enums"
 	"storefront/graph"
-	"storefront/inventory"
-	"storefront/paging"
+	"storefront/internal/catalog"
+	"storefront/internal/inventory"
+	"storefront/internal/platform/auth"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/paging"
 )
 
 // CreateGoods is the resolver for the createGoods field.

@@ -7,10 +7,10 @@ package resolvers
 
 import (
 	"context"
-	"storefront/cart"
-	"storefront/catalog"
-	"storefront/checkout"
 	"storefront/graph"
+	"storefront/internal/cart"
+	"storefront/internal/catalog"
+	"storefront/internal/checkout"
 )
 
 // Order is the resolver for the order field.

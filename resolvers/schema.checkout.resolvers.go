@@ -7,9 +7,9 @@ package resolvers
 
 import (
 	"context"
-	"storefront/checkout"
 	"storefront/graph"
-	"storefront/paging"
+	"storefront/internal/checkout"
+	"storefront/internal/vocab/paging"
 )
 
 // PlaceOrder is the resolver for the placeOrder field.

@@ -8,9 +8,9 @@ package resolvers
 import (
 	"context"
 	"fmt"
-	"storefront/catalog"
-	"storefront/errs"
 	"storefront/graph"
+	"storefront/internal/catalog"
+	"storefront/internal/vocab/errs"
 
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 )

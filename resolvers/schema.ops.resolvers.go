@@ -7,8 +7,8 @@ package resolvers
 
 import (
 	"context"
-	"storefront/auth"
 	"storefront/graph"
+	"storefront/internal/platform/auth"
 )
 
 // StockReconciliation is the resolver for the stockReconciliation field.

@@ -7,10 +7,10 @@ package resolvers
 
 import (
 	"context"
-	"storefront/auth"
-	"storefront/checkout"
 	"storefront/graph"
-	"storefront/payments"
+	"storefront/internal/checkout"
+	"storefront/internal/payments"
+	"storefront/internal/platform/auth"
 )
 
 // PaymentReturn is the resolver for the paymentReturn field.

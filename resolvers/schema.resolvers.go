@@ -8,13 +8,13 @@ package resolvers
 import (
 	"context"
 	"fmt"
-	"storefront/auth"
-	"storefront/catalog"
-	"storefront/enums"
-	"storefront/errs"
 	"storefront/graph"
-	"storefront/inventory"
-	"storefront/money"
+	"storefront/internal/catalog"
+	"storefront/internal/inventory"
+	"storefront/internal/platform/auth"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/errs"
+	"storefront/internal/vocab/money"
 )
 
 // Parent is the resolver for the parent field.

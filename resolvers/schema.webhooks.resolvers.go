@@ -7,9 +7,9 @@ package resolvers
 
 import (
 	"context"
-	"storefront/auth"
 	"storefront/graph"
-	"storefront/webhooks"
+	"storefront/internal/platform/auth"
+	"storefront/internal/webhooks"
 )
 
 // CreateWebhook is the resolver for the createWebhook field.

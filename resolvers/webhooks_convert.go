@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"time"
 
-	"storefront/errs"
 	"storefront/graph"
-	"storefront/webhooks"
+	"storefront/internal/vocab/errs"
+	"storefront/internal/webhooks"
 )
 
 // deliveryConnection is a page of delivery attempts as a connection.

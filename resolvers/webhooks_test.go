@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"storefront/auth"
 	"storefront/internal/app"
-	"storefront/internal/gqltest"
-	"storefront/internal/testdb"
-	"storefront/store"
-	"storefront/webhooks"
+	"storefront/internal/platform/auth"
+	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/gqltest"
+	"storefront/internal/testsupport/testdb"
+	"storefront/internal/webhooks"
 )
 
 // The webhooks' contract over GraphQL (issue 38, item 5): a url over 2048

@@ -20,11 +20,11 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 
-	"storefront/catalog"
-	"storefront/demo"
 	"storefront/graph"
+	"storefront/internal/catalog"
+	"storefront/internal/demo"
+	"storefront/internal/platform/store"
 	"storefront/resolvers"
-	"storefront/store"
 )
 
 func main() {

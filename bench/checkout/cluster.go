@@ -17,13 +17,13 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"storefront/auth"
-	"storefront/catalog"
-	"storefront/checkout"
-	"storefront/demo"
 	"storefront/ent/sku"
 	"storefront/internal/app"
-	"storefront/store"
+	"storefront/internal/catalog"
+	"storefront/internal/checkout"
+	"storefront/internal/demo"
+	"storefront/internal/platform/auth"
+	"storefront/internal/platform/store"
 )
 
 // Issue 28's section: the hot SKU through a Galera cluster. -dbs lists the
@@ -39,7 +39,7 @@ import (
 // refused (UNAVAILABLE, with stock left) is counted and the client goes on,
 // since refusals are what the section measures. The single server runs
 // first: a process that has opened a Galera node retries conflicts as on
-// Galera (store/wsrep_mysql.go).
+// Galera (internal/platform/store/wsrep_mysql.go).
 
 type clusterResult struct {
 	rate, p50, p99   float64

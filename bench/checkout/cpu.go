@@ -3,7 +3,7 @@ package main
 import (
 	"time"
 
-	"storefront/internal/proccpu"
+	"storefront/internal/platform/proccpu"
 )
 
 // CPU per order, for the "where time goes" columns: this process (clients,

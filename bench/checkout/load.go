@@ -15,11 +15,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"storefront/auth"
-	"storefront/checkout"
 	"storefront/internal/app"
-	"storefront/payments"
-	"storefront/store"
+	"storefront/internal/checkout"
+	"storefront/internal/payments"
+	"storefront/internal/platform/auth"
+	"storefront/internal/platform/store"
 )
 
 type cellKey struct {

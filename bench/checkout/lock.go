@@ -11,14 +11,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"storefront/catalog"
-	"storefront/checkout"
 	"storefront/ent/sku"
-	"storefront/enums"
-	"storefront/inventory"
-	"storefront/money"
-	"storefront/payments"
-	"storefront/store"
+	"storefront/internal/catalog"
+	"storefront/internal/checkout"
+	"storefront/internal/inventory"
+	"storefront/internal/payments"
+	"storefront/internal/platform/store"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/money"
 )
 
 // Lock at order (issue 17): placeOrder on a hot SKU of a lock-at-order goods

@@ -61,16 +61,16 @@ import (
 	"strings"
 	"time"
 
-	"storefront/internal/proccpu"
+	"storefront/internal/platform/proccpu"
 
 	"github.com/go-sql-driver/mysql"
 
-	"storefront/catalog"
-	"storefront/checkout"
-	"storefront/demo"
 	"storefront/ent/sku"
-	"storefront/internal/gctune"
-	"storefront/store"
+	"storefront/internal/catalog"
+	"storefront/internal/checkout"
+	"storefront/internal/demo"
+	"storefront/internal/platform/gctune"
+	"storefront/internal/platform/store"
 )
 
 func main() {

@@ -8,13 +8,13 @@ import (
 	"slices"
 	"time"
 
-	"storefront/auth"
-	"storefront/catalog"
-	"storefront/checkout"
 	"storefront/ent/sku"
-	"storefront/enums"
-	"storefront/inventory"
-	"storefront/money"
+	"storefront/internal/catalog"
+	"storefront/internal/checkout"
+	"storefront/internal/inventory"
+	"storefront/internal/platform/auth"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/money"
 )
 
 // Stock pools (issue 18), section 8: the seed's claim that a flash sale on

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"storefront/catalog"
-	"storefront/demo"
 	"storefront/ent/sku"
-	"storefront/internal/proccpu"
-	"storefront/store"
+	"storefront/internal/catalog"
+	"storefront/internal/demo"
+	"storefront/internal/platform/proccpu"
+	"storefront/internal/platform/store"
 )
 
 // Section 10 is issue 38's connection budgets: -pools lists pool sizes

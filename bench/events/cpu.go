@@ -3,7 +3,7 @@ package main
 import (
 	"time"
 
-	"storefront/internal/proccpu"
+	"storefront/internal/platform/proccpu"
 )
 
 // CPU per order by mode: this process from getrusage, the database server,

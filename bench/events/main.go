@@ -27,7 +27,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
-	"storefront/internal/proccpu"
+	"storefront/internal/platform/proccpu"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,14 +39,14 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"storefront/catalog"
-	"storefront/checkout"
-	"storefront/demo"
 	"storefront/ent/sku"
-	"storefront/events"
-	"storefront/internal/gctune"
-	"storefront/store"
-	"storefront/webhooks"
+	"storefront/internal/catalog"
+	"storefront/internal/checkout"
+	"storefront/internal/demo"
+	"storefront/internal/platform/events"
+	"storefront/internal/platform/gctune"
+	"storefront/internal/platform/store"
+	"storefront/internal/webhooks"
 )
 
 func main() {

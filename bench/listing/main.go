@@ -18,9 +18,9 @@ import (
 	"sync"
 	"time"
 
-	"storefront/catalog"
-	"storefront/listing"
-	"storefront/store"
+	"storefront/internal/catalog"
+	"storefront/internal/listing"
+	"storefront/internal/platform/store"
 )
 
 func main() {

@@ -4,12 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 
-	"storefront/cart"
 	"storefront/internal/app"
-	"storefront/live"
-	"storefront/metrics"
-	"storefront/payments"
-	"storefront/server"
+	"storefront/internal/cart"
+	"storefront/internal/live"
+	"storefront/internal/payments"
+	"storefront/internal/platform/metrics"
+	"storefront/internal/server"
 )
 
 // app is serve's configuration as the composition root takes it.

@@ -6,9 +6,9 @@ import (
 	"flag"
 	"fmt"
 
-	"storefront/cart"
-	"storefront/checkout"
-	"storefront/store"
+	"storefront/internal/cart"
+	"storefront/internal/checkout"
+	"storefront/internal/platform/store"
 )
 
 // cartFlags registers the cart settings shared by serve and close-expired.

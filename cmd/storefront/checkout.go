@@ -10,10 +10,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"storefront/cart"
-	"storefront/checkout"
-	"storefront/inventory"
-	"storefront/metrics"
+	"storefront/internal/cart"
+	"storefront/internal/checkout"
+	"storefront/internal/inventory"
+	"storefront/internal/platform/metrics"
 )
 
 // validCheckout refuses settings that would break checkout silently.

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"storefront/auth"
-	"storefront/catalog"
-	"storefront/demo"
-	"storefront/store"
+	"storefront/internal/catalog"
+	"storefront/internal/demo"
+	"storefront/internal/platform/auth"
+	"storefront/internal/platform/store"
 )
 
 func openDB(ctx context.Context, c *config) (*store.DB, error) {

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"storefront/catalog"
-	"storefront/checkout"
-	"storefront/server"
-	"storefront/store"
+	"storefront/internal/catalog"
+	"storefront/internal/checkout"
+	"storefront/internal/platform/store"
+	"storefront/internal/server"
 )
 
 // config is the whole configuration: defaults, then STOREFRONT_* variables,

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"storefront/checkout"
-	"storefront/events"
-	"storefront/metrics"
-	"storefront/webhooks"
+	"storefront/internal/checkout"
+	"storefront/internal/platform/events"
+	"storefront/internal/platform/metrics"
+	"storefront/internal/webhooks"
 )
 
 // eventsConfig is where order events go: NATS JetStream when a URL is

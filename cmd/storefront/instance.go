@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"storefront/checkout"
+	"storefront/internal/checkout"
 )
 
 // instanceFlag registers serve's --instance-id.

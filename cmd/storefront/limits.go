@@ -4,7 +4,7 @@ import (
 	"errors"
 	"flag"
 
-	"storefront/server"
+	"storefront/internal/server"
 )
 
 // limitFlags registers serve's GraphQL limits beyond depth and complexity

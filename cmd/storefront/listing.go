@@ -6,8 +6,8 @@ import (
 	"os"
 	"text/tabwriter"
 
-	"storefront/listing"
-	"storefront/store"
+	"storefront/internal/listing"
+	"storefront/internal/platform/store"
 )
 
 // reconcileListing prints every listing row that differs from what the

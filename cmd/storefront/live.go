@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"storefront/live"
-	"storefront/server"
+	"storefront/internal/live"
+	"storefront/internal/server"
 )
 
 // liveConfig is serve's live stock: the goodsStock subscription over

@@ -12,7 +12,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"storefront/server"
+	"storefront/internal/server"
 )
 
 func main() {

@@ -7,7 +7,7 @@ import (
 	"os"
 	"runtime/debug"
 
-	"storefront/internal/gctune"
+	"storefront/internal/platform/gctune"
 )
 
 // memoryLimitFlag registers serve's soft memory limit (internal/gctune).

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"storefront/payments"
+	"storefront/internal/payments"
 )
 
 // notify signs and sends a provider notification to a running server, so a

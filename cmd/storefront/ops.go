@@ -6,9 +6,9 @@ import (
 	"flag"
 	"time"
 
-	"storefront/inventory"
-	"storefront/metrics"
-	"storefront/server"
+	"storefront/internal/inventory"
+	"storefront/internal/platform/metrics"
+	"storefront/internal/server"
 )
 
 // opsFlags registers serve's operations settings: the periodic stock check

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"strconv"
 
-	"storefront/server"
+	"storefront/internal/server"
 )
 
 // rateLimitFlags registers serve's limits on mutations: a token bucket per
-// anonymous client address and one per token subject (server/ratelimit.go;
+// anonymous client address and one per token subject (internal/server/ratelimit.go;
 // docs/operations.md, "Rate limits", says why the defaults).
 func rateLimitFlags(fs *flag.FlagSet, c *config) {
 	d := server.DefaultRateLimits()

@@ -6,9 +6,9 @@ import (
 	"os"
 	"text/tabwriter"
 
-	"storefront/catalog"
-	"storefront/inventory"
-	"storefront/listing"
+	"storefront/internal/catalog"
+	"storefront/internal/inventory"
+	"storefront/internal/listing"
 )
 
 // reconcile prints every SKU whose stock differs from its ledger sum, every

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"flag"
 
-	"storefront/server"
+	"storefront/internal/server"
 )
 
 // responseCacheFlags registers serve's response cache: finished answers of

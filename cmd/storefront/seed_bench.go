@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"storefront/catalog"
+	"storefront/internal/catalog"
 )
 
 // seedBench writes a generated catalog for the listing benchmark

@@ -12,14 +12,14 @@ import (
 	"strings"
 	"time"
 
-	"storefront/auth"
-	"storefront/catalog"
-	"storefront/demo"
 	"storefront/internal/app"
-	"storefront/internal/gctune"
-	"storefront/metrics"
-	"storefront/payments"
-	"storefront/store"
+	"storefront/internal/catalog"
+	"storefront/internal/demo"
+	"storefront/internal/payments"
+	"storefront/internal/platform/auth"
+	"storefront/internal/platform/gctune"
+	"storefront/internal/platform/metrics"
+	"storefront/internal/platform/store"
 )
 
 func serve(ctx context.Context, args []string) error {
@@ -119,7 +119,7 @@ func serve(ctx context.Context, args []string) error {
 	}
 
 	// On a Galera cluster the hot rows' writes go through one node
-	// (store/nodes_mysql.go says why); reads stay on --db, this instance's
+	// (internal/platform/store/nodes_mysql.go says why); reads stay on --db, this instance's
 	// own node.
 	wdb := db
 	if c.DBWriter != "" {

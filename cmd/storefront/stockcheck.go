@@ -5,8 +5,8 @@ import (
 	"log/slog"
 	"time"
 
-	"storefront/inventory"
-	"storefront/metrics"
+	"storefront/internal/inventory"
+	"storefront/internal/platform/metrics"
 )
 
 // stockCheck runs one stock check (seed 003, 7.4): it sets the ledger

@@ -4,7 +4,7 @@ package goodslisting
 
 import (
 	"fmt"
-	"storefront/enums"
+	"storefront/internal/vocab/enums"
 
 	"entgo.io/ent/dialect/sql"
 )

@@ -4,7 +4,7 @@ package goodslisting
 
 import (
 	"storefront/ent/predicate"
-	"storefront/enums"
+	"storefront/internal/vocab/enums"
 	"time"
 
 	"entgo.io/ent/dialect/sql"

@@ -4,8 +4,8 @@ package order
 
 import (
 	"storefront/ent/predicate"
-	"storefront/enums"
-	"storefront/money"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/money"
 	"time"
 
 	"entgo.io/ent/dialect/sql"

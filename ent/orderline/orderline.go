@@ -4,7 +4,7 @@ package orderline
 
 import (
 	"fmt"
-	"storefront/enums"
+	"storefront/internal/vocab/enums"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"

@@ -4,7 +4,7 @@ package payment
 
 import (
 	"fmt"
-	"storefront/enums"
+	"storefront/internal/vocab/enums"
 	"time"
 
 	"entgo.io/ent/dialect/sql"

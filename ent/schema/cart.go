@@ -9,7 +9,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 
-	"storefront/enums"
+	"storefront/internal/vocab/enums"
 )
 
 // Cart is a shopper's cart (issue 20), written only by package cart. Clients

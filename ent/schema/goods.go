@@ -10,8 +10,8 @@ import (
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 
-	"storefront/enums"
-	"storefront/media"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/media"
 )
 
 // Goods is the SPU (seed table ls_goods): what is shown; trade happens on its SKUs.

@@ -8,7 +8,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 
-	"storefront/enums"
+	"storefront/internal/vocab/enums"
 )
 
 // GoodsListing is the listing's derived row (docs/listing.md): one per

@@ -10,8 +10,8 @@ import (
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 
-	"storefront/enums"
-	"storefront/money"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/money"
 )
 
 // Order is a customer's order. Its status moves only by CAS on the old

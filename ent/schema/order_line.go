@@ -8,9 +8,9 @@ import (
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 
-	"storefront/enums"
+	"storefront/internal/vocab/enums"
 
-	"storefront/money"
+	"storefront/internal/vocab/money"
 )
 
 // OrderLine snapshots what was bought: later renames and price edits of the

@@ -10,8 +10,8 @@ import (
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 
-	"storefront/enums"
-	"storefront/money"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/money"
 )
 
 // Sku is one sellable combination of spec values (seed table ls_goods_item).

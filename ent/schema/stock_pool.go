@@ -10,7 +10,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 
-	"storefront/money"
+	"storefront/internal/vocab/money"
 )
 
 // StockPool is a flash sale's own stock (seed 003, 5.5): units moved out of

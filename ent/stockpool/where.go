@@ -4,7 +4,7 @@ package stockpool
 
 import (
 	"storefront/ent/predicate"
-	"storefront/money"
+	"storefront/internal/vocab/money"
 	"time"
 
 	"entgo.io/ent/dialect/sql"

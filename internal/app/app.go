@@ -8,18 +8,18 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"storefront/auth"
-	"storefront/cart"
-	"storefront/catalog"
-	"storefront/checkout"
-	"storefront/inventory"
-	"storefront/live"
-	"storefront/metrics"
-	"storefront/payments"
+	"storefront/internal/cart"
+	"storefront/internal/catalog"
+	"storefront/internal/checkout"
+	"storefront/internal/inventory"
+	"storefront/internal/live"
+	"storefront/internal/payments"
+	"storefront/internal/platform/auth"
+	"storefront/internal/platform/metrics"
+	"storefront/internal/platform/store"
+	"storefront/internal/server"
+	"storefront/internal/webhooks"
 	"storefront/resolvers"
-	"storefront/server"
-	"storefront/store"
-	"storefront/webhooks"
 )
 
 // Config is everything New needs besides the open databases and the signer.

@@ -1,0 +1,47 @@
+package catalog
+
+import (
+	"time"
+
+	"storefront/internal/vocab/money"
+	"storefront/skumatrix"
+)
+
+// Config bounds what an admin can create and sizes the product-view cache.
+type Config struct {
+	Limits   skumatrix.Limits
+	MaxPrice money.Money
+	MaxStock int64
+	// StockTTL is how long a cached view's stock is shown before one query
+	// re-checks it: stock on product pages lags by at most this much (seed
+	// 003, 7.3). Edits through this instance are visible at once.
+	StockTTL time.Duration
+	// CacheMaxCost bounds the cache's memory, in bytes.
+	CacheMaxCost int64
+}
+
+// Cache defaults: a short stock TTL, and a memory bound that holds thousands
+// of typical goods.
+const (
+	DefaultStockTTL     = 2 * time.Second
+	DefaultCacheMaxCost = 64 << 20
+)
+
+// DefaultConfig follows the seed: ≤ 6 dimensions, ≤ 500 SKUs per goods.
+func DefaultConfig() Config {
+	return Config{
+		Limits: skumatrix.DefaultLimits, MaxPrice: money.MustParse("1000000.00"), MaxStock: 100_000_000,
+		StockTTL: DefaultStockTTL, CacheMaxCost: DefaultCacheMaxCost,
+	}
+}
+
+// withDefaults fills the cache settings a hand-built Config left at zero.
+func (c Config) withDefaults() Config {
+	if c.StockTTL <= 0 {
+		c.StockTTL = DefaultStockTTL
+	}
+	if c.CacheMaxCost <= 0 {
+		c.CacheMaxCost = DefaultCacheMaxCost
+	}
+	return c
+}

@@ -1,0 +1,70 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"storefront/ent"
+	"storefront/internal/listing"
+	"storefront/internal/platform/store"
+	"storefront/internal/vocab/errs"
+)
+
+// UpdateGoodsInput edits a goods' name, content and category if it is still
+// at ExpectedVersion; nil fields stay as they are.
+type UpdateGoodsInput struct {
+	GoodsID, ExpectedVersion int64
+	Name                     *string
+	Content
+	CategoryID    *int64
+	ClearCategory bool
+}
+
+// UpdateGoods applies the edit: a catalog edit like any other (the version
+// moves, views reload), with the goods' listing rows rewritten in the same
+// transaction.
+func (s *Service) UpdateGoods(ctx context.Context, in UpdateGoodsInput) (*Goods, error) {
+	if in.Name != nil {
+		name := strings.TrimSpace(*in.Name)
+		if err := checkName("goods name", name, 120); err != nil {
+			return nil, err
+		}
+		in.Name = &name
+	}
+	if err := in.Content.check(); err != nil {
+		return nil, err
+	}
+	if in.ClearCategory && in.CategoryID != nil {
+		return nil, fmt.Errorf("%w: give categoryId or clearCategory, not both", errs.InvalidInput)
+	}
+	err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
+		if err := checkCategory(ctx, tx, in.CategoryID); err != nil {
+			return err
+		}
+		err := bumpGoods(ctx, tx, in.GoodsID, &in.ExpectedVersion, func(u *ent.GoodsUpdate) {
+			if in.Name != nil {
+				u.SetName(*in.Name)
+			}
+			if in.Description != nil {
+				u.SetDescription(*in.Description)
+			}
+			if in.Images != nil {
+				u.SetImages(*in.Images)
+			}
+			u.SetNillableSlug(in.Slug).SetNillableCategoryID(in.CategoryID)
+			if in.ClearCategory {
+				u.ClearCategoryID()
+			}
+		})
+		if err != nil {
+			return slugError(err)
+		}
+		return listing.Refresh(ctx, tx, in.GoodsID)
+	})
+	if err != nil {
+		return nil, store.Classify(err)
+	}
+	s.changed(in.GoodsID)
+	return s.Goods(ctx, Viewer{Admin: true}, in.GoodsID)
+}

@@ -1,0 +1,150 @@
+package checkout
+
+import (
+	"maps"
+	"time"
+
+	"storefront/ent"
+	"storefront/internal/inventory"
+)
+
+// The group-commit batch's decision, apart from any database: given what
+// the batch read (SKU rows, stock, the idempotency records found), which
+// orders go through and what every other order is answered. The plain path
+// decides an existing key the same way (keyStateOf).
+
+// decide settles every order of batch from what was read: a key already
+// recorded answers as the plain path's claim would, an order that cannot be
+// built (unknown or unavailable SKU or pool, quantity) is refused, and the
+// rest are allocated in arrival order. It returns the orders to write.
+func (s *Service) decide(batch []*ticket, rows []*skuRow, stock map[int64]int64, ps poolState, keys map[[2]string]*ent.Idempotency, out []verdict, now time.Time) []int {
+	var cand []int
+	for i, t := range batch {
+		if r := keys[[2]string{t.in.UserID, t.key}]; r != nil {
+			out[i] = keyVerdict(r, t.hash, now)
+			continue
+		}
+		lines, amount, err := s.buildFrom(t.in.Items, rows, ps.pools)
+		if err != nil {
+			out[i] = verdict{err: err}
+			continue
+		}
+		t.line, t.order = lines[0], s.newOrder(t.in, lines, amount)
+		cand = append(cand, i)
+	}
+	return allocate(batch, stock, ps, out, cand)
+}
+
+// poolState is what a batch read of the stock pools its orders name: the
+// pools, and the units each buyer already holds of them.
+type poolState struct {
+	pools map[int64]*ent.StockPool
+	units map[inventory.PoolBuyer]int64
+}
+
+// keyState is what an idempotency record already in the database means for
+// a request with the same (user, key).
+type keyState int
+
+const (
+	keyInProgress keyState = iota // another request holds it
+	keyTakeOver                   // finished past its retention, or abandoned: claim it anew
+	keyReused                     // it came with another input
+	keyReplay                     // finished with an order: answer that order
+)
+
+// keyStateOf decides what record r means for a request whose input hashes
+// to hash, at now: the one rule of the plain path's claim and the batch.
+func keyStateOf(r *ent.Idempotency, hash string, now time.Time) keyState {
+	pending := r.State == statePending
+	switch {
+	case (!pending && r.ExpiresAt.Before(now)) || (pending && r.LeaseUntil.Before(now)):
+		return keyTakeOver
+	case r.RequestHash != hash:
+		return keyReused
+	case r.State == stateDone && r.OrderSn != nil:
+		return keyReplay
+	}
+	return keyInProgress
+}
+
+// keyVerdict answers an order of a batch whose key is already in the
+// database.
+func keyVerdict(r *ent.Idempotency, hash string, now time.Time) verdict {
+	switch keyStateOf(r, hash, now) {
+	case keyTakeOver:
+		return verdict{alone: true} // taking a key over is the plain path's claim
+	case keyReused:
+		return verdict{err: ErrIdempotencyKeyReused}
+	case keyReplay:
+		return verdict{replay: *r.OrderSn}
+	}
+	return verdict{err: ErrIdempotencyInProgress}
+}
+
+// allocate walks the orders idx of batch in arrival order and gives each all
+// of its quantity or nothing, as one CAS per order would: a refused order gets
+// OUT_OF_STOCK (or, from a pool, POOL_LIMIT_EXCEEDED when its buyer would
+// pass the pool's limit) and does not stop later, smaller ones of its source.
+func allocate(batch []*ticket, stock map[int64]int64, ps poolState, out []verdict, idx []int) []int {
+	left := make(map[source]int64)
+	held := make(map[inventory.PoolBuyer]int64, len(ps.units))
+	maps.Copy(held, ps.units) // nil: buyers unread, taken as holding nothing
+	var fit []int
+	for _, i := range idx {
+		t, l := batch[i], batch[i].line
+		src := t.source()
+		avail, seen := left[src]
+		if !seen && src.pool == 0 {
+			avail = stock[src.item]
+		} else if !seen {
+			avail = inventory.Available(ps.pools[src.pool])
+		}
+		buyer := t.buyer()
+		switch {
+		case l.Quantity > avail:
+			out[i] = verdict{err: outOfStock(l)}
+		case src.pool != 0 && held[buyer]+l.Quantity > l.poolLimit:
+			out[i] = verdict{err: inventory.LimitExceeded(src.pool, l.Quantity)}
+		default:
+			left[src] = avail - l.Quantity
+			if src.pool != 0 {
+				held[buyer] += l.Quantity
+			}
+			fit = append(fit, i)
+			out[i] = verdict{}
+		}
+	}
+	return fit
+}
+
+// ofSource returns the orders idx of batch that take from src, in order.
+func ofSource(batch []*ticket, idx []int, src source) []int {
+	var of []int
+	for _, i := range idx {
+		if batch[i].source() == src {
+			of = append(of, i)
+		}
+	}
+	return of
+}
+
+// buyersOf returns the buyers of the orders of, in order.
+func buyersOf(batch []*ticket, of []int) []string {
+	b := make([]string, len(of))
+	for j, i := range of {
+		b[j] = batch[i].in.UserID
+	}
+	return b
+}
+
+// left is the main stock the orders won of batch leave of each SKU.
+func left(batch []*ticket, won []int, stock map[int64]int64) map[int64]int64 {
+	l := maps.Clone(stock)
+	for _, i := range won {
+		if batch[i].pool == 0 {
+			l[batch[i].item] -= batch[i].line.Quantity
+		}
+	}
+	return l
+}

@@ -1,0 +1,105 @@
+// Package checkout places, cancels and closes orders. Stock moves by one
+// conditional UPDATE per SKU in ascending SKU order inside one short
+// transaction; retries are absorbed by idempotency keys.
+package checkout
+
+import (
+	"context"
+	"time"
+
+	"storefront/internal/platform/store"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/money"
+)
+
+// Order is an order as clients see it; the GraphQL type Order binds to it.
+type Order struct {
+	ID          int64
+	OrderSn     string
+	UserID      string
+	Status      enums.OrderStatus
+	Amount      money.Money
+	Currency    string
+	Remark      string
+	NeedsReview bool
+	Lines       []*OrderLine
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
+}
+
+// OrderLine is a snapshot of one bought SKU.
+type OrderLine struct {
+	ItemID       int64
+	GoodsID      int64
+	GoodsName    string
+	SpecValueStr string
+	UnitPrice    money.Money
+	Quantity     int64
+	// StockMode is the goods' mode when the order was placed; the line's
+	// later transitions follow it.
+	StockMode enums.StockMode
+	// PoolID is the stock pool the line was sold from; 0 for main stock.
+	PoolID int64
+
+	poolLimit int64           // the pool's per-buyer limit, as resolved (pool lines being placed)
+	id        int64           // the line's row, once written
+	lockState enums.LockState // as read (lock-mode lines)
+}
+
+type idemKey struct{}
+
+// WithIdempotencyKey carries the Idempotency-Key header to placeOrder.
+func WithIdempotencyKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, idemKey{}, key)
+}
+
+// IdempotencyKeyFrom returns the header's key ("" when none was sent).
+func IdempotencyKeyFrom(ctx context.Context) string {
+	k, _ := ctx.Value(idemKey{}).(string)
+	return k
+}
+
+// Service places and closes orders.
+type Service struct {
+	db      *store.DB
+	cfg     Config
+	now     func() time.Time
+	groups  groups
+	batcher batcher // the database's way of running a batch (batcher.go)
+	// loneOnPlain: an order that finds the group path idle takes the plain
+	// path (SQLite; see placeLone).
+	loneOnPlain bool
+	// hook runs at the named stages of a batch transaction (tests inject
+	// failures there).
+	hook func(stage string) error
+	// plant, when set, runs on every order as it is made, on either path:
+	// tests make one order a row the database refuses (group_fault_test.go).
+	plant func(*Order)
+	// closing, when set, runs in the timeout closer's transaction on the
+	// orders it has just closed, before it commits: tests make a claim
+	// fail there (closer_test.go).
+	closing func(won []*Order) error
+	// claimMax is the most orders one transaction of the timeout closer
+	// closes (claimSize; the benchmark compares it with 1).
+	claimMax int
+}
+
+// New returns a checkout service on db.
+func New(db *store.DB, cfg Config) *Service {
+	def := DefaultConfig() // the group path's sizes are spelled there
+	if cfg.GroupMax <= 0 {
+		cfg.GroupMax = def.GroupMax
+	}
+	if cfg.GroupInFlight <= 0 {
+		cfg.GroupInFlight = def.GroupInFlight
+	}
+	if cfg.PoolBatchMax <= 0 {
+		cfg.PoolBatchMax = def.PoolBatchMax
+	}
+	return &Service{db: db, cfg: cfg, now: func() time.Time { return time.Now().UTC() }, batcher: newBatcher(db, cfg.GroupInFlight),
+		loneOnPlain: true, claimMax: claimSize,
+		groups: groups{perSource: map[source]int{}, rest: map[int64]time.Time{}, shop: map[int64]int64{}, inflight: map[[2]string]bool{}}}
+}
+
+// Config returns the service's configuration.
+func (s *Service) Config() Config { return s.cfg }

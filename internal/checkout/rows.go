@@ -1,0 +1,143 @@
+package checkout
+
+import (
+	"strconv"
+	"time"
+
+	"storefront/ent/idempotency"
+	"storefront/ent/order"
+	"storefront/ent/orderline"
+	"storefront/ent/outbox"
+	"storefront/internal/inventory"
+	"storefront/internal/platform/store"
+	"storefront/internal/vocab/enums"
+)
+
+// The one definition of each row checkout writes. The plain path, the
+// SQLite batch and the MySQL batch's statement all render these (store.Insert
+// with bound arguments, store.Text inline); the column names are ent's.
+
+// write is an order's row; close_reason, needs_review and version start at
+// their defaults.
+func (o *Order) write(v store.Values) {
+	v.Str(order.FieldOrderSn, o.OrderSn)
+	v.Str(order.FieldUserID, o.UserID)
+	v.Str(order.FieldStatus, string(o.Status))
+	v.Int(order.FieldAmount, int64(o.Amount))
+	v.Str(order.FieldCurrency, o.Currency)
+	v.Str(order.FieldRemark, o.Remark)
+	v.Time(order.FieldCreatedAt, o.CreatedAt)
+	v.Time(order.FieldExpiresAt, o.ExpiresAt)
+}
+
+// orderByNumber finds an order written in the same statement or
+// transaction by its number (unique), never by an id counted on from
+// LAST_INSERT_ID().
+const orderByNumber = "(SELECT id FROM orders WHERE order_sn = ?)"
+
+// orderRef sets col to o's id: the id when it is known, else found by number.
+func orderRef(v store.Values, col string, o *Order) {
+	if o.ID != 0 {
+		v.Int(col, o.ID)
+		return
+	}
+	v.Lookup(col, orderByNumber, o.OrderSn)
+}
+
+// writeLine is a line of order o.
+func writeLine(v store.Values, o *Order, l *OrderLine) {
+	orderRef(v, orderline.FieldOrderID, o)
+	l.writeTerms(v)
+}
+
+// writeTerms is the rest of a line's row: every column but its order's id.
+func (l *OrderLine) writeTerms(v store.Values) {
+	v.Int(orderline.FieldItemID, l.ItemID)
+	v.Int(orderline.FieldGoodsID, l.GoodsID)
+	v.Str(orderline.FieldGoodsName, l.GoodsName)
+	v.Str(orderline.FieldSpecValueStr, l.SpecValueStr)
+	v.Int(orderline.FieldUnitPrice, int64(l.UnitPrice))
+	v.Int(orderline.FieldQuantity, l.Quantity)
+	v.Str(orderline.FieldStockMode, string(l.StockMode))
+	v.Str(orderline.FieldLockState, string(l.newLockState()))
+	v.Int(orderline.FieldPoolID, l.PoolID)
+}
+
+// newLockState is where a new line's units are: locked for a lock-at-order line.
+func (l *OrderLine) newLockState() enums.LockState {
+	if l.StockMode == enums.LockAtOrder {
+		return enums.LockHeld
+	}
+	return enums.LockNone
+}
+
+// keyRecord is an idempotency record; orderSn is empty while PENDING.
+type keyRecord struct {
+	user, key, hash, state  string
+	lease, created, expires time.Time
+	orderSn                 string
+}
+
+func (r *keyRecord) write(v store.Values) {
+	v.Str(idempotency.FieldUserID, r.user)
+	v.Str(idempotency.FieldKey, r.key)
+	v.Str(idempotency.FieldRequestHash, r.hash)
+	v.Str(idempotency.FieldState, r.state)
+	v.Time(idempotency.FieldLeaseUntil, r.lease)
+	if r.orderSn != "" {
+		v.Str(idempotency.FieldOrderSn, r.orderSn)
+	}
+	v.Time(idempotency.FieldCreatedAt, r.created)
+	v.Time(idempotency.FieldExpiresAt, r.expires)
+}
+
+// doneRecord is the DONE record of t's order, written with the order.
+func (s *Service) doneRecord(t *ticket, now time.Time) *keyRecord {
+	return &keyRecord{user: t.in.UserID, key: t.key, hash: t.hash, state: stateDone,
+		lease: now.Add(s.cfg.Lease), created: now, expires: now.Add(t.keep), orderSn: t.order.OrderSn}
+}
+
+// eventRecord is an outbox row carrying events events (a batch's row holds
+// several, placedRow); aggregate is the order it is about, or nil for a row
+// of several orders.
+type eventRecord struct {
+	id, typ   string
+	aggregate *Order
+	payload   string
+	at        time.Time
+	events    int
+}
+
+// aggregateByNumber is orderByNumber for outbox.aggregate_id, a text column:
+// the id goes in by the column's own conversion (TEXT affinity on SQLite,
+// MySQL's implicit one, PostgreSQL's assignment cast to varchar). A CAST
+// has no one spelling: AS CHAR is one character on PostgreSQL.
+const aggregateByNumber = orderByNumber
+
+func (e *eventRecord) write(v store.Values) {
+	v.Str(outbox.FieldEventID, e.id)
+	v.Str(outbox.FieldType, e.typ)
+	switch o := e.aggregate; {
+	case o == nil:
+		v.Str(outbox.FieldAggregateID, "")
+	case o.ID != 0:
+		v.Str(outbox.FieldAggregateID, strconv.FormatInt(o.ID, 10))
+	default:
+		v.Lookup(outbox.FieldAggregateID, aggregateByNumber, o.OrderSn)
+	}
+	v.Str(outbox.FieldPayload, e.payload)
+	v.Time(outbox.FieldCreatedAt, e.at)
+	v.Int(outbox.FieldEvents, int64(e.events))
+}
+
+// sale is the stock movement of line l of order o, on the terms it was
+// resolved at.
+func sale(o *Order, l *OrderLine) inventory.Sale {
+	return inventory.Sale{
+		Movement: inventory.Movement{ItemID: l.ItemID, GoodsID: l.GoodsID, Num: -l.Quantity, Type: inventory.OrderDeduct,
+			BizType: inventory.BizOrder, BizSn: o.OrderSn, At: o.CreatedAt, PoolID: l.PoolID},
+		Terms: inventory.Terms{Price: l.UnitPrice, SpecText: l.SpecValueStr, GoodsName: l.GoodsName},
+		Lock:  l.StockMode == enums.LockAtOrder,
+		Buyer: o.UserID, PoolLimit: l.poolLimit,
+	}
+}

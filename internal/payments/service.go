@@ -1,0 +1,178 @@
+package payments
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	entsql "entgo.io/ent/dialect/sql"
+
+	"storefront/ent"
+	"storefront/ent/order"
+	"storefront/ent/payment"
+	"storefront/internal/checkout"
+	"storefront/internal/platform/store"
+	"storefront/internal/vocab/enums"
+)
+
+// New returns the payments service; orders is the checkout service whose
+// closing transition refunds reuse.
+func New(db *store.DB, cfg Config, orders *checkout.Service) *Service {
+	return &Service{db: db, cfg: cfg, orders: orders, now: time.Now}
+}
+
+// Outcome says what a verified notification did.
+type Outcome string
+
+const (
+	OutcomeApplied   Outcome = "applied"   // recorded, with its side effects
+	OutcomeDuplicate Outcome = "duplicate" // the same event id was processed before
+)
+
+var errDuplicateEvent = errors.New("duplicate payment event")
+
+// Notify verifies and applies one provider notification. Verification runs
+// in a fixed order (provider, signature, timestamp, merchant, order,
+// currency and amount) and a refusal writes nothing. A verified
+// notification is applied in one transaction whose first write is the event
+// id: a repeat of the same event stops there and changes nothing. A payment
+// id bound to another order is refused inside that transaction, which then
+// rolls back, event id included (ErrOtherOrder).
+func (s *Service) Notify(ctx context.Context, provider string, body []byte, signature string) (Outcome, error) {
+	p, ok := s.cfg.Providers[provider]
+	if !ok {
+		return "", fmt.Errorf("%w: %q", ErrUnknownProvider, provider)
+	}
+	if err := verifySignature(p.Secret, body, signature); err != nil {
+		return "", err
+	}
+	n, amount, err := parse(p, body, s.now(), s.cfg.Tolerance)
+	if err != nil {
+		return "", err
+	}
+	o, err := s.db.Client.Order.Query().Where(order.OrderSn(n.OrderSn)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return "", fmt.Errorf("%w: %q", ErrOrderNotFound, n.OrderSn)
+	}
+	if err != nil {
+		return "", store.Classify(err)
+	}
+	if n.Currency != o.Currency || n.Currency != p.Currency {
+		return "", fmt.Errorf("%w: %q, order %s %q", ErrCurrency, n.Currency, o.OrderSn, o.Currency)
+	}
+	if amount != o.Amount {
+		return "", fmt.Errorf("%w: %s, order %s is %s", ErrAmount, amount, o.OrderSn, o.Amount)
+	}
+	incoming := map[string]enums.PaymentStatus{
+		"SUCCESS": enums.PaymentPaid, "FAILED": enums.PaymentFailed, "REFUNDED": enums.PaymentRefunded,
+	}[n.Status]
+	digest := sha256.Sum256(body)
+
+	err = store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
+		ev, err := tx.PaymentEvent.Create().SetProvider(provider).SetEventID(n.EventID).
+			SetPayloadDigest(hex.EncodeToString(digest[:])).Save(ctx)
+		if ent.IsConstraintError(err) {
+			return errDuplicateEvent
+		}
+		if err != nil {
+			return err
+		}
+		pay, err := upsertPayment(ctx, tx, o, provider, n.PaymentID, incoming)
+		if err != nil {
+			return err
+		}
+		if err := tx.PaymentEvent.UpdateOneID(ev.ID).SetPaymentRef(pay.ID).Exec(ctx); err != nil {
+			return err
+		}
+		switch pay.Status {
+		case enums.PaymentPaid:
+			return s.settle(ctx, tx, o, pay)
+		case enums.PaymentRefunded:
+			// A refund made at the provider refunds the order exactly once
+			// too, but only the payment that paid it does: an extra payment's
+			// refund ends that payment and leaves the order alone.
+			cur, err := tx.Order.Query().Where(order.ID(o.ID)).Select(order.FieldStatus, order.FieldPaidPaymentID).Only(ctx)
+			if err != nil {
+				return err
+			}
+			if !paidBy(cur, pay.ID) {
+				return nil
+			}
+			_, err = refundTx(ctx, tx, o.ID, s)
+			return err
+		}
+		return nil
+	})
+	if errors.Is(err, errDuplicateEvent) {
+		return OutcomeDuplicate, nil
+	}
+	if err != nil {
+		return "", store.Classify(err)
+	}
+	return OutcomeApplied, nil
+}
+
+// upsertPayment inserts the payment or merges the incoming state into the
+// existing row atomically (INSERT … ON DUPLICATE KEY UPDATE on MySQL,
+// ON CONFLICT … DO UPDATE on SQLite). A payment id belongs to the order that
+// first named it: when the row is another order's, the merge this statement
+// made to it is rolled back with everything else (ErrOtherOrder). The check
+// is on the row the upsert wrote, so it holds under a race too: whoever
+// inserted the row first owns it.
+func upsertPayment(ctx context.Context, tx *ent.Tx, o *ent.Order, provider, paymentID string, incoming enums.PaymentStatus) (*ent.Payment, error) {
+	err := tx.Payment.Create().
+		SetOrderID(o.ID).SetOrderSn(o.OrderSn).SetProvider(provider).SetPaymentID(paymentID).
+		SetAmount(o.Amount).SetCurrency(o.Currency).SetStatus(incoming).
+		OnConflict(
+			entsql.ConflictColumns(payment.FieldProvider, payment.FieldPaymentID),
+			entsql.ResolveWith(func(u *entsql.UpdateSet) {
+				u.Set(payment.FieldStatus, entsql.Expr(mergeSQL(incoming)))
+				u.Set(payment.FieldVersion, entsql.Expr(payment.Table+"."+payment.FieldVersion+" + 1"))
+				u.Set(payment.FieldUpdatedAt, time.Now())
+			}),
+		).Exec(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("upserting payment: %w", err)
+	}
+	p, err := tx.Payment.Query().Where(payment.Provider(provider), payment.PaymentID(paymentID)).Only(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if p.OrderID != o.ID {
+		return nil, fmt.Errorf("%w: %s/%s, not order %s's", ErrOtherOrder, provider, paymentID, o.OrderSn)
+	}
+	return p, nil
+}
+
+// settle runs the side effects of a payment that is PAID, once per
+// payment: the CAS on its paid_at lets a later SUCCESS for it (a new event
+// id) run nothing again. What a PAID payment does to its order (pay it, or
+// flag it for review when it did not need the money) is the order's
+// transition UNPAID → PAID, checkout.PayTx, in this transaction.
+func (s *Service) settle(ctx context.Context, tx *ent.Tx, o *ent.Order, pay *ent.Payment) error {
+	now := s.now()
+	first, err := tx.Payment.Update().
+		Where(payment.ID(pay.ID), payment.StatusEQ(enums.PaymentPaid), payment.PaidAtIsNil()).
+		SetPaidAt(now).Save(ctx)
+	if err != nil || first == 0 {
+		return err
+	}
+	_, err = checkout.PayTx(ctx, tx, o.ID, checkout.Payer{ID: pay.ID, Provider: pay.Provider, PaymentID: pay.PaymentID, Amount: pay.Amount}, now)
+	return err
+}
+
+// paidBy reports whether payment paymentID paid order o. A plain read of o
+// is enough: paid_payment_id is written once, in the commit that makes the
+// order PAID, and that commit precedes any later change to the paying
+// payment's row, which the caller's upsert has already waited for. An order
+// PAID with no paid_payment_id was paid before the column existed; any of
+// its payments counts (the old rule).
+func paidBy(o *ent.Order, paymentID int64) bool {
+	if o.PaidPaymentID != nil {
+		return *o.PaidPaymentID == paymentID
+	}
+	return o.Status == enums.OrderPaid
+}

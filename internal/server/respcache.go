@@ -1,0 +1,211 @@
+package server
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/dgraph-io/ristretto/v2"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"storefront/internal/catalog"
+)
+
+// DefaultResponseCacheMaxCost is NewResponseCache's maxCost when 0:
+// the bytes of finished answers the response cache keeps. A 12-SKU product
+// page is about 2 KB, the 500-SKU shoe's page with every SKU field 131 KB.
+const DefaultResponseCacheMaxCost = 64 << 20
+
+// ResponseCache keeps finished GraphQL answers (the bytes) of anonymous,
+// cacheable queries (cacheable.go), keyed by document hash, operation name
+// and variables. An entry is served only while catalog.Service.Current says
+// that every product view, missing goods and listing it was built from is
+// still what a new execution would read, so an edit through this instance is
+// never followed by an older answer and stock is never older than the stock
+// TTL, as without the cache. Like the product-view cache it is best effort:
+// ristretto may drop a Set or evict any entry, which only costs an
+// execution.
+type ResponseCache struct {
+	rc     *ristretto.Cache[string, *cachedAnswer]
+	cat    *catalog.Service
+	maxAge []string // Cache-Control of cacheable GET answers
+
+	hits, misses, stale, bypasses, evicted, rejected, dropped atomic.Uint64
+}
+
+// cachedAnswer is one finished answer. Immutable once stored.
+type cachedAnswer struct {
+	key string // the full key: ristretto keeps only hashes of it
+	// canonical is set on an alias entry (and nothing else is): the key
+	// of the answer that the raw request with this key decodes to.
+	canonical string
+	body      []byte
+	length    []string // Content-Length
+	etag      []string // a strong ETag of body
+	reads     *catalog.Sources
+	// The operation's metrics, resolved once: a hit counts as an ok
+	// request of that operation without asking the label maps again.
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+// answerOverhead is an entry's bookkeeping beyond its key and body: the
+// entry, its read set (a few dozen bytes per read) and ristretto's item.
+const answerOverhead = 512
+
+// NewResponseCache returns a response cache of at most maxCost bytes
+// (0: DefaultResponseCacheMaxCost) validated against cat, for
+// Options.ResponseCache; Close it on shutdown.
+func NewResponseCache(cat *catalog.Service, maxCost int64) *ResponseCache {
+	if maxCost <= 0 {
+		maxCost = DefaultResponseCacheMaxCost
+	}
+	c := &ResponseCache{cat: cat}
+	// A shared cache may keep a GET's answer for the stock TTL, rounded
+	// down to whole seconds as max-age counts them.
+	c.maxAge = []string{"public, max-age=" + strconv.FormatInt(int64(cat.StockTTL()/time.Second), 10)}
+	rc, err := ristretto.NewCache(&ristretto.Config[string, *cachedAnswer]{
+		// ≈10× the entries that fit, assuming ≈4 KiB per answer.
+		NumCounters:        max(maxCost/(4<<10)*10, 1000),
+		MaxCost:            maxCost,
+		BufferItems:        64,
+		IgnoreInternalCost: true,
+		OnEvict:            func(*ristretto.Item[*cachedAnswer]) { c.evicted.Add(1) },
+		OnReject:           func(*ristretto.Item[*cachedAnswer]) { c.rejected.Add(1) },
+	})
+	if err != nil {
+		// Only zero sizes fail, and withDefaults rules those out.
+		panic("server: ristretto: " + err.Error())
+	}
+	c.rc = rc
+	return c
+}
+
+// lookup returns the answer stored under key if it is still current.
+func (c *ResponseCache) lookup(key string) *cachedAnswer {
+	a, ok := c.rc.Get(key)
+	if !ok || a.key != key || a.canonical != "" {
+		return nil
+	}
+	if !c.cat.Current(a.reads) {
+		c.stale.Add(1)
+		return nil
+	}
+	return a
+}
+
+// Aliases: an anonymous client sends the same bytes again and again (a
+// product page's POST body, an Apollo client's GET). So the cache also maps
+// the SHA-256 of a request's raw bytes (body or query string, and the
+// method) to the key those bytes decode to, and a request seen before is
+// looked up without decoding its JSON. Identical bytes decode to the same
+// key, so an alias can only lead to the answer the key would. An alias
+// costs its two keys; it holds no answer, so evicting the answer leaves a
+// harmless alias that leads to nothing.
+func aliasKey(get bool, raw []byte) string {
+	var b [1 + sha256.Size]byte
+	b[0] = 'P'
+	if get {
+		b[0] = 'G'
+	}
+	sum := sha256.Sum256(raw)
+	copy(b[1:], sum[:])
+	return string(b[:])
+}
+
+// alias records that requests of raw key alias decode to key.
+func (c *ResponseCache) alias(alias, key string) {
+	if alias == "" {
+		return
+	}
+	if a, ok := c.rc.Get(alias); ok && a.key == alias && a.canonical == key {
+		return
+	}
+	if !c.rc.Set(alias, &cachedAnswer{key: alias, canonical: key}, int64(len(alias)+len(key)+aliasOverhead)) {
+		c.dropped.Add(1)
+	}
+}
+
+// lookupAlias returns the current answer of the key alias leads to, and
+// whether alias was known (then looking its key up again is pointless).
+func (c *ResponseCache) lookupAlias(alias string) (*cachedAnswer, bool) {
+	a, ok := c.rc.Get(alias)
+	if !ok || a.key != alias || a.canonical == "" {
+		return nil, false
+	}
+	return c.lookup(a.canonical), true
+}
+
+const aliasOverhead = 128
+
+// store keeps a finished answer; a body over a 64th of the bound is not
+// kept, so one huge answer cannot flush the others.
+func (c *ResponseCache) store(key string, body []byte, reads *catalog.Sources, m opCounters) *cachedAnswer {
+	sum := sha256.Sum256(body)
+	a := &cachedAnswer{
+		key: key, body: body, reads: reads,
+		length:   []string{strconv.Itoa(len(body))},
+		etag:     []string{`"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`},
+		requests: m.requests, latency: m.latency,
+	}
+	cost := int64(len(key)+len(body)+answerOverhead) + 48*int64(reads.Len())
+	if cost > c.rc.MaxCost()/64 {
+		return a
+	}
+	if !c.rc.Set(key, a, cost) {
+		c.dropped.Add(1)
+	}
+	return a
+}
+
+// Close stops the cache's background goroutines.
+func (c *ResponseCache) Close() { c.rc.Close() }
+
+// Wait applies the writes ristretto has buffered, so that the next lookup
+// finds them. For tests only: production code never waits for a Set.
+func (c *ResponseCache) Wait() { c.rc.Wait() }
+
+// opCounters are one operation's request counter and latency histogram.
+type opCounters struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+// respCacheCollector exports the response cache's counters.
+type respCacheCollector struct {
+	c     *ResponseCache
+	descs [7]*prometheus.Desc
+}
+
+var respCacheNames = [7][2]string{
+	{"storefront_response_cache_hits_total", "GraphQL requests answered with stored bytes: no execution, no database query."},
+	{"storefront_response_cache_misses_total", "Cacheable anonymous queries executed because no current answer was stored (stale ones included)."},
+	{"storefront_response_cache_stale_total", "Stored answers found out of date (an edit, moved stock, the stock TTL) and executed again; also counted as misses."},
+	{"storefront_response_cache_bypasses_total", "GraphQL requests the response cache does not apply to: a token, a mutation, a field not declared cacheable, a refused request."},
+	{"storefront_response_cache_evicted_total", "Stored answers evicted to stay under --response-cache-max-cost."},
+	{"storefront_response_cache_rejected_total", "Answers ristretto's admission policy refused to store."},
+	{"storefront_response_cache_dropped_total", "Answers not stored because ristretto's write buffer was full."},
+}
+
+func newRespCacheCollector(c *ResponseCache) prometheus.Collector {
+	col := &respCacheCollector{c: c}
+	for i, n := range respCacheNames {
+		col.descs[i] = prometheus.NewDesc(n[0], n[1], nil, nil)
+	}
+	return col
+}
+
+func (col *respCacheCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range col.descs {
+		ch <- d
+	}
+}
+
+func (col *respCacheCollector) Collect(ch chan<- prometheus.Metric) {
+	c := col.c
+	for i, v := range [7]uint64{c.hits.Load(), c.misses.Load(), c.stale.Load(), c.bypasses.Load(), c.evicted.Load(), c.rejected.Load(), c.dropped.Load()} {
+		ch <- prometheus.MustNewConstMetric(col.descs[i], prometheus.CounterValue, float64(v))
+	}
+}

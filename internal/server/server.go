@@ -1,0 +1,277 @@
+// Package server assembles the HTTP surface: GraphQL, the playground and the
+// operations endpoints. It wires; it holds no business logic.
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"storefront/internal/checkout"
+	"storefront/internal/platform/auth"
+	"storefront/internal/platform/metrics"
+	"storefront/internal/platform/store"
+	"storefront/internal/vocab/input"
+	"storefront/resolvers"
+	"storefront/web"
+	"storefront/web/admin"
+)
+
+// Options configures the handler.
+type Options struct {
+	DB            *store.DB
+	Resolver      *resolvers.Resolver
+	Signer        *auth.Signer
+	Playground    bool
+	Introspection bool
+	MaxBodyBytes  int64
+	// Collectors are extra metrics for /metrics (domain counters); the
+	// catalog cache's are added without being listed here.
+	Collectors []prometheus.Collector
+	// DemoToken signs the /shop/ page in as the demo customer; only --demo sets it.
+	DemoToken string
+	// PaymentNotify serves POST /payments/{provider}/notify (nil: not mounted).
+	PaymentNotify http.Handler
+	// Metrics receives the GraphQL and payment counters and is exported on
+	// /metrics (nil: New makes its own).
+	Metrics *metrics.Metrics
+	// RequestTimeout bounds each GraphQL request and notification: a
+	// database that stops answering yields UNAVAILABLE, never a hung client.
+	RequestTimeout time.Duration
+	// MaxDepth, MaxComplexity and MaxAliases refuse expensive queries
+	// before any resolver runs (0: DefaultMaxDepth, DefaultMaxComplexity,
+	// DefaultMaxAliases).
+	MaxDepth, MaxComplexity, MaxAliases int
+	// MaxResponseBytes ends a query whose answer grows past it with
+	// QUERY_TOO_COMPLEX (0: DefaultMaxResponseBytes).
+	MaxResponseBytes int64
+	// QueryCacheBytes bounds the parsed-query cache and, separately, the
+	// persisted-query store (0: DefaultQueryCacheBytes).
+	QueryCacheBytes int64
+	// MaxPersistedQueryBytes is the largest query that may be registered
+	// as a persisted query (0: DefaultMaxPersistedQueryBytes).
+	MaxPersistedQueryBytes int
+	// ResponseCache serves anonymous cacheable queries from finished
+	// answers (respcache.go); nil: every request is executed, as before it
+	// existed. It must validate against Resolver.Catalog.
+	ResponseCache *ResponseCache
+	// RateLimiter limits each client's mutations (ratelimit.go); nil:
+	// no limit, as in the benchmarks that drive one handler in process.
+	RateLimiter *RateLimiter
+	// Live configures subscriptions over WebSocket, served when
+	// Resolver.Live is set (websocket.go).
+	Live LiveOptions
+}
+
+// Handlers are the service's HTTP surface split in two, for serving
+// /metrics on a listener of its own (an address only the monitoring
+// network reaches): Public is everything else and answers 404 on /metrics.
+type Handlers struct {
+	Public  http.Handler
+	Metrics http.Handler
+}
+
+// DefaultRequestTimeout is Options.RequestTimeout when unset.
+const DefaultRequestTimeout = 10 * time.Second
+
+// New returns the service's root handler, /metrics included.
+func New(o Options) http.Handler { return build(o, true).Public }
+
+// NewHandlers returns the public handler without /metrics and the /metrics
+// handler apart.
+func NewHandlers(o Options) Handlers { return build(o, false) }
+
+func build(o Options, metricsOnPublic bool) Handlers {
+	o = withDefaults(o)
+	m := o.Metrics
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(m.Collectors()...)
+	if o.DB != nil {
+		// storefront_db_* : open, in use, idle connections and waits for one.
+		reg.MustRegister(prometheus.WrapCollectorWithPrefix("storefront_", collectors.NewDBStatsCollector(o.DB.SQL, o.DB.Dialect.Name())))
+	}
+	if o.Resolver != nil && o.Resolver.Catalog != nil {
+		reg.MustRegister(CatalogCacheCollector(o.Resolver.Catalog))
+	}
+	reg.MustRegister(o.Collectors...)
+	t := &httpTransport{m: m, gone: newDisconnects()}
+	reg.MustRegister(t.gone)
+	if o.ResponseCache != nil {
+		t.cache = o.ResponseCache
+		reg.MustRegister(newRespCacheCollector(t.cache))
+	}
+	if o.RateLimiter != nil {
+		t.limit = o.RateLimiter
+		reg.MustRegister(t.limit.refused)
+	}
+
+	o.Live.conns = &liveConns{}
+	reg.MustRegister(o.Live.conns)
+
+	mux := http.NewServeMux()
+	gql := newGraphQL(o.Resolver, o, m, t)
+	mux.Handle("/graphql", privateNoStore(limitBody(o.MaxBodyBytes, o.Signer.Middleware(idempotencyKey(gql)))))
+	if o.Playground {
+		mux.Handle("GET /{$}", playgroundHandler("storefront", "/graphql"))
+	}
+	mux.Handle("/shop/", web.Handler(web.Options{DemoToken: o.DemoToken}))
+	mux.Handle("/admin/", admin.Handler())
+	if o.PaymentNotify != nil {
+		mux.Handle("POST /payments/{provider}/notify", timeout(o.RequestTimeout, countNotifications(m, o.PaymentNotify)))
+	}
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", ready(o.DB))
+	metricsH := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	if metricsOnPublic {
+		mux.Handle("GET /metrics", metricsH)
+	}
+	return Handlers{Public: requestID(mux), Metrics: metricsH}
+}
+
+func withDefaults(o Options) Options {
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = 1 << 20
+	}
+	if o.Metrics == nil {
+		o.Metrics = metrics.New()
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.MaxDepth <= 0 {
+		o.MaxDepth = DefaultMaxDepth
+	}
+	if o.MaxComplexity <= 0 {
+		o.MaxComplexity = DefaultMaxComplexity
+	}
+	if o.MaxAliases <= 0 {
+		o.MaxAliases = DefaultMaxAliases
+	}
+	if o.MaxResponseBytes <= 0 {
+		o.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if o.QueryCacheBytes <= 0 {
+		o.QueryCacheBytes = DefaultQueryCacheBytes
+	}
+	if o.MaxPersistedQueryBytes <= 0 {
+		o.MaxPersistedQueryBytes = DefaultMaxPersistedQueryBytes
+	}
+
+	return o
+}
+
+// timeout bounds a plain HTTP handler's context (the payment notification):
+// its database calls give up at the deadline and it answers 503.
+func timeout(d time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// limitBody refuses bodies over n bytes with 413 before GraphQL parses them.
+// A body of unknown length (chunked) is read up to the limit first: past
+// it, gqlgen would only see a read error and answer 200 with a GraphQL error.
+func limitBody(n int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > n {
+			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, n)
+		if r.ContentLength < 0 {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				var tooBig *http.MaxBytesError
+				if errors.As(err, &tooBig) {
+					http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+				} else {
+					http.Error(w, "could not read the request body", http.StatusBadRequest)
+				}
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// idempotencyKey hands the Idempotency-Key header to checkout when the key
+// rule accepts it (package input). One it refuses never reaches checkout:
+// the refusal waits in the context for textRule, which answers the
+// operation INVALID_INPUT as it would a bad argument (a key PostgreSQL or
+// MariaDB cannot store used to fail a whole batch of orders).
+func idempotencyKey(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if k := r.Header.Get("Idempotency-Key"); k != "" {
+			if err := input.Key("Idempotency-Key header", k); err != nil {
+				r = r.WithContext(context.WithValue(r.Context(), badKeyKey{}, err))
+			} else {
+				r = r.WithContext(checkout.WithIdempotencyKey(r.Context(), k))
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+type badKeyKey struct{}
+
+// badKeyHeader is the key rule's refusal of this request's Idempotency-Key
+// header, or nil.
+func badKeyHeader(ctx context.Context) error {
+	err, _ := ctx.Value(badKeyKey{}).(error)
+	return err
+}
+
+type requestIDKey struct{}
+
+// requestID tags each request with an id, returned in X-Request-Id, so a
+// client's report can be found in the logs.
+func requestID(next http.Handler) http.Handler {
+	// A random per-process prefix and a counter: unique across instances and
+	// restarts without a getrandom call on every request of the hot path.
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	prefix := hex.EncodeToString(b[:]) + "-"
+	var n atomic.Uint64
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		// A client's id is echoed and logged: printable ASCII only.
+		if id == "" || len(id) > 64 || !printableASCII(id) {
+			var buf [32]byte
+			id = string(strconv.AppendUint(append(buf[:0], prefix...), n.Add(1), 16))
+		}
+		w.Header().Set("X-Request-Id", id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+	})
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7E {
+			return false
+		}
+	}
+	return true
+}
+
+// RequestID returns the id of the current request ("" outside one).
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
