@@ -47,9 +47,8 @@ func (b *mysqlWriter) lockGoods(ctx context.Context, c *store.Conn, goods []int6
 // then discards it).
 //
 // Why one round trip: on a hot SKU the batch is the unit of throughput, and
-// statement by statement it took ten round trips (about 0.5 ms each on a
-// busy 2-core machine, ent's builders included) for what the server does in
-// a fraction of that. The server runs the statements in order and stops at
+// statement by statement it took ten round trips for what the server does in
+// a fraction of one (docs/benchmarks.md). The server runs the statements in order and stops at
 // the first error; the transaction is then rolled back in one more trip.
 //
 // On MariaDB the statements go as one anonymous compound statement (BEGIN

@@ -33,9 +33,8 @@ import (
 // Two lanes: orders from stock pools and orders from main stock batch
 // apart, each lane with its own batches in flight. A flash sale's pool is
 // stock kept apart so that the sale cannot starve the shop; in one lane its
-// 64 buyers' batches filled every slot in flight and an ordinary order of
-// any SKU waited a whole batch cycle behind them (p50 34 ms against 6 ms
-// without the sale, docs/benchmarks.md).
+// buyers' batches filled every slot in flight and an ordinary order of any
+// SKU waited a whole batch cycle behind them (docs/benchmarks.md).
 //
 // Each batch runs on its own goroutine, started by the request that finds
 // room (a lone request never waits for a batch; behind a batch in flight, the
@@ -202,10 +201,9 @@ func (s *Service) placeGrouped(ctx context.Context, t *ticket) (*Order, error) {
 //
 // Why on SQLite only: there a batch of one saves no round trip (the
 // database is in process) and pays a hand-off to the batch's goroutine and
-// back, and the one-buyer runs measured 0.71–1.09× the plain path's rate
-// against the "no more than 10 % slower" (docs/benchmarks.md). On
-// MySQL a batch of one takes two round trips where the plain path takes
-// about ten, and is about twice as fast.
+// back, which made one buyer slower than on the plain path
+// (docs/benchmarks.md). On a server a batch of one takes two round trips
+// where the plain path takes about ten.
 func (s *Service) placeLone(ctx context.Context, t *ticket, lone []*ticket, release func()) (*Order, error) {
 	began := time.Now()
 	defer func() { s.handOver(lone, time.Since(began)) }()

@@ -31,7 +31,6 @@ const (
 	BizOpening = "opening"
 	BizManual  = "manual"
 	BizOrder   = "order"
-	BizRefund  = "refund"
 	BizCount   = "stocktake"
 	BizPool    = "pool" // biz number: the pool's id
 )

@@ -159,20 +159,6 @@ func (c skuCAS) exec(ctx context.Context, tx *ent.Tx) (bool, error) {
 	return n == 1, err
 }
 
-// Take applies sales inside the caller's transaction, one CAS per SKU in
-// ascending id order (the lock order of every stock-moving transaction, so
-// none can deadlock on another's rows), each with its ledger row written
-// from the row just moved: two statements, one round trip each, between the
-// lock and COMMIT. The goods are read first, under the shared goods lock
-// taken before any SKU row (goods_lock.go). The first sale that does not
-// hold is returned as *Short.
-func Take(ctx context.Context, tx *ent.Tx, sales []Sale) error {
-	if err := CheckGoods(ctx, tx, sales); err != nil {
-		return err
-	}
-	return TakeChecked(ctx, tx, sales)
-}
-
 // CheckGoods takes the shared lock on the goods of sales and checks them
 // (see checkGoods): a seller's first lock, before its inserts, so that it
 // never waits for an admin's edit while it holds other rows. TakeChecked
@@ -181,7 +167,12 @@ func CheckGoods(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 	return checkGoods(ctx, tx, sales)
 }
 
-// TakeChecked is Take after CheckGoods, in the same transaction.
+// TakeChecked applies sales inside the caller's transaction, after
+// CheckGoods in the same transaction: one CAS per SKU in ascending id order
+// (the lock order of every stock-moving transaction, so none can deadlock on
+// another's rows), each with its ledger row written from the row just moved:
+// two statements, one round trip each, between the lock and COMMIT. The
+// first sale that does not hold is returned as *Short.
 func TakeChecked(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 	sales = slices.SortedFunc(slices.Values(sales), func(a, b Sale) int { return cmp.Compare(a.ItemID, b.ItemID) })
 	// Pool sales after every SKU row: the lock order is SKU rows, then pool

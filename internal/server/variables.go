@@ -10,8 +10,9 @@ import (
 // second scan when they are flat: an object whose values are strings
 // without escapes, numbers, booleans or null, as most operations' ids and
 // counts are. Anything else (an escape, a byte past ASCII, a nested object
-// or list) goes to decodeNumbers. decodeNumbers took 2.6 µs of every
-// placeOrder's CPU for {"id":"3"} (docs/benchmarks.md, "CPU per order").
+// or list) goes to decodeNumbers, whose reader and second scan were a
+// visible share of every placeOrder's CPU (docs/benchmarks.md, "CPU per
+// order").
 //
 // raw must be one valid JSON value, as postBody.Variables is after
 // parseRequest's json.Unmarshal; a GET's variables come unchecked from the

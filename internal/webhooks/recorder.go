@@ -20,10 +20,9 @@ type outcome struct {
 // Recording in batches: one transaction (one commit, one fsync) for up to
 // recordMax delivered rows, or what recordWait gathered. One transaction
 // per attempt made the webhook's bookkeeping compete with checkout's
-// commits (bench/events: 0.69× of the orders/s without events on
-// MariaDB); with a batch's events in one row and its claim made as it is
-// queued, these commits were nearly all the webhook's (45 a second at
-// 20 ms), so they wait longer: a delivered row shows SENDING for up to
+// commits (bench/events, docs/benchmarks.md); with a batch's events in one
+// row and its claim made as it is queued, these commits were nearly all the
+// webhook's, so they wait longer: a delivered row shows SENDING for up to
 // recordWait more, well within its lease.
 const (
 	recordMax  = 200
