@@ -3,10 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/url"
-	"strconv"
 	"time"
+
+	"storefront/internal/platform/store"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -30,17 +29,5 @@ func freshPostgres(dsn string) (string, string, func(), error) {
 		_, _ = admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
 		admin.Close()
 	}
-	u := url.URL{Scheme: "postgres", Path: "/" + name, RawQuery: "sslmode=disable"}
-	if cfg.Password != "" {
-		u.User = url.UserPassword(cfg.User, cfg.Password)
-	} else {
-		u.User = url.User(cfg.User)
-	}
-	if cfg.Host == "" || cfg.Host[0] == '/' { // a socket: name its directory
-		u.Host = "localhost"
-		u.RawQuery += "&host=" + url.QueryEscape(cfg.Host) + "&port=" + strconv.Itoa(int(cfg.Port))
-	} else {
-		u.Host = net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
-	}
-	return "postgres:" + u.String(), "", cleanup, nil
+	return "postgres:" + store.PostgresURL(cfg, name), "", cleanup, nil
 }
