@@ -1,11 +1,9 @@
 package checkout
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +13,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/logtest"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
 )
@@ -237,7 +236,7 @@ func TestCloserPassSurvivesAFailingOrder(t *testing.T) {
 					}
 					return nil
 				}
-				logs := captureLogs(t)
+				logs := logtest.Capture(t)
 				f.advance(f.svc.cfg.OrderTTL + time.Second)
 				n, err := f.svc.CloseExpired(ctx)
 				if err != nil || n != orders-1 {
@@ -278,31 +277,4 @@ func TestCloserPassSurvivesAFailingOrder(t *testing.T) {
 			})
 		})
 	}
-}
-
-// captureLogs sends slog's default logger to a buffer for the rest of the test.
-func captureLogs(t *testing.T) *syncBuffer {
-	t.Helper()
-	b := &syncBuffer{}
-	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelInfo})))
-	t.Cleanup(func() { slog.SetDefault(old) })
-	return b
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -1,11 +1,9 @@
 package payments_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -16,38 +14,11 @@ import (
 	"storefront/ent/paymentevent"
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/logtest"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
 )
-
-// syncBuffer collects log output written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// captureLog sends the default logger to a buffer for the rest of the test.
-func captureLog(t *testing.T) *syncBuffer {
-	t.Helper()
-	buf := &syncBuffer{}
-	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(buf, nil)))
-	t.Cleanup(func() { slog.SetDefault(prev) })
-	return buf
-}
 
 // A (provider, payment id) belongs to the order that first named it, by
 // redirect or by notification; naming it for another order is refused and
@@ -57,7 +28,7 @@ func TestPaymentIDBelongsToOneOrder(t *testing.T) {
 		f := setup(t, db)
 		ctx := context.Background()
 		owner := auth.Principal{UserID: "u1", Role: auth.Customer}
-		log := captureLog(t)
+		log := logtest.Capture(t)
 
 		t.Run("redirect first", func(t *testing.T) {
 			a := f.newOrderOf(t, enums.OrderUnpaid, "645.00")
@@ -141,7 +112,7 @@ func TestPaymentIDRaceBindsOneOrder(t *testing.T) {
 		f := setup(t, db)
 		ctx := context.Background()
 		owner := auth.Principal{UserID: "u1", Role: auth.Customer}
-		captureLog(t) // the refusals' log lines are expected here
+		logtest.Capture(t) // the refusals' log lines are expected here
 		owners := map[string]int{}
 		for round := range 6 {
 			a := f.newOrderOf(t, enums.OrderUnpaid, "645.00")
