@@ -69,7 +69,13 @@ func TestFaultKillWhileDispatching(t *testing.T) {
 			spec := testdb.Spec(t, b)
 			ns := newEventStream(t, url)
 			rec := newReceiver(t)
-			args := append(ns.args(url), "--webhook-allow-private", "--webhook-retry", "200ms,200ms,200ms,1s,1s,1s", "--outbox-interval", "50ms")
+			// The restart keeps the instance's id, as a restart on the same
+			// host and address does by default: it takes back what the dead
+			// process had claimed at once. A restart under another id waits
+			// out the leases instead (outbox lane 1 min, then the webhook
+			// attempt's 30 s), which the claim tests cover without a kill.
+			args := append(ns.args(url), "--webhook-allow-private", "--webhook-retry", "200ms,200ms,200ms,1s,1s,1s", "--outbox-interval", "50ms",
+				"--instance-id", "kill-while-dispatching-"+string(b))
 			s := Start(t, spec, args...)
 			rec.subscribe(t, s, "OrderPlaced")
 			id := setStockTo(t, s, "黑色,L", 100000)
