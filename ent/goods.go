@@ -30,8 +30,6 @@ type Goods struct {
 	Status enums.GoodsStatus `json:"status,omitempty"`
 	// StockMode holds the value of the "stock_mode" field.
 	StockMode enums.StockMode `json:"stock_mode,omitempty"`
-	// DeleteTime holds the value of the "delete_time" field.
-	DeleteTime *time.Time `json:"delete_time,omitempty"`
 	// Version holds the value of the "version" field.
 	Version int64 `json:"version,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
@@ -92,7 +90,7 @@ func (*Goods) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullInt64)
 		case goods.FieldName, goods.FieldCode, goods.FieldSpecType, goods.FieldStatus, goods.FieldStockMode, goods.FieldDescription, goods.FieldSlug:
 			values[i] = new(sql.NullString)
-		case goods.FieldDeleteTime, goods.FieldCreatedAt, goods.FieldUpdatedAt:
+		case goods.FieldCreatedAt, goods.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -144,13 +142,6 @@ func (_m *Goods) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field stock_mode", values[i])
 			} else if value.Valid {
 				_m.StockMode = enums.StockMode(value.String)
-			}
-		case goods.FieldDeleteTime:
-			if value, ok := values[i].(*sql.NullTime); !ok {
-				return fmt.Errorf("unexpected type %T for field delete_time", values[i])
-			} else if value.Valid {
-				_m.DeleteTime = new(time.Time)
-				*_m.DeleteTime = value.Time
 			}
 		case goods.FieldVersion:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -258,11 +249,6 @@ func (_m *Goods) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("stock_mode=")
 	builder.WriteString(fmt.Sprintf("%v", _m.StockMode))
-	builder.WriteString(", ")
-	if v := _m.DeleteTime; v != nil {
-		builder.WriteString("delete_time=")
-		builder.WriteString(v.Format(time.ANSIC))
-	}
 	builder.WriteString(", ")
 	builder.WriteString("version=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Version))

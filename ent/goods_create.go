@@ -88,20 +88,6 @@ func (_c *GoodsCreate) SetNillableStockMode(v *enums.StockMode) *GoodsCreate {
 	return _c
 }
 
-// SetDeleteTime sets the "delete_time" field.
-func (_c *GoodsCreate) SetDeleteTime(v time.Time) *GoodsCreate {
-	_c.mutation.SetDeleteTime(v)
-	return _c
-}
-
-// SetNillableDeleteTime sets the "delete_time" field if the given value is not nil.
-func (_c *GoodsCreate) SetNillableDeleteTime(v *time.Time) *GoodsCreate {
-	if v != nil {
-		_c.SetDeleteTime(*v)
-	}
-	return _c
-}
-
 // SetVersion sets the "version" field.
 func (_c *GoodsCreate) SetVersion(v int64) *GoodsCreate {
 	_c.mutation.SetVersion(v)
@@ -409,10 +395,6 @@ func (_c *GoodsCreate) createSpec() (*Goods, *sqlgraph.CreateSpec) {
 		_spec.SetField(goods.FieldStockMode, field.TypeEnum, value)
 		_node.StockMode = value
 	}
-	if value, ok := _c.mutation.DeleteTime(); ok {
-		_spec.SetField(goods.FieldDeleteTime, field.TypeTime, value)
-		_node.DeleteTime = &value
-	}
 	if value, ok := _c.mutation.Version(); ok {
 		_spec.SetField(goods.FieldVersion, field.TypeInt64, value)
 		_node.Version = value
@@ -582,24 +564,6 @@ func (u *GoodsUpsert) SetStockMode(v enums.StockMode) *GoodsUpsert {
 // UpdateStockMode sets the "stock_mode" field to the value that was provided on create.
 func (u *GoodsUpsert) UpdateStockMode() *GoodsUpsert {
 	u.SetExcluded(goods.FieldStockMode)
-	return u
-}
-
-// SetDeleteTime sets the "delete_time" field.
-func (u *GoodsUpsert) SetDeleteTime(v time.Time) *GoodsUpsert {
-	u.Set(goods.FieldDeleteTime, v)
-	return u
-}
-
-// UpdateDeleteTime sets the "delete_time" field to the value that was provided on create.
-func (u *GoodsUpsert) UpdateDeleteTime() *GoodsUpsert {
-	u.SetExcluded(goods.FieldDeleteTime)
-	return u
-}
-
-// ClearDeleteTime clears the value of the "delete_time" field.
-func (u *GoodsUpsert) ClearDeleteTime() *GoodsUpsert {
-	u.SetNull(goods.FieldDeleteTime)
 	return u
 }
 
@@ -823,27 +787,6 @@ func (u *GoodsUpsertOne) SetStockMode(v enums.StockMode) *GoodsUpsertOne {
 func (u *GoodsUpsertOne) UpdateStockMode() *GoodsUpsertOne {
 	return u.Update(func(s *GoodsUpsert) {
 		s.UpdateStockMode()
-	})
-}
-
-// SetDeleteTime sets the "delete_time" field.
-func (u *GoodsUpsertOne) SetDeleteTime(v time.Time) *GoodsUpsertOne {
-	return u.Update(func(s *GoodsUpsert) {
-		s.SetDeleteTime(v)
-	})
-}
-
-// UpdateDeleteTime sets the "delete_time" field to the value that was provided on create.
-func (u *GoodsUpsertOne) UpdateDeleteTime() *GoodsUpsertOne {
-	return u.Update(func(s *GoodsUpsert) {
-		s.UpdateDeleteTime()
-	})
-}
-
-// ClearDeleteTime clears the value of the "delete_time" field.
-func (u *GoodsUpsertOne) ClearDeleteTime() *GoodsUpsertOne {
-	return u.Update(func(s *GoodsUpsert) {
-		s.ClearDeleteTime()
 	})
 }
 
@@ -1250,27 +1193,6 @@ func (u *GoodsUpsertBulk) SetStockMode(v enums.StockMode) *GoodsUpsertBulk {
 func (u *GoodsUpsertBulk) UpdateStockMode() *GoodsUpsertBulk {
 	return u.Update(func(s *GoodsUpsert) {
 		s.UpdateStockMode()
-	})
-}
-
-// SetDeleteTime sets the "delete_time" field.
-func (u *GoodsUpsertBulk) SetDeleteTime(v time.Time) *GoodsUpsertBulk {
-	return u.Update(func(s *GoodsUpsert) {
-		s.SetDeleteTime(v)
-	})
-}
-
-// UpdateDeleteTime sets the "delete_time" field to the value that was provided on create.
-func (u *GoodsUpsertBulk) UpdateDeleteTime() *GoodsUpsertBulk {
-	return u.Update(func(s *GoodsUpsert) {
-		s.UpdateDeleteTime()
-	})
-}
-
-// ClearDeleteTime clears the value of the "delete_time" field.
-func (u *GoodsUpsertBulk) ClearDeleteTime() *GoodsUpsertBulk {
-	return u.Update(func(s *GoodsUpsert) {
-		s.ClearDeleteTime()
 	})
 }
 

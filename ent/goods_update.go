@@ -104,26 +104,6 @@ func (_u *GoodsUpdate) SetNillableStockMode(v *enums.StockMode) *GoodsUpdate {
 	return _u
 }
 
-// SetDeleteTime sets the "delete_time" field.
-func (_u *GoodsUpdate) SetDeleteTime(v time.Time) *GoodsUpdate {
-	_u.mutation.SetDeleteTime(v)
-	return _u
-}
-
-// SetNillableDeleteTime sets the "delete_time" field if the given value is not nil.
-func (_u *GoodsUpdate) SetNillableDeleteTime(v *time.Time) *GoodsUpdate {
-	if v != nil {
-		_u.SetDeleteTime(*v)
-	}
-	return _u
-}
-
-// ClearDeleteTime clears the value of the "delete_time" field.
-func (_u *GoodsUpdate) ClearDeleteTime() *GoodsUpdate {
-	_u.mutation.ClearDeleteTime()
-	return _u
-}
-
 // SetVersion sets the "version" field.
 func (_u *GoodsUpdate) SetVersion(v int64) *GoodsUpdate {
 	_u.mutation.ResetVersion()
@@ -411,12 +391,6 @@ func (_u *GoodsUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.StockMode(); ok {
 		_spec.SetField(goods.FieldStockMode, field.TypeEnum, value)
 	}
-	if value, ok := _u.mutation.DeleteTime(); ok {
-		_spec.SetField(goods.FieldDeleteTime, field.TypeTime, value)
-	}
-	if _u.mutation.DeleteTimeCleared() {
-		_spec.ClearField(goods.FieldDeleteTime, field.TypeTime)
-	}
 	if value, ok := _u.mutation.Version(); ok {
 		_spec.SetField(goods.FieldVersion, field.TypeInt64, value)
 	}
@@ -634,26 +608,6 @@ func (_u *GoodsUpdateOne) SetNillableStockMode(v *enums.StockMode) *GoodsUpdateO
 	if v != nil {
 		_u.SetStockMode(*v)
 	}
-	return _u
-}
-
-// SetDeleteTime sets the "delete_time" field.
-func (_u *GoodsUpdateOne) SetDeleteTime(v time.Time) *GoodsUpdateOne {
-	_u.mutation.SetDeleteTime(v)
-	return _u
-}
-
-// SetNillableDeleteTime sets the "delete_time" field if the given value is not nil.
-func (_u *GoodsUpdateOne) SetNillableDeleteTime(v *time.Time) *GoodsUpdateOne {
-	if v != nil {
-		_u.SetDeleteTime(*v)
-	}
-	return _u
-}
-
-// ClearDeleteTime clears the value of the "delete_time" field.
-func (_u *GoodsUpdateOne) ClearDeleteTime() *GoodsUpdateOne {
-	_u.mutation.ClearDeleteTime()
 	return _u
 }
 
@@ -973,12 +927,6 @@ func (_u *GoodsUpdateOne) sqlSave(ctx context.Context) (_node *Goods, err error)
 	}
 	if value, ok := _u.mutation.StockMode(); ok {
 		_spec.SetField(goods.FieldStockMode, field.TypeEnum, value)
-	}
-	if value, ok := _u.mutation.DeleteTime(); ok {
-		_spec.SetField(goods.FieldDeleteTime, field.TypeTime, value)
-	}
-	if _u.mutation.DeleteTimeCleared() {
-		_spec.ClearField(goods.FieldDeleteTime, field.TypeTime)
 	}
 	if value, ok := _u.mutation.Version(); ok {
 		_spec.SetField(goods.FieldVersion, field.TypeInt64, value)

@@ -2246,7 +2246,6 @@ type GoodsMutation struct {
 	spec_type      *enums.SpecType
 	status         *enums.GoodsStatus
 	stock_mode     *enums.StockMode
-	delete_time    *time.Time
 	version        *int64
 	addversion     *int64
 	created_at     *time.Time
@@ -2551,55 +2550,6 @@ func (m *GoodsMutation) OldStockMode(ctx context.Context) (v enums.StockMode, er
 // ResetStockMode resets all changes to the "stock_mode" field.
 func (m *GoodsMutation) ResetStockMode() {
 	m.stock_mode = nil
-}
-
-// SetDeleteTime sets the "delete_time" field.
-func (m *GoodsMutation) SetDeleteTime(t time.Time) {
-	m.delete_time = &t
-}
-
-// DeleteTime returns the value of the "delete_time" field in the mutation.
-func (m *GoodsMutation) DeleteTime() (r time.Time, exists bool) {
-	v := m.delete_time
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldDeleteTime returns the old "delete_time" field's value of the Goods entity.
-// If the Goods object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *GoodsMutation) OldDeleteTime(ctx context.Context) (v *time.Time, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldDeleteTime is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldDeleteTime requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldDeleteTime: %w", err)
-	}
-	return oldValue.DeleteTime, nil
-}
-
-// ClearDeleteTime clears the value of the "delete_time" field.
-func (m *GoodsMutation) ClearDeleteTime() {
-	m.delete_time = nil
-	m.clearedFields[goods.FieldDeleteTime] = struct{}{}
-}
-
-// DeleteTimeCleared returns if the "delete_time" field was cleared in this mutation.
-func (m *GoodsMutation) DeleteTimeCleared() bool {
-	_, ok := m.clearedFields[goods.FieldDeleteTime]
-	return ok
-}
-
-// ResetDeleteTime resets all changes to the "delete_time" field.
-func (m *GoodsMutation) ResetDeleteTime() {
-	m.delete_time = nil
-	delete(m.clearedFields, goods.FieldDeleteTime)
 }
 
 // SetVersion sets the "version" field.
@@ -3092,7 +3042,7 @@ func (m *GoodsMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *GoodsMutation) Fields() []string {
-	fields := make([]string, 0, 13)
+	fields := make([]string, 0, 12)
 	if m.name != nil {
 		fields = append(fields, goods.FieldName)
 	}
@@ -3107,9 +3057,6 @@ func (m *GoodsMutation) Fields() []string {
 	}
 	if m.stock_mode != nil {
 		fields = append(fields, goods.FieldStockMode)
-	}
-	if m.delete_time != nil {
-		fields = append(fields, goods.FieldDeleteTime)
 	}
 	if m.version != nil {
 		fields = append(fields, goods.FieldVersion)
@@ -3150,8 +3097,6 @@ func (m *GoodsMutation) Field(name string) (ent.Value, bool) {
 		return m.Status()
 	case goods.FieldStockMode:
 		return m.StockMode()
-	case goods.FieldDeleteTime:
-		return m.DeleteTime()
 	case goods.FieldVersion:
 		return m.Version()
 	case goods.FieldCreatedAt:
@@ -3185,8 +3130,6 @@ func (m *GoodsMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldStatus(ctx)
 	case goods.FieldStockMode:
 		return m.OldStockMode(ctx)
-	case goods.FieldDeleteTime:
-		return m.OldDeleteTime(ctx)
 	case goods.FieldVersion:
 		return m.OldVersion(ctx)
 	case goods.FieldCreatedAt:
@@ -3244,13 +3187,6 @@ func (m *GoodsMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetStockMode(v)
-		return nil
-	case goods.FieldDeleteTime:
-		v, ok := value.(time.Time)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetDeleteTime(v)
 		return nil
 	case goods.FieldVersion:
 		v, ok := value.(int64)
@@ -3358,9 +3294,6 @@ func (m *GoodsMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *GoodsMutation) ClearedFields() []string {
 	var fields []string
-	if m.FieldCleared(goods.FieldDeleteTime) {
-		fields = append(fields, goods.FieldDeleteTime)
-	}
 	if m.FieldCleared(goods.FieldImages) {
 		fields = append(fields, goods.FieldImages)
 	}
@@ -3384,9 +3317,6 @@ func (m *GoodsMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *GoodsMutation) ClearField(name string) error {
 	switch name {
-	case goods.FieldDeleteTime:
-		m.ClearDeleteTime()
-		return nil
 	case goods.FieldImages:
 		m.ClearImages()
 		return nil
@@ -3418,9 +3348,6 @@ func (m *GoodsMutation) ResetField(name string) error {
 		return nil
 	case goods.FieldStockMode:
 		m.ResetStockMode()
-		return nil
-	case goods.FieldDeleteTime:
-		m.ResetDeleteTime()
 		return nil
 	case goods.FieldVersion:
 		m.ResetVersion()

@@ -152,25 +152,25 @@ func init() {
 	// goods.CodeValidator is a validator for the "code" field. It is called by the builders before save.
 	goods.CodeValidator = goodsDescCode.Validators[0].(func(string) error)
 	// goodsDescVersion is the schema descriptor for version field.
-	goodsDescVersion := goodsFields[7].Descriptor()
+	goodsDescVersion := goodsFields[6].Descriptor()
 	// goods.DefaultVersion holds the default value on creation for the version field.
 	goods.DefaultVersion = goodsDescVersion.Default.(int64)
 	// goodsDescCreatedAt is the schema descriptor for created_at field.
-	goodsDescCreatedAt := goodsFields[8].Descriptor()
+	goodsDescCreatedAt := goodsFields[7].Descriptor()
 	// goods.DefaultCreatedAt holds the default value on creation for the created_at field.
 	goods.DefaultCreatedAt = goodsDescCreatedAt.Default.(func() time.Time)
 	// goodsDescUpdatedAt is the schema descriptor for updated_at field.
-	goodsDescUpdatedAt := goodsFields[9].Descriptor()
+	goodsDescUpdatedAt := goodsFields[8].Descriptor()
 	// goods.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	goods.DefaultUpdatedAt = goodsDescUpdatedAt.Default.(func() time.Time)
 	// goods.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
 	goods.UpdateDefaultUpdatedAt = goodsDescUpdatedAt.UpdateDefault.(func() time.Time)
 	// goodsDescDescription is the schema descriptor for description field.
-	goodsDescDescription := goodsFields[10].Descriptor()
+	goodsDescDescription := goodsFields[9].Descriptor()
 	// goods.DefaultDescription holds the default value on creation for the description field.
 	goods.DefaultDescription = goodsDescDescription.Default.(string)
 	// goodsDescSlug is the schema descriptor for slug field.
-	goodsDescSlug := goodsFields[12].Descriptor()
+	goodsDescSlug := goodsFields[11].Descriptor()
 	// goods.SlugValidator is a validator for the "slug" field. It is called by the builders before save.
 	goods.SlugValidator = goodsDescSlug.Validators[0].(func(string) error)
 	goodslistingFields := schema.GoodsListing{}.Fields()

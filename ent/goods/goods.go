@@ -26,8 +26,6 @@ const (
 	FieldStatus = "status"
 	// FieldStockMode holds the string denoting the stock_mode field in the database.
 	FieldStockMode = "stock_mode"
-	// FieldDeleteTime holds the string denoting the delete_time field in the database.
-	FieldDeleteTime = "delete_time"
 	// FieldVersion holds the string denoting the version field in the database.
 	FieldVersion = "version"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
@@ -72,7 +70,6 @@ var Columns = []string{
 	FieldSpecType,
 	FieldStatus,
 	FieldStockMode,
-	FieldDeleteTime,
 	FieldVersion,
 	FieldCreatedAt,
 	FieldUpdatedAt,
@@ -180,11 +177,6 @@ func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 // ByStockMode orders the results by the stock_mode field.
 func ByStockMode(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStockMode, opts...).ToFunc()
-}
-
-// ByDeleteTime orders the results by the delete_time field.
-func ByDeleteTime(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldDeleteTime, opts...).ToFunc()
 }
 
 // ByVersion orders the results by the version field.

@@ -66,11 +66,6 @@ func Code(v string) predicate.Goods {
 	return predicate.Goods(sql.FieldEQ(FieldCode, v))
 }
 
-// DeleteTime applies equality check predicate on the "delete_time" field. It's identical to DeleteTimeEQ.
-func DeleteTime(v time.Time) predicate.Goods {
-	return predicate.Goods(sql.FieldEQ(FieldDeleteTime, v))
-}
-
 // Version applies equality check predicate on the "version" field. It's identical to VersionEQ.
 func Version(v int64) predicate.Goods {
 	return predicate.Goods(sql.FieldEQ(FieldVersion, v))
@@ -319,56 +314,6 @@ func StockModeNotIn(vs ...enums.StockMode) predicate.Goods {
 		v[i] = vs[i]
 	}
 	return predicate.Goods(sql.FieldNotIn(FieldStockMode, v...))
-}
-
-// DeleteTimeEQ applies the EQ predicate on the "delete_time" field.
-func DeleteTimeEQ(v time.Time) predicate.Goods {
-	return predicate.Goods(sql.FieldEQ(FieldDeleteTime, v))
-}
-
-// DeleteTimeNEQ applies the NEQ predicate on the "delete_time" field.
-func DeleteTimeNEQ(v time.Time) predicate.Goods {
-	return predicate.Goods(sql.FieldNEQ(FieldDeleteTime, v))
-}
-
-// DeleteTimeIn applies the In predicate on the "delete_time" field.
-func DeleteTimeIn(vs ...time.Time) predicate.Goods {
-	return predicate.Goods(sql.FieldIn(FieldDeleteTime, vs...))
-}
-
-// DeleteTimeNotIn applies the NotIn predicate on the "delete_time" field.
-func DeleteTimeNotIn(vs ...time.Time) predicate.Goods {
-	return predicate.Goods(sql.FieldNotIn(FieldDeleteTime, vs...))
-}
-
-// DeleteTimeGT applies the GT predicate on the "delete_time" field.
-func DeleteTimeGT(v time.Time) predicate.Goods {
-	return predicate.Goods(sql.FieldGT(FieldDeleteTime, v))
-}
-
-// DeleteTimeGTE applies the GTE predicate on the "delete_time" field.
-func DeleteTimeGTE(v time.Time) predicate.Goods {
-	return predicate.Goods(sql.FieldGTE(FieldDeleteTime, v))
-}
-
-// DeleteTimeLT applies the LT predicate on the "delete_time" field.
-func DeleteTimeLT(v time.Time) predicate.Goods {
-	return predicate.Goods(sql.FieldLT(FieldDeleteTime, v))
-}
-
-// DeleteTimeLTE applies the LTE predicate on the "delete_time" field.
-func DeleteTimeLTE(v time.Time) predicate.Goods {
-	return predicate.Goods(sql.FieldLTE(FieldDeleteTime, v))
-}
-
-// DeleteTimeIsNil applies the IsNil predicate on the "delete_time" field.
-func DeleteTimeIsNil() predicate.Goods {
-	return predicate.Goods(sql.FieldIsNull(FieldDeleteTime))
-}
-
-// DeleteTimeNotNil applies the NotNil predicate on the "delete_time" field.
-func DeleteTimeNotNil() predicate.Goods {
-	return predicate.Goods(sql.FieldNotNull(FieldDeleteTime))
 }
 
 // VersionEQ applies the EQ predicate on the "version" field.

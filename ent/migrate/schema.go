@@ -102,7 +102,6 @@ var (
 		{Name: "spec_type", Type: field.TypeEnum, Enums: []string{"SINGLE", "MULTI"}, Default: "SINGLE"},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"RECYCLED", "OFF_SHELF", "ON_SHELF"}, Default: "OFF_SHELF"},
 		{Name: "stock_mode", Type: field.TypeEnum, Enums: []string{"DEDUCT_AT_ORDER", "LOCK_AT_ORDER"}, Default: "DEDUCT_AT_ORDER"},
-		{Name: "delete_time", Type: field.TypeTime, Nullable: true},
 		{Name: "version", Type: field.TypeInt64, Default: 1},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
@@ -125,12 +124,12 @@ var (
 			{
 				Name:    "goods_slug",
 				Unique:  true,
-				Columns: []*schema.Column{GoodsColumns[12]},
+				Columns: []*schema.Column{GoodsColumns[11]},
 			},
 			{
 				Name:    "goods_category_id",
 				Unique:  false,
-				Columns: []*schema.Column{GoodsColumns[13]},
+				Columns: []*schema.Column{GoodsColumns[12]},
 			},
 		},
 	}

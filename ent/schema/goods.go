@@ -30,8 +30,6 @@ func (Goods) Fields() []ent.Field {
 		field.Enum("status").GoType(enums.GoodsStatus("")).Default(string(enums.GoodsOffShelf)),
 		// When orders take stock; a switch applies to orders placed afterwards.
 		field.Enum("stock_mode").GoType(enums.StockMode("")).Default(string(enums.DeductAtOrder)),
-		// Soft delete: goods referenced by orders must keep resolving.
-		field.Time("delete_time").Optional().Nillable(),
 		// Bumped by every catalog edit of this goods; the product-view cache is keyed by it.
 		field.Int64("version").Default(1),
 		field.Time("created_at").Default(time.Now).Immutable(),

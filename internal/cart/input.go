@@ -94,7 +94,7 @@ func (s *Service) skus(ctx context.Context, lines []LineInput) ([]*ent.Sku, erro
 			}
 		}
 		r := out[i]
-		if r == nil || r.Edges.Goods.DeleteTime != nil {
+		if r == nil {
 			return nil, fmt.Errorf("%w: line %d: no such SKU", errs.NotFound, i+1)
 		}
 		if !onSale(r) {
@@ -112,7 +112,7 @@ func onSale(r *ent.Sku) bool {
 // current reads the SKUs ids with their goods, as they are now.
 func current(ctx context.Context, c *ent.Client, ids []int64) (map[int64]*ent.Sku, error) {
 	rows, err := c.Sku.Query().Where(sku.IDIn(ids...)).WithGoods(func(q *ent.GoodsQuery) {
-		q.Select(goods.FieldID, goods.FieldName, goods.FieldStatus, goods.FieldDeleteTime)
+		q.Select(goods.FieldID, goods.FieldName, goods.FieldStatus)
 	}).All(ctx)
 	if err != nil {
 		return nil, store.Classify(fmt.Errorf("reading the cart's SKUs: %w", err))

@@ -116,7 +116,7 @@ func (s *Service) view(ctx context.Context, r *ent.Cart) (*Cart, error) {
 	var seen []ack
 	for _, l := range rows {
 		k := skus[l.ItemID]
-		if k == nil || k.Edges.Goods == nil || k.Edges.Goods.DeleteTime != nil {
+		if k == nil || k.Edges.Goods == nil {
 			// The goods is gone: there is nothing to show the line with (a
 			// Sku and a Goods are required), so it is listed as a warning the
 			// shopper can remove it by.

@@ -11,7 +11,6 @@ import (
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
-	"storefront/internal/vocab/errs"
 	"storefront/internal/vocab/money"
 )
 
@@ -148,48 +147,5 @@ func sortWarned(w []warned) {
 			return 1
 		}
 		return 0
-	})
-}
-
-// A line whose goods was deleted (soft delete: no catalog operation does
-// it yet, so the test sets delete_time) leaves lines and cost, keeps a
-// SKU_UNAVAILABLE warning with its line id, and can be removed by it; its
-// checkout is refused and the cart stays OPEN.
-func TestDeletedGoodsLine(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, db *store.DB) {
-		ctx := context.Background()
-		f := setup(t, db)
-		var bagID int64
-		if err := f.db.SQL.QueryRow("SELECT id FROM sku WHERE goods_id = ?", f.ids[demo.BagCode]).Scan(&bagID); err != nil {
-			t.Fatal(err)
-		}
-		keep := f.tshirt(t, "黑色,L")
-		c := f.ok(f.svc.Create(ctx, "alice", []LineInput{item(keep, 1), item(bagID, 2)}))
-		var bagLine int64
-		for _, l := range c.Lines {
-			if l.ItemID == bagID {
-				bagLine = l.ID
-			}
-		}
-		if _, err := f.db.SQL.Exec("UPDATE goods SET delete_time = ? WHERE id = ?", f.now(), f.ids[demo.BagCode]); err != nil {
-			t.Fatal(err)
-		}
-		c = f.read(t, "alice", c.ID)
-		if len(c.Lines) != 1 || c.Lines[0].ItemID != keep || c.Cost.TotalQuantity != 1 {
-			t.Fatalf("lines %v, cost %+v", quantities(c), c.Cost)
-		}
-		if got := warnings(c); len(got) != 1 || got[0] != (warned{WarnSkuUnavailable, bagLine}) {
-			t.Fatalf("warnings %v", got)
-		}
-		f.checkCost(t, c)
-		_, err := f.svc.Checkout(ctx, "alice", c.ID, "")
-		wantErr(t, err, errs.NotFound)
-		c = f.ok(f.svc.RemoveLines(ctx, "alice", c.ID, []int64{bagLine}))
-		if len(c.Warnings) != 0 {
-			t.Fatalf("warnings after removing the line: %v", warnings(c))
-		}
-		if _, err := f.svc.Checkout(ctx, "alice", c.ID, ""); err != nil {
-			t.Fatal(err)
-		}
 	})
 }

@@ -20,7 +20,7 @@ import (
 func Backfill(ctx context.Context, db *store.DB) (int, error) {
 	done := 0
 	for {
-		ids, err := db.Client.Goods.Query().Where(goods.DeleteTimeIsNil(), func(s *entsql.Selector) {
+		ids, err := db.Client.Goods.Query().Where(func(s *entsql.Selector) {
 			s.Where(entsql.ExprP("NOT EXISTS (SELECT 1 FROM " + goodslisting.Table + " l WHERE l." + goodslisting.FieldGoodsID +
 				" = " + s.C(goods.FieldID) + ")"))
 		}).Limit(100).IDs(ctx)

@@ -180,11 +180,6 @@ func TestCacheVisibility(t *testing.T) {
 			t.Errorf("customer sees off-shelf goods from the cache: %v, %v", g, err)
 		}
 
-		noErr(t, db.Client.Goods.UpdateOneID(id).SetDeleteTime(time.Now()).AddVersion(1).Exec(ctx))
-		s.changed(id)
-		if g, err := s.Goods(ctx, admin, id); g != nil || err != nil {
-			t.Errorf("admin sees soft-deleted goods: %v, %v", g, err)
-		}
 		if g, err := s.Goods(ctx, admin, 1<<40); g != nil || err != nil {
 			t.Errorf("unknown goods = %v, %v", g, err)
 		}

@@ -104,7 +104,7 @@ func bumpGoods(ctx context.Context, tx *ent.Tx, id int64, expected *int64, set f
 	if err := store.Lock(ctx, tx, store.GoodsLock, store.Exclusive, id); err != nil {
 		return err
 	}
-	u := tx.Goods.Update().Where(goods.ID(id), goods.DeleteTimeIsNil()).AddVersion(1)
+	u := tx.Goods.Update().Where(goods.ID(id)).AddVersion(1)
 	if expected != nil {
 		u = u.Where(goods.Version(*expected))
 	}
@@ -118,7 +118,7 @@ func bumpGoods(ctx context.Context, tx *ent.Tx, id int64, expected *int64, set f
 	if n == 1 {
 		return nil
 	}
-	cur, err := tx.Goods.Query().Where(goods.ID(id), goods.DeleteTimeIsNil()).Only(ctx)
+	cur, err := tx.Goods.Query().Where(goods.ID(id)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return fmt.Errorf("%w: goods %d", errs.NotFound, id)
 	}

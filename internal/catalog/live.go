@@ -15,9 +15,6 @@ func (s *Service) Latest(ctx context.Context, id int64) (*Goods, error) {
 // (a live subscription checks it again on every change).
 func (g *Goods) VisibleTo(v Viewer) bool { return g.visibleTo(v) }
 
-// Deleted reports a soft-deleted goods.
-func (g *Goods) Deleted() bool { return g.cat.deleted }
-
 // EnabledSKUs returns the enabled SKUs in id order (GoodsStock.skus: what
 // anonymous callers may see, resolved inline for every subscriber).
 func (g *Goods) EnabledSKUs() []*SKU { return g.enabled }

@@ -80,8 +80,6 @@ func loadViews(ctx context.Context, c *ent.Client, rows []*ent.Goods) ([]*Goods,
 		if g.Images == nil {
 			g.Images = []media.Image{}
 		}
-		// Views are cached for every viewer; visibility is applied on read.
-		g.cat.deleted = r.DeleteTime != nil
 		out = append(out, g)
 	}
 	return out, nil
@@ -129,21 +127,19 @@ func parseIDList(s string) ([]int64, error) {
 type freshness struct {
 	version    int64
 	status     enums.GoodsStatus
-	deleted    bool
 	skuIDs     []int64
 	skuStatus  []enums.SkuStatus
 	skuVersion []int64 // the terms' versions
 	skuLive
 }
 
-// loadFreshness reads the goods' version, status and deletion and every SKU's
+// loadFreshness reads the goods' version and status and every SKU's
 // id, status, stock, lock, both versions and volume in one query; nil when the goods does
 // not exist.
 func loadFreshness(ctx context.Context, c *ent.Client, id int64) (*freshness, error) {
 	var rows []struct {
 		Version   int64          `sql:"version"`
 		Status    string         `sql:"status"`
-		Deleted   int64          `sql:"deleted"`
 		SkuID     sql.NullInt64  `sql:"sku_id"`
 		Stock     sql.NullInt64  `sql:"stock"`
 		Locked    sql.NullInt64  `sql:"lock_stock"`
@@ -157,7 +153,6 @@ func loadFreshness(ctx context.Context, c *ent.Client, id int64) (*freshness, er
 		s.LeftJoin(t).On(s.C(goods.FieldID), t.C(sku.FieldGoodsID))
 		s.Select(
 			s.C(goods.FieldVersion), s.C(goods.FieldStatus),
-			entsql.As("CASE WHEN "+s.C(goods.FieldDeleteTime)+" IS NULL THEN 0 ELSE 1 END", "deleted"),
 			entsql.As(t.C(sku.FieldID), "sku_id"), entsql.As(t.C(sku.FieldStock), "stock"),
 			entsql.As(t.C(sku.FieldLockStock), "lock_stock"),
 			entsql.As(t.C(sku.FieldStatus), "sku_status"), entsql.As(t.C(sku.FieldVersion), "sku_version"),
@@ -172,7 +167,7 @@ func loadFreshness(ctx context.Context, c *ent.Client, id int64) (*freshness, er
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	f := &freshness{version: rows[0].Version, status: enums.GoodsStatus(rows[0].Status), deleted: rows[0].Deleted != 0}
+	f := &freshness{version: rows[0].Version, status: enums.GoodsStatus(rows[0].Status)}
 	for _, r := range rows {
 		if !r.SkuID.Valid {
 			continue // LEFT JOIN: a goods without SKUs
@@ -192,7 +187,7 @@ func loadFreshness(ctx context.Context, c *ent.Client, id int64) (*freshness, er
 // may differ), so a stock refresh can reuse g's index and spec-key map.
 func (f *freshness) sameCatalog(g *Goods) bool {
 	c := g.cat
-	if f.version != g.Version || f.status != g.Status || f.deleted != c.deleted || len(f.skuIDs) != len(c.tmpl) {
+	if f.version != g.Version || f.status != g.Status || len(f.skuIDs) != len(c.tmpl) {
 		return false
 	}
 	for i := range c.tmpl {

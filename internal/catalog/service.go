@@ -33,10 +33,9 @@ func New(db *store.DB, cfg Config) *Service {
 // Viewer is what the catalog needs to know about the caller.
 type Viewer struct{ Admin bool }
 
-// visibleTo limits customers and anonymous visitors to on-shelf goods;
-// soft-deleted goods are hidden from everyone.
+// visibleTo limits customers and anonymous visitors to on-shelf goods
+// (goods are never deleted: RECYCLED is the end of a goods' life).
 func visibleTo(v Viewer, q *ent.GoodsQuery) *ent.GoodsQuery {
-	q = q.Where(goods.DeleteTimeIsNil())
 	if !v.Admin {
 		q = q.Where(goods.StatusEQ(enums.GoodsOnShelf))
 	}
@@ -126,7 +125,7 @@ func (s *Service) List(ctx context.Context, v Viewer, p ListParams) (*GoodsPage,
 // visible to v).
 func (s *Service) GoodsBySlug(ctx context.Context, v Viewer, slug string) (*Goods, error) {
 	seq, now := s.cache.seq.Add(1), s.cache.now()
-	id, err := s.db.Client.Goods.Query().Where(goods.Slug(slug), goods.DeleteTimeIsNil()).FirstID(ctx)
+	id, err := s.db.Client.Goods.Query().Where(goods.Slug(slug)).FirstID(ctx)
 	if ent.IsNotFound(err) {
 		// Recorded like a listing: valid until an edit through this instance
 		// (which may give the slug to a goods) or the stock TTL.
@@ -145,7 +144,7 @@ func (s *Service) changed(goodsID int64) { s.cache.edited(goodsID) }
 
 // IDByCode finds a live goods by its code (0 when none).
 func (s *Service) IDByCode(ctx context.Context, code string) (int64, error) {
-	id, err := s.db.Client.Goods.Query().Where(goods.Code(code), goods.DeleteTimeIsNil()).FirstID(ctx)
+	id, err := s.db.Client.Goods.Query().Where(goods.Code(code)).FirstID(ctx)
 	if ent.IsNotFound(err) {
 		return 0, nil
 	}

@@ -42,7 +42,6 @@ type Goods struct {
 // refreshes every few seconds; rebuilding the index, the spec-key map and the
 // price range each time would waste the work the cache exists to save.
 type catalogPart struct {
-	deleted    bool
 	tmpl       []SKU          // SKUs in id order; their Stock is the loaded one
 	enabledIdx []int          // indexes into tmpl of enabled SKUs
 	byKey      map[string]int // spec key -> index into tmpl
@@ -266,11 +265,7 @@ func (g *Goods) Selectable(selected []int64) ([]*SelectableValue, error) {
 }
 
 // visibleTo applies the catalog's visibility rule to a (possibly cached)
-// view: soft-deleted goods are hidden from everyone, goods off shelf from
-// everyone but admins.
+// view: goods off shelf (or recycled) are hidden from everyone but admins.
 func (g *Goods) visibleTo(v Viewer) bool {
-	if g.cat.deleted {
-		return false
-	}
 	return v.Admin || g.Status == enums.GoodsOnShelf
 }

@@ -41,7 +41,6 @@ type skuRow struct {
 	goodsName         string
 	goodsStatus       enums.GoodsStatus
 	mode              enums.StockMode
-	goodsDeleted      bool
 	stock, locked     int64 // as read, without a lock: on hand, and held by unpaid lock-mode orders
 }
 
@@ -110,9 +109,6 @@ func (s *Service) buildFrom(items []ItemInput, rows []*skuRow, pools map[int64]*
 			return nil, 0, fmt.Errorf("%w: item %d: no SKU %d", ErrNotFound, i+1, *it.ItemID)
 		case r == nil:
 			return nil, 0, fmt.Errorf("%w: item %d: goods %d has no SKU with spec values %v", ErrNotFound, i+1, *it.GoodsID, it.SpecValueIDs)
-		}
-		if r.goodsDeleted {
-			return nil, 0, fmt.Errorf("%w: item %d: no SKU %d", ErrNotFound, i+1, r.id)
 		}
 		if r.goodsStatus != enums.GoodsOnShelf || r.status != enums.SkuEnabled {
 			return nil, 0, fmt.Errorf("%w: SKU %d (%s %s) is not on sale", ErrSkuUnavailable, r.id, r.goodsName, r.specText)
@@ -196,7 +192,7 @@ type querier interface {
 // (a plain read: the stock is what the caller saw, not a lock).
 func readSKUs(ctx context.Context, q querier, where string, args []any) ([]*skuRow, error) {
 	rs, err := q.QueryContext(ctx, "SELECT s.id, s.goods_id, s.spec_key, s.spec_value_str, s.sell_price, s.status, "+
-		"g.name, g.status, g.stock_mode, g.delete_time IS NOT NULL, s.stock, s.lock_stock FROM sku s JOIN goods g ON g.id = s.goods_id WHERE "+where, args...)
+		"g.name, g.status, g.stock_mode, s.stock, s.lock_stock FROM sku s JOIN goods g ON g.id = s.goods_id WHERE "+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("loading SKUs: %w", err)
 	}
@@ -204,7 +200,7 @@ func readSKUs(ctx context.Context, q querier, where string, args []any) ([]*skuR
 	var out []*skuRow
 	for rs.Next() {
 		r := &skuRow{}
-		if err := rs.Scan(&r.id, &r.goodsID, &r.specKey, &r.specText, &r.price, &r.status, &r.goodsName, &r.goodsStatus, &r.mode, &r.goodsDeleted, &r.stock, &r.locked); err != nil {
+		if err := rs.Scan(&r.id, &r.goodsID, &r.specKey, &r.specText, &r.price, &r.status, &r.goodsName, &r.goodsStatus, &r.mode, &r.stock, &r.locked); err != nil {
 			return nil, fmt.Errorf("reading SKUs: %w", err)
 		}
 		out = append(out, r)

@@ -55,7 +55,7 @@ func Seed(ctx context.Context, cat *catalog.Service) (map[string]int64, error) {
 			if err != nil {
 				return nil, fmt.Errorf("creating demo goods %s: %w", in.Code, err)
 			}
-			if g == nil { // soft-deleted by someone else before Create read it back
+			if g == nil { // not readable right after Create: a bug, not a state
 				return nil, fmt.Errorf("creating demo goods %s: it vanished right after it was created", in.Code)
 			}
 			id = g.ID

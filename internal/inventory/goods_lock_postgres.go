@@ -46,13 +46,13 @@ func WriteGoodsCheckPostgres(q *store.Text, goods int64, terms Terms, lock bool)
 }
 
 // goodsOnSale is the condition on a goods row of being sold as read: on
-// shelf, not recycled, under the name and in the stock mode read.
+// shelf, under the name and in the stock mode read.
 func goodsOnSale(w store.Statement, goods int64, terms Terms, lock bool) {
 	w.SQL("id = ")
 	w.Int(goods)
 	w.SQL(" AND status = ")
 	w.Str(string(enums.GoodsOnShelf))
-	w.SQL(" AND delete_time IS NULL AND name = ")
+	w.SQL(" AND name = ")
 	w.Str(terms.GoodsName)
 	w.SQL(" AND stock_mode = ")
 	w.Str(string(modeOf(lock)))

@@ -244,15 +244,13 @@ func checkGoods(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 		return fmt.Errorf("checking goods: %w", err)
 	}
 	var rows []struct {
-		ID      int64  `sql:"id"`
-		Name    string `sql:"name"`
-		Mode    string `sql:"stock_mode"`
-		Status  string `sql:"status"`
-		Deleted bool   `sql:"deleted"`
+		ID     int64  `sql:"id"`
+		Name   string `sql:"name"`
+		Mode   string `sql:"stock_mode"`
+		Status string `sql:"status"`
 	}
 	err := tx.Goods.Query().Where(goods.IDIn(ids...)).Modify(func(s *entsql.Selector) {
-		s.Select(s.C(goods.FieldID), s.C(goods.FieldName), s.C(goods.FieldStockMode), s.C(goods.FieldStatus),
-			entsql.As(s.C(goods.FieldDeleteTime)+" IS NOT NULL", "deleted"))
+		s.Select(s.C(goods.FieldID), s.C(goods.FieldName), s.C(goods.FieldStockMode), s.C(goods.FieldStatus))
 		store.ShareLock(s)
 	}).Scan(ctx, &rows)
 	if err != nil {
@@ -264,7 +262,7 @@ func checkGoods(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 	}
 	onSale := make(map[int64]read, len(rows))
 	for _, r := range rows {
-		if r.Status == string(enums.GoodsOnShelf) && !r.Deleted {
+		if r.Status == string(enums.GoodsOnShelf) {
 			onSale[r.ID] = read{r.Name, enums.StockMode(r.Mode)}
 		}
 	}

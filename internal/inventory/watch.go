@@ -19,9 +19,8 @@ import (
 // or repriced). Two equal Versions show the same stock; a different one may or
 // may not, and the watcher then reads the goods again.
 type Version struct {
-	Goods   int64
-	Status  string
-	Deleted bool
+	Goods  int64
+	Status string
 	// Stock sums the SKUs' stock versions: every stock movement (order, lock,
 	// release, restore, adjustment, stocktake, pool) bumps the moved SKU's
 	// stock version by one in the statement that moves it, and versions only
@@ -58,29 +57,26 @@ func watchVersions(ctx context.Context, c *ent.Client, ids []int64, out map[int6
 		ID      int64         `sql:"id"`
 		Version int64         `sql:"version"`
 		Status  string        `sql:"status"`
-		Deleted int64         `sql:"deleted"`
 		Stock   sql.NullInt64 `sql:"stock_version"`
 		Terms   sql.NullInt64 `sql:"terms_version"`
 		SKUs    int64         `sql:"skus"`
 	}
 	err := c.Goods.Query().Where(goods.IDIn(ids...)).Modify(func(s *entsql.Selector) {
 		t := entsql.Table(sku.Table)
-		deleted := "CASE WHEN " + s.C(goods.FieldDeleteTime) + " IS NULL THEN 0 ELSE 1 END"
 		s.LeftJoin(t).On(s.C(goods.FieldID), t.C(sku.FieldGoodsID))
 		s.Select(
 			s.C(goods.FieldID), s.C(goods.FieldVersion), s.C(goods.FieldStatus),
-			entsql.As(deleted, "deleted"),
 			entsql.As(entsql.Sum(t.C(sku.FieldStockVersion)), "stock_version"),
 			entsql.As(entsql.Sum(t.C(sku.FieldVersion)), "terms_version"),
 			entsql.As(entsql.Count(t.C(sku.FieldID)), "skus"),
 		)
-		s.GroupBy(s.C(goods.FieldID), s.C(goods.FieldVersion), s.C(goods.FieldStatus), s.C(goods.FieldDeleteTime))
+		s.GroupBy(s.C(goods.FieldID), s.C(goods.FieldVersion), s.C(goods.FieldStatus))
 	}).Scan(ctx, &rows)
 	if err != nil {
 		return store.Classify(fmt.Errorf("reading the stock versions of %d watched goods: %w", len(ids), err))
 	}
 	for _, r := range rows {
-		out[r.ID] = Version{Goods: r.Version, Status: r.Status, Deleted: r.Deleted != 0, Stock: r.Stock.Int64, Terms: r.Terms.Int64, SKUs: r.SKUs}
+		out[r.ID] = Version{Goods: r.Version, Status: r.Status, Stock: r.Stock.Int64, Terms: r.Terms.Int64, SKUs: r.SKUs}
 	}
 	return nil
 }

@@ -90,7 +90,7 @@ func clip(s string) string {
 // Refresh rewrites the listing rows of the goods from the truth, inside the
 // caller's transaction: every catalog edit of a goods (content, status,
 // category, SKU prices and statuses, specs) calls it once it has written; a
-// creation calls Add. A soft-deleted goods has no rows. The sku aggregates
+// creation calls Add. The sku aggregates
 // are read by the INSERT … SELECT itself, which on MariaDB locks what it
 // reads, so a concurrent stock movement is seen, never a stale snapshot of
 // it. Many goods take a few statements per refreshChunk of them.
@@ -163,10 +163,6 @@ func refresh(ctx context.Context, tx *ent.Tx, ids []int64, parent map[int64]*int
 	seen := make(map[int64]bool, len(rows))
 	for _, g := range rows {
 		seen[g.ID] = true
-		if g.DeleteTime != nil {
-			rewrite = append(rewrite, g.ID)
-			continue
-		}
 		scopes, err := scopesOf(g.CategoryID, parent)
 		if err != nil {
 			return err

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"storefront/ent"
-	"storefront/ent/goods"
 	"storefront/internal/catalog"
 	"storefront/internal/inventory"
 	"storefront/internal/listing"
@@ -46,7 +45,7 @@ func readTruth(t *testing.T, db *store.DB) []truth {
 	for _, c := range cats {
 		parent[c.ID] = c.ParentID
 	}
-	rows, err := db.Client.Goods.Query().Where(goods.DeleteTimeIsNil()).WithSkus().All(ctx)
+	rows, err := db.Client.Goods.Query().WithSkus().All(ctx)
 	noErr(t, err)
 	out := make([]truth, 0, len(rows))
 	for _, g := range rows {

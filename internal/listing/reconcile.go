@@ -88,7 +88,7 @@ func truth(ctx context.Context, c *ent.Client, lo int64, parent map[int64]*int64
 		Sales    int64             `sql:"sales"`
 		InStock  bool              `sql:"in_stock"`
 	}
-	err = c.Goods.Query().Where(goods.DeleteTimeIsNil(), goods.IDGTE(lo)).Order(goods.ByID()).Limit(reconcileBatch).
+	err = c.Goods.Query().Where(goods.IDGTE(lo)).Order(goods.ByID()).Limit(reconcileBatch).
 		Modify(func(s *entsql.Selector) {
 			id := s.C(goods.FieldID)
 			s.Select(goods.FieldID, goods.FieldStatus, goods.FieldName, goods.FieldCode, goods.FieldCategoryID, goods.FieldCreatedAt,

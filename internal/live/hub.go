@@ -323,7 +323,7 @@ func sameStock(a, b *catalog.Goods) bool {
 	if a == b {
 		return true
 	}
-	if a.Version != b.Version || a.Status != b.Status || a.Deleted() != b.Deleted() {
+	if a.Version != b.Version || a.Status != b.Status {
 		return false
 	}
 	as, bs := a.SkuList(true), b.SkuList(true)
