@@ -308,18 +308,6 @@ func lookupSKUs(ctx context.Context, q querier, ids []int64) ([]*skuRow, map[int
 	return rows, stock, nil
 }
 
-// lockRows locks the rows of ids in table, in ascending order.
-func lockRows(ctx context.Context, q querier, table string, ids []int64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	rs, err := q.QueryContext(ctx, "SELECT id FROM "+table+" WHERE id IN ("+store.Marks(len(ids))+") ORDER BY id FOR UPDATE", anys(ids)...)
-	if err != nil {
-		return fmt.Errorf("locking %s rows %v: %w", table, ids, err)
-	}
-	return rs.Close()
-}
-
 func anys(ids []int64) []any {
 	a := make([]any, len(ids))
 	for i, id := range ids {

@@ -1,9 +1,9 @@
 package checkout
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"maps"
 	"slices"
 	"time"
 
@@ -11,7 +11,6 @@ import (
 	"storefront/ent/order"
 	"storefront/ent/orderline"
 	"storefront/ent/outbox"
-	"storefront/ent/sku"
 	"storefront/internal/inventory"
 	"storefront/internal/platform/store"
 )
@@ -35,22 +34,17 @@ type serverBatcher struct {
 }
 
 // batchWriter is what a server's dialect does its own way in a batch: the
-// rest (reads, decisions, reruns, memory) is serverBatcher's.
+// rest (reads, decisions, reruns, memory) is serverBatcher's. Its stock
+// and the transaction around it are the dialect's inventory.BatchEngine;
+// the writer adds the batch's rows and reads their answer.
 type batchWriter interface {
-	// begin opens the transaction on c with its own round trip, its lock
-	// waits bounded by ctx's deadline (a rerun that locks before it reads).
-	begin(ctx context.Context, c *store.Conn) error
-	// lockGoods takes the shared goods lock (internal/inventory/goods_lock.go) of
-	// goods inside the open transaction, before any SKU row.
-	lockGoods(ctx context.Context, c *store.Conn, goods []int64) error
+	engine() inventory.BatchEngine
 	// write writes the decided orders of batch and commits them in one
 	// round trip on c, opening the transaction first when begin (else it
-	// is open, with rows locked). It returns errStockMoved when a check
+	// is open, with rows locked). It returns errStockMoved when a guard
 	// under the lock failed, errKeysExist or errKeyRace for a key found
 	// recorded, with the transaction ended or c's state unknown.
 	write(ctx context.Context, s *Service, c *store.Conn, batch []*ticket, d decision, now time.Time, begin bool) error
-	// refusedData: see batcher.refusedData; errors are the driver's.
-	refusedData(err error) bool
 }
 
 // commitHooks let a test make a writer's statement fail just before its
@@ -61,11 +55,18 @@ type commitHooks struct {
 	afterCommit  func(q *store.Text)
 }
 
+// batch is the engine's batch of the decided orders: their stock write,
+// the writer's rows and the hooks.
+func (h commitHooks) batch(batch []*ticket, d decision, now time.Time, begin bool) *inventory.Batch {
+	return &inventory.Batch{StockWrite: stockWrite(batch, d, now), Begin: begin,
+		BeforeCommit: h.beforeCommit, AfterCommit: h.afterCommit}
+}
+
 func (b *serverBatcher) hold(int) func() { return func() {} }
 
 func (b *serverBatcher) lone(int) (func(), bool) { return nil, false }
 
-func (b *serverBatcher) refusedData(err error) bool { return b.w.refusedData(err) }
+func (b *serverBatcher) refusedData(err error) bool { return b.w.engine().RefusedData(err) }
 
 // attempt is one attempt at batch, on one connection of the batch pool.
 // Only the reruns open the transaction first: fresh (after the check under
@@ -90,10 +91,10 @@ func (b *serverBatcher) attempt(ctx context.Context, s *Service, batch []*ticket
 			}
 			// The lock wait is bounded before the first lock is taken, as the
 			// batch's statement bounds its own.
-			if err := b.w.begin(ctx, c); err != nil {
+			if err := b.w.engine().Begin(ctx, c); err != nil {
 				return err
 			}
-			if err := b.w.lockGoods(ctx, c, goods); err != nil {
+			if err := b.w.engine().LockGoods(ctx, c, goods); err != nil {
 				return err
 			}
 			recall = nil
@@ -104,7 +105,7 @@ func (b *serverBatcher) attempt(ctx context.Context, s *Service, batch []*ticket
 			// lock decides. Holding a pool's row before the batch's inserts
 			// deadlocked with the batch in flight, whose line inserts hold
 			// gap locks on orders.order_sn (issue 18's review).
-			if err := lockRows(ctx, c, sku.Table, mainSKUs(batch)); err != nil {
+			if err := inventory.LockSKUs(ctx, c, mainSKUs(batch)); err != nil {
 				return err
 			}
 			recall = nil // read under the lock: nothing to recall
@@ -140,25 +141,27 @@ func (b *serverBatcher) attempt(ctx context.Context, s *Service, batch []*ticket
 	return err
 }
 
-// soldGoods are the goods of a batch's main-stock sales (ascending ids), each
-// with the terms and stock mode its orders were decided on: what a batch
-// locks first and checks under that lock.
-type soldGoods struct {
-	ids   []int64
-	terms map[int64]inventory.Terms
-	lock  map[int64]bool
-}
-
-func goodsSold(batch []*ticket, won []int) soldGoods {
-	g := soldGoods{terms: map[int64]inventory.Terms{}, lock: map[int64]bool{}}
+// stockWrite is what the decided orders of batch (won) do to stock: the
+// guards of their main-stock goods (ascending), then one take per source
+// in the lock order, each on the terms its orders were decided on.
+func stockWrite(batch []*ticket, d decision, now time.Time) inventory.StockWrite {
+	w := inventory.StockWrite{At: now}
 	for _, src := range sourcesOf(batch) {
-		if of := ofSource(batch, won, src); len(of) > 0 && src.pool == 0 {
-			first := sale(batch[of[0]].order, &batch[of[0]].line.OrderLine)
-			g.terms[first.GoodsID], g.lock[first.GoodsID] = first.Terms, first.Lock
+		of := ofSource(batch, d.won, src)
+		if len(of) == 0 {
+			continue // every order of this source was refused
 		}
+		first := sale(batch[of[0]].order, &batch[of[0]].line.OrderLine)
+		t := inventory.Take{Terms: first.Terms, Lock: first.Lock, Moves: movements(batch, of)}
+		if src.pool != 0 {
+			t.Pool, t.Buyers = d.pools.pools[src.pool], buyersOf(batch, of)
+		} else if !slices.ContainsFunc(w.Goods, func(g inventory.GoodsOnSale) bool { return g.ID == first.GoodsID }) {
+			w.Goods = append(w.Goods, inventory.GoodsOnSale{ID: first.GoodsID, Name: first.GoodsName, Lock: first.Lock})
+		}
+		w.Takes = append(w.Takes, t)
 	}
-	g.ids = slices.Sorted(maps.Keys(g.terms))
-	return g
+	slices.SortFunc(w.Goods, func(a, b inventory.GoodsOnSale) int { return cmp.Compare(a.ID, b.ID) })
+	return w
 }
 
 // writeOrders writes a batch's inserts into q, each statement ended by

@@ -16,7 +16,6 @@ import (
 	"storefront/ent/outbox"
 	"storefront/internal/inventory"
 	"storefront/internal/platform/store"
-	"storefront/internal/vocab/enums"
 )
 
 // sqliteBatcher writes batches on SQLite, statement by statement inside an
@@ -73,26 +72,12 @@ func (b *sqliteBatcher) attempt(ctx context.Context, s *Service, batch []*ticket
 		if err := s.insertOrders(ctx, tx, batch, d.won, now, d.keysRead); err != nil {
 			return err
 		}
-		rows := make(map[int64]*skuRow, len(d.rows))
+		read := make(map[int64]inventory.Balance, len(d.rows))
 		for _, r := range d.rows {
-			rows[r.id] = r
+			read[r.id] = inventory.Balance{Stock: r.stock, Locked: r.locked}
 		}
-		for _, src := range sourcesOf(batch) {
-			of := ofSource(batch, d.won, src)
-			if len(of) == 0 {
-				continue // every order of this source was refused
-			}
-			l := batch[of[0]].line
-			lock := l.StockMode == enums.LockAtOrder
-			if src.pool != 0 {
-				err = inventory.TakePoolLocked(ctx, tx, d.pools.pools[src.pool], l.UnitPrice, movements(batch, of), buyersOf(batch, of), lock, now)
-			} else {
-				r := rows[src.item]
-				err = inventory.TakeLocked(ctx, tx, r.stock, r.locked, movements(batch, of), lock)
-			}
-			if err != nil {
-				return err
-			}
+		if err := inventory.WriteLocked(ctx, tx, stockWrite(batch, d, now), read); err != nil {
+			return err
 		}
 		return s.at("locked")
 	})

@@ -132,19 +132,10 @@ func (c skuCAS) write(w store.Statement) {
 	if c.terms == nil {
 		return
 	}
-	// "+ 0" keeps MariaDB off the (goods_id, status) index, which it may
-	// pick over the primary key (as it does returnedIs's): such a CAS locks
-	// that index record before the row, while a batch holds the row (its
-	// locked read) and then needs the record: the two sales deadlocked
-	// beside an admin flipping SKU statuses (TestEditsBesideSalesDoNotDeadlock).
-	w.SQL(" AND goods_id + 0 = ")
-	w.Int(c.goods)
 	w.SQL(" AND sell_price = ")
 	w.Int(int64(c.terms.Price))
-	w.SQL(" AND spec_value_str = ")
-	w.Str(c.terms.SpecText)
-	w.SQL(" AND status = ")
-	w.Str(string(enums.SkuEnabled))
+	w.SQL(" AND ")
+	skuSold(w, c.goods, c.terms.SpecText)
 }
 
 // exec runs c bound, inside tx, and reports whether it held.
@@ -256,19 +247,13 @@ func checkGoods(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 	if err != nil {
 		return fmt.Errorf("checking goods: %w", err)
 	}
-	type read struct {
-		name string
-		mode enums.StockMode
-	}
-	onSale := make(map[int64]read, len(rows))
+	read := make(map[int64]goodsRow, len(rows))
 	for _, r := range rows {
-		if r.Status == string(enums.GoodsOnShelf) {
-			onSale[r.ID] = read{r.Name, enums.StockMode(r.Mode)}
-		}
+		read[r.ID] = goodsRow{r.Status, r.Name, r.Mode}
 	}
 	for _, s := range sales {
 		// A pool sale too: the pool follows its goods' mode.
-		if r, ok := onSale[s.GoodsID]; !ok || r.name != s.GoodsName || r.mode != modeOf(s.Lock) {
+		if r, ok := read[s.GoodsID]; !ok || !(GoodsOnSale{ID: s.GoodsID, Name: s.GoodsName, Lock: s.Lock}).heldBy(r) {
 			return &Short{s}
 		}
 	}
@@ -281,42 +266,6 @@ func modeOf(lock bool) enums.StockMode {
 		return enums.LockAtOrder
 	}
 	return enums.DeductAtOrder
-}
-
-// TakeLocked takes the movements (all of one SKU, in booking order) from a
-// row whose balance the caller read under the lock it holds: one CAS for
-// their total and one ledger row each, with its before/after as if applied
-// one after another. The group-commit batch on SQLite, whose transaction
-// holds the database's write lock from BEGIN.
-//
-// stock and locked are the balances as read; with lock the movements raise
-// lock_stock instead and book no ledger row (stock did not move). No goods
-// lock: SQLite has one writer.
-func TakeLocked(ctx context.Context, tx *ent.Tx, stock, locked int64, moves []Movement, lock bool) error {
-	if len(moves) == 0 {
-		return nil
-	}
-	id := moves[0].ItemID
-	var total int64
-	for _, m := range moves {
-		total -= m.Num
-	}
-	if held, err := (skuCAS{id: id, n: total, floor: total, lock: lock}).exec(ctx, tx); err != nil {
-		return err
-	} else if !held {
-		// Read under the lock: only something bypassing the lock gets here,
-		// and a guess must not be booked.
-		return fmt.Errorf("taking stock of SKU %d: %d available under the lock, yet the CAS for %d failed", id, stock-locked, total)
-	}
-	if stock-locked-total <= 0 {
-		if err := listing.Emptied(ctx, tx, moves[0].GoodsID); err != nil {
-			return err
-		}
-	}
-	if lock {
-		return nil
-	}
-	return bookChain(ctx, tx, stock, moves)
 }
 
 // bookChain books moves (of one balance, in booking order) in one insert,

@@ -6,12 +6,9 @@ import (
 	"time"
 
 	"storefront/ent"
-	"storefront/ent/poolbuyer"
-	"storefront/ent/sku"
 	"storefront/ent/stocklog"
 	"storefront/internal/listing"
 	"storefront/internal/platform/store"
-	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
 )
 
@@ -62,12 +59,16 @@ func PoolOpen(p *ent.StockPool, now time.Time) bool {
 // from its pool. A mismatch is a Short: a fresh read decides.
 func takePool(ctx context.Context, tx *ent.Tx, s *Sale) error {
 	n, id, now := -s.Num, s.PoolID, s.at()
-	ok, err := tx.Sku.Query().Where(sku.ID(s.ItemID), sku.GoodsID(s.GoodsID), sku.StatusEQ(enums.SkuEnabled),
-		sku.SpecValueStr(s.SpecText)).Exist(ctx)
+	var check store.Bound
+	check.SQL("SELECT COUNT(*) FROM sku WHERE id = ")
+	check.Int(s.ItemID)
+	check.SQL(" AND ")
+	skuSold(&check, s.GoodsID, s.SpecText)
+	ok, err := readIDs(ctx, tx, check.String(), check.Args)
 	if err != nil {
 		return fmt.Errorf("checking SKU %d of pool %d: %w", s.ItemID, id, err)
 	}
-	if !ok {
+	if ok[0] == 0 {
 		return &Short{*s}
 	}
 	var q store.Bound
@@ -97,7 +98,8 @@ func takePool(ctx context.Context, tx *ent.Tx, s *Sale) error {
 			return err
 		}
 	}
-	return claimLimit(ctx, tx, id, s.Buyer, n, s.PoolLimit)
+	c := Counter{Kind: PoolBuyers, Scope: id, Holders: []string{s.Buyer}, Adds: []int64{n}, Limit: s.PoolLimit}
+	return c.addPlain(ctx, tx)
 }
 
 // bookPool writes m's ledger row from the pool row this transaction has
@@ -110,31 +112,6 @@ func bookPool(ctx context.Context, tx *ent.Tx, m *Movement) error {
 		return fmt.Errorf("booking change type %d of pool %d: %w", m.Type, m.PoolID, err)
 	}
 	return nil
-}
-
-// claimLimit adds n to the buyer's units from the pool, only while they stay
-// within limit (the pool's per_buyer_limit, which never changes, as read
-// when the order was resolved). The row is made sure of first by an upsert
-// that changes nothing when it exists: on MySQL that takes the row's
-// exclusive lock at once (ON DUPLICATE KEY UPDATE), where a plain INSERT
-// meeting the key would take a shared lock and two racing orders of one
-// buyer would deadlock upgrading it. Neither statement reads stock_pool: a
-// subquery in an UPDATE is a locking read, and shared locks on the pool row
-// deadlock the pool's CAS.
-func claimLimit(ctx context.Context, tx *ent.Tx, poolID int64, buyer string, n, limit int64) error {
-	if err := tx.PoolBuyer.Create().SetPoolID(poolID).SetUserID(buyer).SetUnits(0).
-		OnConflictColumns(poolbuyer.FieldPoolID, poolbuyer.FieldUserID).Ignore().Exec(ctx); err != nil {
-		return fmt.Errorf("counting the buyer's units of pool %d: %w", poolID, err)
-	}
-	res, err := tx.ExecContext(ctx, "UPDATE pool_buyer SET units = units + ? WHERE pool_id = ? AND user_id = ? AND units + ? <= ?",
-		n, poolID, buyer, n, limit)
-	if err != nil {
-		return fmt.Errorf("counting the buyer's units of pool %d: %w", poolID, err)
-	}
-	if moved, err := res.RowsAffected(); err != nil || moved == 1 {
-		return err
-	}
-	return LimitExceeded(poolID, n)
 }
 
 // ReleaseLimit gives a closed order's units of a pool back to its buyer's

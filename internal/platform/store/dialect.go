@@ -36,6 +36,10 @@ type Dialect interface {
 	// unique keys exists, and returns the new row's id, or false. The
 	// transaction goes on either way.
 	insertNew(ctx context.Context, e ExecQuerier, q string, args []any) (int64, bool, error)
+	// ensureClause ends an INSERT of one row so that it writes nothing
+	// when a row with the unique key exists, and leaves that row locked
+	// exclusively where the database has row locks (EnsureRow).
+	ensureClause(key []string) string
 	// lock takes keyed locks (lock.go) where they are not row locks.
 	lock(ctx context.Context, e Execer, space LockSpace, mode LockMode, keys []int64) error
 	// indexed names table for a statement that must read it through index
@@ -97,6 +101,18 @@ func Indexed(ctx context.Context, table, index string) string {
 func (d *DB) InsertID(ctx context.Context, e ExecQuerier, in *Insert) (int64, error) {
 	q, args := in.SQL()
 	return d.Dialect.insertID(ctx, e, q, args)
+}
+
+// EnsureRow runs the one-row in on e, inside a transaction of WithTx,
+// unless a row with the unique key exists: either way the row exists
+// afterwards and the transaction goes on. Where the database has row locks
+// the existing row is then locked exclusively at once (MySQL's ON
+// DUPLICATE KEY UPDATE): a plain INSERT meeting the key takes a shared
+// lock, and two transactions upgrading theirs to update the row deadlock.
+func EnsureRow(ctx context.Context, e Execer, in *Insert, key ...string) error {
+	q, args := in.SQL()
+	_, err := e.ExecContext(ctx, q+dialectIn(ctx).ensureClause(key), args...)
+	return err
 }
 
 // InsertNew runs the one-row in on e, inside a transaction of WithTx,

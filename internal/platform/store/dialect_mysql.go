@@ -36,3 +36,7 @@ func (mysqlDialect) indexed(table, index string) string {
 
 // lock: the locking read of the rows is the lock (lock.go).
 func (mysqlDialect) lock(context.Context, Execer, LockSpace, LockMode, []int64) error { return nil }
+
+func (mysqlDialect) ensureClause(key []string) string {
+	return " ON DUPLICATE KEY UPDATE " + key[0] + " = " + key[0]
+}

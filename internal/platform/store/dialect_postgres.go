@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 
 	"entgo.io/ent/dialect"
 )
@@ -47,4 +48,10 @@ func returningID(ctx context.Context, e ExecQuerier, q string, args []any) (id i
 		err = rs.Err()
 	}
 	return id, err
+}
+
+// ensureClause: DO NOTHING locks nothing; the caller's UPDATE then locks
+// the row (PostgreSQL takes no shared lock on the key to upgrade).
+func (postgresDialect) ensureClause(key []string) string {
+	return " ON CONFLICT (" + strings.Join(key, ", ") + ") DO NOTHING"
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 
 	"entgo.io/ent/dialect"
 )
@@ -48,4 +49,8 @@ func lastInsertID(ctx context.Context, e ExecQuerier, q string, args []any) (int
 		return 0, err
 	}
 	return res.LastInsertId()
+}
+
+func (sqliteDialect) ensureClause(key []string) string {
+	return " ON CONFLICT (" + strings.Join(key, ", ") + ") DO NOTHING"
 }

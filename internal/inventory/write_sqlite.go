@@ -1,0 +1,103 @@
+package inventory
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"storefront/ent"
+	"storefront/internal/listing"
+	"storefront/internal/platform/store"
+)
+
+// Balance is a SKU's stock and lock_stock as read.
+type Balance struct{ Stock, Locked int64 }
+
+// WriteLocked is the batch engine of SQLite, whose IMMEDIATE transaction
+// holds the database's one write lock from BEGIN: what the caller read
+// inside it (read: the SKUs' balances; each pool take's Pool) is exact, so
+// the guards held when it decided and no goods lock is needed. Each take is
+// then one CAS for its total (which cannot fail short of something that
+// bypasses the lock, and is refused rather than booked), its ledger rows
+// chained from the balance read (none when lock: stock did not move), the
+// listing's flip when it emptied a SKU, and a pool's counter.
+func WriteLocked(ctx context.Context, tx *ent.Tx, w StockWrite, read map[int64]Balance) error {
+	for i := range w.Takes {
+		t := &w.Takes[i]
+		var err error
+		if t.Pool != nil {
+			err = takePoolLocked(ctx, tx, t, w.At)
+		} else {
+			err = takeLocked(ctx, tx, t, read[t.Moves[0].ItemID])
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func takeLocked(ctx context.Context, tx *ent.Tx, t *Take, b Balance) error {
+	id, total := t.Moves[0].ItemID, t.total()
+	if held, err := (skuCAS{id: id, n: total, floor: total, lock: t.Lock}).exec(ctx, tx); err != nil {
+		return err
+	} else if !held {
+		return fmt.Errorf("taking stock of SKU %d: %d available under the lock, yet the CAS for %d failed", id, b.Stock-b.Locked, total)
+	}
+	if b.Stock-b.Locked-total <= 0 {
+		if err := listing.Emptied(ctx, tx, t.Moves[0].GoodsID); err != nil {
+			return err
+		}
+	}
+	if t.Lock {
+		return nil
+	}
+	return bookChain(ctx, tx, b.Stock, t.Moves)
+}
+
+func takePoolLocked(ctx context.Context, tx *ent.Tx, t *Take, at time.Time) error {
+	p, total := t.Pool, t.total()
+	var q store.Bound
+	poolCAS(&q, p, t.Terms.Price, total, t.Lock, at)
+	res, err := tx.ExecContext(ctx, q.String(), q.Args...)
+	if err != nil {
+		return fmt.Errorf("taking stock of pool %d: %w", p.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n != 1 {
+		return fmt.Errorf("taking stock of pool %d: %d available under the lock, yet the CAS for %d failed", p.ID, Available(p), total)
+	}
+	if !t.Lock {
+		if err := bookChain(ctx, tx, p.Stock, t.Moves); err != nil {
+			return err
+		}
+	}
+	c := t.counter()
+	return addLockedSQLite(ctx, tx, &c)
+}
+
+// addLockedSQLite adds a counter's units in one upsert whose condition
+// keeps each holder within the limit: the caller decided from an exact
+// read, and the check stays in the statement, which then fails the batch
+// rather than pass it.
+func addLockedSQLite(ctx context.Context, tx *ent.Tx, c *Counter) error {
+	k := c.Kind
+	ins := store.NewInsert(k.Table)
+	for j := range c.Holders {
+		ins.Row(func(v store.Values) { c.row(j, v) })
+	}
+	q, args := ins.SQL()
+	q += " ON CONFLICT (" + k.Scope + ", " + k.Holder + ") DO UPDATE SET " + k.Units + " = " + k.Units + " + excluded." + k.Units +
+		" WHERE " + k.Units + " + excluded." + k.Units + " <= ?"
+	res, err := tx.ExecContext(ctx, q, append(args, c.Limit)...)
+	if err != nil {
+		return fmt.Errorf("counting %s of %s %d: %w", k.Units, k.Table, c.Scope, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n != int64(len(c.Holders)) {
+		return fmt.Errorf("%w: %s %d, %d of %d holders within the limit under the lock", k.Exceeded, k.Table, c.Scope, n, len(c.Holders))
+	}
+	return nil
+}
