@@ -49,16 +49,7 @@ func (b *mysqlWriter) write(ctx context.Context, s *Service, c *store.Conn, batc
 	if b.compound {
 		w.Expect = int64(n) // every order got its line
 	} else {
-		w.Returned = func(r *inventory.Rows) {
-			r.SQL("SELECT id, order_sn FROM orders WHERE order_sn IN (")
-			for j, o := range placed {
-				if j > 0 {
-					r.SQL(", ")
-				}
-				r.Str(o.OrderSn)
-			}
-			r.SQL(")")
-		}
+		w.Returned = func(r *inventory.Rows) { ordersByNumber(r, placed) }
 	}
 	w.Scan = func(r *sql.Rows) error {
 		var id int64

@@ -118,32 +118,12 @@ func (s *Service) insertOrders(ctx context.Context, tx *ent.Tx, batch []*ticket,
 
 // readOrderIDs sets each order's id, found by its number.
 func readOrderIDs(ctx context.Context, q querier, orders []*Order) error {
-	sns := make([]any, len(orders))
-	byNumber := make(map[string]*Order, len(orders))
-	for i, o := range orders {
-		sns[i] = o.OrderSn
-		byNumber[o.OrderSn] = o
-	}
-	rs, err := q.QueryContext(ctx, "SELECT id, order_sn FROM orders WHERE order_sn IN ("+store.Marks(len(sns))+")", sns...)
+	found, err := findOrderIDs(ctx, q, orders)
 	if err != nil {
 		return fmt.Errorf("reading order ids: %w", err)
 	}
-	defer rs.Close()
-	for rs.Next() {
-		var id int64
-		var sn string
-		if err := rs.Scan(&id, &sn); err != nil {
-			return fmt.Errorf("reading order ids: %w", err)
-		}
-		byNumber[sn].ID = id
-	}
-	if err := rs.Err(); err != nil {
-		return fmt.Errorf("reading order ids: %w", err)
-	}
-	for _, o := range orders {
-		if o.ID == 0 {
-			return fmt.Errorf("order %s was written without an id", o.OrderSn)
-		}
+	if found != len(orders) {
+		return fmt.Errorf("%d of %d orders were written without an id", len(orders)-found, len(orders))
 	}
 	return nil
 }

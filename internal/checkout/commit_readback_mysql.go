@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"storefront/internal/platform/store"
 )
@@ -31,32 +30,7 @@ import (
 // unknown, said as such (ErrCommitUnknown: the buyer's retry with the same
 // key replays the order if it exists).
 func readBack(ctx context.Context, c *store.Conn, placed []*Order, stmtErr error) error {
-	q := "SELECT id, order_sn FROM orders WHERE order_sn IN (?" + strings.Repeat(", ?", len(placed)-1) + ")"
-	args := make([]any, len(placed))
-	bySn := make(map[string]*Order, len(placed))
-	for j, o := range placed {
-		args[j] = o.OrderSn
-		bySn[o.OrderSn] = o
-	}
-	rows, err := c.QueryContext(ctx, q, args...)
-	found := 0
-	if err == nil {
-		for rows.Next() {
-			var id int64
-			var sn string
-			if err = rows.Scan(&id, &sn); err != nil {
-				break
-			}
-			if o := bySn[sn]; o != nil {
-				o.ID = id
-				found++
-			}
-		}
-		if err == nil {
-			err = rows.Err()
-		}
-		rows.Close()
-	}
+	found, err := findOrderIDs(ctx, c, placed)
 	switch {
 	case err != nil:
 		slog.WarnContext(ctx, "checkout batch: the statement failed after its COMMIT and its orders could not be read back: outcome unknown",

@@ -1,6 +1,7 @@
 package checkout
 
 import (
+	"context"
 	"strconv"
 	"time"
 
@@ -140,4 +141,45 @@ func sale(o *Order, l *OrderLine) inventory.Sale {
 		Lock:  l.StockMode == enums.LockAtOrder,
 		Buyer: o.UserID, PoolLimit: l.poolLimit,
 	}
+}
+
+// ordersByNumber writes the query that finds orders' ids by number: the
+// one way every path that inserted orders without RETURNING learns them.
+func ordersByNumber(w store.Statement, orders []*Order) {
+	w.SQL("SELECT id, order_sn FROM orders WHERE order_sn IN (")
+	for j, o := range orders {
+		if j > 0 {
+			w.SQL(", ")
+		}
+		w.Str(o.OrderSn)
+	}
+	w.SQL(")")
+}
+
+// findOrderIDs sets the id of each of orders found by its number and says
+// how many were found.
+func findOrderIDs(ctx context.Context, q querier, orders []*Order) (found int, err error) {
+	var s store.Bound
+	ordersByNumber(&s, orders)
+	bySn := make(map[string]*Order, len(orders))
+	for _, o := range orders {
+		bySn[o.OrderSn] = o
+	}
+	rs, err := q.QueryContext(ctx, s.String(), s.Args...)
+	if err != nil {
+		return 0, err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var id int64
+		var sn string
+		if err := rs.Scan(&id, &sn); err != nil {
+			return found, err
+		}
+		if o := bySn[sn]; o != nil {
+			o.ID = id
+			found++
+		}
+	}
+	return found, rs.Err()
 }

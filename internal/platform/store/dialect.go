@@ -81,7 +81,7 @@ func ClaimLock(s *entsql.Selector) { lock(s, dialectOf(s.Dialect()).ClaimClause(
 func lock(s *entsql.Selector, clause string) {
 	if clause != "" {
 		// The clause as the dialect spells it: ent's ForShare writes FOR
-		// SHARE, which MariaDB before 11 does not know.
+		// SHARE, which MariaDB 10.11 (the version tested) does not know.
 		s.ForShare(entsql.WithLockClause(clause))
 	}
 }
