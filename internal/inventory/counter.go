@@ -68,6 +68,18 @@ func (e *CounterLimit) Error() string {
 
 func (e *CounterLimit) Unwrap() error { return e.Kind.Exceeded }
 
+// AddCounters adds counters on the plain path, inside the seller's
+// transaction after its stock (TakeChecked): each within its limit, or a
+// *CounterLimit and nothing of the transaction may commit.
+func AddCounters(ctx context.Context, tx *ent.Tx, counters []Counter) error {
+	for i := range counters {
+		if err := counters[i].addPlain(ctx, tx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // addPlain is the plain path's renderer: per holder, the row is made sure
 // of by an upsert that changes nothing when it exists (on MySQL that takes
 // the row's exclusive lock at once, where a plain INSERT meeting the key

@@ -94,6 +94,10 @@ func (e MySQLBatch) Write(ctx context.Context, c *store.Conn, b *Batch) (Written
 	for i := range b.Takes {
 		checks += writeTakeMySQL(q, &b.Takes[i], b.At)
 	}
+	for i := range b.Counters {
+		writeCounterMySQL(q, &b.Counters[i])
+		checks++
+	}
 	// COMMIT in the same trip, so the row locks are held for no network
 	// round trip. It must not be reached when a guard failed: the guard
 	// then errs (a scalar subquery of two rows, error 1242; plain SQL has
@@ -122,15 +126,18 @@ func (e MySQLBatch) Write(ctx context.Context, c *store.Conn, b *Batch) (Written
 		b.AfterCommit(q)
 	}
 	q.SQL("SET SESSION innodb_lock_wait_timeout = DEFAULT; ")
-	if b.Returned != nil {
+	scan := b.Scan
+	switch {
+	case b.Returned != nil:
 		b.Returned(rows)
+	case scan == nil:
+		// The query answers with a result set, read to its end: a batch
+		// that wants no rows gets one it ignores.
+		q.SQL("SELECT 1; ")
+		scan = func(*sql.Rows) error { return nil }
 	}
 	if q.Compound {
 		q.SQL("END")
-	}
-	scan := b.Scan
-	if scan == nil {
-		scan = func(*sql.Rows) error { return nil }
 	}
 	// A server error stops the statements with the transaction open:
 	// store.Conn rolls it back and restores the session in one more trip,

@@ -34,6 +34,11 @@ func WriteLocked(ctx context.Context, tx *ent.Tx, w StockWrite, read map[int64]B
 			return err
 		}
 	}
+	for i := range w.Counters {
+		if err := addLockedSQLite(ctx, tx, &w.Counters[i]); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
