@@ -3,7 +3,6 @@ package checkout
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -31,13 +30,8 @@ func (b *mysqlWriter) engine() inventory.BatchEngine {
 // come back before COMMIT, read only once the statement ran to its end);
 // MySQL has no RETURNING, and a SELECT after COMMIT finds them by number.
 func (b *mysqlWriter) write(ctx context.Context, s *Service, c *store.Conn, batch []*ticket, d decision, now time.Time, begin bool) error {
-	n := len(d.won)
-	placed := make([]*Order, n)
-	for j, i := range d.won {
-		placed[j] = batch[i].order
-	}
-	ids := make(map[string]int64, n)
-	w := b.batch(batch, d, now, begin)
+	w, placed := b.batch(batch, d, now, begin)
+	ids := make(map[string]int64, len(placed))
 	w.Rows = func(r *inventory.Rows) error {
 		if r.Compound {
 			return s.writeOrders(r.Text, batch, d.won, placed, now, " RETURNING id, order_sn", func(q *store.Text, batch []*ticket, won []int, placed []*Order) {
@@ -47,7 +41,7 @@ func (b *mysqlWriter) write(ctx context.Context, s *Service, c *store.Conn, batc
 		return s.writeOrders(r.Text, batch, d.won, placed, now, "", linesEach)
 	}
 	if b.compound {
-		w.Expect = int64(n) // every order got its line
+		w.Expect = int64(len(placed)) // every order got its line
 	} else {
 		w.Returned = func(r *inventory.Rows) { ordersByNumber(r, placed) }
 	}
@@ -59,19 +53,13 @@ func (b *mysqlWriter) write(ctx context.Context, s *Service, c *store.Conn, batc
 		return err
 	}
 	written, err := b.engine().Write(ctx, c, w)
-	switch {
-	case err != nil && written.PastCommit:
+	if err != nil && written.PastCommit {
 		// Past COMMIT, then an error: on Galera not proof of a commit
 		// (readBack says why), so the orders are read back.
 		return readBack(ctx, c, placed, err)
-	case errors.Is(err, inventory.ErrMoved):
-		return errStockMoved
-	case err != nil && d.keysRead && isDuplicateKey(err):
-		return errKeyRace
-	case err != nil && isDuplicateKey(err):
-		return errKeysExist
-	case err != nil:
-		return fmt.Errorf("writing the batch of SKUs %v: %w", skusOf(batch), err)
+	}
+	if err := writeErr(err, batch, d); err != nil {
+		return err
 	}
 	for _, o := range placed {
 		if o.ID = ids[o.OrderSn]; o.ID == 0 {
@@ -80,10 +68,6 @@ func (b *mysqlWriter) write(ctx context.Context, s *Service, c *store.Conn, batc
 	}
 	return nil
 }
-
-// isDuplicateKey reports an idempotency key that exists (a duplicate on
-// the (user, key) index).
-func isDuplicateKey(err error) bool { return store.IsDuplicateOf(err, "idempotency_user_id_key") }
 
 // linesByTerms writes the batch's lines as one INSERT per distinct line
 // (every column but the order's id the same: on a hot SKU, the whole batch),

@@ -2,7 +2,6 @@ package checkout
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -23,29 +22,17 @@ type postgresWriter struct {
 func (b *postgresWriter) engine() inventory.BatchEngine { return inventory.PostgresBatch{} }
 
 func (b *postgresWriter) write(ctx context.Context, s *Service, c *store.Conn, batch []*ticket, d decision, now time.Time, begin bool) error {
-	n := len(d.won)
-	placed := make([]*Order, n)
-	for j, i := range d.won {
-		placed[j] = batch[i].order
-	}
-	w := b.batch(batch, d, now, begin)
+	w, placed := b.batch(batch, d, now, begin)
 	w.Rows = func(r *inventory.Rows) error {
 		return s.writeOrders(r.Text, batch, d.won, placed, now, " RETURNING id, order_sn", linesEach)
 	}
 	written, err := b.engine().Write(ctx, c, w)
-	switch {
-	case errors.Is(err, inventory.ErrMoved):
-		return errStockMoved
-	case err != nil && d.keysRead && isDuplicateKey(err):
-		return errKeyRace
-	case err != nil && isDuplicateKey(err):
-		return errKeysExist
-	case err != nil:
-		return fmt.Errorf("writing the batch of SKUs %v: %w", skusOf(batch), err)
+	if err := writeErr(err, batch, d); err != nil {
+		return err
 	}
 	// The committed orders' ids came back before COMMIT (the one INSERT of
 	// the query that returns rows).
-	ids := make(map[string]int64, n)
+	ids := make(map[string]int64, len(placed))
 	for _, r := range written.Results {
 		if !strings.HasPrefix(r.Tag, "INSERT") || len(r.Rows) == 0 {
 			continue

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -55,12 +56,38 @@ type commitHooks struct {
 	afterCommit  func(q *store.Text)
 }
 
-// batch is the engine's batch of the decided orders: their stock write,
-// the writer's rows and the hooks.
-func (h commitHooks) batch(batch []*ticket, d decision, now time.Time, begin bool) *inventory.Batch {
+// batch is the engine's batch of the decided orders (placed, in arrival
+// order): their stock write and the hooks; the writer adds its rows.
+func (h commitHooks) batch(batch []*ticket, d decision, now time.Time, begin bool) (*inventory.Batch, []*Order) {
+	placed := make([]*Order, len(d.won))
+	for j, i := range d.won {
+		placed[j] = batch[i].order
+	}
 	return &inventory.Batch{StockWrite: stockWrite(batch, d, now), Begin: begin,
-		BeforeCommit: h.beforeCommit, AfterCommit: h.afterCommit}
+		BeforeCommit: h.beforeCommit, AfterCommit: h.afterCommit}, placed
 }
+
+// writeErr is the batch's answer to the engine's error: a guard that
+// failed (errStockMoved) or an idempotency key found recorded (errKeyRace
+// when the batch had read the keys, errKeysExist when it had not) runs the
+// batch again; any other is the batch's.
+func writeErr(err error, batch []*ticket, d decision) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, inventory.ErrMoved):
+		return errStockMoved
+	case d.keysRead && isDuplicateKey(err):
+		return errKeyRace
+	case isDuplicateKey(err):
+		return errKeysExist
+	}
+	return fmt.Errorf("writing the batch of SKUs %v: %w", skusOf(batch), err)
+}
+
+// isDuplicateKey reports an idempotency key that exists (a duplicate on
+// the (user, key) index).
+func isDuplicateKey(err error) bool { return store.IsDuplicateOf(err, "idempotency_user_id_key") }
 
 func (b *serverBatcher) hold(int) func() { return func() {} }
 

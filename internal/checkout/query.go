@@ -68,17 +68,13 @@ type OrderPage struct {
 // MyOrders pages through userID's orders, newest first (id order, stable
 // under inserts).
 func (s *Service) MyOrders(ctx context.Context, userID string, first int, after string) (*OrderPage, error) {
-	first, err := paging.Size(first)
+	first, below, err := paging.Window(cursorKind, first, after)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 	}
 	q := s.db.Client.Order.Query().Where(order.UserID(userID))
-	if after != "" {
-		id, err := paging.Decode(cursorKind, after)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
-		}
-		q = q.Where(order.IDLT(id))
+	if below != 0 {
+		q = q.Where(order.IDLT(below))
 	}
 	rows, err := q.Order(order.ByID(sql.OrderDesc())).Limit(first + 1).WithLines(withLines).All(ctx)
 	if err != nil {

@@ -67,22 +67,20 @@ func distinct(ids []int64) []int64 {
 	return slices.Compact(slices.SortedFunc(slices.Values(ids), cmp.Compare[int64]))
 }
 
-// goodsOf is the goods of movements, for lockGoods.
-func goodsOf(moves []Movement) []int64 {
-	ids := make([]int64, len(moves))
-	for i, m := range moves {
-		ids[i] = m.GoodsID
+// idsOf is the id f gives of each of xs (goods for lockGoods, SKUs for
+// the listing).
+func idsOf[T any](xs []T, f func(T) int64) []int64 {
+	ids := make([]int64, len(xs))
+	for i, x := range xs {
+		ids[i] = f(x)
 	}
 	return ids
 }
 
-// goodsOfLines is the goods of lines, for lockGoods.
+func goodsOf(moves []Movement) []int64 { return idsOf(moves, func(m Movement) int64 { return m.GoodsID }) }
+
 func goodsOfLines(lines []RestoreLine) []int64 {
-	ids := make([]int64, len(lines))
-	for i, l := range lines {
-		ids[i] = l.GoodsID
-	}
-	return ids
+	return idsOf(lines, func(l RestoreLine) int64 { return l.GoodsID })
 }
 
 // LockGoods takes the shared goods lock (lockGoods) for a seller that reads
@@ -104,11 +102,7 @@ func GoodsOfSKUs(ctx context.Context, q Querier, ids []int64) ([]int64, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	goods, err := readIDs(ctx, q, "SELECT DISTINCT goods_id FROM sku WHERE id IN ("+store.Marks(len(ids))+")", args)
+	goods, err := readIDs(ctx, q, "SELECT DISTINCT goods_id FROM sku WHERE id IN ("+store.Marks(len(ids))+")", anyIDs(ids))
 	return distinct(goods), err
 }
 

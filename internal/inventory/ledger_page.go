@@ -24,17 +24,13 @@ type LedgerPage struct {
 // Ledger pages through one SKU's ledger rows, newest first. Ids grow with
 // time, so paging by id is stable while new rows are booked.
 func (s *Service) Ledger(ctx context.Context, itemID int64, first int, after string) (*LedgerPage, error) {
-	first, err := paging.Size(first)
+	first, below, err := paging.Window(cursorKind, first, after)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 	}
 	q := s.db.Client.StockLog.Query().Where(stocklog.ItemID(itemID))
-	if after != "" {
-		id, err := paging.Decode(cursorKind, after)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
-		}
-		q = q.Where(stocklog.IDLT(id))
+	if below != 0 {
+		q = q.Where(stocklog.IDLT(below))
 	}
 	rows, err := q.Order(stocklog.ByID(sql.OrderDesc())).Limit(first + 1).All(ctx)
 	if err != nil {

@@ -40,11 +40,7 @@ func unitsByGoods(lines []RestoreLine) map[int64]int64 {
 
 // itemsOf is the SKUs of lines, for listing.Restocked.
 func itemsOf(lines []RestoreLine) []int64 {
-	items := make([]int64, len(lines))
-	for i, l := range lines {
-		items[i] = l.ItemID
-	}
-	return items
+	return idsOf(lines, func(l RestoreLine) int64 { return l.ItemID })
 }
 
 // moved reads a SKU row an admin movement (adjustment, stocktake, a move to

@@ -212,11 +212,17 @@ func TakeChecked(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 // just moved by m and holds locked: before = stock - m.Num, after = stock
 // (m.Num is signed: a take of 3 books before = stock + 3).
 func bookMoved(ctx context.Context, tx *ent.Tx, m *Movement) error {
+	return bookFromRow(ctx, tx, m, "sku", m.ItemID)
+}
+
+// bookFromRow writes m's ledger row from the row id of table (a SKU's or a
+// pool's, each with its stock column) that the transaction has just moved.
+func bookFromRow(ctx context.Context, tx *ent.Tx, m *Movement, table string, id int64) error {
 	q, args := store.NewInsert(stocklog.Table).
 		Row(func(v store.Values) { m.write(v, "stock + "+itoa(-m.Num), "stock") }).
-		SelectSQL("sku WHERE id = ?", m.ItemID)
+		SelectSQL(table+" WHERE id = ?", id)
 	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-		return fmt.Errorf("booking change type %d of SKU %d: %w", m.Type, m.ItemID, err)
+		return fmt.Errorf("booking change type %d from %s %d: %w", m.Type, table, id, err)
 	}
 	return nil
 }

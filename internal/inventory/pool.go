@@ -356,17 +356,13 @@ type PoolPage struct {
 // Pools pages through a SKU's pools, newest first (by id, stable while new
 // pools are created).
 func (s *Service) Pools(ctx context.Context, itemID int64, first int, after string) (*PoolPage, error) {
-	first, err := paging.Size(first)
+	first, below, err := paging.Window(poolCursorKind, first, after)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 	}
 	q := s.db.Client.StockPool.Query().Where(stockpool.ItemID(itemID))
-	if after != "" {
-		id, err := paging.Decode(poolCursorKind, after)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
-		}
-		q = q.Where(stockpool.IDLT(id))
+	if below != 0 {
+		q = q.Where(stockpool.IDLT(below))
 	}
 	rows, err := q.Order(stockpool.ByID(sql.OrderDesc())).Limit(first + 1).All(ctx)
 	if err != nil {

@@ -49,10 +49,7 @@ var poolColumns = strings.Join([]string{stockpool.FieldID, stockpool.FieldItemID
 func ReadPoolState(ctx context.Context, q Querier, ids []int64, buyers []PoolBuyer) (map[int64]*ent.StockPool, map[PoolBuyer]int64, error) {
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
 	pools := make(map[int64]*ent.StockPool, len(ids))
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
+	args := anyIDs(ids)
 	rs, err := q.QueryContext(ctx, "SELECT "+poolColumns+" FROM "+stockpool.Table+" WHERE id IN ("+store.Marks(len(ids))+")", args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading pools: %w", err)

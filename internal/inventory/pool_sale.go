@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"storefront/ent"
-	"storefront/ent/stocklog"
 	"storefront/internal/listing"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/errs"
@@ -105,13 +104,7 @@ func takePool(ctx context.Context, tx *ent.Tx, s *Sale) error {
 // bookPool writes m's ledger row from the pool row this transaction has
 // just moved by m and holds locked (bookMoved for a pool).
 func bookPool(ctx context.Context, tx *ent.Tx, m *Movement) error {
-	q, args := store.NewInsert(stocklog.Table).
-		Row(func(v store.Values) { m.write(v, "stock + "+itoa(-m.Num), "stock") }).
-		SelectSQL("stock_pool WHERE id = ?", m.PoolID)
-	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-		return fmt.Errorf("booking change type %d of pool %d: %w", m.Type, m.PoolID, err)
-	}
-	return nil
+	return bookFromRow(ctx, tx, m, "stock_pool", m.PoolID)
 }
 
 // ReleaseLimit gives a closed order's units of a pool back to its buyer's

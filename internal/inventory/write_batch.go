@@ -89,14 +89,19 @@ func LockSKUs(ctx context.Context, c *store.Conn, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	ids = distinct(ids)
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
+	args := anyIDs(distinct(ids))
 	rs, err := c.QueryContext(ctx, "SELECT id FROM "+sku.Table+" WHERE id IN ("+store.Marks(len(args))+") ORDER BY id FOR UPDATE", args...)
 	if err != nil {
 		return fmt.Errorf("locking SKU rows %v: %w", ids, err)
 	}
 	return rs.Close()
+}
+
+// anyIDs is ids as a statement's arguments.
+func anyIDs(ids []int64) []any {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	return args
 }

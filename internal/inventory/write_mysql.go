@@ -46,11 +46,7 @@ func (e MySQLBatch) LockGoods(ctx context.Context, c *store.Conn, goods []int64)
 	if len(goods) == 0 {
 		return nil
 	}
-	goods = distinct(goods)
-	args := make([]any, len(goods))
-	for i, g := range goods {
-		args[i] = g
-	}
+	args := anyIDs(distinct(goods))
 	_, err := readIDs(ctx, c, "SELECT id FROM goods WHERE id IN ("+store.Marks(len(args))+") ORDER BY id "+shareLockMySQL, args)
 	return err
 }

@@ -30,6 +30,17 @@ func Size(first int) (int, error) {
 	return min(first, Max), nil
 }
 
+// Window is a newest-first connection's page as its rows are read: Size
+// of first, and the id its rows lie below (Decode of after; 0 when after is
+// empty: from the newest).
+func Window(kind string, first int, after string) (n int, below int64, err error) {
+	if n, err = Size(first); err != nil || after == "" {
+		return n, 0, err
+	}
+	below, err = Decode(kind, after)
+	return n, below, err
+}
+
 // First is a connection argument `first` as the resolvers receive it (nil:
 // absent) in the form Size takes: Default when absent, else as sent.
 // Values beyond int's range are clamped so that Size still sees their sign.
