@@ -14,6 +14,8 @@ import (
 	"storefront/ent/cart"
 	"storefront/ent/cartline"
 	"storefront/ent/category"
+	"storefront/ent/coupon"
+	"storefront/ent/couponclaim"
 	"storefront/ent/goods"
 	"storefront/ent/goodslisting"
 	"storefront/ent/idempotency"
@@ -23,11 +25,13 @@ import (
 	"storefront/ent/payment"
 	"storefront/ent/paymentevent"
 	"storefront/ent/poolbuyer"
+	"storefront/ent/purchasecount"
 	"storefront/ent/sku"
 	"storefront/ent/spec"
 	"storefront/ent/specvalue"
 	"storefront/ent/stocklog"
 	"storefront/ent/stockpool"
+	"storefront/ent/usercoupon"
 	"storefront/ent/webhook"
 	"storefront/ent/webhookdelivery"
 
@@ -50,6 +54,10 @@ type Client struct {
 	CartLine *CartLineClient
 	// Category is the client for interacting with the Category builders.
 	Category *CategoryClient
+	// Coupon is the client for interacting with the Coupon builders.
+	Coupon *CouponClient
+	// CouponClaim is the client for interacting with the CouponClaim builders.
+	CouponClaim *CouponClaimClient
 	// Goods is the client for interacting with the Goods builders.
 	Goods *GoodsClient
 	// GoodsListing is the client for interacting with the GoodsListing builders.
@@ -68,6 +76,8 @@ type Client struct {
 	PaymentEvent *PaymentEventClient
 	// PoolBuyer is the client for interacting with the PoolBuyer builders.
 	PoolBuyer *PoolBuyerClient
+	// PurchaseCount is the client for interacting with the PurchaseCount builders.
+	PurchaseCount *PurchaseCountClient
 	// Sku is the client for interacting with the Sku builders.
 	Sku *SkuClient
 	// Spec is the client for interacting with the Spec builders.
@@ -78,6 +88,8 @@ type Client struct {
 	StockLog *StockLogClient
 	// StockPool is the client for interacting with the StockPool builders.
 	StockPool *StockPoolClient
+	// UserCoupon is the client for interacting with the UserCoupon builders.
+	UserCoupon *UserCouponClient
 	// Webhook is the client for interacting with the Webhook builders.
 	Webhook *WebhookClient
 	// WebhookDelivery is the client for interacting with the WebhookDelivery builders.
@@ -96,6 +108,8 @@ func (c *Client) init() {
 	c.Cart = NewCartClient(c.config)
 	c.CartLine = NewCartLineClient(c.config)
 	c.Category = NewCategoryClient(c.config)
+	c.Coupon = NewCouponClient(c.config)
+	c.CouponClaim = NewCouponClaimClient(c.config)
 	c.Goods = NewGoodsClient(c.config)
 	c.GoodsListing = NewGoodsListingClient(c.config)
 	c.Idempotency = NewIdempotencyClient(c.config)
@@ -105,11 +119,13 @@ func (c *Client) init() {
 	c.Payment = NewPaymentClient(c.config)
 	c.PaymentEvent = NewPaymentEventClient(c.config)
 	c.PoolBuyer = NewPoolBuyerClient(c.config)
+	c.PurchaseCount = NewPurchaseCountClient(c.config)
 	c.Sku = NewSkuClient(c.config)
 	c.Spec = NewSpecClient(c.config)
 	c.SpecValue = NewSpecValueClient(c.config)
 	c.StockLog = NewStockLogClient(c.config)
 	c.StockPool = NewStockPoolClient(c.config)
+	c.UserCoupon = NewUserCouponClient(c.config)
 	c.Webhook = NewWebhookClient(c.config)
 	c.WebhookDelivery = NewWebhookDeliveryClient(c.config)
 }
@@ -207,6 +223,8 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Cart:            NewCartClient(cfg),
 		CartLine:        NewCartLineClient(cfg),
 		Category:        NewCategoryClient(cfg),
+		Coupon:          NewCouponClient(cfg),
+		CouponClaim:     NewCouponClaimClient(cfg),
 		Goods:           NewGoodsClient(cfg),
 		GoodsListing:    NewGoodsListingClient(cfg),
 		Idempotency:     NewIdempotencyClient(cfg),
@@ -216,11 +234,13 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Payment:         NewPaymentClient(cfg),
 		PaymentEvent:    NewPaymentEventClient(cfg),
 		PoolBuyer:       NewPoolBuyerClient(cfg),
+		PurchaseCount:   NewPurchaseCountClient(cfg),
 		Sku:             NewSkuClient(cfg),
 		Spec:            NewSpecClient(cfg),
 		SpecValue:       NewSpecValueClient(cfg),
 		StockLog:        NewStockLogClient(cfg),
 		StockPool:       NewStockPoolClient(cfg),
+		UserCoupon:      NewUserCouponClient(cfg),
 		Webhook:         NewWebhookClient(cfg),
 		WebhookDelivery: NewWebhookDeliveryClient(cfg),
 	}, nil
@@ -245,6 +265,8 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Cart:            NewCartClient(cfg),
 		CartLine:        NewCartLineClient(cfg),
 		Category:        NewCategoryClient(cfg),
+		Coupon:          NewCouponClient(cfg),
+		CouponClaim:     NewCouponClaimClient(cfg),
 		Goods:           NewGoodsClient(cfg),
 		GoodsListing:    NewGoodsListingClient(cfg),
 		Idempotency:     NewIdempotencyClient(cfg),
@@ -254,11 +276,13 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Payment:         NewPaymentClient(cfg),
 		PaymentEvent:    NewPaymentEventClient(cfg),
 		PoolBuyer:       NewPoolBuyerClient(cfg),
+		PurchaseCount:   NewPurchaseCountClient(cfg),
 		Sku:             NewSkuClient(cfg),
 		Spec:            NewSpecClient(cfg),
 		SpecValue:       NewSpecValueClient(cfg),
 		StockLog:        NewStockLogClient(cfg),
 		StockPool:       NewStockPoolClient(cfg),
+		UserCoupon:      NewUserCouponClient(cfg),
 		Webhook:         NewWebhookClient(cfg),
 		WebhookDelivery: NewWebhookDeliveryClient(cfg),
 	}, nil
@@ -290,9 +314,10 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.Cart, c.CartLine, c.Category, c.Goods, c.GoodsListing, c.Idempotency, c.Order,
-		c.OrderLine, c.Outbox, c.Payment, c.PaymentEvent, c.PoolBuyer, c.Sku, c.Spec,
-		c.SpecValue, c.StockLog, c.StockPool, c.Webhook, c.WebhookDelivery,
+		c.Cart, c.CartLine, c.Category, c.Coupon, c.CouponClaim, c.Goods,
+		c.GoodsListing, c.Idempotency, c.Order, c.OrderLine, c.Outbox, c.Payment,
+		c.PaymentEvent, c.PoolBuyer, c.PurchaseCount, c.Sku, c.Spec, c.SpecValue,
+		c.StockLog, c.StockPool, c.UserCoupon, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Use(hooks...)
 	}
@@ -302,9 +327,10 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.Cart, c.CartLine, c.Category, c.Goods, c.GoodsListing, c.Idempotency, c.Order,
-		c.OrderLine, c.Outbox, c.Payment, c.PaymentEvent, c.PoolBuyer, c.Sku, c.Spec,
-		c.SpecValue, c.StockLog, c.StockPool, c.Webhook, c.WebhookDelivery,
+		c.Cart, c.CartLine, c.Category, c.Coupon, c.CouponClaim, c.Goods,
+		c.GoodsListing, c.Idempotency, c.Order, c.OrderLine, c.Outbox, c.Payment,
+		c.PaymentEvent, c.PoolBuyer, c.PurchaseCount, c.Sku, c.Spec, c.SpecValue,
+		c.StockLog, c.StockPool, c.UserCoupon, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -319,6 +345,10 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.CartLine.mutate(ctx, m)
 	case *CategoryMutation:
 		return c.Category.mutate(ctx, m)
+	case *CouponMutation:
+		return c.Coupon.mutate(ctx, m)
+	case *CouponClaimMutation:
+		return c.CouponClaim.mutate(ctx, m)
 	case *GoodsMutation:
 		return c.Goods.mutate(ctx, m)
 	case *GoodsListingMutation:
@@ -337,6 +367,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.PaymentEvent.mutate(ctx, m)
 	case *PoolBuyerMutation:
 		return c.PoolBuyer.mutate(ctx, m)
+	case *PurchaseCountMutation:
+		return c.PurchaseCount.mutate(ctx, m)
 	case *SkuMutation:
 		return c.Sku.mutate(ctx, m)
 	case *SpecMutation:
@@ -347,6 +379,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.StockLog.mutate(ctx, m)
 	case *StockPoolMutation:
 		return c.StockPool.mutate(ctx, m)
+	case *UserCouponMutation:
+		return c.UserCoupon.mutate(ctx, m)
 	case *WebhookMutation:
 		return c.Webhook.mutate(ctx, m)
 	case *WebhookDeliveryMutation:
@@ -752,6 +786,272 @@ func (c *CategoryClient) mutate(ctx context.Context, m *CategoryMutation) (Value
 		return (&CategoryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Category mutation op: %q", m.Op())
+	}
+}
+
+// CouponClient is a client for the Coupon schema.
+type CouponClient struct {
+	config
+}
+
+// NewCouponClient returns a client for the Coupon from the given config.
+func NewCouponClient(c config) *CouponClient {
+	return &CouponClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `coupon.Hooks(f(g(h())))`.
+func (c *CouponClient) Use(hooks ...Hook) {
+	c.hooks.Coupon = append(c.hooks.Coupon, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `coupon.Intercept(f(g(h())))`.
+func (c *CouponClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Coupon = append(c.inters.Coupon, interceptors...)
+}
+
+// Create returns a builder for creating a Coupon entity.
+func (c *CouponClient) Create() *CouponCreate {
+	mutation := newCouponMutation(c.config, OpCreate)
+	return &CouponCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Coupon entities.
+func (c *CouponClient) CreateBulk(builders ...*CouponCreate) *CouponCreateBulk {
+	return &CouponCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *CouponClient) MapCreateBulk(slice any, setFunc func(*CouponCreate, int)) *CouponCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &CouponCreateBulk{err: fmt.Errorf("calling to CouponClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*CouponCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &CouponCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Coupon.
+func (c *CouponClient) Update() *CouponUpdate {
+	mutation := newCouponMutation(c.config, OpUpdate)
+	return &CouponUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *CouponClient) UpdateOne(_m *Coupon) *CouponUpdateOne {
+	mutation := newCouponMutation(c.config, OpUpdateOne, withCoupon(_m))
+	return &CouponUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *CouponClient) UpdateOneID(id int64) *CouponUpdateOne {
+	mutation := newCouponMutation(c.config, OpUpdateOne, withCouponID(id))
+	return &CouponUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Coupon.
+func (c *CouponClient) Delete() *CouponDelete {
+	mutation := newCouponMutation(c.config, OpDelete)
+	return &CouponDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *CouponClient) DeleteOne(_m *Coupon) *CouponDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *CouponClient) DeleteOneID(id int64) *CouponDeleteOne {
+	builder := c.Delete().Where(coupon.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &CouponDeleteOne{builder}
+}
+
+// Query returns a query builder for Coupon.
+func (c *CouponClient) Query() *CouponQuery {
+	return &CouponQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeCoupon},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Coupon entity by its id.
+func (c *CouponClient) Get(ctx context.Context, id int64) (*Coupon, error) {
+	return c.Query().Where(coupon.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *CouponClient) GetX(ctx context.Context, id int64) *Coupon {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *CouponClient) Hooks() []Hook {
+	return c.hooks.Coupon
+}
+
+// Interceptors returns the client interceptors.
+func (c *CouponClient) Interceptors() []Interceptor {
+	return c.inters.Coupon
+}
+
+func (c *CouponClient) mutate(ctx context.Context, m *CouponMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&CouponCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&CouponUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&CouponUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&CouponDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Coupon mutation op: %q", m.Op())
+	}
+}
+
+// CouponClaimClient is a client for the CouponClaim schema.
+type CouponClaimClient struct {
+	config
+}
+
+// NewCouponClaimClient returns a client for the CouponClaim from the given config.
+func NewCouponClaimClient(c config) *CouponClaimClient {
+	return &CouponClaimClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `couponclaim.Hooks(f(g(h())))`.
+func (c *CouponClaimClient) Use(hooks ...Hook) {
+	c.hooks.CouponClaim = append(c.hooks.CouponClaim, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `couponclaim.Intercept(f(g(h())))`.
+func (c *CouponClaimClient) Intercept(interceptors ...Interceptor) {
+	c.inters.CouponClaim = append(c.inters.CouponClaim, interceptors...)
+}
+
+// Create returns a builder for creating a CouponClaim entity.
+func (c *CouponClaimClient) Create() *CouponClaimCreate {
+	mutation := newCouponClaimMutation(c.config, OpCreate)
+	return &CouponClaimCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of CouponClaim entities.
+func (c *CouponClaimClient) CreateBulk(builders ...*CouponClaimCreate) *CouponClaimCreateBulk {
+	return &CouponClaimCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *CouponClaimClient) MapCreateBulk(slice any, setFunc func(*CouponClaimCreate, int)) *CouponClaimCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &CouponClaimCreateBulk{err: fmt.Errorf("calling to CouponClaimClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*CouponClaimCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &CouponClaimCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for CouponClaim.
+func (c *CouponClaimClient) Update() *CouponClaimUpdate {
+	mutation := newCouponClaimMutation(c.config, OpUpdate)
+	return &CouponClaimUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *CouponClaimClient) UpdateOne(_m *CouponClaim) *CouponClaimUpdateOne {
+	mutation := newCouponClaimMutation(c.config, OpUpdateOne, withCouponClaim(_m))
+	return &CouponClaimUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *CouponClaimClient) UpdateOneID(id int64) *CouponClaimUpdateOne {
+	mutation := newCouponClaimMutation(c.config, OpUpdateOne, withCouponClaimID(id))
+	return &CouponClaimUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for CouponClaim.
+func (c *CouponClaimClient) Delete() *CouponClaimDelete {
+	mutation := newCouponClaimMutation(c.config, OpDelete)
+	return &CouponClaimDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *CouponClaimClient) DeleteOne(_m *CouponClaim) *CouponClaimDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *CouponClaimClient) DeleteOneID(id int64) *CouponClaimDeleteOne {
+	builder := c.Delete().Where(couponclaim.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &CouponClaimDeleteOne{builder}
+}
+
+// Query returns a query builder for CouponClaim.
+func (c *CouponClaimClient) Query() *CouponClaimQuery {
+	return &CouponClaimQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeCouponClaim},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a CouponClaim entity by its id.
+func (c *CouponClaimClient) Get(ctx context.Context, id int64) (*CouponClaim, error) {
+	return c.Query().Where(couponclaim.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *CouponClaimClient) GetX(ctx context.Context, id int64) *CouponClaim {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *CouponClaimClient) Hooks() []Hook {
+	return c.hooks.CouponClaim
+}
+
+// Interceptors returns the client interceptors.
+func (c *CouponClaimClient) Interceptors() []Interceptor {
+	return c.inters.CouponClaim
+}
+
+func (c *CouponClaimClient) mutate(ctx context.Context, m *CouponClaimMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&CouponClaimCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&CouponClaimUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&CouponClaimUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&CouponClaimDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown CouponClaim mutation op: %q", m.Op())
 	}
 }
 
@@ -2016,6 +2316,139 @@ func (c *PoolBuyerClient) mutate(ctx context.Context, m *PoolBuyerMutation) (Val
 	}
 }
 
+// PurchaseCountClient is a client for the PurchaseCount schema.
+type PurchaseCountClient struct {
+	config
+}
+
+// NewPurchaseCountClient returns a client for the PurchaseCount from the given config.
+func NewPurchaseCountClient(c config) *PurchaseCountClient {
+	return &PurchaseCountClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `purchasecount.Hooks(f(g(h())))`.
+func (c *PurchaseCountClient) Use(hooks ...Hook) {
+	c.hooks.PurchaseCount = append(c.hooks.PurchaseCount, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `purchasecount.Intercept(f(g(h())))`.
+func (c *PurchaseCountClient) Intercept(interceptors ...Interceptor) {
+	c.inters.PurchaseCount = append(c.inters.PurchaseCount, interceptors...)
+}
+
+// Create returns a builder for creating a PurchaseCount entity.
+func (c *PurchaseCountClient) Create() *PurchaseCountCreate {
+	mutation := newPurchaseCountMutation(c.config, OpCreate)
+	return &PurchaseCountCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of PurchaseCount entities.
+func (c *PurchaseCountClient) CreateBulk(builders ...*PurchaseCountCreate) *PurchaseCountCreateBulk {
+	return &PurchaseCountCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PurchaseCountClient) MapCreateBulk(slice any, setFunc func(*PurchaseCountCreate, int)) *PurchaseCountCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PurchaseCountCreateBulk{err: fmt.Errorf("calling to PurchaseCountClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PurchaseCountCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PurchaseCountCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for PurchaseCount.
+func (c *PurchaseCountClient) Update() *PurchaseCountUpdate {
+	mutation := newPurchaseCountMutation(c.config, OpUpdate)
+	return &PurchaseCountUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PurchaseCountClient) UpdateOne(_m *PurchaseCount) *PurchaseCountUpdateOne {
+	mutation := newPurchaseCountMutation(c.config, OpUpdateOne, withPurchaseCount(_m))
+	return &PurchaseCountUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PurchaseCountClient) UpdateOneID(id int64) *PurchaseCountUpdateOne {
+	mutation := newPurchaseCountMutation(c.config, OpUpdateOne, withPurchaseCountID(id))
+	return &PurchaseCountUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for PurchaseCount.
+func (c *PurchaseCountClient) Delete() *PurchaseCountDelete {
+	mutation := newPurchaseCountMutation(c.config, OpDelete)
+	return &PurchaseCountDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PurchaseCountClient) DeleteOne(_m *PurchaseCount) *PurchaseCountDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PurchaseCountClient) DeleteOneID(id int64) *PurchaseCountDeleteOne {
+	builder := c.Delete().Where(purchasecount.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PurchaseCountDeleteOne{builder}
+}
+
+// Query returns a query builder for PurchaseCount.
+func (c *PurchaseCountClient) Query() *PurchaseCountQuery {
+	return &PurchaseCountQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePurchaseCount},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a PurchaseCount entity by its id.
+func (c *PurchaseCountClient) Get(ctx context.Context, id int64) (*PurchaseCount, error) {
+	return c.Query().Where(purchasecount.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PurchaseCountClient) GetX(ctx context.Context, id int64) *PurchaseCount {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *PurchaseCountClient) Hooks() []Hook {
+	return c.hooks.PurchaseCount
+}
+
+// Interceptors returns the client interceptors.
+func (c *PurchaseCountClient) Interceptors() []Interceptor {
+	return c.inters.PurchaseCount
+}
+
+func (c *PurchaseCountClient) mutate(ctx context.Context, m *PurchaseCountMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PurchaseCountCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PurchaseCountUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PurchaseCountUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PurchaseCountDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown PurchaseCount mutation op: %q", m.Op())
+	}
+}
+
 // SkuClient is a client for the Sku schema.
 type SkuClient struct {
 	config
@@ -2745,6 +3178,139 @@ func (c *StockPoolClient) mutate(ctx context.Context, m *StockPoolMutation) (Val
 	}
 }
 
+// UserCouponClient is a client for the UserCoupon schema.
+type UserCouponClient struct {
+	config
+}
+
+// NewUserCouponClient returns a client for the UserCoupon from the given config.
+func NewUserCouponClient(c config) *UserCouponClient {
+	return &UserCouponClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `usercoupon.Hooks(f(g(h())))`.
+func (c *UserCouponClient) Use(hooks ...Hook) {
+	c.hooks.UserCoupon = append(c.hooks.UserCoupon, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `usercoupon.Intercept(f(g(h())))`.
+func (c *UserCouponClient) Intercept(interceptors ...Interceptor) {
+	c.inters.UserCoupon = append(c.inters.UserCoupon, interceptors...)
+}
+
+// Create returns a builder for creating a UserCoupon entity.
+func (c *UserCouponClient) Create() *UserCouponCreate {
+	mutation := newUserCouponMutation(c.config, OpCreate)
+	return &UserCouponCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of UserCoupon entities.
+func (c *UserCouponClient) CreateBulk(builders ...*UserCouponCreate) *UserCouponCreateBulk {
+	return &UserCouponCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *UserCouponClient) MapCreateBulk(slice any, setFunc func(*UserCouponCreate, int)) *UserCouponCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &UserCouponCreateBulk{err: fmt.Errorf("calling to UserCouponClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*UserCouponCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &UserCouponCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for UserCoupon.
+func (c *UserCouponClient) Update() *UserCouponUpdate {
+	mutation := newUserCouponMutation(c.config, OpUpdate)
+	return &UserCouponUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *UserCouponClient) UpdateOne(_m *UserCoupon) *UserCouponUpdateOne {
+	mutation := newUserCouponMutation(c.config, OpUpdateOne, withUserCoupon(_m))
+	return &UserCouponUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *UserCouponClient) UpdateOneID(id int64) *UserCouponUpdateOne {
+	mutation := newUserCouponMutation(c.config, OpUpdateOne, withUserCouponID(id))
+	return &UserCouponUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for UserCoupon.
+func (c *UserCouponClient) Delete() *UserCouponDelete {
+	mutation := newUserCouponMutation(c.config, OpDelete)
+	return &UserCouponDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *UserCouponClient) DeleteOne(_m *UserCoupon) *UserCouponDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *UserCouponClient) DeleteOneID(id int64) *UserCouponDeleteOne {
+	builder := c.Delete().Where(usercoupon.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &UserCouponDeleteOne{builder}
+}
+
+// Query returns a query builder for UserCoupon.
+func (c *UserCouponClient) Query() *UserCouponQuery {
+	return &UserCouponQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeUserCoupon},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a UserCoupon entity by its id.
+func (c *UserCouponClient) Get(ctx context.Context, id int64) (*UserCoupon, error) {
+	return c.Query().Where(usercoupon.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *UserCouponClient) GetX(ctx context.Context, id int64) *UserCoupon {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *UserCouponClient) Hooks() []Hook {
+	return c.hooks.UserCoupon
+}
+
+// Interceptors returns the client interceptors.
+func (c *UserCouponClient) Interceptors() []Interceptor {
+	return c.inters.UserCoupon
+}
+
+func (c *UserCouponClient) mutate(ctx context.Context, m *UserCouponMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&UserCouponCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&UserCouponUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&UserCouponUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&UserCouponDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown UserCoupon mutation op: %q", m.Op())
+	}
+}
+
 // WebhookClient is a client for the Webhook schema.
 type WebhookClient struct {
 	config
@@ -3014,14 +3580,16 @@ func (c *WebhookDeliveryClient) mutate(ctx context.Context, m *WebhookDeliveryMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Cart, CartLine, Category, Goods, GoodsListing, Idempotency, Order, OrderLine,
-		Outbox, Payment, PaymentEvent, PoolBuyer, Sku, Spec, SpecValue, StockLog,
-		StockPool, Webhook, WebhookDelivery []ent.Hook
+		Cart, CartLine, Category, Coupon, CouponClaim, Goods, GoodsListing, Idempotency,
+		Order, OrderLine, Outbox, Payment, PaymentEvent, PoolBuyer, PurchaseCount, Sku,
+		Spec, SpecValue, StockLog, StockPool, UserCoupon, Webhook,
+		WebhookDelivery []ent.Hook
 	}
 	inters struct {
-		Cart, CartLine, Category, Goods, GoodsListing, Idempotency, Order, OrderLine,
-		Outbox, Payment, PaymentEvent, PoolBuyer, Sku, Spec, SpecValue, StockLog,
-		StockPool, Webhook, WebhookDelivery []ent.Interceptor
+		Cart, CartLine, Category, Coupon, CouponClaim, Goods, GoodsListing, Idempotency,
+		Order, OrderLine, Outbox, Payment, PaymentEvent, PoolBuyer, PurchaseCount, Sku,
+		Spec, SpecValue, StockLog, StockPool, UserCoupon, Webhook,
+		WebhookDelivery []ent.Interceptor
 	}
 )
 

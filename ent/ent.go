@@ -10,6 +10,8 @@ import (
 	"storefront/ent/cart"
 	"storefront/ent/cartline"
 	"storefront/ent/category"
+	"storefront/ent/coupon"
+	"storefront/ent/couponclaim"
 	"storefront/ent/goods"
 	"storefront/ent/goodslisting"
 	"storefront/ent/idempotency"
@@ -19,11 +21,13 @@ import (
 	"storefront/ent/payment"
 	"storefront/ent/paymentevent"
 	"storefront/ent/poolbuyer"
+	"storefront/ent/purchasecount"
 	"storefront/ent/sku"
 	"storefront/ent/spec"
 	"storefront/ent/specvalue"
 	"storefront/ent/stocklog"
 	"storefront/ent/stockpool"
+	"storefront/ent/usercoupon"
 	"storefront/ent/webhook"
 	"storefront/ent/webhookdelivery"
 	"sync"
@@ -94,6 +98,8 @@ func checkColumn(t, c string) error {
 			cart.Table:            cart.ValidColumn,
 			cartline.Table:        cartline.ValidColumn,
 			category.Table:        category.ValidColumn,
+			coupon.Table:          coupon.ValidColumn,
+			couponclaim.Table:     couponclaim.ValidColumn,
 			goods.Table:           goods.ValidColumn,
 			goodslisting.Table:    goodslisting.ValidColumn,
 			idempotency.Table:     idempotency.ValidColumn,
@@ -103,11 +109,13 @@ func checkColumn(t, c string) error {
 			payment.Table:         payment.ValidColumn,
 			paymentevent.Table:    paymentevent.ValidColumn,
 			poolbuyer.Table:       poolbuyer.ValidColumn,
+			purchasecount.Table:   purchasecount.ValidColumn,
 			sku.Table:             sku.ValidColumn,
 			spec.Table:            spec.ValidColumn,
 			specvalue.Table:       specvalue.ValidColumn,
 			stocklog.Table:        stocklog.ValidColumn,
 			stockpool.Table:       stockpool.ValidColumn,
+			usercoupon.Table:      usercoupon.ValidColumn,
 			webhook.Table:         webhook.ValidColumn,
 			webhookdelivery.Table: webhookdelivery.ValidColumn,
 		})

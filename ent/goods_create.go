@@ -178,6 +178,20 @@ func (_c *GoodsCreate) SetNillableCategoryID(v *int64) *GoodsCreate {
 	return _c
 }
 
+// SetPurchaseLimit sets the "purchase_limit" field.
+func (_c *GoodsCreate) SetPurchaseLimit(v int64) *GoodsCreate {
+	_c.mutation.SetPurchaseLimit(v)
+	return _c
+}
+
+// SetNillablePurchaseLimit sets the "purchase_limit" field if the given value is not nil.
+func (_c *GoodsCreate) SetNillablePurchaseLimit(v *int64) *GoodsCreate {
+	if v != nil {
+		_c.SetPurchaseLimit(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *GoodsCreate) SetID(v int64) *GoodsCreate {
 	_c.mutation.SetID(v)
@@ -422,6 +436,10 @@ func (_c *GoodsCreate) createSpec() (*Goods, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.CategoryID(); ok {
 		_spec.SetField(goods.FieldCategoryID, field.TypeInt64, value)
 		_node.CategoryID = &value
+	}
+	if value, ok := _c.mutation.PurchaseLimit(); ok {
+		_spec.SetField(goods.FieldPurchaseLimit, field.TypeInt64, value)
+		_node.PurchaseLimit = &value
 	}
 	if nodes := _c.mutation.SpecsIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -669,6 +687,30 @@ func (u *GoodsUpsert) ClearCategoryID() *GoodsUpsert {
 	return u
 }
 
+// SetPurchaseLimit sets the "purchase_limit" field.
+func (u *GoodsUpsert) SetPurchaseLimit(v int64) *GoodsUpsert {
+	u.Set(goods.FieldPurchaseLimit, v)
+	return u
+}
+
+// UpdatePurchaseLimit sets the "purchase_limit" field to the value that was provided on create.
+func (u *GoodsUpsert) UpdatePurchaseLimit() *GoodsUpsert {
+	u.SetExcluded(goods.FieldPurchaseLimit)
+	return u
+}
+
+// AddPurchaseLimit adds v to the "purchase_limit" field.
+func (u *GoodsUpsert) AddPurchaseLimit(v int64) *GoodsUpsert {
+	u.Add(goods.FieldPurchaseLimit, v)
+	return u
+}
+
+// ClearPurchaseLimit clears the value of the "purchase_limit" field.
+func (u *GoodsUpsert) ClearPurchaseLimit() *GoodsUpsert {
+	u.SetNull(goods.FieldPurchaseLimit)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -906,6 +948,34 @@ func (u *GoodsUpsertOne) UpdateCategoryID() *GoodsUpsertOne {
 func (u *GoodsUpsertOne) ClearCategoryID() *GoodsUpsertOne {
 	return u.Update(func(s *GoodsUpsert) {
 		s.ClearCategoryID()
+	})
+}
+
+// SetPurchaseLimit sets the "purchase_limit" field.
+func (u *GoodsUpsertOne) SetPurchaseLimit(v int64) *GoodsUpsertOne {
+	return u.Update(func(s *GoodsUpsert) {
+		s.SetPurchaseLimit(v)
+	})
+}
+
+// AddPurchaseLimit adds v to the "purchase_limit" field.
+func (u *GoodsUpsertOne) AddPurchaseLimit(v int64) *GoodsUpsertOne {
+	return u.Update(func(s *GoodsUpsert) {
+		s.AddPurchaseLimit(v)
+	})
+}
+
+// UpdatePurchaseLimit sets the "purchase_limit" field to the value that was provided on create.
+func (u *GoodsUpsertOne) UpdatePurchaseLimit() *GoodsUpsertOne {
+	return u.Update(func(s *GoodsUpsert) {
+		s.UpdatePurchaseLimit()
+	})
+}
+
+// ClearPurchaseLimit clears the value of the "purchase_limit" field.
+func (u *GoodsUpsertOne) ClearPurchaseLimit() *GoodsUpsertOne {
+	return u.Update(func(s *GoodsUpsert) {
+		s.ClearPurchaseLimit()
 	})
 }
 
@@ -1312,6 +1382,34 @@ func (u *GoodsUpsertBulk) UpdateCategoryID() *GoodsUpsertBulk {
 func (u *GoodsUpsertBulk) ClearCategoryID() *GoodsUpsertBulk {
 	return u.Update(func(s *GoodsUpsert) {
 		s.ClearCategoryID()
+	})
+}
+
+// SetPurchaseLimit sets the "purchase_limit" field.
+func (u *GoodsUpsertBulk) SetPurchaseLimit(v int64) *GoodsUpsertBulk {
+	return u.Update(func(s *GoodsUpsert) {
+		s.SetPurchaseLimit(v)
+	})
+}
+
+// AddPurchaseLimit adds v to the "purchase_limit" field.
+func (u *GoodsUpsertBulk) AddPurchaseLimit(v int64) *GoodsUpsertBulk {
+	return u.Update(func(s *GoodsUpsert) {
+		s.AddPurchaseLimit(v)
+	})
+}
+
+// UpdatePurchaseLimit sets the "purchase_limit" field to the value that was provided on create.
+func (u *GoodsUpsertBulk) UpdatePurchaseLimit() *GoodsUpsertBulk {
+	return u.Update(func(s *GoodsUpsert) {
+		s.UpdatePurchaseLimit()
+	})
+}
+
+// ClearPurchaseLimit clears the value of the "purchase_limit" field.
+func (u *GoodsUpsertBulk) ClearPurchaseLimit() *GoodsUpsertBulk {
+	return u.Update(func(s *GoodsUpsert) {
+		s.ClearPurchaseLimit()
 	})
 }
 

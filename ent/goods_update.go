@@ -210,6 +210,33 @@ func (_u *GoodsUpdate) ClearCategoryID() *GoodsUpdate {
 	return _u
 }
 
+// SetPurchaseLimit sets the "purchase_limit" field.
+func (_u *GoodsUpdate) SetPurchaseLimit(v int64) *GoodsUpdate {
+	_u.mutation.ResetPurchaseLimit()
+	_u.mutation.SetPurchaseLimit(v)
+	return _u
+}
+
+// SetNillablePurchaseLimit sets the "purchase_limit" field if the given value is not nil.
+func (_u *GoodsUpdate) SetNillablePurchaseLimit(v *int64) *GoodsUpdate {
+	if v != nil {
+		_u.SetPurchaseLimit(*v)
+	}
+	return _u
+}
+
+// AddPurchaseLimit adds value to the "purchase_limit" field.
+func (_u *GoodsUpdate) AddPurchaseLimit(v int64) *GoodsUpdate {
+	_u.mutation.AddPurchaseLimit(v)
+	return _u
+}
+
+// ClearPurchaseLimit clears the value of the "purchase_limit" field.
+func (_u *GoodsUpdate) ClearPurchaseLimit() *GoodsUpdate {
+	_u.mutation.ClearPurchaseLimit()
+	return _u
+}
+
 // AddSpecIDs adds the "specs" edge to the Spec entity by IDs.
 func (_u *GoodsUpdate) AddSpecIDs(ids ...int64) *GoodsUpdate {
 	_u.mutation.AddSpecIDs(ids...)
@@ -428,6 +455,15 @@ func (_u *GoodsUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.CategoryIDCleared() {
 		_spec.ClearField(goods.FieldCategoryID, field.TypeInt64)
+	}
+	if value, ok := _u.mutation.PurchaseLimit(); ok {
+		_spec.SetField(goods.FieldPurchaseLimit, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedPurchaseLimit(); ok {
+		_spec.AddField(goods.FieldPurchaseLimit, field.TypeInt64, value)
+	}
+	if _u.mutation.PurchaseLimitCleared() {
+		_spec.ClearField(goods.FieldPurchaseLimit, field.TypeInt64)
 	}
 	if _u.mutation.SpecsCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -717,6 +753,33 @@ func (_u *GoodsUpdateOne) ClearCategoryID() *GoodsUpdateOne {
 	return _u
 }
 
+// SetPurchaseLimit sets the "purchase_limit" field.
+func (_u *GoodsUpdateOne) SetPurchaseLimit(v int64) *GoodsUpdateOne {
+	_u.mutation.ResetPurchaseLimit()
+	_u.mutation.SetPurchaseLimit(v)
+	return _u
+}
+
+// SetNillablePurchaseLimit sets the "purchase_limit" field if the given value is not nil.
+func (_u *GoodsUpdateOne) SetNillablePurchaseLimit(v *int64) *GoodsUpdateOne {
+	if v != nil {
+		_u.SetPurchaseLimit(*v)
+	}
+	return _u
+}
+
+// AddPurchaseLimit adds value to the "purchase_limit" field.
+func (_u *GoodsUpdateOne) AddPurchaseLimit(v int64) *GoodsUpdateOne {
+	_u.mutation.AddPurchaseLimit(v)
+	return _u
+}
+
+// ClearPurchaseLimit clears the value of the "purchase_limit" field.
+func (_u *GoodsUpdateOne) ClearPurchaseLimit() *GoodsUpdateOne {
+	_u.mutation.ClearPurchaseLimit()
+	return _u
+}
+
 // AddSpecIDs adds the "specs" edge to the Spec entity by IDs.
 func (_u *GoodsUpdateOne) AddSpecIDs(ids ...int64) *GoodsUpdateOne {
 	_u.mutation.AddSpecIDs(ids...)
@@ -965,6 +1028,15 @@ func (_u *GoodsUpdateOne) sqlSave(ctx context.Context) (_node *Goods, err error)
 	}
 	if _u.mutation.CategoryIDCleared() {
 		_spec.ClearField(goods.FieldCategoryID, field.TypeInt64)
+	}
+	if value, ok := _u.mutation.PurchaseLimit(); ok {
+		_spec.SetField(goods.FieldPurchaseLimit, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedPurchaseLimit(); ok {
+		_spec.AddField(goods.FieldPurchaseLimit, field.TypeInt64, value)
+	}
+	if _u.mutation.PurchaseLimitCleared() {
+		_spec.ClearField(goods.FieldPurchaseLimit, field.TypeInt64)
 	}
 	if _u.mutation.SpecsCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -9,6 +9,8 @@ import (
 	"storefront/ent/cart"
 	"storefront/ent/cartline"
 	"storefront/ent/category"
+	"storefront/ent/coupon"
+	"storefront/ent/couponclaim"
 	"storefront/ent/goods"
 	"storefront/ent/goodslisting"
 	"storefront/ent/idempotency"
@@ -19,11 +21,13 @@ import (
 	"storefront/ent/paymentevent"
 	"storefront/ent/poolbuyer"
 	"storefront/ent/predicate"
+	"storefront/ent/purchasecount"
 	"storefront/ent/sku"
 	"storefront/ent/spec"
 	"storefront/ent/specvalue"
 	"storefront/ent/stocklog"
 	"storefront/ent/stockpool"
+	"storefront/ent/usercoupon"
 	"storefront/ent/webhook"
 	"storefront/ent/webhookdelivery"
 	"storefront/internal/vocab/enums"
@@ -48,6 +52,8 @@ const (
 	TypeCart            = "Cart"
 	TypeCartLine        = "CartLine"
 	TypeCategory        = "Category"
+	TypeCoupon          = "Coupon"
+	TypeCouponClaim     = "CouponClaim"
 	TypeGoods           = "Goods"
 	TypeGoodsListing    = "GoodsListing"
 	TypeIdempotency     = "Idempotency"
@@ -57,11 +63,13 @@ const (
 	TypePayment         = "Payment"
 	TypePaymentEvent    = "PaymentEvent"
 	TypePoolBuyer       = "PoolBuyer"
+	TypePurchaseCount   = "PurchaseCount"
 	TypeSku             = "Sku"
 	TypeSpec            = "Spec"
 	TypeSpecValue       = "SpecValue"
 	TypeStockLog        = "StockLog"
 	TypeStockPool       = "StockPool"
+	TypeUserCoupon      = "UserCoupon"
 	TypeWebhook         = "Webhook"
 	TypeWebhookDelivery = "WebhookDelivery"
 )
@@ -2235,37 +2243,2179 @@ func (m *CategoryMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Category edge %s", name)
 }
 
+// CouponMutation represents an operation that mutates the Coupon nodes in the graph.
+type CouponMutation struct {
+	config
+	op                    Op
+	typ                   string
+	id                    *int64
+	name                  *string
+	kind                  *enums.CouponKind
+	amount_off            *money.Money
+	addamount_off         *money.Money
+	percent_off           *int
+	addpercent_off        *int
+	max_discount          *money.Money
+	addmax_discount       *money.Money
+	min_subtotal          *money.Money
+	addmin_subtotal       *money.Money
+	goods_ids             *[]int64
+	appendgoods_ids       []int64
+	total_quantity        *int64
+	addtotal_quantity     *int64
+	per_customer_limit    *int64
+	addper_customer_limit *int64
+	claim_starts_at       *time.Time
+	claim_ends_at         *time.Time
+	valid_days            *int
+	addvalid_days         *int
+	code                  *string
+	stopped_at            *time.Time
+	claimed               *int64
+	addclaimed            *int64
+	used                  *int64
+	addused               *int64
+	created_at            *time.Time
+	clearedFields         map[string]struct{}
+	done                  bool
+	oldValue              func(context.Context) (*Coupon, error)
+	predicates            []predicate.Coupon
+}
+
+var _ ent.Mutation = (*CouponMutation)(nil)
+
+// couponOption allows management of the mutation configuration using functional options.
+type couponOption func(*CouponMutation)
+
+// newCouponMutation creates new mutation for the Coupon entity.
+func newCouponMutation(c config, op Op, opts ...couponOption) *CouponMutation {
+	m := &CouponMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeCoupon,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withCouponID sets the ID field of the mutation.
+func withCouponID(id int64) couponOption {
+	return func(m *CouponMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Coupon
+		)
+		m.oldValue = func(ctx context.Context) (*Coupon, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Coupon.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withCoupon sets the old Coupon of the mutation.
+func withCoupon(node *Coupon) couponOption {
+	return func(m *CouponMutation) {
+		m.oldValue = func(context.Context) (*Coupon, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m CouponMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m CouponMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Coupon entities.
+func (m *CouponMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *CouponMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *CouponMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Coupon.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetName sets the "name" field.
+func (m *CouponMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *CouponMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *CouponMutation) ResetName() {
+	m.name = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *CouponMutation) SetKind(ek enums.CouponKind) {
+	m.kind = &ek
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *CouponMutation) Kind() (r enums.CouponKind, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldKind(ctx context.Context) (v enums.CouponKind, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *CouponMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetAmountOff sets the "amount_off" field.
+func (m *CouponMutation) SetAmountOff(value money.Money) {
+	m.amount_off = &value
+	m.addamount_off = nil
+}
+
+// AmountOff returns the value of the "amount_off" field in the mutation.
+func (m *CouponMutation) AmountOff() (r money.Money, exists bool) {
+	v := m.amount_off
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmountOff returns the old "amount_off" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldAmountOff(ctx context.Context) (v money.Money, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmountOff is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmountOff requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmountOff: %w", err)
+	}
+	return oldValue.AmountOff, nil
+}
+
+// AddAmountOff adds value to the "amount_off" field.
+func (m *CouponMutation) AddAmountOff(value money.Money) {
+	if m.addamount_off != nil {
+		*m.addamount_off += value
+	} else {
+		m.addamount_off = &value
+	}
+}
+
+// AddedAmountOff returns the value that was added to the "amount_off" field in this mutation.
+func (m *CouponMutation) AddedAmountOff() (r money.Money, exists bool) {
+	v := m.addamount_off
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAmountOff resets all changes to the "amount_off" field.
+func (m *CouponMutation) ResetAmountOff() {
+	m.amount_off = nil
+	m.addamount_off = nil
+}
+
+// SetPercentOff sets the "percent_off" field.
+func (m *CouponMutation) SetPercentOff(i int) {
+	m.percent_off = &i
+	m.addpercent_off = nil
+}
+
+// PercentOff returns the value of the "percent_off" field in the mutation.
+func (m *CouponMutation) PercentOff() (r int, exists bool) {
+	v := m.percent_off
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPercentOff returns the old "percent_off" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldPercentOff(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPercentOff is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPercentOff requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPercentOff: %w", err)
+	}
+	return oldValue.PercentOff, nil
+}
+
+// AddPercentOff adds i to the "percent_off" field.
+func (m *CouponMutation) AddPercentOff(i int) {
+	if m.addpercent_off != nil {
+		*m.addpercent_off += i
+	} else {
+		m.addpercent_off = &i
+	}
+}
+
+// AddedPercentOff returns the value that was added to the "percent_off" field in this mutation.
+func (m *CouponMutation) AddedPercentOff() (r int, exists bool) {
+	v := m.addpercent_off
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPercentOff resets all changes to the "percent_off" field.
+func (m *CouponMutation) ResetPercentOff() {
+	m.percent_off = nil
+	m.addpercent_off = nil
+}
+
+// SetMaxDiscount sets the "max_discount" field.
+func (m *CouponMutation) SetMaxDiscount(value money.Money) {
+	m.max_discount = &value
+	m.addmax_discount = nil
+}
+
+// MaxDiscount returns the value of the "max_discount" field in the mutation.
+func (m *CouponMutation) MaxDiscount() (r money.Money, exists bool) {
+	v := m.max_discount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMaxDiscount returns the old "max_discount" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldMaxDiscount(ctx context.Context) (v money.Money, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMaxDiscount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMaxDiscount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMaxDiscount: %w", err)
+	}
+	return oldValue.MaxDiscount, nil
+}
+
+// AddMaxDiscount adds value to the "max_discount" field.
+func (m *CouponMutation) AddMaxDiscount(value money.Money) {
+	if m.addmax_discount != nil {
+		*m.addmax_discount += value
+	} else {
+		m.addmax_discount = &value
+	}
+}
+
+// AddedMaxDiscount returns the value that was added to the "max_discount" field in this mutation.
+func (m *CouponMutation) AddedMaxDiscount() (r money.Money, exists bool) {
+	v := m.addmax_discount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetMaxDiscount resets all changes to the "max_discount" field.
+func (m *CouponMutation) ResetMaxDiscount() {
+	m.max_discount = nil
+	m.addmax_discount = nil
+}
+
+// SetMinSubtotal sets the "min_subtotal" field.
+func (m *CouponMutation) SetMinSubtotal(value money.Money) {
+	m.min_subtotal = &value
+	m.addmin_subtotal = nil
+}
+
+// MinSubtotal returns the value of the "min_subtotal" field in the mutation.
+func (m *CouponMutation) MinSubtotal() (r money.Money, exists bool) {
+	v := m.min_subtotal
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMinSubtotal returns the old "min_subtotal" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldMinSubtotal(ctx context.Context) (v money.Money, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMinSubtotal is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMinSubtotal requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMinSubtotal: %w", err)
+	}
+	return oldValue.MinSubtotal, nil
+}
+
+// AddMinSubtotal adds value to the "min_subtotal" field.
+func (m *CouponMutation) AddMinSubtotal(value money.Money) {
+	if m.addmin_subtotal != nil {
+		*m.addmin_subtotal += value
+	} else {
+		m.addmin_subtotal = &value
+	}
+}
+
+// AddedMinSubtotal returns the value that was added to the "min_subtotal" field in this mutation.
+func (m *CouponMutation) AddedMinSubtotal() (r money.Money, exists bool) {
+	v := m.addmin_subtotal
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetMinSubtotal resets all changes to the "min_subtotal" field.
+func (m *CouponMutation) ResetMinSubtotal() {
+	m.min_subtotal = nil
+	m.addmin_subtotal = nil
+}
+
+// SetGoodsIds sets the "goods_ids" field.
+func (m *CouponMutation) SetGoodsIds(i []int64) {
+	m.goods_ids = &i
+	m.appendgoods_ids = nil
+}
+
+// GoodsIds returns the value of the "goods_ids" field in the mutation.
+func (m *CouponMutation) GoodsIds() (r []int64, exists bool) {
+	v := m.goods_ids
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGoodsIds returns the old "goods_ids" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldGoodsIds(ctx context.Context) (v []int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGoodsIds is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGoodsIds requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGoodsIds: %w", err)
+	}
+	return oldValue.GoodsIds, nil
+}
+
+// AppendGoodsIds adds i to the "goods_ids" field.
+func (m *CouponMutation) AppendGoodsIds(i []int64) {
+	m.appendgoods_ids = append(m.appendgoods_ids, i...)
+}
+
+// AppendedGoodsIds returns the list of values that were appended to the "goods_ids" field in this mutation.
+func (m *CouponMutation) AppendedGoodsIds() ([]int64, bool) {
+	if len(m.appendgoods_ids) == 0 {
+		return nil, false
+	}
+	return m.appendgoods_ids, true
+}
+
+// ClearGoodsIds clears the value of the "goods_ids" field.
+func (m *CouponMutation) ClearGoodsIds() {
+	m.goods_ids = nil
+	m.appendgoods_ids = nil
+	m.clearedFields[coupon.FieldGoodsIds] = struct{}{}
+}
+
+// GoodsIdsCleared returns if the "goods_ids" field was cleared in this mutation.
+func (m *CouponMutation) GoodsIdsCleared() bool {
+	_, ok := m.clearedFields[coupon.FieldGoodsIds]
+	return ok
+}
+
+// ResetGoodsIds resets all changes to the "goods_ids" field.
+func (m *CouponMutation) ResetGoodsIds() {
+	m.goods_ids = nil
+	m.appendgoods_ids = nil
+	delete(m.clearedFields, coupon.FieldGoodsIds)
+}
+
+// SetTotalQuantity sets the "total_quantity" field.
+func (m *CouponMutation) SetTotalQuantity(i int64) {
+	m.total_quantity = &i
+	m.addtotal_quantity = nil
+}
+
+// TotalQuantity returns the value of the "total_quantity" field in the mutation.
+func (m *CouponMutation) TotalQuantity() (r int64, exists bool) {
+	v := m.total_quantity
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTotalQuantity returns the old "total_quantity" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldTotalQuantity(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTotalQuantity is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTotalQuantity requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTotalQuantity: %w", err)
+	}
+	return oldValue.TotalQuantity, nil
+}
+
+// AddTotalQuantity adds i to the "total_quantity" field.
+func (m *CouponMutation) AddTotalQuantity(i int64) {
+	if m.addtotal_quantity != nil {
+		*m.addtotal_quantity += i
+	} else {
+		m.addtotal_quantity = &i
+	}
+}
+
+// AddedTotalQuantity returns the value that was added to the "total_quantity" field in this mutation.
+func (m *CouponMutation) AddedTotalQuantity() (r int64, exists bool) {
+	v := m.addtotal_quantity
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearTotalQuantity clears the value of the "total_quantity" field.
+func (m *CouponMutation) ClearTotalQuantity() {
+	m.total_quantity = nil
+	m.addtotal_quantity = nil
+	m.clearedFields[coupon.FieldTotalQuantity] = struct{}{}
+}
+
+// TotalQuantityCleared returns if the "total_quantity" field was cleared in this mutation.
+func (m *CouponMutation) TotalQuantityCleared() bool {
+	_, ok := m.clearedFields[coupon.FieldTotalQuantity]
+	return ok
+}
+
+// ResetTotalQuantity resets all changes to the "total_quantity" field.
+func (m *CouponMutation) ResetTotalQuantity() {
+	m.total_quantity = nil
+	m.addtotal_quantity = nil
+	delete(m.clearedFields, coupon.FieldTotalQuantity)
+}
+
+// SetPerCustomerLimit sets the "per_customer_limit" field.
+func (m *CouponMutation) SetPerCustomerLimit(i int64) {
+	m.per_customer_limit = &i
+	m.addper_customer_limit = nil
+}
+
+// PerCustomerLimit returns the value of the "per_customer_limit" field in the mutation.
+func (m *CouponMutation) PerCustomerLimit() (r int64, exists bool) {
+	v := m.per_customer_limit
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPerCustomerLimit returns the old "per_customer_limit" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldPerCustomerLimit(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPerCustomerLimit is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPerCustomerLimit requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPerCustomerLimit: %w", err)
+	}
+	return oldValue.PerCustomerLimit, nil
+}
+
+// AddPerCustomerLimit adds i to the "per_customer_limit" field.
+func (m *CouponMutation) AddPerCustomerLimit(i int64) {
+	if m.addper_customer_limit != nil {
+		*m.addper_customer_limit += i
+	} else {
+		m.addper_customer_limit = &i
+	}
+}
+
+// AddedPerCustomerLimit returns the value that was added to the "per_customer_limit" field in this mutation.
+func (m *CouponMutation) AddedPerCustomerLimit() (r int64, exists bool) {
+	v := m.addper_customer_limit
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPerCustomerLimit resets all changes to the "per_customer_limit" field.
+func (m *CouponMutation) ResetPerCustomerLimit() {
+	m.per_customer_limit = nil
+	m.addper_customer_limit = nil
+}
+
+// SetClaimStartsAt sets the "claim_starts_at" field.
+func (m *CouponMutation) SetClaimStartsAt(t time.Time) {
+	m.claim_starts_at = &t
+}
+
+// ClaimStartsAt returns the value of the "claim_starts_at" field in the mutation.
+func (m *CouponMutation) ClaimStartsAt() (r time.Time, exists bool) {
+	v := m.claim_starts_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClaimStartsAt returns the old "claim_starts_at" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldClaimStartsAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClaimStartsAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClaimStartsAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClaimStartsAt: %w", err)
+	}
+	return oldValue.ClaimStartsAt, nil
+}
+
+// ClearClaimStartsAt clears the value of the "claim_starts_at" field.
+func (m *CouponMutation) ClearClaimStartsAt() {
+	m.claim_starts_at = nil
+	m.clearedFields[coupon.FieldClaimStartsAt] = struct{}{}
+}
+
+// ClaimStartsAtCleared returns if the "claim_starts_at" field was cleared in this mutation.
+func (m *CouponMutation) ClaimStartsAtCleared() bool {
+	_, ok := m.clearedFields[coupon.FieldClaimStartsAt]
+	return ok
+}
+
+// ResetClaimStartsAt resets all changes to the "claim_starts_at" field.
+func (m *CouponMutation) ResetClaimStartsAt() {
+	m.claim_starts_at = nil
+	delete(m.clearedFields, coupon.FieldClaimStartsAt)
+}
+
+// SetClaimEndsAt sets the "claim_ends_at" field.
+func (m *CouponMutation) SetClaimEndsAt(t time.Time) {
+	m.claim_ends_at = &t
+}
+
+// ClaimEndsAt returns the value of the "claim_ends_at" field in the mutation.
+func (m *CouponMutation) ClaimEndsAt() (r time.Time, exists bool) {
+	v := m.claim_ends_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClaimEndsAt returns the old "claim_ends_at" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldClaimEndsAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClaimEndsAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClaimEndsAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClaimEndsAt: %w", err)
+	}
+	return oldValue.ClaimEndsAt, nil
+}
+
+// ClearClaimEndsAt clears the value of the "claim_ends_at" field.
+func (m *CouponMutation) ClearClaimEndsAt() {
+	m.claim_ends_at = nil
+	m.clearedFields[coupon.FieldClaimEndsAt] = struct{}{}
+}
+
+// ClaimEndsAtCleared returns if the "claim_ends_at" field was cleared in this mutation.
+func (m *CouponMutation) ClaimEndsAtCleared() bool {
+	_, ok := m.clearedFields[coupon.FieldClaimEndsAt]
+	return ok
+}
+
+// ResetClaimEndsAt resets all changes to the "claim_ends_at" field.
+func (m *CouponMutation) ResetClaimEndsAt() {
+	m.claim_ends_at = nil
+	delete(m.clearedFields, coupon.FieldClaimEndsAt)
+}
+
+// SetValidDays sets the "valid_days" field.
+func (m *CouponMutation) SetValidDays(i int) {
+	m.valid_days = &i
+	m.addvalid_days = nil
+}
+
+// ValidDays returns the value of the "valid_days" field in the mutation.
+func (m *CouponMutation) ValidDays() (r int, exists bool) {
+	v := m.valid_days
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldValidDays returns the old "valid_days" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldValidDays(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldValidDays is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldValidDays requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldValidDays: %w", err)
+	}
+	return oldValue.ValidDays, nil
+}
+
+// AddValidDays adds i to the "valid_days" field.
+func (m *CouponMutation) AddValidDays(i int) {
+	if m.addvalid_days != nil {
+		*m.addvalid_days += i
+	} else {
+		m.addvalid_days = &i
+	}
+}
+
+// AddedValidDays returns the value that was added to the "valid_days" field in this mutation.
+func (m *CouponMutation) AddedValidDays() (r int, exists bool) {
+	v := m.addvalid_days
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetValidDays resets all changes to the "valid_days" field.
+func (m *CouponMutation) ResetValidDays() {
+	m.valid_days = nil
+	m.addvalid_days = nil
+}
+
+// SetCode sets the "code" field.
+func (m *CouponMutation) SetCode(s string) {
+	m.code = &s
+}
+
+// Code returns the value of the "code" field in the mutation.
+func (m *CouponMutation) Code() (r string, exists bool) {
+	v := m.code
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCode returns the old "code" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldCode(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCode: %w", err)
+	}
+	return oldValue.Code, nil
+}
+
+// ClearCode clears the value of the "code" field.
+func (m *CouponMutation) ClearCode() {
+	m.code = nil
+	m.clearedFields[coupon.FieldCode] = struct{}{}
+}
+
+// CodeCleared returns if the "code" field was cleared in this mutation.
+func (m *CouponMutation) CodeCleared() bool {
+	_, ok := m.clearedFields[coupon.FieldCode]
+	return ok
+}
+
+// ResetCode resets all changes to the "code" field.
+func (m *CouponMutation) ResetCode() {
+	m.code = nil
+	delete(m.clearedFields, coupon.FieldCode)
+}
+
+// SetStoppedAt sets the "stopped_at" field.
+func (m *CouponMutation) SetStoppedAt(t time.Time) {
+	m.stopped_at = &t
+}
+
+// StoppedAt returns the value of the "stopped_at" field in the mutation.
+func (m *CouponMutation) StoppedAt() (r time.Time, exists bool) {
+	v := m.stopped_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStoppedAt returns the old "stopped_at" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldStoppedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStoppedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStoppedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStoppedAt: %w", err)
+	}
+	return oldValue.StoppedAt, nil
+}
+
+// ClearStoppedAt clears the value of the "stopped_at" field.
+func (m *CouponMutation) ClearStoppedAt() {
+	m.stopped_at = nil
+	m.clearedFields[coupon.FieldStoppedAt] = struct{}{}
+}
+
+// StoppedAtCleared returns if the "stopped_at" field was cleared in this mutation.
+func (m *CouponMutation) StoppedAtCleared() bool {
+	_, ok := m.clearedFields[coupon.FieldStoppedAt]
+	return ok
+}
+
+// ResetStoppedAt resets all changes to the "stopped_at" field.
+func (m *CouponMutation) ResetStoppedAt() {
+	m.stopped_at = nil
+	delete(m.clearedFields, coupon.FieldStoppedAt)
+}
+
+// SetClaimed sets the "claimed" field.
+func (m *CouponMutation) SetClaimed(i int64) {
+	m.claimed = &i
+	m.addclaimed = nil
+}
+
+// Claimed returns the value of the "claimed" field in the mutation.
+func (m *CouponMutation) Claimed() (r int64, exists bool) {
+	v := m.claimed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClaimed returns the old "claimed" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldClaimed(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClaimed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClaimed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClaimed: %w", err)
+	}
+	return oldValue.Claimed, nil
+}
+
+// AddClaimed adds i to the "claimed" field.
+func (m *CouponMutation) AddClaimed(i int64) {
+	if m.addclaimed != nil {
+		*m.addclaimed += i
+	} else {
+		m.addclaimed = &i
+	}
+}
+
+// AddedClaimed returns the value that was added to the "claimed" field in this mutation.
+func (m *CouponMutation) AddedClaimed() (r int64, exists bool) {
+	v := m.addclaimed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetClaimed resets all changes to the "claimed" field.
+func (m *CouponMutation) ResetClaimed() {
+	m.claimed = nil
+	m.addclaimed = nil
+}
+
+// SetUsed sets the "used" field.
+func (m *CouponMutation) SetUsed(i int64) {
+	m.used = &i
+	m.addused = nil
+}
+
+// Used returns the value of the "used" field in the mutation.
+func (m *CouponMutation) Used() (r int64, exists bool) {
+	v := m.used
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUsed returns the old "used" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldUsed(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUsed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUsed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUsed: %w", err)
+	}
+	return oldValue.Used, nil
+}
+
+// AddUsed adds i to the "used" field.
+func (m *CouponMutation) AddUsed(i int64) {
+	if m.addused != nil {
+		*m.addused += i
+	} else {
+		m.addused = &i
+	}
+}
+
+// AddedUsed returns the value that was added to the "used" field in this mutation.
+func (m *CouponMutation) AddedUsed() (r int64, exists bool) {
+	v := m.addused
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetUsed resets all changes to the "used" field.
+func (m *CouponMutation) ResetUsed() {
+	m.used = nil
+	m.addused = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *CouponMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *CouponMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Coupon entity.
+// If the Coupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *CouponMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// Where appends a list predicates to the CouponMutation builder.
+func (m *CouponMutation) Where(ps ...predicate.Coupon) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the CouponMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *CouponMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Coupon, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *CouponMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *CouponMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Coupon).
+func (m *CouponMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *CouponMutation) Fields() []string {
+	fields := make([]string, 0, 17)
+	if m.name != nil {
+		fields = append(fields, coupon.FieldName)
+	}
+	if m.kind != nil {
+		fields = append(fields, coupon.FieldKind)
+	}
+	if m.amount_off != nil {
+		fields = append(fields, coupon.FieldAmountOff)
+	}
+	if m.percent_off != nil {
+		fields = append(fields, coupon.FieldPercentOff)
+	}
+	if m.max_discount != nil {
+		fields = append(fields, coupon.FieldMaxDiscount)
+	}
+	if m.min_subtotal != nil {
+		fields = append(fields, coupon.FieldMinSubtotal)
+	}
+	if m.goods_ids != nil {
+		fields = append(fields, coupon.FieldGoodsIds)
+	}
+	if m.total_quantity != nil {
+		fields = append(fields, coupon.FieldTotalQuantity)
+	}
+	if m.per_customer_limit != nil {
+		fields = append(fields, coupon.FieldPerCustomerLimit)
+	}
+	if m.claim_starts_at != nil {
+		fields = append(fields, coupon.FieldClaimStartsAt)
+	}
+	if m.claim_ends_at != nil {
+		fields = append(fields, coupon.FieldClaimEndsAt)
+	}
+	if m.valid_days != nil {
+		fields = append(fields, coupon.FieldValidDays)
+	}
+	if m.code != nil {
+		fields = append(fields, coupon.FieldCode)
+	}
+	if m.stopped_at != nil {
+		fields = append(fields, coupon.FieldStoppedAt)
+	}
+	if m.claimed != nil {
+		fields = append(fields, coupon.FieldClaimed)
+	}
+	if m.used != nil {
+		fields = append(fields, coupon.FieldUsed)
+	}
+	if m.created_at != nil {
+		fields = append(fields, coupon.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *CouponMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case coupon.FieldName:
+		return m.Name()
+	case coupon.FieldKind:
+		return m.Kind()
+	case coupon.FieldAmountOff:
+		return m.AmountOff()
+	case coupon.FieldPercentOff:
+		return m.PercentOff()
+	case coupon.FieldMaxDiscount:
+		return m.MaxDiscount()
+	case coupon.FieldMinSubtotal:
+		return m.MinSubtotal()
+	case coupon.FieldGoodsIds:
+		return m.GoodsIds()
+	case coupon.FieldTotalQuantity:
+		return m.TotalQuantity()
+	case coupon.FieldPerCustomerLimit:
+		return m.PerCustomerLimit()
+	case coupon.FieldClaimStartsAt:
+		return m.ClaimStartsAt()
+	case coupon.FieldClaimEndsAt:
+		return m.ClaimEndsAt()
+	case coupon.FieldValidDays:
+		return m.ValidDays()
+	case coupon.FieldCode:
+		return m.Code()
+	case coupon.FieldStoppedAt:
+		return m.StoppedAt()
+	case coupon.FieldClaimed:
+		return m.Claimed()
+	case coupon.FieldUsed:
+		return m.Used()
+	case coupon.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *CouponMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case coupon.FieldName:
+		return m.OldName(ctx)
+	case coupon.FieldKind:
+		return m.OldKind(ctx)
+	case coupon.FieldAmountOff:
+		return m.OldAmountOff(ctx)
+	case coupon.FieldPercentOff:
+		return m.OldPercentOff(ctx)
+	case coupon.FieldMaxDiscount:
+		return m.OldMaxDiscount(ctx)
+	case coupon.FieldMinSubtotal:
+		return m.OldMinSubtotal(ctx)
+	case coupon.FieldGoodsIds:
+		return m.OldGoodsIds(ctx)
+	case coupon.FieldTotalQuantity:
+		return m.OldTotalQuantity(ctx)
+	case coupon.FieldPerCustomerLimit:
+		return m.OldPerCustomerLimit(ctx)
+	case coupon.FieldClaimStartsAt:
+		return m.OldClaimStartsAt(ctx)
+	case coupon.FieldClaimEndsAt:
+		return m.OldClaimEndsAt(ctx)
+	case coupon.FieldValidDays:
+		return m.OldValidDays(ctx)
+	case coupon.FieldCode:
+		return m.OldCode(ctx)
+	case coupon.FieldStoppedAt:
+		return m.OldStoppedAt(ctx)
+	case coupon.FieldClaimed:
+		return m.OldClaimed(ctx)
+	case coupon.FieldUsed:
+		return m.OldUsed(ctx)
+	case coupon.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Coupon field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CouponMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case coupon.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case coupon.FieldKind:
+		v, ok := value.(enums.CouponKind)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case coupon.FieldAmountOff:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmountOff(v)
+		return nil
+	case coupon.FieldPercentOff:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPercentOff(v)
+		return nil
+	case coupon.FieldMaxDiscount:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMaxDiscount(v)
+		return nil
+	case coupon.FieldMinSubtotal:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMinSubtotal(v)
+		return nil
+	case coupon.FieldGoodsIds:
+		v, ok := value.([]int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGoodsIds(v)
+		return nil
+	case coupon.FieldTotalQuantity:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTotalQuantity(v)
+		return nil
+	case coupon.FieldPerCustomerLimit:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPerCustomerLimit(v)
+		return nil
+	case coupon.FieldClaimStartsAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClaimStartsAt(v)
+		return nil
+	case coupon.FieldClaimEndsAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClaimEndsAt(v)
+		return nil
+	case coupon.FieldValidDays:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetValidDays(v)
+		return nil
+	case coupon.FieldCode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCode(v)
+		return nil
+	case coupon.FieldStoppedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStoppedAt(v)
+		return nil
+	case coupon.FieldClaimed:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClaimed(v)
+		return nil
+	case coupon.FieldUsed:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUsed(v)
+		return nil
+	case coupon.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Coupon field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *CouponMutation) AddedFields() []string {
+	var fields []string
+	if m.addamount_off != nil {
+		fields = append(fields, coupon.FieldAmountOff)
+	}
+	if m.addpercent_off != nil {
+		fields = append(fields, coupon.FieldPercentOff)
+	}
+	if m.addmax_discount != nil {
+		fields = append(fields, coupon.FieldMaxDiscount)
+	}
+	if m.addmin_subtotal != nil {
+		fields = append(fields, coupon.FieldMinSubtotal)
+	}
+	if m.addtotal_quantity != nil {
+		fields = append(fields, coupon.FieldTotalQuantity)
+	}
+	if m.addper_customer_limit != nil {
+		fields = append(fields, coupon.FieldPerCustomerLimit)
+	}
+	if m.addvalid_days != nil {
+		fields = append(fields, coupon.FieldValidDays)
+	}
+	if m.addclaimed != nil {
+		fields = append(fields, coupon.FieldClaimed)
+	}
+	if m.addused != nil {
+		fields = append(fields, coupon.FieldUsed)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *CouponMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case coupon.FieldAmountOff:
+		return m.AddedAmountOff()
+	case coupon.FieldPercentOff:
+		return m.AddedPercentOff()
+	case coupon.FieldMaxDiscount:
+		return m.AddedMaxDiscount()
+	case coupon.FieldMinSubtotal:
+		return m.AddedMinSubtotal()
+	case coupon.FieldTotalQuantity:
+		return m.AddedTotalQuantity()
+	case coupon.FieldPerCustomerLimit:
+		return m.AddedPerCustomerLimit()
+	case coupon.FieldValidDays:
+		return m.AddedValidDays()
+	case coupon.FieldClaimed:
+		return m.AddedClaimed()
+	case coupon.FieldUsed:
+		return m.AddedUsed()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CouponMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case coupon.FieldAmountOff:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAmountOff(v)
+		return nil
+	case coupon.FieldPercentOff:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPercentOff(v)
+		return nil
+	case coupon.FieldMaxDiscount:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddMaxDiscount(v)
+		return nil
+	case coupon.FieldMinSubtotal:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddMinSubtotal(v)
+		return nil
+	case coupon.FieldTotalQuantity:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTotalQuantity(v)
+		return nil
+	case coupon.FieldPerCustomerLimit:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPerCustomerLimit(v)
+		return nil
+	case coupon.FieldValidDays:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddValidDays(v)
+		return nil
+	case coupon.FieldClaimed:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddClaimed(v)
+		return nil
+	case coupon.FieldUsed:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUsed(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Coupon numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *CouponMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(coupon.FieldGoodsIds) {
+		fields = append(fields, coupon.FieldGoodsIds)
+	}
+	if m.FieldCleared(coupon.FieldTotalQuantity) {
+		fields = append(fields, coupon.FieldTotalQuantity)
+	}
+	if m.FieldCleared(coupon.FieldClaimStartsAt) {
+		fields = append(fields, coupon.FieldClaimStartsAt)
+	}
+	if m.FieldCleared(coupon.FieldClaimEndsAt) {
+		fields = append(fields, coupon.FieldClaimEndsAt)
+	}
+	if m.FieldCleared(coupon.FieldCode) {
+		fields = append(fields, coupon.FieldCode)
+	}
+	if m.FieldCleared(coupon.FieldStoppedAt) {
+		fields = append(fields, coupon.FieldStoppedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *CouponMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *CouponMutation) ClearField(name string) error {
+	switch name {
+	case coupon.FieldGoodsIds:
+		m.ClearGoodsIds()
+		return nil
+	case coupon.FieldTotalQuantity:
+		m.ClearTotalQuantity()
+		return nil
+	case coupon.FieldClaimStartsAt:
+		m.ClearClaimStartsAt()
+		return nil
+	case coupon.FieldClaimEndsAt:
+		m.ClearClaimEndsAt()
+		return nil
+	case coupon.FieldCode:
+		m.ClearCode()
+		return nil
+	case coupon.FieldStoppedAt:
+		m.ClearStoppedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Coupon nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *CouponMutation) ResetField(name string) error {
+	switch name {
+	case coupon.FieldName:
+		m.ResetName()
+		return nil
+	case coupon.FieldKind:
+		m.ResetKind()
+		return nil
+	case coupon.FieldAmountOff:
+		m.ResetAmountOff()
+		return nil
+	case coupon.FieldPercentOff:
+		m.ResetPercentOff()
+		return nil
+	case coupon.FieldMaxDiscount:
+		m.ResetMaxDiscount()
+		return nil
+	case coupon.FieldMinSubtotal:
+		m.ResetMinSubtotal()
+		return nil
+	case coupon.FieldGoodsIds:
+		m.ResetGoodsIds()
+		return nil
+	case coupon.FieldTotalQuantity:
+		m.ResetTotalQuantity()
+		return nil
+	case coupon.FieldPerCustomerLimit:
+		m.ResetPerCustomerLimit()
+		return nil
+	case coupon.FieldClaimStartsAt:
+		m.ResetClaimStartsAt()
+		return nil
+	case coupon.FieldClaimEndsAt:
+		m.ResetClaimEndsAt()
+		return nil
+	case coupon.FieldValidDays:
+		m.ResetValidDays()
+		return nil
+	case coupon.FieldCode:
+		m.ResetCode()
+		return nil
+	case coupon.FieldStoppedAt:
+		m.ResetStoppedAt()
+		return nil
+	case coupon.FieldClaimed:
+		m.ResetClaimed()
+		return nil
+	case coupon.FieldUsed:
+		m.ResetUsed()
+		return nil
+	case coupon.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Coupon field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *CouponMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *CouponMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *CouponMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *CouponMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *CouponMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *CouponMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *CouponMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Coupon unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *CouponMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Coupon edge %s", name)
+}
+
+// CouponClaimMutation represents an operation that mutates the CouponClaim nodes in the graph.
+type CouponClaimMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int64
+	coupon_id     *int64
+	addcoupon_id  *int64
+	user_id       *string
+	units         *int64
+	addunits      *int64
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*CouponClaim, error)
+	predicates    []predicate.CouponClaim
+}
+
+var _ ent.Mutation = (*CouponClaimMutation)(nil)
+
+// couponclaimOption allows management of the mutation configuration using functional options.
+type couponclaimOption func(*CouponClaimMutation)
+
+// newCouponClaimMutation creates new mutation for the CouponClaim entity.
+func newCouponClaimMutation(c config, op Op, opts ...couponclaimOption) *CouponClaimMutation {
+	m := &CouponClaimMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeCouponClaim,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withCouponClaimID sets the ID field of the mutation.
+func withCouponClaimID(id int64) couponclaimOption {
+	return func(m *CouponClaimMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *CouponClaim
+		)
+		m.oldValue = func(ctx context.Context) (*CouponClaim, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().CouponClaim.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withCouponClaim sets the old CouponClaim of the mutation.
+func withCouponClaim(node *CouponClaim) couponclaimOption {
+	return func(m *CouponClaimMutation) {
+		m.oldValue = func(context.Context) (*CouponClaim, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m CouponClaimMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m CouponClaimMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of CouponClaim entities.
+func (m *CouponClaimMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *CouponClaimMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *CouponClaimMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().CouponClaim.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCouponID sets the "coupon_id" field.
+func (m *CouponClaimMutation) SetCouponID(i int64) {
+	m.coupon_id = &i
+	m.addcoupon_id = nil
+}
+
+// CouponID returns the value of the "coupon_id" field in the mutation.
+func (m *CouponClaimMutation) CouponID() (r int64, exists bool) {
+	v := m.coupon_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCouponID returns the old "coupon_id" field's value of the CouponClaim entity.
+// If the CouponClaim object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponClaimMutation) OldCouponID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCouponID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCouponID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCouponID: %w", err)
+	}
+	return oldValue.CouponID, nil
+}
+
+// AddCouponID adds i to the "coupon_id" field.
+func (m *CouponClaimMutation) AddCouponID(i int64) {
+	if m.addcoupon_id != nil {
+		*m.addcoupon_id += i
+	} else {
+		m.addcoupon_id = &i
+	}
+}
+
+// AddedCouponID returns the value that was added to the "coupon_id" field in this mutation.
+func (m *CouponClaimMutation) AddedCouponID() (r int64, exists bool) {
+	v := m.addcoupon_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetCouponID resets all changes to the "coupon_id" field.
+func (m *CouponClaimMutation) ResetCouponID() {
+	m.coupon_id = nil
+	m.addcoupon_id = nil
+}
+
+// SetUserID sets the "user_id" field.
+func (m *CouponClaimMutation) SetUserID(s string) {
+	m.user_id = &s
+}
+
+// UserID returns the value of the "user_id" field in the mutation.
+func (m *CouponClaimMutation) UserID() (r string, exists bool) {
+	v := m.user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserID returns the old "user_id" field's value of the CouponClaim entity.
+// If the CouponClaim object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponClaimMutation) OldUserID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserID: %w", err)
+	}
+	return oldValue.UserID, nil
+}
+
+// ResetUserID resets all changes to the "user_id" field.
+func (m *CouponClaimMutation) ResetUserID() {
+	m.user_id = nil
+}
+
+// SetUnits sets the "units" field.
+func (m *CouponClaimMutation) SetUnits(i int64) {
+	m.units = &i
+	m.addunits = nil
+}
+
+// Units returns the value of the "units" field in the mutation.
+func (m *CouponClaimMutation) Units() (r int64, exists bool) {
+	v := m.units
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUnits returns the old "units" field's value of the CouponClaim entity.
+// If the CouponClaim object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CouponClaimMutation) OldUnits(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUnits is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUnits requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUnits: %w", err)
+	}
+	return oldValue.Units, nil
+}
+
+// AddUnits adds i to the "units" field.
+func (m *CouponClaimMutation) AddUnits(i int64) {
+	if m.addunits != nil {
+		*m.addunits += i
+	} else {
+		m.addunits = &i
+	}
+}
+
+// AddedUnits returns the value that was added to the "units" field in this mutation.
+func (m *CouponClaimMutation) AddedUnits() (r int64, exists bool) {
+	v := m.addunits
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetUnits resets all changes to the "units" field.
+func (m *CouponClaimMutation) ResetUnits() {
+	m.units = nil
+	m.addunits = nil
+}
+
+// Where appends a list predicates to the CouponClaimMutation builder.
+func (m *CouponClaimMutation) Where(ps ...predicate.CouponClaim) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the CouponClaimMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *CouponClaimMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.CouponClaim, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *CouponClaimMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *CouponClaimMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (CouponClaim).
+func (m *CouponClaimMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *CouponClaimMutation) Fields() []string {
+	fields := make([]string, 0, 3)
+	if m.coupon_id != nil {
+		fields = append(fields, couponclaim.FieldCouponID)
+	}
+	if m.user_id != nil {
+		fields = append(fields, couponclaim.FieldUserID)
+	}
+	if m.units != nil {
+		fields = append(fields, couponclaim.FieldUnits)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *CouponClaimMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case couponclaim.FieldCouponID:
+		return m.CouponID()
+	case couponclaim.FieldUserID:
+		return m.UserID()
+	case couponclaim.FieldUnits:
+		return m.Units()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *CouponClaimMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case couponclaim.FieldCouponID:
+		return m.OldCouponID(ctx)
+	case couponclaim.FieldUserID:
+		return m.OldUserID(ctx)
+	case couponclaim.FieldUnits:
+		return m.OldUnits(ctx)
+	}
+	return nil, fmt.Errorf("unknown CouponClaim field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CouponClaimMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case couponclaim.FieldCouponID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCouponID(v)
+		return nil
+	case couponclaim.FieldUserID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserID(v)
+		return nil
+	case couponclaim.FieldUnits:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUnits(v)
+		return nil
+	}
+	return fmt.Errorf("unknown CouponClaim field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *CouponClaimMutation) AddedFields() []string {
+	var fields []string
+	if m.addcoupon_id != nil {
+		fields = append(fields, couponclaim.FieldCouponID)
+	}
+	if m.addunits != nil {
+		fields = append(fields, couponclaim.FieldUnits)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *CouponClaimMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case couponclaim.FieldCouponID:
+		return m.AddedCouponID()
+	case couponclaim.FieldUnits:
+		return m.AddedUnits()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CouponClaimMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case couponclaim.FieldCouponID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCouponID(v)
+		return nil
+	case couponclaim.FieldUnits:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUnits(v)
+		return nil
+	}
+	return fmt.Errorf("unknown CouponClaim numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *CouponClaimMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *CouponClaimMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *CouponClaimMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown CouponClaim nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *CouponClaimMutation) ResetField(name string) error {
+	switch name {
+	case couponclaim.FieldCouponID:
+		m.ResetCouponID()
+		return nil
+	case couponclaim.FieldUserID:
+		m.ResetUserID()
+		return nil
+	case couponclaim.FieldUnits:
+		m.ResetUnits()
+		return nil
+	}
+	return fmt.Errorf("unknown CouponClaim field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *CouponClaimMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *CouponClaimMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *CouponClaimMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *CouponClaimMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *CouponClaimMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *CouponClaimMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *CouponClaimMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown CouponClaim unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *CouponClaimMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown CouponClaim edge %s", name)
+}
+
 // GoodsMutation represents an operation that mutates the Goods nodes in the graph.
 type GoodsMutation struct {
 	config
-	op             Op
-	typ            string
-	id             *int64
-	name           *string
-	code           *string
-	spec_type      *enums.SpecType
-	status         *enums.GoodsStatus
-	stock_mode     *enums.StockMode
-	version        *int64
-	addversion     *int64
-	created_at     *time.Time
-	updated_at     *time.Time
-	description    *string
-	images         *[]media.Image
-	appendimages   []media.Image
-	slug           *string
-	category_id    *int64
-	addcategory_id *int64
-	clearedFields  map[string]struct{}
-	specs          map[int64]struct{}
-	removedspecs   map[int64]struct{}
-	clearedspecs   bool
-	skus           map[int64]struct{}
-	removedskus    map[int64]struct{}
-	clearedskus    bool
-	done           bool
-	oldValue       func(context.Context) (*Goods, error)
-	predicates     []predicate.Goods
+	op                Op
+	typ               string
+	id                *int64
+	name              *string
+	code              *string
+	spec_type         *enums.SpecType
+	status            *enums.GoodsStatus
+	stock_mode        *enums.StockMode
+	version           *int64
+	addversion        *int64
+	created_at        *time.Time
+	updated_at        *time.Time
+	description       *string
+	images            *[]media.Image
+	appendimages      []media.Image
+	slug              *string
+	category_id       *int64
+	addcategory_id    *int64
+	purchase_limit    *int64
+	addpurchase_limit *int64
+	clearedFields     map[string]struct{}
+	specs             map[int64]struct{}
+	removedspecs      map[int64]struct{}
+	clearedspecs      bool
+	skus              map[int64]struct{}
+	removedskus       map[int64]struct{}
+	clearedskus       bool
+	done              bool
+	oldValue          func(context.Context) (*Goods, error)
+	predicates        []predicate.Goods
 }
 
 var _ ent.Mutation = (*GoodsMutation)(nil)
@@ -2900,6 +5050,76 @@ func (m *GoodsMutation) ResetCategoryID() {
 	delete(m.clearedFields, goods.FieldCategoryID)
 }
 
+// SetPurchaseLimit sets the "purchase_limit" field.
+func (m *GoodsMutation) SetPurchaseLimit(i int64) {
+	m.purchase_limit = &i
+	m.addpurchase_limit = nil
+}
+
+// PurchaseLimit returns the value of the "purchase_limit" field in the mutation.
+func (m *GoodsMutation) PurchaseLimit() (r int64, exists bool) {
+	v := m.purchase_limit
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPurchaseLimit returns the old "purchase_limit" field's value of the Goods entity.
+// If the Goods object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GoodsMutation) OldPurchaseLimit(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPurchaseLimit is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPurchaseLimit requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPurchaseLimit: %w", err)
+	}
+	return oldValue.PurchaseLimit, nil
+}
+
+// AddPurchaseLimit adds i to the "purchase_limit" field.
+func (m *GoodsMutation) AddPurchaseLimit(i int64) {
+	if m.addpurchase_limit != nil {
+		*m.addpurchase_limit += i
+	} else {
+		m.addpurchase_limit = &i
+	}
+}
+
+// AddedPurchaseLimit returns the value that was added to the "purchase_limit" field in this mutation.
+func (m *GoodsMutation) AddedPurchaseLimit() (r int64, exists bool) {
+	v := m.addpurchase_limit
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearPurchaseLimit clears the value of the "purchase_limit" field.
+func (m *GoodsMutation) ClearPurchaseLimit() {
+	m.purchase_limit = nil
+	m.addpurchase_limit = nil
+	m.clearedFields[goods.FieldPurchaseLimit] = struct{}{}
+}
+
+// PurchaseLimitCleared returns if the "purchase_limit" field was cleared in this mutation.
+func (m *GoodsMutation) PurchaseLimitCleared() bool {
+	_, ok := m.clearedFields[goods.FieldPurchaseLimit]
+	return ok
+}
+
+// ResetPurchaseLimit resets all changes to the "purchase_limit" field.
+func (m *GoodsMutation) ResetPurchaseLimit() {
+	m.purchase_limit = nil
+	m.addpurchase_limit = nil
+	delete(m.clearedFields, goods.FieldPurchaseLimit)
+}
+
 // AddSpecIDs adds the "specs" edge to the Spec entity by ids.
 func (m *GoodsMutation) AddSpecIDs(ids ...int64) {
 	if m.specs == nil {
@@ -3042,7 +5262,7 @@ func (m *GoodsMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *GoodsMutation) Fields() []string {
-	fields := make([]string, 0, 12)
+	fields := make([]string, 0, 13)
 	if m.name != nil {
 		fields = append(fields, goods.FieldName)
 	}
@@ -3079,6 +5299,9 @@ func (m *GoodsMutation) Fields() []string {
 	if m.category_id != nil {
 		fields = append(fields, goods.FieldCategoryID)
 	}
+	if m.purchase_limit != nil {
+		fields = append(fields, goods.FieldPurchaseLimit)
+	}
 	return fields
 }
 
@@ -3111,6 +5334,8 @@ func (m *GoodsMutation) Field(name string) (ent.Value, bool) {
 		return m.Slug()
 	case goods.FieldCategoryID:
 		return m.CategoryID()
+	case goods.FieldPurchaseLimit:
+		return m.PurchaseLimit()
 	}
 	return nil, false
 }
@@ -3144,6 +5369,8 @@ func (m *GoodsMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldSlug(ctx)
 	case goods.FieldCategoryID:
 		return m.OldCategoryID(ctx)
+	case goods.FieldPurchaseLimit:
+		return m.OldPurchaseLimit(ctx)
 	}
 	return nil, fmt.Errorf("unknown Goods field %s", name)
 }
@@ -3237,6 +5464,13 @@ func (m *GoodsMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetCategoryID(v)
 		return nil
+	case goods.FieldPurchaseLimit:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPurchaseLimit(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Goods field %s", name)
 }
@@ -3251,6 +5485,9 @@ func (m *GoodsMutation) AddedFields() []string {
 	if m.addcategory_id != nil {
 		fields = append(fields, goods.FieldCategoryID)
 	}
+	if m.addpurchase_limit != nil {
+		fields = append(fields, goods.FieldPurchaseLimit)
+	}
 	return fields
 }
 
@@ -3263,6 +5500,8 @@ func (m *GoodsMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedVersion()
 	case goods.FieldCategoryID:
 		return m.AddedCategoryID()
+	case goods.FieldPurchaseLimit:
+		return m.AddedPurchaseLimit()
 	}
 	return nil, false
 }
@@ -3286,6 +5525,13 @@ func (m *GoodsMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddCategoryID(v)
 		return nil
+	case goods.FieldPurchaseLimit:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPurchaseLimit(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Goods numeric field %s", name)
 }
@@ -3302,6 +5548,9 @@ func (m *GoodsMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(goods.FieldCategoryID) {
 		fields = append(fields, goods.FieldCategoryID)
+	}
+	if m.FieldCleared(goods.FieldPurchaseLimit) {
+		fields = append(fields, goods.FieldPurchaseLimit)
 	}
 	return fields
 }
@@ -3325,6 +5574,9 @@ func (m *GoodsMutation) ClearField(name string) error {
 		return nil
 	case goods.FieldCategoryID:
 		m.ClearCategoryID()
+		return nil
+	case goods.FieldPurchaseLimit:
+		m.ClearPurchaseLimit()
 		return nil
 	}
 	return fmt.Errorf("unknown Goods nullable field %s", name)
@@ -3369,6 +5621,9 @@ func (m *GoodsMutation) ResetField(name string) error {
 		return nil
 	case goods.FieldCategoryID:
 		m.ResetCategoryID()
+		return nil
+	case goods.FieldPurchaseLimit:
+		m.ResetPurchaseLimit()
 		return nil
 	}
 	return fmt.Errorf("unknown Goods field %s", name)
@@ -5126,6 +7381,12 @@ type OrderMutation struct {
 	status             *enums.OrderStatus
 	amount             *money.Money
 	addamount          *money.Money
+	subtotal           *money.Money
+	addsubtotal        *money.Money
+	discount           *money.Money
+	adddiscount        *money.Money
+	user_coupon_id     *int64
+	adduser_coupon_id  *int64
 	currency           *string
 	remark             *string
 	close_reason       *string
@@ -5413,6 +7674,188 @@ func (m *OrderMutation) AddedAmount() (r money.Money, exists bool) {
 func (m *OrderMutation) ResetAmount() {
 	m.amount = nil
 	m.addamount = nil
+}
+
+// SetSubtotal sets the "subtotal" field.
+func (m *OrderMutation) SetSubtotal(value money.Money) {
+	m.subtotal = &value
+	m.addsubtotal = nil
+}
+
+// Subtotal returns the value of the "subtotal" field in the mutation.
+func (m *OrderMutation) Subtotal() (r money.Money, exists bool) {
+	v := m.subtotal
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSubtotal returns the old "subtotal" field's value of the Order entity.
+// If the Order object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderMutation) OldSubtotal(ctx context.Context) (v money.Money, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSubtotal is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSubtotal requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSubtotal: %w", err)
+	}
+	return oldValue.Subtotal, nil
+}
+
+// AddSubtotal adds value to the "subtotal" field.
+func (m *OrderMutation) AddSubtotal(value money.Money) {
+	if m.addsubtotal != nil {
+		*m.addsubtotal += value
+	} else {
+		m.addsubtotal = &value
+	}
+}
+
+// AddedSubtotal returns the value that was added to the "subtotal" field in this mutation.
+func (m *OrderMutation) AddedSubtotal() (r money.Money, exists bool) {
+	v := m.addsubtotal
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSubtotal resets all changes to the "subtotal" field.
+func (m *OrderMutation) ResetSubtotal() {
+	m.subtotal = nil
+	m.addsubtotal = nil
+}
+
+// SetDiscount sets the "discount" field.
+func (m *OrderMutation) SetDiscount(value money.Money) {
+	m.discount = &value
+	m.adddiscount = nil
+}
+
+// Discount returns the value of the "discount" field in the mutation.
+func (m *OrderMutation) Discount() (r money.Money, exists bool) {
+	v := m.discount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDiscount returns the old "discount" field's value of the Order entity.
+// If the Order object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderMutation) OldDiscount(ctx context.Context) (v money.Money, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDiscount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDiscount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDiscount: %w", err)
+	}
+	return oldValue.Discount, nil
+}
+
+// AddDiscount adds value to the "discount" field.
+func (m *OrderMutation) AddDiscount(value money.Money) {
+	if m.adddiscount != nil {
+		*m.adddiscount += value
+	} else {
+		m.adddiscount = &value
+	}
+}
+
+// AddedDiscount returns the value that was added to the "discount" field in this mutation.
+func (m *OrderMutation) AddedDiscount() (r money.Money, exists bool) {
+	v := m.adddiscount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetDiscount resets all changes to the "discount" field.
+func (m *OrderMutation) ResetDiscount() {
+	m.discount = nil
+	m.adddiscount = nil
+}
+
+// SetUserCouponID sets the "user_coupon_id" field.
+func (m *OrderMutation) SetUserCouponID(i int64) {
+	m.user_coupon_id = &i
+	m.adduser_coupon_id = nil
+}
+
+// UserCouponID returns the value of the "user_coupon_id" field in the mutation.
+func (m *OrderMutation) UserCouponID() (r int64, exists bool) {
+	v := m.user_coupon_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserCouponID returns the old "user_coupon_id" field's value of the Order entity.
+// If the Order object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderMutation) OldUserCouponID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserCouponID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserCouponID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserCouponID: %w", err)
+	}
+	return oldValue.UserCouponID, nil
+}
+
+// AddUserCouponID adds i to the "user_coupon_id" field.
+func (m *OrderMutation) AddUserCouponID(i int64) {
+	if m.adduser_coupon_id != nil {
+		*m.adduser_coupon_id += i
+	} else {
+		m.adduser_coupon_id = &i
+	}
+}
+
+// AddedUserCouponID returns the value that was added to the "user_coupon_id" field in this mutation.
+func (m *OrderMutation) AddedUserCouponID() (r int64, exists bool) {
+	v := m.adduser_coupon_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearUserCouponID clears the value of the "user_coupon_id" field.
+func (m *OrderMutation) ClearUserCouponID() {
+	m.user_coupon_id = nil
+	m.adduser_coupon_id = nil
+	m.clearedFields[order.FieldUserCouponID] = struct{}{}
+}
+
+// UserCouponIDCleared returns if the "user_coupon_id" field was cleared in this mutation.
+func (m *OrderMutation) UserCouponIDCleared() bool {
+	_, ok := m.clearedFields[order.FieldUserCouponID]
+	return ok
+}
+
+// ResetUserCouponID resets all changes to the "user_coupon_id" field.
+func (m *OrderMutation) ResetUserCouponID() {
+	m.user_coupon_id = nil
+	m.adduser_coupon_id = nil
+	delete(m.clearedFields, order.FieldUserCouponID)
 }
 
 // SetCurrency sets the "currency" field.
@@ -5943,7 +8386,7 @@ func (m *OrderMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OrderMutation) Fields() []string {
-	fields := make([]string, 0, 14)
+	fields := make([]string, 0, 17)
 	if m.order_sn != nil {
 		fields = append(fields, order.FieldOrderSn)
 	}
@@ -5955,6 +8398,15 @@ func (m *OrderMutation) Fields() []string {
 	}
 	if m.amount != nil {
 		fields = append(fields, order.FieldAmount)
+	}
+	if m.subtotal != nil {
+		fields = append(fields, order.FieldSubtotal)
+	}
+	if m.discount != nil {
+		fields = append(fields, order.FieldDiscount)
+	}
+	if m.user_coupon_id != nil {
+		fields = append(fields, order.FieldUserCouponID)
 	}
 	if m.currency != nil {
 		fields = append(fields, order.FieldCurrency)
@@ -6002,6 +8454,12 @@ func (m *OrderMutation) Field(name string) (ent.Value, bool) {
 		return m.Status()
 	case order.FieldAmount:
 		return m.Amount()
+	case order.FieldSubtotal:
+		return m.Subtotal()
+	case order.FieldDiscount:
+		return m.Discount()
+	case order.FieldUserCouponID:
+		return m.UserCouponID()
 	case order.FieldCurrency:
 		return m.Currency()
 	case order.FieldRemark:
@@ -6039,6 +8497,12 @@ func (m *OrderMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldStatus(ctx)
 	case order.FieldAmount:
 		return m.OldAmount(ctx)
+	case order.FieldSubtotal:
+		return m.OldSubtotal(ctx)
+	case order.FieldDiscount:
+		return m.OldDiscount(ctx)
+	case order.FieldUserCouponID:
+		return m.OldUserCouponID(ctx)
 	case order.FieldCurrency:
 		return m.OldCurrency(ctx)
 	case order.FieldRemark:
@@ -6095,6 +8559,27 @@ func (m *OrderMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetAmount(v)
+		return nil
+	case order.FieldSubtotal:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSubtotal(v)
+		return nil
+	case order.FieldDiscount:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDiscount(v)
+		return nil
+	case order.FieldUserCouponID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserCouponID(v)
 		return nil
 	case order.FieldCurrency:
 		v, ok := value.(string)
@@ -6177,6 +8662,15 @@ func (m *OrderMutation) AddedFields() []string {
 	if m.addamount != nil {
 		fields = append(fields, order.FieldAmount)
 	}
+	if m.addsubtotal != nil {
+		fields = append(fields, order.FieldSubtotal)
+	}
+	if m.adddiscount != nil {
+		fields = append(fields, order.FieldDiscount)
+	}
+	if m.adduser_coupon_id != nil {
+		fields = append(fields, order.FieldUserCouponID)
+	}
 	if m.addversion != nil {
 		fields = append(fields, order.FieldVersion)
 	}
@@ -6193,6 +8687,12 @@ func (m *OrderMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
 	case order.FieldAmount:
 		return m.AddedAmount()
+	case order.FieldSubtotal:
+		return m.AddedSubtotal()
+	case order.FieldDiscount:
+		return m.AddedDiscount()
+	case order.FieldUserCouponID:
+		return m.AddedUserCouponID()
 	case order.FieldVersion:
 		return m.AddedVersion()
 	case order.FieldPaidPaymentID:
@@ -6212,6 +8712,27 @@ func (m *OrderMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddAmount(v)
+		return nil
+	case order.FieldSubtotal:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSubtotal(v)
+		return nil
+	case order.FieldDiscount:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddDiscount(v)
+		return nil
+	case order.FieldUserCouponID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUserCouponID(v)
 		return nil
 	case order.FieldVersion:
 		v, ok := value.(int64)
@@ -6235,6 +8756,9 @@ func (m *OrderMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *OrderMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(order.FieldUserCouponID) {
+		fields = append(fields, order.FieldUserCouponID)
+	}
 	if m.FieldCleared(order.FieldPaidAt) {
 		fields = append(fields, order.FieldPaidAt)
 	}
@@ -6258,6 +8782,9 @@ func (m *OrderMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *OrderMutation) ClearField(name string) error {
 	switch name {
+	case order.FieldUserCouponID:
+		m.ClearUserCouponID()
+		return nil
 	case order.FieldPaidAt:
 		m.ClearPaidAt()
 		return nil
@@ -6286,6 +8813,15 @@ func (m *OrderMutation) ResetField(name string) error {
 		return nil
 	case order.FieldAmount:
 		m.ResetAmount()
+		return nil
+	case order.FieldSubtotal:
+		m.ResetSubtotal()
+		return nil
+	case order.FieldDiscount:
+		m.ResetDiscount()
+		return nil
+	case order.FieldUserCouponID:
+		m.ResetUserCouponID()
 		return nil
 	case order.FieldCurrency:
 		m.ResetCurrency()
@@ -6408,29 +8944,32 @@ func (m *OrderMutation) ResetEdge(name string) error {
 // OrderLineMutation represents an operation that mutates the OrderLine nodes in the graph.
 type OrderLineMutation struct {
 	config
-	op             Op
-	typ            string
-	id             *int64
-	item_id        *int64
-	additem_id     *int64
-	goods_id       *int64
-	addgoods_id    *int64
-	goods_name     *string
-	spec_value_str *string
-	unit_price     *money.Money
-	addunit_price  *money.Money
-	quantity       *int64
-	addquantity    *int64
-	stock_mode     *enums.StockMode
-	lock_state     *string
-	pool_id        *int64
-	addpool_id     *int64
-	clearedFields  map[string]struct{}
-	_order         *int64
-	cleared_order  bool
-	done           bool
-	oldValue       func(context.Context) (*OrderLine, error)
-	predicates     []predicate.OrderLine
+	op               Op
+	typ              string
+	id               *int64
+	item_id          *int64
+	additem_id       *int64
+	goods_id         *int64
+	addgoods_id      *int64
+	goods_name       *string
+	spec_value_str   *string
+	unit_price       *money.Money
+	addunit_price    *money.Money
+	quantity         *int64
+	addquantity      *int64
+	stock_mode       *enums.StockMode
+	lock_state       *string
+	pool_id          *int64
+	addpool_id       *int64
+	discount         *money.Money
+	adddiscount      *money.Money
+	purchase_counted *bool
+	clearedFields    map[string]struct{}
+	_order           *int64
+	cleared_order    bool
+	done             bool
+	oldValue         func(context.Context) (*OrderLine, error)
+	predicates       []predicate.OrderLine
 }
 
 var _ ent.Mutation = (*OrderLineMutation)(nil)
@@ -6997,6 +9536,98 @@ func (m *OrderLineMutation) ResetPoolID() {
 	m.addpool_id = nil
 }
 
+// SetDiscount sets the "discount" field.
+func (m *OrderLineMutation) SetDiscount(value money.Money) {
+	m.discount = &value
+	m.adddiscount = nil
+}
+
+// Discount returns the value of the "discount" field in the mutation.
+func (m *OrderLineMutation) Discount() (r money.Money, exists bool) {
+	v := m.discount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDiscount returns the old "discount" field's value of the OrderLine entity.
+// If the OrderLine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderLineMutation) OldDiscount(ctx context.Context) (v money.Money, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDiscount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDiscount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDiscount: %w", err)
+	}
+	return oldValue.Discount, nil
+}
+
+// AddDiscount adds value to the "discount" field.
+func (m *OrderLineMutation) AddDiscount(value money.Money) {
+	if m.adddiscount != nil {
+		*m.adddiscount += value
+	} else {
+		m.adddiscount = &value
+	}
+}
+
+// AddedDiscount returns the value that was added to the "discount" field in this mutation.
+func (m *OrderLineMutation) AddedDiscount() (r money.Money, exists bool) {
+	v := m.adddiscount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetDiscount resets all changes to the "discount" field.
+func (m *OrderLineMutation) ResetDiscount() {
+	m.discount = nil
+	m.adddiscount = nil
+}
+
+// SetPurchaseCounted sets the "purchase_counted" field.
+func (m *OrderLineMutation) SetPurchaseCounted(b bool) {
+	m.purchase_counted = &b
+}
+
+// PurchaseCounted returns the value of the "purchase_counted" field in the mutation.
+func (m *OrderLineMutation) PurchaseCounted() (r bool, exists bool) {
+	v := m.purchase_counted
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPurchaseCounted returns the old "purchase_counted" field's value of the OrderLine entity.
+// If the OrderLine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderLineMutation) OldPurchaseCounted(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPurchaseCounted is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPurchaseCounted requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPurchaseCounted: %w", err)
+	}
+	return oldValue.PurchaseCounted, nil
+}
+
+// ResetPurchaseCounted resets all changes to the "purchase_counted" field.
+func (m *OrderLineMutation) ResetPurchaseCounted() {
+	m.purchase_counted = nil
+}
+
 // ClearOrder clears the "order" edge to the Order entity.
 func (m *OrderLineMutation) ClearOrder() {
 	m.cleared_order = true
@@ -7058,7 +9689,7 @@ func (m *OrderLineMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OrderLineMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 12)
 	if m._order != nil {
 		fields = append(fields, orderline.FieldOrderID)
 	}
@@ -7089,6 +9720,12 @@ func (m *OrderLineMutation) Fields() []string {
 	if m.pool_id != nil {
 		fields = append(fields, orderline.FieldPoolID)
 	}
+	if m.discount != nil {
+		fields = append(fields, orderline.FieldDiscount)
+	}
+	if m.purchase_counted != nil {
+		fields = append(fields, orderline.FieldPurchaseCounted)
+	}
 	return fields
 }
 
@@ -7117,6 +9754,10 @@ func (m *OrderLineMutation) Field(name string) (ent.Value, bool) {
 		return m.LockState()
 	case orderline.FieldPoolID:
 		return m.PoolID()
+	case orderline.FieldDiscount:
+		return m.Discount()
+	case orderline.FieldPurchaseCounted:
+		return m.PurchaseCounted()
 	}
 	return nil, false
 }
@@ -7146,6 +9787,10 @@ func (m *OrderLineMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldLockState(ctx)
 	case orderline.FieldPoolID:
 		return m.OldPoolID(ctx)
+	case orderline.FieldDiscount:
+		return m.OldDiscount(ctx)
+	case orderline.FieldPurchaseCounted:
+		return m.OldPurchaseCounted(ctx)
 	}
 	return nil, fmt.Errorf("unknown OrderLine field %s", name)
 }
@@ -7225,6 +9870,20 @@ func (m *OrderLineMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetPoolID(v)
 		return nil
+	case orderline.FieldDiscount:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDiscount(v)
+		return nil
+	case orderline.FieldPurchaseCounted:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPurchaseCounted(v)
+		return nil
 	}
 	return fmt.Errorf("unknown OrderLine field %s", name)
 }
@@ -7248,6 +9907,9 @@ func (m *OrderLineMutation) AddedFields() []string {
 	if m.addpool_id != nil {
 		fields = append(fields, orderline.FieldPoolID)
 	}
+	if m.adddiscount != nil {
+		fields = append(fields, orderline.FieldDiscount)
+	}
 	return fields
 }
 
@@ -7266,6 +9928,8 @@ func (m *OrderLineMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedQuantity()
 	case orderline.FieldPoolID:
 		return m.AddedPoolID()
+	case orderline.FieldDiscount:
+		return m.AddedDiscount()
 	}
 	return nil, false
 }
@@ -7309,6 +9973,13 @@ func (m *OrderLineMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddPoolID(v)
+		return nil
+	case orderline.FieldDiscount:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddDiscount(v)
 		return nil
 	}
 	return fmt.Errorf("unknown OrderLine numeric field %s", name)
@@ -7366,6 +10037,12 @@ func (m *OrderLineMutation) ResetField(name string) error {
 		return nil
 	case orderline.FieldPoolID:
 		m.ResetPoolID()
+		return nil
+	case orderline.FieldDiscount:
+		m.ResetDiscount()
+		return nil
+	case orderline.FieldPurchaseCounted:
+		m.ResetPurchaseCounted()
 		return nil
 	}
 	return fmt.Errorf("unknown OrderLine field %s", name)
@@ -10853,6 +13530,515 @@ func (m *PoolBuyerMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *PoolBuyerMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown PoolBuyer edge %s", name)
+}
+
+// PurchaseCountMutation represents an operation that mutates the PurchaseCount nodes in the graph.
+type PurchaseCountMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int64
+	goods_id      *int64
+	addgoods_id   *int64
+	user_id       *string
+	units         *int64
+	addunits      *int64
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*PurchaseCount, error)
+	predicates    []predicate.PurchaseCount
+}
+
+var _ ent.Mutation = (*PurchaseCountMutation)(nil)
+
+// purchasecountOption allows management of the mutation configuration using functional options.
+type purchasecountOption func(*PurchaseCountMutation)
+
+// newPurchaseCountMutation creates new mutation for the PurchaseCount entity.
+func newPurchaseCountMutation(c config, op Op, opts ...purchasecountOption) *PurchaseCountMutation {
+	m := &PurchaseCountMutation{
+		config:        c,
+		op:            op,
+		typ:           TypePurchaseCount,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withPurchaseCountID sets the ID field of the mutation.
+func withPurchaseCountID(id int64) purchasecountOption {
+	return func(m *PurchaseCountMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *PurchaseCount
+		)
+		m.oldValue = func(ctx context.Context) (*PurchaseCount, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().PurchaseCount.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withPurchaseCount sets the old PurchaseCount of the mutation.
+func withPurchaseCount(node *PurchaseCount) purchasecountOption {
+	return func(m *PurchaseCountMutation) {
+		m.oldValue = func(context.Context) (*PurchaseCount, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m PurchaseCountMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m PurchaseCountMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of PurchaseCount entities.
+func (m *PurchaseCountMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *PurchaseCountMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *PurchaseCountMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().PurchaseCount.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetGoodsID sets the "goods_id" field.
+func (m *PurchaseCountMutation) SetGoodsID(i int64) {
+	m.goods_id = &i
+	m.addgoods_id = nil
+}
+
+// GoodsID returns the value of the "goods_id" field in the mutation.
+func (m *PurchaseCountMutation) GoodsID() (r int64, exists bool) {
+	v := m.goods_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGoodsID returns the old "goods_id" field's value of the PurchaseCount entity.
+// If the PurchaseCount object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PurchaseCountMutation) OldGoodsID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGoodsID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGoodsID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGoodsID: %w", err)
+	}
+	return oldValue.GoodsID, nil
+}
+
+// AddGoodsID adds i to the "goods_id" field.
+func (m *PurchaseCountMutation) AddGoodsID(i int64) {
+	if m.addgoods_id != nil {
+		*m.addgoods_id += i
+	} else {
+		m.addgoods_id = &i
+	}
+}
+
+// AddedGoodsID returns the value that was added to the "goods_id" field in this mutation.
+func (m *PurchaseCountMutation) AddedGoodsID() (r int64, exists bool) {
+	v := m.addgoods_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetGoodsID resets all changes to the "goods_id" field.
+func (m *PurchaseCountMutation) ResetGoodsID() {
+	m.goods_id = nil
+	m.addgoods_id = nil
+}
+
+// SetUserID sets the "user_id" field.
+func (m *PurchaseCountMutation) SetUserID(s string) {
+	m.user_id = &s
+}
+
+// UserID returns the value of the "user_id" field in the mutation.
+func (m *PurchaseCountMutation) UserID() (r string, exists bool) {
+	v := m.user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserID returns the old "user_id" field's value of the PurchaseCount entity.
+// If the PurchaseCount object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PurchaseCountMutation) OldUserID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserID: %w", err)
+	}
+	return oldValue.UserID, nil
+}
+
+// ResetUserID resets all changes to the "user_id" field.
+func (m *PurchaseCountMutation) ResetUserID() {
+	m.user_id = nil
+}
+
+// SetUnits sets the "units" field.
+func (m *PurchaseCountMutation) SetUnits(i int64) {
+	m.units = &i
+	m.addunits = nil
+}
+
+// Units returns the value of the "units" field in the mutation.
+func (m *PurchaseCountMutation) Units() (r int64, exists bool) {
+	v := m.units
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUnits returns the old "units" field's value of the PurchaseCount entity.
+// If the PurchaseCount object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PurchaseCountMutation) OldUnits(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUnits is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUnits requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUnits: %w", err)
+	}
+	return oldValue.Units, nil
+}
+
+// AddUnits adds i to the "units" field.
+func (m *PurchaseCountMutation) AddUnits(i int64) {
+	if m.addunits != nil {
+		*m.addunits += i
+	} else {
+		m.addunits = &i
+	}
+}
+
+// AddedUnits returns the value that was added to the "units" field in this mutation.
+func (m *PurchaseCountMutation) AddedUnits() (r int64, exists bool) {
+	v := m.addunits
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetUnits resets all changes to the "units" field.
+func (m *PurchaseCountMutation) ResetUnits() {
+	m.units = nil
+	m.addunits = nil
+}
+
+// Where appends a list predicates to the PurchaseCountMutation builder.
+func (m *PurchaseCountMutation) Where(ps ...predicate.PurchaseCount) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the PurchaseCountMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *PurchaseCountMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.PurchaseCount, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *PurchaseCountMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *PurchaseCountMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (PurchaseCount).
+func (m *PurchaseCountMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *PurchaseCountMutation) Fields() []string {
+	fields := make([]string, 0, 3)
+	if m.goods_id != nil {
+		fields = append(fields, purchasecount.FieldGoodsID)
+	}
+	if m.user_id != nil {
+		fields = append(fields, purchasecount.FieldUserID)
+	}
+	if m.units != nil {
+		fields = append(fields, purchasecount.FieldUnits)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *PurchaseCountMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case purchasecount.FieldGoodsID:
+		return m.GoodsID()
+	case purchasecount.FieldUserID:
+		return m.UserID()
+	case purchasecount.FieldUnits:
+		return m.Units()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *PurchaseCountMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case purchasecount.FieldGoodsID:
+		return m.OldGoodsID(ctx)
+	case purchasecount.FieldUserID:
+		return m.OldUserID(ctx)
+	case purchasecount.FieldUnits:
+		return m.OldUnits(ctx)
+	}
+	return nil, fmt.Errorf("unknown PurchaseCount field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PurchaseCountMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case purchasecount.FieldGoodsID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGoodsID(v)
+		return nil
+	case purchasecount.FieldUserID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserID(v)
+		return nil
+	case purchasecount.FieldUnits:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUnits(v)
+		return nil
+	}
+	return fmt.Errorf("unknown PurchaseCount field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *PurchaseCountMutation) AddedFields() []string {
+	var fields []string
+	if m.addgoods_id != nil {
+		fields = append(fields, purchasecount.FieldGoodsID)
+	}
+	if m.addunits != nil {
+		fields = append(fields, purchasecount.FieldUnits)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *PurchaseCountMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case purchasecount.FieldGoodsID:
+		return m.AddedGoodsID()
+	case purchasecount.FieldUnits:
+		return m.AddedUnits()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PurchaseCountMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case purchasecount.FieldGoodsID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddGoodsID(v)
+		return nil
+	case purchasecount.FieldUnits:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUnits(v)
+		return nil
+	}
+	return fmt.Errorf("unknown PurchaseCount numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *PurchaseCountMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *PurchaseCountMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *PurchaseCountMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown PurchaseCount nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *PurchaseCountMutation) ResetField(name string) error {
+	switch name {
+	case purchasecount.FieldGoodsID:
+		m.ResetGoodsID()
+		return nil
+	case purchasecount.FieldUserID:
+		m.ResetUserID()
+		return nil
+	case purchasecount.FieldUnits:
+		m.ResetUnits()
+		return nil
+	}
+	return fmt.Errorf("unknown PurchaseCount field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *PurchaseCountMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *PurchaseCountMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *PurchaseCountMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *PurchaseCountMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *PurchaseCountMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *PurchaseCountMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *PurchaseCountMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown PurchaseCount unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *PurchaseCountMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown PurchaseCount edge %s", name)
 }
 
 // SkuMutation represents an operation that mutates the Sku nodes in the graph.
@@ -16107,6 +19293,720 @@ func (m *StockPoolMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *StockPoolMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown StockPool edge %s", name)
+}
+
+// UserCouponMutation represents an operation that mutates the UserCoupon nodes in the graph.
+type UserCouponMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int64
+	coupon_id     *int64
+	addcoupon_id  *int64
+	user_id       *string
+	status        *enums.UserCouponStatus
+	valid_from    *time.Time
+	valid_until   *time.Time
+	order_sn      *string
+	created_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*UserCoupon, error)
+	predicates    []predicate.UserCoupon
+}
+
+var _ ent.Mutation = (*UserCouponMutation)(nil)
+
+// usercouponOption allows management of the mutation configuration using functional options.
+type usercouponOption func(*UserCouponMutation)
+
+// newUserCouponMutation creates new mutation for the UserCoupon entity.
+func newUserCouponMutation(c config, op Op, opts ...usercouponOption) *UserCouponMutation {
+	m := &UserCouponMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeUserCoupon,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withUserCouponID sets the ID field of the mutation.
+func withUserCouponID(id int64) usercouponOption {
+	return func(m *UserCouponMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *UserCoupon
+		)
+		m.oldValue = func(ctx context.Context) (*UserCoupon, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().UserCoupon.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withUserCoupon sets the old UserCoupon of the mutation.
+func withUserCoupon(node *UserCoupon) usercouponOption {
+	return func(m *UserCouponMutation) {
+		m.oldValue = func(context.Context) (*UserCoupon, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m UserCouponMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m UserCouponMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of UserCoupon entities.
+func (m *UserCouponMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *UserCouponMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *UserCouponMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().UserCoupon.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCouponID sets the "coupon_id" field.
+func (m *UserCouponMutation) SetCouponID(i int64) {
+	m.coupon_id = &i
+	m.addcoupon_id = nil
+}
+
+// CouponID returns the value of the "coupon_id" field in the mutation.
+func (m *UserCouponMutation) CouponID() (r int64, exists bool) {
+	v := m.coupon_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCouponID returns the old "coupon_id" field's value of the UserCoupon entity.
+// If the UserCoupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *UserCouponMutation) OldCouponID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCouponID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCouponID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCouponID: %w", err)
+	}
+	return oldValue.CouponID, nil
+}
+
+// AddCouponID adds i to the "coupon_id" field.
+func (m *UserCouponMutation) AddCouponID(i int64) {
+	if m.addcoupon_id != nil {
+		*m.addcoupon_id += i
+	} else {
+		m.addcoupon_id = &i
+	}
+}
+
+// AddedCouponID returns the value that was added to the "coupon_id" field in this mutation.
+func (m *UserCouponMutation) AddedCouponID() (r int64, exists bool) {
+	v := m.addcoupon_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetCouponID resets all changes to the "coupon_id" field.
+func (m *UserCouponMutation) ResetCouponID() {
+	m.coupon_id = nil
+	m.addcoupon_id = nil
+}
+
+// SetUserID sets the "user_id" field.
+func (m *UserCouponMutation) SetUserID(s string) {
+	m.user_id = &s
+}
+
+// UserID returns the value of the "user_id" field in the mutation.
+func (m *UserCouponMutation) UserID() (r string, exists bool) {
+	v := m.user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserID returns the old "user_id" field's value of the UserCoupon entity.
+// If the UserCoupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *UserCouponMutation) OldUserID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserID: %w", err)
+	}
+	return oldValue.UserID, nil
+}
+
+// ResetUserID resets all changes to the "user_id" field.
+func (m *UserCouponMutation) ResetUserID() {
+	m.user_id = nil
+}
+
+// SetStatus sets the "status" field.
+func (m *UserCouponMutation) SetStatus(ecs enums.UserCouponStatus) {
+	m.status = &ecs
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *UserCouponMutation) Status() (r enums.UserCouponStatus, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the UserCoupon entity.
+// If the UserCoupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *UserCouponMutation) OldStatus(ctx context.Context) (v enums.UserCouponStatus, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *UserCouponMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetValidFrom sets the "valid_from" field.
+func (m *UserCouponMutation) SetValidFrom(t time.Time) {
+	m.valid_from = &t
+}
+
+// ValidFrom returns the value of the "valid_from" field in the mutation.
+func (m *UserCouponMutation) ValidFrom() (r time.Time, exists bool) {
+	v := m.valid_from
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldValidFrom returns the old "valid_from" field's value of the UserCoupon entity.
+// If the UserCoupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *UserCouponMutation) OldValidFrom(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldValidFrom is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldValidFrom requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldValidFrom: %w", err)
+	}
+	return oldValue.ValidFrom, nil
+}
+
+// ResetValidFrom resets all changes to the "valid_from" field.
+func (m *UserCouponMutation) ResetValidFrom() {
+	m.valid_from = nil
+}
+
+// SetValidUntil sets the "valid_until" field.
+func (m *UserCouponMutation) SetValidUntil(t time.Time) {
+	m.valid_until = &t
+}
+
+// ValidUntil returns the value of the "valid_until" field in the mutation.
+func (m *UserCouponMutation) ValidUntil() (r time.Time, exists bool) {
+	v := m.valid_until
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldValidUntil returns the old "valid_until" field's value of the UserCoupon entity.
+// If the UserCoupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *UserCouponMutation) OldValidUntil(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldValidUntil is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldValidUntil requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldValidUntil: %w", err)
+	}
+	return oldValue.ValidUntil, nil
+}
+
+// ResetValidUntil resets all changes to the "valid_until" field.
+func (m *UserCouponMutation) ResetValidUntil() {
+	m.valid_until = nil
+}
+
+// SetOrderSn sets the "order_sn" field.
+func (m *UserCouponMutation) SetOrderSn(s string) {
+	m.order_sn = &s
+}
+
+// OrderSn returns the value of the "order_sn" field in the mutation.
+func (m *UserCouponMutation) OrderSn() (r string, exists bool) {
+	v := m.order_sn
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrderSn returns the old "order_sn" field's value of the UserCoupon entity.
+// If the UserCoupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *UserCouponMutation) OldOrderSn(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrderSn is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrderSn requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrderSn: %w", err)
+	}
+	return oldValue.OrderSn, nil
+}
+
+// ClearOrderSn clears the value of the "order_sn" field.
+func (m *UserCouponMutation) ClearOrderSn() {
+	m.order_sn = nil
+	m.clearedFields[usercoupon.FieldOrderSn] = struct{}{}
+}
+
+// OrderSnCleared returns if the "order_sn" field was cleared in this mutation.
+func (m *UserCouponMutation) OrderSnCleared() bool {
+	_, ok := m.clearedFields[usercoupon.FieldOrderSn]
+	return ok
+}
+
+// ResetOrderSn resets all changes to the "order_sn" field.
+func (m *UserCouponMutation) ResetOrderSn() {
+	m.order_sn = nil
+	delete(m.clearedFields, usercoupon.FieldOrderSn)
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *UserCouponMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *UserCouponMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the UserCoupon entity.
+// If the UserCoupon object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *UserCouponMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *UserCouponMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// Where appends a list predicates to the UserCouponMutation builder.
+func (m *UserCouponMutation) Where(ps ...predicate.UserCoupon) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the UserCouponMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *UserCouponMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.UserCoupon, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *UserCouponMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *UserCouponMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (UserCoupon).
+func (m *UserCouponMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *UserCouponMutation) Fields() []string {
+	fields := make([]string, 0, 7)
+	if m.coupon_id != nil {
+		fields = append(fields, usercoupon.FieldCouponID)
+	}
+	if m.user_id != nil {
+		fields = append(fields, usercoupon.FieldUserID)
+	}
+	if m.status != nil {
+		fields = append(fields, usercoupon.FieldStatus)
+	}
+	if m.valid_from != nil {
+		fields = append(fields, usercoupon.FieldValidFrom)
+	}
+	if m.valid_until != nil {
+		fields = append(fields, usercoupon.FieldValidUntil)
+	}
+	if m.order_sn != nil {
+		fields = append(fields, usercoupon.FieldOrderSn)
+	}
+	if m.created_at != nil {
+		fields = append(fields, usercoupon.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *UserCouponMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case usercoupon.FieldCouponID:
+		return m.CouponID()
+	case usercoupon.FieldUserID:
+		return m.UserID()
+	case usercoupon.FieldStatus:
+		return m.Status()
+	case usercoupon.FieldValidFrom:
+		return m.ValidFrom()
+	case usercoupon.FieldValidUntil:
+		return m.ValidUntil()
+	case usercoupon.FieldOrderSn:
+		return m.OrderSn()
+	case usercoupon.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *UserCouponMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case usercoupon.FieldCouponID:
+		return m.OldCouponID(ctx)
+	case usercoupon.FieldUserID:
+		return m.OldUserID(ctx)
+	case usercoupon.FieldStatus:
+		return m.OldStatus(ctx)
+	case usercoupon.FieldValidFrom:
+		return m.OldValidFrom(ctx)
+	case usercoupon.FieldValidUntil:
+		return m.OldValidUntil(ctx)
+	case usercoupon.FieldOrderSn:
+		return m.OldOrderSn(ctx)
+	case usercoupon.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown UserCoupon field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *UserCouponMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case usercoupon.FieldCouponID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCouponID(v)
+		return nil
+	case usercoupon.FieldUserID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserID(v)
+		return nil
+	case usercoupon.FieldStatus:
+		v, ok := value.(enums.UserCouponStatus)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case usercoupon.FieldValidFrom:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetValidFrom(v)
+		return nil
+	case usercoupon.FieldValidUntil:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetValidUntil(v)
+		return nil
+	case usercoupon.FieldOrderSn:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrderSn(v)
+		return nil
+	case usercoupon.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown UserCoupon field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *UserCouponMutation) AddedFields() []string {
+	var fields []string
+	if m.addcoupon_id != nil {
+		fields = append(fields, usercoupon.FieldCouponID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *UserCouponMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case usercoupon.FieldCouponID:
+		return m.AddedCouponID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *UserCouponMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case usercoupon.FieldCouponID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCouponID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown UserCoupon numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *UserCouponMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(usercoupon.FieldOrderSn) {
+		fields = append(fields, usercoupon.FieldOrderSn)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *UserCouponMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *UserCouponMutation) ClearField(name string) error {
+	switch name {
+	case usercoupon.FieldOrderSn:
+		m.ClearOrderSn()
+		return nil
+	}
+	return fmt.Errorf("unknown UserCoupon nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *UserCouponMutation) ResetField(name string) error {
+	switch name {
+	case usercoupon.FieldCouponID:
+		m.ResetCouponID()
+		return nil
+	case usercoupon.FieldUserID:
+		m.ResetUserID()
+		return nil
+	case usercoupon.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case usercoupon.FieldValidFrom:
+		m.ResetValidFrom()
+		return nil
+	case usercoupon.FieldValidUntil:
+		m.ResetValidUntil()
+		return nil
+	case usercoupon.FieldOrderSn:
+		m.ResetOrderSn()
+		return nil
+	case usercoupon.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown UserCoupon field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *UserCouponMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *UserCouponMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *UserCouponMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *UserCouponMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *UserCouponMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *UserCouponMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *UserCouponMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown UserCoupon unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *UserCouponMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown UserCoupon edge %s", name)
 }
 
 // WebhookMutation represents an operation that mutates the Webhook nodes in the graph.

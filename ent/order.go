@@ -27,6 +27,12 @@ type Order struct {
 	Status enums.OrderStatus `json:"status,omitempty"`
 	// Amount holds the value of the "amount" field.
 	Amount money.Money `json:"amount,omitempty"`
+	// Subtotal holds the value of the "subtotal" field.
+	Subtotal money.Money `json:"subtotal,omitempty"`
+	// Discount holds the value of the "discount" field.
+	Discount money.Money `json:"discount,omitempty"`
+	// UserCouponID holds the value of the "user_coupon_id" field.
+	UserCouponID *int64 `json:"user_coupon_id,omitempty"`
 	// Currency holds the value of the "currency" field.
 	Currency string `json:"currency,omitempty"`
 	// Remark holds the value of the "remark" field.
@@ -78,7 +84,7 @@ func (*Order) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case order.FieldNeedsReview:
 			values[i] = new(sql.NullBool)
-		case order.FieldID, order.FieldAmount, order.FieldVersion, order.FieldPaidPaymentID:
+		case order.FieldID, order.FieldAmount, order.FieldSubtotal, order.FieldDiscount, order.FieldUserCouponID, order.FieldVersion, order.FieldPaidPaymentID:
 			values[i] = new(sql.NullInt64)
 		case order.FieldOrderSn, order.FieldUserID, order.FieldStatus, order.FieldCurrency, order.FieldRemark, order.FieldCloseReason:
 			values[i] = new(sql.NullString)
@@ -128,6 +134,25 @@ func (_m *Order) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field amount", values[i])
 			} else if value.Valid {
 				_m.Amount = money.Money(value.Int64)
+			}
+		case order.FieldSubtotal:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field subtotal", values[i])
+			} else if value.Valid {
+				_m.Subtotal = money.Money(value.Int64)
+			}
+		case order.FieldDiscount:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field discount", values[i])
+			} else if value.Valid {
+				_m.Discount = money.Money(value.Int64)
+			}
+		case order.FieldUserCouponID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field user_coupon_id", values[i])
+			} else if value.Valid {
+				_m.UserCouponID = new(int64)
+				*_m.UserCouponID = value.Int64
 			}
 		case order.FieldCurrency:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -244,6 +269,17 @@ func (_m *Order) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("amount=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Amount))
+	builder.WriteString(", ")
+	builder.WriteString("subtotal=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Subtotal))
+	builder.WriteString(", ")
+	builder.WriteString("discount=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Discount))
+	builder.WriteString(", ")
+	if v := _m.UserCouponID; v != nil {
+		builder.WriteString("user_coupon_id=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("currency=")
 	builder.WriteString(_m.Currency)

@@ -57,6 +57,48 @@ func (_c *OrderCreate) SetAmount(v money.Money) *OrderCreate {
 	return _c
 }
 
+// SetSubtotal sets the "subtotal" field.
+func (_c *OrderCreate) SetSubtotal(v money.Money) *OrderCreate {
+	_c.mutation.SetSubtotal(v)
+	return _c
+}
+
+// SetNillableSubtotal sets the "subtotal" field if the given value is not nil.
+func (_c *OrderCreate) SetNillableSubtotal(v *money.Money) *OrderCreate {
+	if v != nil {
+		_c.SetSubtotal(*v)
+	}
+	return _c
+}
+
+// SetDiscount sets the "discount" field.
+func (_c *OrderCreate) SetDiscount(v money.Money) *OrderCreate {
+	_c.mutation.SetDiscount(v)
+	return _c
+}
+
+// SetNillableDiscount sets the "discount" field if the given value is not nil.
+func (_c *OrderCreate) SetNillableDiscount(v *money.Money) *OrderCreate {
+	if v != nil {
+		_c.SetDiscount(*v)
+	}
+	return _c
+}
+
+// SetUserCouponID sets the "user_coupon_id" field.
+func (_c *OrderCreate) SetUserCouponID(v int64) *OrderCreate {
+	_c.mutation.SetUserCouponID(v)
+	return _c
+}
+
+// SetNillableUserCouponID sets the "user_coupon_id" field if the given value is not nil.
+func (_c *OrderCreate) SetNillableUserCouponID(v *int64) *OrderCreate {
+	if v != nil {
+		_c.SetUserCouponID(*v)
+	}
+	return _c
+}
+
 // SetCurrency sets the "currency" field.
 func (_c *OrderCreate) SetCurrency(v string) *OrderCreate {
 	_c.mutation.SetCurrency(v)
@@ -241,6 +283,14 @@ func (_c *OrderCreate) defaults() {
 		v := order.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	if _, ok := _c.mutation.Subtotal(); !ok {
+		v := order.DefaultSubtotal
+		_c.mutation.SetSubtotal(v)
+	}
+	if _, ok := _c.mutation.Discount(); !ok {
+		v := order.DefaultDiscount
+		_c.mutation.SetDiscount(v)
+	}
 	if _, ok := _c.mutation.Remark(); !ok {
 		v := order.DefaultRemark
 		_c.mutation.SetRemark(v)
@@ -291,6 +341,12 @@ func (_c *OrderCreate) check() error {
 	}
 	if _, ok := _c.mutation.Amount(); !ok {
 		return &ValidationError{Name: "amount", err: errors.New(`ent: missing required field "Order.amount"`)}
+	}
+	if _, ok := _c.mutation.Subtotal(); !ok {
+		return &ValidationError{Name: "subtotal", err: errors.New(`ent: missing required field "Order.subtotal"`)}
+	}
+	if _, ok := _c.mutation.Discount(); !ok {
+		return &ValidationError{Name: "discount", err: errors.New(`ent: missing required field "Order.discount"`)}
 	}
 	if _, ok := _c.mutation.Currency(); !ok {
 		return &ValidationError{Name: "currency", err: errors.New(`ent: missing required field "Order.currency"`)}
@@ -376,6 +432,18 @@ func (_c *OrderCreate) createSpec() (*Order, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Amount(); ok {
 		_spec.SetField(order.FieldAmount, field.TypeInt64, value)
 		_node.Amount = value
+	}
+	if value, ok := _c.mutation.Subtotal(); ok {
+		_spec.SetField(order.FieldSubtotal, field.TypeInt64, value)
+		_node.Subtotal = value
+	}
+	if value, ok := _c.mutation.Discount(); ok {
+		_spec.SetField(order.FieldDiscount, field.TypeInt64, value)
+		_node.Discount = value
+	}
+	if value, ok := _c.mutation.UserCouponID(); ok {
+		_spec.SetField(order.FieldUserCouponID, field.TypeInt64, value)
+		_node.UserCouponID = &value
 	}
 	if value, ok := _c.mutation.Currency(); ok {
 		_spec.SetField(order.FieldCurrency, field.TypeString, value)
@@ -512,6 +580,66 @@ func (u *OrderUpsert) UpdateAmount() *OrderUpsert {
 // AddAmount adds v to the "amount" field.
 func (u *OrderUpsert) AddAmount(v money.Money) *OrderUpsert {
 	u.Add(order.FieldAmount, v)
+	return u
+}
+
+// SetSubtotal sets the "subtotal" field.
+func (u *OrderUpsert) SetSubtotal(v money.Money) *OrderUpsert {
+	u.Set(order.FieldSubtotal, v)
+	return u
+}
+
+// UpdateSubtotal sets the "subtotal" field to the value that was provided on create.
+func (u *OrderUpsert) UpdateSubtotal() *OrderUpsert {
+	u.SetExcluded(order.FieldSubtotal)
+	return u
+}
+
+// AddSubtotal adds v to the "subtotal" field.
+func (u *OrderUpsert) AddSubtotal(v money.Money) *OrderUpsert {
+	u.Add(order.FieldSubtotal, v)
+	return u
+}
+
+// SetDiscount sets the "discount" field.
+func (u *OrderUpsert) SetDiscount(v money.Money) *OrderUpsert {
+	u.Set(order.FieldDiscount, v)
+	return u
+}
+
+// UpdateDiscount sets the "discount" field to the value that was provided on create.
+func (u *OrderUpsert) UpdateDiscount() *OrderUpsert {
+	u.SetExcluded(order.FieldDiscount)
+	return u
+}
+
+// AddDiscount adds v to the "discount" field.
+func (u *OrderUpsert) AddDiscount(v money.Money) *OrderUpsert {
+	u.Add(order.FieldDiscount, v)
+	return u
+}
+
+// SetUserCouponID sets the "user_coupon_id" field.
+func (u *OrderUpsert) SetUserCouponID(v int64) *OrderUpsert {
+	u.Set(order.FieldUserCouponID, v)
+	return u
+}
+
+// UpdateUserCouponID sets the "user_coupon_id" field to the value that was provided on create.
+func (u *OrderUpsert) UpdateUserCouponID() *OrderUpsert {
+	u.SetExcluded(order.FieldUserCouponID)
+	return u
+}
+
+// AddUserCouponID adds v to the "user_coupon_id" field.
+func (u *OrderUpsert) AddUserCouponID(v int64) *OrderUpsert {
+	u.Add(order.FieldUserCouponID, v)
+	return u
+}
+
+// ClearUserCouponID clears the value of the "user_coupon_id" field.
+func (u *OrderUpsert) ClearUserCouponID() *OrderUpsert {
+	u.SetNull(order.FieldUserCouponID)
 	return u
 }
 
@@ -742,6 +870,76 @@ func (u *OrderUpsertOne) AddAmount(v money.Money) *OrderUpsertOne {
 func (u *OrderUpsertOne) UpdateAmount() *OrderUpsertOne {
 	return u.Update(func(s *OrderUpsert) {
 		s.UpdateAmount()
+	})
+}
+
+// SetSubtotal sets the "subtotal" field.
+func (u *OrderUpsertOne) SetSubtotal(v money.Money) *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.SetSubtotal(v)
+	})
+}
+
+// AddSubtotal adds v to the "subtotal" field.
+func (u *OrderUpsertOne) AddSubtotal(v money.Money) *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.AddSubtotal(v)
+	})
+}
+
+// UpdateSubtotal sets the "subtotal" field to the value that was provided on create.
+func (u *OrderUpsertOne) UpdateSubtotal() *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.UpdateSubtotal()
+	})
+}
+
+// SetDiscount sets the "discount" field.
+func (u *OrderUpsertOne) SetDiscount(v money.Money) *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.SetDiscount(v)
+	})
+}
+
+// AddDiscount adds v to the "discount" field.
+func (u *OrderUpsertOne) AddDiscount(v money.Money) *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.AddDiscount(v)
+	})
+}
+
+// UpdateDiscount sets the "discount" field to the value that was provided on create.
+func (u *OrderUpsertOne) UpdateDiscount() *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.UpdateDiscount()
+	})
+}
+
+// SetUserCouponID sets the "user_coupon_id" field.
+func (u *OrderUpsertOne) SetUserCouponID(v int64) *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.SetUserCouponID(v)
+	})
+}
+
+// AddUserCouponID adds v to the "user_coupon_id" field.
+func (u *OrderUpsertOne) AddUserCouponID(v int64) *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.AddUserCouponID(v)
+	})
+}
+
+// UpdateUserCouponID sets the "user_coupon_id" field to the value that was provided on create.
+func (u *OrderUpsertOne) UpdateUserCouponID() *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.UpdateUserCouponID()
+	})
+}
+
+// ClearUserCouponID clears the value of the "user_coupon_id" field.
+func (u *OrderUpsertOne) ClearUserCouponID() *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.ClearUserCouponID()
 	})
 }
 
@@ -1161,6 +1359,76 @@ func (u *OrderUpsertBulk) AddAmount(v money.Money) *OrderUpsertBulk {
 func (u *OrderUpsertBulk) UpdateAmount() *OrderUpsertBulk {
 	return u.Update(func(s *OrderUpsert) {
 		s.UpdateAmount()
+	})
+}
+
+// SetSubtotal sets the "subtotal" field.
+func (u *OrderUpsertBulk) SetSubtotal(v money.Money) *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.SetSubtotal(v)
+	})
+}
+
+// AddSubtotal adds v to the "subtotal" field.
+func (u *OrderUpsertBulk) AddSubtotal(v money.Money) *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.AddSubtotal(v)
+	})
+}
+
+// UpdateSubtotal sets the "subtotal" field to the value that was provided on create.
+func (u *OrderUpsertBulk) UpdateSubtotal() *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.UpdateSubtotal()
+	})
+}
+
+// SetDiscount sets the "discount" field.
+func (u *OrderUpsertBulk) SetDiscount(v money.Money) *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.SetDiscount(v)
+	})
+}
+
+// AddDiscount adds v to the "discount" field.
+func (u *OrderUpsertBulk) AddDiscount(v money.Money) *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.AddDiscount(v)
+	})
+}
+
+// UpdateDiscount sets the "discount" field to the value that was provided on create.
+func (u *OrderUpsertBulk) UpdateDiscount() *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.UpdateDiscount()
+	})
+}
+
+// SetUserCouponID sets the "user_coupon_id" field.
+func (u *OrderUpsertBulk) SetUserCouponID(v int64) *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.SetUserCouponID(v)
+	})
+}
+
+// AddUserCouponID adds v to the "user_coupon_id" field.
+func (u *OrderUpsertBulk) AddUserCouponID(v int64) *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.AddUserCouponID(v)
+	})
+}
+
+// UpdateUserCouponID sets the "user_coupon_id" field to the value that was provided on create.
+func (u *OrderUpsertBulk) UpdateUserCouponID() *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.UpdateUserCouponID()
+	})
+}
+
+// ClearUserCouponID clears the value of the "user_coupon_id" field.
+func (u *OrderUpsertBulk) ClearUserCouponID() *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.ClearUserCouponID()
 	})
 }
 

@@ -67,6 +67,75 @@ func (_u *OrderUpdate) AddAmount(v money.Money) *OrderUpdate {
 	return _u
 }
 
+// SetSubtotal sets the "subtotal" field.
+func (_u *OrderUpdate) SetSubtotal(v money.Money) *OrderUpdate {
+	_u.mutation.ResetSubtotal()
+	_u.mutation.SetSubtotal(v)
+	return _u
+}
+
+// SetNillableSubtotal sets the "subtotal" field if the given value is not nil.
+func (_u *OrderUpdate) SetNillableSubtotal(v *money.Money) *OrderUpdate {
+	if v != nil {
+		_u.SetSubtotal(*v)
+	}
+	return _u
+}
+
+// AddSubtotal adds value to the "subtotal" field.
+func (_u *OrderUpdate) AddSubtotal(v money.Money) *OrderUpdate {
+	_u.mutation.AddSubtotal(v)
+	return _u
+}
+
+// SetDiscount sets the "discount" field.
+func (_u *OrderUpdate) SetDiscount(v money.Money) *OrderUpdate {
+	_u.mutation.ResetDiscount()
+	_u.mutation.SetDiscount(v)
+	return _u
+}
+
+// SetNillableDiscount sets the "discount" field if the given value is not nil.
+func (_u *OrderUpdate) SetNillableDiscount(v *money.Money) *OrderUpdate {
+	if v != nil {
+		_u.SetDiscount(*v)
+	}
+	return _u
+}
+
+// AddDiscount adds value to the "discount" field.
+func (_u *OrderUpdate) AddDiscount(v money.Money) *OrderUpdate {
+	_u.mutation.AddDiscount(v)
+	return _u
+}
+
+// SetUserCouponID sets the "user_coupon_id" field.
+func (_u *OrderUpdate) SetUserCouponID(v int64) *OrderUpdate {
+	_u.mutation.ResetUserCouponID()
+	_u.mutation.SetUserCouponID(v)
+	return _u
+}
+
+// SetNillableUserCouponID sets the "user_coupon_id" field if the given value is not nil.
+func (_u *OrderUpdate) SetNillableUserCouponID(v *int64) *OrderUpdate {
+	if v != nil {
+		_u.SetUserCouponID(*v)
+	}
+	return _u
+}
+
+// AddUserCouponID adds value to the "user_coupon_id" field.
+func (_u *OrderUpdate) AddUserCouponID(v int64) *OrderUpdate {
+	_u.mutation.AddUserCouponID(v)
+	return _u
+}
+
+// ClearUserCouponID clears the value of the "user_coupon_id" field.
+func (_u *OrderUpdate) ClearUserCouponID() *OrderUpdate {
+	_u.mutation.ClearUserCouponID()
+	return _u
+}
+
 // SetCurrency sets the "currency" field.
 func (_u *OrderUpdate) SetCurrency(v string) *OrderUpdate {
 	_u.mutation.SetCurrency(v)
@@ -345,6 +414,27 @@ func (_u *OrderUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.AddedAmount(); ok {
 		_spec.AddField(order.FieldAmount, field.TypeInt64, value)
 	}
+	if value, ok := _u.mutation.Subtotal(); ok {
+		_spec.SetField(order.FieldSubtotal, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedSubtotal(); ok {
+		_spec.AddField(order.FieldSubtotal, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.Discount(); ok {
+		_spec.SetField(order.FieldDiscount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedDiscount(); ok {
+		_spec.AddField(order.FieldDiscount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.UserCouponID(); ok {
+		_spec.SetField(order.FieldUserCouponID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedUserCouponID(); ok {
+		_spec.AddField(order.FieldUserCouponID, field.TypeInt64, value)
+	}
+	if _u.mutation.UserCouponIDCleared() {
+		_spec.ClearField(order.FieldUserCouponID, field.TypeInt64)
+	}
 	if value, ok := _u.mutation.Currency(); ok {
 		_spec.SetField(order.FieldCurrency, field.TypeString, value)
 	}
@@ -486,6 +576,75 @@ func (_u *OrderUpdateOne) SetNillableAmount(v *money.Money) *OrderUpdateOne {
 // AddAmount adds value to the "amount" field.
 func (_u *OrderUpdateOne) AddAmount(v money.Money) *OrderUpdateOne {
 	_u.mutation.AddAmount(v)
+	return _u
+}
+
+// SetSubtotal sets the "subtotal" field.
+func (_u *OrderUpdateOne) SetSubtotal(v money.Money) *OrderUpdateOne {
+	_u.mutation.ResetSubtotal()
+	_u.mutation.SetSubtotal(v)
+	return _u
+}
+
+// SetNillableSubtotal sets the "subtotal" field if the given value is not nil.
+func (_u *OrderUpdateOne) SetNillableSubtotal(v *money.Money) *OrderUpdateOne {
+	if v != nil {
+		_u.SetSubtotal(*v)
+	}
+	return _u
+}
+
+// AddSubtotal adds value to the "subtotal" field.
+func (_u *OrderUpdateOne) AddSubtotal(v money.Money) *OrderUpdateOne {
+	_u.mutation.AddSubtotal(v)
+	return _u
+}
+
+// SetDiscount sets the "discount" field.
+func (_u *OrderUpdateOne) SetDiscount(v money.Money) *OrderUpdateOne {
+	_u.mutation.ResetDiscount()
+	_u.mutation.SetDiscount(v)
+	return _u
+}
+
+// SetNillableDiscount sets the "discount" field if the given value is not nil.
+func (_u *OrderUpdateOne) SetNillableDiscount(v *money.Money) *OrderUpdateOne {
+	if v != nil {
+		_u.SetDiscount(*v)
+	}
+	return _u
+}
+
+// AddDiscount adds value to the "discount" field.
+func (_u *OrderUpdateOne) AddDiscount(v money.Money) *OrderUpdateOne {
+	_u.mutation.AddDiscount(v)
+	return _u
+}
+
+// SetUserCouponID sets the "user_coupon_id" field.
+func (_u *OrderUpdateOne) SetUserCouponID(v int64) *OrderUpdateOne {
+	_u.mutation.ResetUserCouponID()
+	_u.mutation.SetUserCouponID(v)
+	return _u
+}
+
+// SetNillableUserCouponID sets the "user_coupon_id" field if the given value is not nil.
+func (_u *OrderUpdateOne) SetNillableUserCouponID(v *int64) *OrderUpdateOne {
+	if v != nil {
+		_u.SetUserCouponID(*v)
+	}
+	return _u
+}
+
+// AddUserCouponID adds value to the "user_coupon_id" field.
+func (_u *OrderUpdateOne) AddUserCouponID(v int64) *OrderUpdateOne {
+	_u.mutation.AddUserCouponID(v)
+	return _u
+}
+
+// ClearUserCouponID clears the value of the "user_coupon_id" field.
+func (_u *OrderUpdateOne) ClearUserCouponID() *OrderUpdateOne {
+	_u.mutation.ClearUserCouponID()
 	return _u
 }
 
@@ -796,6 +955,27 @@ func (_u *OrderUpdateOne) sqlSave(ctx context.Context) (_node *Order, err error)
 	}
 	if value, ok := _u.mutation.AddedAmount(); ok {
 		_spec.AddField(order.FieldAmount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.Subtotal(); ok {
+		_spec.SetField(order.FieldSubtotal, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedSubtotal(); ok {
+		_spec.AddField(order.FieldSubtotal, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.Discount(); ok {
+		_spec.SetField(order.FieldDiscount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedDiscount(); ok {
+		_spec.AddField(order.FieldDiscount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.UserCouponID(); ok {
+		_spec.SetField(order.FieldUserCouponID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedUserCouponID(); ok {
+		_spec.AddField(order.FieldUserCouponID, field.TypeInt64, value)
+	}
+	if _u.mutation.UserCouponIDCleared() {
+		_spec.ClearField(order.FieldUserCouponID, field.TypeInt64)
 	}
 	if value, ok := _u.mutation.Currency(); ok {
 		_spec.SetField(order.FieldCurrency, field.TypeString, value)

@@ -39,6 +39,10 @@ type OrderLine struct {
 	LockState string `json:"lock_state,omitempty"`
 	// PoolID holds the value of the "pool_id" field.
 	PoolID int64 `json:"pool_id,omitempty"`
+	// Discount holds the value of the "discount" field.
+	Discount money.Money `json:"discount,omitempty"`
+	// PurchaseCounted holds the value of the "purchase_counted" field.
+	PurchaseCounted bool `json:"purchase_counted,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the OrderLineQuery when eager-loading is set.
 	Edges        OrderLineEdges `json:"edges"`
@@ -70,7 +74,9 @@ func (*OrderLine) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case orderline.FieldID, orderline.FieldOrderID, orderline.FieldItemID, orderline.FieldGoodsID, orderline.FieldUnitPrice, orderline.FieldQuantity, orderline.FieldPoolID:
+		case orderline.FieldPurchaseCounted:
+			values[i] = new(sql.NullBool)
+		case orderline.FieldID, orderline.FieldOrderID, orderline.FieldItemID, orderline.FieldGoodsID, orderline.FieldUnitPrice, orderline.FieldQuantity, orderline.FieldPoolID, orderline.FieldDiscount:
 			values[i] = new(sql.NullInt64)
 		case orderline.FieldGoodsName, orderline.FieldSpecValueStr, orderline.FieldStockMode, orderline.FieldLockState:
 			values[i] = new(sql.NullString)
@@ -155,6 +161,18 @@ func (_m *OrderLine) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.PoolID = value.Int64
 			}
+		case orderline.FieldDiscount:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field discount", values[i])
+			} else if value.Valid {
+				_m.Discount = money.Money(value.Int64)
+			}
+		case orderline.FieldPurchaseCounted:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field purchase_counted", values[i])
+			} else if value.Valid {
+				_m.PurchaseCounted = value.Bool
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -225,6 +243,12 @@ func (_m *OrderLine) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("pool_id=")
 	builder.WriteString(fmt.Sprintf("%v", _m.PoolID))
+	builder.WriteString(", ")
+	builder.WriteString("discount=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Discount))
+	builder.WriteString(", ")
+	builder.WriteString("purchase_counted=")
+	builder.WriteString(fmt.Sprintf("%v", _m.PurchaseCounted))
 	builder.WriteByte(')')
 	return builder.String()
 }

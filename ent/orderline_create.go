@@ -116,6 +116,34 @@ func (_c *OrderLineCreate) SetNillablePoolID(v *int64) *OrderLineCreate {
 	return _c
 }
 
+// SetDiscount sets the "discount" field.
+func (_c *OrderLineCreate) SetDiscount(v money.Money) *OrderLineCreate {
+	_c.mutation.SetDiscount(v)
+	return _c
+}
+
+// SetNillableDiscount sets the "discount" field if the given value is not nil.
+func (_c *OrderLineCreate) SetNillableDiscount(v *money.Money) *OrderLineCreate {
+	if v != nil {
+		_c.SetDiscount(*v)
+	}
+	return _c
+}
+
+// SetPurchaseCounted sets the "purchase_counted" field.
+func (_c *OrderLineCreate) SetPurchaseCounted(v bool) *OrderLineCreate {
+	_c.mutation.SetPurchaseCounted(v)
+	return _c
+}
+
+// SetNillablePurchaseCounted sets the "purchase_counted" field if the given value is not nil.
+func (_c *OrderLineCreate) SetNillablePurchaseCounted(v *bool) *OrderLineCreate {
+	if v != nil {
+		_c.SetPurchaseCounted(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *OrderLineCreate) SetID(v int64) *OrderLineCreate {
 	_c.mutation.SetID(v)
@@ -178,6 +206,14 @@ func (_c *OrderLineCreate) defaults() {
 		v := orderline.DefaultPoolID
 		_c.mutation.SetPoolID(v)
 	}
+	if _, ok := _c.mutation.Discount(); !ok {
+		v := orderline.DefaultDiscount
+		_c.mutation.SetDiscount(v)
+	}
+	if _, ok := _c.mutation.PurchaseCounted(); !ok {
+		v := orderline.DefaultPurchaseCounted
+		_c.mutation.SetPurchaseCounted(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -231,6 +267,12 @@ func (_c *OrderLineCreate) check() error {
 	}
 	if _, ok := _c.mutation.PoolID(); !ok {
 		return &ValidationError{Name: "pool_id", err: errors.New(`ent: missing required field "OrderLine.pool_id"`)}
+	}
+	if _, ok := _c.mutation.Discount(); !ok {
+		return &ValidationError{Name: "discount", err: errors.New(`ent: missing required field "OrderLine.discount"`)}
+	}
+	if _, ok := _c.mutation.PurchaseCounted(); !ok {
+		return &ValidationError{Name: "purchase_counted", err: errors.New(`ent: missing required field "OrderLine.purchase_counted"`)}
 	}
 	if len(_c.mutation.OrderIDs()) == 0 {
 		return &ValidationError{Name: "order", err: errors.New(`ent: missing required edge "OrderLine.order"`)}
@@ -303,6 +345,14 @@ func (_c *OrderLineCreate) createSpec() (*OrderLine, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.PoolID(); ok {
 		_spec.SetField(orderline.FieldPoolID, field.TypeInt64, value)
 		_node.PoolID = value
+	}
+	if value, ok := _c.mutation.Discount(); ok {
+		_spec.SetField(orderline.FieldDiscount, field.TypeInt64, value)
+		_node.Discount = value
+	}
+	if value, ok := _c.mutation.PurchaseCounted(); ok {
+		_spec.SetField(orderline.FieldPurchaseCounted, field.TypeBool, value)
+		_node.PurchaseCounted = value
 	}
 	if nodes := _c.mutation.OrderIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -520,6 +570,36 @@ func (u *OrderLineUpsert) UpdatePoolID() *OrderLineUpsert {
 // AddPoolID adds v to the "pool_id" field.
 func (u *OrderLineUpsert) AddPoolID(v int64) *OrderLineUpsert {
 	u.Add(orderline.FieldPoolID, v)
+	return u
+}
+
+// SetDiscount sets the "discount" field.
+func (u *OrderLineUpsert) SetDiscount(v money.Money) *OrderLineUpsert {
+	u.Set(orderline.FieldDiscount, v)
+	return u
+}
+
+// UpdateDiscount sets the "discount" field to the value that was provided on create.
+func (u *OrderLineUpsert) UpdateDiscount() *OrderLineUpsert {
+	u.SetExcluded(orderline.FieldDiscount)
+	return u
+}
+
+// AddDiscount adds v to the "discount" field.
+func (u *OrderLineUpsert) AddDiscount(v money.Money) *OrderLineUpsert {
+	u.Add(orderline.FieldDiscount, v)
+	return u
+}
+
+// SetPurchaseCounted sets the "purchase_counted" field.
+func (u *OrderLineUpsert) SetPurchaseCounted(v bool) *OrderLineUpsert {
+	u.Set(orderline.FieldPurchaseCounted, v)
+	return u
+}
+
+// UpdatePurchaseCounted sets the "purchase_counted" field to the value that was provided on create.
+func (u *OrderLineUpsert) UpdatePurchaseCounted() *OrderLineUpsert {
+	u.SetExcluded(orderline.FieldPurchaseCounted)
 	return u
 }
 
@@ -743,6 +823,41 @@ func (u *OrderLineUpsertOne) AddPoolID(v int64) *OrderLineUpsertOne {
 func (u *OrderLineUpsertOne) UpdatePoolID() *OrderLineUpsertOne {
 	return u.Update(func(s *OrderLineUpsert) {
 		s.UpdatePoolID()
+	})
+}
+
+// SetDiscount sets the "discount" field.
+func (u *OrderLineUpsertOne) SetDiscount(v money.Money) *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.SetDiscount(v)
+	})
+}
+
+// AddDiscount adds v to the "discount" field.
+func (u *OrderLineUpsertOne) AddDiscount(v money.Money) *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.AddDiscount(v)
+	})
+}
+
+// UpdateDiscount sets the "discount" field to the value that was provided on create.
+func (u *OrderLineUpsertOne) UpdateDiscount() *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.UpdateDiscount()
+	})
+}
+
+// SetPurchaseCounted sets the "purchase_counted" field.
+func (u *OrderLineUpsertOne) SetPurchaseCounted(v bool) *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.SetPurchaseCounted(v)
+	})
+}
+
+// UpdatePurchaseCounted sets the "purchase_counted" field to the value that was provided on create.
+func (u *OrderLineUpsertOne) UpdatePurchaseCounted() *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.UpdatePurchaseCounted()
 	})
 }
 
@@ -1132,6 +1247,41 @@ func (u *OrderLineUpsertBulk) AddPoolID(v int64) *OrderLineUpsertBulk {
 func (u *OrderLineUpsertBulk) UpdatePoolID() *OrderLineUpsertBulk {
 	return u.Update(func(s *OrderLineUpsert) {
 		s.UpdatePoolID()
+	})
+}
+
+// SetDiscount sets the "discount" field.
+func (u *OrderLineUpsertBulk) SetDiscount(v money.Money) *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.SetDiscount(v)
+	})
+}
+
+// AddDiscount adds v to the "discount" field.
+func (u *OrderLineUpsertBulk) AddDiscount(v money.Money) *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.AddDiscount(v)
+	})
+}
+
+// UpdateDiscount sets the "discount" field to the value that was provided on create.
+func (u *OrderLineUpsertBulk) UpdateDiscount() *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.UpdateDiscount()
+	})
+}
+
+// SetPurchaseCounted sets the "purchase_counted" field.
+func (u *OrderLineUpsertBulk) SetPurchaseCounted(v bool) *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.SetPurchaseCounted(v)
+	})
+}
+
+// UpdatePurchaseCounted sets the "purchase_counted" field to the value that was provided on create.
+func (u *OrderLineUpsertBulk) UpdatePurchaseCounted() *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.UpdatePurchaseCounted()
 	})
 }
 

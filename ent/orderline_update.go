@@ -206,6 +206,41 @@ func (_u *OrderLineUpdate) AddPoolID(v int64) *OrderLineUpdate {
 	return _u
 }
 
+// SetDiscount sets the "discount" field.
+func (_u *OrderLineUpdate) SetDiscount(v money.Money) *OrderLineUpdate {
+	_u.mutation.ResetDiscount()
+	_u.mutation.SetDiscount(v)
+	return _u
+}
+
+// SetNillableDiscount sets the "discount" field if the given value is not nil.
+func (_u *OrderLineUpdate) SetNillableDiscount(v *money.Money) *OrderLineUpdate {
+	if v != nil {
+		_u.SetDiscount(*v)
+	}
+	return _u
+}
+
+// AddDiscount adds value to the "discount" field.
+func (_u *OrderLineUpdate) AddDiscount(v money.Money) *OrderLineUpdate {
+	_u.mutation.AddDiscount(v)
+	return _u
+}
+
+// SetPurchaseCounted sets the "purchase_counted" field.
+func (_u *OrderLineUpdate) SetPurchaseCounted(v bool) *OrderLineUpdate {
+	_u.mutation.SetPurchaseCounted(v)
+	return _u
+}
+
+// SetNillablePurchaseCounted sets the "purchase_counted" field if the given value is not nil.
+func (_u *OrderLineUpdate) SetNillablePurchaseCounted(v *bool) *OrderLineUpdate {
+	if v != nil {
+		_u.SetPurchaseCounted(*v)
+	}
+	return _u
+}
+
 // SetOrder sets the "order" edge to the Order entity.
 func (_u *OrderLineUpdate) SetOrder(v *Order) *OrderLineUpdate {
 	return _u.SetOrderID(v.ID)
@@ -336,6 +371,15 @@ func (_u *OrderLineUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedPoolID(); ok {
 		_spec.AddField(orderline.FieldPoolID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.Discount(); ok {
+		_spec.SetField(orderline.FieldDiscount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedDiscount(); ok {
+		_spec.AddField(orderline.FieldDiscount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.PurchaseCounted(); ok {
+		_spec.SetField(orderline.FieldPurchaseCounted, field.TypeBool, value)
 	}
 	if _u.mutation.OrderCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -563,6 +607,41 @@ func (_u *OrderLineUpdateOne) AddPoolID(v int64) *OrderLineUpdateOne {
 	return _u
 }
 
+// SetDiscount sets the "discount" field.
+func (_u *OrderLineUpdateOne) SetDiscount(v money.Money) *OrderLineUpdateOne {
+	_u.mutation.ResetDiscount()
+	_u.mutation.SetDiscount(v)
+	return _u
+}
+
+// SetNillableDiscount sets the "discount" field if the given value is not nil.
+func (_u *OrderLineUpdateOne) SetNillableDiscount(v *money.Money) *OrderLineUpdateOne {
+	if v != nil {
+		_u.SetDiscount(*v)
+	}
+	return _u
+}
+
+// AddDiscount adds value to the "discount" field.
+func (_u *OrderLineUpdateOne) AddDiscount(v money.Money) *OrderLineUpdateOne {
+	_u.mutation.AddDiscount(v)
+	return _u
+}
+
+// SetPurchaseCounted sets the "purchase_counted" field.
+func (_u *OrderLineUpdateOne) SetPurchaseCounted(v bool) *OrderLineUpdateOne {
+	_u.mutation.SetPurchaseCounted(v)
+	return _u
+}
+
+// SetNillablePurchaseCounted sets the "purchase_counted" field if the given value is not nil.
+func (_u *OrderLineUpdateOne) SetNillablePurchaseCounted(v *bool) *OrderLineUpdateOne {
+	if v != nil {
+		_u.SetPurchaseCounted(*v)
+	}
+	return _u
+}
+
 // SetOrder sets the "order" edge to the Order entity.
 func (_u *OrderLineUpdateOne) SetOrder(v *Order) *OrderLineUpdateOne {
 	return _u.SetOrderID(v.ID)
@@ -723,6 +802,15 @@ func (_u *OrderLineUpdateOne) sqlSave(ctx context.Context) (_node *OrderLine, er
 	}
 	if value, ok := _u.mutation.AddedPoolID(); ok {
 		_spec.AddField(orderline.FieldPoolID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.Discount(); ok {
+		_spec.SetField(orderline.FieldDiscount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedDiscount(); ok {
+		_spec.AddField(orderline.FieldDiscount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.PurchaseCounted(); ok {
+		_spec.SetField(orderline.FieldPurchaseCounted, field.TypeBool, value)
 	}
 	if _u.mutation.OrderCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -6,6 +6,8 @@ import (
 	"storefront/ent/cart"
 	"storefront/ent/cartline"
 	"storefront/ent/category"
+	"storefront/ent/coupon"
+	"storefront/ent/couponclaim"
 	"storefront/ent/goods"
 	"storefront/ent/goodslisting"
 	"storefront/ent/idempotency"
@@ -15,12 +17,14 @@ import (
 	"storefront/ent/payment"
 	"storefront/ent/paymentevent"
 	"storefront/ent/poolbuyer"
+	"storefront/ent/purchasecount"
 	"storefront/ent/schema"
 	"storefront/ent/sku"
 	"storefront/ent/spec"
 	"storefront/ent/specvalue"
 	"storefront/ent/stocklog"
 	"storefront/ent/stockpool"
+	"storefront/ent/usercoupon"
 	"storefront/ent/webhook"
 	"storefront/ent/webhookdelivery"
 	"storefront/internal/vocab/money"
@@ -125,6 +129,72 @@ func init() {
 	categoryDescCreatedAt := categoryFields[4].Descriptor()
 	// category.DefaultCreatedAt holds the default value on creation for the created_at field.
 	category.DefaultCreatedAt = categoryDescCreatedAt.Default.(func() time.Time)
+	couponFields := schema.Coupon{}.Fields()
+	_ = couponFields
+	// couponDescName is the schema descriptor for name field.
+	couponDescName := couponFields[1].Descriptor()
+	// coupon.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	coupon.NameValidator = func() func(string) error {
+		validators := couponDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// couponDescAmountOff is the schema descriptor for amount_off field.
+	couponDescAmountOff := couponFields[3].Descriptor()
+	// coupon.DefaultAmountOff holds the default value on creation for the amount_off field.
+	coupon.DefaultAmountOff = money.Money(couponDescAmountOff.Default.(int64))
+	// couponDescPercentOff is the schema descriptor for percent_off field.
+	couponDescPercentOff := couponFields[4].Descriptor()
+	// coupon.DefaultPercentOff holds the default value on creation for the percent_off field.
+	coupon.DefaultPercentOff = couponDescPercentOff.Default.(int)
+	// couponDescMaxDiscount is the schema descriptor for max_discount field.
+	couponDescMaxDiscount := couponFields[5].Descriptor()
+	// coupon.DefaultMaxDiscount holds the default value on creation for the max_discount field.
+	coupon.DefaultMaxDiscount = money.Money(couponDescMaxDiscount.Default.(int64))
+	// couponDescMinSubtotal is the schema descriptor for min_subtotal field.
+	couponDescMinSubtotal := couponFields[6].Descriptor()
+	// coupon.DefaultMinSubtotal holds the default value on creation for the min_subtotal field.
+	coupon.DefaultMinSubtotal = money.Money(couponDescMinSubtotal.Default.(int64))
+	// couponDescPerCustomerLimit is the schema descriptor for per_customer_limit field.
+	couponDescPerCustomerLimit := couponFields[9].Descriptor()
+	// coupon.DefaultPerCustomerLimit holds the default value on creation for the per_customer_limit field.
+	coupon.DefaultPerCustomerLimit = couponDescPerCustomerLimit.Default.(int64)
+	// couponDescCode is the schema descriptor for code field.
+	couponDescCode := couponFields[13].Descriptor()
+	// coupon.CodeValidator is a validator for the "code" field. It is called by the builders before save.
+	coupon.CodeValidator = couponDescCode.Validators[0].(func(string) error)
+	// couponDescClaimed is the schema descriptor for claimed field.
+	couponDescClaimed := couponFields[15].Descriptor()
+	// coupon.DefaultClaimed holds the default value on creation for the claimed field.
+	coupon.DefaultClaimed = couponDescClaimed.Default.(int64)
+	// couponDescUsed is the schema descriptor for used field.
+	couponDescUsed := couponFields[16].Descriptor()
+	// coupon.DefaultUsed holds the default value on creation for the used field.
+	coupon.DefaultUsed = couponDescUsed.Default.(int64)
+	// couponDescCreatedAt is the schema descriptor for created_at field.
+	couponDescCreatedAt := couponFields[17].Descriptor()
+	// coupon.DefaultCreatedAt holds the default value on creation for the created_at field.
+	coupon.DefaultCreatedAt = couponDescCreatedAt.Default.(func() time.Time)
+	couponclaimFields := schema.CouponClaim{}.Fields()
+	_ = couponclaimFields
+	// couponclaimDescUserID is the schema descriptor for user_id field.
+	couponclaimDescUserID := couponclaimFields[2].Descriptor()
+	// couponclaim.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	couponclaim.UserIDValidator = couponclaimDescUserID.Validators[0].(func(string) error)
+	// couponclaimDescUnits is the schema descriptor for units field.
+	couponclaimDescUnits := couponclaimFields[3].Descriptor()
+	// couponclaim.DefaultUnits holds the default value on creation for the units field.
+	couponclaim.DefaultUnits = couponclaimDescUnits.Default.(int64)
 	goodsFields := schema.Goods{}.Fields()
 	_ = goodsFields
 	// goodsDescName is the schema descriptor for name field.
@@ -247,32 +317,40 @@ func init() {
 			return nil
 		}
 	}()
+	// orderDescSubtotal is the schema descriptor for subtotal field.
+	orderDescSubtotal := orderFields[5].Descriptor()
+	// order.DefaultSubtotal holds the default value on creation for the subtotal field.
+	order.DefaultSubtotal = money.Money(orderDescSubtotal.Default.(int64))
+	// orderDescDiscount is the schema descriptor for discount field.
+	orderDescDiscount := orderFields[6].Descriptor()
+	// order.DefaultDiscount holds the default value on creation for the discount field.
+	order.DefaultDiscount = money.Money(orderDescDiscount.Default.(int64))
 	// orderDescCurrency is the schema descriptor for currency field.
-	orderDescCurrency := orderFields[5].Descriptor()
+	orderDescCurrency := orderFields[8].Descriptor()
 	// order.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
 	order.CurrencyValidator = orderDescCurrency.Validators[0].(func(string) error)
 	// orderDescRemark is the schema descriptor for remark field.
-	orderDescRemark := orderFields[6].Descriptor()
+	orderDescRemark := orderFields[9].Descriptor()
 	// order.DefaultRemark holds the default value on creation for the remark field.
 	order.DefaultRemark = orderDescRemark.Default.(string)
 	// order.RemarkValidator is a validator for the "remark" field. It is called by the builders before save.
 	order.RemarkValidator = orderDescRemark.Validators[0].(func(string) error)
 	// orderDescCloseReason is the schema descriptor for close_reason field.
-	orderDescCloseReason := orderFields[7].Descriptor()
+	orderDescCloseReason := orderFields[10].Descriptor()
 	// order.DefaultCloseReason holds the default value on creation for the close_reason field.
 	order.DefaultCloseReason = orderDescCloseReason.Default.(string)
 	// order.CloseReasonValidator is a validator for the "close_reason" field. It is called by the builders before save.
 	order.CloseReasonValidator = orderDescCloseReason.Validators[0].(func(string) error)
 	// orderDescNeedsReview is the schema descriptor for needs_review field.
-	orderDescNeedsReview := orderFields[8].Descriptor()
+	orderDescNeedsReview := orderFields[11].Descriptor()
 	// order.DefaultNeedsReview holds the default value on creation for the needs_review field.
 	order.DefaultNeedsReview = orderDescNeedsReview.Default.(bool)
 	// orderDescVersion is the schema descriptor for version field.
-	orderDescVersion := orderFields[9].Descriptor()
+	orderDescVersion := orderFields[12].Descriptor()
 	// order.DefaultVersion holds the default value on creation for the version field.
 	order.DefaultVersion = orderDescVersion.Default.(int64)
 	// orderDescCreatedAt is the schema descriptor for created_at field.
-	orderDescCreatedAt := orderFields[10].Descriptor()
+	orderDescCreatedAt := orderFields[13].Descriptor()
 	// order.DefaultCreatedAt holds the default value on creation for the created_at field.
 	order.DefaultCreatedAt = orderDescCreatedAt.Default.(func() time.Time)
 	orderlineFields := schema.OrderLine{}.Fields()
@@ -297,6 +375,14 @@ func init() {
 	orderlineDescPoolID := orderlineFields[10].Descriptor()
 	// orderline.DefaultPoolID holds the default value on creation for the pool_id field.
 	orderline.DefaultPoolID = orderlineDescPoolID.Default.(int64)
+	// orderlineDescDiscount is the schema descriptor for discount field.
+	orderlineDescDiscount := orderlineFields[11].Descriptor()
+	// orderline.DefaultDiscount holds the default value on creation for the discount field.
+	orderline.DefaultDiscount = money.Money(orderlineDescDiscount.Default.(int64))
+	// orderlineDescPurchaseCounted is the schema descriptor for purchase_counted field.
+	orderlineDescPurchaseCounted := orderlineFields[12].Descriptor()
+	// orderline.DefaultPurchaseCounted holds the default value on creation for the purchase_counted field.
+	orderline.DefaultPurchaseCounted = orderlineDescPurchaseCounted.Default.(bool)
 	outboxFields := schema.Outbox{}.Fields()
 	_ = outboxFields
 	// outboxDescEventID is the schema descriptor for event_id field.
@@ -397,6 +483,16 @@ func init() {
 	poolbuyerDescUnits := poolbuyerFields[3].Descriptor()
 	// poolbuyer.DefaultUnits holds the default value on creation for the units field.
 	poolbuyer.DefaultUnits = poolbuyerDescUnits.Default.(int64)
+	purchasecountFields := schema.PurchaseCount{}.Fields()
+	_ = purchasecountFields
+	// purchasecountDescUserID is the schema descriptor for user_id field.
+	purchasecountDescUserID := purchasecountFields[2].Descriptor()
+	// purchasecount.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	purchasecount.UserIDValidator = purchasecountDescUserID.Validators[0].(func(string) error)
+	// purchasecountDescUnits is the schema descriptor for units field.
+	purchasecountDescUnits := purchasecountFields[3].Descriptor()
+	// purchasecount.DefaultUnits holds the default value on creation for the units field.
+	purchasecount.DefaultUnits = purchasecountDescUnits.Default.(int64)
 	skuFields := schema.Sku{}.Fields()
 	_ = skuFields
 	// skuDescSpecValueIds is the schema descriptor for spec_value_ids field.
@@ -569,6 +665,34 @@ func init() {
 	stockpoolDescCreatedAt := stockpoolFields[14].Descriptor()
 	// stockpool.DefaultCreatedAt holds the default value on creation for the created_at field.
 	stockpool.DefaultCreatedAt = stockpoolDescCreatedAt.Default.(func() time.Time)
+	usercouponFields := schema.UserCoupon{}.Fields()
+	_ = usercouponFields
+	// usercouponDescUserID is the schema descriptor for user_id field.
+	usercouponDescUserID := usercouponFields[2].Descriptor()
+	// usercoupon.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	usercoupon.UserIDValidator = func() func(string) error {
+		validators := usercouponDescUserID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(user_id string) error {
+			for _, fn := range fns {
+				if err := fn(user_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// usercouponDescOrderSn is the schema descriptor for order_sn field.
+	usercouponDescOrderSn := usercouponFields[6].Descriptor()
+	// usercoupon.OrderSnValidator is a validator for the "order_sn" field. It is called by the builders before save.
+	usercoupon.OrderSnValidator = usercouponDescOrderSn.Validators[0].(func(string) error)
+	// usercouponDescCreatedAt is the schema descriptor for created_at field.
+	usercouponDescCreatedAt := usercouponFields[7].Descriptor()
+	// usercoupon.DefaultCreatedAt holds the default value on creation for the created_at field.
+	usercoupon.DefaultCreatedAt = usercouponDescCreatedAt.Default.(func() time.Time)
 	webhookFields := schema.Webhook{}.Fields()
 	_ = webhookFields
 	// webhookDescURL is the schema descriptor for url field.

@@ -20,6 +20,10 @@ type Tx struct {
 	CartLine *CartLineClient
 	// Category is the client for interacting with the Category builders.
 	Category *CategoryClient
+	// Coupon is the client for interacting with the Coupon builders.
+	Coupon *CouponClient
+	// CouponClaim is the client for interacting with the CouponClaim builders.
+	CouponClaim *CouponClaimClient
 	// Goods is the client for interacting with the Goods builders.
 	Goods *GoodsClient
 	// GoodsListing is the client for interacting with the GoodsListing builders.
@@ -38,6 +42,8 @@ type Tx struct {
 	PaymentEvent *PaymentEventClient
 	// PoolBuyer is the client for interacting with the PoolBuyer builders.
 	PoolBuyer *PoolBuyerClient
+	// PurchaseCount is the client for interacting with the PurchaseCount builders.
+	PurchaseCount *PurchaseCountClient
 	// Sku is the client for interacting with the Sku builders.
 	Sku *SkuClient
 	// Spec is the client for interacting with the Spec builders.
@@ -48,6 +54,8 @@ type Tx struct {
 	StockLog *StockLogClient
 	// StockPool is the client for interacting with the StockPool builders.
 	StockPool *StockPoolClient
+	// UserCoupon is the client for interacting with the UserCoupon builders.
+	UserCoupon *UserCouponClient
 	// Webhook is the client for interacting with the Webhook builders.
 	Webhook *WebhookClient
 	// WebhookDelivery is the client for interacting with the WebhookDelivery builders.
@@ -186,6 +194,8 @@ func (tx *Tx) init() {
 	tx.Cart = NewCartClient(tx.config)
 	tx.CartLine = NewCartLineClient(tx.config)
 	tx.Category = NewCategoryClient(tx.config)
+	tx.Coupon = NewCouponClient(tx.config)
+	tx.CouponClaim = NewCouponClaimClient(tx.config)
 	tx.Goods = NewGoodsClient(tx.config)
 	tx.GoodsListing = NewGoodsListingClient(tx.config)
 	tx.Idempotency = NewIdempotencyClient(tx.config)
@@ -195,11 +205,13 @@ func (tx *Tx) init() {
 	tx.Payment = NewPaymentClient(tx.config)
 	tx.PaymentEvent = NewPaymentEventClient(tx.config)
 	tx.PoolBuyer = NewPoolBuyerClient(tx.config)
+	tx.PurchaseCount = NewPurchaseCountClient(tx.config)
 	tx.Sku = NewSkuClient(tx.config)
 	tx.Spec = NewSpecClient(tx.config)
 	tx.SpecValue = NewSpecValueClient(tx.config)
 	tx.StockLog = NewStockLogClient(tx.config)
 	tx.StockPool = NewStockPoolClient(tx.config)
+	tx.UserCoupon = NewUserCouponClient(tx.config)
 	tx.Webhook = NewWebhookClient(tx.config)
 	tx.WebhookDelivery = NewWebhookDeliveryClient(tx.config)
 }

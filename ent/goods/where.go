@@ -96,6 +96,11 @@ func CategoryID(v int64) predicate.Goods {
 	return predicate.Goods(sql.FieldEQ(FieldCategoryID, v))
 }
 
+// PurchaseLimit applies equality check predicate on the "purchase_limit" field. It's identical to PurchaseLimitEQ.
+func PurchaseLimit(v int64) predicate.Goods {
+	return predicate.Goods(sql.FieldEQ(FieldPurchaseLimit, v))
+}
+
 // NameEQ applies the EQ predicate on the "name" field.
 func NameEQ(v string) predicate.Goods {
 	return predicate.Goods(sql.FieldEQ(FieldName, v))
@@ -634,6 +639,56 @@ func CategoryIDIsNil() predicate.Goods {
 // CategoryIDNotNil applies the NotNil predicate on the "category_id" field.
 func CategoryIDNotNil() predicate.Goods {
 	return predicate.Goods(sql.FieldNotNull(FieldCategoryID))
+}
+
+// PurchaseLimitEQ applies the EQ predicate on the "purchase_limit" field.
+func PurchaseLimitEQ(v int64) predicate.Goods {
+	return predicate.Goods(sql.FieldEQ(FieldPurchaseLimit, v))
+}
+
+// PurchaseLimitNEQ applies the NEQ predicate on the "purchase_limit" field.
+func PurchaseLimitNEQ(v int64) predicate.Goods {
+	return predicate.Goods(sql.FieldNEQ(FieldPurchaseLimit, v))
+}
+
+// PurchaseLimitIn applies the In predicate on the "purchase_limit" field.
+func PurchaseLimitIn(vs ...int64) predicate.Goods {
+	return predicate.Goods(sql.FieldIn(FieldPurchaseLimit, vs...))
+}
+
+// PurchaseLimitNotIn applies the NotIn predicate on the "purchase_limit" field.
+func PurchaseLimitNotIn(vs ...int64) predicate.Goods {
+	return predicate.Goods(sql.FieldNotIn(FieldPurchaseLimit, vs...))
+}
+
+// PurchaseLimitGT applies the GT predicate on the "purchase_limit" field.
+func PurchaseLimitGT(v int64) predicate.Goods {
+	return predicate.Goods(sql.FieldGT(FieldPurchaseLimit, v))
+}
+
+// PurchaseLimitGTE applies the GTE predicate on the "purchase_limit" field.
+func PurchaseLimitGTE(v int64) predicate.Goods {
+	return predicate.Goods(sql.FieldGTE(FieldPurchaseLimit, v))
+}
+
+// PurchaseLimitLT applies the LT predicate on the "purchase_limit" field.
+func PurchaseLimitLT(v int64) predicate.Goods {
+	return predicate.Goods(sql.FieldLT(FieldPurchaseLimit, v))
+}
+
+// PurchaseLimitLTE applies the LTE predicate on the "purchase_limit" field.
+func PurchaseLimitLTE(v int64) predicate.Goods {
+	return predicate.Goods(sql.FieldLTE(FieldPurchaseLimit, v))
+}
+
+// PurchaseLimitIsNil applies the IsNil predicate on the "purchase_limit" field.
+func PurchaseLimitIsNil() predicate.Goods {
+	return predicate.Goods(sql.FieldIsNull(FieldPurchaseLimit))
+}
+
+// PurchaseLimitNotNil applies the NotNil predicate on the "purchase_limit" field.
+func PurchaseLimitNotNil() predicate.Goods {
+	return predicate.Goods(sql.FieldNotNull(FieldPurchaseLimit))
 }
 
 // HasSpecs applies the HasEdge predicate on the "specs" edge.

@@ -44,6 +44,30 @@ func (f CategoryFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, er
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CategoryMutation", m)
 }
 
+// The CouponFunc type is an adapter to allow the use of ordinary
+// function as Coupon mutator.
+type CouponFunc func(context.Context, *ent.CouponMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f CouponFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.CouponMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CouponMutation", m)
+}
+
+// The CouponClaimFunc type is an adapter to allow the use of ordinary
+// function as CouponClaim mutator.
+type CouponClaimFunc func(context.Context, *ent.CouponClaimMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f CouponClaimFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.CouponClaimMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CouponClaimMutation", m)
+}
+
 // The GoodsFunc type is an adapter to allow the use of ordinary
 // function as Goods mutator.
 type GoodsFunc func(context.Context, *ent.GoodsMutation) (ent.Value, error)
@@ -152,6 +176,18 @@ func (f PoolBuyerFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, e
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PoolBuyerMutation", m)
 }
 
+// The PurchaseCountFunc type is an adapter to allow the use of ordinary
+// function as PurchaseCount mutator.
+type PurchaseCountFunc func(context.Context, *ent.PurchaseCountMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f PurchaseCountFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.PurchaseCountMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PurchaseCountMutation", m)
+}
+
 // The SkuFunc type is an adapter to allow the use of ordinary
 // function as Sku mutator.
 type SkuFunc func(context.Context, *ent.SkuMutation) (ent.Value, error)
@@ -210,6 +246,18 @@ func (f StockPoolFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, e
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.StockPoolMutation", m)
+}
+
+// The UserCouponFunc type is an adapter to allow the use of ordinary
+// function as UserCoupon mutator.
+type UserCouponFunc func(context.Context, *ent.UserCouponMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f UserCouponFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.UserCouponMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.UserCouponMutation", m)
 }
 
 // The WebhookFunc type is an adapter to allow the use of ordinary

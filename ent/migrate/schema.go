@@ -94,6 +94,60 @@ var (
 			},
 		},
 	}
+	// CouponColumns holds the columns for the "coupon" table.
+	CouponColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "name", Type: field.TypeString, Size: 120},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"AMOUNT_OFF", "PERCENT_OFF"}},
+		{Name: "amount_off", Type: field.TypeInt64, Default: 0},
+		{Name: "percent_off", Type: field.TypeInt, Default: 0},
+		{Name: "max_discount", Type: field.TypeInt64, Default: 0},
+		{Name: "min_subtotal", Type: field.TypeInt64, Default: 0},
+		{Name: "goods_ids", Type: field.TypeJSON, Nullable: true},
+		{Name: "total_quantity", Type: field.TypeInt64, Nullable: true},
+		{Name: "per_customer_limit", Type: field.TypeInt64, Default: 1},
+		{Name: "claim_starts_at", Type: field.TypeTime, Nullable: true},
+		{Name: "claim_ends_at", Type: field.TypeTime, Nullable: true},
+		{Name: "valid_days", Type: field.TypeInt},
+		{Name: "code", Type: field.TypeString, Nullable: true, Size: 64},
+		{Name: "stopped_at", Type: field.TypeTime, Nullable: true},
+		{Name: "claimed", Type: field.TypeInt64, Default: 0},
+		{Name: "used", Type: field.TypeInt64, Default: 0},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// CouponTable holds the schema information for the "coupon" table.
+	CouponTable = &schema.Table{
+		Name:       "coupon",
+		Columns:    CouponColumns,
+		PrimaryKey: []*schema.Column{CouponColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "coupon_code",
+				Unique:  true,
+				Columns: []*schema.Column{CouponColumns[13]},
+			},
+		},
+	}
+	// CouponClaimColumns holds the columns for the "coupon_claim" table.
+	CouponClaimColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "coupon_id", Type: field.TypeInt64},
+		{Name: "user_id", Type: field.TypeString, Size: 64},
+		{Name: "units", Type: field.TypeInt64, Default: 0},
+	}
+	// CouponClaimTable holds the schema information for the "coupon_claim" table.
+	CouponClaimTable = &schema.Table{
+		Name:       "coupon_claim",
+		Columns:    CouponClaimColumns,
+		PrimaryKey: []*schema.Column{CouponClaimColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "couponclaim_coupon_id_user_id",
+				Unique:  true,
+				Columns: []*schema.Column{CouponClaimColumns[1], CouponClaimColumns[2]},
+			},
+		},
+	}
 	// GoodsColumns holds the columns for the "goods" table.
 	GoodsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -109,6 +163,7 @@ var (
 		{Name: "images", Type: field.TypeJSON, Nullable: true},
 		{Name: "slug", Type: field.TypeString, Nullable: true, Size: 120},
 		{Name: "category_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "purchase_limit", Type: field.TypeInt64, Nullable: true},
 	}
 	// GoodsTable holds the schema information for the "goods" table.
 	GoodsTable = &schema.Table{
@@ -226,6 +281,9 @@ var (
 		{Name: "user_id", Type: field.TypeString, Size: 64},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"UNPAID", "PAID", "CLOSED", "REFUNDED"}, Default: "UNPAID"},
 		{Name: "amount", Type: field.TypeInt64},
+		{Name: "subtotal", Type: field.TypeInt64, Default: 0},
+		{Name: "discount", Type: field.TypeInt64, Default: 0},
+		{Name: "user_coupon_id", Type: field.TypeInt64, Nullable: true},
 		{Name: "currency", Type: field.TypeString, Size: 3},
 		{Name: "remark", Type: field.TypeString, Size: 255, Default: ""},
 		{Name: "close_reason", Type: field.TypeString, Size: 32, Default: ""},
@@ -256,7 +314,7 @@ var (
 			{
 				Name:    "order_status_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{OrdersColumns[3], OrdersColumns[10]},
+				Columns: []*schema.Column{OrdersColumns[3], OrdersColumns[13]},
 			},
 		},
 	}
@@ -272,6 +330,8 @@ var (
 		{Name: "stock_mode", Type: field.TypeEnum, Enums: []string{"DEDUCT_AT_ORDER", "LOCK_AT_ORDER"}, Default: "DEDUCT_AT_ORDER"},
 		{Name: "lock_state", Type: field.TypeString, Size: 16, Default: ""},
 		{Name: "pool_id", Type: field.TypeInt64, Default: 0},
+		{Name: "discount", Type: field.TypeInt64, Default: 0},
+		{Name: "purchase_counted", Type: field.TypeBool, Default: false},
 		{Name: "order_id", Type: field.TypeInt64},
 	}
 	// OrderLineTable holds the schema information for the "order_line" table.
@@ -282,7 +342,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "order_line_orders_lines",
-				Columns:    []*schema.Column{OrderLineColumns[10]},
+				Columns:    []*schema.Column{OrderLineColumns[12]},
 				RefColumns: []*schema.Column{OrdersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -291,7 +351,7 @@ var (
 			{
 				Name:    "orderline_order_id",
 				Unique:  false,
-				Columns: []*schema.Column{OrderLineColumns[10]},
+				Columns: []*schema.Column{OrderLineColumns[12]},
 			},
 		},
 	}
@@ -409,6 +469,26 @@ var (
 				Name:    "poolbuyer_pool_id_user_id",
 				Unique:  true,
 				Columns: []*schema.Column{PoolBuyerColumns[1], PoolBuyerColumns[2]},
+			},
+		},
+	}
+	// PurchaseCountColumns holds the columns for the "purchase_count" table.
+	PurchaseCountColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "goods_id", Type: field.TypeInt64},
+		{Name: "user_id", Type: field.TypeString, Size: 64},
+		{Name: "units", Type: field.TypeInt64, Default: 0},
+	}
+	// PurchaseCountTable holds the schema information for the "purchase_count" table.
+	PurchaseCountTable = &schema.Table{
+		Name:       "purchase_count",
+		Columns:    PurchaseCountColumns,
+		PrimaryKey: []*schema.Column{PurchaseCountColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "purchasecount_goods_id_user_id",
+				Unique:  true,
+				Columns: []*schema.Column{PurchaseCountColumns[1], PurchaseCountColumns[2]},
 			},
 		},
 	}
@@ -601,6 +681,40 @@ var (
 			},
 		},
 	}
+	// UserCouponColumns holds the columns for the "user_coupon" table.
+	UserCouponColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "coupon_id", Type: field.TypeInt64},
+		{Name: "user_id", Type: field.TypeString, Size: 64},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"AVAILABLE", "LOCKED", "USED", "EXPIRED"}, Default: "AVAILABLE"},
+		{Name: "valid_from", Type: field.TypeTime},
+		{Name: "valid_until", Type: field.TypeTime},
+		{Name: "order_sn", Type: field.TypeString, Nullable: true, Size: 32},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// UserCouponTable holds the schema information for the "user_coupon" table.
+	UserCouponTable = &schema.Table{
+		Name:       "user_coupon",
+		Columns:    UserCouponColumns,
+		PrimaryKey: []*schema.Column{UserCouponColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "usercoupon_user_id_status_id",
+				Unique:  false,
+				Columns: []*schema.Column{UserCouponColumns[2], UserCouponColumns[3], UserCouponColumns[0]},
+			},
+			{
+				Name:    "usercoupon_coupon_id_status",
+				Unique:  false,
+				Columns: []*schema.Column{UserCouponColumns[1], UserCouponColumns[3]},
+			},
+			{
+				Name:    "usercoupon_order_sn",
+				Unique:  false,
+				Columns: []*schema.Column{UserCouponColumns[6]},
+			},
+		},
+	}
 	// WebhookColumns holds the columns for the "webhook" table.
 	WebhookColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -664,6 +778,8 @@ var (
 		CartTable,
 		CartLineTable,
 		CategoryTable,
+		CouponTable,
+		CouponClaimTable,
 		GoodsTable,
 		GoodsListingTable,
 		IdempotencyKeyTable,
@@ -673,11 +789,13 @@ var (
 		PaymentTable,
 		PaymentEventTable,
 		PoolBuyerTable,
+		PurchaseCountTable,
 		SkuTable,
 		SpecTable,
 		SpecValueTable,
 		StockLogTable,
 		StockPoolTable,
+		UserCouponTable,
 		WebhookTable,
 		WebhookDeliveryTable,
 	}
@@ -692,6 +810,12 @@ func init() {
 	}
 	CategoryTable.Annotation = &entsql.Annotation{
 		Table: "category",
+	}
+	CouponTable.Annotation = &entsql.Annotation{
+		Table: "coupon",
+	}
+	CouponClaimTable.Annotation = &entsql.Annotation{
+		Table: "coupon_claim",
 	}
 	GoodsTable.Annotation = &entsql.Annotation{
 		Table: "goods",
@@ -721,6 +845,9 @@ func init() {
 	PoolBuyerTable.Annotation = &entsql.Annotation{
 		Table: "pool_buyer",
 	}
+	PurchaseCountTable.Annotation = &entsql.Annotation{
+		Table: "purchase_count",
+	}
 	SkuTable.ForeignKeys[0].RefTable = GoodsTable
 	SkuTable.Annotation = &entsql.Annotation{
 		Table: "sku",
@@ -738,6 +865,9 @@ func init() {
 	}
 	StockPoolTable.Annotation = &entsql.Annotation{
 		Table: "stock_pool",
+	}
+	UserCouponTable.Annotation = &entsql.Annotation{
+		Table: "user_coupon",
 	}
 	WebhookTable.Annotation = &entsql.Annotation{
 		Table: "webhook",

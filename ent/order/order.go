@@ -5,6 +5,7 @@ package order
 import (
 	"fmt"
 	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/money"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -24,6 +25,12 @@ const (
 	FieldStatus = "status"
 	// FieldAmount holds the string denoting the amount field in the database.
 	FieldAmount = "amount"
+	// FieldSubtotal holds the string denoting the subtotal field in the database.
+	FieldSubtotal = "subtotal"
+	// FieldDiscount holds the string denoting the discount field in the database.
+	FieldDiscount = "discount"
+	// FieldUserCouponID holds the string denoting the user_coupon_id field in the database.
+	FieldUserCouponID = "user_coupon_id"
 	// FieldCurrency holds the string denoting the currency field in the database.
 	FieldCurrency = "currency"
 	// FieldRemark holds the string denoting the remark field in the database.
@@ -64,6 +71,9 @@ var Columns = []string{
 	FieldUserID,
 	FieldStatus,
 	FieldAmount,
+	FieldSubtotal,
+	FieldDiscount,
+	FieldUserCouponID,
 	FieldCurrency,
 	FieldRemark,
 	FieldCloseReason,
@@ -91,6 +101,10 @@ var (
 	OrderSnValidator func(string) error
 	// UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
 	UserIDValidator func(string) error
+	// DefaultSubtotal holds the default value on creation for the "subtotal" field.
+	DefaultSubtotal money.Money
+	// DefaultDiscount holds the default value on creation for the "discount" field.
+	DefaultDiscount money.Money
 	// CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
 	CurrencyValidator func(string) error
 	// DefaultRemark holds the default value on creation for the "remark" field.
@@ -147,6 +161,21 @@ func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 // ByAmount orders the results by the amount field.
 func ByAmount(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAmount, opts...).ToFunc()
+}
+
+// BySubtotal orders the results by the subtotal field.
+func BySubtotal(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSubtotal, opts...).ToFunc()
+}
+
+// ByDiscount orders the results by the discount field.
+func ByDiscount(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDiscount, opts...).ToFunc()
+}
+
+// ByUserCouponID orders the results by the user_coupon_id field.
+func ByUserCouponID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldUserCouponID, opts...).ToFunc()
 }
 
 // ByCurrency orders the results by the currency field.

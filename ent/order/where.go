@@ -73,6 +73,23 @@ func Amount(v money.Money) predicate.Order {
 	return predicate.Order(sql.FieldEQ(FieldAmount, vc))
 }
 
+// Subtotal applies equality check predicate on the "subtotal" field. It's identical to SubtotalEQ.
+func Subtotal(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldEQ(FieldSubtotal, vc))
+}
+
+// Discount applies equality check predicate on the "discount" field. It's identical to DiscountEQ.
+func Discount(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldEQ(FieldDiscount, vc))
+}
+
+// UserCouponID applies equality check predicate on the "user_coupon_id" field. It's identical to UserCouponIDEQ.
+func UserCouponID(v int64) predicate.Order {
+	return predicate.Order(sql.FieldEQ(FieldUserCouponID, v))
+}
+
 // Currency applies equality check predicate on the "currency" field. It's identical to CurrencyEQ.
 func Currency(v string) predicate.Order {
 	return predicate.Order(sql.FieldEQ(FieldCurrency, v))
@@ -335,6 +352,164 @@ func AmountLT(v money.Money) predicate.Order {
 func AmountLTE(v money.Money) predicate.Order {
 	vc := int64(v)
 	return predicate.Order(sql.FieldLTE(FieldAmount, vc))
+}
+
+// SubtotalEQ applies the EQ predicate on the "subtotal" field.
+func SubtotalEQ(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldEQ(FieldSubtotal, vc))
+}
+
+// SubtotalNEQ applies the NEQ predicate on the "subtotal" field.
+func SubtotalNEQ(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldNEQ(FieldSubtotal, vc))
+}
+
+// SubtotalIn applies the In predicate on the "subtotal" field.
+func SubtotalIn(vs ...money.Money) predicate.Order {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = int64(vs[i])
+	}
+	return predicate.Order(sql.FieldIn(FieldSubtotal, v...))
+}
+
+// SubtotalNotIn applies the NotIn predicate on the "subtotal" field.
+func SubtotalNotIn(vs ...money.Money) predicate.Order {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = int64(vs[i])
+	}
+	return predicate.Order(sql.FieldNotIn(FieldSubtotal, v...))
+}
+
+// SubtotalGT applies the GT predicate on the "subtotal" field.
+func SubtotalGT(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldGT(FieldSubtotal, vc))
+}
+
+// SubtotalGTE applies the GTE predicate on the "subtotal" field.
+func SubtotalGTE(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldGTE(FieldSubtotal, vc))
+}
+
+// SubtotalLT applies the LT predicate on the "subtotal" field.
+func SubtotalLT(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldLT(FieldSubtotal, vc))
+}
+
+// SubtotalLTE applies the LTE predicate on the "subtotal" field.
+func SubtotalLTE(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldLTE(FieldSubtotal, vc))
+}
+
+// DiscountEQ applies the EQ predicate on the "discount" field.
+func DiscountEQ(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldEQ(FieldDiscount, vc))
+}
+
+// DiscountNEQ applies the NEQ predicate on the "discount" field.
+func DiscountNEQ(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldNEQ(FieldDiscount, vc))
+}
+
+// DiscountIn applies the In predicate on the "discount" field.
+func DiscountIn(vs ...money.Money) predicate.Order {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = int64(vs[i])
+	}
+	return predicate.Order(sql.FieldIn(FieldDiscount, v...))
+}
+
+// DiscountNotIn applies the NotIn predicate on the "discount" field.
+func DiscountNotIn(vs ...money.Money) predicate.Order {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = int64(vs[i])
+	}
+	return predicate.Order(sql.FieldNotIn(FieldDiscount, v...))
+}
+
+// DiscountGT applies the GT predicate on the "discount" field.
+func DiscountGT(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldGT(FieldDiscount, vc))
+}
+
+// DiscountGTE applies the GTE predicate on the "discount" field.
+func DiscountGTE(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldGTE(FieldDiscount, vc))
+}
+
+// DiscountLT applies the LT predicate on the "discount" field.
+func DiscountLT(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldLT(FieldDiscount, vc))
+}
+
+// DiscountLTE applies the LTE predicate on the "discount" field.
+func DiscountLTE(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldLTE(FieldDiscount, vc))
+}
+
+// UserCouponIDEQ applies the EQ predicate on the "user_coupon_id" field.
+func UserCouponIDEQ(v int64) predicate.Order {
+	return predicate.Order(sql.FieldEQ(FieldUserCouponID, v))
+}
+
+// UserCouponIDNEQ applies the NEQ predicate on the "user_coupon_id" field.
+func UserCouponIDNEQ(v int64) predicate.Order {
+	return predicate.Order(sql.FieldNEQ(FieldUserCouponID, v))
+}
+
+// UserCouponIDIn applies the In predicate on the "user_coupon_id" field.
+func UserCouponIDIn(vs ...int64) predicate.Order {
+	return predicate.Order(sql.FieldIn(FieldUserCouponID, vs...))
+}
+
+// UserCouponIDNotIn applies the NotIn predicate on the "user_coupon_id" field.
+func UserCouponIDNotIn(vs ...int64) predicate.Order {
+	return predicate.Order(sql.FieldNotIn(FieldUserCouponID, vs...))
+}
+
+// UserCouponIDGT applies the GT predicate on the "user_coupon_id" field.
+func UserCouponIDGT(v int64) predicate.Order {
+	return predicate.Order(sql.FieldGT(FieldUserCouponID, v))
+}
+
+// UserCouponIDGTE applies the GTE predicate on the "user_coupon_id" field.
+func UserCouponIDGTE(v int64) predicate.Order {
+	return predicate.Order(sql.FieldGTE(FieldUserCouponID, v))
+}
+
+// UserCouponIDLT applies the LT predicate on the "user_coupon_id" field.
+func UserCouponIDLT(v int64) predicate.Order {
+	return predicate.Order(sql.FieldLT(FieldUserCouponID, v))
+}
+
+// UserCouponIDLTE applies the LTE predicate on the "user_coupon_id" field.
+func UserCouponIDLTE(v int64) predicate.Order {
+	return predicate.Order(sql.FieldLTE(FieldUserCouponID, v))
+}
+
+// UserCouponIDIsNil applies the IsNil predicate on the "user_coupon_id" field.
+func UserCouponIDIsNil() predicate.Order {
+	return predicate.Order(sql.FieldIsNull(FieldUserCouponID))
+}
+
+// UserCouponIDNotNil applies the NotNil predicate on the "user_coupon_id" field.
+func UserCouponIDNotNil() predicate.Order {
+	return predicate.Order(sql.FieldNotNull(FieldUserCouponID))
 }
 
 // CurrencyEQ applies the EQ predicate on the "currency" field.

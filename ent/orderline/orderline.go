@@ -5,6 +5,7 @@ package orderline
 import (
 	"fmt"
 	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/money"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
@@ -35,6 +36,10 @@ const (
 	FieldLockState = "lock_state"
 	// FieldPoolID holds the string denoting the pool_id field in the database.
 	FieldPoolID = "pool_id"
+	// FieldDiscount holds the string denoting the discount field in the database.
+	FieldDiscount = "discount"
+	// FieldPurchaseCounted holds the string denoting the purchase_counted field in the database.
+	FieldPurchaseCounted = "purchase_counted"
 	// EdgeOrder holds the string denoting the order edge name in mutations.
 	EdgeOrder = "order"
 	// Table holds the table name of the orderline in the database.
@@ -61,6 +66,8 @@ var Columns = []string{
 	FieldStockMode,
 	FieldLockState,
 	FieldPoolID,
+	FieldDiscount,
+	FieldPurchaseCounted,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -86,6 +93,10 @@ var (
 	LockStateValidator func(string) error
 	// DefaultPoolID holds the default value on creation for the "pool_id" field.
 	DefaultPoolID int64
+	// DefaultDiscount holds the default value on creation for the "discount" field.
+	DefaultDiscount money.Money
+	// DefaultPurchaseCounted holds the default value on creation for the "purchase_counted" field.
+	DefaultPurchaseCounted bool
 )
 
 const DefaultStockMode enums.StockMode = "DEDUCT_AT_ORDER"
@@ -156,6 +167,16 @@ func ByLockState(opts ...sql.OrderTermOption) OrderOption {
 // ByPoolID orders the results by the pool_id field.
 func ByPoolID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPoolID, opts...).ToFunc()
+}
+
+// ByDiscount orders the results by the discount field.
+func ByDiscount(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDiscount, opts...).ToFunc()
+}
+
+// ByPurchaseCounted orders the results by the purchase_counted field.
+func ByPurchaseCounted(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPurchaseCounted, opts...).ToFunc()
 }
 
 // ByOrderField orders the results by order field.

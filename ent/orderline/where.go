@@ -102,6 +102,17 @@ func PoolID(v int64) predicate.OrderLine {
 	return predicate.OrderLine(sql.FieldEQ(FieldPoolID, v))
 }
 
+// Discount applies equality check predicate on the "discount" field. It's identical to DiscountEQ.
+func Discount(v money.Money) predicate.OrderLine {
+	vc := int64(v)
+	return predicate.OrderLine(sql.FieldEQ(FieldDiscount, vc))
+}
+
+// PurchaseCounted applies equality check predicate on the "purchase_counted" field. It's identical to PurchaseCountedEQ.
+func PurchaseCounted(v bool) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldEQ(FieldPurchaseCounted, v))
+}
+
 // OrderIDEQ applies the EQ predicate on the "order_id" field.
 func OrderIDEQ(v int64) predicate.OrderLine {
 	return predicate.OrderLine(sql.FieldEQ(FieldOrderID, v))
@@ -559,6 +570,70 @@ func PoolIDLT(v int64) predicate.OrderLine {
 // PoolIDLTE applies the LTE predicate on the "pool_id" field.
 func PoolIDLTE(v int64) predicate.OrderLine {
 	return predicate.OrderLine(sql.FieldLTE(FieldPoolID, v))
+}
+
+// DiscountEQ applies the EQ predicate on the "discount" field.
+func DiscountEQ(v money.Money) predicate.OrderLine {
+	vc := int64(v)
+	return predicate.OrderLine(sql.FieldEQ(FieldDiscount, vc))
+}
+
+// DiscountNEQ applies the NEQ predicate on the "discount" field.
+func DiscountNEQ(v money.Money) predicate.OrderLine {
+	vc := int64(v)
+	return predicate.OrderLine(sql.FieldNEQ(FieldDiscount, vc))
+}
+
+// DiscountIn applies the In predicate on the "discount" field.
+func DiscountIn(vs ...money.Money) predicate.OrderLine {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = int64(vs[i])
+	}
+	return predicate.OrderLine(sql.FieldIn(FieldDiscount, v...))
+}
+
+// DiscountNotIn applies the NotIn predicate on the "discount" field.
+func DiscountNotIn(vs ...money.Money) predicate.OrderLine {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = int64(vs[i])
+	}
+	return predicate.OrderLine(sql.FieldNotIn(FieldDiscount, v...))
+}
+
+// DiscountGT applies the GT predicate on the "discount" field.
+func DiscountGT(v money.Money) predicate.OrderLine {
+	vc := int64(v)
+	return predicate.OrderLine(sql.FieldGT(FieldDiscount, vc))
+}
+
+// DiscountGTE applies the GTE predicate on the "discount" field.
+func DiscountGTE(v money.Money) predicate.OrderLine {
+	vc := int64(v)
+	return predicate.OrderLine(sql.FieldGTE(FieldDiscount, vc))
+}
+
+// DiscountLT applies the LT predicate on the "discount" field.
+func DiscountLT(v money.Money) predicate.OrderLine {
+	vc := int64(v)
+	return predicate.OrderLine(sql.FieldLT(FieldDiscount, vc))
+}
+
+// DiscountLTE applies the LTE predicate on the "discount" field.
+func DiscountLTE(v money.Money) predicate.OrderLine {
+	vc := int64(v)
+	return predicate.OrderLine(sql.FieldLTE(FieldDiscount, vc))
+}
+
+// PurchaseCountedEQ applies the EQ predicate on the "purchase_counted" field.
+func PurchaseCountedEQ(v bool) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldEQ(FieldPurchaseCounted, v))
+}
+
+// PurchaseCountedNEQ applies the NEQ predicate on the "purchase_counted" field.
+func PurchaseCountedNEQ(v bool) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldNEQ(FieldPurchaseCounted, v))
 }
 
 // HasOrder applies the HasEdge predicate on the "order" edge.

@@ -15,6 +15,12 @@ type CartLine func(*sql.Selector)
 // Category is the predicate function for category builders.
 type Category func(*sql.Selector)
 
+// Coupon is the predicate function for coupon builders.
+type Coupon func(*sql.Selector)
+
+// CouponClaim is the predicate function for couponclaim builders.
+type CouponClaim func(*sql.Selector)
+
 // Goods is the predicate function for goods builders.
 type Goods func(*sql.Selector)
 
@@ -42,6 +48,9 @@ type PaymentEvent func(*sql.Selector)
 // PoolBuyer is the predicate function for poolbuyer builders.
 type PoolBuyer func(*sql.Selector)
 
+// PurchaseCount is the predicate function for purchasecount builders.
+type PurchaseCount func(*sql.Selector)
+
 // Sku is the predicate function for sku builders.
 type Sku func(*sql.Selector)
 
@@ -56,6 +65,9 @@ type StockLog func(*sql.Selector)
 
 // StockPool is the predicate function for stockpool builders.
 type StockPool func(*sql.Selector)
+
+// UserCoupon is the predicate function for usercoupon builders.
+type UserCoupon func(*sql.Selector)
 
 // Webhook is the predicate function for webhook builders.
 type Webhook func(*sql.Selector)

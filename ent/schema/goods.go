@@ -42,6 +42,9 @@ func (Goods) Fields() []ent.Field {
 		field.String("slug").MaxLen(120).Optional().Nillable(),
 		// A plain column, no edge: catalog writes it, listing reads it.
 		field.Int64("category_id").Optional().Nillable(),
+		// The units one customer may hold in orders that stand (NULL: no
+		// limit): purchase_count's limit.
+		field.Int64("purchase_limit").Optional().Nillable(),
 	}
 }
 

@@ -31,6 +31,13 @@ func (Order) Fields() []ent.Field {
 		field.String("user_id").MaxLen(64).NotEmpty().Immutable(),
 		field.Enum("status").GoType(enums.OrderStatus("")).Default(string(enums.OrderUnpaid)),
 		field.Int64("amount").GoType(money.Money(0)),
+		// The lines' sum and the coupon's discount (internal/pricing): amount
+		// = subtotal - discount (+ shipping). 0 on orders placed before they
+		// were stored.
+		field.Int64("subtotal").GoType(money.Money(0)).Default(0),
+		field.Int64("discount").GoType(money.Money(0)).Default(0),
+		// The user coupon the order locked or used (internal/promo).
+		field.Int64("user_coupon_id").Optional().Nillable(),
 		field.String("currency").MaxLen(3),
 		field.String("remark").MaxLen(255).Default(""),
 		// Why it was closed: cancel, timeout.

@@ -39,6 +39,12 @@ func (OrderLine) Fields() []ent.Field {
 		// 0: sold from the SKU's main stock; otherwise the stock pool the
 		// line was sold from (and, before the pool ends, restored to).
 		field.Int64("pool_id").Default(0),
+		// The line's share of the order's discount (internal/pricing).
+		field.Int64("discount").GoType(money.Money(0)).Default(0),
+		// Whether the line's units were added to its goods' purchase_count
+		// (the goods had a purchase limit): the close gives back exactly
+		// those.
+		field.Bool("purchase_counted").Default(false),
 	}
 }
 

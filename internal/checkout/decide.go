@@ -29,6 +29,12 @@ func (s *Service) decide(batch []*ticket, rows []*skuRow, stock map[int64]int64,
 			out[i] = verdict{err: err}
 			continue
 		}
+		if lines[0].limit != nil {
+			// A purchase limit is counted on the plain path (place.go):
+			// the batch's guard only lets through goods without one.
+			out[i] = verdict{alone: true}
+			continue
+		}
 		t.line, t.order = lines[0], s.newOrder(t.in, lines, amount)
 		cand = append(cand, i)
 	}

@@ -25,6 +25,8 @@ type PlaceInput struct {
 	// cannot answer one cart's order for another cart with the same items
 	// (issue 25). "" for placeOrder.
 	Scope string
+	// UserCouponID is the customer's claimed coupon to use (nil: none).
+	UserCouponID *int64
 }
 
 // ItemInput names a SKU by ItemID, or by GoodsID + SpecValueIDs (any order).
@@ -67,6 +69,9 @@ func (s *Service) check(in PlaceInput) error {
 	if len(in.Remark) > maxRemark {
 		return fmt.Errorf("%w: remark longer than %d bytes", ErrInvalidInput, maxRemark)
 	}
+	if in.UserCouponID != nil && *in.UserCouponID <= 0 {
+		return fmt.Errorf("%w: userCouponId %d", ErrInvalidInput, *in.UserCouponID)
+	}
 	if len(in.IdempotencyKey) > MaxKeyLen {
 		return fmt.Errorf("%w: idempotency key longer than %d characters", ErrInvalidInput, MaxKeyLen)
 	}
@@ -105,6 +110,11 @@ func requestHash(in PlaceInput) string {
 	h.Write([]byte(strings.Join(items, ",")))
 	h.Write([]byte{0})
 	h.Write([]byte(in.Remark))
+	if in.UserCouponID != nil {
+		// Only when set, as Scope: a coupon changes what the key stands for.
+		h.Write([]byte{0, 'c'})
+		h.Write([]byte(strconv.FormatInt(*in.UserCouponID, 10)))
+	}
 	if in.Scope != "" {
 		// Only when set, so that the hash of every placeOrder request (and
 		// of its keys stored before Scope existed) stays what it was.

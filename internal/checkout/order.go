@@ -14,17 +14,23 @@ import (
 
 // Order is an order as clients see it; the GraphQL type Order binds to it.
 type Order struct {
-	ID          int64
-	OrderSn     string
-	UserID      string
-	Status      enums.OrderStatus
-	Amount      money.Money
-	Currency    string
-	Remark      string
-	NeedsReview bool
-	Lines       []*OrderLine
-	CreatedAt   time.Time
-	ExpiresAt   time.Time
+	ID      int64
+	OrderSn string
+	UserID  string
+	Status  enums.OrderStatus
+	Amount  money.Money
+	// Subtotal is the lines' sum, Discount the coupon's (internal/pricing):
+	// Amount = Subtotal - Discount (+ shipping).
+	Subtotal money.Money
+	Discount money.Money
+	// UserCouponID is the claimed coupon the order locked or used (0: none).
+	UserCouponID int64
+	Currency     string
+	Remark       string
+	NeedsReview  bool
+	Lines        []*OrderLine
+	CreatedAt    time.Time
+	ExpiresAt    time.Time
 }
 
 // OrderLine is a snapshot of one bought SKU.
@@ -40,6 +46,13 @@ type OrderLine struct {
 	StockMode enums.StockMode
 	// PoolID is the stock pool the line was sold from; 0 for main stock.
 	PoolID int64
+	// Discount is the line's share of the order's discount.
+	Discount money.Money
+
+	// limit is the goods' purchase limit as resolved (nil: none), and
+	// counted whether the line's units went to its purchase counter.
+	limit   *int64
+	counted bool
 
 	poolLimit int64           // the pool's per-buyer limit, as resolved (pool lines being placed)
 	id        int64           // the line's row, once written

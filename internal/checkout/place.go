@@ -90,7 +90,13 @@ func (s *Service) place(ctx context.Context, in PlaceInput, c *claim) (*Order, e
 					return nil, err
 				}
 			}
-			return s.newOrder(in, lines, amount), nil
+			o := s.newOrder(in, lines, amount)
+			if in.UserCouponID != nil {
+				if err := s.applyCoupon(ctx, o, *in.UserCouponID); err != nil {
+					return nil, err
+				}
+			}
+			return o, nil
 		}
 		var (
 			o   *Order
@@ -130,10 +136,11 @@ func (s *Service) newOrder(in PlaceInput, lines []*line, amount money.Money) *Or
 	now := s.now()
 	o := &Order{
 		OrderSn: newOrderSn(now), UserID: in.UserID, Status: enums.OrderUnpaid,
-		Amount: amount, Currency: s.cfg.Currency, Remark: in.Remark,
+		Amount: amount, Subtotal: amount, Currency: s.cfg.Currency, Remark: in.Remark,
 		CreatedAt: now, ExpiresAt: now.Add(s.cfg.OrderTTL),
 	}
 	for _, l := range lines {
+		l.counted = l.limit != nil
 		o.Lines = append(o.Lines, &l.OrderLine)
 	}
 	if s.plant != nil {
@@ -181,7 +188,10 @@ func (s *Service) placeTx(ctx context.Context, c *claim, decided func(context.Co
 		if err := finish(ctx, tx, c, o.OrderSn); err != nil {
 			return err
 		}
-		return inventory.TakeChecked(ctx, tx, sales)
+		if err := placePromo(ctx, tx, o); err != nil {
+			return err
+		}
+		return inventory.TakeChecked(ctx, tx, sales, purchaseCounters(o)...)
 	})
 	var short *inventory.Short
 	if errors.As(err, &short) {

@@ -17,14 +17,18 @@ import (
 func toOrder(r *ent.Order) *Order {
 	o := &Order{
 		ID: r.ID, OrderSn: r.OrderSn, UserID: r.UserID, Status: r.Status, Amount: r.Amount,
+		Subtotal: r.Subtotal, Discount: r.Discount,
 		Currency: r.Currency, Remark: r.Remark, NeedsReview: r.NeedsReview,
 		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
+	}
+	if r.UserCouponID != nil {
+		o.UserCouponID = *r.UserCouponID
 	}
 	o.Lines = make([]*OrderLine, len(r.Edges.Lines))
 	for i, l := range r.Edges.Lines {
 		o.Lines[i] = &OrderLine{ItemID: l.ItemID, GoodsID: l.GoodsID, GoodsName: l.GoodsName,
 			SpecValueStr: l.SpecValueStr, UnitPrice: l.UnitPrice, Quantity: l.Quantity, StockMode: l.StockMode, PoolID: l.PoolID,
-			id: l.ID, lockState: enums.LockState(l.LockState)}
+			Discount: l.Discount, id: l.ID, lockState: enums.LockState(l.LockState), counted: l.PurchaseCounted}
 	}
 	return o
 }

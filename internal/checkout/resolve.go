@@ -41,7 +41,8 @@ type skuRow struct {
 	goodsName         string
 	goodsStatus       enums.GoodsStatus
 	mode              enums.StockMode
-	stock, locked     int64 // as read, without a lock: on hand, and held by unpaid lock-mode orders
+	stock, locked     int64  // as read, without a lock: on hand, and held by unpaid lock-mode orders
+	limit             *int64 // the goods' purchase limit (nil: none)
 }
 
 // available is what can be ordered: stock - lock_stock, computed, never stored.
@@ -127,7 +128,7 @@ func (s *Service) buildFrom(items []ItemInput, rows []*skuRow, pools map[int64]*
 		}
 		l := merged[r.id]
 		if l == nil {
-			l = &line{OrderLine: OrderLine{ItemID: r.id, GoodsID: r.goodsID, GoodsName: r.goodsName, SpecValueStr: r.specText, UnitPrice: r.price, StockMode: r.mode}, SpecKey: r.specKey, stock: r.available()}
+			l = &line{OrderLine: OrderLine{ItemID: r.id, GoodsID: r.goodsID, GoodsName: r.goodsName, SpecValueStr: r.specText, UnitPrice: r.price, StockMode: r.mode, limit: r.limit}, SpecKey: r.specKey, stock: r.available()}
 			if pool != nil {
 				// The pool follows the goods' mode: a lock-at-order pool
 				// line locks on the pool's row (its lock_stock) and is
@@ -192,7 +193,7 @@ type querier interface {
 // (a plain read: the stock is what the caller saw, not a lock).
 func readSKUs(ctx context.Context, q querier, where string, args []any) ([]*skuRow, error) {
 	rs, err := q.QueryContext(ctx, "SELECT s.id, s.goods_id, s.spec_key, s.spec_value_str, s.sell_price, s.status, "+
-		"g.name, g.status, g.stock_mode, s.stock, s.lock_stock FROM sku s JOIN goods g ON g.id = s.goods_id WHERE "+where, args...)
+		"g.name, g.status, g.stock_mode, s.stock, s.lock_stock, g.purchase_limit FROM sku s JOIN goods g ON g.id = s.goods_id WHERE "+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("loading SKUs: %w", err)
 	}
@@ -200,8 +201,12 @@ func readSKUs(ctx context.Context, q querier, where string, args []any) ([]*skuR
 	var out []*skuRow
 	for rs.Next() {
 		r := &skuRow{}
-		if err := rs.Scan(&r.id, &r.goodsID, &r.specKey, &r.specText, &r.price, &r.status, &r.goodsName, &r.goodsStatus, &r.mode, &r.stock, &r.locked); err != nil {
+		var limit sql.NullInt64
+		if err := rs.Scan(&r.id, &r.goodsID, &r.specKey, &r.specText, &r.price, &r.status, &r.goodsName, &r.goodsStatus, &r.mode, &r.stock, &r.locked, &limit); err != nil {
 			return nil, fmt.Errorf("reading SKUs: %w", err)
+		}
+		if limit.Valid {
+			r.limit = &limit.Int64
 		}
 		out = append(out, r)
 	}

@@ -25,6 +25,11 @@ func (o *Order) write(v store.Values) {
 	v.Str(order.FieldUserID, o.UserID)
 	v.Str(order.FieldStatus, string(o.Status))
 	v.Int(order.FieldAmount, int64(o.Amount))
+	v.Int(order.FieldSubtotal, int64(o.Subtotal))
+	v.Int(order.FieldDiscount, int64(o.Discount))
+	if o.UserCouponID != 0 {
+		v.Int(order.FieldUserCouponID, o.UserCouponID)
+	}
 	v.Str(order.FieldCurrency, o.Currency)
 	v.Str(order.FieldRemark, o.Remark)
 	v.Time(order.FieldCreatedAt, o.CreatedAt)
@@ -62,6 +67,8 @@ func (l *OrderLine) writeTerms(v store.Values) {
 	v.Str(orderline.FieldStockMode, string(l.StockMode))
 	v.Str(orderline.FieldLockState, string(l.newLockState()))
 	v.Int(orderline.FieldPoolID, l.PoolID)
+	v.Int(orderline.FieldDiscount, int64(l.Discount))
+	v.Raw(orderline.FieldPurchaseCounted, sqlBool[l.counted])
 }
 
 // newLockState is where a new line's units are: locked for a lock-at-order line.
@@ -138,7 +145,7 @@ func sale(o *Order, l *OrderLine) inventory.Sale {
 		Movement: inventory.Movement{ItemID: l.ItemID, GoodsID: l.GoodsID, Num: -l.Quantity, Type: inventory.OrderDeduct,
 			BizType: inventory.BizOrder, BizSn: o.OrderSn, At: o.CreatedAt, PoolID: l.PoolID},
 		Terms: inventory.Terms{Price: l.UnitPrice, SpecText: l.SpecValueStr, GoodsName: l.GoodsName},
-		Lock:  l.StockMode == enums.LockAtOrder,
+		Lock:  l.StockMode == enums.LockAtOrder, GoodsLimit: l.limit,
 		Buyer: o.UserID, PoolLimit: l.poolLimit,
 	}
 }
@@ -183,3 +190,6 @@ func findOrderIDs(ctx context.Context, q querier, orders []*Order) (found int, e
 	}
 	return found, rs.Err()
 }
+
+// sqlBool is a boolean as every dialect reads it in a statement's text.
+var sqlBool = map[bool]string{true: "TRUE", false: "FALSE"}

@@ -178,6 +178,11 @@ func closeLocked(ctx context.Context, tx *ent.Tx, ids []int64, t Transition, now
 			}
 		}
 	}
+	for _, o := range won {
+		if err := closePromo(ctx, tx, o, t, now); err != nil {
+			return nil, err
+		}
+	}
 	return won, emitAll(ctx, tx, t.Event, won, t.Reason, now)
 }
 
@@ -359,6 +364,9 @@ func PayTx(ctx context.Context, tx *ent.Tx, orderID int64, p Payer, now time.Tim
 		if err := inventory.ListSold(ctx, tx, linesOf(o)); err != nil {
 			return false, err
 		}
+		if err := payPromo(ctx, tx, o, false); err != nil {
+			return false, err
+		}
 		return true, Emit(ctx, tx, EventOrderPaid, orderID, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String()}, now)
 	}
 	if won, err := payAfterClose(ctx, tx, orderID, p, now); err != nil || won {
@@ -420,6 +428,9 @@ func payAfterClose(ctx context.Context, tx *ent.Tx, orderID int64, p Payer, now 
 			return err
 		}
 		if err := inventory.Deduct(ctx, tx, payments(o, paid, now), false); err != nil {
+			return err
+		}
+		if err := payPromo(ctx, tx, o, true); err != nil {
 			return err
 		}
 		won = true

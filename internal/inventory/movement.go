@@ -59,6 +59,9 @@ type Sale struct {
 	Buyer string
 	// PoolLimit is the pool's per-buyer limit as read (it never changes).
 	PoolLimit int64
+	// GoodsLimit is the goods' purchase limit as read (nil: none): part of
+	// the terms, so a limit set after the read sends the order round again.
+	GoodsLimit *int64
 }
 
 // Short reports the sale whose take did not hold: less stock than asked,
@@ -163,8 +166,10 @@ func CheckGoods(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 // (the lock order of every stock-moving transaction, so none can deadlock on
 // another's rows), each with its ledger row written from the row just moved:
 // two statements, one round trip each, between the lock and COMMIT. The
-// first sale that does not hold is returned as *Short.
-func TakeChecked(ctx context.Context, tx *ent.Tx, sales []Sale) error {
+// first sale that does not hold is returned as *Short. The counters (a
+// purchase limit's) come last, after the listing, as a close gives them
+// back: a *CounterLimit refuses the order.
+func TakeChecked(ctx context.Context, tx *ent.Tx, sales []Sale, counters ...Counter) error {
 	sales = slices.SortedFunc(slices.Values(sales), func(a, b Sale) int { return cmp.Compare(a.ItemID, b.ItemID) })
 	// Pool sales after every SKU row: the lock order is SKU rows, then pool
 	// rows (ascending pool id). A pool sale never touches its SKU's row.
@@ -205,7 +210,10 @@ func TakeChecked(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 			return err
 		}
 	}
-	return listing.Emptied(ctx, tx, emptied...)
+	if err := listing.Emptied(ctx, tx, emptied...); err != nil {
+		return err
+	}
+	return AddCounters(ctx, tx, counters)
 }
 
 // bookMoved writes m's ledger row from the SKU row this transaction has
@@ -245,9 +253,10 @@ func checkGoods(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 		Name   string `sql:"name"`
 		Mode   string `sql:"stock_mode"`
 		Status string `sql:"status"`
+		Limit  *int64 `sql:"purchase_limit"`
 	}
 	err := tx.Goods.Query().Where(goods.IDIn(ids...)).Modify(func(s *entsql.Selector) {
-		s.Select(s.C(goods.FieldID), s.C(goods.FieldName), s.C(goods.FieldStockMode), s.C(goods.FieldStatus))
+		s.Select(s.C(goods.FieldID), s.C(goods.FieldName), s.C(goods.FieldStockMode), s.C(goods.FieldStatus), s.C(goods.FieldPurchaseLimit))
 		store.ShareLock(s)
 	}).Scan(ctx, &rows)
 	if err != nil {
@@ -255,11 +264,11 @@ func checkGoods(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 	}
 	read := make(map[int64]goodsRow, len(rows))
 	for _, r := range rows {
-		read[r.ID] = goodsRow{r.Status, r.Name, r.Mode}
+		read[r.ID] = goodsRow{r.Status, r.Name, r.Mode, r.Limit}
 	}
 	for _, s := range sales {
 		// A pool sale too: the pool follows its goods' mode.
-		if r, ok := read[s.GoodsID]; !ok || !(GoodsOnSale{ID: s.GoodsID, Name: s.GoodsName, Lock: s.Lock}).heldBy(r) {
+		if r, ok := read[s.GoodsID]; !ok || !(GoodsOnSale{ID: s.GoodsID, Name: s.GoodsName, Lock: s.Lock, Limit: s.GoodsLimit}).heldBy(r) {
 			return &Short{s}
 		}
 	}

@@ -48,6 +48,9 @@ type GoodsOnSale struct {
 	ID   int64
 	Name string
 	Lock bool // lock-at-order
+	// Limit is the purchase limit read (nil: none): an order decided
+	// without one must not be placed once one is set, uncounted.
+	Limit *int64
 }
 
 // Take is the sales of one source (a SKU's main stock, or a pool), in
@@ -87,15 +90,25 @@ func goodsOnSale(w store.Statement, g GoodsOnSale) {
 	w.Str(g.Name)
 	w.SQL(" AND stock_mode = ")
 	w.Str(string(modeOf(g.Lock)))
+	if g.Limit == nil {
+		w.SQL(" AND purchase_limit IS NULL")
+	} else {
+		w.SQL(" AND purchase_limit = ")
+		w.Int(*g.Limit)
+	}
 }
 
 // goodsRow is what the plain path read of a goods row under its lock.
-type goodsRow struct{ status, name, mode string }
+type goodsRow struct {
+	status, name, mode string
+	limit              *int64
+}
 
 // heldBy is goodsOnSale's condition on a row read into Go (the plain path
 // locks the rows by id, whatever they hold, and checks them here).
 func (g GoodsOnSale) heldBy(r goodsRow) bool {
-	return r.status == string(enums.GoodsOnShelf) && r.name == g.Name && r.mode == string(modeOf(g.Lock))
+	sameLimit := (g.Limit == nil) == (r.limit == nil) && (g.Limit == nil || *g.Limit == *r.limit)
+	return r.status == string(enums.GoodsOnShelf) && r.name == g.Name && r.mode == string(modeOf(g.Lock)) && sameLimit
 }
 
 // guardOf is the goods guard of a take.

@@ -81,13 +81,15 @@ func (PostgresBatch) Write(ctx context.Context, c *store.Conn, b *Batch) (Writte
 	for i := range b.Takes {
 		writeTakePostgres(q, &b.Takes[i], b.At)
 	}
-	for i := range b.Counters {
-		writeCounterPostgres(q, &b.Counters[i])
-	}
 	for i := range b.Takes {
 		if t := &b.Takes[i]; t.Pool == nil {
 			listing.WriteEmptiedPostgres(q, t.Moves[0].GoodsID, t.Moves[0].ItemID)
 		}
+	}
+	// Counters of their own last, after the listing, as the plain path
+	// and a close write them.
+	for i := range b.Counters {
+		writeCounterPostgres(q, &b.Counters[i])
 	}
 	var crash error
 	if b.BeforeCommit != nil {

@@ -19,12 +19,18 @@ type Line struct {
 	Quantity  int64
 }
 
-// Adjustments are what changes an order's amount besides its lines. None is
-// applied yet; coupons bring Discount and freight templates ShippingFee.
+// Adjustments are what changes an order's amount besides its lines: a
+// coupon's Discount, the freight templates' ShippingFee.
 type Adjustments struct {
-	Discount    money.Money // off the subtotal, apportioned to the lines
+	Discount money.Money // off the subtotal, apportioned to the lines in scope
+	// Scope[i] says line i takes a share of Discount (a coupon of some
+	// goods only); nil: every line.
+	Scope       []bool
 	ShippingFee money.Money
 }
+
+// inScope reports whether line i shares the discount.
+func (a *Adjustments) inScope(i int) bool { return a.Scope == nil || a.Scope[i] }
 
 // Quote is an order's money: Subtotal − Discount + ShippingFee = Amount,
 // and LineDiscounts (one per line, in the lines' order) sum to Discount
@@ -64,13 +70,35 @@ func Price(lines []Line, adj Adjustments) (Quote, error) {
 	switch {
 	case adj.Discount < 0 || adj.ShippingFee < 0:
 		return Quote{}, fmt.Errorf("%w: negative adjustment (discount %s, shipping %s)", errs.InvalidInput, adj.Discount, adj.ShippingFee)
-	case adj.Discount > q.Subtotal:
-		return Quote{}, fmt.Errorf("%w: discount %s above the subtotal %s", errs.InvalidInput, adj.Discount, q.Subtotal)
+	case adj.Scope != nil && len(adj.Scope) != len(lines):
+		return Quote{}, fmt.Errorf("%w: a discount scope of %d lines for %d", errs.InvalidInput, len(adj.Scope), len(lines))
+	case adj.Discount > q.scoped(&adj):
+		return Quote{}, fmt.Errorf("%w: discount %s above the subtotal %s of its lines", errs.InvalidInput, adj.Discount, q.scoped(&adj))
 	case q.Subtotal-adj.Discount > math.MaxInt64-adj.ShippingFee:
 		return Quote{}, fmt.Errorf("%w: subtotal %s plus shipping %s", ErrTooLarge, q.Subtotal, adj.ShippingFee)
 	}
 	q.Discount, q.ShippingFee = adj.Discount, adj.ShippingFee
 	q.Amount = q.Subtotal - q.Discount + q.ShippingFee
-	apportion(q.Discount, q.LineSubtotals, q.LineDiscounts)
+	base := q.LineSubtotals
+	if adj.Scope != nil {
+		base = make([]money.Money, len(lines))
+		for i := range lines {
+			if adj.inScope(i) {
+				base[i] = q.LineSubtotals[i]
+			}
+		}
+	}
+	apportion(q.Discount, base, q.LineDiscounts)
 	return q, nil
+}
+
+// scoped is the subtotal of the lines in adj's scope.
+func (q *Quote) scoped(adj *Adjustments) money.Money {
+	var sum money.Money
+	for i, s := range q.LineSubtotals {
+		if adj.inScope(i) {
+			sum += s
+		}
+	}
+	return sum
 }

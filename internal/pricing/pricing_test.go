@@ -88,3 +88,19 @@ func TestPriceRefuses(t *testing.T) {
 		}
 	}
 }
+
+// A discount of some lines only is shared by those lines alone, in
+// proportion to their subtotals, and never exceeds their subtotal.
+func TestPriceScopesTheDiscount(t *testing.T) {
+	lines := []Line{{UnitPrice: 1000, Quantity: 1}, {UnitPrice: 5000, Quantity: 1}, {UnitPrice: 2000, Quantity: 1}}
+	q, err := Price(lines, Adjustments{Discount: 100, Scope: []bool{true, false, true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.LineDiscounts[0] != 33 || q.LineDiscounts[1] != 0 || q.LineDiscounts[2] != 67 || q.Amount != 7900 {
+		t.Fatalf("shares %v amount %s, want [33 0 67] and 79.00", q.LineDiscounts, q.Amount)
+	}
+	if _, err := Price(lines, Adjustments{Discount: 3001, Scope: []bool{true, false, true}}); !errors.Is(err, errs.InvalidInput) {
+		t.Fatalf("a discount above its lines' 30.00: %v, want INVALID_INPUT", err)
+	}
+}

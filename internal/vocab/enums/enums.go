@@ -154,3 +154,34 @@ func (CartStatus) Values() []string { return []string{"OPEN", "COMPLETED"} }
 
 func (e CartStatus) MarshalGQL(w io.Writer)    { writeQuoted(w, string(e)) }
 func (e *CartStatus) UnmarshalGQL(v any) error { return unmarshal(v, e) }
+
+// CouponKind is how a coupon takes money off: a fixed amount, or a percent
+// of the lines in its scope (capped by its maxDiscount).
+type CouponKind string
+
+const (
+	CouponAmountOff  CouponKind = "AMOUNT_OFF"
+	CouponPercentOff CouponKind = "PERCENT_OFF"
+)
+
+func (CouponKind) Values() []string { return []string{"AMOUNT_OFF", "PERCENT_OFF"} }
+
+func (e CouponKind) MarshalGQL(w io.Writer)    { writeQuoted(w, string(e)) }
+func (e *CouponKind) UnmarshalGQL(v any) error { return unmarshal(v, e) }
+
+// UserCouponStatus is where a claimed coupon is: AVAILABLE to use, LOCKED
+// by an unpaid order, USED by a paid one, EXPIRED past its validity. Every
+// change is a CAS on the old status (internal/promo).
+type UserCouponStatus string
+
+const (
+	CouponAvailable UserCouponStatus = "AVAILABLE"
+	CouponLocked    UserCouponStatus = "LOCKED"
+	CouponUsed      UserCouponStatus = "USED"
+	CouponExpired   UserCouponStatus = "EXPIRED"
+)
+
+func (UserCouponStatus) Values() []string { return []string{"AVAILABLE", "LOCKED", "USED", "EXPIRED"} }
+
+func (e UserCouponStatus) MarshalGQL(w io.Writer)    { writeQuoted(w, string(e)) }
+func (e *UserCouponStatus) UnmarshalGQL(v any) error { return unmarshal(v, e) }

@@ -1,0 +1,125 @@
+package checkout
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"time"
+
+	"storefront/ent"
+	"storefront/internal/inventory"
+	"storefront/internal/pricing"
+	"storefront/internal/promo"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/money"
+)
+
+// An order's coupon and purchase limits (internal/promo): decided when the
+// order is priced, made the order's in its transaction, given back once by
+// its close. Orders with either take the plain path (groupable, decide).
+
+// applyCoupon prices o with the customer's coupon id: the discount over
+// the lines in its scope (pricing.Price apportions it), the order's amount
+// after it. Nothing is written; placeTx locks the coupon.
+func (s *Service) applyCoupon(ctx context.Context, o *Order, id int64) error {
+	lines := make([]promo.Line, len(o.Lines))
+	priced := make([]pricing.Line, len(o.Lines))
+	for i, l := range o.Lines {
+		lines[i] = promo.Line{GoodsID: l.GoodsID, Subtotal: l.UnitPrice * money.Money(l.Quantity)}
+		priced[i] = pricing.Line{UnitPrice: l.UnitPrice, Quantity: l.Quantity}
+	}
+	a, err := promo.Apply(ctx, s.db.Client, o.UserID, id, lines, o.CreatedAt)
+	if err != nil {
+		return err
+	}
+	q, err := pricing.Price(priced, pricing.Adjustments{Discount: a.Discount, Scope: a.Scope})
+	if err != nil {
+		return err
+	}
+	o.Subtotal, o.Discount, o.Amount, o.UserCouponID = q.Subtotal, q.Discount, q.Amount, id
+	for i, l := range o.Lines {
+		l.Discount = q.LineDiscounts[i]
+	}
+	return nil
+}
+
+// placePromo makes o's coupon its own (AVAILABLE → LOCKED) in the order's
+// transaction; the purchase counters are the take's (purchaseCounters).
+func placePromo(ctx context.Context, tx *ent.Tx, o *Order) error {
+	if o.UserCouponID == 0 {
+		return nil
+	}
+	return promo.Lock(ctx, tx, o.UserCouponID, o.UserID, o.OrderSn, o.CreatedAt)
+}
+
+// purchaseCounters are the counters o's lines of goods with a purchase
+// limit add to, one per goods.
+func purchaseCounters(o *Order) []inventory.Counter {
+	var out []inventory.Counter
+	units := map[int64]int64{}
+	limits := map[int64]int64{}
+	var goods []int64
+	for _, l := range o.Lines {
+		if !l.counted {
+			continue
+		}
+		if _, ok := units[l.GoodsID]; !ok {
+			goods = append(goods, l.GoodsID)
+		}
+		units[l.GoodsID] += l.Quantity
+		limits[l.GoodsID] = *l.limit
+	}
+	for _, g := range goods { // ascending: the lines are
+		out = append(out, promo.Purchase(g, o.UserID, units[g], limits[g]))
+	}
+	return out
+}
+
+// countedUnits is o's units per goods that went to purchase counters.
+func countedUnits(o *Order) map[int64]int64 {
+	units := map[int64]int64{}
+	for _, l := range o.Lines {
+		if l.counted {
+			units[l.GoodsID] += l.Quantity
+		}
+	}
+	return units
+}
+
+// closePromo is the close's part (closeLocked, after every stock row): a
+// cancel or timeout gives the coupon back, every close and refund the
+// purchase counts. It runs once per order, for the caller that won the
+// order's CAS.
+func closePromo(ctx context.Context, tx *ent.Tx, o *Order, t Transition, now time.Time) error {
+	if o.UserCouponID != 0 && t.From == enums.OrderUnpaid {
+		if err := promo.Release(ctx, tx, o.UserCouponID, o.OrderSn, now); err != nil {
+			return err
+		}
+	}
+	return promo.ReleasePurchases(ctx, tx, o.UserID, countedUnits(o))
+}
+
+// payPromo is the payment's part: the coupon becomes USED. After a close
+// (payAfterClose) the purchase counts it gave back are counted again,
+// whatever the limit: the customer has paid.
+func payPromo(ctx context.Context, tx *ent.Tx, o *Order, afterClose bool) error {
+	if o.UserCouponID != 0 {
+		if err := promo.Use(ctx, tx, o.UserCouponID, o.OrderSn); err != nil {
+			return err
+		}
+	}
+	if !afterClose {
+		return nil
+	}
+	var again []inventory.Counter
+	units := countedUnits(o)
+	for _, g := range slices.Sorted(maps.Keys(units)) {
+		again = append(again, promo.Purchase(g, o.UserID, units[g], math.MaxInt64))
+	}
+	if err := inventory.AddCounters(ctx, tx, again); err != nil {
+		return fmt.Errorf("counting the purchases of order %s again: %w", o.OrderSn, err)
+	}
+	return nil
+}

@@ -1,0 +1,101 @@
+package promo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"storefront/ent"
+	"storefront/ent/coupon"
+	"storefront/internal/inventory"
+	"storefront/internal/platform/store"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/errs"
+)
+
+// UserCoupon is a customer's claimed coupon as clients see it.
+type UserCoupon struct {
+	ID         int64
+	CouponID   int64
+	UserID     string
+	Status     enums.UserCouponStatus
+	ValidFrom  time.Time
+	ValidUntil time.Time
+	OrderSn    *string
+}
+
+// view is uc as seen at now: an AVAILABLE coupon past its validity is
+// EXPIRED (derived on every read; the close that would have made it
+// AVAILABLE again writes EXPIRED instead).
+func view(uc *ent.UserCoupon, now time.Time) *UserCoupon {
+	st := uc.Status
+	if st == enums.CouponAvailable && !now.Before(uc.ValidUntil) {
+		st = enums.CouponExpired
+	}
+	return &UserCoupon{ID: uc.ID, CouponID: uc.CouponID, UserID: uc.UserID, Status: st,
+		ValidFrom: uc.ValidFrom, ValidUntil: uc.ValidUntil, OrderSn: uc.OrderSn}
+}
+
+// Claim gives user a coupon of their own, named by id or by its code, in
+// one transaction: the coupon's CAS on its total (claimed < total_quantity,
+// while claimable), the customer's guarded counter of claims (at most
+// per_customer_limit), and the user coupon. Each guard holds or nothing is
+// written, so 1,000 racing claims of a coupon of 100 make exactly 100.
+func (s *Service) Claim(ctx context.Context, user string, id *int64, code *string) (*UserCoupon, error) {
+	if (id == nil) == (code == nil) {
+		return nil, fmt.Errorf("%w: give couponId or code, one of them", errs.InvalidInput)
+	}
+	var out *UserCoupon
+	err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
+		now := s.now().Truncate(time.Second)
+		q := tx.Coupon.Query()
+		if id != nil {
+			q = q.Where(coupon.ID(*id))
+		} else {
+			q = q.Where(coupon.Code(*code))
+		}
+		c, err := q.Only(ctx)
+		if ent.IsNotFound(err) {
+			return fmt.Errorf("%w: no such coupon", errs.NotFound)
+		} else if err != nil {
+			return err
+		}
+		if err := claimable(c, now); err != nil {
+			return err
+		}
+		// The total: a CAS on the coupon's row, which holds it to COMMIT,
+		// so the claims of one coupon queue here and each sees the last.
+		upd := tx.Coupon.Update().Where(coupon.ID(c.ID), coupon.StoppedAtIsNil()).AddClaimed(1)
+		if c.TotalQuantity != nil {
+			upd = upd.Where(coupon.ClaimedLT(*c.TotalQuantity))
+		}
+		if n, err := upd.Save(ctx); err != nil {
+			return err
+		} else if n == 0 {
+			return fmt.Errorf("%w: coupon %d", ErrCouponSoldOut, c.ID)
+		}
+		limit := Counter(CouponClaims, c.ID, user, 1, c.PerCustomerLimit)
+		if err := inventory.AddCounters(ctx, tx, []inventory.Counter{limit}); err != nil {
+			return err
+		}
+		uc, err := tx.UserCoupon.Create().SetCouponID(c.ID).SetUserID(user).SetStatus(enums.CouponAvailable).
+			SetValidFrom(now).SetValidUntil(now.AddDate(0, 0, c.ValidDays)).SetCreatedAt(now).Save(ctx)
+		if err != nil {
+			return err
+		}
+		out = view(uc, now)
+		return nil
+	})
+	var limit *inventory.CounterLimit
+	if errors.As(err, &limit) {
+		return nil, fmt.Errorf("%w: coupon %d allows %s at most its limit", ErrCouponLimitExceeded, limit.Scope, user)
+	}
+	return out, store.Classify(err)
+}
+
+// Counter is the guarded counter of kind that adds n for user in scope,
+// within limit.
+func Counter(kind *inventory.CounterKind, scope int64, user string, n, limit int64) inventory.Counter {
+	return inventory.Counter{Kind: kind, Scope: scope, Holders: []string{user}, Adds: []int64{n}, Limit: limit}
+}

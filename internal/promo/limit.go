@@ -1,0 +1,38 @@
+package promo
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"storefront/ent"
+	"storefront/ent/purchasecount"
+	"storefront/internal/inventory"
+)
+
+// A goods' purchase limit is the units one customer may hold in orders
+// that stand (UNPAID, PAID and later; not CLOSED or REFUNDED). The order's
+// transaction adds its units to the customer's Purchases counter after its
+// stock (inventory.TakeChecked renders it, in the lock order), and the
+// order's close or refund gives them back once (ReleasePurchases), in the
+// transaction of its state's CAS.
+
+// ReleasePurchases gives user's units of goods back (the order that counted
+// them closed or was refunded). The counter never goes below zero.
+func ReleasePurchases(ctx context.Context, tx *ent.Tx, user string, units map[int64]int64) error {
+	// Ascending goods: the order every counter write of one holder follows.
+	for _, goods := range slices.Sorted(maps.Keys(units)) {
+		n := units[goods]
+		if _, err := tx.PurchaseCount.Update().Where(purchasecount.GoodsID(goods), purchasecount.UserID(user),
+			purchasecount.UnitsGTE(n)).AddUnits(-n).Save(ctx); err != nil {
+			return fmt.Errorf("releasing the purchases of goods %d: %w", goods, err)
+		}
+	}
+	return nil
+}
+
+// Purchase is the counter adding an order's units of a limited goods.
+func Purchase(goods int64, user string, units, limit int64) inventory.Counter {
+	return Counter(Purchases, goods, user, units, limit)
+}
