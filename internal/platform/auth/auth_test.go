@@ -128,7 +128,7 @@ func TestMiddlewareAndRequire(t *testing.T) {
 		{"forged", "Bearer " + flipSignatureByte(t, admin), errs.Unauthenticated},
 	} {
 		var got error
-		h := s.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := auth.NewTokens(s, nil).Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, got = auth.Require(r.Context(), auth.Admin)
 		}))
 		req := httptest.NewRequest("POST", "/graphql", nil)
