@@ -62,9 +62,6 @@ func NewTokens(own *Signer, provider Issuer) *Tokens {
 	return &Tokens{own: own, provider: provider}
 }
 
-// Provider is the OpenID provider tokens are routed to (nil: none).
-func (t *Tokens) Provider() Issuer { return t.provider }
-
 // Verify returns the caller a token names, or why it is refused.
 func (t *Tokens) Verify(ctx context.Context, token string) (Principal, error) {
 	if t.own != nil {
