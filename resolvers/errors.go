@@ -11,6 +11,7 @@ import (
 	"storefront/internal/cart"
 	"storefront/internal/checkout"
 	"storefront/internal/inventory"
+	"storefront/internal/platform/auth"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
@@ -141,7 +142,9 @@ func PresentError(ctx context.Context, err error) *gqlerror.Error {
 		slog.ErrorContext(ctx, "internal error", "err", err, "path", gerr.Path.String())
 		gerr.Message = "internal error"
 		code = CodeInternal
-	} else if code == codeUnavailable {
+	} else if code == codeUnavailable && !errors.Is(err, auth.ErrProviderUnavailable) {
+		// The identity provider's keys not loaded yet say so themselves
+		// (auth/oidc logs why); every other UNAVAILABLE is the database.
 		slog.WarnContext(ctx, "database unavailable", "err", err)
 		gerr.Message = "the database is unavailable; retry later"
 	}

@@ -8,12 +8,13 @@ import (
 	"storefront/internal/cart"
 	"storefront/internal/live"
 	"storefront/internal/payments"
+	"storefront/internal/platform/auth/oidc"
 	"storefront/internal/platform/metrics"
 	"storefront/internal/server"
 )
 
 // app is serve's configuration as the composition root takes it.
-func (c *config) app(pay payments.Config, m *metrics.Metrics, instance string, closing context.Context, memLimit int64) app.Config {
+func (c *config) app(pay payments.Config, m *metrics.Metrics, instance string, closing context.Context, memLimit int64, idp *oidc.Provider) app.Config {
 	// The ids of carts handed out empty are signed with a key of their own
 	// derived from the JWT secret: every server of one database shares it.
 	cartKey := sha256.Sum256([]byte("storefront cart ids\x00" + c.JWTSecret))
@@ -29,6 +30,10 @@ func (c *config) app(pay payments.Config, m *metrics.Metrics, instance string, c
 			MaxPersistedQueryBytes: c.MaxPersistedQueryBytes, RateLimiter: server.NewRateLimiter(c.RateLimits),
 			Live: c.Live.options(closing, memLimit),
 		},
+	}
+	if idp != nil { // a nil *oidc.Provider in the interface would not be nil
+		cfg.HTTP.OIDC = idp
+		cfg.HTTP.Collectors = append(cfg.HTTP.Collectors, idp.Collector())
 	}
 	if c.ResponseCache {
 		cfg.ResponseCacheMaxCost = c.ResponseCacheMaxCost

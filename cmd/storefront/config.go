@@ -9,6 +9,7 @@ import (
 
 	"storefront/internal/catalog"
 	"storefront/internal/checkout"
+	"storefront/internal/platform/auth/oidc"
 	"storefront/internal/platform/store"
 	"storefront/internal/server"
 )
@@ -23,6 +24,7 @@ type config struct {
 	Migrate         bool
 	Demo            bool
 	JWTSecret       string
+	OIDC            oidc.Config // serve's OpenID provider (oidc.go)
 	Introspection   bool
 	ShutdownTimeout time.Duration
 	Checkout        checkout.Config

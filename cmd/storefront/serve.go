@@ -46,6 +46,7 @@ func serve(ctx context.Context, args []string) error {
 	rateLimitFlags(fs, &c)
 	memoryLimitFlag(fs, &c)
 	liveFlags(fs, &c)
+	oidcFlags(fs, &c)
 	fs.IntVar(&c.GCPercent, "gc-percent", int(envInt("GC_PERCENT", gctune.DefaultPercent)), "garbage-collection target, as GOGC sets it; GOGC, when set, wins (STOREFRONT_GC_PERCENT)")
 	fs.TextVar(logLevel, "log-level", logLevel, "least level logged: debug (with it, every event the log sink gets), info, warn or error (STOREFRONT_LOG_LEVEL)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 15*time.Second), "how long in-flight requests may drain on SIGTERM (STOREFRONT_SHUTDOWN_TIMEOUT)")
@@ -79,6 +80,9 @@ func serve(ctx context.Context, args []string) error {
 	if err := validLive(&c); err != nil {
 		return err
 	}
+	if err := validOIDC(&c); err != nil {
+		return err
+	}
 	if c.GCPercent < 0 {
 		return errors.New("--gc-percent must be 0 or more")
 	}
@@ -107,6 +111,15 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The provider's keys load in the background: an unreachable provider
+	// does not stop the start (its tokens answer UNAVAILABLE until then).
+	idp, err := openOIDC(&c)
+	if err != nil {
+		return err
+	}
+	if idp != nil {
+		defer idp.Close()
+	}
 
 	db, err := openDB(ctx, &c)
 	if err != nil {
@@ -134,7 +147,7 @@ func serve(ctx context.Context, args []string) error {
 	// close when this ends, as the listener stops.
 	closing, closeLive := context.WithCancel(context.Background())
 	defer closeLive()
-	sf := app.New(db, wdb, signer, c.app(payCfg, m, instance, closing, memLimit))
+	sf := app.New(db, wdb, signer, c.app(payCfg, m, instance, closing, memLimit, idp))
 	defer sf.Close()
 	if c.Demo {
 		ids, err := demo.Seed(ctx, sf.Catalog)

@@ -25,7 +25,7 @@ func newGraphQL(r *resolvers.Resolver, o Options, m *metrics.Metrics, t *httpTra
 	srv.AddTransport(transport.Options{})
 	if r != nil && r.Live != nil {
 		// Subscriptions over WebSocket (websocket.go).
-		srv.AddTransport(newWSTransport(o.Live, o.Signer))
+		srv.AddTransport(newWSTransport(o.Live, o.tokens))
 	}
 	// GET and POST application/json, the response cache in front (transport.go).
 	srv.AddTransport(t)

@@ -30,9 +30,13 @@ import (
 
 // Options configures the handler.
 type Options struct {
-	DB            *store.DB
-	Resolver      *resolvers.Resolver
-	Signer        *auth.Signer
+	DB       *store.DB
+	Resolver *resolvers.Resolver
+	Signer   *auth.Signer
+	// OIDC verifies the tokens of one OpenID provider beside Signer's
+	// (auth/oidc); nil: only Signer's. /readyz answers 503 until its keys
+	// have loaded.
+	OIDC          auth.Issuer
 	Playground    bool
 	Introspection bool
 	MaxBodyBytes  int64
@@ -72,6 +76,9 @@ type Options struct {
 	// Live configures subscriptions over WebSocket, served when
 	// Resolver.Live is set (websocket.go).
 	Live LiveOptions
+
+	// tokens routes each bearer token to Signer or OIDC (build sets it).
+	tokens *auth.Tokens
 }
 
 // Handlers are the service's HTTP surface split in two, for serving
@@ -94,6 +101,7 @@ func NewHandlers(o Options) Handlers { return build(o, false) }
 
 func build(o Options, metricsOnPublic bool) Handlers {
 	o = withDefaults(o)
+	o.tokens = auth.NewTokens(o.Signer, o.OIDC)
 	m := o.Metrics
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -122,7 +130,7 @@ func build(o Options, metricsOnPublic bool) Handlers {
 
 	mux := http.NewServeMux()
 	gql := newGraphQL(o.Resolver, o, m, t)
-	mux.Handle("/graphql", privateNoStore(limitBody(o.MaxBodyBytes, o.Signer.Middleware(idempotencyKey(gql)))))
+	mux.Handle("/graphql", privateNoStore(limitBody(o.MaxBodyBytes, o.tokens.Middleware(idempotencyKey(gql)))))
 	if o.Playground {
 		mux.Handle("GET /{$}", playgroundHandler("storefront", "/graphql"))
 	}
@@ -134,7 +142,7 @@ func build(o Options, metricsOnPublic bool) Handlers {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	mux.HandleFunc("GET /readyz", ready(o.DB))
+	mux.HandleFunc("GET /readyz", ready(o.DB, o.OIDC))
 	metricsH := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	if metricsOnPublic {
 		mux.Handle("GET /metrics", metricsH)

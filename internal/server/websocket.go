@@ -123,7 +123,7 @@ type wsTransport struct {
 
 var _ graphql.Transport = (*wsTransport)(nil)
 
-func newWSTransport(o LiveOptions, signer *auth.Signer) *wsTransport {
+func newWSTransport(o LiveOptions, tokens *auth.Tokens) *wsTransport {
 	o = o.withDefaults()
 	t := &wsTransport{o: o, addrs: &addrCounts{n: map[string]int{}}}
 	o.conns.max.Store(int64(o.MaxConns))
@@ -134,7 +134,7 @@ func newWSTransport(o LiveOptions, signer *auth.Signer) *wsTransport {
 		// answers pings by itself); no pong within two intervals closes.
 		PingPongInterval: o.PingInterval,
 		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
-			return initAuth(ctx, signer, p)
+			return initAuth(ctx, tokens, p)
 		},
 		ErrorFunc: func(ctx context.Context, err error) {
 			if !errors.Is(err, context.Canceled) && !isClosedConn(err) {
@@ -214,19 +214,25 @@ func (c *liveConns) Collect(ch chan<- prometheus.Metric) {
 }
 
 // initAuth reads the token of connection_init's payload, {"Authorization":
-// "Bearer …"} as an HTTP request carries it. A token that does not verify
-// refuses the connection (close 4403): a client that sends one means to be
-// someone, and a silent anonymous connection would hide the cause.
-func initAuth(ctx context.Context, signer *auth.Signer, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+// "Bearer …"} as an HTTP request carries it, and verifies it as an HTTP
+// request's (auth.Tokens). A token that does not verify refuses the
+// connection (close 4403): a client that sends one means to be someone, and
+// a silent anonymous connection would hide the cause. A provider's token
+// while its keys have not loaded closes with 1013 (try again later), which
+// graphql-ws clients retry.
+func initAuth(ctx context.Context, tokens *auth.Tokens, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 	h := p.Authorization()
-	if h == "" || signer == nil {
+	if h == "" {
 		return ctx, nil, nil
 	}
 	tok, ok := strings.CutPrefix(h, "Bearer ")
 	if !ok {
 		return transport.WithWebsocketCloseCode(ctx, 4403), nil, errors.New("Forbidden: connection_init's Authorization is not a bearer token")
 	}
-	pr, err := signer.Verify(strings.TrimSpace(tok))
+	pr, err := tokens.Verify(ctx, strings.TrimSpace(tok))
+	if errors.Is(err, errs.Unavailable) {
+		return transport.WithWebsocketCloseCode(ctx, int(coderws.StatusTryAgainLater)), nil, fmt.Errorf("connection_init's token cannot be checked yet: %v", err)
+	}
 	if err != nil {
 		return transport.WithWebsocketCloseCode(ctx, 4403), nil, fmt.Errorf("Forbidden: connection_init's token was refused: %v", err)
 	}

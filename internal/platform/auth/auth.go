@@ -1,19 +1,20 @@
-// Package auth verifies bearer tokens (HS256 JWT) and carries the caller in
-// the request context. Roles are checked by the resolvers, never trusted from
-// anything but a verified token.
+// Package auth verifies bearer tokens and carries the caller in the request
+// context: the server's own HS256 tokens (Signer) and, beside them, those of
+// one OpenID provider (an Issuer, package auth/oidc); Tokens routes each
+// token to the one verifier that may accept it. Roles are checked by the
+// resolvers, never trusted from anything but a verified token.
 package auth
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"storefront/internal/vocab/errs"
 	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	lru "github.com/hashicorp/golang-lru/v2"
+
+	"storefront/internal/vocab/errs"
 )
 
 // Role is what a token allows.
@@ -42,6 +43,11 @@ func (p Principal) IsAdmin() bool { return p.Role == Admin }
 func Require(ctx context.Context, roles ...Role) (Principal, error) {
 	p := FromContext(ctx)
 	if p.UserID == "" {
+		if errors.Is(p.bad, errs.Unavailable) {
+			// Not the caller's fault: their provider's keys are not
+			// loaded yet, and the same token may pass in a moment.
+			return p, p.bad
+		}
 		if p.bad != nil {
 			return p, fmt.Errorf("%w: %v", errs.Unauthenticated, p.bad)
 		}
@@ -70,34 +76,19 @@ func WithPrincipal(ctx context.Context, p Principal) context.Context {
 
 // Signer issues and verifies tokens with one HS256 secret.
 type Signer struct {
-	secret []byte
-	// verified remembers tokens that passed Verify, until their expiry:
-	// a client sends the same token with every request, and parsing and
-	// checking it again was a visible share of each checkout request's CPU
-	// (docs/benchmarks.md). Keyed by the whole token, signature included,
-	// so only the very string that was verified hits.
-	verified *lru.Cache[string, verifiedToken]
+	secret   []byte
+	verified *VerifiedCache
 	now      func() time.Time
 }
-
-type verifiedToken struct {
-	p   Principal
-	exp time.Time
-}
-
-// verifiedTokens bounds the cache: a few MiB at most.
-const verifiedTokens = 10_000
 
 // NewSigner refuses short secrets: a guessable HMAC key forges any admin.
 func NewSigner(secret string) (*Signer, error) {
 	if len(secret) < 16 {
 		return nil, errors.New("the JWT secret must be at least 16 characters")
 	}
-	cache, err := lru.New[string, verifiedToken](verifiedTokens)
-	if err != nil {
-		return nil, err
-	}
-	return &Signer{secret: []byte(secret), verified: cache, now: time.Now}, nil
+	s := &Signer{secret: []byte(secret), now: time.Now}
+	s.verified = NewVerifiedCache(func() time.Time { return s.now() })
+	return s, nil
 }
 
 type claims struct {
@@ -109,6 +100,9 @@ type claims struct {
 func (s *Signer) Issue(sub string, role Role, ttl time.Duration) (string, error) {
 	if sub == "" {
 		return "", errors.New("token subject is empty")
+	}
+	if strings.HasPrefix(sub, ProviderPrefix) {
+		return "", fmt.Errorf("token subjects starting with %q are reserved for OpenID provider users", ProviderPrefix)
 	}
 	if role != Customer && role != Admin {
 		return "", fmt.Errorf("unknown role %q (want customer or admin)", role)
@@ -125,11 +119,8 @@ func (s *Signer) Issue(sub string, role Role, ttl time.Duration) (string, error)
 // A token verified before is answered from the cache while it has not
 // expired.
 func (s *Signer) Verify(token string) (Principal, error) {
-	if v, ok := s.verified.Get(token); ok {
-		if s.now().Before(v.exp) {
-			return v.p, nil
-		}
-		s.verified.Remove(token)
+	if p, ok := s.verified.Get(token); ok {
+		return p, nil
 	}
 	var c claims
 	_, err := jwt.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return s.secret, nil },
@@ -141,29 +132,11 @@ func (s *Signer) Verify(token string) (Principal, error) {
 	if c.Subject == "" || (c.Role != Customer && c.Role != Admin) {
 		return Principal{}, errors.New("token lacks a subject or a known role")
 	}
+	if strings.HasPrefix(c.Subject, ProviderPrefix) {
+		// An HS256 subject never equals a provider user's id (ProviderUserID).
+		return Principal{}, fmt.Errorf("token subject starts with %q, reserved for OpenID provider users", ProviderPrefix)
+	}
 	p := Principal{UserID: c.Subject, Role: c.Role}
-	s.verified.Add(token, verifiedToken{p: p, exp: c.ExpiresAt.Time})
+	s.verified.Add(token, p, c.ExpiresAt.Time)
 	return p, nil
-}
-
-// Middleware reads "Authorization: Bearer …". It never rejects on its own:
-// public reads work without a token, and protected operations ask Require.
-func (s *Signer) Middleware(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := r.Header.Get("Authorization")
-		if h == "" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		var p Principal
-		tok, ok := strings.CutPrefix(h, "Bearer ")
-		if !ok {
-			p.bad = errors.New("authorization header is not a bearer token")
-		} else if v, err := s.Verify(strings.TrimSpace(tok)); err != nil {
-			p.bad = err
-		} else {
-			p = v
-		}
-		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
-	})
 }
