@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"storefront/ent"
 	"storefront/internal/cart"
 	"storefront/internal/catalog"
 	"storefront/internal/checkout"
 	"storefront/internal/inventory"
 	"storefront/internal/payments"
+	"storefront/internal/promo"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/media"
 	"storefront/internal/vocab/money"
@@ -41,12 +43,14 @@ type ResolverRoot interface {
 	Cart() CartResolver
 	CartLine() CartLineResolver
 	Category() CategoryResolver
+	Coupon() CouponResolver
 	Goods() GoodsResolver
 	Mutation() MutationResolver
 	Order() OrderResolver
 	Query() QueryResolver
 	Sku() SkuResolver
 	Subscription() SubscriptionResolver
+	UserCoupon() UserCouponResolver
 }
 
 type DirectiveRoot struct {
@@ -93,6 +97,37 @@ type ComplexityRoot struct {
 		Slug     func(childComplexity int) int
 	}
 
+	Coupon struct {
+		AmountOff        func(childComplexity int) int
+		ClaimEndsAt      func(childComplexity int) int
+		ClaimStartsAt    func(childComplexity int) int
+		Claimed          func(childComplexity int) int
+		Code             func(childComplexity int) int
+		CreatedAt        func(childComplexity int) int
+		GoodsIds         func(childComplexity int) int
+		ID               func(childComplexity int) int
+		Kind             func(childComplexity int) int
+		MaxDiscount      func(childComplexity int) int
+		MinSubtotal      func(childComplexity int) int
+		Name             func(childComplexity int) int
+		PerCustomerLimit func(childComplexity int) int
+		PercentOff       func(childComplexity int) int
+		Stopped          func(childComplexity int) int
+		TotalQuantity    func(childComplexity int) int
+		Used             func(childComplexity int) int
+		ValidDays        func(childComplexity int) int
+	}
+
+	CouponConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	CouponEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	CreateWebhookPayload struct {
 		Secret  func(childComplexity int) int
 		Webhook func(childComplexity int) int
@@ -101,12 +136,14 @@ type ComplexityRoot struct {
 	Goods struct {
 		Category       func(childComplexity int) int
 		Code           func(childComplexity int) int
+		Coupons        func(childComplexity int) int
 		CreatedAt      func(childComplexity int) int
 		Description    func(childComplexity int) int
 		ID             func(childComplexity int) int
 		Images         func(childComplexity int) int
 		Name           func(childComplexity int) int
 		PriceRange     func(childComplexity int) int
+		PurchaseLimit  func(childComplexity int) int
 		Selectable     func(childComplexity int, selected []int64) int
 		SkuBySelection func(childComplexity int, specValueIds []int64) int
 		Skus           func(childComplexity int, includeDisabled *bool) int
@@ -150,9 +187,11 @@ type ComplexityRoot struct {
 		CartLinesAdd            func(childComplexity int, cartID string, lines []*CartLineInput) int
 		CartLinesRemove         func(childComplexity int, cartID string, lineIds []string) int
 		CartLinesUpdate         func(childComplexity int, cartID string, lines []*CartLineUpdateInput) int
-		CheckoutCart            func(childComplexity int, cartID string, idempotencyKey *string) int
+		CheckoutCart            func(childComplexity int, cartID string, idempotencyKey *string, userCouponID *string) int
+		ClaimCoupon             func(childComplexity int, couponID *string, code *string) int
 		CloseStockPool          func(childComplexity int, poolID string) int
 		CreateCategory          func(childComplexity int, input CreateCategoryInput) int
+		CreateCoupon            func(childComplexity int, input CreateCouponInput) int
 		CreateGoods             func(childComplexity int, input CreateGoodsInput) int
 		CreateStockPool         func(childComplexity int, input CreateStockPoolInput) int
 		CreateWebhook           func(childComplexity int, input CreateWebhookInput) int
@@ -165,6 +204,7 @@ type ComplexityRoot struct {
 		SetGoodsStockMode       func(childComplexity int, goodsID string, mode enums.StockMode) int
 		SetStock                func(childComplexity int, input SetStockInput) int
 		Stocktake               func(childComplexity int, input StocktakeInput) int
+		StopCoupon              func(childComplexity int, id string) int
 		UpdateCategory          func(childComplexity int, input UpdateCategoryInput) int
 		UpdateGoods             func(childComplexity int, input UpdateGoodsInput) int
 		UpdateGoodsSpecs        func(childComplexity int, input UpdateGoodsSpecsInput) int
@@ -176,6 +216,7 @@ type ComplexityRoot struct {
 		Amount      func(childComplexity int) int
 		CreatedAt   func(childComplexity int) int
 		Currency    func(childComplexity int) int
+		Discount    func(childComplexity int) int
 		ExpiresAt   func(childComplexity int) int
 		Lines       func(childComplexity int) int
 		NeedsReview func(childComplexity int) int
@@ -183,6 +224,7 @@ type ComplexityRoot struct {
 		Payment     func(childComplexity int) int
 		Payments    func(childComplexity int) int
 		Status      func(childComplexity int) int
+		Subtotal    func(childComplexity int) int
 	}
 
 	OrderConnection struct {
@@ -196,6 +238,7 @@ type ComplexityRoot struct {
 	}
 
 	OrderLine struct {
+		Discount     func(childComplexity int) int
 		GoodsID      func(childComplexity int) int
 		GoodsName    func(childComplexity int) int
 		ItemID       func(childComplexity int) int
@@ -229,8 +272,10 @@ type ComplexityRoot struct {
 		Cart                func(childComplexity int, id string) int
 		Categories          func(childComplexity int) int
 		Category            func(childComplexity int, id *string, slug *string) int
+		Coupons             func(childComplexity int, first *int64, after *string) int
 		Goods               func(childComplexity int, id *string, slug *string) int
 		GoodsList           func(childComplexity int, first *int64, after *string, filter *GoodsFilter, sort *GoodsSort, status *enums.GoodsStatus) int
+		MyCoupons           func(childComplexity int, status *enums.UserCouponStatus, first *int64, after *string) int
 		MyOrders            func(childComplexity int, first *int64, after *string) int
 		Order               func(childComplexity int, orderSn string) int
 		StockLedger         func(childComplexity int, itemID string, first *int64, after *string) int
@@ -358,6 +403,25 @@ type ComplexityRoot struct {
 		GoodsStock func(childComplexity int, goodsID string) int
 	}
 
+	UserCoupon struct {
+		Coupon     func(childComplexity int) int
+		ID         func(childComplexity int) int
+		OrderSn    func(childComplexity int) int
+		Status     func(childComplexity int) int
+		ValidFrom  func(childComplexity int) int
+		ValidUntil func(childComplexity int) int
+	}
+
+	UserCouponConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	UserCouponEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	Webhook struct {
 		Active                  func(childComplexity int) int
 		CreatedAt               func(childComplexity int) int
@@ -406,10 +470,22 @@ type CategoryResolver interface {
 	Children(ctx context.Context, obj *catalog.Category) ([]*catalog.Category, error)
 	Path(ctx context.Context, obj *catalog.Category) ([]*catalog.Category, error)
 }
+type CouponResolver interface {
+	AmountOff(ctx context.Context, obj *ent.Coupon) (*money.Money, error)
+	PercentOff(ctx context.Context, obj *ent.Coupon) (*int64, error)
+	MaxDiscount(ctx context.Context, obj *ent.Coupon) (*money.Money, error)
+
+	GoodsIds(ctx context.Context, obj *ent.Coupon) ([]string, error)
+
+	Code(ctx context.Context, obj *ent.Coupon) (*string, error)
+	Stopped(ctx context.Context, obj *ent.Coupon) (bool, error)
+}
 type GoodsResolver interface {
 	Category(ctx context.Context, obj *catalog.Goods) (*catalog.Category, error)
 
 	Skus(ctx context.Context, obj *catalog.Goods, includeDisabled *bool) ([]*catalog.SKU, error)
+
+	Coupons(ctx context.Context, obj *catalog.Goods) ([]*ent.Coupon, error)
 }
 type MutationResolver interface {
 	CreateGoods(ctx context.Context, input CreateGoodsInput) (*catalog.Goods, error)
@@ -434,11 +510,14 @@ type MutationResolver interface {
 	CartLinesUpdate(ctx context.Context, cartID string, lines []*CartLineUpdateInput) (*cart.Cart, error)
 	CartLinesRemove(ctx context.Context, cartID string, lineIds []string) (*cart.Cart, error)
 	CartBuyerIdentityUpdate(ctx context.Context, cartID string) (*cart.Cart, error)
-	CheckoutCart(ctx context.Context, cartID string, idempotencyKey *string) (*checkout.Order, error)
+	CheckoutCart(ctx context.Context, cartID string, idempotencyKey *string, userCouponID *string) (*checkout.Order, error)
 	CreateWebhook(ctx context.Context, input CreateWebhookInput) (*CreateWebhookPayload, error)
 	UpdateWebhook(ctx context.Context, id string, input UpdateWebhookInput) (*webhooks.Webhook, error)
 	DeleteWebhook(ctx context.Context, id string) (string, error)
 	RotateWebhookSecret(ctx context.Context, id string, graceSeconds *int64) (*RotateWebhookSecretPayload, error)
+	CreateCoupon(ctx context.Context, input CreateCouponInput) (*ent.Coupon, error)
+	StopCoupon(ctx context.Context, id string) (*ent.Coupon, error)
+	ClaimCoupon(ctx context.Context, couponID *string, code *string) (*promo.UserCoupon, error)
 }
 type OrderResolver interface {
 	Payment(ctx context.Context, obj *checkout.Order) (*payments.Payment, error)
@@ -457,6 +536,8 @@ type QueryResolver interface {
 	Cart(ctx context.Context, id string) (*cart.Cart, error)
 	Webhooks(ctx context.Context) ([]*webhooks.Webhook, error)
 	WebhookDeliveries(ctx context.Context, webhookID string, first *int64, after *string) (*WebhookDeliveryConnection, error)
+	Coupons(ctx context.Context, first *int64, after *string) (*CouponConnection, error)
+	MyCoupons(ctx context.Context, status *enums.UserCouponStatus, first *int64, after *string) (*UserCouponConnection, error)
 }
 type SkuResolver interface {
 	CostPrice(ctx context.Context, obj *catalog.SKU) (*money.Money, error)
@@ -466,6 +547,9 @@ type SkuResolver interface {
 }
 type SubscriptionResolver interface {
 	GoodsStock(ctx context.Context, goodsID string) (<-chan *catalog.Goods, error)
+}
+type UserCouponResolver interface {
+	Coupon(ctx context.Context, obj *promo.UserCoupon) (*ent.Coupon, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -641,6 +725,141 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Category.Slug(childComplexity), true
 
+	case "Coupon.amountOff":
+		if e.ComplexityRoot.Coupon.AmountOff == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.AmountOff(childComplexity), true
+	case "Coupon.claimEndsAt":
+		if e.ComplexityRoot.Coupon.ClaimEndsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.ClaimEndsAt(childComplexity), true
+	case "Coupon.claimStartsAt":
+		if e.ComplexityRoot.Coupon.ClaimStartsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.ClaimStartsAt(childComplexity), true
+	case "Coupon.claimed":
+		if e.ComplexityRoot.Coupon.Claimed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.Claimed(childComplexity), true
+	case "Coupon.code":
+		if e.ComplexityRoot.Coupon.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.Code(childComplexity), true
+	case "Coupon.createdAt":
+		if e.ComplexityRoot.Coupon.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.CreatedAt(childComplexity), true
+	case "Coupon.goodsIds":
+		if e.ComplexityRoot.Coupon.GoodsIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.GoodsIds(childComplexity), true
+	case "Coupon.id":
+		if e.ComplexityRoot.Coupon.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.ID(childComplexity), true
+	case "Coupon.kind":
+		if e.ComplexityRoot.Coupon.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.Kind(childComplexity), true
+	case "Coupon.maxDiscount":
+		if e.ComplexityRoot.Coupon.MaxDiscount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.MaxDiscount(childComplexity), true
+	case "Coupon.minSubtotal":
+		if e.ComplexityRoot.Coupon.MinSubtotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.MinSubtotal(childComplexity), true
+	case "Coupon.name":
+		if e.ComplexityRoot.Coupon.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.Name(childComplexity), true
+	case "Coupon.perCustomerLimit":
+		if e.ComplexityRoot.Coupon.PerCustomerLimit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.PerCustomerLimit(childComplexity), true
+	case "Coupon.percentOff":
+		if e.ComplexityRoot.Coupon.PercentOff == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.PercentOff(childComplexity), true
+	case "Coupon.stopped":
+		if e.ComplexityRoot.Coupon.Stopped == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.Stopped(childComplexity), true
+	case "Coupon.totalQuantity":
+		if e.ComplexityRoot.Coupon.TotalQuantity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.TotalQuantity(childComplexity), true
+	case "Coupon.used":
+		if e.ComplexityRoot.Coupon.Used == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.Used(childComplexity), true
+	case "Coupon.validDays":
+		if e.ComplexityRoot.Coupon.ValidDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Coupon.ValidDays(childComplexity), true
+
+	case "CouponConnection.edges":
+		if e.ComplexityRoot.CouponConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CouponConnection.Edges(childComplexity), true
+	case "CouponConnection.pageInfo":
+		if e.ComplexityRoot.CouponConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CouponConnection.PageInfo(childComplexity), true
+
+	case "CouponEdge.cursor":
+		if e.ComplexityRoot.CouponEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CouponEdge.Cursor(childComplexity), true
+	case "CouponEdge.node":
+		if e.ComplexityRoot.CouponEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CouponEdge.Node(childComplexity), true
+
 	case "CreateWebhookPayload.secret":
 		if e.ComplexityRoot.CreateWebhookPayload.Secret == nil {
 			break
@@ -666,6 +885,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Goods.Code(childComplexity), true
+	case "Goods.coupons":
+		if e.ComplexityRoot.Goods.Coupons == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Goods.Coupons(childComplexity), true
 	case "Goods.createdAt":
 		if e.ComplexityRoot.Goods.CreatedAt == nil {
 			break
@@ -702,6 +927,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Goods.PriceRange(childComplexity), true
+	case "Goods.purchaseLimit":
+		if e.ComplexityRoot.Goods.PurchaseLimit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Goods.PurchaseLimit(childComplexity), true
 	case "Goods.selectable":
 		if e.ComplexityRoot.Goods.Selectable == nil {
 			break
@@ -940,7 +1171,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.CheckoutCart(childComplexity, args["cartId"].(string), args["idempotencyKey"].(*string)), true
+		return e.ComplexityRoot.Mutation.CheckoutCart(childComplexity, args["cartId"].(string), args["idempotencyKey"].(*string), args["userCouponId"].(*string)), true
+	case "Mutation.claimCoupon":
+		if e.ComplexityRoot.Mutation.ClaimCoupon == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_claimCoupon_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ClaimCoupon(childComplexity, args["couponId"].(*string), args["code"].(*string)), true
 	case "Mutation.closeStockPool":
 		if e.ComplexityRoot.Mutation.CloseStockPool == nil {
 			break
@@ -963,6 +1205,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateCategory(childComplexity, args["input"].(CreateCategoryInput)), true
+	case "Mutation.createCoupon":
+		if e.ComplexityRoot.Mutation.CreateCoupon == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createCoupon_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateCoupon(childComplexity, args["input"].(CreateCouponInput)), true
 	case "Mutation.createGoods":
 		if e.ComplexityRoot.Mutation.CreateGoods == nil {
 			break
@@ -1095,6 +1348,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Stocktake(childComplexity, args["input"].(StocktakeInput)), true
+	case "Mutation.stopCoupon":
+		if e.ComplexityRoot.Mutation.StopCoupon == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_stopCoupon_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.StopCoupon(childComplexity, args["id"].(string)), true
 	case "Mutation.updateCategory":
 		if e.ComplexityRoot.Mutation.UpdateCategory == nil {
 			break
@@ -1169,6 +1433,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.Currency(childComplexity), true
+	case "Order.discount":
+		if e.ComplexityRoot.Order.Discount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Discount(childComplexity), true
 	case "Order.expiresAt":
 		if e.ComplexityRoot.Order.ExpiresAt == nil {
 			break
@@ -1211,6 +1481,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.Status(childComplexity), true
+	case "Order.subtotal":
+		if e.ComplexityRoot.Order.Subtotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Subtotal(childComplexity), true
 
 	case "OrderConnection.edges":
 		if e.ComplexityRoot.OrderConnection.Edges == nil {
@@ -1238,6 +1514,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.OrderEdge.Node(childComplexity), true
 
+	case "OrderLine.discount":
+		if e.ComplexityRoot.OrderLine.Discount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderLine.Discount(childComplexity), true
 	case "OrderLine.goodsId":
 		if e.ComplexityRoot.OrderLine.GoodsID == nil {
 			break
@@ -1378,6 +1660,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Category(childComplexity, args["id"].(*string), args["slug"].(*string)), true
+	case "Query.coupons":
+		if e.ComplexityRoot.Query.Coupons == nil {
+			break
+		}
+
+		args, err := ec.field_Query_coupons_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Coupons(childComplexity, args["first"].(*int64), args["after"].(*string)), true
 	case "Query.goods":
 		if e.ComplexityRoot.Query.Goods == nil {
 			break
@@ -1401,6 +1694,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.GoodsList(childComplexity, args["first"].(*int64), args["after"].(*string), args["filter"].(*GoodsFilter), args["sort"].(*GoodsSort), args["status"].(*enums.GoodsStatus)), true
 
+	case "Query.myCoupons":
+		if e.ComplexityRoot.Query.MyCoupons == nil {
+			break
+		}
+
+		args, err := ec.field_Query_myCoupons_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.MyCoupons(childComplexity, args["status"].(*enums.UserCouponStatus), args["first"].(*int64), args["after"].(*string)), true
 	case "Query.myOrders":
 		if e.ComplexityRoot.Query.MyOrders == nil {
 			break
@@ -1949,6 +2253,69 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Subscription.GoodsStock(childComplexity, args["goodsId"].(string)), true
 
+	case "UserCoupon.coupon":
+		if e.ComplexityRoot.UserCoupon.Coupon == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserCoupon.Coupon(childComplexity), true
+	case "UserCoupon.id":
+		if e.ComplexityRoot.UserCoupon.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserCoupon.ID(childComplexity), true
+	case "UserCoupon.orderSn":
+		if e.ComplexityRoot.UserCoupon.OrderSn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserCoupon.OrderSn(childComplexity), true
+	case "UserCoupon.status":
+		if e.ComplexityRoot.UserCoupon.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserCoupon.Status(childComplexity), true
+	case "UserCoupon.validFrom":
+		if e.ComplexityRoot.UserCoupon.ValidFrom == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserCoupon.ValidFrom(childComplexity), true
+	case "UserCoupon.validUntil":
+		if e.ComplexityRoot.UserCoupon.ValidUntil == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserCoupon.ValidUntil(childComplexity), true
+
+	case "UserCouponConnection.edges":
+		if e.ComplexityRoot.UserCouponConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserCouponConnection.Edges(childComplexity), true
+	case "UserCouponConnection.pageInfo":
+		if e.ComplexityRoot.UserCouponConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserCouponConnection.PageInfo(childComplexity), true
+
+	case "UserCouponEdge.cursor":
+		if e.ComplexityRoot.UserCouponEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserCouponEdge.Cursor(childComplexity), true
+	case "UserCouponEdge.node":
+		if e.ComplexityRoot.UserCouponEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserCouponEdge.Node(childComplexity), true
+
 	case "Webhook.active":
 		if e.ComplexityRoot.Webhook.Active == nil {
 			break
@@ -2081,6 +2448,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("CartLineInput", ec.unmarshalInputCartLineInput),
 			graphql.NewInputUnmarshaler("CartLineUpdateInput", ec.unmarshalInputCartLineUpdateInput),
 			graphql.NewInputUnmarshaler("CreateCategoryInput", ec.unmarshalInputCreateCategoryInput),
+			graphql.NewInputUnmarshaler("CreateCouponInput", ec.unmarshalInputCreateCouponInput),
 			graphql.NewInputUnmarshaler("CreateGoodsInput", ec.unmarshalInputCreateGoodsInput),
 			graphql.NewInputUnmarshaler("CreateStockPoolInput", ec.unmarshalInputCreateStockPoolInput),
 			graphql.NewInputUnmarshaler("CreateWebhookInput", ec.unmarshalInputCreateWebhookInput),
@@ -2815,8 +3183,9 @@ extend type Mutation {
   IDEMPOTENCY_KEY_REUSED. PRICE_CHANGED when a line's price rose above the one
   the buyer last saw: a read of the cart that selects its warnings or prices
   shows (and acknowledges) it, then check out again. These, OUT_OF_STOCK and SKU_UNAVAILABLE leave the cart OPEN as it was.
+  userCouponId: the caller's claimed coupon for the order (placeOrder's rules).
   """
-  checkoutCart(cartId: ID!, idempotencyKey: String @text(max: 255, bytes: true)): Order!
+  checkoutCart(cartId: ID!, idempotencyKey: String @text(max: 255, bytes: true), userCouponId: ID): Order!
 }
 
 input CartCreateInput {
@@ -3027,6 +3396,147 @@ type WebhookDeliveryEdge {
   node: WebhookDelivery!
 }
 `, BuiltIn: false},
+	{Name: "../schema.promo.graphql", Input: `# Coupons and purchase limits (internal/promo; docs/checkout.md "Coupons and purchase limits").
+
+extend type Query {
+  "Every coupon, newest first (admin)."
+  coupons(first: Int, after: String): CouponConnection!
+  "The caller's claimed coupons, newest first; status filters them (AVAILABLE and EXPIRED as of now)."
+  myCoupons(status: UserCouponStatus, first: Int, after: String): UserCouponConnection!
+}
+
+extend type Mutation {
+  "Admin."
+  createCoupon(input: CreateCouponInput!): Coupon!
+  "Admin: ends claiming for good; claimed coupons stay usable."
+  stopCoupon(id: ID!): Coupon!
+  "A coupon of the caller's own, named by id or by its code: COUPON_SOLD_OUT, COUPON_LIMIT_EXCEEDED, COUPON_NOT_APPLICABLE (stopped, outside its claim window)."
+  claimCoupon(couponId: ID, code: String @text(max: 64)): UserCoupon!
+}
+
+enum CouponKind {
+  AMOUNT_OFF
+  PERCENT_OFF
+}
+
+enum UserCouponStatus {
+  AVAILABLE
+  LOCKED
+  USED
+  EXPIRED
+}
+
+input CreateCouponInput {
+  name: String! @text(max: 120)
+  kind: CouponKind!
+  "AMOUNT_OFF: the amount taken off (at most the in-scope subtotal)."
+  amountOff: Money
+  "PERCENT_OFF: 1 to 99, rounded half up to the cent."
+  percentOff: Int
+  "PERCENT_OFF: the most it takes off; null: no cap."
+  maxDiscount: Money
+  "The threshold over the lines the coupon applies to; 0.00 for none."
+  minSubtotal: Money
+  "Its scope; empty: every goods."
+  goodsIds: [ID!]
+  "How many can ever be claimed; null: unlimited."
+  totalQuantity: Int
+  "Claims per customer; 1 when left out."
+  perCustomerLimit: Int
+  claimStartsAt: Time
+  claimEndsAt: Time
+  "A claimed coupon is usable for this many days from its claim; 30 when left out."
+  validDays: Int
+  "Unique; customers may claim by it."
+  code: String @text(max: 64)
+}
+
+type Coupon {
+  id: ID!
+  name: String!
+  kind: CouponKind!
+  amountOff: Money
+  percentOff: Int
+  maxDiscount: Money
+  minSubtotal: Money!
+  goodsIds: [ID!]!
+  totalQuantity: Int
+  perCustomerLimit: Int!
+  claimStartsAt: Time
+  claimEndsAt: Time
+  validDays: Int!
+  "Admins only (null for anyone else): whoever knows it can claim the coupon."
+  code: String
+  stopped: Boolean!
+  claimed: Int!
+  used: Int!
+  createdAt: Time!
+}
+
+type UserCoupon {
+  id: ID!
+  coupon: Coupon!
+  status: UserCouponStatus!
+  validFrom: Time!
+  validUntil: Time!
+  "The order that holds it (LOCKED) or used it (USED)."
+  orderSn: String
+}
+
+type CouponConnection {
+  edges: [CouponEdge!]!
+  pageInfo: PageInfo!
+}
+
+type CouponEdge {
+  cursor: String!
+  node: Coupon!
+}
+
+type UserCouponConnection {
+  edges: [UserCouponEdge!]!
+  pageInfo: PageInfo!
+}
+
+type UserCouponEdge {
+  cursor: String!
+  node: UserCoupon!
+}
+
+extend type Goods {
+  "Coupons a customer can claim now whose scope holds this goods (those without a code)."
+  coupons: [Coupon!]!
+  "The units one customer may hold in orders that stand; null: no limit."
+  purchaseLimit: Int
+}
+
+extend input CreateGoodsInput {
+  "1 or more; null: no limit."
+  purchaseLimit: Int
+}
+
+extend input UpdateGoodsInput {
+  purchaseLimit: Int
+  clearPurchaseLimit: Boolean = false
+}
+
+extend input PlaceOrderInput {
+  "The caller's claimed coupon: at most one per order (COUPON_NOT_APPLICABLE when it does not apply)."
+  userCouponId: ID
+}
+
+extend type Order {
+  "The lines' sum before the discount."
+  subtotal: Money!
+  "The coupon's discount; amount = subtotal - discount."
+  discount: Money!
+}
+
+extend type OrderLine {
+  "The line's share of the order's discount."
+  discount: Money!
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -3114,6 +3624,68 @@ func (ec *executionContext) childFields_Category(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type Category", field.Name)
 }
 
+func (ec *executionContext) childFields_Coupon(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Coupon_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Coupon_name(ctx, field)
+	case "kind":
+		return ec.fieldContext_Coupon_kind(ctx, field)
+	case "amountOff":
+		return ec.fieldContext_Coupon_amountOff(ctx, field)
+	case "percentOff":
+		return ec.fieldContext_Coupon_percentOff(ctx, field)
+	case "maxDiscount":
+		return ec.fieldContext_Coupon_maxDiscount(ctx, field)
+	case "minSubtotal":
+		return ec.fieldContext_Coupon_minSubtotal(ctx, field)
+	case "goodsIds":
+		return ec.fieldContext_Coupon_goodsIds(ctx, field)
+	case "totalQuantity":
+		return ec.fieldContext_Coupon_totalQuantity(ctx, field)
+	case "perCustomerLimit":
+		return ec.fieldContext_Coupon_perCustomerLimit(ctx, field)
+	case "claimStartsAt":
+		return ec.fieldContext_Coupon_claimStartsAt(ctx, field)
+	case "claimEndsAt":
+		return ec.fieldContext_Coupon_claimEndsAt(ctx, field)
+	case "validDays":
+		return ec.fieldContext_Coupon_validDays(ctx, field)
+	case "code":
+		return ec.fieldContext_Coupon_code(ctx, field)
+	case "stopped":
+		return ec.fieldContext_Coupon_stopped(ctx, field)
+	case "claimed":
+		return ec.fieldContext_Coupon_claimed(ctx, field)
+	case "used":
+		return ec.fieldContext_Coupon_used(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Coupon_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Coupon", field.Name)
+}
+
+func (ec *executionContext) childFields_CouponConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_CouponConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_CouponConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CouponConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_CouponEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_CouponEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_CouponEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CouponEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_CreateWebhookPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "webhook":
@@ -3162,6 +3734,10 @@ func (ec *executionContext) childFields_Goods(ctx context.Context, field graphql
 		return ec.fieldContext_Goods_skuBySelection(ctx, field)
 	case "selectable":
 		return ec.fieldContext_Goods_selectable(ctx, field)
+	case "coupons":
+		return ec.fieldContext_Goods_coupons(ctx, field)
+	case "purchaseLimit":
+		return ec.fieldContext_Goods_purchaseLimit(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Goods", field.Name)
 }
@@ -3234,6 +3810,10 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 		return ec.fieldContext_Order_payment(ctx, field)
 	case "payments":
 		return ec.fieldContext_Order_payments(ctx, field)
+	case "subtotal":
+		return ec.fieldContext_Order_subtotal(ctx, field)
+	case "discount":
+		return ec.fieldContext_Order_discount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Order", field.Name)
 }
@@ -3274,6 +3854,8 @@ func (ec *executionContext) childFields_OrderLine(ctx context.Context, field gra
 		return ec.fieldContext_OrderLine_quantity(ctx, field)
 	case "poolId":
 		return ec.fieldContext_OrderLine_poolId(ctx, field)
+	case "discount":
+		return ec.fieldContext_OrderLine_discount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OrderLine", field.Name)
 }
@@ -3544,6 +4126,44 @@ func (ec *executionContext) childFields_StockPoolEdge(ctx context.Context, field
 		return ec.fieldContext_StockPoolEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type StockPoolEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_UserCoupon(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_UserCoupon_id(ctx, field)
+	case "coupon":
+		return ec.fieldContext_UserCoupon_coupon(ctx, field)
+	case "status":
+		return ec.fieldContext_UserCoupon_status(ctx, field)
+	case "validFrom":
+		return ec.fieldContext_UserCoupon_validFrom(ctx, field)
+	case "validUntil":
+		return ec.fieldContext_UserCoupon_validUntil(ctx, field)
+	case "orderSn":
+		return ec.fieldContext_UserCoupon_orderSn(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UserCoupon", field.Name)
+}
+
+func (ec *executionContext) childFields_UserCouponConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_UserCouponConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_UserCouponConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UserCouponConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_UserCouponEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_UserCouponEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_UserCouponEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UserCouponEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Webhook(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3921,6 +4541,36 @@ func (ec *executionContext) field_Mutation_checkoutCart_args(ctx context.Context
 		return nil, err
 	}
 	args["idempotencyKey"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "userCouponId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userCouponId"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_claimCoupon_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "couponId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["couponId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "code",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["code"] = arg1
 	return args, nil
 }
 
@@ -3944,6 +4594,20 @@ func (ec *executionContext) field_Mutation_createCategory_args(ctx context.Conte
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (CreateCategoryInput, error) {
 			return ec.unmarshalNCreateCategoryInput2storefrontᚋgraphᚐCreateCategoryInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createCoupon_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (CreateCouponInput, error) {
+			return ec.unmarshalNCreateCouponInput2storefrontᚋgraphᚐCreateCouponInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4160,6 +4824,20 @@ func (ec *executionContext) field_Mutation_stocktake_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_stopCoupon_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updateCategory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4288,6 +4966,28 @@ func (ec *executionContext) field_Query_category_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_coupons_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_goodsList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4353,6 +5053,36 @@ func (ec *executionContext) field_Query_goods_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["slug"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_myCoupons_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (*enums.UserCouponStatus, error) {
+			return ec.unmarshalOUserCouponStatus2ᚖstorefrontᚋinternalᚋvocabᚋenumsᚐUserCouponStatus(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
 	return args, nil
 }
 
@@ -5240,6 +5970,539 @@ func (ec *executionContext) fieldContext_Category_path(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Coupon_id(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Coupon_name(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, "String")
+}
+
+func (ec *executionContext) _Coupon_kind(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v enums.CouponKind) graphql.Marshaler {
+			return ec.marshalNCouponKind2storefrontᚋinternalᚋvocabᚋenumsᚐCouponKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, "CouponKind")
+}
+
+func (ec *executionContext) _Coupon_amountOff(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_amountOff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Coupon().AmountOff(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *money.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖstorefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_amountOff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, true, true, "Money")
+}
+
+func (ec *executionContext) _Coupon_percentOff(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_percentOff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Coupon().PercentOff(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_percentOff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, true, true, "Int")
+}
+
+func (ec *executionContext) _Coupon_maxDiscount(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_maxDiscount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Coupon().MaxDiscount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *money.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖstorefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_maxDiscount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, true, true, "Money")
+}
+
+func (ec *executionContext) _Coupon_minSubtotal(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_minSubtotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinSubtotal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_minSubtotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, "Money")
+}
+
+func (ec *executionContext) _Coupon_goodsIds(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_goodsIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Coupon().GoodsIds(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_goodsIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, true, true, "ID")
+}
+
+func (ec *executionContext) _Coupon_totalQuantity(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_totalQuantity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalQuantity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_totalQuantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Coupon_perCustomerLimit(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_perCustomerLimit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PerCustomerLimit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_perCustomerLimit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Coupon_claimStartsAt(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_claimStartsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClaimStartsAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_claimStartsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Coupon_claimEndsAt(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_claimEndsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClaimEndsAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_claimEndsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Coupon_validDays(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_validDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_validDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Coupon_code(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Coupon().Code(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, true, true, "String")
+}
+
+func (ec *executionContext) _Coupon_stopped(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_stopped(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Coupon().Stopped(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_stopped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, true, true, "Boolean")
+}
+
+func (ec *executionContext) _Coupon_claimed(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_claimed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Claimed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_claimed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Coupon_used(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_used(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Used, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_used(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Coupon_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.Coupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Coupon_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Coupon_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Coupon", field, false, false, "Time")
+}
+
+func (ec *executionContext) _CouponConnection_edges(ctx context.Context, field graphql.CollectedField, obj *CouponConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CouponConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*CouponEdge) graphql.Marshaler {
+			return ec.marshalNCouponEdge2ᚕᚖstorefrontᚋgraphᚐCouponEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CouponConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CouponConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CouponEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CouponConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *CouponConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CouponConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖstorefrontᚋgraphᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CouponConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CouponConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CouponEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *CouponEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CouponEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CouponEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CouponEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _CouponEdge_node(ctx context.Context, field graphql.CollectedField, obj *CouponEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CouponEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Coupon) graphql.Marshaler {
+			return ec.marshalNCoupon2ᚖstorefrontᚋentᚐCoupon(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CouponEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CouponEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Coupon(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CreateWebhookPayload_webhook(ctx context.Context, field graphql.CollectedField, obj *CreateWebhookPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5806,6 +7069,61 @@ func (ec *executionContext) fieldContext_Goods_selectable(ctx context.Context, f
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Goods_coupons(ctx context.Context, field graphql.CollectedField, obj *catalog.Goods) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Goods_coupons(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Goods().Coupons(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Coupon) graphql.Marshaler {
+			return ec.marshalNCoupon2ᚕᚖstorefrontᚋentᚐCouponᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Goods_coupons(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Goods",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Coupon(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Goods_purchaseLimit(ctx context.Context, field graphql.CollectedField, obj *catalog.Goods) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Goods_purchaseLimit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PurchaseLimit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Goods_purchaseLimit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Goods", field, false, false, "Int")
 }
 
 func (ec *executionContext) _GoodsConnection_edges(ctx context.Context, field graphql.CollectedField, obj *GoodsConnection) (ret graphql.Marshaler) {
@@ -7096,7 +8414,7 @@ func (ec *executionContext) _Mutation_checkoutCart(ctx context.Context, field gr
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().CheckoutCart(ctx, fc.Args["cartId"].(string), fc.Args["idempotencyKey"].(*string))
+			return ec.Resolvers.Mutation().CheckoutCart(ctx, fc.Args["cartId"].(string), fc.Args["idempotencyKey"].(*string), fc.Args["userCouponId"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
@@ -7300,6 +8618,138 @@ func (ec *executionContext) fieldContext_Mutation_rotateWebhookSecret(ctx contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_rotateWebhookSecret_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createCoupon(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createCoupon(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateCoupon(ctx, fc.Args["input"].(CreateCouponInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Coupon) graphql.Marshaler {
+			return ec.marshalNCoupon2ᚖstorefrontᚋentᚐCoupon(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createCoupon(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Coupon(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createCoupon_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_stopCoupon(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_stopCoupon(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().StopCoupon(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Coupon) graphql.Marshaler {
+			return ec.marshalNCoupon2ᚖstorefrontᚋentᚐCoupon(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_stopCoupon(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Coupon(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_stopCoupon_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_claimCoupon(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_claimCoupon(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ClaimCoupon(ctx, fc.Args["couponId"].(*string), fc.Args["code"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *promo.UserCoupon) graphql.Marshaler {
+			return ec.marshalNUserCoupon2ᚖstorefrontᚋinternalᚋpromoᚐUserCoupon(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_claimCoupon(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserCoupon(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_claimCoupon_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7561,6 +9011,52 @@ func (ec *executionContext) fieldContext_Order_payments(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Order_subtotal(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_subtotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subtotal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_subtotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, "Money")
+}
+
+func (ec *executionContext) _Order_discount(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_discount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Discount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_discount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, "Money")
 }
 
 func (ec *executionContext) _OrderConnection_edges(ctx context.Context, field graphql.CollectedField, obj *OrderConnection) (ret graphql.Marshaler) {
@@ -7841,6 +9337,29 @@ func (ec *executionContext) _OrderLine_poolId(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_OrderLine_poolId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OrderLine", field, false, false, "ID")
+}
+
+func (ec *executionContext) _OrderLine_discount(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderLine_discount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Discount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderLine_discount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderLine", field, false, false, "Money")
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *PageInfo) (ret graphql.Marshaler) {
@@ -8594,6 +10113,94 @@ func (ec *executionContext) fieldContext_Query_webhookDeliveries(ctx context.Con
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_webhookDeliveries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_coupons(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_coupons(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Coupons(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *CouponConnection) graphql.Marshaler {
+			return ec.marshalNCouponConnection2ᚖstorefrontᚋgraphᚐCouponConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_coupons(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CouponConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_coupons_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_myCoupons(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_myCoupons(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().MyCoupons(ctx, fc.Args["status"].(*enums.UserCouponStatus), fc.Args["first"].(*int64), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *UserCouponConnection) graphql.Marshaler {
+			return ec.marshalNUserCouponConnection2ᚖstorefrontᚋgraphᚐUserCouponConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_myCoupons(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserCouponConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_myCoupons_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -10535,6 +12142,272 @@ func (ec *executionContext) fieldContext_Subscription_goodsStock(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _UserCoupon_id(ctx context.Context, field graphql.CollectedField, obj *promo.UserCoupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserCoupon_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserCoupon_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserCoupon", field, false, false, "ID")
+}
+
+func (ec *executionContext) _UserCoupon_coupon(ctx context.Context, field graphql.CollectedField, obj *promo.UserCoupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserCoupon_coupon(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.UserCoupon().Coupon(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Coupon) graphql.Marshaler {
+			return ec.marshalNCoupon2ᚖstorefrontᚋentᚐCoupon(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserCoupon_coupon(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UserCoupon",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Coupon(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UserCoupon_status(ctx context.Context, field graphql.CollectedField, obj *promo.UserCoupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserCoupon_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v enums.UserCouponStatus) graphql.Marshaler {
+			return ec.marshalNUserCouponStatus2storefrontᚋinternalᚋvocabᚋenumsᚐUserCouponStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserCoupon_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserCoupon", field, false, false, "UserCouponStatus")
+}
+
+func (ec *executionContext) _UserCoupon_validFrom(ctx context.Context, field graphql.CollectedField, obj *promo.UserCoupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserCoupon_validFrom(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidFrom, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserCoupon_validFrom(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserCoupon", field, false, false, "Time")
+}
+
+func (ec *executionContext) _UserCoupon_validUntil(ctx context.Context, field graphql.CollectedField, obj *promo.UserCoupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserCoupon_validUntil(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidUntil, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserCoupon_validUntil(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserCoupon", field, false, false, "Time")
+}
+
+func (ec *executionContext) _UserCoupon_orderSn(ctx context.Context, field graphql.CollectedField, obj *promo.UserCoupon) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserCoupon_orderSn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrderSn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UserCoupon_orderSn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserCoupon", field, false, false, "String")
+}
+
+func (ec *executionContext) _UserCouponConnection_edges(ctx context.Context, field graphql.CollectedField, obj *UserCouponConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserCouponConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*UserCouponEdge) graphql.Marshaler {
+			return ec.marshalNUserCouponEdge2ᚕᚖstorefrontᚋgraphᚐUserCouponEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserCouponConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UserCouponConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserCouponEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UserCouponConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *UserCouponConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserCouponConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖstorefrontᚋgraphᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserCouponConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UserCouponConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UserCouponEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *UserCouponEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserCouponEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserCouponEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserCouponEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _UserCouponEdge_node(ctx context.Context, field graphql.CollectedField, obj *UserCouponEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserCouponEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *promo.UserCoupon) graphql.Marshaler {
+			return ec.marshalNUserCoupon2ᚖstorefrontᚋinternalᚋpromoᚐUserCoupon(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserCouponEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UserCouponEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserCoupon(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Webhook_id(ctx context.Context, field graphql.CollectedField, obj *webhooks.Webhook) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12345,6 +14218,132 @@ func UnmarshalCreateCategoryInput(ctx context.Context, raw any) (CreateCategoryI
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputCreateCouponInput(ctx context.Context, obj any) (CreateCouponInput, error) {
+	var it CreateCouponInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "kind", "amountOff", "percentOff", "maxDiscount", "minSubtotal", "goodsIds", "totalQuantity", "perCustomerLimit", "claimStartsAt", "claimEndsAt", "validDays", "code"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNCouponKind2storefrontᚋinternalᚋvocabᚋenumsᚐCouponKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "amountOff":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountOff"))
+			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountOff = data
+		case "percentOff":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("percentOff"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PercentOff = data
+		case "maxDiscount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxDiscount"))
+			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxDiscount = data
+		case "minSubtotal":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minSubtotal"))
+			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MinSubtotal = data
+		case "goodsIds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("goodsIds"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GoodsIds = data
+		case "totalQuantity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("totalQuantity"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TotalQuantity = data
+		case "perCustomerLimit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("perCustomerLimit"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PerCustomerLimit = data
+		case "claimStartsAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("claimStartsAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClaimStartsAt = data
+		case "claimEndsAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("claimEndsAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClaimEndsAt = data
+		case "validDays":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("validDays"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ValidDays = data
+		case "code":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("code"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Code = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCreateCouponInput unmarshals raw into the CreateCouponInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreateCouponInput(ctx context.Context, raw any) (CreateCouponInput, error) {
+	var out CreateCouponInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateCouponInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCreateGoodsInput(ctx context.Context, obj any) (CreateGoodsInput, error) {
 	var it CreateGoodsInput
 	if obj == nil {
@@ -12366,7 +14365,7 @@ func (ec *executionContext) unmarshalInputCreateGoodsInput(ctx context.Context, 
 		asMap["stockMode"] = "DEDUCT_AT_ORDER"
 	}
 
-	fieldsInOrder := [...]string{"name", "code", "description", "images", "slug", "categoryId", "status", "stockMode", "specs", "defaultSku", "skus"}
+	fieldsInOrder := [...]string{"name", "code", "description", "images", "slug", "categoryId", "status", "stockMode", "specs", "defaultSku", "skus", "purchaseLimit"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -12450,6 +14449,13 @@ func (ec *executionContext) unmarshalInputCreateGoodsInput(ctx context.Context, 
 				return it, err
 			}
 			it.Skus = data
+		case "purchaseLimit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("purchaseLimit"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PurchaseLimit = data
 		}
 	}
 	return it, nil
@@ -12934,7 +14940,7 @@ func (ec *executionContext) unmarshalInputPlaceOrderInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"items", "remark"}
+	fieldsInOrder := [...]string{"items", "remark", "userCouponId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -12955,6 +14961,13 @@ func (ec *executionContext) unmarshalInputPlaceOrderInput(ctx context.Context, o
 				return it, err
 			}
 			it.Remark = data
+		case "userCouponId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("userCouponId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UserCouponID = data
 		}
 	}
 	return it, nil
@@ -13480,8 +15493,11 @@ func (ec *executionContext) unmarshalInputUpdateGoodsInput(ctx context.Context, 
 	if _, present := asMap["clearCategory"]; !present {
 		asMap["clearCategory"] = false
 	}
+	if _, present := asMap["clearPurchaseLimit"]; !present {
+		asMap["clearPurchaseLimit"] = false
+	}
 
-	fieldsInOrder := [...]string{"goodsId", "expectedVersion", "name", "description", "images", "slug", "categoryId", "clearCategory"}
+	fieldsInOrder := [...]string{"goodsId", "expectedVersion", "name", "description", "images", "slug", "categoryId", "clearCategory", "purchaseLimit", "clearPurchaseLimit"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13544,6 +15560,20 @@ func (ec *executionContext) unmarshalInputUpdateGoodsInput(ctx context.Context, 
 				return it, err
 			}
 			it.ClearCategory = data
+		case "purchaseLimit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("purchaseLimit"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PurchaseLimit = data
+		case "clearPurchaseLimit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clearPurchaseLimit"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClearPurchaseLimit = data
 		}
 	}
 	return it, nil
@@ -14050,6 +16080,206 @@ func (ec *executionContext) _Category(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var couponImplementors = []string{"Coupon"}
+
+func (ec *executionContext) _Coupon(ctx context.Context, sel ast.SelectionSet, obj *ent.Coupon) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, couponImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Coupon")
+		case "id":
+			out.Values[i] = ec._Coupon_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._Coupon_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			out.Values[i] = ec._Coupon_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "amountOff":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Coupon_amountOff(ctx, field, obj)
+				})
+		case "percentOff":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Coupon_percentOff(ctx, field, obj)
+				})
+		case "maxDiscount":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Coupon_maxDiscount(ctx, field, obj)
+				})
+		case "minSubtotal":
+			out.Values[i] = ec._Coupon_minSubtotal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "goodsIds":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Coupon_goodsIds(ctx, field, obj)
+				})
+		case "totalQuantity":
+			out.Values[i] = ec._Coupon_totalQuantity(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "perCustomerLimit":
+			out.Values[i] = ec._Coupon_perCustomerLimit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "claimStartsAt":
+			out.Values[i] = ec._Coupon_claimStartsAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "claimEndsAt":
+			out.Values[i] = ec._Coupon_claimEndsAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "validDays":
+			out.Values[i] = ec._Coupon_validDays(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "code":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Coupon_code(ctx, field, obj)
+				})
+		case "stopped":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Coupon_stopped(ctx, field, obj)
+				})
+		case "claimed":
+			out.Values[i] = ec._Coupon_claimed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "used":
+			out.Values[i] = ec._Coupon_used(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Coupon_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var couponConnectionImplementors = []string{"CouponConnection"}
+
+func (ec *executionContext) _CouponConnection(ctx context.Context, sel ast.SelectionSet, obj *CouponConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, couponConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CouponConnection")
+		case "edges":
+			out.Values[i] = ec._CouponConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._CouponConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var couponEdgeImplementors = []string{"CouponEdge"}
+
+func (ec *executionContext) _CouponEdge(ctx context.Context, sel ast.SelectionSet, obj *CouponEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, couponEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CouponEdge")
+		case "cursor":
+			out.Values[i] = ec._CouponEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._CouponEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var createWebhookPayloadImplementors = []string{"CreateWebhookPayload"}
 
 func (ec *executionContext) _CreateWebhookPayload(ctx context.Context, sel ast.SelectionSet, obj *CreateWebhookPayload) graphql.Marshaler {
@@ -14189,6 +16419,17 @@ func (ec *executionContext) _Goods(ctx context.Context, sel ast.SelectionSet, ob
 		case "selectable":
 			out.Values[i] = ec._Goods_selectable(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "coupons":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Goods_coupons(ctx, field, obj)
+				})
+		case "purchaseLimit":
+			out.Values[i] = ec._Goods_purchaseLimit(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
@@ -14583,6 +16824,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "createCoupon":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createCoupon(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "stopCoupon":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_stopCoupon(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "claimCoupon":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_claimCoupon(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -14663,6 +16925,16 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Order_payments(ctx, field, obj)
 				})
+		case "subtotal":
+			out.Values[i] = ec._Order_subtotal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "discount":
+			out.Values[i] = ec._Order_discount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -14799,6 +17071,11 @@ func (ec *executionContext) _OrderLine(ctx context.Context, sel ast.SelectionSet
 			}
 		case "poolId":
 			out.Values[i] = ec._OrderLine_poolId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "discount":
+			out.Values[i] = ec._OrderLine_discount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -15048,6 +17325,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_webhookDeliveries(ctx, field)
+				})
+		case "coupons":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_coupons(ctx, field)
+				})
+		case "myCoupons":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_myCoupons(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -15842,6 +18131,141 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	}
 }
 
+var userCouponImplementors = []string{"UserCoupon"}
+
+func (ec *executionContext) _UserCoupon(ctx context.Context, sel ast.SelectionSet, obj *promo.UserCoupon) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, userCouponImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UserCoupon")
+		case "id":
+			out.Values[i] = ec._UserCoupon_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "coupon":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._UserCoupon_coupon(ctx, field, obj)
+				})
+		case "status":
+			out.Values[i] = ec._UserCoupon_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "validFrom":
+			out.Values[i] = ec._UserCoupon_validFrom(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "validUntil":
+			out.Values[i] = ec._UserCoupon_validUntil(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "orderSn":
+			out.Values[i] = ec._UserCoupon_orderSn(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var userCouponConnectionImplementors = []string{"UserCouponConnection"}
+
+func (ec *executionContext) _UserCouponConnection(ctx context.Context, sel ast.SelectionSet, obj *UserCouponConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, userCouponConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UserCouponConnection")
+		case "edges":
+			out.Values[i] = ec._UserCouponConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._UserCouponConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var userCouponEdgeImplementors = []string{"UserCouponEdge"}
+
+func (ec *executionContext) _UserCouponEdge(ctx context.Context, sel ast.SelectionSet, obj *UserCouponEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, userCouponEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UserCouponEdge")
+		case "cursor":
+			out.Values[i] = ec._UserCouponEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._UserCouponEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var webhookImplementors = []string{"Webhook"}
 
 func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, obj *webhooks.Webhook) graphql.Marshaler {
@@ -16562,8 +18986,79 @@ func (ec *executionContext) marshalNCategory2ᚖstorefrontᚋinternalᚋcatalog�
 	return ec._Category(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNCoupon2ᚕᚖstorefrontᚋentᚐCouponᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Coupon) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCoupon2ᚖstorefrontᚋentᚐCoupon(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCoupon2ᚖstorefrontᚋentᚐCoupon(ctx context.Context, sel ast.SelectionSet, v *ent.Coupon) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Coupon!")
+		return graphql.Null
+	}
+	return ec._Coupon(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCouponConnection2ᚖstorefrontᚋgraphᚐCouponConnection(ctx context.Context, sel ast.SelectionSet, v *CouponConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CouponConnection!")
+		return graphql.Null
+	}
+	return ec._CouponConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCouponEdge2ᚕᚖstorefrontᚋgraphᚐCouponEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*CouponEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCouponEdge2ᚖstorefrontᚋgraphᚐCouponEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCouponEdge2ᚖstorefrontᚋgraphᚐCouponEdge(ctx context.Context, sel ast.SelectionSet, v *CouponEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CouponEdge!")
+		return graphql.Null
+	}
+	return ec._CouponEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCouponKind2storefrontᚋinternalᚋvocabᚋenumsᚐCouponKind(ctx context.Context, v any) (enums.CouponKind, error) {
+	var res enums.CouponKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCouponKind2storefrontᚋinternalᚋvocabᚋenumsᚐCouponKind(ctx context.Context, sel ast.SelectionSet, v enums.CouponKind) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNCreateCategoryInput2storefrontᚋgraphᚐCreateCategoryInput(ctx context.Context, v any) (CreateCategoryInput, error) {
 	res, err := ec.unmarshalInputCreateCategoryInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCreateCouponInput2storefrontᚋgraphᚐCreateCouponInput(ctx context.Context, v any) (CreateCouponInput, error) {
+	res, err := ec.unmarshalInputCreateCouponInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -17374,6 +19869,56 @@ func (ec *executionContext) unmarshalNUpdateWebhookInput2storefrontᚋgraphᚐUp
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNUserCoupon2ᚖstorefrontᚋinternalᚋpromoᚐUserCoupon(ctx context.Context, sel ast.SelectionSet, v *promo.UserCoupon) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "UserCoupon!")
+		return graphql.Null
+	}
+	return ec._UserCoupon(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNUserCouponConnection2ᚖstorefrontᚋgraphᚐUserCouponConnection(ctx context.Context, sel ast.SelectionSet, v *UserCouponConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "UserCouponConnection!")
+		return graphql.Null
+	}
+	return ec._UserCouponConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNUserCouponEdge2ᚕᚖstorefrontᚋgraphᚐUserCouponEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*UserCouponEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNUserCouponEdge2ᚖstorefrontᚋgraphᚐUserCouponEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNUserCouponEdge2ᚖstorefrontᚋgraphᚐUserCouponEdge(ctx context.Context, sel ast.SelectionSet, v *UserCouponEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "UserCouponEdge!")
+		return graphql.Null
+	}
+	return ec._UserCouponEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNUserCouponStatus2storefrontᚋinternalᚋvocabᚋenumsᚐUserCouponStatus(ctx context.Context, v any) (enums.UserCouponStatus, error) {
+	var res enums.UserCouponStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUserCouponStatus2storefrontᚋinternalᚋvocabᚋenumsᚐUserCouponStatus(ctx context.Context, sel ast.SelectionSet, v enums.UserCouponStatus) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNWebhook2ᚕᚖstorefrontᚋinternalᚋwebhooksᚐWebhookᚄ(ctx context.Context, sel ast.SelectionSet, v []*webhooks.Webhook) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -18074,6 +20619,22 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	_ = ctx
 	res := scalar.MarshalTime(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOUserCouponStatus2ᚖstorefrontᚋinternalᚋvocabᚋenumsᚐUserCouponStatus(ctx context.Context, v any) (*enums.UserCouponStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(enums.UserCouponStatus)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOUserCouponStatus2ᚖstorefrontᚋinternalᚋvocabᚋenumsᚐUserCouponStatus(ctx context.Context, sel ast.SelectionSet, v *enums.UserCouponStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

@@ -6,9 +6,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"storefront/ent"
 	"storefront/internal/catalog"
 	"storefront/internal/checkout"
 	"storefront/internal/inventory"
+	"storefront/internal/promo"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/money"
 	"storefront/internal/webhooks"
@@ -40,11 +42,46 @@ type CartLineUpdateInput struct {
 	Quantity int64  `json:"quantity"`
 }
 
+type CouponConnection struct {
+	Edges    []*CouponEdge `json:"edges"`
+	PageInfo *PageInfo     `json:"pageInfo"`
+}
+
+type CouponEdge struct {
+	Cursor string      `json:"cursor"`
+	Node   *ent.Coupon `json:"node"`
+}
+
 type CreateCategoryInput struct {
 	Name string `json:"name"`
 	// Lowercase [a-z0-9-], unique; made from the name when left out (category-<id> when that gives nothing).
 	Slug     *string `json:"slug,omitempty"`
 	ParentID *string `json:"parentId,omitempty"`
+}
+
+type CreateCouponInput struct {
+	Name string           `json:"name"`
+	Kind enums.CouponKind `json:"kind"`
+	// AMOUNT_OFF: the amount taken off (at most the in-scope subtotal).
+	AmountOff *money.Money `json:"amountOff,omitempty"`
+	// PERCENT_OFF: 1 to 99, rounded half up to the cent.
+	PercentOff *int64 `json:"percentOff,omitempty"`
+	// PERCENT_OFF: the most it takes off; null: no cap.
+	MaxDiscount *money.Money `json:"maxDiscount,omitempty"`
+	// The threshold over the lines the coupon applies to; 0.00 for none.
+	MinSubtotal *money.Money `json:"minSubtotal,omitempty"`
+	// Its scope; empty: every goods.
+	GoodsIds []string `json:"goodsIds,omitempty"`
+	// How many can ever be claimed; null: unlimited.
+	TotalQuantity *int64 `json:"totalQuantity,omitempty"`
+	// Claims per customer; 1 when left out.
+	PerCustomerLimit *int64     `json:"perCustomerLimit,omitempty"`
+	ClaimStartsAt    *time.Time `json:"claimStartsAt,omitempty"`
+	ClaimEndsAt      *time.Time `json:"claimEndsAt,omitempty"`
+	// A claimed coupon is usable for this many days from its claim; 30 when left out.
+	ValidDays *int64 `json:"validDays,omitempty"`
+	// Unique; customers may claim by it.
+	Code *string `json:"code,omitempty"`
 }
 
 type CreateGoodsInput struct {
@@ -62,6 +99,8 @@ type CreateGoodsInput struct {
 	Specs      []*SpecInput        `json:"specs,omitempty"`
 	DefaultSku *SkuTermsInput      `json:"defaultSku,omitempty"`
 	Skus       []*SkuOverrideInput `json:"skus,omitempty"`
+	// 1 or more; null: no limit.
+	PurchaseLimit *int64 `json:"purchaseLimit,omitempty"`
 }
 
 type CreateStockPoolInput struct {
@@ -170,6 +209,8 @@ type PlaceOrderInput struct {
 	Items []*OrderItemInput `json:"items"`
 	// At most 255 characters; may hold line breaks.
 	Remark *string `json:"remark,omitempty"`
+	// The caller's claimed coupon: at most one per order (COUPON_NOT_APPLICABLE when it does not apply).
+	UserCouponID *string `json:"userCouponId,omitempty"`
 }
 
 type Query struct {
@@ -283,8 +324,10 @@ type UpdateGoodsInput struct {
 	Images []*ImageInput `json:"images,omitempty"`
 	Slug   *string       `json:"slug,omitempty"`
 	// Moves the goods; clearCategory: true takes it out of every category.
-	CategoryID    *string `json:"categoryId,omitempty"`
-	ClearCategory *bool   `json:"clearCategory,omitempty"`
+	CategoryID         *string `json:"categoryId,omitempty"`
+	ClearCategory      *bool   `json:"clearCategory,omitempty"`
+	PurchaseLimit      *int64  `json:"purchaseLimit,omitempty"`
+	ClearPurchaseLimit *bool   `json:"clearPurchaseLimit,omitempty"`
 }
 
 type UpdateGoodsSpecsInput struct {
@@ -310,6 +353,16 @@ type UpdateWebhookInput struct {
 	URL    *string  `json:"url,omitempty"`
 	Events []string `json:"events,omitempty"`
 	Active *bool    `json:"active,omitempty"`
+}
+
+type UserCouponConnection struct {
+	Edges    []*UserCouponEdge `json:"edges"`
+	PageInfo *PageInfo         `json:"pageInfo"`
+}
+
+type UserCouponEdge struct {
+	Cursor string            `json:"cursor"`
+	Node   *promo.UserCoupon `json:"node"`
 }
 
 type WebhookDeliveryConnection struct {

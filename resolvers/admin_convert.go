@@ -10,7 +10,7 @@ import (
 func createInput(in graph.CreateGoodsInput) (catalog.CreateInput, error) {
 	var p ids
 	out := catalog.CreateInput{Name: in.Name, Code: deref(in.Code), Status: enums.GoodsOffShelf,
-		Content: content(in.Description, in.Images, in.Slug), CategoryID: p.opt(in.CategoryID)}
+		Content: content(in.Description, in.Images, in.Slug), CategoryID: p.opt(in.CategoryID), PurchaseLimit: in.PurchaseLimit}
 	if in.Status != nil {
 		out.Status = *in.Status
 	}

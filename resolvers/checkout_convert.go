@@ -26,6 +26,7 @@ func placeInput(in graph.PlaceOrderInput, key *string, header string) (checkout.
 		out.Items[i] = checkout.ItemInput{ItemID: p.opt(it.ItemID), GoodsID: p.opt(it.GoodsID), SpecValueIDs: p.list(it.SpecValueIds),
 			Quantity: it.Quantity, PoolID: p.opt(it.PoolID)}
 	}
+	out.UserCouponID = p.opt(in.UserCouponID)
 	return out, p.err
 }
 

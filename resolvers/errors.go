@@ -13,6 +13,7 @@ import (
 	"storefront/internal/inventory"
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/store"
+	"storefront/internal/promo"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
 	"storefront/internal/vocab/money"
@@ -55,6 +56,10 @@ var codes = []errorCode{
 	{inventory.ErrPoolNotActive, "POOL_NOT_ACTIVE"},
 	{inventory.ErrPoolLimitExceeded, "POOL_LIMIT_EXCEEDED"},
 	{cart.ErrCompleted, "CART_COMPLETED"},
+	{promo.ErrCouponSoldOut, "COUPON_SOLD_OUT"},
+	{promo.ErrCouponLimitExceeded, "COUPON_LIMIT_EXCEEDED"},
+	{promo.ErrCouponNotApplicable, "COUPON_NOT_APPLICABLE"},
+	{promo.ErrPurchaseLimit, "PURCHASE_LIMIT_EXCEEDED"},
 
 	// Sentinels of value and algorithm packages, which use no category.
 	{skumatrix.ErrEmptyDimension, "INVALID_INPUT"},

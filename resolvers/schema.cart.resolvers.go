@@ -102,7 +102,7 @@ func (r *mutationResolver) CartBuyerIdentityUpdate(ctx context.Context, cartID s
 }
 
 // CheckoutCart is the resolver for the checkoutCart field.
-func (r *mutationResolver) CheckoutCart(ctx context.Context, cartID string, idempotencyKey *string) (*checkout.Order, error) {
+func (r *mutationResolver) CheckoutCart(ctx context.Context, cartID string, idempotencyKey *string, userCouponID *string) (*checkout.Order, error) {
 	p, err := buyer(ctx)
 	if err != nil {
 		return nil, err
@@ -111,7 +111,12 @@ func (r *mutationResolver) CheckoutCart(ctx context.Context, cartID string, idem
 	if idempotencyKey != nil {
 		key = *idempotencyKey // the argument wins over the header, as for placeOrder
 	}
-	return r.Carts.Checkout(ctx, p.UserID, cartID, key)
+	var ids ids
+	coupon := ids.opt(userCouponID)
+	if ids.err != nil {
+		return nil, ids.err
+	}
+	return r.Carts.CheckoutWith(ctx, p.UserID, cartID, key, coupon)
 }
 
 // Cart is the resolver for the cart field.

@@ -32,6 +32,12 @@ import (
 // attempt's key, whatever key it brings: so it replays that order rather
 // than placing a second one.
 func (s *Service) Checkout(ctx context.Context, who, token, key string) (*checkout.Order, error) {
+	return s.CheckoutWith(ctx, who, token, key, nil)
+}
+
+// CheckoutWith is Checkout with the customer's claimed coupon for the order
+// (nil: none), under placeOrder's rules.
+func (s *Service) CheckoutWith(ctx context.Context, who, token, key string, userCouponID *int64) (*checkout.Order, error) {
 	if who == "" {
 		return nil, fmt.Errorf("%w: checkout needs a customer token", errs.Unauthenticated)
 	}
@@ -64,7 +70,7 @@ func (s *Service) Checkout(ctx context.Context, who, token, key string) (*checko
 		case r.CheckoutLease != nil && r.CheckoutLease.After(now):
 			return nil, errPending
 		}
-		a := &attempt{cart: r.ID, key: key, lease: now.Add(s.cfg.Lease)}
+		a := &attempt{cart: r.ID, key: key, lease: now.Add(s.cfg.Lease), coupon: userCouponID}
 		switch {
 		case r.CheckoutKey != nil:
 			a.key = *r.CheckoutKey
@@ -98,9 +104,10 @@ const autoPrefix = "cart:"
 
 // attempt is a claimed checkout of a cart; lease doubles as its owner's token.
 type attempt struct {
-	cart  int64
-	key   string
-	lease time.Time
+	cart   int64
+	key    string
+	lease  time.Time
+	coupon *int64 // the customer's claimed coupon for the order
 }
 
 func (s *Service) place(ctx context.Context, who string, r *ent.Cart, a *attempt) (*checkout.Order, error) {
@@ -117,7 +124,7 @@ func (s *Service) place(ctx context.Context, who string, r *ent.Cart, a *attempt
 	// another cart's order (even of the same items) is IDEMPOTENCY_KEY_REUSED,
 	// never that order. Each line is refused above the price the buyer last
 	// saw (PRICE_CHANGED): a rise is charged only after a read showed it.
-	in := checkout.PlaceInput{UserID: who, IdempotencyKey: a.key, Items: make([]checkout.ItemInput, len(lines))}
+	in := checkout.PlaceInput{UserID: who, IdempotencyKey: a.key, Items: make([]checkout.ItemInput, len(lines)), UserCouponID: a.coupon}
 	if !strings.HasPrefix(a.key, autoPrefix+r.Token+":") {
 		// This cart's own key names it already (and so keeps the
 		// fingerprint its records had before Scope existed).

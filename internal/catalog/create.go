@@ -50,6 +50,9 @@ type CreateInput struct {
 	Skus       []SkuOverride
 	Content
 	CategoryID *int64
+	// PurchaseLimit is the units one customer may hold in orders that
+	// stand (nil: no limit; internal/promo).
+	PurchaseLimit *int64
 }
 
 // Create validates the input, generates the cartesian product of the specs
@@ -61,6 +64,9 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Goods, error) {
 		in.StockMode = enums.DeductAtOrder
 	}
 	if err := in.Content.check(); err != nil {
+		return nil, err
+	}
+	if err := checkPurchaseLimit(in.PurchaseLimit); err != nil {
 		return nil, err
 	}
 	plan, err := s.planCreate(in)
@@ -202,7 +208,7 @@ func writeCreate(ctx context.Context, tx *ent.Tx, in CreateInput, plan []planned
 	}
 	g, err := tx.Goods.Create().SetName(in.Name).SetCode(in.Code).SetStatus(in.Status).SetSpecType(specType).
 		SetStockMode(in.StockMode).SetDescription(valueOr(in.Description, "")).SetImages(valueOr(in.Images, nil)).
-		SetNillableSlug(in.Slug).SetNillableCategoryID(in.CategoryID).Save(ctx)
+		SetNillableSlug(in.Slug).SetNillableCategoryID(in.CategoryID).SetNillablePurchaseLimit(in.PurchaseLimit).Save(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("creating goods: %w", slugError(err))
 	}

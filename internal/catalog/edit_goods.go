@@ -19,6 +19,10 @@ type UpdateGoodsInput struct {
 	Content
 	CategoryID    *int64
 	ClearCategory bool
+	// PurchaseLimit sets the goods' purchase limit; ClearPurchaseLimit
+	// takes it away.
+	PurchaseLimit      *int64
+	ClearPurchaseLimit bool
 }
 
 // UpdateGoods applies the edit: a catalog edit like any other (the version
@@ -38,6 +42,12 @@ func (s *Service) UpdateGoods(ctx context.Context, in UpdateGoodsInput) (*Goods,
 	if in.ClearCategory && in.CategoryID != nil {
 		return nil, fmt.Errorf("%w: give categoryId or clearCategory, not both", errs.InvalidInput)
 	}
+	if err := checkPurchaseLimit(in.PurchaseLimit); err != nil {
+		return nil, err
+	}
+	if in.ClearPurchaseLimit && in.PurchaseLimit != nil {
+		return nil, fmt.Errorf("%w: give purchaseLimit or clearPurchaseLimit, not both", errs.InvalidInput)
+	}
 	err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		if err := checkCategory(ctx, tx, in.CategoryID); err != nil {
 			return err
@@ -56,6 +66,10 @@ func (s *Service) UpdateGoods(ctx context.Context, in UpdateGoodsInput) (*Goods,
 			if in.ClearCategory {
 				u.ClearCategoryID()
 			}
+			u.SetNillablePurchaseLimit(in.PurchaseLimit)
+			if in.ClearPurchaseLimit {
+				u.ClearPurchaseLimit()
+			}
 		})
 		if err != nil {
 			return slugError(err)
@@ -67,4 +81,16 @@ func (s *Service) UpdateGoods(ctx context.Context, in UpdateGoodsInput) (*Goods,
 	}
 	s.changed(in.GoodsID)
 	return s.Goods(ctx, Viewer{Admin: true}, in.GoodsID)
+}
+
+// maxPurchaseLimit bounds a goods' purchase limit (an order holds at most
+// MaxQuantity units of a SKU anyway).
+const maxPurchaseLimit = 1_000_000
+
+// checkPurchaseLimit refuses a limit below one or past maxPurchaseLimit.
+func checkPurchaseLimit(limit *int64) error {
+	if limit != nil && (*limit < 1 || *limit > maxPurchaseLimit) {
+		return fmt.Errorf("%w: purchaseLimit %d, want 1 to %d (null: none)", errs.InvalidInput, *limit, maxPurchaseLimit)
+	}
+	return nil
 }

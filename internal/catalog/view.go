@@ -30,6 +30,9 @@ type Goods struct {
 	Slug        string
 	CategoryID  *int64
 	CreatedAt   time.Time
+	// PurchaseLimit is the units one customer may hold in orders that
+	// stand (nil: none).
+	PurchaseLimit *int64
 
 	cat        *catalogPart // shared by every stock snapshot of this version
 	skus       []*SKU       // every SKU in id order, carrying this snapshot's stock

@@ -10,6 +10,7 @@ import (
 	"storefront/ent/orderline"
 	"storefront/internal/inventory"
 	"storefront/internal/platform/store"
+	"storefront/internal/promo"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/money"
 )
@@ -196,6 +197,10 @@ func (s *Service) placeTx(ctx context.Context, c *claim, decided func(context.Co
 	var short *inventory.Short
 	if errors.As(err, &short) {
 		return err
+	}
+	var limit *inventory.CounterLimit
+	if errors.As(err, &limit) && limit.Kind == promo.Purchases {
+		return s.purchaseLimitError(ctx, limit)
 	}
 	return store.Classify(err)
 }

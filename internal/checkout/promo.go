@@ -123,3 +123,14 @@ func payPromo(ctx context.Context, tx *ent.Tx, o *Order, afterClose bool) error 
 	}
 	return nil
 }
+
+// purchaseLimitError words a purchase limit the order would pass: the
+// goods, its limit, and what the customer may still order of it.
+func (s *Service) purchaseLimitError(ctx context.Context, l *inventory.CounterLimit) error {
+	left, limit, name, err := promo.Left(ctx, s.db.Client, l.Scope, l.Holder)
+	if err != nil {
+		return fmt.Errorf("%w: goods %d (and reading what is left: %v)", promo.ErrPurchaseLimit, l.Scope, err)
+	}
+	return fmt.Errorf("%w: %s (goods %d) allows %d per customer in orders that stand; %d more can be ordered, not %d",
+		promo.ErrPurchaseLimit, name, l.Scope, limit, left, l.Add)
+}

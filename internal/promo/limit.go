@@ -36,3 +36,21 @@ func ReleasePurchases(ctx context.Context, tx *ent.Tx, user string, units map[in
 func Purchase(goods int64, user string, units, limit int64) inventory.Counter {
 	return Counter(Purchases, goods, user, units, limit)
 }
+
+// Left is what user may still order of goods under its purchase limit,
+// with the limit and the goods' name, as read now.
+func Left(ctx context.Context, client *ent.Client, goods int64, user string) (left, limit int64, name string, err error) {
+	g, err := client.Goods.Get(ctx, goods)
+	if err != nil {
+		return 0, 0, "", err
+	}
+	if g.PurchaseLimit == nil {
+		return 0, 0, g.Name, fmt.Errorf("goods %d has no purchase limit", goods)
+	}
+	held, err := client.PurchaseCount.Query().Where(purchasecount.GoodsID(goods), purchasecount.UserID(user)).
+		Select(purchasecount.FieldUnits).Int(ctx)
+	if ent.IsNotFound(err) {
+		held, err = 0, nil
+	}
+	return max(*g.PurchaseLimit-int64(held), 0), *g.PurchaseLimit, g.Name, err
+}

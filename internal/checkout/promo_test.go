@@ -1,0 +1,248 @@
+package checkout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"storefront/ent"
+	"storefront/ent/order"
+	"storefront/ent/sku"
+	"storefront/ent/usercoupon"
+	"storefront/internal/demo"
+	"storefront/internal/platform/store"
+	"storefront/internal/promo"
+	"storefront/internal/testsupport/testdb"
+	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/errs"
+	"storefront/internal/vocab/money"
+)
+
+// newCoupon creates a coupon of 10.00 off, its other terms from edit.
+func newCoupon(t *testing.T, ps *promo.Service, edit func(*promo.CreateInput)) *promo.Coupon {
+	t.Helper()
+	in := promo.CreateInput{Name: "满百减十", Kind: enums.CouponAmountOff, AmountOff: ptr(money.MustParse("10.00")), ValidDays: 7}
+	if edit != nil {
+		edit(&in)
+	}
+	c, err := ps.Create(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// The claim races: 1,000 customers (64 at a time) claim a coupon
+// of 100 → exactly 100 user coupons, claimed = 100, every other answer
+// COUPON_SOLD_OUT; one customer with a limit of 2 claims 20 times at once
+// → exactly 2.
+func TestCouponClaimsNeverPassTheirLimits(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		ps := promo.New(db)
+		c := newCoupon(t, ps, func(in *promo.CreateInput) { in.TotalQuantity = ptr(int64(100)) })
+		var ok, soldOut atomic.Int64
+		race(1000, 64, func(i int) {
+			_, err := ps.Claim(ctx, fmt.Sprintf("u%04d", i), &c.ID, nil)
+			switch {
+			case err == nil:
+				ok.Add(1)
+			case errors.Is(err, promo.ErrCouponSoldOut):
+				soldOut.Add(1)
+			default:
+				t.Errorf("claim %d: %v", i, err)
+			}
+		})
+		rows, err := db.Client.UserCoupon.Query().Where(usercoupon.CouponID(c.ID)).Count(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, _ := ps.Get(ctx, c.ID)
+		if ok.Load() != 100 || soldOut.Load() != 900 || rows != 100 || after.Claimed != 100 {
+			t.Errorf("%d claimed, %d sold out, %d user coupons, claimed counter %d; want 100, 900, 100, 100", ok.Load(), soldOut.Load(), rows, after.Claimed)
+		}
+
+		two := newCoupon(t, ps, func(in *promo.CreateInput) { in.PerCustomerLimit = ptr(int64(2)) })
+		var mine, limited atomic.Int64
+		race(20, 20, func(int) {
+			_, err := ps.Claim(ctx, "alice", &two.ID, nil)
+			switch {
+			case err == nil:
+				mine.Add(1)
+			case errors.Is(err, promo.ErrCouponLimitExceeded):
+				limited.Add(1)
+			default:
+				t.Errorf("claim: %v", err)
+			}
+		})
+		rows, _ = db.Client.UserCoupon.Query().Where(usercoupon.CouponID(two.ID), usercoupon.UserID("alice")).Count(ctx)
+		if mine.Load() != 2 || limited.Load() != 18 || rows != 2 {
+			t.Errorf("one customer, limit 2: %d claimed, %d refused, %d rows; want 2, 18, 2", mine.Load(), limited.Load(), rows)
+		}
+	})
+}
+
+// One user coupon, 20 orders at once → exactly one carries the discount,
+// the others COUPON_NOT_APPLICABLE; then 10 cancels and the timeout closer
+// at once give it back once; a new order uses it; payment makes it USED.
+func TestCouponOneOrderAtATime(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := setup(t, db)
+		ps := promo.New(db)
+		item := f.skuID(t, "黑色,L")
+		row, err := db.Client.Sku.Get(ctx, item)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Two units meet the threshold, one does not.
+		c := newCoupon(t, ps, func(in *promo.CreateInput) { in.MinSubtotal = ptr(row.SellPrice + 1) })
+		uc, err := ps.Claim(ctx, "alice", &c.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var placed []*Order
+		var mu sync.Mutex
+		var refused atomic.Int64
+		race(20, 20, func(i int) {
+			o, err := f.svc.Place(ctx, PlaceInput{UserID: "alice", Items: []ItemInput{one(item, 2)}, UserCouponID: &uc.ID, IdempotencyKey: "k" + itoa(int64(i))})
+			switch {
+			case err == nil:
+				mu.Lock()
+				placed = append(placed, o)
+				mu.Unlock()
+			case errors.Is(err, promo.ErrCouponNotApplicable):
+				refused.Add(1)
+			default:
+				t.Errorf("order %d: %v", i, err)
+			}
+		})
+		if len(placed) != 1 || refused.Load() != 19 {
+			t.Fatalf("%d orders, %d refused; want 1, 19", len(placed), refused.Load())
+		}
+		o := placed[0]
+		if o.Discount != money.MustParse("10.00") || o.Amount != o.Subtotal-o.Discount || o.UserCouponID != uc.ID {
+			t.Errorf("order: subtotal %s discount %s amount %s coupon %d", o.Subtotal, o.Discount, o.Amount, o.UserCouponID)
+		}
+		if st := statusOf(t, db, uc.ID); st != enums.CouponLocked {
+			t.Errorf("after the order: %s, want LOCKED", st)
+		}
+		discounted, _ := db.Client.Order.Query().Where(order.DiscountGT(0)).Count(ctx)
+		if discounted != 1 {
+			t.Errorf("%d orders carry a discount, want 1", discounted)
+		}
+
+		f.advance(DefaultConfig().OrderTTL + time.Minute)
+		var wg sync.WaitGroup
+		for range 10 {
+			wg.Go(func() {
+				if _, err := f.svc.CancelOrder(ctx, "alice", false, o.OrderSn); err != nil && !errors.Is(err, ErrInvalidOrderState) {
+					t.Errorf("cancel: %v", err)
+				}
+			})
+		}
+		wg.Go(func() {
+			if _, err := f.svc.CloseExpired(ctx); err != nil {
+				t.Errorf("closer: %v", err)
+			}
+		})
+		wg.Wait()
+		if st := statusOf(t, db, uc.ID); st != enums.CouponAvailable {
+			t.Fatalf("after the close: %s, want AVAILABLE", st)
+		}
+		again, err := f.svc.Place(ctx, PlaceInput{UserID: "alice", Items: []ItemInput{one(item, 2)}, UserCouponID: &uc.ID, IdempotencyKey: "again"})
+		if err != nil || again.Discount == 0 {
+			t.Fatalf("the coupon given back, a new order: %v (discount %v)", err, again)
+		}
+		err = store.WithTx(ctx, db, func(ctx context.Context, tx *ent.Tx) error {
+			_, err := PayTx(ctx, tx, again.ID, Payer{ID: 1, Provider: "mock", PaymentID: "p1", Amount: again.Amount}, f.svc.now())
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, _ := ps.Get(ctx, c.ID)
+		if st := statusOf(t, db, uc.ID); st != enums.CouponUsed || after.Used != 1 {
+			t.Errorf("after payment: %s, used %d; want USED, 1", st, after.Used)
+		}
+		if _, err := f.svc.Place(ctx, PlaceInput{UserID: "alice", Items: []ItemInput{one(item, 2)}, UserCouponID: &uc.ID, IdempotencyKey: "third"}); !errors.Is(err, promo.ErrCouponNotApplicable) {
+			t.Errorf("a used coupon: %v, want COUPON_NOT_APPLICABLE", err)
+		}
+		// Not the caller's, and below the threshold.
+		if _, err := f.svc.Place(ctx, PlaceInput{UserID: "bob", Items: []ItemInput{one(item, 2)}, UserCouponID: &uc.ID}); !errors.Is(err, promo.ErrCouponNotApplicable) {
+			t.Errorf("another customer's coupon: %v, want COUPON_NOT_APPLICABLE", err)
+		}
+		bobs, err := ps.Claim(ctx, "bob", &c.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.svc.Place(ctx, PlaceInput{UserID: "bob", Items: []ItemInput{one(item, 1)}, UserCouponID: &bobs.ID}); !errors.Is(err, promo.ErrCouponNotApplicable) {
+			t.Errorf("below the threshold: %v, want COUPON_NOT_APPLICABLE", err)
+		}
+	})
+}
+
+func statusOf(t *testing.T, db *store.DB, id int64) enums.UserCouponStatus {
+	t.Helper()
+	uc, err := db.Client.UserCoupon.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return uc.Status
+}
+
+// purchaseLimit 2, one customer, 20 orders of 1 at once → exactly 2
+// stand; cancelling one lets exactly one more through. Orders of a limited
+// goods leave the group path for the plain one, where the counter is.
+func TestPurchaseLimitUnderConcurrency(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := setup(t, db)
+		bag := f.ids[demo.BagCode]
+		if err := db.Client.Goods.UpdateOneID(bag).SetPurchaseLimit(2).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		item, err := db.Client.Sku.Query().Where(sku.GoodsID(bag)).FirstID(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		orders := func(n int) (stood []*Order) {
+			var mu sync.Mutex
+			race(n, n, func(i int) {
+				o, err := f.svc.Place(ctx, PlaceInput{UserID: "alice", Items: []ItemInput{one(item, 1)}, IdempotencyKey: fmt.Sprint(time.Now().UnixNano(), i)})
+				switch {
+				case err == nil:
+					mu.Lock()
+					stood = append(stood, o)
+					mu.Unlock()
+				case errors.Is(err, promo.ErrPurchaseLimit):
+				default:
+					t.Errorf("order %d: %v", i, err)
+				}
+			})
+			return stood
+		}
+		stood := orders(20)
+		if len(stood) != 2 {
+			t.Fatalf("%d orders stand, want 2", len(stood))
+		}
+		if _, err := f.svc.CancelOrder(ctx, "alice", false, stood[0].OrderSn); err != nil {
+			t.Fatal(err)
+		}
+		if more := orders(20); len(more) != 1 {
+			t.Fatalf("after a cancel, %d more orders stand, want 1", len(more))
+		}
+		_, err = f.svc.Place(ctx, PlaceInput{UserID: "alice", Items: []ItemInput{one(item, 1)}, IdempotencyKey: "last"})
+		if !errors.Is(err, promo.ErrPurchaseLimit) || !errors.Is(err, errs.Conflict) {
+			t.Errorf("past the limit: %v, want PURCHASE_LIMIT_EXCEEDED", err)
+		}
+		t.Log(err)
+		if other, err := f.svc.Place(ctx, PlaceInput{UserID: "bob", Items: []ItemInput{one(item, 2)}}); err != nil || other == nil {
+			t.Errorf("another customer: %v", err)
+		}
+	})
+}
