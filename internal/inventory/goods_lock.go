@@ -77,7 +77,9 @@ func idsOf[T any](xs []T, f func(T) int64) []int64 {
 	return ids
 }
 
-func goodsOf(moves []Movement) []int64 { return idsOf(moves, func(m Movement) int64 { return m.GoodsID }) }
+func goodsOf(moves []Movement) []int64 {
+	return idsOf(moves, func(m Movement) int64 { return m.GoodsID })
+}
 
 func goodsOfLines(lines []RestoreLine) []int64 {
 	return idsOf(lines, func(l RestoreLine) int64 { return l.GoodsID })

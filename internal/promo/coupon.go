@@ -46,7 +46,9 @@ const (
 )
 
 func (in *CreateInput) check() error {
-	bad := func(format string, a ...any) error { return fmt.Errorf("%w: "+format, append([]any{errs.InvalidInput}, a...)...) }
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{errs.InvalidInput}, a...)...)
+	}
 	switch {
 	case in.Name == "" || utf8.RuneCountInString(in.Name) > 120:
 		return bad("name: 1 to 120 characters")
