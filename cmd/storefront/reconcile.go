@@ -9,6 +9,7 @@ import (
 	"storefront/internal/catalog"
 	"storefront/internal/inventory"
 	"storefront/internal/listing"
+	"storefront/internal/promo"
 )
 
 // reconcile prints every SKU whose stock differs from its ledger sum, every
@@ -76,6 +77,15 @@ func reconcile(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	promos, err := promo.New(db).Reconcile(ctx)
+	if err != nil {
+		return err
+	}
+	for _, d := range promos {
+		fmt.Println(d)
+	}
+	fmt.Printf("%d coupon or purchase counter(s) differ from the rows they count\n", len(promos))
+	listed += len(promos)
 	if len(diffs) > 0 || negative > 0 || unbalanced > 0 || len(faults) > 0 || listed > 0 {
 		return fmt.Errorf("reconciliation found %d difference(s), %d negative SKU(s), %d unbalanced pool(s), %d category tree fault(s) and %d listing difference(s)",
 			len(diffs), negative, unbalanced, len(faults), listed)

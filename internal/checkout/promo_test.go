@@ -176,6 +176,9 @@ func TestCouponOneOrderAtATime(t *testing.T) {
 		if _, err := f.svc.Place(ctx, PlaceInput{UserID: "bob", Items: []ItemInput{one(item, 2)}, UserCouponID: &uc.ID}); !errors.Is(err, promo.ErrCouponNotApplicable) {
 			t.Errorf("another customer's coupon: %v, want COUPON_NOT_APPLICABLE", err)
 		}
+		if diffs, err := ps.Reconcile(ctx); err != nil || len(diffs) != 0 {
+			t.Errorf("reconcile: %v %v, want no difference", diffs, err)
+		}
 		bobs, err := ps.Claim(ctx, "bob", &c.ID, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -244,5 +247,22 @@ func TestPurchaseLimitUnderConcurrency(t *testing.T) {
 		if other, err := f.svc.Place(ctx, PlaceInput{UserID: "bob", Items: []ItemInput{one(item, 2)}}); err != nil || other == nil {
 			t.Errorf("another customer: %v", err)
 		}
+		reconciles(t, db, bag)
 	})
+}
+
+// reconciles checks that promo.Reconcile finds the counters true, then
+// that it reports a purchase count made false (goods).
+func reconciles(t *testing.T, db *store.DB, goods int64) {
+	t.Helper()
+	ctx := context.Background()
+	if diffs, err := promo.New(db).Reconcile(ctx); err != nil || len(diffs) != 0 {
+		t.Fatalf("reconcile: %v %v, want no difference", diffs, err)
+	}
+	if _, err := db.SQL.ExecContext(ctx, "UPDATE purchase_count SET units = units + 1 WHERE goods_id = ?", goods); err != nil {
+		t.Fatal(err)
+	}
+	if diffs, err := promo.New(db).Reconcile(ctx); err != nil || len(diffs) == 0 {
+		t.Errorf("reconcile after a counter was changed by hand: %v %v, want it reported", diffs, err)
+	}
 }
