@@ -10130,6 +10130,7 @@ type OutboxMutation struct {
 	id                     *int64
 	event_id               *string
 	_type                  *string
+	aggregate_type         *string
 	aggregate_id           *string
 	payload                *string
 	created_at             *time.Time
@@ -10324,6 +10325,42 @@ func (m *OutboxMutation) OldType(ctx context.Context) (v string, err error) {
 // ResetType resets all changes to the "type" field.
 func (m *OutboxMutation) ResetType() {
 	m._type = nil
+}
+
+// SetAggregateType sets the "aggregate_type" field.
+func (m *OutboxMutation) SetAggregateType(s string) {
+	m.aggregate_type = &s
+}
+
+// AggregateType returns the value of the "aggregate_type" field in the mutation.
+func (m *OutboxMutation) AggregateType() (r string, exists bool) {
+	v := m.aggregate_type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAggregateType returns the old "aggregate_type" field's value of the Outbox entity.
+// If the Outbox object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboxMutation) OldAggregateType(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAggregateType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAggregateType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAggregateType: %w", err)
+	}
+	return oldValue.AggregateType, nil
+}
+
+// ResetAggregateType resets all changes to the "aggregate_type" field.
+func (m *OutboxMutation) ResetAggregateType() {
+	m.aggregate_type = nil
 }
 
 // SetAggregateID sets the "aggregate_id" field.
@@ -10965,12 +11002,15 @@ func (m *OutboxMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OutboxMutation) Fields() []string {
-	fields := make([]string, 0, 15)
+	fields := make([]string, 0, 16)
 	if m.event_id != nil {
 		fields = append(fields, outbox.FieldEventID)
 	}
 	if m._type != nil {
 		fields = append(fields, outbox.FieldType)
+	}
+	if m.aggregate_type != nil {
+		fields = append(fields, outbox.FieldAggregateType)
 	}
 	if m.aggregate_id != nil {
 		fields = append(fields, outbox.FieldAggregateID)
@@ -11023,6 +11063,8 @@ func (m *OutboxMutation) Field(name string) (ent.Value, bool) {
 		return m.EventID()
 	case outbox.FieldType:
 		return m.GetType()
+	case outbox.FieldAggregateType:
+		return m.AggregateType()
 	case outbox.FieldAggregateID:
 		return m.AggregateID()
 	case outbox.FieldPayload:
@@ -11062,6 +11104,8 @@ func (m *OutboxMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldEventID(ctx)
 	case outbox.FieldType:
 		return m.OldType(ctx)
+	case outbox.FieldAggregateType:
+		return m.OldAggregateType(ctx)
 	case outbox.FieldAggregateID:
 		return m.OldAggregateID(ctx)
 	case outbox.FieldPayload:
@@ -11110,6 +11154,13 @@ func (m *OutboxMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetType(v)
+		return nil
+	case outbox.FieldAggregateType:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAggregateType(v)
 		return nil
 	case outbox.FieldAggregateID:
 		v, ok := value.(string)
@@ -11328,6 +11379,9 @@ func (m *OutboxMutation) ResetField(name string) error {
 		return nil
 	case outbox.FieldType:
 		m.ResetType()
+		return nil
+	case outbox.FieldAggregateType:
+		m.ResetAggregateType()
 		return nil
 	case outbox.FieldAggregateID:
 		m.ResetAggregateID()

@@ -21,6 +21,8 @@ type Outbox struct {
 	EventID string `json:"event_id,omitempty"`
 	// Type holds the value of the "type" field.
 	Type string `json:"type,omitempty"`
+	// AggregateType holds the value of the "aggregate_type" field.
+	AggregateType string `json:"aggregate_type,omitempty"`
 	// AggregateID holds the value of the "aggregate_id" field.
 	AggregateID string `json:"aggregate_id,omitempty"`
 	// Payload holds the value of the "payload" field.
@@ -57,7 +59,7 @@ func (*Outbox) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case outbox.FieldID, outbox.FieldEvents:
 			values[i] = new(sql.NullInt64)
-		case outbox.FieldEventID, outbox.FieldType, outbox.FieldAggregateID, outbox.FieldPayload, outbox.FieldClaim, outbox.FieldClaimedBy, outbox.FieldWebhooksClaim, outbox.FieldWebhooksClaimedBy:
+		case outbox.FieldEventID, outbox.FieldType, outbox.FieldAggregateType, outbox.FieldAggregateID, outbox.FieldPayload, outbox.FieldClaim, outbox.FieldClaimedBy, outbox.FieldWebhooksClaim, outbox.FieldWebhooksClaimedBy:
 			values[i] = new(sql.NullString)
 		case outbox.FieldCreatedAt, outbox.FieldDispatchedAt, outbox.FieldClaimedUntil, outbox.FieldBrokerAt, outbox.FieldWebhooksAt, outbox.FieldWebhooksClaimedUntil:
 			values[i] = new(sql.NullTime)
@@ -93,6 +95,12 @@ func (_m *Outbox) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field type", values[i])
 			} else if value.Valid {
 				_m.Type = value.String
+			}
+		case outbox.FieldAggregateType:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field aggregate_type", values[i])
+			} else if value.Valid {
+				_m.AggregateType = value.String
 			}
 		case outbox.FieldAggregateID:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -222,6 +230,9 @@ func (_m *Outbox) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("type=")
 	builder.WriteString(_m.Type)
+	builder.WriteString(", ")
+	builder.WriteString("aggregate_type=")
+	builder.WriteString(_m.AggregateType)
 	builder.WriteString(", ")
 	builder.WriteString("aggregate_id=")
 	builder.WriteString(_m.AggregateID)

@@ -34,6 +34,20 @@ func (_c *OutboxCreate) SetType(v string) *OutboxCreate {
 	return _c
 }
 
+// SetAggregateType sets the "aggregate_type" field.
+func (_c *OutboxCreate) SetAggregateType(v string) *OutboxCreate {
+	_c.mutation.SetAggregateType(v)
+	return _c
+}
+
+// SetNillableAggregateType sets the "aggregate_type" field if the given value is not nil.
+func (_c *OutboxCreate) SetNillableAggregateType(v *string) *OutboxCreate {
+	if v != nil {
+		_c.SetAggregateType(*v)
+	}
+	return _c
+}
+
 // SetAggregateID sets the "aggregate_id" field.
 func (_c *OutboxCreate) SetAggregateID(v string) *OutboxCreate {
 	_c.mutation.SetAggregateID(v)
@@ -241,6 +255,10 @@ func (_c *OutboxCreate) ExecX(ctx context.Context) {
 
 // defaults sets the default values of the builder before save.
 func (_c *OutboxCreate) defaults() {
+	if _, ok := _c.mutation.AggregateType(); !ok {
+		v := outbox.DefaultAggregateType
+		_c.mutation.SetAggregateType(v)
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		v := outbox.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
@@ -267,6 +285,14 @@ func (_c *OutboxCreate) check() error {
 	if v, ok := _c.mutation.GetType(); ok {
 		if err := outbox.TypeValidator(v); err != nil {
 			return &ValidationError{Name: "type", err: fmt.Errorf(`ent: validator failed for field "Outbox.type": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.AggregateType(); !ok {
+		return &ValidationError{Name: "aggregate_type", err: errors.New(`ent: missing required field "Outbox.aggregate_type"`)}
+	}
+	if v, ok := _c.mutation.AggregateType(); ok {
+		if err := outbox.AggregateTypeValidator(v); err != nil {
+			return &ValidationError{Name: "aggregate_type", err: fmt.Errorf(`ent: validator failed for field "Outbox.aggregate_type": %w`, err)}
 		}
 	}
 	if _, ok := _c.mutation.AggregateID(); !ok {
@@ -351,6 +377,10 @@ func (_c *OutboxCreate) createSpec() (*Outbox, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.GetType(); ok {
 		_spec.SetField(outbox.FieldType, field.TypeString, value)
 		_node.Type = value
+	}
+	if value, ok := _c.mutation.AggregateType(); ok {
+		_spec.SetField(outbox.FieldAggregateType, field.TypeString, value)
+		_node.AggregateType = value
 	}
 	if value, ok := _c.mutation.AggregateID(); ok {
 		_spec.SetField(outbox.FieldAggregateID, field.TypeString, value)
@@ -465,6 +495,18 @@ func (u *OutboxUpsert) SetType(v string) *OutboxUpsert {
 // UpdateType sets the "type" field to the value that was provided on create.
 func (u *OutboxUpsert) UpdateType() *OutboxUpsert {
 	u.SetExcluded(outbox.FieldType)
+	return u
+}
+
+// SetAggregateType sets the "aggregate_type" field.
+func (u *OutboxUpsert) SetAggregateType(v string) *OutboxUpsert {
+	u.Set(outbox.FieldAggregateType, v)
+	return u
+}
+
+// UpdateAggregateType sets the "aggregate_type" field to the value that was provided on create.
+func (u *OutboxUpsert) UpdateAggregateType() *OutboxUpsert {
+	u.SetExcluded(outbox.FieldAggregateType)
 	return u
 }
 
@@ -722,6 +764,20 @@ func (u *OutboxUpsertOne) SetType(v string) *OutboxUpsertOne {
 func (u *OutboxUpsertOne) UpdateType() *OutboxUpsertOne {
 	return u.Update(func(s *OutboxUpsert) {
 		s.UpdateType()
+	})
+}
+
+// SetAggregateType sets the "aggregate_type" field.
+func (u *OutboxUpsertOne) SetAggregateType(v string) *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.SetAggregateType(v)
+	})
+}
+
+// UpdateAggregateType sets the "aggregate_type" field to the value that was provided on create.
+func (u *OutboxUpsertOne) UpdateAggregateType() *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.UpdateAggregateType()
 	})
 }
 
@@ -1176,6 +1232,20 @@ func (u *OutboxUpsertBulk) SetType(v string) *OutboxUpsertBulk {
 func (u *OutboxUpsertBulk) UpdateType() *OutboxUpsertBulk {
 	return u.Update(func(s *OutboxUpsert) {
 		s.UpdateType()
+	})
+}
+
+// SetAggregateType sets the "aggregate_type" field.
+func (u *OutboxUpsertBulk) SetAggregateType(v string) *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.SetAggregateType(v)
+	})
+}
+
+// UpdateAggregateType sets the "aggregate_type" field to the value that was provided on create.
+func (u *OutboxUpsertBulk) UpdateAggregateType() *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.UpdateAggregateType()
 	})
 }
 

@@ -43,6 +43,20 @@ func (_u *OutboxUpdate) SetNillableType(v *string) *OutboxUpdate {
 	return _u
 }
 
+// SetAggregateType sets the "aggregate_type" field.
+func (_u *OutboxUpdate) SetAggregateType(v string) *OutboxUpdate {
+	_u.mutation.SetAggregateType(v)
+	return _u
+}
+
+// SetNillableAggregateType sets the "aggregate_type" field if the given value is not nil.
+func (_u *OutboxUpdate) SetNillableAggregateType(v *string) *OutboxUpdate {
+	if v != nil {
+		_u.SetAggregateType(*v)
+	}
+	return _u
+}
+
 // SetAggregateID sets the "aggregate_id" field.
 func (_u *OutboxUpdate) SetAggregateID(v string) *OutboxUpdate {
 	_u.mutation.SetAggregateID(v)
@@ -290,6 +304,11 @@ func (_u *OutboxUpdate) check() error {
 			return &ValidationError{Name: "type", err: fmt.Errorf(`ent: validator failed for field "Outbox.type": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.AggregateType(); ok {
+		if err := outbox.AggregateTypeValidator(v); err != nil {
+			return &ValidationError{Name: "aggregate_type", err: fmt.Errorf(`ent: validator failed for field "Outbox.aggregate_type": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.AggregateID(); ok {
 		if err := outbox.AggregateIDValidator(v); err != nil {
 			return &ValidationError{Name: "aggregate_id", err: fmt.Errorf(`ent: validator failed for field "Outbox.aggregate_id": %w`, err)}
@@ -338,6 +357,9 @@ func (_u *OutboxUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.GetType(); ok {
 		_spec.SetField(outbox.FieldType, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.AggregateType(); ok {
+		_spec.SetField(outbox.FieldAggregateType, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.AggregateID(); ok {
 		_spec.SetField(outbox.FieldAggregateID, field.TypeString, value)
@@ -431,6 +453,20 @@ func (_u *OutboxUpdateOne) SetType(v string) *OutboxUpdateOne {
 func (_u *OutboxUpdateOne) SetNillableType(v *string) *OutboxUpdateOne {
 	if v != nil {
 		_u.SetType(*v)
+	}
+	return _u
+}
+
+// SetAggregateType sets the "aggregate_type" field.
+func (_u *OutboxUpdateOne) SetAggregateType(v string) *OutboxUpdateOne {
+	_u.mutation.SetAggregateType(v)
+	return _u
+}
+
+// SetNillableAggregateType sets the "aggregate_type" field if the given value is not nil.
+func (_u *OutboxUpdateOne) SetNillableAggregateType(v *string) *OutboxUpdateOne {
+	if v != nil {
+		_u.SetAggregateType(*v)
 	}
 	return _u
 }
@@ -695,6 +731,11 @@ func (_u *OutboxUpdateOne) check() error {
 			return &ValidationError{Name: "type", err: fmt.Errorf(`ent: validator failed for field "Outbox.type": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.AggregateType(); ok {
+		if err := outbox.AggregateTypeValidator(v); err != nil {
+			return &ValidationError{Name: "aggregate_type", err: fmt.Errorf(`ent: validator failed for field "Outbox.aggregate_type": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.AggregateID(); ok {
 		if err := outbox.AggregateIDValidator(v); err != nil {
 			return &ValidationError{Name: "aggregate_id", err: fmt.Errorf(`ent: validator failed for field "Outbox.aggregate_id": %w`, err)}
@@ -760,6 +801,9 @@ func (_u *OutboxUpdateOne) sqlSave(ctx context.Context) (_node *Outbox, err erro
 	}
 	if value, ok := _u.mutation.GetType(); ok {
 		_spec.SetField(outbox.FieldType, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.AggregateType(); ok {
+		_spec.SetField(outbox.FieldAggregateType, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.AggregateID(); ok {
 		_spec.SetField(outbox.FieldAggregateID, field.TypeString, value)

@@ -393,34 +393,40 @@ func init() {
 	outboxDescType := outboxFields[2].Descriptor()
 	// outbox.TypeValidator is a validator for the "type" field. It is called by the builders before save.
 	outbox.TypeValidator = outboxDescType.Validators[0].(func(string) error)
+	// outboxDescAggregateType is the schema descriptor for aggregate_type field.
+	outboxDescAggregateType := outboxFields[3].Descriptor()
+	// outbox.DefaultAggregateType holds the default value on creation for the aggregate_type field.
+	outbox.DefaultAggregateType = outboxDescAggregateType.Default.(string)
+	// outbox.AggregateTypeValidator is a validator for the "aggregate_type" field. It is called by the builders before save.
+	outbox.AggregateTypeValidator = outboxDescAggregateType.Validators[0].(func(string) error)
 	// outboxDescAggregateID is the schema descriptor for aggregate_id field.
-	outboxDescAggregateID := outboxFields[3].Descriptor()
+	outboxDescAggregateID := outboxFields[4].Descriptor()
 	// outbox.AggregateIDValidator is a validator for the "aggregate_id" field. It is called by the builders before save.
 	outbox.AggregateIDValidator = outboxDescAggregateID.Validators[0].(func(string) error)
 	// outboxDescCreatedAt is the schema descriptor for created_at field.
-	outboxDescCreatedAt := outboxFields[5].Descriptor()
+	outboxDescCreatedAt := outboxFields[6].Descriptor()
 	// outbox.DefaultCreatedAt holds the default value on creation for the created_at field.
 	outbox.DefaultCreatedAt = outboxDescCreatedAt.Default.(func() time.Time)
 	// outboxDescEvents is the schema descriptor for events field.
-	outboxDescEvents := outboxFields[7].Descriptor()
+	outboxDescEvents := outboxFields[8].Descriptor()
 	// outbox.DefaultEvents holds the default value on creation for the events field.
 	outbox.DefaultEvents = outboxDescEvents.Default.(int)
 	// outbox.EventsValidator is a validator for the "events" field. It is called by the builders before save.
 	outbox.EventsValidator = outboxDescEvents.Validators[0].(func(int) error)
 	// outboxDescClaim is the schema descriptor for claim field.
-	outboxDescClaim := outboxFields[8].Descriptor()
+	outboxDescClaim := outboxFields[9].Descriptor()
 	// outbox.ClaimValidator is a validator for the "claim" field. It is called by the builders before save.
 	outbox.ClaimValidator = outboxDescClaim.Validators[0].(func(string) error)
 	// outboxDescClaimedBy is the schema descriptor for claimed_by field.
-	outboxDescClaimedBy := outboxFields[10].Descriptor()
+	outboxDescClaimedBy := outboxFields[11].Descriptor()
 	// outbox.ClaimedByValidator is a validator for the "claimed_by" field. It is called by the builders before save.
 	outbox.ClaimedByValidator = outboxDescClaimedBy.Validators[0].(func(string) error)
 	// outboxDescWebhooksClaim is the schema descriptor for webhooks_claim field.
-	outboxDescWebhooksClaim := outboxFields[13].Descriptor()
+	outboxDescWebhooksClaim := outboxFields[14].Descriptor()
 	// outbox.WebhooksClaimValidator is a validator for the "webhooks_claim" field. It is called by the builders before save.
 	outbox.WebhooksClaimValidator = outboxDescWebhooksClaim.Validators[0].(func(string) error)
 	// outboxDescWebhooksClaimedBy is the schema descriptor for webhooks_claimed_by field.
-	outboxDescWebhooksClaimedBy := outboxFields[15].Descriptor()
+	outboxDescWebhooksClaimedBy := outboxFields[16].Descriptor()
 	// outbox.WebhooksClaimedByValidator is a validator for the "webhooks_claimed_by" field. It is called by the builders before save.
 	outbox.WebhooksClaimedByValidator = outboxDescWebhooksClaimedBy.Validators[0].(func(string) error)
 	paymentFields := schema.Payment{}.Fields()

@@ -10,6 +10,7 @@ import (
 	"storefront/internal/payments"
 	"storefront/internal/platform/auth/oidc"
 	"storefront/internal/platform/metrics"
+	"storefront/internal/platform/outbox"
 	"storefront/internal/server"
 )
 
@@ -23,6 +24,7 @@ func (c *config) app(pay payments.Config, m *metrics.Metrics, instance string, c
 		Cart:     cart.Config{TTL: c.CartTTL, Secret: cartKey[:]},
 		Live:     live.Config{Interval: c.Live.Interval},
 		Webhooks: c.Events.webhooks(instance),
+		Outbox:   outbox.Config{Instance: instance},
 		HTTP: server.Options{
 			Playground: c.Introspection, Introspection: c.Introspection,
 			RequestTimeout: c.RequestTimeout, MaxDepth: c.MaxQueryDepth, MaxComplexity: c.MaxComplexity,

@@ -14,6 +14,7 @@ import (
 	"storefront/internal/checkout"
 	"storefront/internal/inventory"
 	"storefront/internal/platform/metrics"
+	"storefront/internal/platform/outbox"
 )
 
 // validCheckout refuses settings that would break checkout silently.
@@ -95,7 +96,7 @@ func every(ctx context.Context, name string, interval time.Duration, f func(cont
 
 // background starts the timeout closer and the outbox dispatcher; the
 // returned func stops them and waits.
-func background(ctx context.Context, svc *checkout.Service, inv *inventory.Service, carts *cart.Service, out *sinks, c *config, m *metrics.Metrics) (stop func()) {
+func background(ctx context.Context, svc *checkout.Service, dispatcher *outbox.Dispatcher, inv *inventory.Service, carts *cart.Service, out *sinks, c *config, m *metrics.Metrics) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{}, 4)
 	go func() {
@@ -130,7 +131,7 @@ func background(ctx context.Context, svc *checkout.Service, inv *inventory.Servi
 	go func() {
 		defer func() { done <- struct{}{} }()
 		every(ctx, "", max(c.OutboxInterval, time.Second), func(ctx context.Context) (int, error) {
-			backlog(ctx, svc, m)
+			backlog(ctx, dispatcher, m)
 			return 0, nil
 		})
 	}()
@@ -144,13 +145,13 @@ func background(ctx context.Context, svc *checkout.Service, inv *inventory.Servi
 	// Each lane of the outbox on a loop of its own, backing off on its own
 	// while its sink fails: a broker that is down, full or without its
 	// stream holds up neither the webhooks nor anything else.
-	lanesDone := make(chan struct{}, len(checkout.Lanes))
-	for _, lane := range checkout.Lanes {
+	lanesDone := make(chan struct{}, len(outbox.Lanes))
+	for _, lane := range outbox.Lanes {
 		go func() {
 			defer func() { lanesDone <- struct{}{} }()
 			sink, name := out.lanes[lane], lane.String()
 			errs := m.Events.DispatchErrors.WithLabelValues(name)
-			svc.RunLane(ctx, lane, sink, checkout.LaneConfig{Interval: c.OutboxInterval, Batch: 500, OnPass: func(n int, err error) {
+			dispatcher.RunLane(ctx, lane, sink, outbox.LaneConfig{Interval: c.OutboxInterval, Batch: 500, OnPass: func(n int, err error) {
 				if err != nil {
 					errs.Inc()
 					slog.Warn("dispatching events failed", "lane", name, "err", err)
@@ -162,14 +163,14 @@ func background(ctx context.Context, svc *checkout.Service, inv *inventory.Servi
 			// requests do not wait for the next instance to start.
 			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
-			if _, err := svc.DrainLane(fctx, lane, sink, 500); err != nil {
+			if _, err := dispatcher.DrainLane(fctx, lane, sink, 500); err != nil {
 				slog.Warn("final event dispatch failed", "lane", name, "err", err)
 			}
 		}()
 	}
 	go func() {
 		defer func() { done <- struct{}{} }()
-		for range checkout.Lanes {
+		for range outbox.Lanes {
 			<-lanesDone
 		}
 		stopHooks()
@@ -179,7 +180,7 @@ func background(ctx context.Context, svc *checkout.Service, inv *inventory.Servi
 
 // backlog sets the outbox gauges of /metrics: what waits for any lane, and
 // for each.
-func backlog(ctx context.Context, svc *checkout.Service, m *metrics.Metrics) {
+func backlog(ctx context.Context, dispatcher *outbox.Dispatcher, m *metrics.Metrics) {
 	set := func(pending, age prometheus.Gauge, n int, oldest time.Time) {
 		pending.Set(float64(n))
 		if n == 0 {
@@ -188,11 +189,11 @@ func backlog(ctx context.Context, svc *checkout.Service, m *metrics.Metrics) {
 			age.Set(time.Since(oldest).Seconds())
 		}
 	}
-	if n, oldest, err := svc.Backlog(ctx); err == nil { // else the next pass tries again
+	if n, oldest, err := dispatcher.Backlog(ctx); err == nil { // else the next pass tries again
 		set(m.Events.Pending, m.Events.OldestAge, n, oldest)
 	}
-	for _, lane := range checkout.Lanes {
-		if n, oldest, err := svc.LaneBacklog(ctx, lane); err == nil {
+	for _, lane := range outbox.Lanes {
+		if n, oldest, err := dispatcher.LaneBacklog(ctx, lane); err == nil {
 			set(m.Events.LanePending.WithLabelValues(lane.String()), m.Events.LaneOldestAge.WithLabelValues(lane.String()), n, oldest)
 		}
 	}

@@ -8,13 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"storefront/internal/checkout"
 	"storefront/internal/platform/events"
 	"storefront/internal/platform/metrics"
+	"storefront/internal/platform/outbox"
 	"storefront/internal/webhooks"
 )
 
-// eventsConfig is where order events go: NATS JetStream when a URL is
+// eventsConfig is where the outbox's events go: NATS JetStream when a URL is
 // given (else the log), and the webhooks' delivery policy.
 type eventsConfig struct {
 	NATS          string
@@ -61,7 +61,7 @@ func validEvents(c *eventsConfig) error {
 
 // sinks are where each lane of the outbox hands its events.
 type sinks struct {
-	lanes map[checkout.Lane]checkout.BatchSink
+	lanes map[outbox.Lane]outbox.BatchSink
 	hooks *webhooks.Service
 	close func()
 }
@@ -70,7 +70,7 @@ type sinks struct {
 // stops serve here) and puts the webhooks on a lane of their own.
 func openSinks(ctx context.Context, c *eventsConfig, hooks *webhooks.Service, m *metrics.Metrics) (*sinks, error) {
 	s := &sinks{hooks: hooks, close: func() {}}
-	broker := checkout.Sink(checkout.LogSink).Batch()
+	broker := outbox.Sink(outbox.LogSink).Batch()
 	if c.NATS != "" {
 		n, err := events.Connect(ctx, events.NATSConfig{URL: c.NATS, Stream: c.Stream, SubjectPrefix: c.SubjectPrefix,
 			OnAck: func(lag time.Duration) { m.Events.Lag.Observe(lag.Seconds()) }})
@@ -81,17 +81,17 @@ func openSinks(ctx context.Context, c *eventsConfig, hooks *webhooks.Service, m 
 	}
 	// Each sink on its own lane: the webhooks no longer wait for NATS to
 	// take an event first (issue 38).
-	s.lanes = map[checkout.Lane]checkout.BatchSink{
-		checkout.LaneBroker:   counted(checkout.LaneBroker, broker, m),
-		checkout.LaneWebhooks: counted(checkout.LaneWebhooks, hooks.Sink(), m),
+	s.lanes = map[outbox.Lane]outbox.BatchSink{
+		outbox.LaneBroker:   counted(outbox.LaneBroker, broker, m),
+		outbox.LaneWebhooks: counted(outbox.LaneWebhooks, hooks.Sink(), m),
 	}
 	return s, nil
 }
 
 // counted is sink counting the events it takes on lane's series.
-func counted(lane checkout.Lane, sink checkout.BatchSink, m *metrics.Metrics) checkout.BatchSink {
+func counted(lane outbox.Lane, sink outbox.BatchSink, m *metrics.Metrics) outbox.BatchSink {
 	c := m.Events.Dispatched.WithLabelValues(lane.String())
-	return func(ctx context.Context, evs []checkout.Event) (int, error) {
+	return func(ctx context.Context, evs []outbox.Event) (int, error) {
 		n, err := sink(ctx, evs)
 		c.Add(float64(n))
 		return n, err

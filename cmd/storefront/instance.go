@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"storefront/internal/checkout"
+	"storefront/internal/platform/outbox"
 )
 
 // instanceFlag registers serve's --instance-id.
@@ -47,9 +47,9 @@ func instanceID(c *config) (string, error) {
 // life held (it was killed or crashed), before the dispatcher and the
 // sender start: its events go now rather than after their leases. A
 // failure only leaves them to their leases.
-func takeBack(ctx context.Context, orders *checkout.Service, out *sinks) {
+func takeBack(ctx context.Context, dispatcher *outbox.Dispatcher, out *sinks) {
 	start := time.Now()
-	rows, err := orders.TakeBack(ctx)
+	rows, err := dispatcher.TakeBack(ctx)
 	if err != nil {
 		slog.Warn("taking back outbox claims failed; they wait for their lease", "err", err)
 	}

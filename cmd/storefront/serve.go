@@ -94,7 +94,6 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	c.Checkout.Instance = instance
 	if !isSet(fs, "migrate") {
 		c.Migrate = c.Demo || strings.HasPrefix(c.DB, "sqlite:")
 	}
@@ -202,10 +201,10 @@ func serve(ctx context.Context, args []string) error {
 	slog.Info("serving", "addr", ln.Addr().String(), "metrics_addr", metricsAt, "db", strings.SplitN(c.DB, ":", 2)[0], "gc_percent", gc, "gc_percent_from", gcFrom,
 		"memory_limit", mem, "memory_limit_from", memFrom, "instance_id", instance, "response_cache", c.ResponseCache, "live_max_conns", sf.HTTP.Live.MaxConns)
 
-	takeBack(ctx, sf.Checkout, out)
+	takeBack(ctx, sf.Outbox, out)
 	// The closer and the dispatcher outlive the signal until the requests have
 	// drained (stopBackground is deferred), so the final dispatch sees their events.
-	stopBackground := background(context.WithoutCancel(ctx), sf.Checkout, sf.Inventory, sf.Carts, out, &c, m)
+	stopBackground := background(context.WithoutCancel(ctx), sf.Checkout, sf.Outbox, sf.Inventory, sf.Carts, out, &c, m)
 	defer stopBackground()
 	stopReconcile := reconcileEvery(context.WithoutCancel(ctx), sf.Inventory, m, c.ReconcileInterval)
 	defer stopReconcile()

@@ -360,6 +360,7 @@ var (
 		{Name: "id", Type: field.TypeInt64, Increment: true},
 		{Name: "event_id", Type: field.TypeString, Size: 36},
 		{Name: "type", Type: field.TypeString, Size: 64},
+		{Name: "aggregate_type", Type: field.TypeString, Size: 32, Default: ""},
 		{Name: "aggregate_id", Type: field.TypeString, Size: 64},
 		{Name: "payload", Type: field.TypeString, Size: 2147483647},
 		{Name: "created_at", Type: field.TypeTime},
@@ -388,12 +389,12 @@ var (
 			{
 				Name:    "outbox_dispatched_at_broker_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{OutboxColumns[6], OutboxColumns[11], OutboxColumns[0]},
+				Columns: []*schema.Column{OutboxColumns[7], OutboxColumns[12], OutboxColumns[0]},
 			},
 			{
 				Name:    "outbox_dispatched_at_webhooks_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{OutboxColumns[6], OutboxColumns[12], OutboxColumns[0]},
+				Columns: []*schema.Column{OutboxColumns[7], OutboxColumns[13], OutboxColumns[0]},
 			},
 		},
 	}

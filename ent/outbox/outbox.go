@@ -17,6 +17,8 @@ const (
 	FieldEventID = "event_id"
 	// FieldType holds the string denoting the type field in the database.
 	FieldType = "type"
+	// FieldAggregateType holds the string denoting the aggregate_type field in the database.
+	FieldAggregateType = "aggregate_type"
 	// FieldAggregateID holds the string denoting the aggregate_id field in the database.
 	FieldAggregateID = "aggregate_id"
 	// FieldPayload holds the string denoting the payload field in the database.
@@ -52,6 +54,7 @@ var Columns = []string{
 	FieldID,
 	FieldEventID,
 	FieldType,
+	FieldAggregateType,
 	FieldAggregateID,
 	FieldPayload,
 	FieldCreatedAt,
@@ -82,6 +85,10 @@ var (
 	EventIDValidator func(string) error
 	// TypeValidator is a validator for the "type" field. It is called by the builders before save.
 	TypeValidator func(string) error
+	// DefaultAggregateType holds the default value on creation for the "aggregate_type" field.
+	DefaultAggregateType string
+	// AggregateTypeValidator is a validator for the "aggregate_type" field. It is called by the builders before save.
+	AggregateTypeValidator func(string) error
 	// AggregateIDValidator is a validator for the "aggregate_id" field. It is called by the builders before save.
 	AggregateIDValidator func(string) error
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
@@ -116,6 +123,11 @@ func ByEventID(opts ...sql.OrderTermOption) OrderOption {
 // ByType orders the results by the type field.
 func ByType(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldType, opts...).ToFunc()
+}
+
+// ByAggregateType orders the results by the aggregate_type field.
+func ByAggregateType(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAggregateType, opts...).ToFunc()
 }
 
 // ByAggregateID orders the results by the aggregate_id field.

@@ -64,6 +64,11 @@ func Type(v string) predicate.Outbox {
 	return predicate.Outbox(sql.FieldEQ(FieldType, v))
 }
 
+// AggregateType applies equality check predicate on the "aggregate_type" field. It's identical to AggregateTypeEQ.
+func AggregateType(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEQ(FieldAggregateType, v))
+}
+
 // AggregateID applies equality check predicate on the "aggregate_id" field. It's identical to AggregateIDEQ.
 func AggregateID(v string) predicate.Outbox {
 	return predicate.Outbox(sql.FieldEQ(FieldAggregateID, v))
@@ -257,6 +262,71 @@ func TypeEqualFold(v string) predicate.Outbox {
 // TypeContainsFold applies the ContainsFold predicate on the "type" field.
 func TypeContainsFold(v string) predicate.Outbox {
 	return predicate.Outbox(sql.FieldContainsFold(FieldType, v))
+}
+
+// AggregateTypeEQ applies the EQ predicate on the "aggregate_type" field.
+func AggregateTypeEQ(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEQ(FieldAggregateType, v))
+}
+
+// AggregateTypeNEQ applies the NEQ predicate on the "aggregate_type" field.
+func AggregateTypeNEQ(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldNEQ(FieldAggregateType, v))
+}
+
+// AggregateTypeIn applies the In predicate on the "aggregate_type" field.
+func AggregateTypeIn(vs ...string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldIn(FieldAggregateType, vs...))
+}
+
+// AggregateTypeNotIn applies the NotIn predicate on the "aggregate_type" field.
+func AggregateTypeNotIn(vs ...string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldNotIn(FieldAggregateType, vs...))
+}
+
+// AggregateTypeGT applies the GT predicate on the "aggregate_type" field.
+func AggregateTypeGT(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldGT(FieldAggregateType, v))
+}
+
+// AggregateTypeGTE applies the GTE predicate on the "aggregate_type" field.
+func AggregateTypeGTE(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldGTE(FieldAggregateType, v))
+}
+
+// AggregateTypeLT applies the LT predicate on the "aggregate_type" field.
+func AggregateTypeLT(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldLT(FieldAggregateType, v))
+}
+
+// AggregateTypeLTE applies the LTE predicate on the "aggregate_type" field.
+func AggregateTypeLTE(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldLTE(FieldAggregateType, v))
+}
+
+// AggregateTypeContains applies the Contains predicate on the "aggregate_type" field.
+func AggregateTypeContains(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldContains(FieldAggregateType, v))
+}
+
+// AggregateTypeHasPrefix applies the HasPrefix predicate on the "aggregate_type" field.
+func AggregateTypeHasPrefix(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldHasPrefix(FieldAggregateType, v))
+}
+
+// AggregateTypeHasSuffix applies the HasSuffix predicate on the "aggregate_type" field.
+func AggregateTypeHasSuffix(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldHasSuffix(FieldAggregateType, v))
+}
+
+// AggregateTypeEqualFold applies the EqualFold predicate on the "aggregate_type" field.
+func AggregateTypeEqualFold(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEqualFold(FieldAggregateType, v))
+}
+
+// AggregateTypeContainsFold applies the ContainsFold predicate on the "aggregate_type" field.
+func AggregateTypeContainsFold(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldContainsFold(FieldAggregateType, v))
 }
 
 // AggregateIDEQ applies the EQ predicate on the "aggregate_id" field.

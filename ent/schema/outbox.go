@@ -10,18 +10,27 @@ import (
 	"entgo.io/ent/schema/index"
 )
 
-// Outbox holds domain events written in the same transaction as the change
-// they announce, dispatched after commit (at least once, seed 003, 7.2).
+// Outbox holds the events of every domain, each written in the same
+// transaction as the change it announces and dispatched after commit (at
+// least once, seed 003, 7.2). internal/platform/outbox writes and
+// dispatches it; an event is about one aggregate: aggregate_type ("order")
+// and aggregate_id (the order's orderSn), the CloudEvent's subject.
 //
-// A row holds one event, or (events > 1) the events of one type that one
-// group-commit batch raised: then payload is a JSON array of {eventId,
-// payload}, aggregate_id is empty and the dispatcher hands out each event on
-// its own, with its own id and its order's id as aggregate. A row per event
+// A row holds one event, or (events > 1) the events of one type about
+// several aggregates of one type that one transaction raised (a
+// group-commit batch's orders): then payload is a JSON array of {eventId,
+// aggregateId, payload}, aggregate_id is empty and the dispatcher hands out
+// each event on its own, with its own id and aggregate. A row per event
 // cost the hot SKU's batch about a tenth of its database CPU per order
 // (docs/checkout.md).
 //
+// A row with no aggregate_type was written by a release before aggregate
+// types (issue 39): every such row is orders', its aggregate_id the
+// order's database id (empty in a batch's row) and its payloads name the
+// order by orderSn (platform/outbox/legacy.go).
+//
 // Each sink keeps its own progress through the outbox, a lane
-// (checkout/lanes.go): the broker's (NATS JetStream, or the log) and the
+// (platform/outbox/lanes.go): the broker's (NATS JetStream, or the log) and the
 // webhooks'. A lane marks a row done in its own column (broker_at,
 // webhooks_at), so a broker that is down, full or missing its stream holds
 // up only its own lane; dispatched_at is set when the last lane is done
@@ -45,12 +54,14 @@ func (Outbox) Fields() []ent.Field {
 		field.Int64("id"),
 		field.String("event_id").MaxLen(36).Immutable(),
 		field.String("type").MaxLen(64),
+		// What the event is about; "" on rows of older releases (above).
+		field.String("aggregate_type").MaxLen(32).Default(""),
 		field.String("aggregate_id").MaxLen(64),
 		field.Text("payload"),
 		field.Time("created_at").Default(time.Now).Immutable(),
 		field.Time("dispatched_at").Optional().Nillable(),
 		field.Int("events").Default(1).Positive().Immutable(),
-		// A dispatcher claims a row before it sends it (checkout/claim.go):
+		// A dispatcher claims a row before it sends it (platform/outbox/lease.go):
 		// claim is its pass's token, claimed_until when the claim lapses
 		// (a dispatcher that died), so instances never send the same rows.
 		field.String("claim").MaxLen(32).Optional().Nillable(),

@@ -16,6 +16,7 @@ import (
 	"storefront/internal/payments"
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/metrics"
+	"storefront/internal/platform/outbox"
 	"storefront/internal/platform/store"
 	"storefront/internal/promo"
 	"storefront/internal/server"
@@ -30,7 +31,10 @@ type Config struct {
 	Payments payments.Config
 	Cart     cart.Config
 	Live     live.Config
+	// Webhooks offer the domains' event types: checkout's when
+	// Webhooks.EventTypes is empty.
 	Webhooks webhooks.Config
+	Outbox   outbox.Config
 	// HTTP holds the endpoint's limits and switches. New sets its DB,
 	// Resolver, Signer, Metrics, PaymentNotify and ResponseCache.
 	HTTP server.Options
@@ -53,6 +57,9 @@ type App struct {
 	// payments and stock (a Galera cluster's writer node, or DB).
 	DB, Writer *store.DB
 	Metrics    *metrics.Metrics
+	// Outbox dispatches every domain's events to the broker's and the
+	// webhooks' lanes (serve runs it).
+	Outbox *outbox.Dispatcher
 	*resolvers.Resolver
 	// HTTP is the server's options as New completed them.
 	HTTP server.Options
@@ -70,12 +77,15 @@ func New(db, writer *store.DB, signer *auth.Signer, cfg Config) *App {
 	if cfg.Checkout.OnReplay == nil {
 		cfg.Checkout.OnReplay = m.Replays.Inc
 	}
+	if len(cfg.Webhooks.EventTypes) == 0 {
+		cfg.Webhooks.EventTypes = checkout.EventTypes
+	}
 	cat := catalog.New(db, cfg.Catalog)
 	orders := checkout.New(writer, cfg.Checkout)
 	r := &resolvers.Resolver{Catalog: cat, Inventory: inventory.New(writer), Checkout: orders,
 		Payments: payments.New(writer, cfg.Payments, orders), Carts: cart.New(db, orders, cfg.Cart),
 		Live: live.New(db, cat, cfg.Live), Hooks: webhooks.New(db, cfg.Webhooks), Promo: promo.New(writer)}
-	a := &App{DB: db, Writer: writer, Metrics: m, Resolver: r}
+	a := &App{DB: db, Writer: writer, Metrics: m, Resolver: r, Outbox: outbox.New(writer, cfg.Outbox)}
 
 	o := cfg.HTTP
 	o.DB, o.Signer, o.Metrics, o.Resolver = db, signer, m, r

@@ -11,7 +11,6 @@ import (
 
 	"storefront/ent"
 	"storefront/ent/order"
-	"storefront/ent/outbox"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
 )
@@ -175,26 +174,6 @@ func (s *Service) closeClaim(ctx context.Context, cutoff time.Time, ids []int64)
 		return 0, err
 	}
 	return len(won), nil
-}
-
-// emitAll writes the events of type typ about orders, closed in one
-// transaction, in one outbox row, as a group-commit batch writes its
-// OrderPlaced events (placedRow): one order's is an ordinary event, several
-// orders' a row of several, each event with its own id. A row per order was
-// a statement per order, as many as the rest of the claim's together.
-func emitAll(ctx context.Context, tx *ent.Tx, typ string, orders []*Order, reason string, at time.Time) error {
-	if len(orders) == 1 {
-		return emit(ctx, tx, typ, orders[0], reason, at)
-	}
-	payload, err := batchedPayload(orders, reason)
-	if err != nil {
-		return fmt.Errorf("encoding %s events: %w", typ, err)
-	}
-	e := &eventRecord{id: newEventID(), typ: typ, payload: payload, at: at, events: len(orders)}
-	if err := store.Exec(ctx, tx, store.NewInsert(outbox.Table).Row(e.write)); err != nil {
-		return fmt.Errorf("writing %s events: %w", typ, err)
-	}
-	return nil
 }
 
 // passEnds reports an error after which no order of the pass can be

@@ -8,10 +8,6 @@ type Config struct {
 	MaxLines    int           // lines of one order, before merging
 	OrderTTL    time.Duration // unpaid orders older than this are closed
 	Currency    string        // ISO 4217 code stored on every order
-	// Instance is this process's id (serve's --instance-id): the outbox
-	// claims it makes record it, and TakeBack releases those of its
-	// previous life at start.
-	Instance string
 	// Lease is how long a claimed idempotency key blocks duplicates before a
 	// retry may take it over (a crashed request must not burn the key).
 	Lease time.Duration

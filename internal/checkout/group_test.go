@@ -15,6 +15,7 @@ import (
 
 	"entgo.io/ent/dialect"
 
+	"storefront/internal/platform/outbox"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
 )
@@ -609,8 +610,8 @@ func links(t *testing.T, db *store.DB) {
 		switch {
 		case !ok:
 			t.Errorf("event %s names order %q, which does not exist", e.ID, p.OrderSn)
-		case e.AggregateID != "" && e.AggregateID != id:
-			t.Errorf("event %s of order %s (id %s) has aggregate %s", e.ID, p.OrderSn, id, e.AggregateID)
+		case e.Aggregate != (outbox.Aggregate{Type: aggregateType, ID: p.OrderSn}):
+			t.Errorf("event %s of order %s (id %s) has aggregate %+v", e.ID, p.OrderSn, id, e.Aggregate)
 		}
 		if ids[e.ID] {
 			t.Errorf("event id %s dispatched twice", e.ID)
@@ -646,7 +647,8 @@ func dispatchAll(t *testing.T, db *store.DB) []Event {
 
 // A batch's orders share one outbox row, and the dispatcher hands out one
 // OrderPlaced event per order, in arrival order, each with its own id and
-// its order's id; a sink failing halfway gets the row's events again.
+// its order as aggregate; a sink failing halfway gets the row's events
+// again.
 func TestGroupEventsDispatchOnePerOrder(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		f := setup(t, db)
@@ -686,7 +688,7 @@ func TestGroupEventsDispatchOnePerOrder(t *testing.T) {
 		}
 		for i, e := range got {
 			o := orders[i]
-			if e.Type != EventOrderPlaced || !strings.Contains(e.Payload, `"orderSn":"`+o.OrderSn+`"`) {
+			if e.Type != EventOrderPlaced || !strings.Contains(e.Payload, `"orderSn":"`+o.OrderSn+`"`) || e.Aggregate.ID != o.OrderSn {
 				t.Errorf("event %d = %+v, want OrderPlaced of order %d (%s)", i, e, o.ID, o.OrderSn)
 			}
 			if len(e.ID) != 36 || (i > 0 && e.ID == got[i-1].ID) {

@@ -30,20 +30,3 @@ func newOrderSn(now time.Time) string {
 	}
 	return string(append(out, n...))
 }
-
-// newEventID returns a random UUID (version 4) for an outbox event.
-func newEventID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	const hex = "0123456789abcdef"
-	out := make([]byte, 0, 36)
-	for i, c := range b {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			out = append(out, '-')
-		}
-		out = append(out, hex[c>>4], hex[c&0x0f])
-	}
-	return string(out)
-}

@@ -64,7 +64,7 @@ func TestPlaceOrderBySpecValues(t *testing.T) {
 		if led.ChangeType != 1 || led.ChangeNum != -3 || led.BeforeStock != 200 || led.AfterStock != 197 || led.BizType != "order" || led.ItemID != blackL {
 			t.Errorf("ledger row = %+v", led)
 		}
-		if n, _ := db.Client.Outbox.Query().Where(outbox.Type(EventOrderPlaced), outbox.AggregateID(itoa(o.ID))).Count(ctx); n != 1 {
+		if n, _ := db.Client.Outbox.Query().Where(outbox.Type(EventOrderPlaced), outbox.AggregateID(o.OrderSn)).Count(ctx); n != 1 {
 			t.Errorf("OrderPlaced events = %d, want 1", n)
 		}
 		back, err := f.svc.Order(ctx, "u1", false, o.OrderSn)

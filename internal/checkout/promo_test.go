@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"storefront/ent"
 	"storefront/ent/order"
+	entoutbox "storefront/ent/outbox"
 	"storefront/ent/sku"
 	"storefront/ent/usercoupon"
 	"storefront/internal/demo"
@@ -127,6 +129,14 @@ func TestCouponOneOrderAtATime(t *testing.T) {
 		o := placed[0]
 		if o.Discount != money.MustParse("10.00") || o.Amount != o.Subtotal-o.Discount || o.UserCouponID != uc.ID {
 			t.Errorf("order: subtotal %s discount %s amount %s coupon %d", o.Subtotal, o.Discount, o.Amount, o.UserCouponID)
+		}
+		var ev struct {
+			Discount     string `json:"discount"`
+			UserCouponID string `json:"userCouponId"`
+		}
+		placedRow, err := db.Client.Outbox.Query().Where(entoutbox.AggregateID(o.OrderSn), entoutbox.Type(EventOrderPlaced)).Only(ctx)
+		if err != nil || json.Unmarshal([]byte(placedRow.Payload), &ev) != nil || ev.Discount != "10.00" || ev.UserCouponID != itoa(uc.ID) {
+			t.Errorf("OrderPlaced's data: %+v (%v), want the discount 10.00 and user coupon %d", ev, err, uc.ID)
 		}
 		if st := statusOf(t, db, uc.ID); st != enums.CouponLocked {
 			t.Errorf("after the order: %s, want LOCKED", st)

@@ -2,14 +2,13 @@ package checkout
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"storefront/ent/idempotency"
 	"storefront/ent/order"
 	"storefront/ent/orderline"
-	"storefront/ent/outbox"
 	"storefront/internal/inventory"
+	"storefront/internal/platform/outbox"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
 )
@@ -105,38 +104,11 @@ func (s *Service) doneRecord(t *ticket, now time.Time) *keyRecord {
 		lease: now.Add(s.cfg.Lease), created: now, expires: now.Add(t.keep), orderSn: t.order.OrderSn}
 }
 
-// eventRecord is an outbox row carrying events events (a batch's row holds
-// several, placedRow); aggregate is the order it is about, or nil for a row
-// of several orders.
-type eventRecord struct {
-	id, typ   string
-	aggregate *Order
-	payload   string
-	at        time.Time
-	events    int
-}
+// eventRecord is an outbox row of checkout's events (outbox.Record), written
+// as checkout's other rows are.
+type eventRecord struct{ *outbox.Record }
 
-// aggregateByNumber is orderByNumber for outbox.aggregate_id, a text column:
-// the id goes in by the column's own conversion (TEXT affinity on SQLite,
-// MySQL's implicit one, PostgreSQL's assignment cast to varchar). A CAST
-// has no one spelling: AS CHAR is one character on PostgreSQL.
-const aggregateByNumber = orderByNumber
-
-func (e *eventRecord) write(v store.Values) {
-	v.Str(outbox.FieldEventID, e.id)
-	v.Str(outbox.FieldType, e.typ)
-	switch o := e.aggregate; {
-	case o == nil:
-		v.Str(outbox.FieldAggregateID, "")
-	case o.ID != 0:
-		v.Str(outbox.FieldAggregateID, strconv.FormatInt(o.ID, 10))
-	default:
-		v.Lookup(outbox.FieldAggregateID, aggregateByNumber, o.OrderSn)
-	}
-	v.Str(outbox.FieldPayload, e.payload)
-	v.Time(outbox.FieldCreatedAt, e.at)
-	v.Int(outbox.FieldEvents, int64(e.events))
-}
+func (e *eventRecord) write(v store.Values) { e.Record.Write(v) }
 
 // sale is the stock movement of line l of order o, on the terms it was
 // resolved at.

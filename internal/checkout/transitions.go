@@ -367,7 +367,7 @@ func PayTx(ctx context.Context, tx *ent.Tx, orderID int64, p Payer, now time.Tim
 		if err := payPromo(ctx, tx, o, false); err != nil {
 			return false, err
 		}
-		return true, Emit(ctx, tx, EventOrderPaid, orderID, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String()}, now)
+		return true, Emit(ctx, tx, EventOrderPaid, o.OrderSn, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String()}, now)
 	}
 	if won, err := payAfterClose(ctx, tx, orderID, p, now); err != nil || won {
 		return won, err
@@ -436,7 +436,7 @@ func payAfterClose(ctx context.Context, tx *ent.Tx, orderID int64, p Payer, now 
 		won = true
 		slog.WarnContext(ctx, "paid after its lock was released: the order is PAID again", "orderSn", o.OrderSn,
 			"provider", p.Provider, "paymentId", p.PaymentID)
-		return Emit(ctx, tx, EventOrderPaidAfterClose, orderID, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String(),
+		return Emit(ctx, tx, EventOrderPaidAfterClose, o.OrderSn, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String(),
 			"provider": p.Provider, "paymentId": p.PaymentID}, now)
 	})
 	var short *inventory.Short
@@ -466,7 +466,7 @@ func flagTx(ctx context.Context, tx *ent.Tx, orderID int64, p Payer, typ string,
 	}
 	slog.WarnContext(ctx, "money the order did not need: refund or review by hand", "event", typ,
 		"orderSn", o.OrderSn, "provider", p.Provider, "paymentId", p.PaymentID)
-	return Emit(ctx, tx, typ, orderID, map[string]any{"orderSn": o.OrderSn, "amount": p.Amount.String(),
+	return Emit(ctx, tx, typ, o.OrderSn, map[string]any{"orderSn": o.OrderSn, "amount": p.Amount.String(),
 		"provider": p.Provider, "paymentId": p.PaymentID}, now)
 }
 

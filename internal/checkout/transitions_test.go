@@ -43,7 +43,7 @@ func TestPayTx(t *testing.T) {
 		}
 		events := func(orderID int64, typ string) []*ent.Outbox {
 			t.Helper()
-			return db.Client.Outbox.Query().Where(outbox.Type(typ), outbox.AggregateID(itoa(orderID))).AllX(ctx)
+			return db.Client.Outbox.Query().Where(outbox.Type(typ), outbox.AggregateID(db.Client.Order.GetX(ctx, orderID).OrderSn)).AllX(ctx)
 		}
 		first := Payer{ID: 101, Provider: "mock", PaymentID: "p-1", Amount: o.Amount}
 		if !pay(o.ID, first) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -37,7 +36,7 @@ func (f *fixture) place(t *testing.T, key string) *ent.Order {
 // events returns the outbox events of type typ about order o, oldest first.
 func events(t *testing.T, db *store.DB, o *ent.Order, typ string) []map[string]string {
 	t.Helper()
-	rows := db.Client.Outbox.Query().Where(outbox.AggregateID(strconv.FormatInt(o.ID, 10)), outbox.Type(typ)).
+	rows := db.Client.Outbox.Query().Where(outbox.AggregateID(o.OrderSn), outbox.Type(typ)).
 		Order(outbox.ByID()).AllX(context.Background())
 	out := make([]map[string]string, len(rows))
 	for i, r := range rows {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -184,7 +183,7 @@ func (f *fixture) paidOnce(t *testing.T, paid, unpaid []*checkout.Order) {
 		}
 		row := f.db.Client.Order.GetX(ctx, o.ID)
 		pays := f.db.Client.Payment.Query().Where(payment.OrderID(o.ID)).AllX(ctx)
-		events := f.db.Client.Outbox.Query().Where(outbox.AggregateID(strconv.FormatInt(o.ID, 10)), outbox.Type(checkout.EventOrderPaid)).CountX(ctx)
+		events := f.db.Client.Outbox.Query().Where(outbox.AggregateID(o.OrderSn), outbox.Type(checkout.EventOrderPaid)).CountX(ctx)
 		rows := f.db.Client.StockLog.Query().Where(stocklog.BizSn(o.OrderSn), stocklog.ChangeType(int8(inventory.PaymentDeduct))).CountX(ctx)
 		if row.Status != enums.OrderPaid || row.NeedsReview || len(pays) != 1 || pays[0].Status != enums.PaymentPaid ||
 			row.PaidPaymentID == nil || *row.PaidPaymentID != pays[0].ID || events != 1 || rows != 1 {

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -382,7 +381,7 @@ func TestSameSignedEventFiveTimes(t *testing.T) {
 			if p := db.Client.Payment.Query().Where(payment.PaymentID("pay-" + o.OrderSn)).OnlyX(ctx); p.Version != wantVersion || p.Status != enums.PaymentPaid {
 				t.Errorf("payment version %d status %s, want version %d (untouched by the repeats) and PAID", p.Version, p.Status, wantVersion)
 			}
-			if n := db.Client.Outbox.Query().Where(outbox.AggregateID(strconv.FormatInt(o.ID, 10))).CountX(ctx); n != 1 {
+			if n := db.Client.Outbox.Query().Where(outbox.AggregateID(o.OrderSn)).CountX(ctx); n != 1 {
 				t.Errorf("outbox rows for the order = %d, want 1 (OrderPaid)", n)
 			}
 		}

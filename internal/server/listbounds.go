@@ -54,7 +54,7 @@ var lists = map[string]func(args map[string]any, page int) int{
 	// Webhooks: createWebhook refuses more than MaxWebhooks; each has at
 	// most every event type once.
 	"Query.webhooks":                  fixed(webhooks.MaxWebhooks),
-	"Webhook.events":                  fixed(len(webhooks.EventTypes)),
+	"Webhook.events":                  fixed(len(checkout.EventTypes)),
 	"WebhookDeliveryConnection.edges": inPage,
 	// Sku.pools answers the SKU's newest pools only.
 	"Sku.pools": fixed(inventory.LatestPools),

@@ -8,17 +8,17 @@ import (
 	"testing"
 	"time"
 
-	"storefront/ent/outbox"
+	entoutbox "storefront/ent/outbox"
 	"storefront/ent/webhookdelivery"
-	"storefront/internal/checkout"
+	"storefront/internal/platform/outbox"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
 )
 
 // batchRow writes an outbox row of n OrderPlaced events as a group-commit
 // batch writes it (one row, each event with an id of its own) and returns
-// its events as the dispatcher hands them out (checkout.RowEvents).
-func batchRow(t *testing.T, db *store.DB, n int) []checkout.Event {
+// its events as the dispatcher hands them out (outbox.RowEvents).
+func batchRow(t *testing.T, db *store.DB, n int) []outbox.Event {
 	t.Helper()
 	ctx := context.Background()
 	tag := time.Now().UnixNano()
@@ -32,15 +32,15 @@ func batchRow(t *testing.T, db *store.DB, n int) []checkout.Event {
 	}
 	b.WriteByte(']')
 	r, err := db.Client.Outbox.Create().SetEventID(fmt.Sprintf("%08x-0000-4000-9000-000000000000", tag%(1<<32))).
-		SetType(checkout.EventOrderPlaced).SetAggregateID("").SetPayload(b.String()).SetEvents(n).Save(ctx)
+		SetType(orderPlaced).SetAggregateID("").SetPayload(b.String()).SetEvents(n).Save(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err = db.Client.Outbox.Query().Where(outbox.ID(r.ID)).Only(ctx) // created_at as the database keeps it
+	r, err = db.Client.Outbox.Query().Where(entoutbox.ID(r.ID)).Only(ctx) // created_at as the database keeps it
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs, err := checkout.RowEvents(r)
+	evs, err := outbox.RowEvents(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,9 +101,9 @@ func rowsOf(t *testing.T, db *store.DB, id int64) int {
 func TestBatchRowIsOneClaimForItsEvents(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		h := newHookServer(t, 200)
-		s := New(db, Config{AllowPrivate: true, Interval: 20 * time.Millisecond})
+		s := New(db, Config{EventTypes: eventTypes, AllowPrivate: true, Interval: 20 * time.Millisecond})
 		ctx := context.Background()
-		w, secret, err := s.Create(ctx, h.URL, []string{checkout.EventOrderPlaced}, "")
+		w, secret, err := s.Create(ctx, h.URL, []string{orderPlaced}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +143,7 @@ func TestBatchRowIsOneClaimForItsEvents(t *testing.T) {
 			t.Fatalf("webhookDeliveries lists %d attempts, want 5", len(ds))
 		}
 		for i, d := range ds {
-			if d.EventID != es[i].ID || d.EventType != checkout.EventOrderPlaced || d.Attempt != 1 || d.Status != Delivered ||
+			if d.EventID != es[i].ID || d.EventType != orderPlaced || d.Attempt != 1 || d.Status != Delivered ||
 				d.HTTPStatus == nil || *d.HTTPStatus != 200 || d.NextAttemptAt != nil {
 				t.Errorf("entry %d: %+v, want event %s delivered", i, d, es[i].ID)
 			}
@@ -157,9 +157,9 @@ func TestBatchRowIsOneClaimForItsEvents(t *testing.T) {
 func TestBatchRowRefusedEventIsRetriedAlone(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		h := newHookServer(t, 200)
-		s := New(db, Config{AllowPrivate: true, Retry: []time.Duration{30 * time.Millisecond}, Interval: 20 * time.Millisecond})
+		s := New(db, Config{EventTypes: eventTypes, AllowPrivate: true, Retry: []time.Duration{30 * time.Millisecond}, Interval: 20 * time.Millisecond})
 		ctx := context.Background()
-		w, secret, err := s.Create(ctx, h.URL, []string{checkout.EventOrderPlaced}, "")
+		w, secret, err := s.Create(ctx, h.URL, []string{orderPlaced}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,15 +234,15 @@ func TestBatchRowRefusedEventIsRetriedAlone(t *testing.T) {
 // of every size list the same entries as one page.
 func TestDeliveriesPageAcrossABatchRow(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
-		s := New(db, Config{AllowPrivate: true})
+		s := New(db, Config{EventTypes: eventTypes, AllowPrivate: true})
 		ctx := context.Background()
-		w, _, err := s.Create(ctx, "http://127.0.0.1:1/", []string{checkout.EventOrderPlaced, checkout.EventOrderPaid}, "")
+		w, _, err := s.Create(ctx, "http://127.0.0.1:1/", []string{orderPlaced, orderPaid}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		single := evs(2) // OrderPaid events of no outbox row: a row each
 		batch := batchRow(t, db, 5)
-		for _, es := range [][]checkout.Event{single[:1], batch, single[1:]} {
+		for _, es := range [][]outbox.Event{single[:1], batch, single[1:]} {
 			if _, err := s.Sink()(ctx, es); err != nil {
 				t.Fatal(err)
 			}
@@ -304,17 +304,17 @@ func TestQueuedWhileRunningIsSentOnce(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		h := newHookServer(t, 200)
 		// Room for all 60 events at once (claimGroups × 16 slots).
-		cfg := Config{AllowPrivate: true, PerWebhook: 16, Interval: 20 * time.Millisecond}
+		cfg := Config{EventTypes: eventTypes, AllowPrivate: true, PerWebhook: 16, Interval: 20 * time.Millisecond}
 		a, b := New(db, cfg), New(db, cfg)
 		ctx := context.Background()
-		w, secret, err := a.Create(ctx, h.URL, []string{checkout.EventOrderPlaced, checkout.EventOrderPaid}, "")
+		w, secret, err := a.Create(ctx, h.URL, []string{orderPlaced, orderPaid}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		h.secret = secret
 		stopA, stopB := run(a), run(b)
 		waitUntil(t, "both senders running", func() bool { return a.runner() != nil && b.runner() != nil })
-		var all []checkout.Event
+		var all []outbox.Event
 		for range 6 {
 			es := append(batchRow(t, db, 7), evs(3)...)
 			for i := range es[7:] {
@@ -356,9 +356,9 @@ func TestQueuedWhileRunningIsSentOnce(t *testing.T) {
 func TestBatchRowOtherStatusGetsItsOwnRow(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		h := newHookServer(t, 204)
-		s := New(db, Config{AllowPrivate: true, Interval: 20 * time.Millisecond})
+		s := New(db, Config{EventTypes: eventTypes, AllowPrivate: true, Interval: 20 * time.Millisecond})
 		ctx := context.Background()
-		w, secret, err := s.Create(ctx, h.URL, []string{checkout.EventOrderPlaced}, "")
+		w, secret, err := s.Create(ctx, h.URL, []string{orderPlaced}, "")
 		if err != nil {
 			t.Fatal(err)
 		}

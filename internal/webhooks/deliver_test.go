@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"storefront/ent/webhookdelivery"
-	"storefront/internal/checkout"
+	"storefront/internal/platform/outbox"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
 )
@@ -85,10 +85,10 @@ func (h *hookServer) count() (ids, requests int) {
 	return len(h.got), requests
 }
 
-func evs(n int) []checkout.Event {
-	out := make([]checkout.Event, n)
+func evs(n int) []outbox.Event {
+	out := make([]outbox.Event, n)
 	for i := range out {
-		out[i] = checkout.Event{ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i), Type: checkout.EventOrderPaid,
+		out[i] = outbox.Event{ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i), Type: orderPaid,
 			Payload: fmt.Sprintf(`{"orderSn":"sn-%d"}`, i), At: time.Now()}
 	}
 	return out
@@ -112,11 +112,11 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 func TestTwoSendersNeverSendTheSameAttempt(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		h := newHookServer(t, 200)
-		cfg := Config{AllowPrivate: true, PerWebhook: 8, Interval: 20 * time.Millisecond}
+		cfg := Config{EventTypes: eventTypes, AllowPrivate: true, PerWebhook: 8, Interval: 20 * time.Millisecond}
 		a, b := New(db, cfg), New(db, cfg)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		w, secret, err := a.Create(ctx, h.URL, []string{checkout.EventOrderPaid}, "test")
+		w, secret, err := a.Create(ctx, h.URL, []string{orderPaid}, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,10 +156,10 @@ func TestTwoSendersNeverSendTheSameAttempt(t *testing.T) {
 func TestRetriesEndInFailed(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		h := newHookServer(t, 503)
-		s := New(db, Config{AllowPrivate: true, Retry: []time.Duration{10 * time.Millisecond, 20 * time.Millisecond}, Interval: 20 * time.Millisecond})
+		s := New(db, Config{EventTypes: eventTypes, AllowPrivate: true, Retry: []time.Duration{10 * time.Millisecond, 20 * time.Millisecond}, Interval: 20 * time.Millisecond})
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		w, secret, err := s.Create(ctx, h.URL, []string{checkout.EventOrderPaid}, "")
+		w, secret, err := s.Create(ctx, h.URL, []string{orderPaid}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,10 +197,10 @@ func TestRetriesEndInFailed(t *testing.T) {
 func TestClaimedAttemptsWaitForASlot(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		h := newHookServer(t, 200)
-		s := New(db, Config{AllowPrivate: true, PerWebhook: 3, Interval: 20 * time.Millisecond})
+		s := New(db, Config{EventTypes: eventTypes, AllowPrivate: true, PerWebhook: 3, Interval: 20 * time.Millisecond})
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		_, secret, err := s.Create(ctx, h.URL, []string{checkout.EventOrderPaid}, "")
+		_, secret, err := s.Create(ctx, h.URL, []string{orderPaid}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,10 +226,10 @@ func TestClaimedAttemptsWaitForASlot(t *testing.T) {
 func TestLapsedClaimIsSentAgain(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		h := newHookServer(t, 200)
-		s := New(db, Config{AllowPrivate: true, Interval: 20 * time.Millisecond})
+		s := New(db, Config{EventTypes: eventTypes, AllowPrivate: true, Interval: 20 * time.Millisecond})
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		w, secret, err := s.Create(ctx, h.URL, []string{checkout.EventOrderPaid}, "")
+		w, secret, err := s.Create(ctx, h.URL, []string{orderPaid}, "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"storefront/ent/webhookdelivery"
-	"storefront/internal/checkout"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
 )
@@ -24,13 +23,13 @@ func TestDialRefusesWhatRegistrationWould(t *testing.T) {
 		var got atomic.Int64
 		rcv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { got.Add(1) }))
 		t.Cleanup(rcv.Close)
-		s := New(db, Config{Retry: []time.Duration{time.Hour}, Interval: 20 * time.Millisecond})
+		s := New(db, Config{EventTypes: eventTypes, Retry: []time.Duration{time.Hour}, Interval: 20 * time.Millisecond})
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		// Written as registration would have, had localhost resolved to a
 		// public address then.
 		url := strings.Replace(rcv.URL, "127.0.0.1", "localhost", 1)
-		w, err := db.Client.Webhook.Create().SetURL(url).SetEvents(checkout.EventOrderPaid).SetSecret(newSecret()).
+		w, err := db.Client.Webhook.Create().SetURL(url).SetEvents(orderPaid).SetSecret(newSecret()).
 			SetCreatedAt(time.Now()).Save(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -11,8 +11,8 @@ import (
 	"storefront/ent"
 	"storefront/ent/webhook"
 	"storefront/ent/webhookdelivery"
-	"storefront/internal/checkout"
 	"storefront/internal/platform/events"
+	"storefront/internal/platform/outbox"
 	"storefront/internal/platform/store"
 )
 
@@ -36,8 +36,8 @@ const insertChunk = 200
 // claim UPDATE of their own, which at the hot SKU's rate was a commit as
 // frequent as the batches' own (docs/benchmarks.md, issue 29). The rest
 // wait PENDING for a sender's pass, as do rows whose instance died.
-func (s *Service) Sink() checkout.BatchSink {
-	return func(ctx context.Context, evs []checkout.Event) (int, error) {
+func (s *Service) Sink() outbox.BatchSink {
+	return func(ctx context.Context, evs []outbox.Event) (int, error) {
 		hooks, err := s.db.Client.Webhook.Query().Where(webhook.Active(true)).All(ctx)
 		if err != nil {
 			return 0, store.Classify(fmt.Errorf("reading webhooks: %w", err))
@@ -84,9 +84,11 @@ type queued struct {
 }
 
 // plan builds the rows for evs and hooks (Sink).
-func (s *Service) plan(evs []checkout.Event, hooks []*ent.Webhook) (*queued, error) {
+func (s *Service) plan(evs []outbox.Event, hooks []*ent.Webhook) (*queued, error) {
 	now := s.now()
-	q := &queued{token: newToken(), claimed: map[int64]map[string][]event{}, until: map[int64]time.Time{}}
+	// One claim for every webhook's rows, each webhook's lapsing at its own
+	// time (until).
+	q := &queued{token: outbox.NewClaim(s.cfg.Instance, now, time.Time{}).Token, claimed: map[int64]map[string][]event{}, until: map[int64]time.Time{}}
 	r := s.runner()
 	room, admitted := map[int64]int{}, map[int64]int{}
 	claimedRows := map[int64][]*ent.WebhookDeliveryCreate{}
@@ -106,7 +108,7 @@ func (s *Service) plan(evs []checkout.Event, hooks []*ent.Webhook) (*queued, err
 		}
 	}
 	var bodies []event // the current group's CloudEvents, made once for every webhook
-	encode := func(group []checkout.Event) error {
+	encode := func(group []outbox.Event) error {
 		if bodies != nil {
 			return nil
 		}
@@ -119,7 +121,7 @@ func (s *Service) plan(evs []checkout.Event, hooks []*ent.Webhook) (*queued, err
 		}
 		return nil
 	}
-	queue := func(h *ent.Webhook, eventID string, group []checkout.Event, whole bool) (*ent.WebhookDeliveryCreate, error) {
+	queue := func(h *ent.Webhook, eventID string, group []outbox.Event, whole bool) (*ent.WebhookDeliveryCreate, error) {
 		c := s.db.Client.WebhookDelivery.Create().SetWebhookID(h.ID).SetEventID(eventID).SetEventType(group[0].Type).
 			SetAttempt(1).SetDueAt(now).SetCreatedAt(now)
 		q.rows = append(q.rows, c)
@@ -179,7 +181,7 @@ func (s *Service) plan(evs []checkout.Event, hooks []*ent.Webhook) (*queued, err
 		}
 	}
 	for id, cs := range claimedRows {
-		until := s.lease(now, s.inflight.count(id), admitted[id])
+		until := s.leaseEnd(now, s.inflight.count(id), admitted[id])
 		q.until[id] = until
 		for _, c := range cs {
 			c.SetClaimedUntil(until)

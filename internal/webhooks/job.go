@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"storefront/ent"
-	"storefront/ent/outbox"
+	entoutbox "storefront/ent/outbox"
 	"storefront/ent/webhookdelivery"
-	"storefront/internal/checkout"
 	"storefront/internal/platform/events"
+	"storefront/internal/platform/outbox"
 	"storefront/internal/platform/store"
 )
 
@@ -94,20 +94,20 @@ func (s *Service) jobsOf(ctx context.Context, ds []*ent.WebhookDelivery, token s
 	return jobs, nil
 }
 
-// outboxEvents reads the events of outbox rows ids (checkout.RowEvents),
+// outboxEvents reads the events of outbox rows ids (outbox.RowEvents),
 // by row id; a row it could not read or parse is absent.
-func (s *Service) outboxEvents(ctx context.Context, ids []int64) (map[int64][]checkout.Event, error) {
-	out := map[int64][]checkout.Event{}
+func (s *Service) outboxEvents(ctx context.Context, ids []int64) (map[int64][]outbox.Event, error) {
+	out := map[int64][]outbox.Event{}
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := s.db.Client.Outbox.Query().Where(outbox.IDIn(ids...)).All(ctx)
+	rows, err := s.db.Client.Outbox.Query().Where(entoutbox.IDIn(ids...)).All(ctx)
 	if err != nil {
 		return out, store.Classify(fmt.Errorf("reading outbox rows: %w", err))
 	}
 	var bad error
 	for _, r := range rows {
-		evs, err := checkout.RowEvents(r)
+		evs, err := outbox.RowEvents(r)
 		if err != nil {
 			bad = err
 			continue

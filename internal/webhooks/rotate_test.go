@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"storefront/ent/webhookdelivery"
-	"storefront/internal/checkout"
+	"storefront/internal/platform/outbox"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/errs"
@@ -65,14 +65,14 @@ func newSignedReceiver(t *testing.T) *signedReceiver {
 func TestRotatedSecretSignsBesideTheNewForItsGrace(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		rcv := newSignedReceiver(t)
-		s := New(db, Config{AllowPrivate: true, Interval: 20 * time.Millisecond})
+		s := New(db, Config{EventTypes: eventTypes, AllowPrivate: true, Interval: 20 * time.Millisecond})
 		// Whole seconds: a column without fractions keeps the grace's end exact.
 		base := time.Now().Truncate(time.Second)
 		c := newClock(base)
 		s.now = c.now
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		w, first, err := s.Create(ctx, rcv.URL, []string{checkout.EventOrderPaid}, "")
+		w, first, err := s.Create(ctx, rcv.URL, []string{orderPaid}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,9 +83,9 @@ func TestRotatedSecretSignsBesideTheNewForItsGrace(t *testing.T) {
 		deliver := func() signed {
 			t.Helper()
 			n++
-			e := checkout.Event{ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", n), Type: checkout.EventOrderPaid,
+			e := outbox.Event{ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", n), Type: orderPaid,
 				Payload: fmt.Sprintf(`{"orderSn":"sn-%d"}`, n), At: time.Now()}
-			if _, err := s.Sink()(ctx, []checkout.Event{e}); err != nil {
+			if _, err := s.Sink()(ctx, []outbox.Event{e}); err != nil {
 				t.Fatal(err)
 			}
 			waitUntil(t, "event "+e.ID+" delivered and recorded", func() bool {
@@ -158,9 +158,9 @@ func TestRotatedSecretSignsBesideTheNewForItsGrace(t *testing.T) {
 // RotateSecret's refusals: an unknown webhook, a grace out of range.
 func TestRotateSecretRefuses(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
-		s := New(db, Config{AllowPrivate: true})
+		s := New(db, Config{EventTypes: eventTypes, AllowPrivate: true})
 		ctx := context.Background()
-		w, secret, err := s.Create(ctx, "http://127.0.0.1:9/hook", []string{checkout.EventOrderPaid}, "")
+		w, secret, err := s.Create(ctx, "http://127.0.0.1:9/hook", []string{orderPaid}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,10 +185,10 @@ func TestRotateSecretRefuses(t *testing.T) {
 // handed out would never have signed anything).
 func TestConcurrentRotationsKeepTheSecretTheyReplaced(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
-		s := New(db, Config{AllowPrivate: true})
+		s := New(db, Config{EventTypes: eventTypes, AllowPrivate: true})
 		ctx := context.Background()
 		for round := range 5 {
-			w, first, err := s.Create(ctx, fmt.Sprintf("http://127.0.0.1:9/hook-%d", round), []string{checkout.EventOrderPaid}, "")
+			w, first, err := s.Create(ctx, fmt.Sprintf("http://127.0.0.1:9/hook-%d", round), []string{orderPaid}, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -259,7 +259,7 @@ func TestMigrateAddsThePreviousSecret(t *testing.T) {
 			if err := db.Migrate(ctx); err != nil {
 				t.Fatalf("migrating the old schema: %v", err)
 			}
-			s := New(db, Config{AllowPrivate: true})
+			s := New(db, Config{EventTypes: eventTypes, AllowPrivate: true})
 			w, err := db.Client.Webhook.Get(ctx, 7)
 			if err != nil {
 				t.Fatal(err)

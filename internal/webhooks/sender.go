@@ -3,8 +3,6 @@ package webhooks
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -15,11 +13,14 @@ import (
 	"sync"
 	"time"
 
+	"entgo.io/ent/dialect/sql"
+
 	"storefront/ent"
 	"storefront/ent/predicate"
 	"storefront/ent/webhook"
 	"storefront/ent/webhookdelivery"
 	"storefront/internal/platform/events"
+	"storefront/internal/platform/outbox"
 	"storefront/internal/platform/store"
 )
 
@@ -226,13 +227,18 @@ func pendingDue(id int64, now time.Time) predicate.WebhookDelivery {
 }
 
 func lapsed(id int64, now time.Time) predicate.WebhookDelivery {
-	return webhookdelivery.And(webhookdelivery.WebhookID(id), webhookdelivery.Status(Sending), webhookdelivery.ClaimedUntilLT(now))
+	return webhookdelivery.And(webhookdelivery.WebhookID(id), webhookdelivery.Status(Sending), predicate.WebhookDelivery(lease.Lapsed(now)))
 }
+
+// lease is the sender's claim on webhook_delivery's rows: the outbox's
+// lanes' mechanism (outbox.Lease), on this table's columns. A claimed row
+// is also SENDING, which tells an attempt in flight from a row recorded.
+var lease = outbox.Lease{Token: webhookdelivery.FieldClaim, Until: webhookdelivery.FieldClaimedUntil, By: webhookdelivery.FieldClaimedBy}
 
 // claim takes due rows of webhook id, up to n events (a row of several
 // counts its events; the first row is taken whatever its count): a
-// conditional UPDATE, so that of two instances only one sends each
-// attempt. The claim holds until the time it returns (lease).
+// conditional UPDATE (outbox.Lease), so that of two instances only one
+// sends each attempt. The claim holds until the time it returns (leaseEnd).
 func (s *Service) claim(ctx context.Context, id int64, n, held int) (string, time.Time, []*ent.WebhookDelivery, error) {
 	now := s.now()
 	ds, err := s.db.Client.WebhookDelivery.Query().Where(lapsed(id, now)).Limit(n).All(ctx)
@@ -262,42 +268,32 @@ func (s *Service) claim(ctx context.Context, id int64, n, held int) (string, tim
 	for i, d := range ds {
 		ids[i] = d.ID
 	}
-	token, until := newToken(), s.lease(now, held, events)
-	var won int
-	// Two senders' claims may deadlock on MySQL (each locks index entries
-	// of the other's rows): retried, as every transaction is.
-	err = store.Retry(ctx, func() (err error) {
-		up := s.db.Client.WebhookDelivery.Update().Where(webhookdelivery.IDIn(ids...), due(id, now)).
-			SetStatus(Sending).SetClaim(token).SetClaimedUntil(until)
-		if s.cfg.Instance != "" {
-			up.SetClaimedBy(s.cfg.Instance)
-		} else {
-			up.ClearClaimedBy()
-		}
-		won, err = up.Save(ctx)
-		return err
+	c := outbox.NewClaim(s.cfg.Instance, now, s.leaseEnd(now, held, events))
+	won, err := lease.Take(ctx, c, func(ctx context.Context, set func(*sql.UpdateBuilder)) (int, error) {
+		return s.db.Client.WebhookDelivery.Update().Where(webhookdelivery.IDIn(ids...), due(id, now)).
+			SetStatus(Sending).Modify(set).Save(ctx)
 	})
 	if err != nil || won == 0 {
-		return "", time.Time{}, nil, store.Classify(err)
+		return "", time.Time{}, nil, err
 	}
 	if won == len(ds) {
 		// All won (one instance, or no race): the rows read are the rows
 		// claimed, and the sender reads only their immutable fields.
-		return token, until, ds, nil
+		return c.Token, c.Until, ds, nil
 	}
 	// Another sender won some: ours are those with our token, read by id
 	// as well (claim has no index: the token alone read the whole table).
-	ds, err = s.db.Client.WebhookDelivery.Query().Where(webhookdelivery.IDIn(ids...), webhookdelivery.Claim(token),
+	ds, err = s.db.Client.WebhookDelivery.Query().Where(webhookdelivery.IDIn(ids...), predicate.WebhookDelivery(lease.Of(c.Token)),
 		webhookdelivery.Status(Sending)).All(ctx)
-	return token, until, ds, store.Classify(err)
+	return c.Token, c.Until, ds, store.Classify(err)
 }
 
-// lease is when a claim made at now of events, with held events of the
+// leaseEnd is when a claim made at now of events, with held events of the
 // webhook before them in this instance, lapses: after each event had its
 // turn in a slot, PerWebhook at a time, each within the timeout. A row's
 // events are recorded together, so a claim that lapsed mid-row would send
 // the whole row again.
-func (s *Service) lease(now time.Time, held, events int) time.Time {
+func (s *Service) leaseEnd(now time.Time, held, events int) time.Time {
 	rounds := (held + events + s.cfg.PerWebhook - 1) / s.cfg.PerWebhook
 	return now.Add(30*time.Second + time.Duration(rounds)*s.cfg.Timeout)
 }
@@ -307,8 +303,8 @@ func (s *Service) lease(now time.Time, held, events int) time.Time {
 func (s *Service) putBack(ctx context.Context, d *ent.WebhookDelivery, token string) {
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	_, _ = s.db.Client.WebhookDelivery.Update().Where(webhookdelivery.ID(d.ID), webhookdelivery.Claim(token), webhookdelivery.Status(Sending)).
-		SetStatus(Pending).ClearClaim().ClearClaimedUntil().Save(bctx)
+	_, _ = s.db.Client.WebhookDelivery.Update().Where(webhookdelivery.ID(d.ID), predicate.WebhookDelivery(lease.Of(token)), webhookdelivery.Status(Sending)).
+		SetStatus(Pending).Modify(lease.Clear()).Save(bctx)
 }
 
 // send makes one event's request: its CloudEvent, signed for this
@@ -379,10 +375,4 @@ func clip(s string) string {
 		return s[:500]
 	}
 	return s
-}
-
-func newToken() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"entgo.io/ent/dialect/sql"
+
 	"storefront/ent/webhookdelivery"
 	"storefront/internal/platform/store"
 )
@@ -12,7 +14,7 @@ import (
 // instance (Config.Instance) claimed before it started and that are still
 // SENDING under a lease that holds: the process that claimed them is gone
 // (killed, crashed), and without this they waited out their lease (30 s
-// and more, sender.go's lease) before any sender would try them again.
+// and more, sender.go's leaseEnd) before any sender would try them again.
 // Serve calls it once at start, before its sender runs. It returns how
 // many attempts it put back.
 //
@@ -31,16 +33,13 @@ func (s *Service) TakeBack(ctx context.Context) (int, error) {
 	if err != nil || len(hooks) == 0 {
 		return 0, store.Classify(err)
 	}
-	now := s.now()
-	var n int
-	err = store.Retry(ctx, func() (err error) {
-		n, err = s.db.Client.WebhookDelivery.Update().Where(webhookdelivery.WebhookIDIn(hooks...), webhookdelivery.Status(Sending),
-			webhookdelivery.ClaimedBy(s.cfg.Instance), webhookdelivery.ClaimedUntilGTE(now)).
-			SetStatus(Pending).ClearClaim().ClearClaimedUntil().Save(ctx)
-		return err
-	})
+	n, err := lease.TakeBack(ctx, s.cfg.Instance, s.now(),
+		func(ctx context.Context, held func(*sql.Selector), clear func(*sql.UpdateBuilder)) (int, error) {
+			return s.db.Client.WebhookDelivery.Update().Where(webhookdelivery.WebhookIDIn(hooks...), webhookdelivery.Status(Sending), held).
+				SetStatus(Pending).Modify(clear).Save(ctx)
+		})
 	if err != nil {
-		return 0, store.Classify(fmt.Errorf("taking back webhook deliveries: %w", err))
+		return 0, fmt.Errorf("taking back webhook deliveries: %w", err)
 	}
 	return n, nil
 }

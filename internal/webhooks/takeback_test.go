@@ -9,7 +9,6 @@ import (
 
 	"storefront/ent/webhook"
 	"storefront/ent/webhookdelivery"
-	"storefront/internal/checkout"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
 )
@@ -24,10 +23,10 @@ func TestRestartTakesBackItsClaimedAttempts(t *testing.T) {
 		ctx := context.Background()
 		h := newHookServer(t, 200)
 		cfg := func(id string) Config {
-			return Config{AllowPrivate: true, Interval: 20 * time.Millisecond, Instance: id}
+			return Config{EventTypes: eventTypes, AllowPrivate: true, Interval: 20 * time.Millisecond, Instance: id}
 		}
 		a, b := New(db, cfg("web-1/10.0.0.1:8080")), New(db, cfg("web-2/10.0.0.2:8080"))
-		w, secret, err := a.Create(ctx, h.URL, []string{checkout.EventOrderPaid}, "")
+		w, secret, err := a.Create(ctx, h.URL, []string{orderPaid}, "")
 		if err != nil {
 			t.Fatal(err)
 		}

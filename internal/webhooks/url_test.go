@@ -146,12 +146,21 @@ func TestRefusedRanges(t *testing.T) {
 }
 
 func TestCheckEvents(t *testing.T) {
-	if got, err := checkEvents([]string{"OrderPaid", "OrderClosed", "OrderPaid"}); err != nil || got != "OrderPaid,OrderClosed" {
+	s := New(nil, Config{EventTypes: eventTypes})
+	if got, err := s.checkEvents([]string{"OrderPaid", "OrderClosed", "OrderPaid"}); err != nil || got != "OrderPaid,OrderClosed" {
 		t.Errorf("checkEvents = %q, %v", got, err)
 	}
 	for _, bad := range [][]string{nil, {}, {"OrderShipped"}, {"OrderPaid", ""}} {
-		if _, err := checkEvents(bad); !errors.Is(err, errs.InvalidInput) {
+		if _, err := s.checkEvents(bad); !errors.Is(err, errs.InvalidInput) {
 			t.Errorf("checkEvents(%q) = %v, want INVALID_INPUT", bad, err)
 		}
+	}
+	// The types offered are the configuration's, whatever they are.
+	other := New(nil, Config{EventTypes: []string{"ShipmentSent"}})
+	if got, err := other.checkEvents([]string{"ShipmentSent"}); err != nil || got != "ShipmentSent" {
+		t.Errorf("checkEvents of a configured type = %q, %v", got, err)
+	}
+	if _, err := other.checkEvents([]string{"OrderPaid"}); !errors.Is(err, errs.InvalidInput) {
+		t.Errorf("checkEvents of a type not configured = %v, want INVALID_INPUT", err)
 	}
 }

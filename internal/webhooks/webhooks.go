@@ -1,7 +1,8 @@
-// Package webhooks delivers order events to HTTP endpoints that admins
-// register: each matching event is POSTed as its CloudEvent, signed as the
-// Standard Webhooks specification says, and retried on a schedule. It owns
-// the tables webhook and webhook_delivery.
+// Package webhooks delivers the outbox's events to HTTP endpoints that
+// admins register: each matching event is POSTed as its CloudEvent, signed
+// as the Standard Webhooks specification says, and retried on a schedule.
+// It owns the tables webhook and webhook_delivery, and knows no domain: the
+// event types it offers come in its Config.
 package webhooks
 
 import (
@@ -16,7 +17,6 @@ import (
 	"storefront/ent"
 	"storefront/ent/webhook"
 	"storefront/ent/webhookdelivery"
-	"storefront/internal/checkout"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/errs"
 )
@@ -42,6 +42,9 @@ type Config struct {
 	// it claims record it, and TakeBack puts back those of its previous
 	// life at start.
 	Instance string
+	// EventTypes are the types a webhook may subscribe to: the domains'
+	// (internal/app passes checkout's).
+	EventTypes []string
 }
 
 // DefaultRetry is --webhook-retry's default: 5s,5m,30m,2h,5h,10h,10h.
@@ -50,12 +53,6 @@ var DefaultRetry = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.M
 // DefaultConfig is serve's defaults.
 func DefaultConfig() Config {
 	return Config{Retry: slices.Clone(DefaultRetry), Timeout: 10 * time.Second, PerWebhook: 16, Interval: time.Second}
-}
-
-// EventTypes are the types a webhook may subscribe to.
-var EventTypes = []string{
-	checkout.EventOrderPlaced, checkout.EventOrderPaid, checkout.EventOrderClosed, checkout.EventOrderRefunded,
-	checkout.EventOrderPaidAfterClose, checkout.EventPaymentForClosedOrder, checkout.EventDuplicatePayment,
 }
 
 // MaxWebhooks is how many webhooks may be registered: every event is
@@ -122,16 +119,17 @@ func webhookOf(w *ent.Webhook, now time.Time) *Webhook {
 	return out
 }
 
-// checkEvents refuses an empty list and unknown types; it returns the list
-// without repeats, as stored.
-func checkEvents(evs []string) (string, error) {
+// checkEvents refuses an empty list and types not in Config.EventTypes; it
+// returns the list without repeats, as stored.
+func (s *Service) checkEvents(evs []string) (string, error) {
+	known := s.cfg.EventTypes
 	if len(evs) == 0 {
-		return "", fmt.Errorf("%w: a webhook needs at least one event type (%s)", errs.InvalidInput, strings.Join(EventTypes, ", "))
+		return "", fmt.Errorf("%w: a webhook needs at least one event type (%s)", errs.InvalidInput, strings.Join(known, ", "))
 	}
 	var out []string
 	for _, e := range evs {
-		if !slices.Contains(EventTypes, e) {
-			return "", fmt.Errorf("%w: unknown event type %q (known: %s)", errs.InvalidInput, e, strings.Join(EventTypes, ", "))
+		if !slices.Contains(known, e) {
+			return "", fmt.Errorf("%w: unknown event type %q (known: %s)", errs.InvalidInput, e, strings.Join(known, ", "))
 		}
 		if !slices.Contains(out, e) {
 			out = append(out, e)
@@ -145,7 +143,7 @@ func (s *Service) Create(ctx context.Context, url string, events []string, descr
 	if err := checkURL(ctx, url, s.cfg.AllowPrivate); err != nil {
 		return nil, "", err
 	}
-	evs, err := checkEvents(events)
+	evs, err := s.checkEvents(events)
 	if err != nil {
 		return nil, "", err
 	}
@@ -197,7 +195,7 @@ func (s *Service) Update(ctx context.Context, id int64, u Update) (*Webhook, err
 		up.SetURL(*u.URL)
 	}
 	if u.Events != nil {
-		evs, err := checkEvents(u.Events)
+		evs, err := s.checkEvents(u.Events)
 		if err != nil {
 			return nil, err
 		}

@@ -1,14 +1,14 @@
 // Package events takes the outbox's events out of the process: the
 // CloudEvents envelope every receiver gets, and the NATS JetStream sink.
+// It knows no domain: an event's subject is its aggregate's id.
 package events
 
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
-	"storefront/internal/checkout"
+	"storefront/internal/platform/outbox"
 )
 
 // DefaultSource is the CloudEvents source of serve's events.
@@ -35,50 +35,29 @@ const ContentType = "application/cloudevents+json; charset=utf-8"
 
 // Envelope returns e as a CloudEvent from source: its id is the outbox
 // event's id, stable across every re-send (receivers and JetStream
-// deduplicate on it), its subject the order's number.
-func Envelope(e checkout.Event, source string) (CloudEvent, error) {
-	sn, err := orderSn(e)
-	if err != nil {
-		return CloudEvent{}, err
+// deduplicate on it), its subject the id of the aggregate it is about (an
+// order's orderSn; none when the event names none).
+func Envelope(e outbox.Event, source string) (CloudEvent, error) {
+	if !json.Valid([]byte(e.Payload)) {
+		return CloudEvent{}, notJSON(e)
 	}
 	return CloudEvent{
-		SpecVersion: "1.0", ID: e.ID, Source: source, Type: e.Type, Subject: sn,
+		SpecVersion: "1.0", ID: e.ID, Source: source, Type: e.Type, Subject: e.Aggregate.ID,
 		Time: e.At.UTC().Format(time.RFC3339Nano), DataContentType: "application/json",
 		Data: json.RawMessage(e.Payload),
 	}, nil
 }
 
-// orderSn is the payload's orderSn. checkout's own payloads start with it,
-// and are read without a JSON parse; the others (maps, whose keys marshal
-// sorted) are parsed.
-func orderSn(e checkout.Event) (string, error) {
-	const head = `{"orderSn":"`
-	if rest, ok := strings.CutPrefix(e.Payload, head); ok {
-		if i := strings.IndexByte(rest, '"'); i > 0 && plain(rest[:i]) {
-			return rest[:i], nil
-		}
-	}
-	var p struct {
-		OrderSn string `json:"orderSn"`
-	}
-	if err := json.Unmarshal([]byte(e.Payload), &p); err != nil {
-		return "", fmt.Errorf("event %s: payload: %w", e.ID, err)
-	}
-	return p.OrderSn, nil
-}
+func notJSON(e outbox.Event) error { return fmt.Errorf("event %s: payload is not JSON", e.ID) }
 
 // Encode is Envelope in JSON, written by hand: json.Marshal validates and
 // compacts the payload (a RawMessage) again, which showed in the
 // dispatcher's profile; the payload is the outbox's, written by
 // json.Marshal in the transaction that committed it. The output is the
 // same as json.Marshal(Envelope(e, source)) (TestEncodeIsMarshal).
-func Encode(e checkout.Event, source string) ([]byte, error) {
-	sn, err := orderSn(e)
-	if err != nil {
-		return nil, err
-	}
+func Encode(e outbox.Event, source string) ([]byte, error) {
 	if !json.Valid([]byte(e.Payload)) {
-		return nil, fmt.Errorf("event %s: payload is not JSON", e.ID)
+		return nil, notJSON(e)
 	}
 	b := make([]byte, 0, 200+len(e.Payload))
 	b = append(b, `{"specversion":"1.0","id":`...)
@@ -87,7 +66,7 @@ func Encode(e checkout.Event, source string) ([]byte, error) {
 	b = appendString(b, source)
 	b = append(b, `,"type":`...)
 	b = appendString(b, e.Type)
-	if sn != "" {
+	if sn := e.Aggregate.ID; sn != "" {
 		b = append(b, `,"subject":`...)
 		b = appendString(b, sn)
 	}

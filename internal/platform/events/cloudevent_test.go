@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"storefront/internal/checkout"
+	"storefront/internal/platform/outbox"
 )
 
 // The CloudEvents 1.0 specification's required attributes (id, source,
@@ -16,8 +16,9 @@ import (
 // attribute names of lower-case letters and digits only.
 func TestEnvelopeHasTheSpecsAttributes(t *testing.T) {
 	at := time.Date(2026, 12, 1, 20, 0, 0, 123000000, time.FixedZone("CST", 8*3600))
-	e := checkout.Event{ID: "0b7a7f7e-3b5c-4d1a-9e0f-2a9b8c7d6e5f", Type: checkout.EventOrderPaid, AggregateID: "42",
-		Payload: `{"orderSn":"20261201200000000000000001","status":"PAID","amount":"89.00"}`, At: at}
+	e := outbox.Event{ID: "0b7a7f7e-3b5c-4d1a-9e0f-2a9b8c7d6e5f", Type: "OrderPaid",
+		Aggregate: outbox.Aggregate{Type: "order", ID: "20261201200000000000000001"},
+		Payload:   `{"orderSn":"20261201200000000000000001","status":"PAID","amount":"89.00"}`, At: at}
 	b, err := Encode(e, DefaultSource)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +65,7 @@ func TestEnvelopeHasTheSpecsAttributes(t *testing.T) {
 	if string(again) != string(b) {
 		t.Errorf("encoding twice differs:\n%s\n%s", b, again)
 	}
-	if _, err := Encode(checkout.Event{ID: "x", Payload: "not json"}, DefaultSource); err == nil {
+	if _, err := Encode(outbox.Event{ID: "x", Payload: "not json"}, DefaultSource); err == nil {
 		t.Error("Encode of a payload that is not JSON: no error")
 	}
 }
@@ -93,10 +94,11 @@ func TestSubjectCovers(t *testing.T) {
 // Encode writes by hand what json.Marshal of the envelope writes.
 func TestEncodeIsMarshal(t *testing.T) {
 	at := time.Date(2026, 12, 1, 20, 0, 0, 5, time.UTC)
-	for _, e := range []checkout.Event{
-		{ID: "a-1", Type: "OrderPlaced", Payload: `{"orderSn":"2026120100001","userId":"u","lines":[{"itemId":"3","quantity":1}]}`, At: at},
-		{ID: "a-2", Type: "OrderPaid", Payload: `{"amount":"89.00","orderSn":"2026120100002"}`, At: at.Add(time.Second)},
-		{ID: "a-3", Type: "OrderClosed", Payload: `{"orderSn":"a\"b\u003cc\u003e\u00e9","reason":"x"}` /* as json.Marshal writes it */, At: at},
+	order := func(sn string) outbox.Aggregate { return outbox.Aggregate{Type: "order", ID: sn} }
+	for _, e := range []outbox.Event{
+		{ID: "a-1", Type: "OrderPlaced", Aggregate: order("2026120100001"), Payload: `{"orderSn":"2026120100001","userId":"u","lines":[{"itemId":"3","quantity":1}]}`, At: at},
+		{ID: "a-2", Type: "OrderPaid", Aggregate: order("2026120100002"), Payload: `{"amount":"89.00","orderSn":"2026120100002"}`, At: at.Add(time.Second)},
+		{ID: "a-3", Type: "OrderClosed", Aggregate: order("a\"b<c>é"), Payload: `{"orderSn":"a\"b\u003cc\u003e\u00e9","reason":"x"}` /* as json.Marshal writes it */, At: at},
 		{ID: "a-4", Type: "DuplicatePayment", Payload: `{"paymentId":"p"}`, At: at},
 	} {
 		for _, source := range []string{DefaultSource, "https://shop.example/é\"x"} {

@@ -12,7 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"storefront/internal/checkout"
+	"storefront/internal/platform/outbox"
 )
 
 // NATSConfig is where serve publishes (--events-nats and friends).
@@ -23,7 +23,7 @@ type NATSConfig struct {
 	Source        string // CloudEvents source, default DefaultSource
 	// AckTimeout bounds one batch's wait for the broker's acks; the rows of
 	// the events left unacked wait for the next pass. Well under
-	// checkout.ClaimLease. Default 10 s.
+	// outbox.ClaimLease. Default 10 s.
 	AckTimeout time.Duration
 	// OnAck, when set, is told each event's lag: commit to the broker's ack.
 	OnAck func(lag time.Duration)
@@ -171,8 +171,8 @@ func subjectCovers(pattern, want string) bool {
 // looks it up, creates it when missing and sends the rest once more.
 // Before, it remembered the stream for the life of the process and every
 // publish failed from then on.
-func (n *NATS) Sink() checkout.BatchSink {
-	return func(ctx context.Context, evs []checkout.Event) (int, error) {
+func (n *NATS) Sink() outbox.BatchSink {
+	return func(ctx context.Context, evs []outbox.Event) (int, error) {
 		done, err := n.send(ctx, evs)
 		if err == nil || !streamGone(err) {
 			return done, err
@@ -186,7 +186,7 @@ func (n *NATS) Sink() checkout.BatchSink {
 
 // send makes sure of the stream (once, until it is found gone) and
 // publishes evs chunk by chunk.
-func (n *NATS) send(ctx context.Context, evs []checkout.Event) (int, error) {
+func (n *NATS) send(ctx context.Context, evs []outbox.Event) (int, error) {
 	if !n.ready.Load() {
 		if err := n.ensureStream(ctx); err != nil {
 			return 0, err
@@ -212,7 +212,7 @@ func streamGone(err error) bool {
 }
 
 // publish sends evs at once and waits for their acks.
-func (n *NATS) publish(ctx context.Context, evs []checkout.Event) (int, error) {
+func (n *NATS) publish(ctx context.Context, evs []outbox.Event) (int, error) {
 	futures := make([]jetstream.PubAckFuture, 0, len(evs))
 	var perr error
 	for _, e := range evs {

@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"storefront/internal/checkout"
+	"storefront/internal/platform/outbox"
 )
 
 func testNATS(t *testing.T) (string, jetstream.JetStream) {
@@ -67,9 +67,9 @@ func TestConnectCreatesTheStreamAndDeduplicates(t *testing.T) {
 	if len(cfg.Subjects) != 1 || cfg.Subjects[0] != prefix+".>" || cfg.Storage != jetstream.FileStorage || cfg.Duplicates < 2*time.Minute {
 		t.Errorf("stream config: subjects %v, storage %v, duplicates %v", cfg.Subjects, cfg.Storage, cfg.Duplicates)
 	}
-	e := checkout.Event{ID: "9d3c2b1a-0000-4000-8000-000000000001", Type: checkout.EventOrderPlaced, Payload: `{"orderSn":"sn-1"}`, At: time.Now()}
+	e := outbox.Event{ID: "9d3c2b1a-0000-4000-8000-000000000001", Type: "OrderPlaced", Aggregate: outbox.Aggregate{Type: "order", ID: "sn-1"}, Payload: `{"orderSn":"sn-1"}`, At: time.Now()}
 	for range 2 {
-		if k, err := n.Sink()(ctx, []checkout.Event{e}); k != 1 || err != nil {
+		if k, err := n.Sink()(ctx, []outbox.Event{e}); k != 1 || err != nil {
 			t.Fatalf("Sink = %d, %v", k, err)
 		}
 	}
@@ -120,18 +120,18 @@ func TestSinkMakesADeletedStreamAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Close()
-	ev := func(i int) checkout.Event {
-		return checkout.Event{ID: fmt.Sprintf("9d3c2b1a-0000-4000-8000-%012d", i), Type: checkout.EventOrderPaid,
+	ev := func(i int) outbox.Event {
+		return outbox.Event{ID: fmt.Sprintf("9d3c2b1a-0000-4000-8000-%012d", i), Type: "OrderPaid",
 			Payload: fmt.Sprintf(`{"orderSn":"sn-%d"}`, i), At: time.Now()}
 	}
-	if k, err := n.Sink()(ctx, []checkout.Event{ev(1)}); k != 1 || err != nil {
+	if k, err := n.Sink()(ctx, []outbox.Event{ev(1)}); k != 1 || err != nil {
 		t.Fatalf("Sink before the deletion = %d, %v", k, err)
 	}
 	for round := 2; round <= 3; round++ { // deleted twice: each time made again
 		if err := js.DeleteStream(ctx, stream); err != nil {
 			t.Fatal(err)
 		}
-		batch := []checkout.Event{ev(10 * round), ev(10*round + 1), ev(10*round + 2)}
+		batch := []outbox.Event{ev(10 * round), ev(10*round + 1), ev(10*round + 2)}
 		if k, err := n.Sink()(ctx, batch); k != len(batch) || err != nil {
 			t.Fatalf("round %d: Sink after the stream was deleted = %d, %v; want %d, nil", round, k, err, len(batch))
 		}

@@ -3,8 +3,8 @@ package metrics
 import "github.com/prometheus/client_golang/prometheus"
 
 // Events are the outbox's and its sinks' metrics (serve's dispatcher,
-// events/, webhooks/). Each sink has its lane of the outbox
-// (internal/checkout/lanes.go), labelled lane="broker" (NATS, or the log) or
+// events/, webhooks/), for every domain's events alike. Each sink has its
+// lane of the outbox (internal/platform/outbox/lanes.go), labelled lane="broker" (NATS, or the log) or
 // lane="webhooks" (the webhook queue).
 type Events struct {
 	// Pending is the outbox's backlog: events committed and not yet taken
@@ -29,23 +29,23 @@ func newEvents() *Events {
 	return &Events{
 		Pending: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "storefront_outbox_pending_events",
-			Help: "Order events committed and not yet taken by every sink (NATS and the webhook queue).",
+			Help: "Events committed and not yet taken by every sink (NATS and the webhook queue).",
 		}),
 		OldestAge: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "storefront_outbox_oldest_pending_age_seconds",
-			Help: "Age of the oldest order event some sink has not taken; 0 when none waits.",
+			Help: "Age of the oldest event some sink has not taken; 0 when none waits.",
 		}),
 		LanePending: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "storefront_outbox_lane_pending_events",
-			Help: "Order events committed and not yet taken by the lane's sink (broker: NATS or the log; webhooks: the webhook queue).",
+			Help: "Events committed and not yet taken by the lane's sink (broker: NATS or the log; webhooks: the webhook queue).",
 		}, []string{"lane"}),
 		LaneOldestAge: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "storefront_outbox_lane_oldest_pending_age_seconds",
-			Help: "Age of the oldest order event the lane's sink has not taken; 0 when none waits.",
+			Help: "Age of the oldest event the lane's sink has not taken; 0 when none waits.",
 		}, []string{"lane"}),
 		Dispatched: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "storefront_events_dispatched_total",
-			Help: "Order events this instance handed to the lane's sink.",
+			Help: "Events this instance handed to the lane's sink.",
 		}, []string{"lane"}),
 		DispatchErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "storefront_events_dispatch_errors_total",
@@ -53,7 +53,7 @@ func newEvents() *Events {
 		}, []string{"lane"}),
 		Lag: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "storefront_events_lag_seconds",
-			Help:    "Commit of an order event to NATS JetStream's ack (commit times are stored to the second on some paths).",
+			Help:    "Commit of an event to NATS JetStream's ack (commit times are stored to the second on some paths).",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
 		}),
 	}

@@ -1,4 +1,4 @@
-package checkout
+package outbox
 
 import (
 	"context"
@@ -28,14 +28,14 @@ type LaneConfig struct {
 // succeeds brings it back to Interval. Each lane runs on its own: a lane
 // that fails and waits holds no other lane (and its claims are released
 // after each failing pass, so the rows wait only for this lane's sink).
-func (s *Service) RunLane(ctx context.Context, lane Lane, sink BatchSink, cfg LaneConfig) {
+func (d *Dispatcher) RunLane(ctx context.Context, lane Lane, sink BatchSink, cfg LaneConfig) {
 	wait := cfg.Wait
 	if wait == nil {
 		wait = sleep
 	}
 	failed := 0
 	for {
-		n, err := s.DrainLane(ctx, lane, sink, cfg.Batch)
+		n, err := d.DrainLane(ctx, lane, sink, cfg.Batch)
 		if cfg.OnPass != nil && ctx.Err() == nil {
 			cfg.OnPass(n, err)
 		}

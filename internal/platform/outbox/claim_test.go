@@ -1,4 +1,4 @@
-package checkout
+package outbox
 
 import (
 	"context"
@@ -12,12 +12,16 @@ import (
 	"storefront/internal/testsupport/testdb"
 )
 
+// testEvent is the tests' event type, about aggregates of type "test":
+// the outbox carries any domain's events alike.
+const testEvent = "TestHappened"
+
 // emitN writes n single-event outbox rows.
 func emitN(t *testing.T, db *store.DB, n int) {
 	t.Helper()
 	err := store.WithTx(context.Background(), db, func(ctx context.Context, tx *ent.Tx) error {
 		for i := range n {
-			if err := Emit(ctx, tx, EventOrderPaid, int64(i+1), map[string]string{"orderSn": fmt.Sprint("sn-", i)}, time.Now()); err != nil {
+			if err := Emit(ctx, tx, Aggregate{Type: "test", ID: fmt.Sprint("t-", i)}, testEvent, map[string]int{"n": i}, time.Now()); err != nil {
 				return err
 			}
 		}
@@ -25,6 +29,16 @@ func emitN(t *testing.T, db *store.DB, n int) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// waitFor waits until cond holds, for 10 s at most.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up after 10 s waiting until %s", what)
+		}
 	}
 }
 
@@ -81,7 +95,7 @@ func TestDispatchersNeverSendTheSameRows(t *testing.T) {
 				}
 			}
 		}
-		if left, _, err := New(db, DefaultConfig()).Backlog(context.Background()); left != 0 || err != nil {
+		if left, _, err := New(db, Config{}).Backlog(context.Background()); left != 0 || err != nil {
 			t.Errorf("backlog after both lanes: %d, %v; want 0", left, err)
 		}
 	})
@@ -96,13 +110,13 @@ func TestClaimsLapseAndRelease(t *testing.T) {
 		emitN(t, db, 3)
 		for _, lane := range Lanes {
 			now := time.Now()
-			a := New(db, DefaultConfig())
+			a := New(db, Config{})
 			a.now = func() time.Time { return now }
 			c, rows, err := a.claim(ctx, lane, 10) // a claims and "dies"
-			if err != nil || len(rows) != 3 || c.token == "" {
+			if err != nil || len(rows) != 3 || c.Token == "" {
 				t.Fatalf("%s: claim = %d rows, %v", lane, len(rows), err)
 			}
-			b := New(db, DefaultConfig())
+			b := New(db, Config{})
 			b.now = func() time.Time { return now.Add(ClaimLease / 2) }
 			var got []Event
 			sink := func(_ context.Context, evs []Event) (int, error) { got = append(got, evs...); return len(evs), nil }
@@ -126,7 +140,7 @@ func TestClaimsLapseAndRelease(t *testing.T) {
 				t.Errorf("%s: settle of a lapsed claim marked %d, %v; want 0", lane, n, err)
 			}
 		}
-		if left, _, err := New(db, DefaultConfig()).Backlog(ctx); left != 0 || err != nil {
+		if left, _, err := New(db, Config{}).Backlog(ctx); left != 0 || err != nil {
 			t.Errorf("backlog after both lanes: %d, %v; want 0", left, err)
 		}
 	})

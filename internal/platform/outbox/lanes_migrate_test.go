@@ -1,4 +1,4 @@
-package checkout
+package outbox
 
 import (
 	"context"
@@ -11,11 +11,12 @@ import (
 )
 
 // An outbox made before lanes (one claim and one mark, dispatched_at, for
-// every sink; the index (dispatched_at, id)) migrates: the rows it
-// dispatched stay done for every lane, the rows still waiting go to both
-// lanes, and a row an older instance holds under the old claim (still
-// running during a rolling upgrade) is not sent to the broker again until
-// its lease ends. A second migrate changes nothing.
+// every sink; the index (dispatched_at, id)) and before aggregate types
+// migrates: the rows it dispatched stay done for every lane, the rows
+// still waiting go to both lanes, as the events of the orders their
+// payloads name (legacy.go), and a row an older instance holds under the
+// old claim (still running during a rolling upgrade) is not sent to the
+// broker again until its lease ends. A second migrate changes nothing.
 func TestLanesTakeOverAnOldOutbox(t *testing.T) {
 	ctx := context.Background()
 	for _, b := range testdb.Backends {
@@ -42,17 +43,22 @@ func TestLanesTakeOverAnOldOutbox(t *testing.T) {
 			}
 			exec("DROP INDEX outbox_dispatched_at_broker_at_id" + on)
 			exec("DROP INDEX outbox_dispatched_at_webhooks_at_id" + on)
-			for _, c := range []string{"claimed_by", "broker_at", "webhooks_at", "webhooks_claim", "webhooks_claimed_until", "webhooks_claimed_by"} {
+			for _, c := range []string{"aggregate_type", "claimed_by", "broker_at", "webhooks_at", "webhooks_claim", "webhooks_claimed_until", "webhooks_claimed_by"} {
 				exec("ALTER TABLE outbox DROP COLUMN " + c)
 			}
 			exec("ALTER TABLE webhook_delivery DROP COLUMN claimed_by")
 			exec("CREATE INDEX outbox_dispatched_at_id ON outbox (dispatched_at, id)")
 			old := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			held := time.Now().Add(ClaimLease / 2)
-			insert := "INSERT INTO outbox (id, event_id, type, aggregate_id, payload, created_at, dispatched_at, events, claim, claimed_until) VALUES (?, ?, 'OrderPaid', '1', '{}', ?, ?, 1, ?, ?)"
-			exec(insert, 1, "00000000-0000-4000-8000-000000000001", old, old, nil, nil)                                 // dispatched
-			exec(insert, 2, "00000000-0000-4000-8000-000000000002", old, nil, nil, nil)                                 // waiting
-			exec(insert, 3, "00000000-0000-4000-8000-000000000003", old, nil, "0123456789abcdef0123456789abcdef", held) // an old instance sends it
+			insert := "INSERT INTO outbox (id, event_id, type, aggregate_id, payload, created_at, dispatched_at, events, claim, claimed_until) VALUES (?, ?, 'OrderPaid', ?, ?, ?, ?, 1, ?, ?)"
+			// An old release's row of an order event: aggregate_id the
+			// order's database id, the payload naming the order by number.
+			row := func(id int) []any {
+				return []any{id, fmt.Sprintf("00000000-0000-4000-8000-%012d", id), fmt.Sprint(40 + id), fmt.Sprintf(`{"orderSn":"sn-%d"}`, id)}
+			}
+			exec(insert, append(row(1), old, old, nil, nil)...)                                 // dispatched
+			exec(insert, append(row(2), old, nil, nil, nil)...)                                 // waiting
+			exec(insert, append(row(3), old, nil, "0123456789abcdef0123456789abcdef", held)...) // an old instance sends it
 
 			for range 2 {
 				if err := db.Migrate(ctx); err != nil {
@@ -67,6 +73,10 @@ func TestLanesTakeOverAnOldOutbox(t *testing.T) {
 				sink := func(_ context.Context, evs []Event) (int, error) {
 					for _, e := range evs {
 						got = append(got, e.ID)
+						// The order's number, as the subject was before.
+						if want := (Aggregate{Type: "order", ID: "sn-" + e.ID[len(e.ID)-1:]}); e.Aggregate != want {
+							t.Errorf("%s lane: event %s of an old row is about %+v, want %+v", lane, e.ID, e.Aggregate, want)
+						}
 					}
 					return len(evs), nil
 				}

@@ -1,4 +1,4 @@
-package checkout
+package outbox
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"storefront/ent/outbox"
+	entoutbox "storefront/ent/outbox"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
 )
@@ -47,7 +47,7 @@ func (r *recorder) taken() map[string]int {
 	return out
 }
 
-func laneLeft(t *testing.T, s *Service, lane Lane) int {
+func laneLeft(t *testing.T, s *Dispatcher, lane Lane) int {
 	t.Helper()
 	n, _, err := s.LaneBacklog(context.Background(), lane)
 	if err != nil {
@@ -56,7 +56,7 @@ func laneLeft(t *testing.T, s *Service, lane Lane) int {
 	return n
 }
 
-func anyLeft(t *testing.T, s *Service) int {
+func anyLeft(t *testing.T, s *Dispatcher) int {
 	t.Helper()
 	n, _, err := s.Backlog(context.Background())
 	if err != nil {
@@ -123,7 +123,7 @@ func TestLanesKeepTheirOwnProgress(t *testing.T) {
 			if n := anyLeft(t, svc); n != 0 {
 				t.Errorf("%s failing, then back: backlog %d, want 0", failing, n)
 			}
-			if n, err := db.Client.Outbox.Query().Where(outbox.DispatchedAtIsNil()).Count(ctx); n != 0 || err != nil {
+			if n, err := db.Client.Outbox.Query().Where(entoutbox.DispatchedAtIsNil()).Count(ctx); n != 0 || err != nil {
 				t.Errorf("%s failing, then back: %d rows not dispatched, %v", failing, n, err)
 			}
 		}
@@ -139,7 +139,10 @@ func TestTakeBackReleasesTheInstancesOwnClaims(t *testing.T) {
 		ctx := context.Background()
 		emitN(t, db, 6)
 		now := time.Now()
-		at := func(s *Service, d time.Duration) *Service { s.now = func() time.Time { return now.Add(d) }; return s }
+		at := func(s *Dispatcher, d time.Duration) *Dispatcher {
+			s.now = func() time.Time { return now.Add(d) }
+			return s
+		}
 		for _, lane := range Lanes {
 			a := at(New(db, Config{Instance: "web-1/10.0.0.1:8080"}), 0)
 			b := at(New(db, Config{Instance: "web-2/10.0.0.2:8080"}), 0)
