@@ -13,6 +13,7 @@ import (
 	"storefront/internal/payments"
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/store"
+	"storefront/internal/promo"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
 	"storefront/internal/vocab/money"
@@ -59,6 +60,10 @@ var documented = []struct {
 	{"inventory.ErrVersionConflict", inventory.ErrVersionConflict, "VERSION_CONFLICT"},
 	{"inventory.ErrPoolNotActive", inventory.ErrPoolNotActive, "POOL_NOT_ACTIVE"},
 	{"inventory.ErrPoolLimitExceeded", inventory.ErrPoolLimitExceeded, "POOL_LIMIT_EXCEEDED"},
+	{"promo.ErrCouponSoldOut", promo.ErrCouponSoldOut, "COUPON_SOLD_OUT"},
+	{"promo.ErrCouponLimitExceeded", promo.ErrCouponLimitExceeded, "COUPON_LIMIT_EXCEEDED"},
+	{"promo.ErrCouponNotApplicable", promo.ErrCouponNotApplicable, "COUPON_NOT_APPLICABLE"},
+	{"promo.ErrPurchaseLimit", promo.ErrPurchaseLimit, "PURCHASE_LIMIT_EXCEEDED"},
 
 	{"checkout.ErrInvalidInput", checkout.ErrInvalidInput, "INVALID_INPUT"},
 	{"checkout.ErrInvalidQuantity", checkout.ErrInvalidQuantity, "INVALID_QUANTITY"},

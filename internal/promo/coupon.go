@@ -41,8 +41,11 @@ type CreateInput struct {
 // Bounds of a coupon's numbers.
 const (
 	maxValidDays   = 3650
-	maxScopeGoods  = 1000
 	maxPerCustomer = 1000
+	// MaxScopeGoods bounds a coupon's goodsIds, MaxGoodsCoupons a product
+	// page's coupons (the server's list bounds).
+	MaxScopeGoods   = 1000
+	MaxGoodsCoupons = 20
 )
 
 func (in *CreateInput) check() error {
@@ -62,8 +65,8 @@ func (in *CreateInput) check() error {
 		return bad("maxDiscount must be positive")
 	case in.MinSubtotal != nil && *in.MinSubtotal < 0:
 		return bad("minSubtotal must not be negative")
-	case len(in.GoodsIDs) > maxScopeGoods:
-		return bad("at most %d goods in a coupon's scope", maxScopeGoods)
+	case len(in.GoodsIDs) > MaxScopeGoods:
+		return bad("at most %d goods in a coupon's scope", MaxScopeGoods)
 	case in.TotalQuantity != nil && *in.TotalQuantity < 1:
 		return bad("totalQuantity must be at least 1 (null: unlimited)")
 	case in.PerCustomerLimit != nil && (*in.PerCustomerLimit < 1 || *in.PerCustomerLimit > maxPerCustomer):
@@ -184,7 +187,7 @@ func (s *Service) ForGoods(ctx context.Context, goods int64) ([]*Coupon, error) 
 	}
 	var out []*Coupon
 	for _, c := range rows {
-		if claimable(c, now) == nil && (len(c.GoodsIds) == 0 || slices.Contains(c.GoodsIds, goods)) && len(out) < 20 {
+		if claimable(c, now) == nil && (len(c.GoodsIds) == 0 || slices.Contains(c.GoodsIds, goods)) && len(out) < MaxGoodsCoupons {
 			out = append(out, c)
 		}
 	}

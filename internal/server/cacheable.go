@@ -15,7 +15,7 @@ import (
 // privateFields.
 var cacheableFields = map[string]map[string]bool{
 	"Query":           set("goods", "goodsList"),
-	"Goods":           set("id", "name", "code", "status", "specType", "stockMode", "version", "description", "images", "slug", "createdAt", "specs", "skus", "priceRange", "totalStock", "skuBySelection", "selectable"),
+	"Goods":           set("id", "name", "code", "status", "specType", "stockMode", "version", "description", "images", "slug", "createdAt", "specs", "skus", "priceRange", "totalStock", "skuBySelection", "selectable", "purchaseLimit"),
 	"Image":           set("url", "alt"),
 	"Spec":            set("id", "name", "values"),
 	"SpecValue":       set("id", "name"),
@@ -38,7 +38,7 @@ var cacheableFields = map[string]map[string]bool{
 // category must show at once, so they are executed every time.
 var privateFields = map[string]map[string]bool{
 	"Sku":   set("costPrice", "pools", "activePool"),
-	"Goods": set("category"),
+	"Goods": set("category", "coupons"),
 }
 
 func set(names ...string) map[string]bool {

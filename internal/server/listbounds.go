@@ -7,6 +7,7 @@ import (
 	"storefront/internal/checkout"
 	"storefront/internal/inventory"
 	"storefront/internal/listing"
+	"storefront/internal/promo"
 	"storefront/internal/vocab/paging"
 	"storefront/internal/webhooks"
 	"storefront/skumatrix"
@@ -47,10 +48,14 @@ var lists = map[string]func(args map[string]any, page int) int{
 	"Category.children": fixed(catalog.MaxChildren),
 	"Category.path":     fixed(listing.MaxDepth),
 
-	"GoodsConnection.edges":     inPage,
-	"OrderConnection.edges":     inPage,
-	"StockLogConnection.edges":  inPage,
-	"StockPoolConnection.edges": inPage,
+	"GoodsConnection.edges":      inPage,
+	"CouponConnection.edges":     inPage,
+	"UserCouponConnection.edges": inPage,
+	"Coupon.goodsIds":            fixed(promo.MaxScopeGoods),
+	"Goods.coupons":              fixed(promo.MaxGoodsCoupons),
+	"OrderConnection.edges":      inPage,
+	"StockLogConnection.edges":   inPage,
+	"StockPoolConnection.edges":  inPage,
 	// Webhooks: createWebhook refuses more than MaxWebhooks; each has at
 	// most every event type once.
 	"Query.webhooks":                  fixed(webhooks.MaxWebhooks),
