@@ -18,7 +18,9 @@ import (
 	"storefront/ent/outbox"
 	"storefront/ent/payment"
 	"storefront/ent/paymentevent"
+	"storefront/ent/paymentstart"
 	"storefront/ent/poolbuyer"
+	"storefront/ent/refund"
 	"storefront/ent/sku"
 	"storefront/ent/spec"
 	"storefront/ent/specvalue"
@@ -102,7 +104,9 @@ func checkColumn(t, c string) error {
 			outbox.Table:          outbox.ValidColumn,
 			payment.Table:         payment.ValidColumn,
 			paymentevent.Table:    paymentevent.ValidColumn,
+			paymentstart.Table:    paymentstart.ValidColumn,
 			poolbuyer.Table:       poolbuyer.ValidColumn,
+			refund.Table:          refund.ValidColumn,
 			sku.Table:             sku.ValidColumn,
 			spec.Table:            spec.ValidColumn,
 			specvalue.Table:       specvalue.ValidColumn,

@@ -16,6 +16,7 @@ import (
 	"storefront/internal/catalog"
 	"storefront/internal/demo"
 	"storefront/internal/payments"
+	"storefront/internal/payments/mock"
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/gctune"
 	"storefront/internal/platform/metrics"
@@ -247,13 +248,13 @@ func printDemoTokens(s *auth.Signer) (string, error) {
 // provider so a new user can pay with `storefront notify`.
 func paymentConfig(demo bool) (payments.Config, error) {
 	cfg := payments.DefaultConfig()
-	providers, err := payments.ParseProviders(env("PAYMENT_PROVIDERS", ""))
+	providers, err := mock.ParseProviders(env("PAYMENT_PROVIDERS", ""))
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Providers = providers
-	if _, ok := providers["mock"]; demo && !ok {
-		cfg.Providers["mock"] = payments.MockProvider(env("MOCK_PAYMENT_SECRET", ""))
+	cfg = cfg.With(providers...)
+	if _, ok := cfg.Providers["mock"]; demo && !ok {
+		cfg = cfg.With(mock.Demo(env("MOCK_PAYMENT_SECRET", "")))
 	}
 	return cfg, nil
 }

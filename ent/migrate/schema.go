@@ -392,6 +392,38 @@ var (
 			},
 		},
 	}
+	// PaymentStartColumns holds the columns for the "payment_start" table.
+	PaymentStartColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "provider", Type: field.TypeString, Size: 32},
+		{Name: "order_id", Type: field.TypeInt64},
+		{Name: "order_sn", Type: field.TypeString, Size: 32},
+		{Name: "out_trade_no", Type: field.TypeString, Size: 64},
+		{Name: "provider_ref", Type: field.TypeString, Size: 255, Default: ""},
+		{Name: "amount", Type: field.TypeInt64},
+		{Name: "currency", Type: field.TypeString, Size: 3},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// PaymentStartTable holds the schema information for the "payment_start" table.
+	PaymentStartTable = &schema.Table{
+		Name:       "payment_start",
+		Columns:    PaymentStartColumns,
+		PrimaryKey: []*schema.Column{PaymentStartColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "paymentstart_provider_order_id",
+				Unique:  true,
+				Columns: []*schema.Column{PaymentStartColumns[1], PaymentStartColumns[2]},
+			},
+			{
+				Name:    "paymentstart_order_id",
+				Unique:  false,
+				Columns: []*schema.Column{PaymentStartColumns[2]},
+			},
+		},
+	}
 	// PoolBuyerColumns holds the columns for the "pool_buyer" table.
 	PoolBuyerColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -409,6 +441,49 @@ var (
 				Name:    "poolbuyer_pool_id_user_id",
 				Unique:  true,
 				Columns: []*schema.Column{PoolBuyerColumns[1], PoolBuyerColumns[2]},
+			},
+		},
+	}
+	// RefundColumns holds the columns for the "refund" table.
+	RefundColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "refund_no", Type: field.TypeString, Size: 64},
+		{Name: "order_id", Type: field.TypeInt64},
+		{Name: "order_sn", Type: field.TypeString, Size: 32},
+		{Name: "payment_ref", Type: field.TypeInt64},
+		{Name: "provider", Type: field.TypeString, Size: 32},
+		{Name: "amount", Type: field.TypeInt64},
+		{Name: "currency", Type: field.TypeString, Size: 3},
+		{Name: "reason", Type: field.TypeString, Size: 255},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"PENDING", "SUCCEEDED", "FAILED"}},
+		{Name: "provider_refund_id", Type: field.TypeString, Size: 255, Default: ""},
+		{Name: "failure", Type: field.TypeString, Size: 512, Default: ""},
+		{Name: "attempts", Type: field.TypeInt, Default: 0},
+		{Name: "next_attempt_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "settled_at", Type: field.TypeTime, Nullable: true},
+	}
+	// RefundTable holds the schema information for the "refund" table.
+	RefundTable = &schema.Table{
+		Name:       "refund",
+		Columns:    RefundColumns,
+		PrimaryKey: []*schema.Column{RefundColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "refund_refund_no",
+				Unique:  true,
+				Columns: []*schema.Column{RefundColumns[1]},
+			},
+			{
+				Name:    "refund_order_id",
+				Unique:  false,
+				Columns: []*schema.Column{RefundColumns[2]},
+			},
+			{
+				Name:    "refund_status_next_attempt_at",
+				Unique:  false,
+				Columns: []*schema.Column{RefundColumns[9], RefundColumns[13]},
 			},
 		},
 	}
@@ -672,7 +747,9 @@ var (
 		OutboxTable,
 		PaymentTable,
 		PaymentEventTable,
+		PaymentStartTable,
 		PoolBuyerTable,
+		RefundTable,
 		SkuTable,
 		SpecTable,
 		SpecValueTable,
@@ -718,8 +795,14 @@ func init() {
 	PaymentEventTable.Annotation = &entsql.Annotation{
 		Table: "payment_event",
 	}
+	PaymentStartTable.Annotation = &entsql.Annotation{
+		Table: "payment_start",
+	}
 	PoolBuyerTable.Annotation = &entsql.Annotation{
 		Table: "pool_buyer",
+	}
+	RefundTable.Annotation = &entsql.Annotation{
+		Table: "refund",
 	}
 	SkuTable.ForeignKeys[0].RefTable = GoodsTable
 	SkuTable.Annotation = &entsql.Annotation{
