@@ -124,9 +124,9 @@ func TestMessageAndAuthorizationAsPublished(t *testing.T) {
 // APIv3 key is 32 (AES-256), which the provider's configuration requires.
 func TestSDKNotificationVerifiesAndDecrypts(t *testing.T) {
 	const (
-		apiV3Key = "testMchAPIv3Key0"
-		data     = `{"mchid":"1234567890","appid":"054aa7d7a2a54ab5898df65bd96f001c","create_time":"2020-06-30T12:12:00+08:00","out_contract_code":"21640bdbd08e473e828f3206a2741c6e"}`
-		body     = `{"id":"3119dfba-e649-5eec-ab1e-3412bc4d2e17","create_time":"2021-06-24T16:37:26+08:00","resource_type":"encrypt-resource","event_type":"PAYSCORE.USER_OPEN_SERVICE","summary":"签约成功","resource":{"original_type":"payscore","algorithm":"AEAD_AES_256_GCM","ciphertext":"YDS3lKPaC4Y52Gf3uhft5qUBlIa8b428AWTtTauHQfQrRw+X1WpiuHIDy0vo1Vd6VEq67aVyqPdDYMkRVSDaZL3iZttevRMOoPKMifozg6XPWjIZumks/GpT48lI4NizyeaqLBokNebthah3o1H76qSlO9NkDjp9bzmKLEYYH9TEklFUpsvPqOTOcgSLgh21YJXYR7dEBXFgRLiNIKRgO5JdXh1hccRUAlyVWxE54PXpnQ==","associated_data":"payscore","nonce":"Kj7QIyUiYx1q"}}`
+		apiV3Key  = "testMchAPIv3Key0"
+		data      = `{"mchid":"1234567890","appid":"054aa7d7a2a54ab5898df65bd96f001c","create_time":"2020-06-30T12:12:00+08:00","out_contract_code":"21640bdbd08e473e828f3206a2741c6e"}`
+		body      = `{"id":"3119dfba-e649-5eec-ab1e-3412bc4d2e17","create_time":"2021-06-24T16:37:26+08:00","resource_type":"encrypt-resource","event_type":"PAYSCORE.USER_OPEN_SERVICE","summary":"签约成功","resource":{"original_type":"payscore","algorithm":"AEAD_AES_256_GCM","ciphertext":"YDS3lKPaC4Y52Gf3uhft5qUBlIa8b428AWTtTauHQfQrRw+X1WpiuHIDy0vo1Vd6VEq67aVyqPdDYMkRVSDaZL3iZttevRMOoPKMifozg6XPWjIZumks/GpT48lI4NizyeaqLBokNebthah3o1H76qSlO9NkDjp9bzmKLEYYH9TEklFUpsvPqOTOcgSLgh21YJXYR7dEBXFgRLiNIKRgO5JdXh1hccRUAlyVWxE54PXpnQ==","associated_data":"payscore","nonce":"Kj7QIyUiYx1q"}}`
 		signature = "tJHIiIS9eB2hAYstmAmbbD3ZE5LiIm/Ug5tuL4fC0YOFRWIHV39UFIZXC0e9Wl6lBu6sKvkqDkzpqzBsVHyXF" +
 			"lbYZTOQrVdG4b6LfTnK4mikv9++ixJMd3vTf2yCqvBkh98zs3Ds5zsYQakzbcwhmw4fMJs4nPLws28H0UW9FjDR//rxELLwXvV1VEA1I" +
 			"BLX70xptjL8hrfUjEE8kkry6yNJTHZRU8CAc7qHli2Ng1V1qb9ARbK8A3ThmFmPQvRGrapI/jS2laKKgYUmfdEdkNO6B2Cke5e8VTxY4" +
@@ -149,7 +149,9 @@ func TestSDKNotificationVerifiesAndDecrypts(t *testing.T) {
 		t.Errorf("signing the SDK's notification = %q, want its Wechatpay-Signature", got)
 	}
 	for name, mutate := range map[string]func(*payments.Incoming){
-		"one byte of the body":  func(in *payments.Incoming) { in.Body = []byte(strings.Replace(body, "签约成功", "签约失败", 1)) },
+		"one byte of the body": func(in *payments.Incoming) {
+			in.Body = []byte(strings.Replace(body, "签约成功", "签约失败", 1))
+		},
 		"another key id":        func(in *payments.Incoming) { in.Header = cloneWith(h, HeaderSerial, "PUB_KEY_ID_OTHER") },
 		"six minutes later":     func(in *payments.Incoming) { in.Now = time.Unix(1624523846+360, 0) },
 		"another nonce":         func(in *payments.Incoming) { in.Header = cloneWith(h, HeaderNonce, "x") },
