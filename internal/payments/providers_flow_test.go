@@ -183,7 +183,12 @@ func TestRefundThroughProvider(t *testing.T) {
 					if st := f.status(o); st != enums.OrderPaid {
 						t.Errorf("before the provider confirmed: order %s", st)
 					}
-					h, body := s.refundDone(o, pid, r.RefundNo)
+					// A confirmation of another amount than was sent is refused.
+					wh, wbody := s.refundDone(o, pid, r.RefundNo, o.Amount-1)
+					if st, b := f.post(t, s.route, wh, wbody); !s.refused(st, b) || f.status(o) != enums.OrderPaid {
+						t.Errorf("a confirmation of another amount: HTTP %d %q, order %s", st, b, f.status(o))
+					}
+					h, body := s.refundDone(o, pid, r.RefundNo, o.Amount)
 					for range 2 {
 						if st, b := f.post(t, s.route, h, body); !s.accepted(st, b) {
 							t.Fatalf("refund confirmation: HTTP %d %q", st, b)

@@ -3,6 +3,7 @@ package payments_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -47,7 +48,7 @@ type stand struct {
 	payAt func(o *ent.Order) string
 	// refundDone is the provider's confirmation of a refund (nil: its
 	// answer to the send confirms it).
-	refundDone func(o *ent.Order, paymentID, refundNo string) (http.Header, []byte)
+	refundDone func(o *ent.Order, paymentID, refundNo string, amount money.Money) (http.Header, []byte)
 	// started checks what the provider received when order o's payment
 	// started, and the start's answer.
 	started func(t *testing.T, o *ent.Order, st *payments.Started)
@@ -126,8 +127,8 @@ func (f *pfix) wechatStand() stand {
 			return status >= 400 && json.Unmarshal(body, &r) == nil && r.Code == "FAIL" && r.Message != ""
 		},
 		payAt: func(o *ent.Order) string { return w.Pay(o.OrderSn, int64(o.Amount)).TransactionID },
-		refundDone: func(o *ent.Order, pid, no string) (http.Header, []byte) {
-			return w.Notification(w.RefundNotice("EV-R-"+no, "REFUND.SUCCESS", no, pid, o.OrderSn, int64(o.Amount), int64(o.Amount)))
+		refundDone: func(o *ent.Order, pid, no string, amount money.Money) (http.Header, []byte) {
+			return w.Notification(w.RefundNotice(fmt.Sprint("EV-R-", no, amount), "REFUND.SUCCESS", no, pid, o.OrderSn, int64(o.Amount), int64(amount)))
 		},
 		started: func(t *testing.T, o *ent.Order, st *payments.Started) {
 			if len(w.Native) == 0 {
@@ -229,8 +230,8 @@ func (f *pfix) stripeStand() stand {
 		payAt: func(o *ent.Order) string {
 			return s.Succeed(o.OrderSn, int64(o.Amount), "cny")["id"].(string)
 		},
-		refundDone: func(o *ent.Order, pid, no string) (http.Header, []byte) {
-			return s.Event("evt_R_"+no, "refund.updated", paystub.RefundObject("re_x", pid, no, int64(o.Amount), "cny", "succeeded"), "", "", time.Time{})
+		refundDone: func(o *ent.Order, pid, no string, amount money.Money) (http.Header, []byte) {
+			return s.Event(fmt.Sprint("evt_R_", no, amount), "refund.updated", paystub.RefundObject("re_x", pid, no, int64(amount), "cny", "succeeded"), "", "", time.Time{})
 		},
 		started: func(t *testing.T, o *ent.Order, st *payments.Started) {
 			if len(s.Created) == 0 {

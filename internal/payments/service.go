@@ -88,9 +88,13 @@ func (s *Service) Reply(provider string, err error) (contentType string, body []
 	if !ok {
 		return "text/plain; charset=utf-8", []byte("fail")
 	}
-	msg := "refused"
-	if errors.Is(err, errs.Unavailable) || errors.Is(store.Classify(err), store.ErrUnavailable) {
+	msg := ""
+	switch {
+	case err == nil:
+	case errors.Is(err, errs.Unavailable) || errors.Is(store.Classify(err), store.ErrUnavailable):
 		msg = "unavailable, retry later"
+	default:
+		msg = "refused"
 	}
 	return p.Reply(err == nil, msg)
 }
