@@ -63,6 +63,17 @@ func TestProviderNotifications(t *testing.T) {
 					t.Errorf("OrderPaid = %d, want 1", n)
 				}
 
+				// A second payment of the paid order: kept, and flagged for a person.
+				if st, b := f.pay(t, s, o, pid+"-again", "EV-"+s.name+"-again"); !s.accepted(st, b) {
+					t.Errorf("a second payment: HTTP %d %q", st, b)
+				}
+				if got := db.Client.Order.GetX(ctx, o.ID); !got.NeedsReview || got.Status != enums.OrderPaid {
+					t.Errorf("after a second payment: %s, needsReview %v", got.Status, got.NeedsReview)
+				}
+				if n := db.Client.Outbox.Query().Where(outbox.Type(checkout.EventDuplicatePayment), outbox.AggregateID(fmt.Sprint(o.ID))).CountX(ctx); n != 1 {
+					t.Errorf("DuplicatePayment = %d, want 1", n)
+				}
+
 				u := f.place(t, s.name+"-refused")
 				wrong := money.Money(1)
 				for _, tc := range []struct {
