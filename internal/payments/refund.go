@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	entsql "entgo.io/ent/dialect/sql"
 
@@ -252,9 +254,16 @@ func refundTx(ctx context.Context, tx *ent.Tx, orderID int64, s *Service) (bool,
 	return true, paid.SetStatus(enums.PaymentRefunded).AddVersion(1).Exec(ctx)
 }
 
+// truncate makes a provider's words storable: valid UTF-8 without NUL (which
+// PostgreSQL refuses) in at most n bytes, cut at a character's boundary.
 func truncate(s string, n int) string {
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, "?"), "\x00", "")
 	if len(s) <= n {
 		return s
 	}
-	return s[:n]
+	s = s[:n]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
 }
