@@ -145,7 +145,7 @@ func (s *Service) later(ctx context.Context, r *ent.Refund, attempts int, provid
 	u := s.db.Client.Refund.Update().Where(refund.ID(r.ID), refund.StatusEQ(enums.RefundPending)).
 		SetNextAttemptAt(s.now().Add(min(wait, s.cfg.RefundRetryMax))).SetFailure(truncate(failure, 512))
 	if providerRefundID != "" {
-		u.SetProviderRefundID(providerRefundID)
+		u.SetProviderRefundID(truncate(providerRefundID, 255))
 	}
 	return u.Exec(ctx)
 }
@@ -166,7 +166,7 @@ func settleRefundTx(ctx context.Context, tx *ent.Tx, s *Service, id int64, provi
 	u := tx.Refund.Update().Where(refund.ID(id), refund.StatusEQ(enums.RefundPending)).
 		SetStatus(status).SetSettledAt(s.now()).SetFailure(truncate(failure, 512))
 	if providerRefundID != "" {
-		u.SetProviderRefundID(providerRefundID)
+		u.SetProviderRefundID(truncate(providerRefundID, 255))
 	}
 	n, err := u.Save(ctx)
 	if err != nil || n == 0 || status != enums.RefundSucceeded {
