@@ -175,11 +175,12 @@ func wrap(op string, err error) error {
 }
 
 // create makes the order's PaymentIntent, or with the same Idempotency-Key
-// answers the one made before.
-func (p *Provider) create(ctx context.Context, orderSn string, amount money.Money, currency, subject string) (*stripego.PaymentIntent, error) {
+// answers the one made before. Its parameters are the order's alone, the
+// same at every call: Stripe refuses a key sent again with others.
+func (p *Provider) create(ctx context.Context, orderSn string, amount money.Money, currency string) (*stripego.PaymentIntent, error) {
 	params := &stripego.PaymentIntentCreateParams{
 		Amount: stripego.Int64(int64(amount)), Currency: stripego.String(strings.ToLower(currency)),
-		Description:             stripego.String(subject),
+		Description:             stripego.String("Order " + orderSn),
 		AutomaticPaymentMethods: &stripego.PaymentIntentCreateAutomaticPaymentMethodsParams{Enabled: stripego.Bool(true)},
 	}
 	params.AddMetadata("orderSn", orderSn)
@@ -195,7 +196,7 @@ func (p *Provider) create(ctx context.Context, orderSn string, amount money.Mone
 // client_secret. A PaymentIntent has no expiry of its own: the order's is
 // kept by cancelling it when the order closes unpaid (Cancel).
 func (p *Provider) Start(ctx context.Context, o payments.StartOrder) (payments.Started, error) {
-	pi, err := p.create(ctx, o.OrderSn, o.Amount, o.Currency, o.Subject)
+	pi, err := p.create(ctx, o.OrderSn, o.Amount, o.Currency)
 	if err != nil {
 		return payments.Started{}, err
 	}
@@ -204,10 +205,17 @@ func (p *Provider) Start(ctx context.Context, o payments.StartOrder) (payments.S
 
 // intent is the started payment's PaymentIntent.
 func (p *Provider) intent(ctx context.Context, s payments.StartedPayment) (*stripego.PaymentIntent, error) {
-	if s.Ref == "" { // the start's answer was lost: the same key answers the same PaymentIntent
-		return p.create(ctx, s.OrderSn, s.Amount, s.Currency, "")
+	id := s.Ref
+	if id == "" {
+		// The start's answer was lost: the same key answers the same
+		// PaymentIntent, as it was then; its state now is read below.
+		pi, err := p.create(ctx, s.OrderSn, s.Amount, s.Currency)
+		if err != nil {
+			return nil, err
+		}
+		id = pi.ID
 	}
-	pi, err := p.sc.V1PaymentIntents.Retrieve(ctx, s.Ref, nil)
+	pi, err := p.sc.V1PaymentIntents.Retrieve(ctx, id, nil)
 	if err != nil {
 		return nil, wrap("reading the PaymentIntent", err)
 	}

@@ -27,13 +27,14 @@ type Stripe struct {
 	mu      sync.Mutex
 	intents map[string]map[string]any // by id
 	byKey   map[string][]byte         // Idempotency-Key → the first answer
+	params  map[string]string         // Idempotency-Key → the first request's form
 	Created []url.Values              // every PaymentIntent create's form
 }
 
 // NewStripe starts a Stripe stand-in.
 func NewStripe(t testing.TB) *Stripe {
 	s := &Stripe{SecretKey: "sk_test_51Hstandin", WebhookSecret: "whsec_standin0123456789",
-		intents: map[string]map[string]any{}, byKey: map[string][]byte{}}
+		intents: map[string]map[string]any{}, byKey: map[string][]byte{}, params: map[string]string{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/payment_intents", s.create)
 	mux.HandleFunc("GET /v1/payment_intents/{id}", s.get)
@@ -74,11 +75,22 @@ func (s *Stripe) read(w http.ResponseWriter, r *http.Request) (url.Values, bool)
 	return v, true
 }
 
-// replay answers a repeated Idempotency-Key with the first answer.
-func (s *Stripe) replay(w http.ResponseWriter, r *http.Request) bool {
+// replay answers a repeated Idempotency-Key with the first answer, and
+// refuses one sent again with other parameters, as Stripe does.
+func (s *Stripe) replay(w http.ResponseWriter, r *http.Request, v url.Values) bool {
+	k := r.Header.Get("Idempotency-Key")
 	s.mu.Lock()
-	b, ok := s.byKey[r.Header.Get("Idempotency-Key")]
+	b, ok := s.byKey[k]
+	first, seen := s.params[k]
+	if !seen && k != "" {
+		s.params[k] = v.Encode()
+	}
 	s.mu.Unlock()
+	if seen && first != v.Encode() {
+		s.problem("Idempotency-Key " + k + " sent again with other parameters")
+		s.fail(w, http.StatusBadRequest, "idempotency_error", "Keys for idempotent requests can only be used with the same parameters they were first used with.")
+		return true
+	}
 	if ok {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Idempotent-Replayed", "true")
@@ -100,7 +112,7 @@ func (s *Stripe) answer(w http.ResponseWriter, r *http.Request, v any) {
 
 func (s *Stripe) create(w http.ResponseWriter, r *http.Request) {
 	v, ok := s.read(w, r)
-	if !ok || s.replay(w, r) {
+	if !ok || s.replay(w, r, v) {
 		return
 	}
 	amount, err := strconv.ParseInt(v.Get("amount"), 10, 64)
@@ -162,7 +174,8 @@ func (s *Stripe) get(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Stripe) cancel(w http.ResponseWriter, r *http.Request) {
-	if _, ok := s.read(w, r); !ok || s.replay(w, r) {
+	v, ok := s.read(w, r)
+	if !ok || s.replay(w, r, v) {
 		return
 	}
 	s.mu.Lock()
@@ -192,7 +205,7 @@ func (s *Stripe) refund(w http.ResponseWriter, r *http.Request) {
 		hangUp(w)
 		return
 	}
-	if s.replay(w, r) {
+	if s.replay(w, r, v) {
 		return
 	}
 	if refuse {
