@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"storefront/internal/payments"
+	"storefront/internal/payments/mock"
 	"storefront/internal/platform/auth"
 	"storefront/internal/testsupport/testdb"
 )
@@ -65,13 +65,13 @@ func placeMany(t *testing.T, url, id string, n, workers int) []placedOrder {
 
 // notifyPaid sends the demo mock provider's signed SUCCESS for order sn.
 func notifyPaid(url, sn, amount string) error {
-	body, _ := json.Marshal(payments.Notification{EventID: "ev-" + sn, PaymentID: "pay-" + sn, OrderSn: sn, Amount: amount,
+	body, _ := json.Marshal(mock.Notification{EventID: "ev-" + sn, PaymentID: "pay-" + sn, OrderSn: sn, Amount: amount,
 		Currency: "CNY", MerchantID: "mock-merchant", Status: "SUCCESS", Timestamp: time.Now().Unix()})
 	req, err := http.NewRequest("POST", url+"/payments/mock/notify", bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
-	req.Header.Set("X-Signature", payments.Sign("mock-secret", body))
+	req.Header.Set("X-Signature", mock.Sign("mock-secret", body))
 	resp, err := loadClient.Do(req)
 	if err != nil {
 		return err

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"storefront/internal/payments"
+	"storefront/internal/payments/mock"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
 )
@@ -201,13 +201,13 @@ func payLoad(url, amount string, orders *outcomes, workers int, stop <-chan stru
 // sendPayment posts the demo mock provider's SUCCESS for order sn (its
 // payment id derived from the order) and returns the webhook's answer.
 func sendPayment(url, sn, amount string) (int, string, error) {
-	body, _ := json.Marshal(payments.Notification{EventID: "ev-" + sn, PaymentID: "pay-" + sn, OrderSn: sn, Amount: amount,
+	body, _ := json.Marshal(mock.Notification{EventID: "ev-" + sn, PaymentID: "pay-" + sn, OrderSn: sn, Amount: amount,
 		Currency: "CNY", MerchantID: "mock-merchant", Status: "SUCCESS", Timestamp: time.Now().Unix()})
 	req, err := http.NewRequest("POST", url+"/payments/mock/notify", bytes.NewReader(body))
 	if err != nil {
 		return 0, "", err
 	}
-	req.Header.Set("X-Signature", payments.Sign("mock-secret", body))
+	req.Header.Set("X-Signature", mock.Sign("mock-secret", body))
 	resp, err := loadClient.Do(req)
 	if err != nil {
 		return 0, "", err

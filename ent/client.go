@@ -24,8 +24,10 @@ import (
 	"storefront/ent/outbox"
 	"storefront/ent/payment"
 	"storefront/ent/paymentevent"
+	"storefront/ent/paymentstart"
 	"storefront/ent/poolbuyer"
 	"storefront/ent/purchasecount"
+	"storefront/ent/refund"
 	"storefront/ent/sku"
 	"storefront/ent/spec"
 	"storefront/ent/specvalue"
@@ -74,10 +76,14 @@ type Client struct {
 	Payment *PaymentClient
 	// PaymentEvent is the client for interacting with the PaymentEvent builders.
 	PaymentEvent *PaymentEventClient
+	// PaymentStart is the client for interacting with the PaymentStart builders.
+	PaymentStart *PaymentStartClient
 	// PoolBuyer is the client for interacting with the PoolBuyer builders.
 	PoolBuyer *PoolBuyerClient
 	// PurchaseCount is the client for interacting with the PurchaseCount builders.
 	PurchaseCount *PurchaseCountClient
+	// Refund is the client for interacting with the Refund builders.
+	Refund *RefundClient
 	// Sku is the client for interacting with the Sku builders.
 	Sku *SkuClient
 	// Spec is the client for interacting with the Spec builders.
@@ -118,8 +124,10 @@ func (c *Client) init() {
 	c.Outbox = NewOutboxClient(c.config)
 	c.Payment = NewPaymentClient(c.config)
 	c.PaymentEvent = NewPaymentEventClient(c.config)
+	c.PaymentStart = NewPaymentStartClient(c.config)
 	c.PoolBuyer = NewPoolBuyerClient(c.config)
 	c.PurchaseCount = NewPurchaseCountClient(c.config)
+	c.Refund = NewRefundClient(c.config)
 	c.Sku = NewSkuClient(c.config)
 	c.Spec = NewSpecClient(c.config)
 	c.SpecValue = NewSpecValueClient(c.config)
@@ -233,8 +241,10 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Outbox:          NewOutboxClient(cfg),
 		Payment:         NewPaymentClient(cfg),
 		PaymentEvent:    NewPaymentEventClient(cfg),
+		PaymentStart:    NewPaymentStartClient(cfg),
 		PoolBuyer:       NewPoolBuyerClient(cfg),
 		PurchaseCount:   NewPurchaseCountClient(cfg),
+		Refund:          NewRefundClient(cfg),
 		Sku:             NewSkuClient(cfg),
 		Spec:            NewSpecClient(cfg),
 		SpecValue:       NewSpecValueClient(cfg),
@@ -275,8 +285,10 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Outbox:          NewOutboxClient(cfg),
 		Payment:         NewPaymentClient(cfg),
 		PaymentEvent:    NewPaymentEventClient(cfg),
+		PaymentStart:    NewPaymentStartClient(cfg),
 		PoolBuyer:       NewPoolBuyerClient(cfg),
 		PurchaseCount:   NewPurchaseCountClient(cfg),
+		Refund:          NewRefundClient(cfg),
 		Sku:             NewSkuClient(cfg),
 		Spec:            NewSpecClient(cfg),
 		SpecValue:       NewSpecValueClient(cfg),
@@ -316,8 +328,9 @@ func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.Cart, c.CartLine, c.Category, c.Coupon, c.CouponClaim, c.Goods,
 		c.GoodsListing, c.Idempotency, c.Order, c.OrderLine, c.Outbox, c.Payment,
-		c.PaymentEvent, c.PoolBuyer, c.PurchaseCount, c.Sku, c.Spec, c.SpecValue,
-		c.StockLog, c.StockPool, c.UserCoupon, c.Webhook, c.WebhookDelivery,
+		c.PaymentEvent, c.PaymentStart, c.PoolBuyer, c.PurchaseCount, c.Refund, c.Sku,
+		c.Spec, c.SpecValue, c.StockLog, c.StockPool, c.UserCoupon, c.Webhook,
+		c.WebhookDelivery,
 	} {
 		n.Use(hooks...)
 	}
@@ -329,8 +342,9 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.Cart, c.CartLine, c.Category, c.Coupon, c.CouponClaim, c.Goods,
 		c.GoodsListing, c.Idempotency, c.Order, c.OrderLine, c.Outbox, c.Payment,
-		c.PaymentEvent, c.PoolBuyer, c.PurchaseCount, c.Sku, c.Spec, c.SpecValue,
-		c.StockLog, c.StockPool, c.UserCoupon, c.Webhook, c.WebhookDelivery,
+		c.PaymentEvent, c.PaymentStart, c.PoolBuyer, c.PurchaseCount, c.Refund, c.Sku,
+		c.Spec, c.SpecValue, c.StockLog, c.StockPool, c.UserCoupon, c.Webhook,
+		c.WebhookDelivery,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -365,10 +379,14 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Payment.mutate(ctx, m)
 	case *PaymentEventMutation:
 		return c.PaymentEvent.mutate(ctx, m)
+	case *PaymentStartMutation:
+		return c.PaymentStart.mutate(ctx, m)
 	case *PoolBuyerMutation:
 		return c.PoolBuyer.mutate(ctx, m)
 	case *PurchaseCountMutation:
 		return c.PurchaseCount.mutate(ctx, m)
+	case *RefundMutation:
+		return c.Refund.mutate(ctx, m)
 	case *SkuMutation:
 		return c.Sku.mutate(ctx, m)
 	case *SpecMutation:
@@ -2183,6 +2201,139 @@ func (c *PaymentEventClient) mutate(ctx context.Context, m *PaymentEventMutation
 	}
 }
 
+// PaymentStartClient is a client for the PaymentStart schema.
+type PaymentStartClient struct {
+	config
+}
+
+// NewPaymentStartClient returns a client for the PaymentStart from the given config.
+func NewPaymentStartClient(c config) *PaymentStartClient {
+	return &PaymentStartClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `paymentstart.Hooks(f(g(h())))`.
+func (c *PaymentStartClient) Use(hooks ...Hook) {
+	c.hooks.PaymentStart = append(c.hooks.PaymentStart, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `paymentstart.Intercept(f(g(h())))`.
+func (c *PaymentStartClient) Intercept(interceptors ...Interceptor) {
+	c.inters.PaymentStart = append(c.inters.PaymentStart, interceptors...)
+}
+
+// Create returns a builder for creating a PaymentStart entity.
+func (c *PaymentStartClient) Create() *PaymentStartCreate {
+	mutation := newPaymentStartMutation(c.config, OpCreate)
+	return &PaymentStartCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of PaymentStart entities.
+func (c *PaymentStartClient) CreateBulk(builders ...*PaymentStartCreate) *PaymentStartCreateBulk {
+	return &PaymentStartCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PaymentStartClient) MapCreateBulk(slice any, setFunc func(*PaymentStartCreate, int)) *PaymentStartCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PaymentStartCreateBulk{err: fmt.Errorf("calling to PaymentStartClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PaymentStartCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PaymentStartCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for PaymentStart.
+func (c *PaymentStartClient) Update() *PaymentStartUpdate {
+	mutation := newPaymentStartMutation(c.config, OpUpdate)
+	return &PaymentStartUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PaymentStartClient) UpdateOne(_m *PaymentStart) *PaymentStartUpdateOne {
+	mutation := newPaymentStartMutation(c.config, OpUpdateOne, withPaymentStart(_m))
+	return &PaymentStartUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PaymentStartClient) UpdateOneID(id int64) *PaymentStartUpdateOne {
+	mutation := newPaymentStartMutation(c.config, OpUpdateOne, withPaymentStartID(id))
+	return &PaymentStartUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for PaymentStart.
+func (c *PaymentStartClient) Delete() *PaymentStartDelete {
+	mutation := newPaymentStartMutation(c.config, OpDelete)
+	return &PaymentStartDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PaymentStartClient) DeleteOne(_m *PaymentStart) *PaymentStartDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PaymentStartClient) DeleteOneID(id int64) *PaymentStartDeleteOne {
+	builder := c.Delete().Where(paymentstart.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PaymentStartDeleteOne{builder}
+}
+
+// Query returns a query builder for PaymentStart.
+func (c *PaymentStartClient) Query() *PaymentStartQuery {
+	return &PaymentStartQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePaymentStart},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a PaymentStart entity by its id.
+func (c *PaymentStartClient) Get(ctx context.Context, id int64) (*PaymentStart, error) {
+	return c.Query().Where(paymentstart.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PaymentStartClient) GetX(ctx context.Context, id int64) *PaymentStart {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *PaymentStartClient) Hooks() []Hook {
+	return c.hooks.PaymentStart
+}
+
+// Interceptors returns the client interceptors.
+func (c *PaymentStartClient) Interceptors() []Interceptor {
+	return c.inters.PaymentStart
+}
+
+func (c *PaymentStartClient) mutate(ctx context.Context, m *PaymentStartMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PaymentStartCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PaymentStartUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PaymentStartUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PaymentStartDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown PaymentStart mutation op: %q", m.Op())
+	}
+}
+
 // PoolBuyerClient is a client for the PoolBuyer schema.
 type PoolBuyerClient struct {
 	config
@@ -2446,6 +2597,139 @@ func (c *PurchaseCountClient) mutate(ctx context.Context, m *PurchaseCountMutati
 		return (&PurchaseCountDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown PurchaseCount mutation op: %q", m.Op())
+	}
+}
+
+// RefundClient is a client for the Refund schema.
+type RefundClient struct {
+	config
+}
+
+// NewRefundClient returns a client for the Refund from the given config.
+func NewRefundClient(c config) *RefundClient {
+	return &RefundClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `refund.Hooks(f(g(h())))`.
+func (c *RefundClient) Use(hooks ...Hook) {
+	c.hooks.Refund = append(c.hooks.Refund, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `refund.Intercept(f(g(h())))`.
+func (c *RefundClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Refund = append(c.inters.Refund, interceptors...)
+}
+
+// Create returns a builder for creating a Refund entity.
+func (c *RefundClient) Create() *RefundCreate {
+	mutation := newRefundMutation(c.config, OpCreate)
+	return &RefundCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Refund entities.
+func (c *RefundClient) CreateBulk(builders ...*RefundCreate) *RefundCreateBulk {
+	return &RefundCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *RefundClient) MapCreateBulk(slice any, setFunc func(*RefundCreate, int)) *RefundCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &RefundCreateBulk{err: fmt.Errorf("calling to RefundClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*RefundCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &RefundCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Refund.
+func (c *RefundClient) Update() *RefundUpdate {
+	mutation := newRefundMutation(c.config, OpUpdate)
+	return &RefundUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *RefundClient) UpdateOne(_m *Refund) *RefundUpdateOne {
+	mutation := newRefundMutation(c.config, OpUpdateOne, withRefund(_m))
+	return &RefundUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *RefundClient) UpdateOneID(id int64) *RefundUpdateOne {
+	mutation := newRefundMutation(c.config, OpUpdateOne, withRefundID(id))
+	return &RefundUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Refund.
+func (c *RefundClient) Delete() *RefundDelete {
+	mutation := newRefundMutation(c.config, OpDelete)
+	return &RefundDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *RefundClient) DeleteOne(_m *Refund) *RefundDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *RefundClient) DeleteOneID(id int64) *RefundDeleteOne {
+	builder := c.Delete().Where(refund.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &RefundDeleteOne{builder}
+}
+
+// Query returns a query builder for Refund.
+func (c *RefundClient) Query() *RefundQuery {
+	return &RefundQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRefund},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Refund entity by its id.
+func (c *RefundClient) Get(ctx context.Context, id int64) (*Refund, error) {
+	return c.Query().Where(refund.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *RefundClient) GetX(ctx context.Context, id int64) *Refund {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *RefundClient) Hooks() []Hook {
+	return c.hooks.Refund
+}
+
+// Interceptors returns the client interceptors.
+func (c *RefundClient) Interceptors() []Interceptor {
+	return c.inters.Refund
+}
+
+func (c *RefundClient) mutate(ctx context.Context, m *RefundMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&RefundCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&RefundUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&RefundUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&RefundDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Refund mutation op: %q", m.Op())
 	}
 }
 
@@ -3581,15 +3865,15 @@ func (c *WebhookDeliveryClient) mutate(ctx context.Context, m *WebhookDeliveryMu
 type (
 	hooks struct {
 		Cart, CartLine, Category, Coupon, CouponClaim, Goods, GoodsListing, Idempotency,
-		Order, OrderLine, Outbox, Payment, PaymentEvent, PoolBuyer, PurchaseCount, Sku,
-		Spec, SpecValue, StockLog, StockPool, UserCoupon, Webhook,
-		WebhookDelivery []ent.Hook
+		Order, OrderLine, Outbox, Payment, PaymentEvent, PaymentStart, PoolBuyer,
+		PurchaseCount, Refund, Sku, Spec, SpecValue, StockLog, StockPool, UserCoupon,
+		Webhook, WebhookDelivery []ent.Hook
 	}
 	inters struct {
 		Cart, CartLine, Category, Coupon, CouponClaim, Goods, GoodsListing, Idempotency,
-		Order, OrderLine, Outbox, Payment, PaymentEvent, PoolBuyer, PurchaseCount, Sku,
-		Spec, SpecValue, StockLog, StockPool, UserCoupon, Webhook,
-		WebhookDelivery []ent.Interceptor
+		Order, OrderLine, Outbox, Payment, PaymentEvent, PaymentStart, PoolBuyer,
+		PurchaseCount, Refund, Sku, Spec, SpecValue, StockLog, StockPool, UserCoupon,
+		Webhook, WebhookDelivery []ent.Interceptor
 	}
 )
 

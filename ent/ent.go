@@ -20,8 +20,10 @@ import (
 	"storefront/ent/outbox"
 	"storefront/ent/payment"
 	"storefront/ent/paymentevent"
+	"storefront/ent/paymentstart"
 	"storefront/ent/poolbuyer"
 	"storefront/ent/purchasecount"
+	"storefront/ent/refund"
 	"storefront/ent/sku"
 	"storefront/ent/spec"
 	"storefront/ent/specvalue"
@@ -108,8 +110,10 @@ func checkColumn(t, c string) error {
 			outbox.Table:          outbox.ValidColumn,
 			payment.Table:         payment.ValidColumn,
 			paymentevent.Table:    paymentevent.ValidColumn,
+			paymentstart.Table:    paymentstart.ValidColumn,
 			poolbuyer.Table:       poolbuyer.ValidColumn,
 			purchasecount.Table:   purchasecount.ValidColumn,
+			refund.Table:          refund.ValidColumn,
 			sku.Table:             sku.ValidColumn,
 			spec.Table:            spec.ValidColumn,
 			specvalue.Table:       specvalue.ValidColumn,

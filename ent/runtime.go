@@ -16,8 +16,10 @@ import (
 	"storefront/ent/outbox"
 	"storefront/ent/payment"
 	"storefront/ent/paymentevent"
+	"storefront/ent/paymentstart"
 	"storefront/ent/poolbuyer"
 	"storefront/ent/purchasecount"
+	"storefront/ent/refund"
 	"storefront/ent/schema"
 	"storefront/ent/sku"
 	"storefront/ent/spec"
@@ -479,6 +481,40 @@ func init() {
 	paymenteventDescProcessedAt := paymenteventFields[5].Descriptor()
 	// paymentevent.DefaultProcessedAt holds the default value on creation for the processed_at field.
 	paymentevent.DefaultProcessedAt = paymenteventDescProcessedAt.Default.(func() time.Time)
+	paymentstartFields := schema.PaymentStart{}.Fields()
+	_ = paymentstartFields
+	// paymentstartDescProvider is the schema descriptor for provider field.
+	paymentstartDescProvider := paymentstartFields[1].Descriptor()
+	// paymentstart.ProviderValidator is a validator for the "provider" field. It is called by the builders before save.
+	paymentstart.ProviderValidator = paymentstartDescProvider.Validators[0].(func(string) error)
+	// paymentstartDescOrderSn is the schema descriptor for order_sn field.
+	paymentstartDescOrderSn := paymentstartFields[3].Descriptor()
+	// paymentstart.OrderSnValidator is a validator for the "order_sn" field. It is called by the builders before save.
+	paymentstart.OrderSnValidator = paymentstartDescOrderSn.Validators[0].(func(string) error)
+	// paymentstartDescOutTradeNo is the schema descriptor for out_trade_no field.
+	paymentstartDescOutTradeNo := paymentstartFields[4].Descriptor()
+	// paymentstart.OutTradeNoValidator is a validator for the "out_trade_no" field. It is called by the builders before save.
+	paymentstart.OutTradeNoValidator = paymentstartDescOutTradeNo.Validators[0].(func(string) error)
+	// paymentstartDescProviderRef is the schema descriptor for provider_ref field.
+	paymentstartDescProviderRef := paymentstartFields[5].Descriptor()
+	// paymentstart.DefaultProviderRef holds the default value on creation for the provider_ref field.
+	paymentstart.DefaultProviderRef = paymentstartDescProviderRef.Default.(string)
+	// paymentstart.ProviderRefValidator is a validator for the "provider_ref" field. It is called by the builders before save.
+	paymentstart.ProviderRefValidator = paymentstartDescProviderRef.Validators[0].(func(string) error)
+	// paymentstartDescCurrency is the schema descriptor for currency field.
+	paymentstartDescCurrency := paymentstartFields[7].Descriptor()
+	// paymentstart.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
+	paymentstart.CurrencyValidator = paymentstartDescCurrency.Validators[0].(func(string) error)
+	// paymentstartDescCreatedAt is the schema descriptor for created_at field.
+	paymentstartDescCreatedAt := paymentstartFields[9].Descriptor()
+	// paymentstart.DefaultCreatedAt holds the default value on creation for the created_at field.
+	paymentstart.DefaultCreatedAt = paymentstartDescCreatedAt.Default.(func() time.Time)
+	// paymentstartDescUpdatedAt is the schema descriptor for updated_at field.
+	paymentstartDescUpdatedAt := paymentstartFields[10].Descriptor()
+	// paymentstart.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	paymentstart.DefaultUpdatedAt = paymentstartDescUpdatedAt.Default.(func() time.Time)
+	// paymentstart.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	paymentstart.UpdateDefaultUpdatedAt = paymentstartDescUpdatedAt.UpdateDefault.(func() time.Time)
 	poolbuyerFields := schema.PoolBuyer{}.Fields()
 	_ = poolbuyerFields
 	// poolbuyerDescUserID is the schema descriptor for user_id field.
@@ -499,6 +535,68 @@ func init() {
 	purchasecountDescUnits := purchasecountFields[3].Descriptor()
 	// purchasecount.DefaultUnits holds the default value on creation for the units field.
 	purchasecount.DefaultUnits = purchasecountDescUnits.Default.(int64)
+	refundFields := schema.Refund{}.Fields()
+	_ = refundFields
+	// refundDescRefundNo is the schema descriptor for refund_no field.
+	refundDescRefundNo := refundFields[1].Descriptor()
+	// refund.RefundNoValidator is a validator for the "refund_no" field. It is called by the builders before save.
+	refund.RefundNoValidator = func() func(string) error {
+		validators := refundDescRefundNo.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(refund_no string) error {
+			for _, fn := range fns {
+				if err := fn(refund_no); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// refundDescOrderSn is the schema descriptor for order_sn field.
+	refundDescOrderSn := refundFields[3].Descriptor()
+	// refund.OrderSnValidator is a validator for the "order_sn" field. It is called by the builders before save.
+	refund.OrderSnValidator = refundDescOrderSn.Validators[0].(func(string) error)
+	// refundDescProvider is the schema descriptor for provider field.
+	refundDescProvider := refundFields[5].Descriptor()
+	// refund.ProviderValidator is a validator for the "provider" field. It is called by the builders before save.
+	refund.ProviderValidator = refundDescProvider.Validators[0].(func(string) error)
+	// refundDescCurrency is the schema descriptor for currency field.
+	refundDescCurrency := refundFields[7].Descriptor()
+	// refund.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
+	refund.CurrencyValidator = refundDescCurrency.Validators[0].(func(string) error)
+	// refundDescReason is the schema descriptor for reason field.
+	refundDescReason := refundFields[8].Descriptor()
+	// refund.ReasonValidator is a validator for the "reason" field. It is called by the builders before save.
+	refund.ReasonValidator = refundDescReason.Validators[0].(func(string) error)
+	// refundDescProviderRefundID is the schema descriptor for provider_refund_id field.
+	refundDescProviderRefundID := refundFields[10].Descriptor()
+	// refund.DefaultProviderRefundID holds the default value on creation for the provider_refund_id field.
+	refund.DefaultProviderRefundID = refundDescProviderRefundID.Default.(string)
+	// refund.ProviderRefundIDValidator is a validator for the "provider_refund_id" field. It is called by the builders before save.
+	refund.ProviderRefundIDValidator = refundDescProviderRefundID.Validators[0].(func(string) error)
+	// refundDescFailure is the schema descriptor for failure field.
+	refundDescFailure := refundFields[11].Descriptor()
+	// refund.DefaultFailure holds the default value on creation for the failure field.
+	refund.DefaultFailure = refundDescFailure.Default.(string)
+	// refund.FailureValidator is a validator for the "failure" field. It is called by the builders before save.
+	refund.FailureValidator = refundDescFailure.Validators[0].(func(string) error)
+	// refundDescAttempts is the schema descriptor for attempts field.
+	refundDescAttempts := refundFields[12].Descriptor()
+	// refund.DefaultAttempts holds the default value on creation for the attempts field.
+	refund.DefaultAttempts = refundDescAttempts.Default.(int)
+	// refundDescCreatedAt is the schema descriptor for created_at field.
+	refundDescCreatedAt := refundFields[14].Descriptor()
+	// refund.DefaultCreatedAt holds the default value on creation for the created_at field.
+	refund.DefaultCreatedAt = refundDescCreatedAt.Default.(func() time.Time)
+	// refundDescUpdatedAt is the schema descriptor for updated_at field.
+	refundDescUpdatedAt := refundFields[15].Descriptor()
+	// refund.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	refund.DefaultUpdatedAt = refundDescUpdatedAt.Default.(func() time.Time)
+	// refund.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	refund.UpdateDefaultUpdatedAt = refundDescUpdatedAt.UpdateDefault.(func() time.Time)
 	skuFields := schema.Sku{}.Fields()
 	_ = skuFields
 	// skuDescSpecValueIds is the schema descriptor for spec_value_ids field.

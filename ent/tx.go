@@ -40,10 +40,14 @@ type Tx struct {
 	Payment *PaymentClient
 	// PaymentEvent is the client for interacting with the PaymentEvent builders.
 	PaymentEvent *PaymentEventClient
+	// PaymentStart is the client for interacting with the PaymentStart builders.
+	PaymentStart *PaymentStartClient
 	// PoolBuyer is the client for interacting with the PoolBuyer builders.
 	PoolBuyer *PoolBuyerClient
 	// PurchaseCount is the client for interacting with the PurchaseCount builders.
 	PurchaseCount *PurchaseCountClient
+	// Refund is the client for interacting with the Refund builders.
+	Refund *RefundClient
 	// Sku is the client for interacting with the Sku builders.
 	Sku *SkuClient
 	// Spec is the client for interacting with the Spec builders.
@@ -204,8 +208,10 @@ func (tx *Tx) init() {
 	tx.Outbox = NewOutboxClient(tx.config)
 	tx.Payment = NewPaymentClient(tx.config)
 	tx.PaymentEvent = NewPaymentEventClient(tx.config)
+	tx.PaymentStart = NewPaymentStartClient(tx.config)
 	tx.PoolBuyer = NewPoolBuyerClient(tx.config)
 	tx.PurchaseCount = NewPurchaseCountClient(tx.config)
+	tx.Refund = NewRefundClient(tx.config)
 	tx.Sku = NewSkuClient(tx.config)
 	tx.Spec = NewSpecClient(tx.config)
 	tx.SpecValue = NewSpecValueClient(tx.config)

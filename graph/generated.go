@@ -203,6 +203,7 @@ type ComplexityRoot struct {
 		SetGoodsStatus          func(childComplexity int, goodsID string, status enums.GoodsStatus) int
 		SetGoodsStockMode       func(childComplexity int, goodsID string, mode enums.StockMode) int
 		SetStock                func(childComplexity int, input SetStockInput) int
+		StartPayment            func(childComplexity int, orderSn string, provider string) int
 		Stocktake               func(childComplexity int, input StocktakeInput) int
 		StopCoupon              func(childComplexity int, id string) int
 		UpdateCategory          func(childComplexity int, input UpdateCategoryInput) int
@@ -223,6 +224,7 @@ type ComplexityRoot struct {
 		OrderSn     func(childComplexity int) int
 		Payment     func(childComplexity int) int
 		Payments    func(childComplexity int) int
+		Refunds     func(childComplexity int) int
 		Status      func(childComplexity int) int
 		Subtotal    func(childComplexity int) int
 	}
@@ -263,6 +265,15 @@ type ComplexityRoot struct {
 		Status    func(childComplexity int) int
 	}
 
+	PaymentStart struct {
+		ClientSecret func(childComplexity int) int
+		ExpiresAt    func(childComplexity int) int
+		OutTradeNo   func(childComplexity int) int
+		Provider     func(childComplexity int) int
+		QrCode       func(childComplexity int) int
+		RedirectURL  func(childComplexity int) int
+	}
+
 	PriceRange struct {
 		Max func(childComplexity int) int
 		Min func(childComplexity int) int
@@ -283,6 +294,17 @@ type ComplexityRoot struct {
 		StockReconciliation func(childComplexity int, limit *int64) int
 		WebhookDeliveries   func(childComplexity int, webhookID string, first *int64, after *string) int
 		Webhooks            func(childComplexity int) int
+	}
+
+	Refund struct {
+		Amount    func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		Currency  func(childComplexity int) int
+		Failure   func(childComplexity int) int
+		Provider  func(childComplexity int) int
+		Reason    func(childComplexity int) int
+		RefundNo  func(childComplexity int) int
+		Status    func(childComplexity int) int
 	}
 
 	RotateWebhookSecretPayload struct {
@@ -505,6 +527,7 @@ type MutationResolver interface {
 	CancelOrder(ctx context.Context, orderSn string) (*checkout.Order, error)
 	PaymentReturn(ctx context.Context, input PaymentReturnInput) (*payments.Payment, error)
 	RefundOrder(ctx context.Context, orderSn string, reason string) (*checkout.Order, error)
+	StartPayment(ctx context.Context, orderSn string, provider string) (*payments.Started, error)
 	CartCreate(ctx context.Context, input *CartCreateInput) (*cart.Cart, error)
 	CartLinesAdd(ctx context.Context, cartID string, lines []*CartLineInput) (*cart.Cart, error)
 	CartLinesUpdate(ctx context.Context, cartID string, lines []*CartLineUpdateInput) (*cart.Cart, error)
@@ -522,6 +545,7 @@ type MutationResolver interface {
 type OrderResolver interface {
 	Payment(ctx context.Context, obj *checkout.Order) (*payments.Payment, error)
 	Payments(ctx context.Context, obj *checkout.Order) ([]*payments.Payment, error)
+	Refunds(ctx context.Context, obj *checkout.Order) ([]*payments.RefundView, error)
 }
 type QueryResolver interface {
 	Goods(ctx context.Context, id *string, slug *string) (*catalog.Goods, error)
@@ -1337,6 +1361,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetStock(childComplexity, args["input"].(SetStockInput)), true
+	case "Mutation.startPayment":
+		if e.ComplexityRoot.Mutation.StartPayment == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_startPayment_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.StartPayment(childComplexity, args["orderSn"].(string), args["provider"].(string)), true
 	case "Mutation.stocktake":
 		if e.ComplexityRoot.Mutation.Stocktake == nil {
 			break
@@ -1475,6 +1510,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.Payments(childComplexity), true
+	case "Order.refunds":
+		if e.ComplexityRoot.Order.Refunds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Refunds(childComplexity), true
 	case "Order.status":
 		if e.ComplexityRoot.Order.Status == nil {
 			break
@@ -1618,6 +1659,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Payment.Status(childComplexity), true
+
+	case "PaymentStart.clientSecret":
+		if e.ComplexityRoot.PaymentStart.ClientSecret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentStart.ClientSecret(childComplexity), true
+	case "PaymentStart.expiresAt":
+		if e.ComplexityRoot.PaymentStart.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentStart.ExpiresAt(childComplexity), true
+	case "PaymentStart.outTradeNo":
+		if e.ComplexityRoot.PaymentStart.OutTradeNo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentStart.OutTradeNo(childComplexity), true
+	case "PaymentStart.provider":
+		if e.ComplexityRoot.PaymentStart.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentStart.Provider(childComplexity), true
+	case "PaymentStart.qrCode":
+		if e.ComplexityRoot.PaymentStart.QrCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentStart.QrCode(childComplexity), true
+	case "PaymentStart.redirectUrl":
+		if e.ComplexityRoot.PaymentStart.RedirectURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentStart.RedirectURL(childComplexity), true
 
 	case "PriceRange.max":
 		if e.ComplexityRoot.PriceRange.Max == nil {
@@ -1777,6 +1855,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Webhooks(childComplexity), true
+
+	case "Refund.amount":
+		if e.ComplexityRoot.Refund.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.Amount(childComplexity), true
+	case "Refund.createdAt":
+		if e.ComplexityRoot.Refund.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.CreatedAt(childComplexity), true
+	case "Refund.currency":
+		if e.ComplexityRoot.Refund.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.Currency(childComplexity), true
+	case "Refund.failure":
+		if e.ComplexityRoot.Refund.Failure == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.Failure(childComplexity), true
+	case "Refund.provider":
+		if e.ComplexityRoot.Refund.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.Provider(childComplexity), true
+	case "Refund.reason":
+		if e.ComplexityRoot.Refund.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.Reason(childComplexity), true
+	case "Refund.refundNo":
+		if e.ComplexityRoot.Refund.RefundNo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.RefundNo(childComplexity), true
+	case "Refund.status":
+		if e.ComplexityRoot.Refund.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.Status(childComplexity), true
 
 	case "RotateWebhookSecretPayload.secret":
 		if e.ComplexityRoot.RotateWebhookSecretPayload.Secret == nil {
@@ -3079,16 +3206,59 @@ type OrderEdge {
   node: Order!
 }
 `, BuiltIn: false},
-	{Name: "../schema.payments.graphql", Input: `# Payments: verified notifications arrive on POST /payments/{provider}/notify;
-# these operations are the redirect page's view and admin refunds.
+	{Name: "../schema.payments.graphql", Input: `# Payments: verified notifications arrive on POST /payments/{provider}/notify
+# (Stripe's on POST /payments/stripe/webhook); these operations start a
+# payment, are the redirect page's view, and refund through the provider.
 
 enum PaymentStatus { PENDING PAID REFUNDED FAILED }
 
 extend type Mutation {
   "What the success page calls after the redirect: never proof of payment."
   paymentReturn(input: PaymentReturnInput!): Payment!
-  "Admin: PAID → REFUNDED; stock is restored once. Refunds the payment that paid the order, not extra ones."
+  """
+  Admin: refunds the payment that paid the order (not extra ones) through its
+  provider. The refund is PENDING until the provider confirms it; then the
+  order is REFUNDED and its stock restored, once. A refund the provider
+  refuses is FAILED and leaves the order PAID (see Order.refunds).
+  """
   refundOrder(orderSn: String!, reason: String!): Order!
+  """
+  The order's owner starts paying it at a provider (wechatpay, alipay, stripe;
+  mock in the demo). The payment expires with the order. Calling it again
+  starts the same payment again (the same outTradeNo).
+  """
+  startPayment(orderSn: String!, provider: String!): PaymentStart!
+}
+
+"What the buyer's page needs to pay: one of qrCode, redirectUrl, clientSecret, by provider."
+type PaymentStart {
+  provider: String!
+  "The number the provider knows the payment by (the order number)."
+  outTradeNo: String!
+  "WeChat Pay Native: the code_url to render as a QR code."
+  qrCode: String
+  "Alipay page pay: the signed gateway URL to send the buyer to."
+  redirectUrl: String
+  "Stripe: the PaymentIntent's client_secret for Stripe.js."
+  clientSecret: String
+  "When the payment can no longer be made: the order's expiry."
+  expiresAt: Time!
+}
+
+enum RefundStatus { PENDING SUCCEEDED FAILED }
+
+"A refund sent to a provider."
+type Refund {
+  "The idempotency key the provider saw (out_refund_no, out_request_no, Idempotency-Key)."
+  refundNo: String!
+  provider: String!
+  amount: Money!
+  currency: String!
+  status: RefundStatus!
+  reason: String!
+  "Why the provider refused it (FAILED), or why the last send failed (PENDING)."
+  failure: String!
+  createdAt: Time!
 }
 
 input PaymentReturnInput {
@@ -3116,6 +3286,8 @@ extend type Order {
   PAID are money the order did not need (needsReview): a person refunds them.
   """
   payments: [Payment!]!
+  "Refunds sent to providers, oldest first (admin: a FAILED one left the order PAID)."
+  refunds: [Refund!]!
 }
 `, BuiltIn: false},
 	{Name: "../schema.ops.graphql", Input: `# Operations: checks an operator runs against the live database. Admin only.
@@ -3810,6 +3982,8 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 		return ec.fieldContext_Order_payment(ctx, field)
 	case "payments":
 		return ec.fieldContext_Order_payments(ctx, field)
+	case "refunds":
+		return ec.fieldContext_Order_refunds(ctx, field)
 	case "subtotal":
 		return ec.fieldContext_Order_subtotal(ctx, field)
 	case "discount":
@@ -3890,6 +4064,24 @@ func (ec *executionContext) childFields_Payment(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Payment", field.Name)
 }
 
+func (ec *executionContext) childFields_PaymentStart(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "provider":
+		return ec.fieldContext_PaymentStart_provider(ctx, field)
+	case "outTradeNo":
+		return ec.fieldContext_PaymentStart_outTradeNo(ctx, field)
+	case "qrCode":
+		return ec.fieldContext_PaymentStart_qrCode(ctx, field)
+	case "redirectUrl":
+		return ec.fieldContext_PaymentStart_redirectUrl(ctx, field)
+	case "clientSecret":
+		return ec.fieldContext_PaymentStart_clientSecret(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_PaymentStart_expiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PaymentStart", field.Name)
+}
+
 func (ec *executionContext) childFields_PriceRange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "min":
@@ -3898,6 +4090,28 @@ func (ec *executionContext) childFields_PriceRange(ctx context.Context, field gr
 		return ec.fieldContext_PriceRange_max(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PriceRange", field.Name)
+}
+
+func (ec *executionContext) childFields_Refund(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "refundNo":
+		return ec.fieldContext_Refund_refundNo(ctx, field)
+	case "provider":
+		return ec.fieldContext_Refund_provider(ctx, field)
+	case "amount":
+		return ec.fieldContext_Refund_amount(ctx, field)
+	case "currency":
+		return ec.fieldContext_Refund_currency(ctx, field)
+	case "status":
+		return ec.fieldContext_Refund_status(ctx, field)
+	case "reason":
+		return ec.fieldContext_Refund_reason(ctx, field)
+	case "failure":
+		return ec.fieldContext_Refund_failure(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Refund_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Refund", field.Name)
 }
 
 func (ec *executionContext) childFields_RotateWebhookSecretPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4807,6 +5021,28 @@ func (ec *executionContext) field_Mutation_setStock_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_startPayment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "orderSn",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderSn"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "provider",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["provider"] = arg1
 	return args, nil
 }
 
@@ -8184,6 +8420,50 @@ func (ec *executionContext) fieldContext_Mutation_refundOrder(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_startPayment(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_startPayment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().StartPayment(ctx, fc.Args["orderSn"].(string), fc.Args["provider"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *payments.Started) graphql.Marshaler {
+			return ec.marshalNPaymentStart2ᚖstorefrontᚋinternalᚋpaymentsᚐStarted(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_startPayment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PaymentStart(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_startPayment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_cartCreate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9013,6 +9293,38 @@ func (ec *executionContext) fieldContext_Order_payments(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Order_refunds(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_refunds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Order().Refunds(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*payments.RefundView) graphql.Marshaler {
+			return ec.marshalNRefund2ᚕᚖstorefrontᚋinternalᚋpaymentsᚐRefundViewᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_refunds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Order",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Refund(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Order_subtotal(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9567,6 +9879,144 @@ func (ec *executionContext) _Payment_currency(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_Payment_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Payment", field, false, false, "String")
+}
+
+func (ec *executionContext) _PaymentStart_provider(ctx context.Context, field graphql.CollectedField, obj *payments.Started) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentStart_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentStart_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentStart", field, false, false, "String")
+}
+
+func (ec *executionContext) _PaymentStart_outTradeNo(ctx context.Context, field graphql.CollectedField, obj *payments.Started) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentStart_outTradeNo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OutTradeNo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentStart_outTradeNo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentStart", field, false, false, "String")
+}
+
+func (ec *executionContext) _PaymentStart_qrCode(ctx context.Context, field graphql.CollectedField, obj *payments.Started) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentStart_qrCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.QrCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentStart_qrCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentStart", field, false, false, "String")
+}
+
+func (ec *executionContext) _PaymentStart_redirectUrl(ctx context.Context, field graphql.CollectedField, obj *payments.Started) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentStart_redirectUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RedirectURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentStart_redirectUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentStart", field, false, false, "String")
+}
+
+func (ec *executionContext) _PaymentStart_clientSecret(ctx context.Context, field graphql.CollectedField, obj *payments.Started) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentStart_clientSecret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClientSecret, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentStart_clientSecret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentStart", field, false, false, "String")
+}
+
+func (ec *executionContext) _PaymentStart_expiresAt(ctx context.Context, field graphql.CollectedField, obj *payments.Started) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentStart_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentStart_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentStart", field, false, false, "Time")
 }
 
 func (ec *executionContext) _PriceRange_min(ctx context.Context, field graphql.CollectedField, obj *catalog.PriceRange) (ret graphql.Marshaler) {
@@ -10281,6 +10731,190 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Refund_refundNo(ctx context.Context, field graphql.CollectedField, obj *payments.RefundView) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Refund_refundNo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RefundNo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Refund_refundNo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Refund", field, false, false, "String")
+}
+
+func (ec *executionContext) _Refund_provider(ctx context.Context, field graphql.CollectedField, obj *payments.RefundView) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Refund_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Refund_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Refund", field, false, false, "String")
+}
+
+func (ec *executionContext) _Refund_amount(ctx context.Context, field graphql.CollectedField, obj *payments.RefundView) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Refund_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Refund_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Refund", field, false, false, "Money")
+}
+
+func (ec *executionContext) _Refund_currency(ctx context.Context, field graphql.CollectedField, obj *payments.RefundView) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Refund_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Refund_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Refund", field, false, false, "String")
+}
+
+func (ec *executionContext) _Refund_status(ctx context.Context, field graphql.CollectedField, obj *payments.RefundView) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Refund_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v enums.RefundStatus) graphql.Marshaler {
+			return ec.marshalNRefundStatus2storefrontᚋinternalᚋvocabᚋenumsᚐRefundStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Refund_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Refund", field, false, false, "RefundStatus")
+}
+
+func (ec *executionContext) _Refund_reason(ctx context.Context, field graphql.CollectedField, obj *payments.RefundView) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Refund_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Refund_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Refund", field, false, false, "String")
+}
+
+func (ec *executionContext) _Refund_failure(ctx context.Context, field graphql.CollectedField, obj *payments.RefundView) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Refund_failure(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Failure, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Refund_failure(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Refund", field, false, false, "String")
+}
+
+func (ec *executionContext) _Refund_createdAt(ctx context.Context, field graphql.CollectedField, obj *payments.RefundView) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Refund_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Refund_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Refund", field, false, false, "Time")
 }
 
 func (ec *executionContext) _RotateWebhookSecretPayload_webhook(ctx context.Context, field graphql.CollectedField, obj *RotateWebhookSecretPayload) (ret graphql.Marshaler) {
@@ -16754,6 +17388,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "startPayment":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_startPayment(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "cartCreate":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_cartCreate(ctx, field)
@@ -16924,6 +17565,12 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Order_payments(ctx, field, obj)
+				})
+		case "refunds":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Order_refunds(ctx, field, obj)
 				})
 		case "subtotal":
 			out.Values[i] = ec._Order_subtotal(ctx, field, obj)
@@ -17197,6 +17844,64 @@ func (ec *executionContext) _Payment(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
+var paymentStartImplementors = []string{"PaymentStart"}
+
+func (ec *executionContext) _PaymentStart(ctx context.Context, sel ast.SelectionSet, obj *payments.Started) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, paymentStartImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PaymentStart")
+		case "provider":
+			out.Values[i] = ec._PaymentStart_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "outTradeNo":
+			out.Values[i] = ec._PaymentStart_outTradeNo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "qrCode":
+			out.Values[i] = ec._PaymentStart_qrCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "redirectUrl":
+			out.Values[i] = ec._PaymentStart_redirectUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "clientSecret":
+			out.Values[i] = ec._PaymentStart_clientSecret(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._PaymentStart_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var priceRangeImplementors = []string{"PriceRange"}
 
 func (ec *executionContext) _PriceRange(ctx context.Context, sel ast.SelectionSet, obj *catalog.PriceRange) graphql.Marshaler {
@@ -17351,6 +18056,74 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var refundImplementors = []string{"Refund"}
+
+func (ec *executionContext) _Refund(ctx context.Context, sel ast.SelectionSet, obj *payments.RefundView) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, refundImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Refund")
+		case "refundNo":
+			out.Values[i] = ec._Refund_refundNo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "provider":
+			out.Values[i] = ec._Refund_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._Refund_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._Refund_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._Refund_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._Refund_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failure":
+			out.Values[i] = ec._Refund_failure(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Refund_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -19432,6 +20205,14 @@ func (ec *executionContext) unmarshalNPaymentReturnInput2storefrontᚋgraphᚐPa
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNPaymentStart2ᚖstorefrontᚋinternalᚋpaymentsᚐStarted(ctx context.Context, sel ast.SelectionSet, v *payments.Started) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PaymentStart!")
+		return graphql.Null
+	}
+	return ec._PaymentStart(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNPaymentStatus2storefrontᚋinternalᚋvocabᚋenumsᚐPaymentStatus(ctx context.Context, v any) (enums.PaymentStatus, error) {
 	var res enums.PaymentStatus
 	err := res.UnmarshalGQL(v)
@@ -19445,6 +20226,40 @@ func (ec *executionContext) marshalNPaymentStatus2storefrontᚋinternalᚋvocab�
 func (ec *executionContext) unmarshalNPlaceOrderInput2storefrontᚋgraphᚐPlaceOrderInput(ctx context.Context, v any) (PlaceOrderInput, error) {
 	res, err := ec.unmarshalInputPlaceOrderInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRefund2ᚕᚖstorefrontᚋinternalᚋpaymentsᚐRefundViewᚄ(ctx context.Context, sel ast.SelectionSet, v []*payments.RefundView) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRefund2ᚖstorefrontᚋinternalᚋpaymentsᚐRefundView(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRefund2ᚖstorefrontᚋinternalᚋpaymentsᚐRefundView(ctx context.Context, sel ast.SelectionSet, v *payments.RefundView) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Refund!")
+		return graphql.Null
+	}
+	return ec._Refund(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRefundStatus2storefrontᚋinternalᚋvocabᚋenumsᚐRefundStatus(ctx context.Context, v any) (enums.RefundStatus, error) {
+	var res enums.RefundStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRefundStatus2storefrontᚋinternalᚋvocabᚋenumsᚐRefundStatus(ctx context.Context, sel ast.SelectionSet, v enums.RefundStatus) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNRotateWebhookSecretPayload2ᚖstorefrontᚋgraphᚐRotateWebhookSecretPayload(ctx context.Context, sel ast.SelectionSet, v *RotateWebhookSecretPayload) graphql.Marshaler {

@@ -30,6 +30,15 @@ func (r *mutationResolver) RefundOrder(ctx context.Context, orderSn string, reas
 	return r.Payments.Refund(ctx, orderSn, reason)
 }
 
+// StartPayment is the resolver for the startPayment field.
+func (r *mutationResolver) StartPayment(ctx context.Context, orderSn string, provider string) (*payments.Started, error) {
+	caller, err := auth.Require(ctx, auth.Customer, auth.Admin)
+	if err != nil {
+		return nil, err
+	}
+	return r.Payments.Start(ctx, caller, orderSn, provider)
+}
+
 // Payment is the resolver for the payment field.
 func (r *orderResolver) Payment(ctx context.Context, obj *checkout.Order) (*payments.Payment, error) {
 	return r.Resolver.Payments.ForOrder(ctx, obj.ID)
@@ -38,4 +47,9 @@ func (r *orderResolver) Payment(ctx context.Context, obj *checkout.Order) (*paym
 // Payments is the resolver for the payments field.
 func (r *orderResolver) Payments(ctx context.Context, obj *checkout.Order) ([]*payments.Payment, error) {
 	return r.Resolver.Payments.OfOrder(ctx, obj.ID)
+}
+
+// Refunds is the resolver for the refunds field.
+func (r *orderResolver) Refunds(ctx context.Context, obj *checkout.Order) ([]*payments.RefundView, error) {
+	return r.Resolver.Payments.RefundsOf(ctx, obj.ID)
 }

@@ -18,6 +18,7 @@ import (
 	"storefront/internal/app"
 	"storefront/internal/checkout"
 	"storefront/internal/payments"
+	"storefront/internal/payments/mock"
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/store"
 )
@@ -75,7 +76,7 @@ func newBench(db *store.DB, hot, cas, lock int64, spread []int64, dur time.Durat
 		cfg := app.DefaultConfig()
 		cfg.Checkout.GroupCommit = path == "group"
 		cfg.Checkout.GroupInFlight, cfg.Checkout.GroupMax, cfg.Checkout.PoolBatchMax = groupInFlight, groupMax, poolBatchMax
-		cfg.Payments.Providers = map[string]payments.Provider{"bench": {Name: "bench", Secret: benchSecret, MerchantID: benchMerchant, Currency: "CNY"}}
+		cfg.Payments = cfg.Payments.With(mock.New("bench", benchSecret, benchMerchant, "CNY"))
 		sf := app.New(db, nil, signer, cfg)
 		b.svc[path], b.url[path] = sf.Checkout, httptest.NewServer(sf.Handler()).URL+"/graphql"
 		if path == "group" {

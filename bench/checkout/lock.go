@@ -16,6 +16,7 @@ import (
 	"storefront/internal/checkout"
 	"storefront/internal/inventory"
 	"storefront/internal/payments"
+	"storefront/internal/payments/mock"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/money"
@@ -238,12 +239,12 @@ func (b *bench) payOp(p *pool) func() error {
 		}
 		o := p.orders[i]
 		n := b.seq.Add(1)
-		body, err := json.Marshal(payments.Notification{EventID: fmt.Sprint("bench-ev-", n), PaymentID: fmt.Sprint("bench-pay-", n),
+		body, err := json.Marshal(mock.Notification{EventID: fmt.Sprint("bench-ev-", n), PaymentID: fmt.Sprint("bench-pay-", n),
 			OrderSn: o.sn, Amount: o.amount, Currency: o.currency, MerchantID: benchMerchant, Status: "SUCCESS", Timestamp: time.Now().Unix()})
 		if err != nil {
 			return err
 		}
-		out, err := b.pays.Notify(context.Background(), "bench", body, payments.Sign(benchSecret, body))
+		out, err := b.pays.Notify(context.Background(), "bench", mock.Header(mock.Sign(benchSecret, body)), body)
 		if err != nil {
 			return err
 		}

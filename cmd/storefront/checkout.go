@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"storefront/internal/app"
 	"storefront/internal/cart"
 	"storefront/internal/checkout"
 	"storefront/internal/inventory"
@@ -45,6 +46,7 @@ func closeExpired(ctx context.Context, args []string) error {
 	fs := flagSet("close-expired", &c)
 	checkoutFlags(fs, &c.Checkout)
 	cartFlags(fs, &c)
+	paymentFlags(fs, &c.Pay)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -54,13 +56,19 @@ func closeExpired(ctx context.Context, args []string) error {
 	if err := validCart(&c); err != nil {
 		return err
 	}
+	// The providers serve talks to: an order with a started payment is
+	// closed only after its provider says it was not paid.
+	payCfg, err := paymentConfig(fs, &c.Pay, false, c.Checkout.Currency)
+	if err != nil {
+		return err
+	}
 	c.Migrate = strings.HasPrefix(c.DB, "sqlite:") // as serve: the embedded file is always brought up to date
 	db, err := openDB(ctx, &c)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	orders := checkout.New(db, c.Checkout)
+	orders, _ := app.Orders(db, c.Checkout, payCfg)
 	n, err := orders.CloseExpired(ctx)
 	if err != nil {
 		return fmt.Errorf("closed %d expired orders, then: %w", n, err)

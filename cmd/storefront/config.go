@@ -56,6 +56,7 @@ type config struct {
 	// MemoryLimit is the Go runtime's soft memory limit (memlimit.go).
 	MemoryLimit int64
 	Live        liveConfig // live.go
+	Pay         payFlags   // payments.go
 
 	// The pools' sizes on a server (store.WithPools): each of --db and
 	// --db-writer gets both.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"storefront/internal/payments"
+	"storefront/internal/payments/mock"
 )
 
 // notify signs and sends a provider notification to a running server, so a
@@ -41,7 +41,7 @@ func notify(args []string) error {
 	if *eventID == "" {
 		*eventID = fmt.Sprintf("evt-%s-%d", *orderSn, time.Now().UnixNano())
 	}
-	body, err := json.Marshal(payments.Notification{
+	body, err := json.Marshal(mock.Notification{
 		EventID: *eventID, PaymentID: *paymentID, OrderSn: *orderSn, Amount: *amount, Currency: *currency,
 		MerchantID: *merchant, Status: strings.ToUpper(*status), Timestamp: time.Now().Unix(),
 	})
@@ -53,7 +53,7 @@ func notify(args []string) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Signature", payments.Sign(*secret, body))
+	req.Header.Set("X-Signature", mock.Sign(*secret, body))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err

@@ -15,7 +15,6 @@ import (
 	"storefront/internal/app"
 	"storefront/internal/catalog"
 	"storefront/internal/demo"
-	"storefront/internal/payments"
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/gctune"
 	"storefront/internal/platform/metrics"
@@ -47,6 +46,7 @@ func serve(ctx context.Context, args []string) error {
 	memoryLimitFlag(fs, &c)
 	liveFlags(fs, &c)
 	oidcFlags(fs, &c)
+	paymentFlags(fs, &c.Pay)
 	fs.IntVar(&c.GCPercent, "gc-percent", int(envInt("GC_PERCENT", gctune.DefaultPercent)), "garbage-collection target, as GOGC sets it; GOGC, when set, wins (STOREFRONT_GC_PERCENT)")
 	fs.TextVar(logLevel, "log-level", logLevel, "least level logged: debug (with it, every event the log sink gets), info, warn or error (STOREFRONT_LOG_LEVEL)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 15*time.Second), "how long in-flight requests may drain on SIGTERM (STOREFRONT_SHUTDOWN_TIMEOUT)")
@@ -120,15 +120,17 @@ func serve(ctx context.Context, args []string) error {
 		defer idp.Close()
 	}
 
+	// Refused before anything opens: a provider switched on with part of
+	// its settings would take payments it cannot verify or refund.
+	payCfg, err := paymentConfig(fs, &c.Pay, c.Demo, c.Checkout.Currency)
+	if err != nil {
+		return err
+	}
 	db, err := openDB(ctx, &c)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	payCfg, err := paymentConfig(c.Demo)
-	if err != nil {
-		return err
-	}
 
 	// On a Galera cluster the hot rows' writes go through one node
 	// (internal/platform/store/nodes_mysql.go says why); reads stay on --db, this instance's
@@ -206,6 +208,8 @@ func serve(ctx context.Context, args []string) error {
 	// drained (stopBackground is deferred), so the final dispatch sees their events.
 	stopBackground := background(context.WithoutCancel(ctx), sf.Checkout, sf.Outbox, sf.Inventory, sf.Carts, out, &c, m)
 	defer stopBackground()
+	stopRefunds := sweepRefunds(context.WithoutCancel(ctx), sf.Payments, c.Pay.RefundInterval)
+	defer stopRefunds()
 	stopReconcile := reconcileEvery(context.WithoutCancel(ctx), sf.Inventory, m, c.ReconcileInterval)
 	defer stopReconcile()
 	errc := make(chan error, 1)
@@ -253,19 +257,4 @@ func printDemoTokens(s *auth.Signer) (string, error) {
 	}
 	fmt.Printf("demo admin token:    %s\ndemo customer token: %s\n", admin, customer)
 	return customer, nil
-}
-
-// paymentConfig reads STOREFRONT_PAYMENT_PROVIDERS; demo mode adds the mock
-// provider so a new user can pay with `storefront notify`.
-func paymentConfig(demo bool) (payments.Config, error) {
-	cfg := payments.DefaultConfig()
-	providers, err := payments.ParseProviders(env("PAYMENT_PROVIDERS", ""))
-	if err != nil {
-		return cfg, err
-	}
-	cfg.Providers = providers
-	if _, ok := providers["mock"]; demo && !ok {
-		cfg.Providers["mock"] = payments.MockProvider(env("MOCK_PAYMENT_SECRET", ""))
-	}
-	return cfg, nil
 }

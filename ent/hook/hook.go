@@ -164,6 +164,18 @@ func (f PaymentEventFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PaymentEventMutation", m)
 }
 
+// The PaymentStartFunc type is an adapter to allow the use of ordinary
+// function as PaymentStart mutator.
+type PaymentStartFunc func(context.Context, *ent.PaymentStartMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f PaymentStartFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.PaymentStartMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PaymentStartMutation", m)
+}
+
 // The PoolBuyerFunc type is an adapter to allow the use of ordinary
 // function as PoolBuyer mutator.
 type PoolBuyerFunc func(context.Context, *ent.PoolBuyerMutation) (ent.Value, error)
@@ -186,6 +198,18 @@ func (f PurchaseCountFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Valu
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PurchaseCountMutation", m)
+}
+
+// The RefundFunc type is an adapter to allow the use of ordinary
+// function as Refund mutator.
+type RefundFunc func(context.Context, *ent.RefundMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f RefundFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.RefundMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RefundMutation", m)
 }
 
 // The SkuFunc type is an adapter to allow the use of ordinary

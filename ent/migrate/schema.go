@@ -453,6 +453,38 @@ var (
 			},
 		},
 	}
+	// PaymentStartColumns holds the columns for the "payment_start" table.
+	PaymentStartColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "provider", Type: field.TypeString, Size: 32},
+		{Name: "order_id", Type: field.TypeInt64},
+		{Name: "order_sn", Type: field.TypeString, Size: 32},
+		{Name: "out_trade_no", Type: field.TypeString, Size: 64},
+		{Name: "provider_ref", Type: field.TypeString, Size: 255, Default: ""},
+		{Name: "amount", Type: field.TypeInt64},
+		{Name: "currency", Type: field.TypeString, Size: 3},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// PaymentStartTable holds the schema information for the "payment_start" table.
+	PaymentStartTable = &schema.Table{
+		Name:       "payment_start",
+		Columns:    PaymentStartColumns,
+		PrimaryKey: []*schema.Column{PaymentStartColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "paymentstart_provider_order_id",
+				Unique:  true,
+				Columns: []*schema.Column{PaymentStartColumns[1], PaymentStartColumns[2]},
+			},
+			{
+				Name:    "paymentstart_order_id",
+				Unique:  false,
+				Columns: []*schema.Column{PaymentStartColumns[2]},
+			},
+		},
+	}
 	// PoolBuyerColumns holds the columns for the "pool_buyer" table.
 	PoolBuyerColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -490,6 +522,49 @@ var (
 				Name:    "purchasecount_goods_id_user_id",
 				Unique:  true,
 				Columns: []*schema.Column{PurchaseCountColumns[1], PurchaseCountColumns[2]},
+			},
+		},
+	}
+	// RefundColumns holds the columns for the "refund" table.
+	RefundColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "refund_no", Type: field.TypeString, Size: 64},
+		{Name: "order_id", Type: field.TypeInt64},
+		{Name: "order_sn", Type: field.TypeString, Size: 32},
+		{Name: "payment_ref", Type: field.TypeInt64},
+		{Name: "provider", Type: field.TypeString, Size: 32},
+		{Name: "amount", Type: field.TypeInt64},
+		{Name: "currency", Type: field.TypeString, Size: 3},
+		{Name: "reason", Type: field.TypeString, Size: 255},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"PENDING", "SUCCEEDED", "FAILED"}},
+		{Name: "provider_refund_id", Type: field.TypeString, Size: 255, Default: ""},
+		{Name: "failure", Type: field.TypeString, Size: 512, Default: ""},
+		{Name: "attempts", Type: field.TypeInt, Default: 0},
+		{Name: "next_attempt_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "settled_at", Type: field.TypeTime, Nullable: true},
+	}
+	// RefundTable holds the schema information for the "refund" table.
+	RefundTable = &schema.Table{
+		Name:       "refund",
+		Columns:    RefundColumns,
+		PrimaryKey: []*schema.Column{RefundColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "refund_refund_no",
+				Unique:  true,
+				Columns: []*schema.Column{RefundColumns[1]},
+			},
+			{
+				Name:    "refund_order_id",
+				Unique:  false,
+				Columns: []*schema.Column{RefundColumns[2]},
+			},
+			{
+				Name:    "refund_status_next_attempt_at",
+				Unique:  false,
+				Columns: []*schema.Column{RefundColumns[9], RefundColumns[13]},
 			},
 		},
 	}
@@ -789,8 +864,10 @@ var (
 		OutboxTable,
 		PaymentTable,
 		PaymentEventTable,
+		PaymentStartTable,
 		PoolBuyerTable,
 		PurchaseCountTable,
+		RefundTable,
 		SkuTable,
 		SpecTable,
 		SpecValueTable,
@@ -843,11 +920,17 @@ func init() {
 	PaymentEventTable.Annotation = &entsql.Annotation{
 		Table: "payment_event",
 	}
+	PaymentStartTable.Annotation = &entsql.Annotation{
+		Table: "payment_start",
+	}
 	PoolBuyerTable.Annotation = &entsql.Annotation{
 		Table: "pool_buyer",
 	}
 	PurchaseCountTable.Annotation = &entsql.Annotation{
 		Table: "purchase_count",
+	}
+	RefundTable.Annotation = &entsql.Annotation{
+		Table: "refund",
 	}
 	SkuTable.ForeignKeys[0].RefTable = GoodsTable
 	SkuTable.Annotation = &entsql.Annotation{

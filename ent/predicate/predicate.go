@@ -45,11 +45,17 @@ type Payment func(*sql.Selector)
 // PaymentEvent is the predicate function for paymentevent builders.
 type PaymentEvent func(*sql.Selector)
 
+// PaymentStart is the predicate function for paymentstart builders.
+type PaymentStart func(*sql.Selector)
+
 // PoolBuyer is the predicate function for poolbuyer builders.
 type PoolBuyer func(*sql.Selector)
 
 // PurchaseCount is the predicate function for purchasecount builders.
 type PurchaseCount func(*sql.Selector)
+
+// Refund is the predicate function for refund builders.
+type Refund func(*sql.Selector)
 
 // Sku is the predicate function for sku builders.
 type Sku func(*sql.Selector)

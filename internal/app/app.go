@@ -81,9 +81,9 @@ func New(db, writer *store.DB, signer *auth.Signer, cfg Config) *App {
 		cfg.Webhooks.EventTypes = checkout.EventTypes
 	}
 	cat := catalog.New(db, cfg.Catalog)
-	orders := checkout.New(writer, cfg.Checkout)
+	orders, pay := Orders(writer, cfg.Checkout, cfg.Payments)
 	r := &resolvers.Resolver{Catalog: cat, Inventory: inventory.New(writer), Checkout: orders,
-		Payments: payments.New(writer, cfg.Payments, orders), Carts: cart.New(db, orders, cfg.Cart),
+		Payments: pay, Carts: cart.New(db, orders, cfg.Cart),
 		Live: live.New(db, cat, cfg.Live), Hooks: webhooks.New(db, cfg.Webhooks), Promo: promo.New(writer)}
 	a := &App{DB: db, Writer: writer, Metrics: m, Resolver: r, Outbox: outbox.New(writer, cfg.Outbox)}
 
@@ -113,3 +113,20 @@ func (a *App) Close() {
 	a.Live.Close()
 	a.Catalog.Close()
 }
+
+// Orders builds checkout and payments on writer, bound both ways: the
+// timeout closer asks payments before closing an order with a started
+// payment (checkout.PaymentCheck), and payments refunds through checkout.
+func Orders(writer *store.DB, co checkout.Config, pc payments.Config) (*checkout.Service, *payments.Service) {
+	ask := &paymentCheck{}
+	if co.Payments == nil {
+		co.Payments = ask
+	}
+	orders := checkout.New(writer, co)
+	ask.Service = payments.New(writer, pc, orders)
+	return orders, ask.Service
+}
+
+// paymentCheck is checkout's PaymentCheck: the payments service, set after
+// checkout's is built.
+type paymentCheck struct{ *payments.Service }

@@ -59,8 +59,12 @@ func (s *Service) CloseExpired(ctx context.Context) (int, error) {
 		if err != nil {
 			return p.closed, store.Classify(fmt.Errorf("finding expired orders: %w", err))
 		}
-		for start := 0; start < len(ids); start += s.claimMax {
-			if err := s.closeClaims(ctx, cutoff, ids[start:min(start+s.claimMax, len(ids))], &p); err != nil {
+		closing, err := s.settled(ctx, ids)
+		if err != nil {
+			return p.closed, err
+		}
+		for start := 0; start < len(closing); start += s.claimMax {
+			if err := s.closeClaims(ctx, cutoff, closing[start:min(start+s.claimMax, len(closing))], &p); err != nil {
 				return p.closed, err
 			}
 		}

@@ -1,6 +1,9 @@
 package checkout
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Config holds checkout's limits and timings; DefaultConfig follows issue 5.
 type Config struct {
@@ -35,6 +38,17 @@ type Config struct {
 	// OnReplay, when set, is called for every placeOrder answered from a
 	// finished idempotency key (metrics).
 	OnReplay func()
+	// Payments, when set, is asked before the timeout closer closes
+	// expired orders (payments.Service, wired by internal/app).
+	Payments PaymentCheck
+}
+
+// PaymentCheck is asked by the timeout closer about the expired orders it
+// is about to close: a buyer may have paid at a provider whose notification
+// was lost. It returns the orders not to close in this pass (paid meanwhile,
+// or not known yet); an error ends the pass.
+type PaymentCheck interface {
+	Unsettled(ctx context.Context, orderIDs []int64) (map[int64]bool, error)
 }
 
 // DefaultConfig returns the issue's defaults.

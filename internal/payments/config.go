@@ -1,55 +1,48 @@
 package payments
 
 import (
-	"fmt"
-	"strings"
 	"time"
 )
 
-// Provider is a configured payment provider.
-type Provider struct {
-	Name       string
-	Secret     string
-	MerchantID string
-	Currency   string
-}
-
 // Config configures payments.
 type Config struct {
+	// Providers by name (see internal/payments/providers, where each
+	// provider package is registered).
 	Providers map[string]Provider
 	// Tolerance bounds how old (or how far in the future) a notification's
 	// timestamp may be: a captured notification cannot be replayed later.
 	Tolerance time.Duration
 	// MaxBody bounds a notification body; larger ones are refused with 413.
 	MaxBody int64
+	// DoubtLimit is how long past its expiry an unpaid order with a started
+	// payment is kept open while its provider cannot be asked about it;
+	// after that the closer closes it (money that arrives later is kept
+	// and flagged, as for any payment of a closed order).
+	DoubtLimit time.Duration
+	// RefundRetry is the wait before a PENDING refund is sent again, after
+	// a send whose answer was lost or that left it pending; it doubles each
+	// time, up to RefundRetryMax.
+	RefundRetry, RefundRetryMax time.Duration
+	// PayWindow is the least time an order must have before its expiry
+	// for startPayment to start a payment of it.
+	PayWindow time.Duration
 }
 
-// DefaultConfig has no providers; see ParseProviders and MockProvider.
+// DefaultConfig has no providers.
 func DefaultConfig() Config {
-	return Config{Providers: map[string]Provider{}, Tolerance: 5 * time.Minute, MaxBody: 64 << 10}
+	return Config{Providers: map[string]Provider{}, Tolerance: 5 * time.Minute, MaxBody: 64 << 10,
+		DoubtLimit: 24 * time.Hour, RefundRetry: time.Minute, RefundRetryMax: time.Hour, PayWindow: time.Minute}
 }
 
-// MockProvider is the demo provider.
-func MockProvider(secret string) Provider {
-	if secret == "" {
-		secret = "mock-secret"
+// With returns c with providers ps added (by name).
+func (c Config) With(ps ...Provider) Config {
+	all := make(map[string]Provider, len(c.Providers)+len(ps))
+	for n, p := range c.Providers {
+		all[n] = p
 	}
-	return Provider{Name: "mock", Secret: secret, MerchantID: "mock-merchant", Currency: "CNY"}
-}
-
-// ParseProviders reads "name:secret:merchant:currency[,…]".
-func ParseProviders(s string) (map[string]Provider, error) {
-	out := map[string]Provider{}
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		f := strings.Split(part, ":")
-		if len(f) != 4 || f[0] == "" || f[1] == "" || f[2] == "" || len(f[3]) != 3 {
-			return nil, fmt.Errorf("payment provider %q: want name:secret:merchant:currency", part)
-		}
-		out[f[0]] = Provider{Name: f[0], Secret: f[1], MerchantID: f[2], Currency: strings.ToUpper(f[3])}
+	for _, p := range ps {
+		all[p.Name()] = p
 	}
-	return out, nil
+	c.Providers = all
+	return c
 }

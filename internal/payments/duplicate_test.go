@@ -14,7 +14,7 @@ import (
 	"storefront/ent/payment"
 	"storefront/ent/stocklog"
 	"storefront/internal/checkout"
-	"storefront/internal/payments"
+	"storefront/internal/payments/mock"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
@@ -47,7 +47,7 @@ func events(t *testing.T, db *store.DB, o *ent.Order, typ string) []map[string]s
 	return out
 }
 
-func refunded(o *ent.Order, event, paymentID string) payments.Notification {
+func refunded(o *ent.Order, event, paymentID string) mock.Notification {
 	n := success(o, event, paymentID)
 	n.Status = "REFUNDED"
 	return n
@@ -256,7 +256,7 @@ func TestTwoPaymentsForClosedOrder(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		f := setup(t, db)
 		o := f.newOrder(t, enums.OrderClosed)
-		for _, n := range []payments.Notification{
+		for _, n := range []mock.Notification{
 			success(o, "c1", "PX"), success(o, "c1-again", "PX"), success(o, "c2", "PY"),
 		} {
 			n.Timestamp = time.Now().Unix()

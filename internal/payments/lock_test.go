@@ -21,6 +21,7 @@ import (
 	"storefront/internal/demo"
 	"storefront/internal/inventory"
 	"storefront/internal/payments"
+	"storefront/internal/payments/mock"
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
@@ -84,7 +85,7 @@ func TestLockModePaidByNotifications(t *testing.T) {
 				// of its notification and its redirect released together.
 				limit(150, 16, func(i int) {
 					o := orders[i]
-					n := payments.Notification{EventID: "ev-" + o.OrderSn, PaymentID: "pay-" + o.OrderSn, OrderSn: o.OrderSn,
+					n := mock.Notification{EventID: "ev-" + o.OrderSn, PaymentID: "pay-" + o.OrderSn, OrderSn: o.OrderSn,
 						Amount: o.Amount.String(), Currency: o.Currency, MerchantID: "m-1", Status: "SUCCESS", Timestamp: time.Now().Unix()}
 					body, sig := signed(n)
 					start := make(chan struct{})
@@ -113,10 +114,10 @@ func TestLockModePaidByNotifications(t *testing.T) {
 				// The provider sends SUCCESS for a payment again under a new
 				// event id: applied (a new event), but the payment settled once.
 				for i, o := range orders[:5] {
-					n := payments.Notification{EventID: "again-" + o.OrderSn, PaymentID: "pay-" + o.OrderSn, OrderSn: o.OrderSn,
+					n := mock.Notification{EventID: "again-" + o.OrderSn, PaymentID: "pay-" + o.OrderSn, OrderSn: o.OrderSn,
 						Amount: o.Amount.String(), Currency: o.Currency, MerchantID: "m-1", Status: "SUCCESS", Timestamp: time.Now().Unix()}
 					body, sig := signed(n)
-					if oc, err := f.svc.Notify(ctx, "mock", body, sig); err != nil || oc != payments.OutcomeApplied {
+					if oc, err := f.svc.Notify(ctx, "mock", mock.Header(sig), body); err != nil || oc != payments.OutcomeApplied {
 						t.Errorf("order %d, a new event for its payment: %q, %v; want applied", i, oc, err)
 					}
 				}

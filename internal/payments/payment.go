@@ -1,6 +1,7 @@
 // Package payments verifies provider notifications and merges them with
 // redirects into one payment row per (provider, payment id), never
-// downgrading PAID, with side effects exactly once.
+// downgrading PAID, with side effects exactly once; it starts payments and
+// sends refunds through the providers (Provider), each a package of its own.
 package payments
 
 import (

@@ -24,6 +24,7 @@ import (
 	"storefront/internal/checkout"
 	"storefront/internal/demo"
 	"storefront/internal/payments"
+	"storefront/internal/payments/mock"
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/store"
 	"storefront/internal/server"
@@ -64,10 +65,7 @@ func setup(t *testing.T, db *store.DB) *fixture {
 		t.Fatal(err)
 	}
 	cfg := payments.DefaultConfig()
-	cfg.Providers = map[string]payments.Provider{
-		"mock":  {Name: "mock", Secret: secret, MerchantID: "m-1", Currency: "CNY"},
-		"other": {Name: "other", Secret: "other-secret", MerchantID: "m-2", Currency: "CNY"},
-	}
+	cfg = cfg.With(mock.New("mock", secret, "m-1", "CNY"), mock.New("other", "other-secret", "m-2", "CNY"))
 	svc := payments.New(db, cfg, checkout.New(db, checkout.DefaultConfig()))
 	mux := http.NewServeMux()
 	mux.Handle("POST /payments/{provider}/notify", server.NotifyHandler(svc, cfg.MaxBody))
@@ -99,11 +97,11 @@ func (f *fixture) newOrderOf(t *testing.T, status enums.OrderStatus, amount stri
 	return o
 }
 
-func (f *fixture) notify(t *testing.T, provider string, n payments.Notification, sig string) int {
+func (f *fixture) notify(t *testing.T, provider string, n mock.Notification, sig string) int {
 	t.Helper()
 	body, _ := json.Marshal(n)
 	if sig == "" {
-		sig = payments.Sign(secret, body)
+		sig = mock.Sign(secret, body)
 	}
 	req, _ := http.NewRequest("POST", f.srv.URL+"/payments/"+provider+"/notify", bytes.NewReader(body))
 	req.Header.Set("X-Signature", sig)
@@ -117,13 +115,13 @@ func (f *fixture) notify(t *testing.T, provider string, n payments.Notification,
 
 // signed returns n's body and its signature, for calling Notify directly
 // (which reports its Outcome, where the HTTP answer says only "success").
-func signed(n payments.Notification) ([]byte, string) {
+func signed(n mock.Notification) ([]byte, string) {
 	body, _ := json.Marshal(n)
-	return body, payments.Sign(secret, body)
+	return body, mock.Sign(secret, body)
 }
 
-func success(o *ent.Order, event, paymentID string) payments.Notification {
-	return payments.Notification{EventID: event, PaymentID: paymentID, OrderSn: o.OrderSn, Amount: o.Amount.String(),
+func success(o *ent.Order, event, paymentID string) mock.Notification {
+	return mock.Notification{EventID: event, PaymentID: paymentID, OrderSn: o.OrderSn, Amount: o.Amount.String(),
 		Currency: "CNY", MerchantID: "m-1", Status: "SUCCESS", Timestamp: time.Now().Unix()}
 }
 
@@ -239,22 +237,22 @@ func TestRefusedNotificationsWriteNothing(t *testing.T) {
 		for _, tc := range []struct {
 			name     string
 			provider string
-			mutate   func(*payments.Notification)
+			mutate   func(*mock.Notification)
 			sig      string
 			want     int
 		}{
 			{"wrong signature", "mock", nil, "sha256=00", 401},
 			{"other provider's secret", "other", nil, "", 401},
 			{"unknown provider", "nope", nil, "", 400},
-			{"wrong amount", "mock", func(n *payments.Notification) { n.Amount = "0.01" }, "", 400},
-			{"wrong currency", "mock", func(n *payments.Notification) { n.Currency = "USD" }, "", 400},
-			{"wrong merchant", "mock", func(n *payments.Notification) { n.MerchantID = "evil" }, "", 400},
-			{"unknown order", "mock", func(n *payments.Notification) { n.OrderSn = "NOPE" }, "", 400},
-			{"stale timestamp", "mock", func(n *payments.Notification) { n.Timestamp -= 3600 }, "", 400},
-			{"future timestamp", "mock", func(n *payments.Notification) { n.Timestamp += 3600 }, "", 400},
+			{"wrong amount", "mock", func(n *mock.Notification) { n.Amount = "0.01" }, "", 400},
+			{"wrong currency", "mock", func(n *mock.Notification) { n.Currency = "USD" }, "", 400},
+			{"wrong merchant", "mock", func(n *mock.Notification) { n.MerchantID = "evil" }, "", 400},
+			{"unknown order", "mock", func(n *mock.Notification) { n.OrderSn = "NOPE" }, "", 400},
+			{"stale timestamp", "mock", func(n *mock.Notification) { n.Timestamp -= 3600 }, "", 400},
+			{"future timestamp", "mock", func(n *mock.Notification) { n.Timestamp += 3600 }, "", 400},
 			// The input rule (package input): a NUL failed PostgreSQL's insert with a 500.
-			{"NUL in the payment id", "mock", func(n *payments.Notification) { n.PaymentID = "p\x00" }, "", 400},
-			{"control character in the event id", "mock", func(n *payments.Notification) { n.EventID = "e\x1b" }, "", 400},
+			{"NUL in the payment id", "mock", func(n *mock.Notification) { n.PaymentID = "p\x00" }, "", 400},
+			{"control character in the event id", "mock", func(n *mock.Notification) { n.EventID = "e\x1b" }, "", 400},
 		} {
 			n := good
 			if tc.mutate != nil {
@@ -308,7 +306,7 @@ func TestRefundTwiceConcurrently(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := payments.Notification{EventID: "e", PaymentID: "p", OrderSn: placed.OrderSn, Amount: placed.Amount.String(),
+		n := mock.Notification{EventID: "e", PaymentID: "p", OrderSn: placed.OrderSn, Amount: placed.Amount.String(),
 			Currency: placed.Currency, MerchantID: "m-1", Status: "SUCCESS", Timestamp: time.Now().Unix()}
 		if c := f.notify(t, "mock", n, ""); c != 200 {
 			t.Fatalf("payment: HTTP %d", c)
@@ -392,7 +390,7 @@ func TestSameSignedEventFiveTimes(t *testing.T) {
 			var outcomes []payments.Outcome
 			var version int64
 			for i := range 5 {
-				oc, err := f.svc.Notify(ctx, "mock", body, sig)
+				oc, err := f.svc.Notify(ctx, "mock", mock.Header(sig), body)
 				if err != nil {
 					t.Fatalf("notification %d: %v", i, err)
 				}
@@ -418,7 +416,7 @@ func TestSameSignedEventFiveTimes(t *testing.T) {
 					defer wg.Done()
 					<-start
 					var err error
-					if outcomes[i], err = f.svc.Notify(ctx, "mock", body, sig); err != nil {
+					if outcomes[i], err = f.svc.Notify(ctx, "mock", mock.Header(sig), body); err != nil {
 						t.Errorf("notification %d: %v", i, err)
 					}
 				}()

@@ -3,16 +3,19 @@ package payments
 import (
 	"context"
 	"fmt"
+	"time"
 
 	entsql "entgo.io/ent/dialect/sql"
 
 	"storefront/ent"
 	"storefront/ent/order"
 	"storefront/ent/payment"
+	"storefront/ent/refund"
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
+	"storefront/internal/vocab/money"
 )
 
 // Return records what the success page learned from the redirect: a
@@ -101,4 +104,30 @@ func (s *Service) OfOrder(ctx context.Context, orderID int64) ([]*Payment, error
 
 func view(p *ent.Payment) *Payment {
 	return &Payment{Provider: p.Provider, PaymentID: p.PaymentID, Status: p.Status, Amount: p.Amount, Currency: p.Currency}
+}
+
+// RefundView is a refund as clients see it; the GraphQL type Refund binds to it.
+type RefundView struct {
+	RefundNo  string
+	Provider  string
+	Amount    money.Money
+	Currency  string
+	Status    enums.RefundStatus
+	Reason    string
+	Failure   string
+	CreatedAt time.Time
+}
+
+// RefundsOf returns the refunds sent for an order, oldest first.
+func (s *Service) RefundsOf(ctx context.Context, orderID int64) ([]*RefundView, error) {
+	rows, err := s.db.Client.Refund.Query().Where(refund.OrderID(orderID)).Order(ent.Asc(refund.FieldID)).All(ctx)
+	if err != nil {
+		return nil, store.Classify(err)
+	}
+	out := make([]*RefundView, len(rows))
+	for i, r := range rows {
+		out[i] = &RefundView{RefundNo: r.RefundNo, Provider: r.Provider, Amount: r.Amount, Currency: r.Currency,
+			Status: r.Status, Reason: r.Reason, Failure: r.Failure, CreatedAt: r.CreatedAt}
+	}
+	return out, nil
 }

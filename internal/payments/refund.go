@@ -2,24 +2,35 @@ package payments
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf8"
 
 	entsql "entgo.io/ent/dialect/sql"
 
 	"storefront/ent"
 	"storefront/ent/order"
 	"storefront/ent/payment"
+	"storefront/ent/refund"
 	"storefront/internal/checkout"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
 )
 
-// Refund moves a PAID order to REFUNDED by CAS (admin). Only the caller that
-// wins the CAS restores stock (ledger change type 4) through the same
-// idempotent restore closing uses, and marks the payment that paid the order
-// REFUNDED; extra payments stay PAID for a person to refund. A concurrent or
-// repeated refund finds the order already REFUNDED and changes nothing.
+// Refund refunds a PAID order (admin) through the provider of the payment
+// that paid it: a refund row with a refund number (its idempotency key at
+// the provider) is written PENDING and sent. When the provider confirms it
+// (in its answer or a later notification), the order moves PAID → REFUNDED
+// by CAS and only that transaction restores the stock (ledger change type
+// 4) and marks the payment REFUNDED; extra payments stay PAID for a person
+// to refund. A refund the provider refuses is FAILED and the order stays
+// PAID; a send whose answer was lost stays PENDING and the sweeper sends
+// it again with the same number. Two refunds at once name the same refund
+// number: one refund. A repeated refund of a REFUNDED order changes nothing.
 func (s *Service) Refund(ctx context.Context, orderSn, reason string) (*checkout.Order, error) {
 	if reason == "" || len(reason) > 255 {
 		return nil, fmt.Errorf("%w: a refund reason of 1 to 255 characters is required", errs.InvalidInput)
@@ -31,31 +42,174 @@ func (s *Service) Refund(ctx context.Context, orderSn, reason string) (*checkout
 	if err != nil {
 		return nil, store.Classify(err)
 	}
-	var won bool
-	err = store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
-		if err := lockPaying(ctx, tx, o); err != nil {
-			return err
-		}
-		var err error
-		won, err = refundTx(ctx, tx, o.ID, s)
-		return err
-	})
+	switch o.Status {
+	case enums.OrderRefunded:
+		return s.orders.Order(ctx, "", true, orderSn)
+	case enums.OrderPaid:
+	default:
+		return nil, fmt.Errorf("%w: order %s is %s, only PAID orders can be refunded", checkout.ErrInvalidOrderState, orderSn, o.Status)
+	}
+	pay, err := payingPayment(ctx, s.db.Client, o)
 	if err != nil {
 		return nil, store.Classify(err)
 	}
-	if !won {
-		// After the transaction: inside it, MariaDB's snapshot dates from
-		// before the CAS (checkout.CloseTx reads the order's goods first)
-		// and would not show the refund that won.
-		cur, err := s.db.Client.Order.Get(ctx, o.ID)
-		if err != nil {
-			return nil, store.Classify(err)
-		}
-		if cur.Status != enums.OrderRefunded {
-			return nil, fmt.Errorf("%w: order %s is %s, only PAID orders can be refunded", checkout.ErrInvalidOrderState, orderSn, cur.Status)
-		}
+	p, ok := s.cfg.Providers[pay.Provider]
+	if !ok {
+		return nil, fmt.Errorf("%w: order %s was paid through %q, which is not configured", errs.InvalidInput, orderSn, pay.Provider)
+	}
+	r, err := s.ensureRefund(ctx, o, pay, reason)
+	if err != nil {
+		return nil, store.Classify(err)
+	}
+	if err := s.send(ctx, p, r); err != nil {
+		return nil, store.Classify(err)
 	}
 	return s.orders.Order(ctx, "", true, orderSn)
+}
+
+// payingPayment is the payment that paid o: the one it names, or for an
+// order paid before orders named their payment, its first PAID one.
+func payingPayment(ctx context.Context, c *ent.Client, o *ent.Order) (*ent.Payment, error) {
+	if o.PaidPaymentID != nil {
+		return c.Payment.Get(ctx, *o.PaidPaymentID)
+	}
+	return c.Payment.Query().Where(payment.OrderID(o.ID), payment.StatusEQ(enums.PaymentPaid)).Order(payment.ByID()).First(ctx)
+}
+
+// ensureRefund writes the order's refund PENDING, or returns the one there
+// is. Its number is the order number and the count of the order's refunds
+// the provider refused before, plus one: callers at the same moment name
+// the same number (the unique key makes it one refund), and an admin's new
+// attempt after a refusal is a new refund.
+func (s *Service) ensureRefund(ctx context.Context, o *ent.Order, pay *ent.Payment, reason string) (*ent.Refund, error) {
+	failed, err := s.db.Client.Refund.Query().Where(refund.OrderID(o.ID), refund.StatusEQ(enums.RefundFailed)).Count(ctx)
+	if err != nil {
+		return nil, err
+	}
+	no := fmt.Sprintf("%s-R%d", o.OrderSn, failed+1)
+	err = s.db.Client.Refund.Create().
+		SetRefundNo(no).SetOrderID(o.ID).SetOrderSn(o.OrderSn).SetPaymentRef(pay.ID).SetProvider(pay.Provider).
+		SetAmount(pay.Amount).SetCurrency(pay.Currency).SetReason(reason).SetStatus(enums.RefundPending).
+		SetNextAttemptAt(s.now()).
+		OnConflict(entsql.ConflictColumns(refund.FieldRefundNo), entsql.ResolveWithIgnore()).Exec(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("recording refund %s: %w", no, err)
+	}
+	return s.db.Client.Refund.Query().Where(refund.RefundNo(no)).Only(ctx)
+}
+
+// send sends refund r to provider p if it is PENDING and due, claiming it
+// first (its next attempt moves past the call): of two callers one sends.
+// The answer decides: confirmed, refused, pending at the provider, or lost
+// (the provider could not be reached or its answer not read), in which
+// case it is sent again later with the same number. Only the database's
+// errors are returned.
+func (s *Service) send(ctx context.Context, p Provider, r *ent.Refund) error {
+	now := s.now()
+	claimed, err := s.db.Client.Refund.Update().
+		Where(refund.ID(r.ID), refund.StatusEQ(enums.RefundPending), refund.NextAttemptAtLTE(now)).
+		SetNextAttemptAt(now.Add(max(s.cfg.RefundRetry, 30*time.Second))).AddAttempts(1).Save(ctx)
+	if err != nil || claimed == 0 {
+		return err
+	}
+	pay, err := s.db.Client.Payment.Get(ctx, r.PaymentRef)
+	if err != nil {
+		return err
+	}
+	res, err := p.Refund(ctx, RefundRequest{RefundNo: r.RefundNo, OrderSn: r.OrderSn, PaymentID: pay.PaymentID,
+		Total: pay.Amount, Amount: r.Amount, Currency: r.Currency, Reason: r.Reason})
+	switch {
+	case errors.Is(err, ErrRefused):
+		res = RefundResult{Status: enums.RefundFailed, Failure: err.Error()}
+	case err != nil:
+		slog.WarnContext(ctx, "refund not confirmed: sent again later with the same number", "refundNo", r.RefundNo, "provider", r.Provider, "err", err)
+		return s.later(ctx, r, r.Attempts+1, "", err.Error())
+	}
+	switch res.Status {
+	case enums.RefundSucceeded:
+		return s.settleRefund(ctx, r.ID, res.ProviderRefundID, enums.RefundSucceeded, "")
+	case enums.RefundFailed:
+		slog.WarnContext(ctx, "refund refused by the provider: the order stays PAID", "refundNo", r.RefundNo, "provider", r.Provider, "failure", res.Failure)
+		return s.settleRefund(ctx, r.ID, res.ProviderRefundID, enums.RefundFailed, res.Failure)
+	}
+	return s.later(ctx, r, r.Attempts+1, res.ProviderRefundID, "")
+}
+
+// later leaves refund r PENDING until its next send, after a wait that
+// doubles with each attempt.
+func (s *Service) later(ctx context.Context, r *ent.Refund, attempts int, providerRefundID, failure string) error {
+	wait := s.cfg.RefundRetry
+	for i := 1; i < attempts && wait < s.cfg.RefundRetryMax; i++ {
+		wait *= 2
+	}
+	u := s.db.Client.Refund.Update().Where(refund.ID(r.ID), refund.StatusEQ(enums.RefundPending)).
+		SetNextAttemptAt(s.now().Add(min(wait, s.cfg.RefundRetryMax))).SetFailure(truncate(failure, 512))
+	if providerRefundID != "" {
+		u.SetProviderRefundID(truncate(providerRefundID, 255))
+	}
+	return u.Exec(ctx)
+}
+
+// settleRefund ends refund id as status says (the provider's answer to a
+// send).
+func (s *Service) settleRefund(ctx context.Context, id int64, providerRefundID string, status enums.RefundStatus, failure string) error {
+	return store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
+		_, err := settleRefundTx(ctx, tx, s, id, providerRefundID, status, failure)
+		return err
+	})
+}
+
+// settleRefundTx moves refund id from PENDING to status by CAS; only the
+// winner of a SUCCEEDED refunds the order (refundTx: stock restored once),
+// after taking the paying payment's row as every refund does (lockPaying).
+func settleRefundTx(ctx context.Context, tx *ent.Tx, s *Service, id int64, providerRefundID string, status enums.RefundStatus, failure string) (bool, error) {
+	u := tx.Refund.Update().Where(refund.ID(id), refund.StatusEQ(enums.RefundPending)).
+		SetStatus(status).SetSettledAt(s.now()).SetFailure(truncate(failure, 512))
+	if providerRefundID != "" {
+		u.SetProviderRefundID(truncate(providerRefundID, 255))
+	}
+	n, err := u.Save(ctx)
+	if err != nil || n == 0 || status != enums.RefundSucceeded {
+		return n == 1, err
+	}
+	r, err := tx.Refund.Get(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	o, err := tx.Order.Get(ctx, r.OrderID)
+	if err != nil {
+		return false, err
+	}
+	if err := lockPaying(ctx, tx, o); err != nil {
+		return false, err
+	}
+	_, err = refundTx(ctx, tx, o.ID, s)
+	return true, err
+}
+
+// SweepRefunds sends again every PENDING refund that is due: a send whose
+// answer was lost, or a refund the provider has not confirmed yet (sending
+// the same number again answers its state). It returns how many it sent.
+func (s *Service) SweepRefunds(ctx context.Context) (int, error) {
+	due, err := s.db.Client.Refund.Query().
+		Where(refund.StatusEQ(enums.RefundPending), refund.NextAttemptAtLTE(s.now())).
+		Order(refund.ByNextAttemptAt()).Limit(100).All(ctx)
+	if err != nil {
+		return 0, store.Classify(err)
+	}
+	sent := 0
+	for _, r := range due {
+		p, ok := s.cfg.Providers[r.Provider]
+		if !ok {
+			slog.WarnContext(ctx, "pending refund of a provider that is not configured", "refundNo", r.RefundNo, "provider", r.Provider)
+			continue
+		}
+		if err := s.send(ctx, p, r); err != nil {
+			return sent, store.Classify(err)
+		}
+		sent++
+	}
+	return sent, nil
 }
 
 // lockPaying takes the row of the payment that paid order o (every PAID
@@ -80,8 +234,8 @@ func lockPaying(ctx context.Context, tx *ent.Tx, o *ent.Order) error {
 	return nil
 }
 
-// refundTx is the refund transition inside tx, shared by the admin mutation
-// and a provider's REFUNDED notification for the paying payment.
+// refundTx is the refund transition inside tx, shared by a confirmed
+// refund and a provider's REFUNDED notification for the paying payment.
 func refundTx(ctx context.Context, tx *ent.Tx, orderID int64, s *Service) (bool, error) {
 	won, err := checkout.CloseTx(ctx, tx, orderID, checkout.Refund, s.now())
 	if err != nil || !won {
@@ -98,4 +252,18 @@ func refundTx(ctx context.Context, tx *ent.Tx, orderID int64, s *Service) (bool,
 		paid.Where(payment.ID(*o.PaidPaymentID))
 	} // else paid before orders named their payment: every PAID one (the old rule)
 	return true, paid.SetStatus(enums.PaymentRefunded).AddVersion(1).Exec(ctx)
+}
+
+// truncate makes a provider's words storable: valid UTF-8 without NUL (which
+// PostgreSQL refuses) in at most n bytes, cut at a character's boundary.
+func truncate(s string, n int) string {
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, "?"), "\x00", "")
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
 }

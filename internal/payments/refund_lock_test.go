@@ -9,6 +9,7 @@ import (
 
 	"storefront/ent/payment"
 	"storefront/internal/payments"
+	"storefront/internal/payments/mock"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
@@ -54,7 +55,7 @@ func TestAdminAndProviderRefundsDoNotDeadlock(t *testing.T) {
 			wg.Go(func() {
 				<-start
 				body, sig := signed(refunded(o, "ev-refund-"+pid, pid))
-				if out, err := f.svc.Notify(ctx, "mock", body, sig); err != nil || out != payments.OutcomeApplied {
+				if out, err := f.svc.Notify(ctx, "mock", mock.Header(sig), body); err != nil || out != payments.OutcomeApplied {
 					t.Errorf("provider refund of %s: %v, %v", o.OrderSn, out, err)
 				}
 			})

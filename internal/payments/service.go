@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	entsql "entgo.io/ent/dialect/sql"
@@ -16,11 +17,22 @@ import (
 	"storefront/internal/checkout"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/errs"
 )
 
 // New returns the payments service; orders is the checkout service whose
 // closing transition refunds reuse.
 func New(db *store.DB, cfg Config, orders *checkout.Service) *Service {
+	def := DefaultConfig()
+	if cfg.Providers == nil {
+		cfg.Providers = map[string]Provider{}
+	}
+	if cfg.RefundRetry <= 0 {
+		cfg.RefundRetry = def.RefundRetry
+	}
+	if cfg.RefundRetryMax < cfg.RefundRetry {
+		cfg.RefundRetryMax = max(def.RefundRetryMax, cfg.RefundRetry)
+	}
 	return &Service{db: db, cfg: cfg, orders: orders, now: time.Now}
 }
 
@@ -30,29 +42,66 @@ type Outcome string
 const (
 	OutcomeApplied   Outcome = "applied"   // recorded, with its side effects
 	OutcomeDuplicate Outcome = "duplicate" // the same event id was processed before
+	OutcomeIgnored   Outcome = "ignored"   // genuine, about nothing this shop acts on
 )
 
 var errDuplicateEvent = errors.New("duplicate payment event")
 
-// Notify verifies and applies one provider notification. Verification runs
-// in a fixed order (provider, signature, timestamp, merchant, order,
-// currency and amount) and a refusal writes nothing. A verified
-// notification is applied in one transaction whose first write is the event
-// id: a repeat of the same event stops there and changes nothing. A payment
-// id bound to another order is refused inside that transaction, which then
-// rolls back, event id included (ErrOtherOrder).
-func (s *Service) Notify(ctx context.Context, provider string, body []byte, signature string) (Outcome, error) {
+// Notify verifies and applies one provider notification. The provider
+// verifies what its protocol signs (signature, key id, timestamp) and reads
+// it; then, the same for every provider: merchant, order, currency and
+// amount, before anything is written. A verified notification is applied
+// in one transaction whose first write is the event id: a repeat of the
+// same event stops there and changes nothing. A payment id bound to another
+// order is refused inside that transaction, which then rolls back, event
+// id included (ErrOtherOrder).
+func (s *Service) Notify(ctx context.Context, provider string, header http.Header, body []byte) (Outcome, error) {
 	p, ok := s.cfg.Providers[provider]
 	if !ok {
 		return "", fmt.Errorf("%w: %q", ErrUnknownProvider, provider)
 	}
-	if err := verifySignature(p.Secret, body, signature); err != nil {
-		return "", err
-	}
-	n, amount, err := parse(p, body, s.now(), s.cfg.Tolerance)
+	n, err := p.Verify(Incoming{Header: header, Body: body, Now: s.now(), Tolerance: s.cfg.Tolerance})
 	if err != nil {
 		return "", err
 	}
+	if n.Ignore {
+		return OutcomeIgnored, nil
+	}
+	if err := checkNotice(n); err != nil {
+		return "", err
+	}
+	if n.MerchantID != p.Merchant() {
+		return "", fmt.Errorf("%w: %q", ErrMerchant, n.MerchantID)
+	}
+	sum := sha256.Sum256(body)
+	digest := hex.EncodeToString(sum[:])
+	if n.Refund != nil {
+		return s.refundNotice(ctx, p, n, digest)
+	}
+	return s.apply(ctx, p, n, digest)
+}
+
+// Reply is the answer provider expects to a notification that ended with
+// err (nil: accepted).
+func (s *Service) Reply(provider string, err error) (contentType string, body []byte) {
+	p, ok := s.cfg.Providers[provider]
+	if !ok {
+		return "text/plain; charset=utf-8", []byte("fail")
+	}
+	msg := ""
+	switch {
+	case err == nil:
+	case errors.Is(err, errs.Unavailable) || errors.Is(store.Classify(err), store.ErrUnavailable):
+		msg = "unavailable, retry later"
+	default:
+		msg = "refused"
+	}
+	return p.Reply(err == nil, msg)
+}
+
+// apply records a verified payment notice for its order: the order checks,
+// then one transaction (event id, payment upsert, side effects).
+func (s *Service) apply(ctx context.Context, p Provider, n Notice, digest string) (Outcome, error) {
 	o, err := s.db.Client.Order.Query().Where(order.OrderSn(n.OrderSn)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return "", fmt.Errorf("%w: %q", ErrOrderNotFound, n.OrderSn)
@@ -60,23 +109,15 @@ func (s *Service) Notify(ctx context.Context, provider string, body []byte, sign
 	if err != nil {
 		return "", store.Classify(err)
 	}
-	if n.Currency != o.Currency || n.Currency != p.Currency {
+	if n.Currency != o.Currency || n.Currency != p.Currency() {
 		return "", fmt.Errorf("%w: %q, order %s %q", ErrCurrency, n.Currency, o.OrderSn, o.Currency)
 	}
-	if amount != o.Amount {
-		return "", fmt.Errorf("%w: %s, order %s is %s", ErrAmount, amount, o.OrderSn, o.Amount)
+	if n.Amount != o.Amount {
+		return "", fmt.Errorf("%w: %s, order %s is %s", ErrAmount, n.Amount, o.OrderSn, o.Amount)
 	}
-	incoming := map[string]enums.PaymentStatus{
-		"SUCCESS": enums.PaymentPaid, "FAILED": enums.PaymentFailed, "REFUNDED": enums.PaymentRefunded,
-	}[n.Status]
-	digest := sha256.Sum256(body)
-
+	provider, incoming := p.Name(), n.Status
 	err = store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
-		ev, err := tx.PaymentEvent.Create().SetProvider(provider).SetEventID(n.EventID).
-			SetPayloadDigest(hex.EncodeToString(digest[:])).Save(ctx)
-		if ent.IsConstraintError(err) {
-			return errDuplicateEvent
-		}
+		ev, err := recordEvent(ctx, tx, provider, n.EventID, digest)
 		if err != nil {
 			return err
 		}
@@ -106,6 +147,21 @@ func (s *Service) Notify(ctx context.Context, provider string, body []byte, sign
 		}
 		return nil
 	})
+	return outcome(err)
+}
+
+// recordEvent is a notification's first write: a repeat of its event id
+// stops at the unique key (errDuplicateEvent).
+func recordEvent(ctx context.Context, tx *ent.Tx, provider, eventID, digest string) (*ent.PaymentEvent, error) {
+	ev, err := tx.PaymentEvent.Create().SetProvider(provider).SetEventID(eventID).SetPayloadDigest(digest).Save(ctx)
+	if ent.IsConstraintError(err) {
+		return nil, errDuplicateEvent
+	}
+	return ev, err
+}
+
+// outcome is the Outcome of a notification's transaction that ended with err.
+func outcome(err error) (Outcome, error) {
 	if errors.Is(err, errDuplicateEvent) {
 		return OutcomeDuplicate, nil
 	}

@@ -20,7 +20,7 @@ import (
 	"storefront/graph"
 	"storefront/internal/app"
 	"storefront/internal/demo"
-	"storefront/internal/payments"
+	"storefront/internal/payments/mock"
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/store"
 	"storefront/internal/server"
@@ -182,7 +182,7 @@ func newProbeServer(t *testing.T, db *store.DB) *probeServer {
 		t.Fatal(err)
 	}
 	cfg := app.DefaultConfig()
-	cfg.Payments.Providers = map[string]payments.Provider{"mock": payments.MockProvider("probe-secret")}
+	cfg.Payments = cfg.Payments.With(mock.Demo("probe-secret"))
 	cfg.HTTP.Introspection = true
 	sf := app.New(db, nil, signer, cfg)
 	t.Cleanup(sf.Close)

@@ -75,11 +75,17 @@ var lists = map[string]func(args map[string]any, page int) int{
 	// twice. Charged as paymentsPerOrder; the response-size limit bounds
 	// the rest.
 	"Order.payments": fixed(paymentsPerOrder),
+	// An order has one refund, and one more each time a provider refused
+	// one and an admin tried again: charged as a few.
+	"Order.refunds": fixed(refundsPerOrder),
 
 	"Query.stockReconciliation": func(args map[string]any, _ int) int { return reconcileRows(args["limit"]) },
 }
 
-const paymentsPerOrder = 10
+const (
+	paymentsPerOrder = 10
+	refundsPerOrder  = 5
+)
 
 // connections are the fields whose edges are a page: their first argument
 // sizes it as the resolvers do (paging.Size).

@@ -12,17 +12,20 @@ import (
 	"storefront/internal/vocab/errs"
 )
 
-// Notifier applies one provider notification: *payments.Service.
+// Notifier applies one provider notification and words the answer the
+// provider expects: *payments.Service.
 type Notifier interface {
-	Notify(ctx context.Context, provider string, body []byte, signature string) (payments.Outcome, error)
+	Notify(ctx context.Context, provider string, header http.Header, body []byte) (payments.Outcome, error)
+	Reply(provider string, err error) (contentType string, body []byte)
 }
 
-// NotifyHandler serves POST /payments/{provider}/notify (Options.PaymentNotify)
-// with n, reading at most maxBody bytes (payments.Config.MaxBody). It is the
-// webhook's presenter, as resolvers.PresentError is GraphQL's: providers only
-// understand "success" and "fail", so the answer is a status code and the
-// reason for a refusal goes to the log. The status follows the error's
-// category:
+// NotifyHandler serves POST /payments/{provider}/notify and Stripe's
+// POST /payments/stripe/webhook (Options.PaymentNotify) with n, reading at
+// most maxBody bytes (payments.Config.MaxBody). It is the notifications'
+// presenter, as resolvers.PresentError is GraphQL's: the provider is told
+// in its own words (n.Reply: WeChat Pay's {"code":"FAIL"}, Alipay's
+// success, …) and the reason for a refusal goes to the log. The status
+// follows the error's category:
 //
 //	errs.Unauthenticated                             401: a bad signature
 //	errs.Unavailable, store.ErrUnavailable           503: the provider will retry
@@ -40,18 +43,27 @@ func NotifyHandler(n Notifier, maxBody int64) http.Handler {
 				status = http.StatusRequestEntityTooLarge
 			}
 			slog.WarnContext(r.Context(), "payment notification refused", "provider", provider, "reason", err.Error())
-			replyText(w, status, "fail")
+			reply(w, n, provider, status, err)
 			return
 		}
-		outcome, err := n.Notify(r.Context(), provider, body, r.Header.Get("X-Signature"))
+		outcome, err := n.Notify(r.Context(), provider, r.Header, body)
 		if err != nil {
 			status := notifyStatus(err)
 			slog.WarnContext(r.Context(), "payment notification refused", "provider", provider, "status", status, "reason", err.Error())
-			replyText(w, status, "fail")
+			reply(w, n, provider, status, err)
 			return
 		}
 		slog.InfoContext(r.Context(), "payment notification", "provider", provider, "outcome", string(outcome))
-		replyText(w, http.StatusOK, "success")
+		reply(w, n, provider, http.StatusOK, nil)
+	})
+}
+
+// ForProvider serves h as provider's route (a fixed path such as Stripe's
+// /payments/stripe/webhook).
+func ForProvider(provider string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.SetPathValue("provider", provider)
+		h.ServeHTTP(w, r)
 	})
 }
 
@@ -72,8 +84,9 @@ func notifyStatus(err error) int {
 	}
 }
 
-func replyText(w http.ResponseWriter, status int, body string) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+func reply(w http.ResponseWriter, n Notifier, provider string, status int, err error) {
+	ctype, body := n.Reply(provider, err)
+	w.Header().Set("Content-Type", ctype)
 	w.WriteHeader(status)
-	_, _ = io.WriteString(w, body)
+	_, _ = w.Write(body)
 }

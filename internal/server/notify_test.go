@@ -52,9 +52,17 @@ type notifier struct {
 	body    string
 }
 
-func (n *notifier) Notify(_ context.Context, provider string, body []byte, signature string) (payments.Outcome, error) {
-	n.body = provider + " " + string(body) + " " + signature
+func (n *notifier) Notify(_ context.Context, provider string, header http.Header, body []byte) (payments.Outcome, error) {
+	n.body = provider + " " + string(body) + " " + header.Get("X-Signature")
 	return n.outcome, n.err
+}
+
+// Reply words the answer as the mock provider does.
+func (n *notifier) Reply(_ string, err error) (string, []byte) {
+	if err != nil {
+		return "text/plain", []byte("fail")
+	}
+	return "text/plain", []byte("success")
 }
 
 func TestNotifyHandler(t *testing.T) {

@@ -45,7 +45,8 @@ type Options struct {
 	Collectors []prometheus.Collector
 	// DemoToken signs the /shop/ page in as the demo customer; only --demo sets it.
 	DemoToken string
-	// PaymentNotify serves POST /payments/{provider}/notify (nil: not mounted).
+	// PaymentNotify serves POST /payments/{provider}/notify and
+	// POST /payments/stripe/webhook (nil: not mounted).
 	PaymentNotify http.Handler
 	// Metrics receives the GraphQL and payment counters and is exported on
 	// /metrics (nil: New makes its own).
@@ -137,7 +138,10 @@ func build(o Options, metricsOnPublic bool) Handlers {
 	mux.Handle("/shop/", web.Handler(web.Options{DemoToken: o.DemoToken}))
 	mux.Handle("/admin/", admin.Handler())
 	if o.PaymentNotify != nil {
-		mux.Handle("POST /payments/{provider}/notify", timeout(o.RequestTimeout, countNotifications(m, o.PaymentNotify)))
+		notify := timeout(o.RequestTimeout, countNotifications(m, o.PaymentNotify))
+		mux.Handle("POST /payments/{provider}/notify", notify)
+		// Stripe's webhook endpoint is registered in its dashboard under this path.
+		mux.Handle("POST /payments/stripe/webhook", ForProvider("stripe", notify))
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))

@@ -57,6 +57,20 @@ const (
 	PaymentFailed   PaymentStatus = "FAILED"
 )
 
+// RefundStatus is a refund at a provider: PENDING from its first send
+// until the provider confirms (SUCCEEDED) or refuses (FAILED) it.
+type RefundStatus string
+
+const (
+	RefundPending   RefundStatus = "PENDING"
+	RefundSucceeded RefundStatus = "SUCCEEDED"
+	RefundFailed    RefundStatus = "FAILED"
+)
+
+func (RefundStatus) Values() []string            { return []string{"PENDING", "SUCCEEDED", "FAILED"} }
+func (e RefundStatus) MarshalGQL(w io.Writer)    { writeQuoted(w, string(e)) }
+func (e *RefundStatus) UnmarshalGQL(v any) error { return unmarshal(v, e) }
+
 // StockMode is when a goods' stock is taken (seed 003, 5.1–5.2): at order
 // (restored if the order closes unpaid), or locked at order and deducted at
 // payment. Every order line records the mode it was placed under.
