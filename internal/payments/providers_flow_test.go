@@ -3,7 +3,6 @@ package payments_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -59,7 +58,7 @@ func TestProviderNotifications(t *testing.T) {
 				if n := db.Client.Payment.Query().Where(payment.Provider(s.name), payment.PaymentID(pid)).CountX(ctx); n != 1 {
 					t.Errorf("payments = %d, want 1", n)
 				}
-				if n := db.Client.Outbox.Query().Where(outbox.Type(checkout.EventOrderPaid), outbox.AggregateID(fmt.Sprint(o.ID))).CountX(ctx); n != 1 {
+				if n := db.Client.Outbox.Query().Where(outbox.Type(checkout.EventOrderPaid), outbox.AggregateID(o.OrderSn)).CountX(ctx); n != 1 {
 					t.Errorf("OrderPaid = %d, want 1", n)
 				}
 
@@ -70,7 +69,7 @@ func TestProviderNotifications(t *testing.T) {
 				if got := db.Client.Order.GetX(ctx, o.ID); !got.NeedsReview || got.Status != enums.OrderPaid {
 					t.Errorf("after a second payment: %s, needsReview %v", got.Status, got.NeedsReview)
 				}
-				if n := db.Client.Outbox.Query().Where(outbox.Type(checkout.EventDuplicatePayment), outbox.AggregateID(fmt.Sprint(o.ID))).CountX(ctx); n != 1 {
+				if n := db.Client.Outbox.Query().Where(outbox.Type(checkout.EventDuplicatePayment), outbox.AggregateID(o.OrderSn)).CountX(ctx); n != 1 {
 					t.Errorf("DuplicatePayment = %d, want 1", n)
 				}
 
@@ -215,7 +214,7 @@ func TestRefundThroughProvider(t *testing.T) {
 				if got := db.Client.Sku.GetX(ctx, f.itemID).Stock; got != stock {
 					t.Errorf("stock %d, want %d (restored once)", got, stock)
 				}
-				if n := db.Client.Outbox.Query().Where(outbox.Type(checkout.EventOrderRefunded), outbox.AggregateID(fmt.Sprint(o.ID))).CountX(ctx); n != 1 {
+				if n := db.Client.Outbox.Query().Where(outbox.Type(checkout.EventOrderRefunded), outbox.AggregateID(o.OrderSn)).CountX(ctx); n != 1 {
 					t.Errorf("OrderRefunded = %d", n)
 				}
 
