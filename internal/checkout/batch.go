@@ -13,6 +13,7 @@ import (
 	"storefront/ent"
 	"storefront/internal/inventory"
 	"storefront/internal/platform/store"
+	"storefront/internal/promo"
 )
 
 // errKeyRace: a key of the batch was claimed by someone else (another
@@ -177,6 +178,7 @@ type decision struct {
 	rows     []*skuRow
 	stock    map[int64]int64
 	pools    poolState
+	held     map[promo.Holding]int64 // purchase counts of the orders' limited goods
 	keysRead bool
 }
 
@@ -226,7 +228,10 @@ func (s *Service) decideBatch(ctx context.Context, q querier, batch []*ticket, o
 			return d, err
 		}
 	}
-	d.won = s.decide(batch, d.rows, d.stock, d.pools, keys, out, now)
+	if d.held, err = readHeld(ctx, q, batch, d.rows); err != nil {
+		return d, err
+	}
+	d.won = s.decide(batch, d.rows, d.stock, d.pools, d.held, keys, out, now)
 	if len(d.won) < len(batch) && (recalled || poolsRecalled || !withKeys) {
 		// A refusal is decided from the database itself, keys included.
 		if recalled {
@@ -245,7 +250,7 @@ func (s *Service) decideBatch(ctx context.Context, q querier, batch []*ticket, o
 			}
 			withKeys = true
 		}
-		d.won = s.decide(batch, d.rows, d.stock, d.pools, keys, out, now)
+		d.won = s.decide(batch, d.rows, d.stock, d.pools, d.held, keys, out, now)
 	}
 	d.keysRead = withKeys
 	return d, s.at("decided")
@@ -269,6 +274,27 @@ func readPoolState(ctx context.Context, q querier, batch []*ticket) (poolState, 
 	var err error
 	ps.pools, ps.units, err = inventory.ReadPoolState(ctx, q, ids, buyers)
 	return ps, err
+}
+
+// readHeld reads the purchase counts of the batch's buyers of goods with a
+// purchase limit (rows: the SKUs read; nothing when none has one).
+func readHeld(ctx context.Context, q querier, batch []*ticket, rows []*skuRow) (map[promo.Holding]int64, error) {
+	limited := map[int64]int64{} // SKU → goods, for SKUs of limited goods
+	for _, r := range rows {
+		if r.limit != nil {
+			limited[r.id] = r.goodsID
+		}
+	}
+	if len(limited) == 0 {
+		return nil, nil
+	}
+	var hs []promo.Holding
+	for _, t := range batch {
+		if g, ok := limited[t.item]; ok {
+			hs = append(hs, promo.Holding{Goods: g, User: t.in.UserID})
+		}
+	}
+	return promo.Held(ctx, q, hs)
 }
 
 // mainSKUs returns the distinct SKUs of batch whose orders take main stock,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"storefront/ent/outbox"
 	"storefront/internal/inventory"
 	"storefront/internal/platform/store"
+	"storefront/internal/promo"
 )
 
 // errStockMoved: the batch decided from a plain read (or lastRead's memory
@@ -179,16 +181,45 @@ func stockWrite(batch []*ticket, d decision, now time.Time) inventory.StockWrite
 			continue // every order of this source was refused
 		}
 		first := sale(batch[of[0]].order, &batch[of[0]].line.OrderLine)
-		t := inventory.Take{Terms: first.Terms, Lock: first.Lock, Moves: movements(batch, of)}
+		t := inventory.Take{Terms: first.Terms, Lock: first.Lock, Moves: movements(batch, of), GoodsLimit: first.GoodsLimit}
 		if src.pool != 0 {
 			t.Pool, t.Buyers = d.pools.pools[src.pool], buyersOf(batch, of)
 		} else if !slices.ContainsFunc(w.Goods, func(g inventory.GoodsOnSale) bool { return g.ID == first.GoodsID }) {
-			w.Goods = append(w.Goods, inventory.GoodsOnSale{ID: first.GoodsID, Name: first.GoodsName, Lock: first.Lock})
+			w.Goods = append(w.Goods, inventory.GoodsOnSale{ID: first.GoodsID, Name: first.GoodsName, Lock: first.Lock, Limit: first.GoodsLimit})
 		}
 		w.Takes = append(w.Takes, t)
 	}
 	slices.SortFunc(w.Goods, func(a, b inventory.GoodsOnSale) int { return cmp.Compare(a.ID, b.ID) })
+	w.Counters = purchasesOf(batch, d.won)
 	return w
+}
+
+// purchasesOf is the purchase counters the orders won of batch add to: per
+// limited goods (ascending), each buyer's units (ascending buyer).
+func purchasesOf(batch []*ticket, won []int) []inventory.Counter {
+	units := map[promo.Holding]int64{}
+	limits := map[int64]int64{}
+	for _, i := range won {
+		if l := batch[i].line; l.limit != nil {
+			units[promo.Holding{Goods: l.GoodsID, User: batch[i].in.UserID}] += l.Quantity
+			limits[l.GoodsID] = *l.limit
+		}
+	}
+	if len(units) == 0 {
+		return nil
+	}
+	holdings := slices.SortedFunc(maps.Keys(units), func(a, b promo.Holding) int {
+		return cmp.Or(cmp.Compare(a.Goods, b.Goods), cmp.Compare(a.User, b.User))
+	})
+	var out []inventory.Counter
+	for _, h := range holdings {
+		if n := len(out); n == 0 || out[n-1].Scope != h.Goods {
+			out = append(out, inventory.Counter{Kind: promo.Purchases, Scope: h.Goods, Limit: limits[h.Goods]})
+		}
+		c := &out[len(out)-1]
+		c.Holders, c.Adds = append(c.Holders, h.User), append(c.Adds, units[h])
+	}
+	return out
 }
 
 // writeOrders writes a batch's inserts into q, each statement ended by

@@ -1,11 +1,13 @@
 package checkout
 
 import (
+	"fmt"
 	"maps"
 	"time"
 
 	"storefront/ent"
 	"storefront/internal/inventory"
+	"storefront/internal/promo"
 )
 
 // The group-commit batch's decision, apart from any database: given what
@@ -17,7 +19,7 @@ import (
 // recorded answers as the plain path's claim would, an order that cannot be
 // built (unknown or unavailable SKU or pool, quantity) is refused, and the
 // rest are allocated in arrival order. It returns the orders to write.
-func (s *Service) decide(batch []*ticket, rows []*skuRow, stock map[int64]int64, ps poolState, keys map[[2]string]*ent.Idempotency, out []verdict, now time.Time) []int {
+func (s *Service) decide(batch []*ticket, rows []*skuRow, stock map[int64]int64, ps poolState, held map[promo.Holding]int64, keys map[[2]string]*ent.Idempotency, out []verdict, now time.Time) []int {
 	var cand []int
 	for i, t := range batch {
 		if r := keys[[2]string{t.in.UserID, t.key}]; r != nil {
@@ -29,16 +31,10 @@ func (s *Service) decide(batch []*ticket, rows []*skuRow, stock map[int64]int64,
 			out[i] = verdict{err: err}
 			continue
 		}
-		if lines[0].limit != nil {
-			// A purchase limit is counted on the plain path (place.go):
-			// the batch's guard only lets through goods without one.
-			out[i] = verdict{alone: true}
-			continue
-		}
 		t.line, t.order = lines[0], s.newOrder(t.in, lines, amount)
 		cand = append(cand, i)
 	}
-	return allocate(batch, stock, ps, out, cand)
+	return allocate(batch, stock, ps, held, out, cand)
 }
 
 // poolState is what a batch read of the stock pools its orders name: the
@@ -92,10 +88,14 @@ func keyVerdict(r *ent.Idempotency, hash string, now time.Time) verdict {
 // of its quantity or nothing, as one CAS per order would: a refused order gets
 // OUT_OF_STOCK (or, from a pool, POOL_LIMIT_EXCEEDED when its buyer would
 // pass the pool's limit) and does not stop later, smaller ones of its source.
-func allocate(batch []*ticket, stock map[int64]int64, ps poolState, out []verdict, idx []int) []int {
+func allocate(batch []*ticket, stock map[int64]int64, ps poolState, held map[promo.Holding]int64, out []verdict, idx []int) []int {
 	left := make(map[source]int64)
-	held := make(map[inventory.PoolBuyer]int64, len(ps.units))
-	maps.Copy(held, ps.units) // nil: buyers unread, taken as holding nothing
+	bought := maps.Clone(held) // each buyer's units of a limited goods, the batch's earlier orders counted
+	if bought == nil {
+		bought = map[promo.Holding]int64{}
+	}
+	units := make(map[inventory.PoolBuyer]int64, len(ps.units))
+	maps.Copy(units, ps.units) // nil: buyers unread, taken as holding nothing
 	var fit []int
 	for _, i := range idx {
 		t, l := batch[i], batch[i].line
@@ -107,15 +107,22 @@ func allocate(batch []*ticket, stock map[int64]int64, ps poolState, out []verdic
 			avail = inventory.Available(ps.pools[src.pool])
 		}
 		buyer := t.buyer()
+		limit, h := l.limit, promo.Holding{Goods: l.GoodsID, User: t.in.UserID}
 		switch {
 		case l.Quantity > avail:
 			out[i] = verdict{err: outOfStock(l)}
-		case src.pool != 0 && held[buyer]+l.Quantity > l.poolLimit:
+		case src.pool != 0 && units[buyer]+l.Quantity > l.poolLimit:
 			out[i] = verdict{err: inventory.LimitExceeded(src.pool, l.Quantity)}
+		case limit != nil && bought[h]+l.Quantity > *limit:
+			out[i] = verdict{err: fmt.Errorf("%w: %s (goods %d) allows %d per customer in orders that stand; %d more can be ordered, not %d",
+				promo.ErrPurchaseLimit, l.GoodsName, l.GoodsID, *limit, max(*limit-bought[h], 0), l.Quantity)}
 		default:
 			left[src] = avail - l.Quantity
 			if src.pool != 0 {
-				held[buyer] += l.Quantity
+				units[buyer] += l.Quantity
+			}
+			if limit != nil {
+				bought[h] += l.Quantity
 			}
 			fit = append(fit, i)
 			out[i] = verdict{}

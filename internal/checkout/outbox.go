@@ -31,16 +31,16 @@ type eventLine struct {
 }
 
 type eventPayload struct {
-	OrderSn string      `json:"orderSn"`
-	UserID  string      `json:"userId"`
-	Status  string      `json:"status"`
-	Amount  string      `json:"amount"`
+	OrderSn string `json:"orderSn"`
+	UserID  string `json:"userId"`
+	Status  string `json:"status"`
+	Amount  string `json:"amount"`
 	// An order with a coupon: its discount and the claimed coupon's id
 	// (absent otherwise, so the payload of every other order is as it was).
-	Discount     string `json:"discount,omitempty"`
-	UserCouponID int64  `json:"userCouponId,omitempty,string"`
-	Reason       string `json:"reason,omitempty"`
-	Lines   []eventLine `json:"lines"`
+	Discount     string      `json:"discount,omitempty"`
+	UserCouponID int64       `json:"userCouponId,omitempty,string"`
+	Reason       string      `json:"reason,omitempty"`
+	Lines        []eventLine `json:"lines"`
 }
 
 // aggregateType is the outbox's name for an order: its events' aggregate

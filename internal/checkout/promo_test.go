@@ -209,12 +209,13 @@ func statusOf(t *testing.T, db *store.DB, id int64) enums.UserCouponStatus {
 }
 
 // purchaseLimit 2, one customer, 20 orders of 1 at once → exactly 2
-// stand; cancelling one lets exactly one more through. Orders of a limited
-// goods leave the group path for the plain one, where the counter is.
+// stand; cancelling one lets exactly one more through: on the plain path
+// (the counter after the stock's CAS) and on the group path (the batch
+// decides from the counts read and its guarded counter checks them).
 func TestPurchaseLimitUnderConcurrency(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, db *store.DB) {
+	eachPath(t, func(t *testing.T, db *store.DB, p path) {
 		ctx := context.Background()
-		f := setup(t, db)
+		f := setup(t, db, p)
 		bag := f.ids[demo.BagCode]
 		if err := db.Client.Goods.UpdateOneID(bag).SetPurchaseLimit(2).Exec(ctx); err != nil {
 			t.Fatal(err)

@@ -64,6 +64,9 @@ type Take struct {
 	Pool *ent.StockPool
 	// Buyers[i] orders Moves[i]: a pool's per-buyer counter.
 	Buyers []string
+	// GoodsLimit is the goods' purchase limit as read (nil: none): part of
+	// the goods guard.
+	GoodsLimit *int64
 }
 
 // total is the units the take's moves take (their Num are negative).
@@ -113,7 +116,7 @@ func (g GoodsOnSale) heldBy(r goodsRow) bool {
 
 // guardOf is the goods guard of a take.
 func guardOf(t *Take) GoodsOnSale {
-	return GoodsOnSale{ID: t.Moves[0].GoodsID, Name: t.Terms.GoodsName, Lock: t.Lock}
+	return GoodsOnSale{ID: t.Moves[0].GoodsID, Name: t.Terms.GoodsName, Lock: t.Lock, Limit: t.GoodsLimit}
 }
 
 // skuSold is the one definition of the condition on a SKU row (found by

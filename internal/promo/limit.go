@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"storefront/ent"
 	"storefront/ent/purchasecount"
@@ -53,4 +54,44 @@ func Left(ctx context.Context, client *ent.Client, goods int64, user string) (le
 		held, err = 0, nil
 	}
 	return max(*g.PurchaseLimit-int64(held), 0), *g.PurchaseLimit, g.Name, err
+}
+
+// Holding names one customer's purchase count of one goods.
+type Holding struct {
+	Goods int64
+	User  string
+}
+
+// Held reads the units customers hold of goods under their purchase limits
+// through q (a plain read: a group-commit batch decides from it, and the
+// counter's guard under the lock checks what it decided).
+func Held(ctx context.Context, q inventory.Querier, hs []Holding) (map[Holding]int64, error) {
+	out := make(map[Holding]int64, len(hs))
+	if len(hs) == 0 {
+		return out, nil
+	}
+	var where strings.Builder
+	args := make([]any, 0, 2*len(hs))
+	for i, h := range hs {
+		if i > 0 {
+			where.WriteString(" OR ")
+		}
+		where.WriteString("(" + purchasecount.FieldGoodsID + " = ? AND " + purchasecount.FieldUserID + " = ?)")
+		args = append(args, h.Goods, h.User)
+	}
+	rs, err := q.QueryContext(ctx, "SELECT "+purchasecount.FieldGoodsID+", "+purchasecount.FieldUserID+", "+purchasecount.FieldUnits+
+		" FROM "+purchasecount.Table+" WHERE "+where.String(), args...)
+	if err != nil {
+		return nil, fmt.Errorf("reading purchase counts: %w", err)
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var h Holding
+		var n int64
+		if err := rs.Scan(&h.Goods, &h.User, &n); err != nil {
+			return nil, err
+		}
+		out[h] = n
+	}
+	return out, rs.Err()
 }
