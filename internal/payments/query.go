@@ -28,15 +28,9 @@ func (s *Service) Return(ctx context.Context, caller auth.Principal, provider, p
 	if paymentID == "" || len(paymentID) > 64 {
 		return nil, fmt.Errorf("%w: paymentId must be 1 to 64 characters", errs.InvalidInput)
 	}
-	o, err := s.db.Client.Order.Query().Where(order.OrderSn(orderSn)).Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil, fmt.Errorf("%w: %q", ErrOrderNotFound, orderSn)
-	}
+	o, err := s.ownOrder(ctx, caller.UserID, orderSn, s.db.Client.Order.Query())
 	if err != nil {
-		return nil, store.Classify(err)
-	}
-	if o.UserID != caller.UserID {
-		return nil, fmt.Errorf("%w: order %s belongs to another user", errs.Forbidden, orderSn)
+		return nil, err
 	}
 	err = s.db.Client.Payment.Create().
 		SetOrderID(o.ID).SetOrderSn(o.OrderSn).SetProvider(provider).SetPaymentID(paymentID).
@@ -130,4 +124,20 @@ func (s *Service) RefundsOf(ctx context.Context, orderID int64) ([]*RefundView, 
 			Status: r.Status, Reason: r.Reason, Failure: r.Failure, CreatedAt: r.CreatedAt}
 	}
 	return out, nil
+}
+
+// ownOrder reads order orderSn through q, the caller's own or an error
+// (ErrOrderNotFound, FORBIDDEN for another customer's).
+func (s *Service) ownOrder(ctx context.Context, user, orderSn string, q *ent.OrderQuery) (*ent.Order, error) {
+	o, err := q.Where(order.OrderSn(orderSn)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, fmt.Errorf("%w: %q", ErrOrderNotFound, orderSn)
+	}
+	if err != nil {
+		return nil, store.Classify(err)
+	}
+	if o.UserID != user {
+		return nil, fmt.Errorf("%w: order %s belongs to another user", errs.Forbidden, orderSn)
+	}
+	return o, nil
 }

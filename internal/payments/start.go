@@ -9,7 +9,6 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 
 	"storefront/ent"
-	"storefront/ent/order"
 	"storefront/ent/paymentstart"
 	"storefront/internal/checkout"
 	"storefront/internal/platform/auth"
@@ -28,15 +27,9 @@ func (s *Service) Start(ctx context.Context, caller auth.Principal, orderSn, pro
 	if !ok {
 		return nil, fmt.Errorf("%w: unknown provider %q", errs.InvalidInput, provider)
 	}
-	o, err := s.db.Client.Order.Query().Where(order.OrderSn(orderSn)).WithLines().Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil, fmt.Errorf("%w: %q", ErrOrderNotFound, orderSn)
-	}
+	o, err := s.ownOrder(ctx, caller.UserID, orderSn, s.db.Client.Order.Query().WithLines())
 	if err != nil {
-		return nil, store.Classify(err)
-	}
-	if o.UserID != caller.UserID {
-		return nil, fmt.Errorf("%w: order %s belongs to another user", errs.Forbidden, orderSn)
+		return nil, err
 	}
 	if o.Status != enums.OrderUnpaid {
 		return nil, fmt.Errorf("%w: order %s is %s, only UNPAID orders can be paid", checkout.ErrInvalidOrderState, orderSn, o.Status)
