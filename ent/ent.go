@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"storefront/ent/address"
+	"storefront/ent/addressbook"
 	"storefront/ent/cart"
 	"storefront/ent/cartline"
 	"storefront/ent/category"
@@ -19,6 +21,8 @@ import (
 	"storefront/ent/payment"
 	"storefront/ent/paymentevent"
 	"storefront/ent/poolbuyer"
+	"storefront/ent/shipment"
+	"storefront/ent/shippingtemplate"
 	"storefront/ent/sku"
 	"storefront/ent/spec"
 	"storefront/ent/specvalue"
@@ -91,25 +95,29 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			cart.Table:            cart.ValidColumn,
-			cartline.Table:        cartline.ValidColumn,
-			category.Table:        category.ValidColumn,
-			goods.Table:           goods.ValidColumn,
-			goodslisting.Table:    goodslisting.ValidColumn,
-			idempotency.Table:     idempotency.ValidColumn,
-			order.Table:           order.ValidColumn,
-			orderline.Table:       orderline.ValidColumn,
-			outbox.Table:          outbox.ValidColumn,
-			payment.Table:         payment.ValidColumn,
-			paymentevent.Table:    paymentevent.ValidColumn,
-			poolbuyer.Table:       poolbuyer.ValidColumn,
-			sku.Table:             sku.ValidColumn,
-			spec.Table:            spec.ValidColumn,
-			specvalue.Table:       specvalue.ValidColumn,
-			stocklog.Table:        stocklog.ValidColumn,
-			stockpool.Table:       stockpool.ValidColumn,
-			webhook.Table:         webhook.ValidColumn,
-			webhookdelivery.Table: webhookdelivery.ValidColumn,
+			address.Table:          address.ValidColumn,
+			addressbook.Table:      addressbook.ValidColumn,
+			cart.Table:             cart.ValidColumn,
+			cartline.Table:         cartline.ValidColumn,
+			category.Table:         category.ValidColumn,
+			goods.Table:            goods.ValidColumn,
+			goodslisting.Table:     goodslisting.ValidColumn,
+			idempotency.Table:      idempotency.ValidColumn,
+			order.Table:            order.ValidColumn,
+			orderline.Table:        orderline.ValidColumn,
+			outbox.Table:           outbox.ValidColumn,
+			payment.Table:          payment.ValidColumn,
+			paymentevent.Table:     paymentevent.ValidColumn,
+			poolbuyer.Table:        poolbuyer.ValidColumn,
+			shipment.Table:         shipment.ValidColumn,
+			shippingtemplate.Table: shippingtemplate.ValidColumn,
+			sku.Table:              sku.ValidColumn,
+			spec.Table:             spec.ValidColumn,
+			specvalue.Table:        specvalue.ValidColumn,
+			stocklog.Table:         stocklog.ValidColumn,
+			stockpool.Table:        stockpool.ValidColumn,
+			webhook.Table:          webhook.ValidColumn,
+			webhookdelivery.Table:  webhookdelivery.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

@@ -44,6 +44,8 @@ type Goods struct {
 	Slug *string `json:"slug,omitempty"`
 	// CategoryID holds the value of the "category_id" field.
 	CategoryID *int64 `json:"category_id,omitempty"`
+	// ShippingTemplateID holds the value of the "shipping_template_id" field.
+	ShippingTemplateID *int64 `json:"shipping_template_id,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the GoodsQuery when eager-loading is set.
 	Edges        GoodsEdges `json:"edges"`
@@ -86,7 +88,7 @@ func (*Goods) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case goods.FieldImages:
 			values[i] = new([]byte)
-		case goods.FieldID, goods.FieldVersion, goods.FieldCategoryID:
+		case goods.FieldID, goods.FieldVersion, goods.FieldCategoryID, goods.FieldShippingTemplateID:
 			values[i] = new(sql.NullInt64)
 		case goods.FieldName, goods.FieldCode, goods.FieldSpecType, goods.FieldStatus, goods.FieldStockMode, goods.FieldDescription, goods.FieldSlug:
 			values[i] = new(sql.NullString)
@@ -189,6 +191,13 @@ func (_m *Goods) assignValues(columns []string, values []any) error {
 				_m.CategoryID = new(int64)
 				*_m.CategoryID = value.Int64
 			}
+		case goods.FieldShippingTemplateID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field shipping_template_id", values[i])
+			} else if value.Valid {
+				_m.ShippingTemplateID = new(int64)
+				*_m.ShippingTemplateID = value.Int64
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -272,6 +281,11 @@ func (_m *Goods) String() string {
 	builder.WriteString(", ")
 	if v := _m.CategoryID; v != nil {
 		builder.WriteString("category_id=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.ShippingTemplateID; v != nil {
+		builder.WriteString("shipping_template_id=")
 		builder.WriteString(fmt.Sprintf("%v", *v))
 	}
 	builder.WriteByte(')')

@@ -39,6 +39,8 @@ type OrderLine struct {
 	LockState string `json:"lock_state,omitempty"`
 	// PoolID holds the value of the "pool_id" field.
 	PoolID int64 `json:"pool_id,omitempty"`
+	// ShippedQuantity holds the value of the "shipped_quantity" field.
+	ShippedQuantity int64 `json:"shipped_quantity,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the OrderLineQuery when eager-loading is set.
 	Edges        OrderLineEdges `json:"edges"`
@@ -70,7 +72,7 @@ func (*OrderLine) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case orderline.FieldID, orderline.FieldOrderID, orderline.FieldItemID, orderline.FieldGoodsID, orderline.FieldUnitPrice, orderline.FieldQuantity, orderline.FieldPoolID:
+		case orderline.FieldID, orderline.FieldOrderID, orderline.FieldItemID, orderline.FieldGoodsID, orderline.FieldUnitPrice, orderline.FieldQuantity, orderline.FieldPoolID, orderline.FieldShippedQuantity:
 			values[i] = new(sql.NullInt64)
 		case orderline.FieldGoodsName, orderline.FieldSpecValueStr, orderline.FieldStockMode, orderline.FieldLockState:
 			values[i] = new(sql.NullString)
@@ -155,6 +157,12 @@ func (_m *OrderLine) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.PoolID = value.Int64
 			}
+		case orderline.FieldShippedQuantity:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field shipped_quantity", values[i])
+			} else if value.Valid {
+				_m.ShippedQuantity = value.Int64
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -225,6 +233,9 @@ func (_m *OrderLine) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("pool_id=")
 	builder.WriteString(fmt.Sprintf("%v", _m.PoolID))
+	builder.WriteString(", ")
+	builder.WriteString("shipped_quantity=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ShippedQuantity))
 	builder.WriteByte(')')
 	return builder.String()
 }

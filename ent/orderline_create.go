@@ -116,6 +116,20 @@ func (_c *OrderLineCreate) SetNillablePoolID(v *int64) *OrderLineCreate {
 	return _c
 }
 
+// SetShippedQuantity sets the "shipped_quantity" field.
+func (_c *OrderLineCreate) SetShippedQuantity(v int64) *OrderLineCreate {
+	_c.mutation.SetShippedQuantity(v)
+	return _c
+}
+
+// SetNillableShippedQuantity sets the "shipped_quantity" field if the given value is not nil.
+func (_c *OrderLineCreate) SetNillableShippedQuantity(v *int64) *OrderLineCreate {
+	if v != nil {
+		_c.SetShippedQuantity(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *OrderLineCreate) SetID(v int64) *OrderLineCreate {
 	_c.mutation.SetID(v)
@@ -178,6 +192,10 @@ func (_c *OrderLineCreate) defaults() {
 		v := orderline.DefaultPoolID
 		_c.mutation.SetPoolID(v)
 	}
+	if _, ok := _c.mutation.ShippedQuantity(); !ok {
+		v := orderline.DefaultShippedQuantity
+		_c.mutation.SetShippedQuantity(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -231,6 +249,9 @@ func (_c *OrderLineCreate) check() error {
 	}
 	if _, ok := _c.mutation.PoolID(); !ok {
 		return &ValidationError{Name: "pool_id", err: errors.New(`ent: missing required field "OrderLine.pool_id"`)}
+	}
+	if _, ok := _c.mutation.ShippedQuantity(); !ok {
+		return &ValidationError{Name: "shipped_quantity", err: errors.New(`ent: missing required field "OrderLine.shipped_quantity"`)}
 	}
 	if len(_c.mutation.OrderIDs()) == 0 {
 		return &ValidationError{Name: "order", err: errors.New(`ent: missing required edge "OrderLine.order"`)}
@@ -303,6 +324,10 @@ func (_c *OrderLineCreate) createSpec() (*OrderLine, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.PoolID(); ok {
 		_spec.SetField(orderline.FieldPoolID, field.TypeInt64, value)
 		_node.PoolID = value
+	}
+	if value, ok := _c.mutation.ShippedQuantity(); ok {
+		_spec.SetField(orderline.FieldShippedQuantity, field.TypeInt64, value)
+		_node.ShippedQuantity = value
 	}
 	if nodes := _c.mutation.OrderIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -520,6 +545,24 @@ func (u *OrderLineUpsert) UpdatePoolID() *OrderLineUpsert {
 // AddPoolID adds v to the "pool_id" field.
 func (u *OrderLineUpsert) AddPoolID(v int64) *OrderLineUpsert {
 	u.Add(orderline.FieldPoolID, v)
+	return u
+}
+
+// SetShippedQuantity sets the "shipped_quantity" field.
+func (u *OrderLineUpsert) SetShippedQuantity(v int64) *OrderLineUpsert {
+	u.Set(orderline.FieldShippedQuantity, v)
+	return u
+}
+
+// UpdateShippedQuantity sets the "shipped_quantity" field to the value that was provided on create.
+func (u *OrderLineUpsert) UpdateShippedQuantity() *OrderLineUpsert {
+	u.SetExcluded(orderline.FieldShippedQuantity)
+	return u
+}
+
+// AddShippedQuantity adds v to the "shipped_quantity" field.
+func (u *OrderLineUpsert) AddShippedQuantity(v int64) *OrderLineUpsert {
+	u.Add(orderline.FieldShippedQuantity, v)
 	return u
 }
 
@@ -743,6 +786,27 @@ func (u *OrderLineUpsertOne) AddPoolID(v int64) *OrderLineUpsertOne {
 func (u *OrderLineUpsertOne) UpdatePoolID() *OrderLineUpsertOne {
 	return u.Update(func(s *OrderLineUpsert) {
 		s.UpdatePoolID()
+	})
+}
+
+// SetShippedQuantity sets the "shipped_quantity" field.
+func (u *OrderLineUpsertOne) SetShippedQuantity(v int64) *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.SetShippedQuantity(v)
+	})
+}
+
+// AddShippedQuantity adds v to the "shipped_quantity" field.
+func (u *OrderLineUpsertOne) AddShippedQuantity(v int64) *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.AddShippedQuantity(v)
+	})
+}
+
+// UpdateShippedQuantity sets the "shipped_quantity" field to the value that was provided on create.
+func (u *OrderLineUpsertOne) UpdateShippedQuantity() *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.UpdateShippedQuantity()
 	})
 }
 
@@ -1132,6 +1196,27 @@ func (u *OrderLineUpsertBulk) AddPoolID(v int64) *OrderLineUpsertBulk {
 func (u *OrderLineUpsertBulk) UpdatePoolID() *OrderLineUpsertBulk {
 	return u.Update(func(s *OrderLineUpsert) {
 		s.UpdatePoolID()
+	})
+}
+
+// SetShippedQuantity sets the "shipped_quantity" field.
+func (u *OrderLineUpsertBulk) SetShippedQuantity(v int64) *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.SetShippedQuantity(v)
+	})
+}
+
+// AddShippedQuantity adds v to the "shipped_quantity" field.
+func (u *OrderLineUpsertBulk) AddShippedQuantity(v int64) *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.AddShippedQuantity(v)
+	})
+}
+
+// UpdateShippedQuantity sets the "shipped_quantity" field to the value that was provided on create.
+func (u *OrderLineUpsertBulk) UpdateShippedQuantity() *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.UpdateShippedQuantity()
 	})
 }
 

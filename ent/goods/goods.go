@@ -40,6 +40,8 @@ const (
 	FieldSlug = "slug"
 	// FieldCategoryID holds the string denoting the category_id field in the database.
 	FieldCategoryID = "category_id"
+	// FieldShippingTemplateID holds the string denoting the shipping_template_id field in the database.
+	FieldShippingTemplateID = "shipping_template_id"
 	// EdgeSpecs holds the string denoting the specs edge name in mutations.
 	EdgeSpecs = "specs"
 	// EdgeSkus holds the string denoting the skus edge name in mutations.
@@ -77,6 +79,7 @@ var Columns = []string{
 	FieldImages,
 	FieldSlug,
 	FieldCategoryID,
+	FieldShippingTemplateID,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -207,6 +210,11 @@ func BySlug(opts ...sql.OrderTermOption) OrderOption {
 // ByCategoryID orders the results by the category_id field.
 func ByCategoryID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCategoryID, opts...).ToFunc()
+}
+
+// ByShippingTemplateID orders the results by the shipping_template_id field.
+func ByShippingTemplateID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldShippingTemplateID, opts...).ToFunc()
 }
 
 // BySpecsCount orders the results by specs count.

@@ -35,6 +35,8 @@ const (
 	FieldLockState = "lock_state"
 	// FieldPoolID holds the string denoting the pool_id field in the database.
 	FieldPoolID = "pool_id"
+	// FieldShippedQuantity holds the string denoting the shipped_quantity field in the database.
+	FieldShippedQuantity = "shipped_quantity"
 	// EdgeOrder holds the string denoting the order edge name in mutations.
 	EdgeOrder = "order"
 	// Table holds the table name of the orderline in the database.
@@ -61,6 +63,7 @@ var Columns = []string{
 	FieldStockMode,
 	FieldLockState,
 	FieldPoolID,
+	FieldShippedQuantity,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -86,6 +89,8 @@ var (
 	LockStateValidator func(string) error
 	// DefaultPoolID holds the default value on creation for the "pool_id" field.
 	DefaultPoolID int64
+	// DefaultShippedQuantity holds the default value on creation for the "shipped_quantity" field.
+	DefaultShippedQuantity int64
 )
 
 const DefaultStockMode enums.StockMode = "DEDUCT_AT_ORDER"
@@ -156,6 +161,11 @@ func ByLockState(opts ...sql.OrderTermOption) OrderOption {
 // ByPoolID orders the results by the pool_id field.
 func ByPoolID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPoolID, opts...).ToFunc()
+}
+
+// ByShippedQuantity orders the results by the shipped_quantity field.
+func ByShippedQuantity(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldShippedQuantity, opts...).ToFunc()
 }
 
 // ByOrderField orders the results by order field.

@@ -42,6 +42,10 @@ func (Goods) Fields() []ent.Field {
 		field.String("slug").MaxLen(120).Optional().Nillable(),
 		// A plain column, no edge: catalog writes it, listing reads it.
 		field.Int64("category_id").Optional().Nillable(),
+		// The freight template its orders are charged by (internal/shipping);
+		// NULL: it ships free. A plain column like category_id: catalog
+		// writes it, checkout and shipping read it.
+		field.Int64("shipping_template_id").Optional().Nillable(),
 	}
 }
 

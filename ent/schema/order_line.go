@@ -39,6 +39,9 @@ func (OrderLine) Fields() []ent.Field {
 		// 0: sold from the SKU's main stock; otherwise the stock pool the
 		// line was sold from (and, before the pool ends, restored to).
 		field.Int64("pool_id").Default(0),
+		// Units shipped so far: raised only by a CAS that keeps it at most
+		// quantity (internal/checkout/ship.go).
+		field.Int64("shipped_quantity").Default(0),
 	}
 }
 
