@@ -39,6 +39,9 @@ type Config struct {
 	// OnReplay, when set, is called for every placeOrder answered from a
 	// finished idempotency key (metrics).
 	OnReplay func()
+	// AutoConfirm: the closer completes SHIPPED orders shipped this long
+	// ago whose buyer did not confirm receipt (receipt.go).
+	AutoConfirm time.Duration
 }
 
 // DefaultConfig returns the defaults.
@@ -56,5 +59,6 @@ func DefaultConfig() Config {
 		GroupMax:       64,
 		GroupInFlight:  2,
 		PoolBatchMax:   16,
+		AutoConfirm:    7 * 24 * time.Hour,
 	}
 }

@@ -25,6 +25,10 @@ type PlaceInput struct {
 	// cannot answer one cart's order for another cart with the same items
 	// (issue 25). "" for placeOrder.
 	Scope string
+	// AddressID is the buyer's address the order ships to (issue 41,
+	// shipto.go): required when a line's goods ships under a freight
+	// template, allowed always.
+	AddressID *int64
 }
 
 // ItemInput names a SKU by ItemID, or by GoodsID + SpecValueIDs (any order).
@@ -110,6 +114,10 @@ func requestHash(in PlaceInput) string {
 		// of its keys stored before Scope existed) stays what it was.
 		h.Write([]byte{0})
 		h.Write([]byte(in.Scope))
+	}
+	if in.AddressID != nil {
+		// As Scope: only when set, so that every hash made before stays.
+		h.Write([]byte("\x00ship:" + strconv.FormatInt(*in.AddressID, 10)))
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

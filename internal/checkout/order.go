@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"storefront/internal/platform/store"
+	"storefront/internal/shipping"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/money"
 )
@@ -25,6 +26,14 @@ type Order struct {
 	Lines       []*OrderLine
 	CreatedAt   time.Time
 	ExpiresAt   time.Time
+	// Shipping (issue 41, shipto.go, ship.go, receipt.go): the fee is part
+	// of Amount; the address is a copy (nil: none yet).
+	ShippingFee     money.Money
+	ShippingAddress *shipping.OrderAddress
+	ShippedAt       *time.Time
+	CompletedAt     *time.Time
+
+	version int64 // orders.version as read (setOrderAddress's CAS)
 }
 
 // OrderLine is a snapshot of one bought SKU.
@@ -40,6 +49,8 @@ type OrderLine struct {
 	StockMode enums.StockMode
 	// PoolID is the stock pool the line was sold from; 0 for main stock.
 	PoolID int64
+	// ShippedQuantity is how many of its units shipments carried.
+	ShippedQuantity int64
 
 	poolLimit int64           // the pool's per-buyer limit, as resolved (pool lines being placed)
 	id        int64           // the line's row, once written

@@ -19,12 +19,14 @@ func toOrder(r *ent.Order) *Order {
 		ID: r.ID, OrderSn: r.OrderSn, UserID: r.UserID, Status: r.Status, Amount: r.Amount,
 		Currency: r.Currency, Remark: r.Remark, NeedsReview: r.NeedsReview,
 		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
+		ShippingFee: r.ShippingFee, ShippingAddress: addressOf(r.ShippingAddress), ShippedAt: r.ShippedAt, CompletedAt: r.CompletedAt,
+		version: r.Version,
 	}
 	o.Lines = make([]*OrderLine, len(r.Edges.Lines))
 	for i, l := range r.Edges.Lines {
 		o.Lines[i] = &OrderLine{ItemID: l.ItemID, GoodsID: l.GoodsID, GoodsName: l.GoodsName,
 			SpecValueStr: l.SpecValueStr, UnitPrice: l.UnitPrice, Quantity: l.Quantity, StockMode: l.StockMode, PoolID: l.PoolID,
-			id: l.ID, lockState: enums.LockState(l.LockState)}
+			ShippedQuantity: l.ShippedQuantity, id: l.ID, lockState: enums.LockState(l.LockState)}
 	}
 	return o
 }
