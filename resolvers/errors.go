@@ -12,6 +12,7 @@ import (
 	"storefront/internal/checkout"
 	"storefront/internal/inventory"
 	"storefront/internal/platform/store"
+	"storefront/internal/shipping"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
 	"storefront/internal/vocab/money"
@@ -54,6 +55,8 @@ var codes = []errorCode{
 	{inventory.ErrPoolNotActive, "POOL_NOT_ACTIVE"},
 	{inventory.ErrPoolLimitExceeded, "POOL_LIMIT_EXCEEDED"},
 	{cart.ErrCompleted, "CART_COMPLETED"},
+	{shipping.ErrAddressRequired, "ADDRESS_REQUIRED"},
+	{shipping.ErrUnavailable, "SHIPPING_UNAVAILABLE"},
 
 	// Sentinels of value and algorithm packages, which use no category.
 	{skumatrix.ErrEmptyDimension, "INVALID_INPUT"},

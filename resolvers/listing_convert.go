@@ -57,5 +57,6 @@ func content(description *string, imgs []*graph.ImageInput, slug *string) catalo
 func updateGoodsInput(in graph.UpdateGoodsInput) (catalog.UpdateGoodsInput, error) {
 	var p ids
 	return catalog.UpdateGoodsInput{GoodsID: p.one(in.GoodsID), ExpectedVersion: in.ExpectedVersion, Name: in.Name,
-		Content: content(in.Description, in.Images, in.Slug), CategoryID: p.opt(in.CategoryID), ClearCategory: deref(in.ClearCategory)}, p.err
+		Content: content(in.Description, in.Images, in.Slug), CategoryID: p.opt(in.CategoryID), ClearCategory: deref(in.ClearCategory),
+		ShippingTemplateID: p.opt(in.ShippingTemplateID), ClearShippingTemplate: deref(in.ClearShippingTemplate)}, p.err
 }

@@ -9,6 +9,7 @@ import (
 	"storefront/internal/inventory"
 	"storefront/internal/live"
 	"storefront/internal/payments"
+	"storefront/internal/shipping"
 	"storefront/internal/webhooks"
 )
 
@@ -24,4 +25,7 @@ type Resolver struct {
 	// UNAVAILABLE; the server then mounts no WebSocket transport either).
 	Live  *live.Hub
 	Hooks *webhooks.Service // Hooks: queryResolver has a method Webhooks
+	// Ship keeps address books and freight templates (Shipping is
+	// CartCost's resolver method).
+	Ship *shipping.Service
 }

@@ -102,7 +102,7 @@ func (r *mutationResolver) CartBuyerIdentityUpdate(ctx context.Context, cartID s
 }
 
 // CheckoutCart is the resolver for the checkoutCart field.
-func (r *mutationResolver) CheckoutCart(ctx context.Context, cartID string, idempotencyKey *string) (*checkout.Order, error) {
+func (r *mutationResolver) CheckoutCart(ctx context.Context, cartID string, idempotencyKey *string, addressID *string) (*checkout.Order, error) {
 	p, err := buyer(ctx)
 	if err != nil {
 		return nil, err
@@ -111,7 +111,12 @@ func (r *mutationResolver) CheckoutCart(ctx context.Context, cartID string, idem
 	if idempotencyKey != nil {
 		key = *idempotencyKey // the argument wins over the header, as for placeOrder
 	}
-	return r.Carts.Checkout(ctx, p.UserID, cartID, key)
+	var ids ids
+	to := ids.opt(addressID)
+	if ids.err != nil {
+		return nil, ids.err
+	}
+	return r.Carts.CheckoutTo(ctx, p.UserID, cartID, key, to)
 }
 
 // Cart is the resolver for the cart field.
@@ -126,10 +131,14 @@ func (r *queryResolver) Cart(ctx context.Context, id string) (*cart.Cart, error)
 // Cart returns graph.CartResolver implementation.
 func (r *Resolver) Cart() graph.CartResolver { return &cartResolver{r} }
 
+// CartCost returns graph.CartCostResolver implementation.
+func (r *Resolver) CartCost() graph.CartCostResolver { return &cartCostResolver{r} }
+
 // CartLine returns graph.CartLineResolver implementation.
 func (r *Resolver) CartLine() graph.CartLineResolver { return &cartLineResolver{r} }
 
 type (
 	cartResolver     struct{ *Resolver }
+	cartCostResolver struct{ *Resolver }
 	cartLineResolver struct{ *Resolver }
 )

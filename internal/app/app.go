@@ -18,6 +18,7 @@ import (
 	"storefront/internal/platform/metrics"
 	"storefront/internal/platform/store"
 	"storefront/internal/server"
+	"storefront/internal/shipping"
 	"storefront/internal/webhooks"
 	"storefront/resolvers"
 )
@@ -73,7 +74,7 @@ func New(db, writer *store.DB, signer *auth.Signer, cfg Config) *App {
 	orders := checkout.New(writer, cfg.Checkout)
 	r := &resolvers.Resolver{Catalog: cat, Inventory: inventory.New(writer), Checkout: orders,
 		Payments: payments.New(writer, cfg.Payments, orders), Carts: cart.New(db, orders, cfg.Cart),
-		Live: live.New(db, cat, cfg.Live), Hooks: webhooks.New(db, cfg.Webhooks)}
+		Live: live.New(db, cat, cfg.Live), Hooks: webhooks.New(db, cfg.Webhooks), Ship: shipping.New(writer)}
 	a := &App{DB: db, Writer: writer, Metrics: m, Resolver: r}
 
 	o := cfg.HTTP

@@ -32,6 +32,12 @@ import (
 // attempt's key, whatever key it brings: so it replays that order rather
 // than placing a second one.
 func (s *Service) Checkout(ctx context.Context, who, token, key string) (*checkout.Order, error) {
+	return s.CheckoutTo(ctx, who, token, key, nil)
+}
+
+// CheckoutTo is Checkout of an order that ships to the buyer's address
+// addressID (nil: none; checkout.PlaceInput.AddressID).
+func (s *Service) CheckoutTo(ctx context.Context, who, token, key string, addressID *int64) (*checkout.Order, error) {
 	if who == "" {
 		return nil, fmt.Errorf("%w: checkout needs a customer token", errs.Unauthenticated)
 	}
@@ -85,7 +91,7 @@ func (s *Service) Checkout(ctx context.Context, who, token, key string) (*checko
 			return nil, store.Classify(fmt.Errorf("claiming the cart: %w", err))
 		}
 		if n == 1 {
-			return s.place(ctx, who, r, a)
+			return s.place(ctx, who, r, a, addressID)
 		}
 		// Another checkout or a change came first: look again.
 	}
@@ -103,7 +109,7 @@ type attempt struct {
 	lease time.Time
 }
 
-func (s *Service) place(ctx context.Context, who string, r *ent.Cart, a *attempt) (*checkout.Order, error) {
+func (s *Service) place(ctx context.Context, who string, r *ent.Cart, a *attempt, addressID *int64) (*checkout.Order, error) {
 	lines, err := s.db.Client.CartLine.Query().Where(cartline.CartID(r.ID)).Order(cartline.ByID()).All(ctx)
 	if err != nil {
 		s.settle(ctx, a, false)
@@ -117,7 +123,7 @@ func (s *Service) place(ctx context.Context, who string, r *ent.Cart, a *attempt
 	// another cart's order (even of the same items) is IDEMPOTENCY_KEY_REUSED,
 	// never that order. Each line is refused above the price the buyer last
 	// saw (PRICE_CHANGED): a rise is charged only after a read showed it.
-	in := checkout.PlaceInput{UserID: who, IdempotencyKey: a.key, Items: make([]checkout.ItemInput, len(lines))}
+	in := checkout.PlaceInput{UserID: who, IdempotencyKey: a.key, Items: make([]checkout.ItemInput, len(lines)), AddressID: addressID}
 	if !strings.HasPrefix(a.key, autoPrefix+r.Token+":") {
 		// This cart's own key names it already (and so keeps the
 		// fingerprint its records had before Scope existed).
