@@ -3553,7 +3553,7 @@ enum ChargeBy { PIECE WEIGHT }
 extend type Query {
   "The caller's address book (customer token), the default first, then the newest."
   myAddresses: [Address!]!
-  "Every freight template, oldest first (admin; at most 100 exist)."
+  "Every freight template, oldest first (admin; at most 50 exist)."
   shippingTemplates: [ShippingTemplate!]!
   "Every order, newest first (admin). A cursor is the position of an order and is valid with any filter."
   orders(first: Int, after: String, filter: OrderFilter): OrderConnection!
@@ -3634,7 +3634,7 @@ is "*" (everywhere), 2 digits (a province), 4 (a city) or 6 (a district); the
 most specific rule that covers an address wins, and each code is in one rule.
 """
 input ShippingRuleInput {
-  "1 to 100 codes."
+  "1 to 40 codes."
   regionCodes: [String!]! @text(max: 6)
   "1 or more: pieces, or grams for WEIGHT."
   firstUnits: Int!
@@ -3647,7 +3647,7 @@ input ShippingRuleInput {
 input CreateShippingTemplateInput {
   name: String! @text(max: 60)
   chargeBy: ChargeBy!
-  "1 to 50 rules."
+  "1 to 20 rules."
   rules: [ShippingRuleInput!]!
   "The template's lines ship free when their subtotal reaches this; null: never."
   freeOver: Money

@@ -84,7 +84,7 @@ type CreateGoodsInput struct {
 type CreateShippingTemplateInput struct {
 	Name     string         `json:"name"`
 	ChargeBy enums.ChargeBy `json:"chargeBy"`
-	// 1 to 50 rules.
+	// 1 to 20 rules.
 	Rules []*ShippingRuleInput `json:"rules"`
 	// The template's lines ship free when their subtotal reaches this; null: never.
 	FreeOver *money.Money `json:"freeOver,omitempty"`
@@ -246,7 +246,7 @@ type ShipOrderInput struct {
 // is "*" (everywhere), 2 digits (a province), 4 (a city) or 6 (a district); the
 // most specific rule that covers an address wins, and each code is in one rule.
 type ShippingRuleInput struct {
-	// 1 to 100 codes.
+	// 1 to 40 codes.
 	RegionCodes []string `json:"regionCodes"`
 	// 1 or more: pieces, or grams for WEIGHT.
 	FirstUnits int64       `json:"firstUnits"`

@@ -12,10 +12,10 @@ import (
 
 // Limits of what the book and the templates hold.
 const (
-	MaxAddresses   = 20  // per customer
-	MaxTemplates   = 100 // shippingTemplates answers them all
-	MaxRules       = 50  // per template
-	MaxRuleRegions = 100 // region codes per rule
+	MaxAddresses   = 20 // per customer
+	MaxTemplates   = 50 // shippingTemplates answers them all
+	MaxRules       = 20 // per template
+	MaxRuleRegions = 40 // region codes per rule: every province fits
 	MaxUnits       = 1_000_000_000
 	// MaxFee bounds a rule's fees and a template's freeOver: 100,000.00.
 	MaxFee = money.Money(10_000_000)
