@@ -22,29 +22,33 @@ import (
 // default is named by isDefault: true; removing the default makes the
 // newest remaining address the default.
 
-// Addresses is user's book, the default first, then the newest first.
+// Addresses is user's book, the default first, then the newest first. One
+// statement reads the addresses with the book's default, so that a change
+// committed between two reads cannot show a book without its default.
 func (s *Service) Addresses(ctx context.Context, user string) ([]*Address, error) {
-	book, err := s.db.Client.AddressBook.Query().Where(addressbook.UserID(user)).Only(ctx)
-	if ent.IsNotFound(err) {
-		return []*Address{}, nil
-	}
-	if err != nil {
-		return nil, store.Classify(fmt.Errorf("reading the address book: %w", err))
-	}
-	rows, err := s.db.Client.Address.Query().Where(address.UserID(user)).Order(address.ByID(entsql.OrderDesc())).All(ctx)
+	rs, err := s.db.Client.QueryContext(ctx, "SELECT a.id, a.name, a.phone, a.region_code, a.province, a.city, a.district, a.line, a.postal_code, "+
+		"b.default_address_id FROM address a JOIN address_book b ON b.user_id = a.user_id WHERE a.user_id = ? ORDER BY a.id DESC", user)
 	if err != nil {
 		return nil, store.Classify(fmt.Errorf("reading addresses: %w", err))
 	}
-	out := make([]*Address, 0, len(rows))
-	for _, r := range rows {
-		a := addressOf(r, book.DefaultAddressID)
+	defer rs.Close()
+	out := []*Address{}
+	for rs.Next() {
+		var (
+			a   Address
+			def sql.NullInt64
+		)
+		if err := rs.Scan(&a.ID, &a.Name, &a.Phone, &a.RegionCode, &a.Province, &a.City, &a.District, &a.Line, &a.PostalCode, &def); err != nil {
+			return nil, fmt.Errorf("reading addresses: %w", err)
+		}
+		a.IsDefault = def.Valid && def.Int64 == a.ID
 		if a.IsDefault {
-			out = append([]*Address{a}, out...)
+			out = append([]*Address{&a}, out...)
 		} else {
-			out = append(out, a)
+			out = append(out, &a)
 		}
 	}
-	return out, nil
+	return out, store.Classify(rs.Err())
 }
 
 // AddAddress adds in to user's book.
@@ -99,14 +103,19 @@ func (s *Service) UpdateAddress(ctx context.Context, user string, id int64, in A
 		if err != nil {
 			return err
 		}
-		n, err := tx.Address.Update().Where(address.ID(id), address.UserID(user)).SetName(a.Name).SetPhone(a.Phone).
+		// Found first: MySQL counts only the rows an UPDATE changed, and an
+		// update may change nothing.
+		if ok, err := tx.Address.Query().Where(address.ID(id), address.UserID(user)).Exist(ctx); err != nil || !ok {
+			if err == nil {
+				err = fmt.Errorf("%w: no address %d in your book", errs.NotFound, id)
+			}
+			return err
+		}
+		err = tx.Address.Update().Where(address.ID(id), address.UserID(user)).SetName(a.Name).SetPhone(a.Phone).
 			SetRegionCode(a.RegionCode).SetProvince(a.Province).SetCity(a.City).SetDistrict(a.District).SetLine(a.Line).
-			SetPostalCode(a.PostalCode).SetUpdatedAt(s.now()).Save(ctx)
+			SetPostalCode(a.PostalCode).SetUpdatedAt(s.now()).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("updating address %d: %w", id, err)
-		}
-		if n == 0 {
-			return fmt.Errorf("%w: no address %d in your book", errs.NotFound, id)
 		}
 		def := book.DefaultAddressID
 		if in.IsDefault {
