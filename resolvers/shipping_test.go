@@ -88,7 +88,7 @@ func TestShippingOverGraphQL(t *testing.T) {
 			ID, ShippingTemplateID string
 			Version                int
 			Skus                   []struct {
-				ID, SpecValueStr    string
+				ID, SpecValueStr     string
 				WeightGrams, Version int
 			}
 		}
@@ -151,7 +151,12 @@ func TestShippingOverGraphQL(t *testing.T) {
 		// The cart shows the fee for a chosen address and checks out to it.
 		var cart struct {
 			ID   string
-			Cost struct{ Subtotal string; Shipping *string; Hz *string; Bj *string }
+			Cost struct {
+				Subtotal string
+				Shipping *string
+				Hz       *string
+				Bj       *string
+			}
 		}
 		do(bob, `mutation($items: [CartLineInput!]!) { cartCreate(input: {lines: $items}) { id cost { subtotal shipping } } }`,
 			map[string]any{"items": items}, &cart)
