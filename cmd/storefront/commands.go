@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"storefront/internal/catalog"
-	"storefront/internal/shipping"
 	"storefront/internal/demo"
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/store"
+	"storefront/internal/shipping"
 )
 
 func openDB(ctx context.Context, c *config) (*store.DB, error) {

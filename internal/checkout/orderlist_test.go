@@ -130,7 +130,9 @@ func TestOrderListAgainstAnOracle(t *testing.T) {
 func (f *shipFixture) bring(t *testing.T, o *Order, st enums.OrderStatus) {
 	t.Helper()
 	ctx := context.Background()
-	pay := func() { f.pay(t, o.ID, Payer{ID: o.ID, Provider: "mock", PaymentID: "p-" + o.OrderSn, Amount: o.Amount}) }
+	pay := func() {
+		f.pay(t, o.ID, Payer{ID: o.ID, Provider: "mock", PaymentID: "p-" + o.OrderSn, Amount: o.Amount})
+	}
 	ship := func(lines ...ShipLine) {
 		if _, err := f.svc.Ship(ctx, ShipInput{OrderSn: o.OrderSn, Carrier: "SF", TrackingNo: "T", Lines: lines}); err != nil {
 			t.Fatal(err)

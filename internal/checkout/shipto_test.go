@@ -62,9 +62,9 @@ func TestPlaceWithShipping(t *testing.T) {
 			items []ItemInput
 			fee   string
 		}{
-			{[]ItemInput{one(f.small, 1)}, "8.00"},                     // 350 g
-			{[]ItemInput{one(f.small, 3)}, "10.00"},                    // 1,050 g, 177.00
-			{[]ItemInput{one(f.large, 3)}, "0.00"},                     // 237.00: free
+			{[]ItemInput{one(f.small, 1)}, "8.00"},                              // 350 g
+			{[]ItemInput{one(f.small, 3)}, "10.00"},                             // 1,050 g, 177.00
+			{[]ItemInput{one(f.large, 3)}, "0.00"},                              // 237.00: free
 			{[]ItemInput{one(f.small, 3), one(f.skuID(t, "黑色,L"), 1)}, "10.00"}, // the T-shirt ships free and does not count to 199.00
 		} {
 			o, err := f.svc.Place(ctx, PlaceInput{UserID: "u1", Items: tc.items, AddressID: &beijing})
