@@ -213,6 +213,7 @@ type ComplexityRoot struct {
 		ShippingAddress func(childComplexity int) int
 		ShippingFee     func(childComplexity int) int
 		Status          func(childComplexity int) int
+		UserID          func(childComplexity int) int
 	}
 
 	OrderAddress struct {
@@ -1502,6 +1503,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.Status(childComplexity), true
+	case "Order.userId":
+		if e.ComplexityRoot.Order.UserID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.UserID(childComplexity), true
 
 	case "OrderAddress.city":
 		if e.ComplexityRoot.OrderAddress.City == nil {
@@ -3708,6 +3715,8 @@ input OrderFilter {
 }
 
 extend type Order {
+  "The customer who placed it (the token's sub): what the order list's userId filter names."
+  userId: String!
   "A copy of the address the order ships to; null until it has one."
   shippingAddress: OrderAddress
   "Frozen when the order was placed (or given its address); part of amount: subtotal − discount + shippingFee."
@@ -4016,6 +4025,8 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 		return ec.fieldContext_Order_payment(ctx, field)
 	case "payments":
 		return ec.fieldContext_Order_payments(ctx, field)
+	case "userId":
+		return ec.fieldContext_Order_userId(ctx, field)
 	case "shippingAddress":
 		return ec.fieldContext_Order_shippingAddress(ctx, field)
 	case "shippingFee":
@@ -9282,6 +9293,29 @@ func (ec *executionContext) fieldContext_Order_payments(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Order_userId(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_userId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_userId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, "String")
 }
 
 func (ec *executionContext) _Order_shippingAddress(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
@@ -17970,6 +18004,11 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Order_payments(ctx, field, obj)
 				})
+		case "userId":
+			out.Values[i] = ec._Order_userId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "shippingAddress":
 			out.Values[i] = ec._Order_shippingAddress(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
