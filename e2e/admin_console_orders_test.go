@@ -27,7 +27,9 @@ func TestAdminConsoleOrders(t *testing.T) {
 			}
 			decode(t, s.Query(t, s.CustomerToken, `{ goods(slug: "demo-bottle") { skus { id specValueStr } } myAddresses { id } }`, nil), &demo)
 			small, large := demo.Goods.Skus[0], demo.Goods.Skus[1]
-			var paid, unpaid struct{ PlaceOrder struct{ OrderSn, Amount string } }
+			var paid, unpaid struct {
+				PlaceOrder struct{ OrderSn, Amount string }
+			}
 			place := `mutation($items: [OrderItemInput!]!, $a: ID) { placeOrder(input: {items: $items, addressId: $a}) { orderSn amount } }`
 			decode(t, s.Query(t, s.CustomerToken, place, map[string]any{"a": demo.MyAddresses[0].ID,
 				"items": []map[string]any{{"itemId": small.ID, "quantity": 2}, {"itemId": large.ID, "quantity": 1}}}), &paid)
