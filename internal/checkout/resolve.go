@@ -44,6 +44,7 @@ type skuRow struct {
 	mode              enums.StockMode
 	stock, locked     int64 // as read, without a lock: on hand, and held by unpaid lock-mode orders
 	ship              shipTerms
+	readAt            time.Time // when it was read (lastRead's age)
 }
 
 // available is what can be ordered: stock - lock_stock, computed, never stored.
@@ -205,8 +206,9 @@ func readSKUs(ctx context.Context, q querier, where string, args []any) ([]*skuR
 	}
 	defer rs.Close()
 	var out []*skuRow
+	now := time.Now()
 	for rs.Next() {
-		r := &skuRow{}
+		r := &skuRow{readAt: now}
 		if err := rs.Scan(&r.id, &r.goodsID, &r.specKey, &r.specText, &r.price, &r.status, &r.goodsName, &r.goodsStatus, &r.mode, &r.stock, &r.locked, &r.ship.template, &r.ship.weight); err != nil {
 			return nil, fmt.Errorf("reading SKUs: %w", err)
 		}

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"storefront/internal/platform/store"
 	"storefront/internal/shipping"
+	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
 )
@@ -136,6 +138,46 @@ func TestShippingFeeIgnoresLineOrder(t *testing.T) {
 			}
 			if o.ShippingFee != first.ShippingFee || o.Amount != first.Amount {
 				t.Errorf("lines %v: fee %s amount %s, the first order's %s %s", rotated, o.ShippingFee, o.Amount, first.ShippingFee, first.Amount)
+			}
+		}
+	})
+}
+
+// A template put on a goods whose SKU the group path keeps selling from
+// its memory of the SKU (lastRead, MySQL and PostgreSQL): the template is
+// not a term the batch's CAS checks, and orders without an address are
+// refused once the memory is older than lastRead.maxAge.
+func TestTemplateReachesTheGroupPathsMemory(t *testing.T) {
+	testdb.EachServer(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := setupShipping(t, setup(t, db, path{"group", true}))
+		memory := f.svc.batcher.(*serverBatcher).lastRead
+		memory.maxAge = 300 * time.Millisecond
+		blackL := f.skuID(t, "黑色,L")
+		f.setStock(t, blackL, 1_000_000) // no refusal for stock, which would read the SKU again
+		place := func() error {
+			_, err := f.svc.Place(ctx, PlaceInput{UserID: "u1", Items: []ItemInput{one(blackL, 1)}, IdempotencyKey: newKey()})
+			return err
+		}
+		for range 3 { // the batches remember the SKU
+			if err := place(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.underTemplate(t, f.ids["DEMO-TSHIRT"], f.newTemplate(t, enums.ChargeByPiece,
+			shipping.Rule{RegionCodes: []string{"*"}, FirstUnits: 1, FirstFee: m("10.00"), NextUnits: 1, NextFee: m("1.00")}))
+		set := time.Now()
+		for placed := 0; ; placed++ {
+			err := place()
+			if errors.Is(err, shipping.ErrAddressRequired) {
+				t.Logf("%d orders placed from memory in the %v after the template", placed, time.Since(set).Round(time.Millisecond))
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if time.Since(set) > 5*time.Second {
+				t.Fatalf("%d orders placed without an address %v after the goods got a template", placed, time.Since(set))
 			}
 		}
 	})
