@@ -128,7 +128,7 @@ func (r *mutationResolver) ConfirmReceipt(ctx context.Context, orderSn string) (
 
 // Shipments is the resolver for the shipments field.
 func (r *orderResolver) Shipments(ctx context.Context, obj *checkout.Order) ([]*checkout.Shipment, error) {
-	return r.Checkout.Shipments(ctx, obj.ID)
+	return r.Checkout.Shipments(ctx, obj)
 }
 
 // MyAddresses is the resolver for the myAddresses field.
@@ -155,6 +155,9 @@ func (r *queryResolver) Orders(ctx context.Context, first *int64, after *string,
 	}
 	page, total, err := r.Checkout.Orders(ctx, orderFilter(filter), paging.First(first), deref(after), selected(ctx, "totalCount"))
 	if err != nil {
+		return nil, err
+	}
+	if err := r.shipmentsOf(ctx, page.Orders); err != nil {
 		return nil, err
 	}
 	c := orderConnection(page)

@@ -1,6 +1,10 @@
 package resolvers
 
 import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+
 	"storefront/graph"
 	"storefront/internal/cart"
 	"storefront/internal/checkout"
@@ -31,6 +35,40 @@ func shipInput(in graph.ShipOrderInput) (checkout.ShipInput, error) {
 		}
 	}
 	return out, p.err
+}
+
+// shipmentsOf reads the shipments of a page of orders in one query when the
+// operation asks for them (edges { node { shipments } }), instead of one
+// per order.
+func (r *Resolver) shipmentsOf(ctx context.Context, orders []*checkout.Order) error {
+	if !selectedPath(ctx, "edges", "node", "shipments") {
+		return nil
+	}
+	return r.Checkout.LoadShipments(ctx, orders)
+}
+
+// selectedPath says whether the field's selection holds path (through
+// fragments).
+func selectedPath(ctx context.Context, path ...string) bool {
+	oc := graphql.GetOperationContext(ctx)
+	fields := graphql.CollectFieldsCtx(ctx, nil)
+	for i, name := range path {
+		var next *graphql.CollectedField
+		for j := range fields {
+			if fields[j].Name == name {
+				next = &fields[j]
+				break
+			}
+		}
+		if next == nil {
+			return false
+		}
+		if i == len(path)-1 {
+			return true
+		}
+		fields = graphql.CollectFields(oc, next.Selections, nil)
+	}
+	return false
 }
 
 func orderFilter(f *graph.OrderFilter) checkout.OrderFilter {

@@ -1,11 +1,17 @@
 package resolvers_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"storefront/internal/app"
+	"storefront/internal/catalog"
+	"storefront/internal/checkout"
+	"storefront/internal/demo"
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/gqltest"
@@ -202,4 +208,60 @@ func TestShippingOverGraphQL(t *testing.T) {
 		}
 		code("confirming an unshipped order", do(bob, `mutation($sn: String!) { confirmReceipt(orderSn: $sn) { status } }`, map[string]any{"sn": o.OrderSn}), "INVALID_ORDER_STATE")
 	})
+}
+
+// A page of orders asking for their shipments reads them in one query,
+// however many orders the page holds (an N+1 guard).
+func TestOrderShipmentsReadOncePerPage(t *testing.T) {
+	ctx := context.Background()
+	spec := testdb.Spec(t, testdb.SQLite)
+	open := func(opts ...store.Option) *store.DB {
+		db, err := store.Open(ctx, spec, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	plain := open()
+	if err := plain.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var reads atomic.Int64
+	signer, _ := auth.NewSigner("shipping-test-secret-0123456789ab")
+	shop := app.New(plain, nil, signer, app.DefaultConfig()) // places the orders
+	t.Cleanup(shop.Close)
+	counted := app.New(open(testdb.CountReads(&reads)), nil, signer, app.DefaultConfig()) // answers the list
+	t.Cleanup(counted.Close)
+	ids, err := demo.Seed(ctx, shop.Catalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := shop.Catalog.Goods(ctx, catalog.Viewer{Admin: true}, ids[demo.BagCode])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bag := g.SkuList(false)[0].ID
+	admin, _ := signer.Issue("alice", auth.Admin, time.Hour)
+	h := counted.Handler()
+	query := `{ orders(first: 50) { edges { node { orderSn shipments { trackingNo } } } } }`
+	var counts []int64
+	placed := 0
+	for n := range 3 {
+		for range 1 + 4*n {
+			placed++
+			if _, err := shop.Checkout.Place(ctx, checkout.PlaceInput{UserID: "bob", Items: []checkout.ItemInput{{ItemID: &bag, Quantity: 1}},
+				IdempotencyKey: fmt.Sprint("n1-", placed)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		reads.Store(0)
+		if a := gqltest.Do(t, h, admin, query, nil); a.Code() != "" {
+			t.Fatalf("%+v", a.Errors)
+		}
+		counts = append(counts, reads.Load())
+	}
+	if counts[0] != counts[1] || counts[1] != counts[2] {
+		t.Errorf("reads for pages of 1, 6 and 15 orders with their shipments: %v, want the same", counts)
+	}
 }

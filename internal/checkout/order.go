@@ -33,7 +33,8 @@ type Order struct {
 	ShippedAt       *time.Time
 	CompletedAt     *time.Time
 
-	version int64 // orders.version as read (setOrderAddress's CAS)
+	version   int64       // orders.version as read (setOrderAddress's CAS)
+	shipments []*Shipment // read for a page of orders at once (LoadShipments); nil: not read
 }
 
 // OrderLine is a snapshot of one bought SKU.

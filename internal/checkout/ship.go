@@ -236,19 +236,43 @@ func (in *ShipInput) check(maxLines int) error {
 	return nil
 }
 
-// Shipments returns the shipments of order orderID, oldest first.
-func (s *Service) Shipments(ctx context.Context, orderID int64) ([]*Shipment, error) {
-	rows, err := s.db.Client.Shipment.Query().Where(shipment.OrderID(orderID)).Order(shipment.ByID()).All(ctx)
-	if err != nil {
-		return nil, store.Classify(fmt.Errorf("reading shipments: %w", err))
+// Shipments returns the shipments of o, oldest first: those LoadShipments
+// read with o's page, or read now.
+func (s *Service) Shipments(ctx context.Context, o *Order) ([]*Shipment, error) {
+	if o.shipments != nil {
+		return o.shipments, nil
 	}
-	out := make([]*Shipment, len(rows))
-	for i, r := range rows {
+	if err := s.LoadShipments(ctx, []*Order{o}); err != nil {
+		return nil, err
+	}
+	return o.shipments, nil
+}
+
+// LoadShipments reads the shipments of orders in one query and keeps each
+// order's with it: a page of orders asking for its shipments is two reads,
+// not one per order.
+func (s *Service) LoadShipments(ctx context.Context, orders []*Order) error {
+	if len(orders) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(orders))
+	by := make(map[int64]*Order, len(orders))
+	for i, o := range orders {
+		ids[i], by[o.ID] = o.ID, o
+		o.shipments = []*Shipment{}
+	}
+	rows, err := s.db.Client.Shipment.Query().Where(shipment.OrderIDIn(ids...)).Order(shipment.ByID()).All(ctx)
+	if err != nil {
+		return store.Classify(fmt.Errorf("reading shipments: %w", err))
+	}
+	for _, r := range rows {
 		sh := &Shipment{ID: r.ID, Carrier: r.Carrier, TrackingNo: r.TrackingNo, ShippedAt: r.ShippedAt, Lines: make([]ShipLine, len(r.Lines))}
 		for j, l := range r.Lines {
 			sh.Lines[j] = ShipLine{ItemID: l.ItemID, Quantity: l.Quantity}
 		}
-		out[i] = sh
+		if o := by[r.OrderID]; o != nil {
+			o.shipments = append(o.shipments, sh)
+		}
 	}
-	return out, nil
+	return nil
 }
