@@ -35,8 +35,11 @@ func twoInstancesOneDatabase(t *testing.T, backend testdb.Backend) {
 	}
 	defer db.Close()
 	var goodsRows int
-	if err := db.SQL.QueryRow("SELECT COUNT(*) FROM goods").Scan(&goodsRows); err != nil || goodsRows != 4 {
-		t.Fatalf("goods after two demo starts: %d (%v), want the 4 demo goods", goodsRows, err)
+	if err := db.SQL.QueryRow("SELECT COUNT(*) FROM goods").Scan(&goodsRows); err != nil || goodsRows != 5 {
+		t.Fatalf("goods after two demo starts: %d (%v), want the 5 demo goods (the 4 and the water bottle of demo.SeedShipping)", goodsRows, err)
+	}
+	if tpl, addr := dbInt(t, db, "SELECT COUNT(*) FROM shipping_template"), dbInt(t, db, "SELECT COUNT(*) FROM address"); tpl != 1 || addr != 1 {
+		t.Fatalf("after two demo starts: %d freight templates and %d addresses, want the demo's one of each", tpl, addr)
 	}
 
 	id := setStockTo(t, a, "黑色,L", 200)

@@ -11,6 +11,8 @@ import (
 
 	"storefront/ent/migrate"
 
+	"storefront/ent/address"
+	"storefront/ent/addressbook"
 	"storefront/ent/cart"
 	"storefront/ent/cartline"
 	"storefront/ent/category"
@@ -28,6 +30,8 @@ import (
 	"storefront/ent/poolbuyer"
 	"storefront/ent/purchasecount"
 	"storefront/ent/refund"
+	"storefront/ent/shipment"
+	"storefront/ent/shippingtemplate"
 	"storefront/ent/sku"
 	"storefront/ent/spec"
 	"storefront/ent/specvalue"
@@ -50,6 +54,10 @@ type Client struct {
 	config
 	// Schema is the client for creating, migrating and dropping schema.
 	Schema *migrate.Schema
+	// Address is the client for interacting with the Address builders.
+	Address *AddressClient
+	// AddressBook is the client for interacting with the AddressBook builders.
+	AddressBook *AddressBookClient
 	// Cart is the client for interacting with the Cart builders.
 	Cart *CartClient
 	// CartLine is the client for interacting with the CartLine builders.
@@ -84,6 +92,10 @@ type Client struct {
 	PurchaseCount *PurchaseCountClient
 	// Refund is the client for interacting with the Refund builders.
 	Refund *RefundClient
+	// Shipment is the client for interacting with the Shipment builders.
+	Shipment *ShipmentClient
+	// ShippingTemplate is the client for interacting with the ShippingTemplate builders.
+	ShippingTemplate *ShippingTemplateClient
 	// Sku is the client for interacting with the Sku builders.
 	Sku *SkuClient
 	// Spec is the client for interacting with the Spec builders.
@@ -111,6 +123,8 @@ func NewClient(opts ...Option) *Client {
 
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
+	c.Address = NewAddressClient(c.config)
+	c.AddressBook = NewAddressBookClient(c.config)
 	c.Cart = NewCartClient(c.config)
 	c.CartLine = NewCartLineClient(c.config)
 	c.Category = NewCategoryClient(c.config)
@@ -128,6 +142,8 @@ func (c *Client) init() {
 	c.PoolBuyer = NewPoolBuyerClient(c.config)
 	c.PurchaseCount = NewPurchaseCountClient(c.config)
 	c.Refund = NewRefundClient(c.config)
+	c.Shipment = NewShipmentClient(c.config)
+	c.ShippingTemplate = NewShippingTemplateClient(c.config)
 	c.Sku = NewSkuClient(c.config)
 	c.Spec = NewSpecClient(c.config)
 	c.SpecValue = NewSpecValueClient(c.config)
@@ -226,33 +242,37 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:             ctx,
-		config:          cfg,
-		Cart:            NewCartClient(cfg),
-		CartLine:        NewCartLineClient(cfg),
-		Category:        NewCategoryClient(cfg),
-		Coupon:          NewCouponClient(cfg),
-		CouponClaim:     NewCouponClaimClient(cfg),
-		Goods:           NewGoodsClient(cfg),
-		GoodsListing:    NewGoodsListingClient(cfg),
-		Idempotency:     NewIdempotencyClient(cfg),
-		Order:           NewOrderClient(cfg),
-		OrderLine:       NewOrderLineClient(cfg),
-		Outbox:          NewOutboxClient(cfg),
-		Payment:         NewPaymentClient(cfg),
-		PaymentEvent:    NewPaymentEventClient(cfg),
-		PaymentStart:    NewPaymentStartClient(cfg),
-		PoolBuyer:       NewPoolBuyerClient(cfg),
-		PurchaseCount:   NewPurchaseCountClient(cfg),
-		Refund:          NewRefundClient(cfg),
-		Sku:             NewSkuClient(cfg),
-		Spec:            NewSpecClient(cfg),
-		SpecValue:       NewSpecValueClient(cfg),
-		StockLog:        NewStockLogClient(cfg),
-		StockPool:       NewStockPoolClient(cfg),
-		UserCoupon:      NewUserCouponClient(cfg),
-		Webhook:         NewWebhookClient(cfg),
-		WebhookDelivery: NewWebhookDeliveryClient(cfg),
+		ctx:              ctx,
+		config:           cfg,
+		Address:          NewAddressClient(cfg),
+		AddressBook:      NewAddressBookClient(cfg),
+		Cart:             NewCartClient(cfg),
+		CartLine:         NewCartLineClient(cfg),
+		Category:         NewCategoryClient(cfg),
+		Coupon:           NewCouponClient(cfg),
+		CouponClaim:      NewCouponClaimClient(cfg),
+		Goods:            NewGoodsClient(cfg),
+		GoodsListing:     NewGoodsListingClient(cfg),
+		Idempotency:      NewIdempotencyClient(cfg),
+		Order:            NewOrderClient(cfg),
+		OrderLine:        NewOrderLineClient(cfg),
+		Outbox:           NewOutboxClient(cfg),
+		Payment:          NewPaymentClient(cfg),
+		PaymentEvent:     NewPaymentEventClient(cfg),
+		PaymentStart:     NewPaymentStartClient(cfg),
+		PoolBuyer:        NewPoolBuyerClient(cfg),
+		PurchaseCount:    NewPurchaseCountClient(cfg),
+		Refund:           NewRefundClient(cfg),
+		Shipment:         NewShipmentClient(cfg),
+		ShippingTemplate: NewShippingTemplateClient(cfg),
+		Sku:              NewSkuClient(cfg),
+		Spec:             NewSpecClient(cfg),
+		SpecValue:        NewSpecValueClient(cfg),
+		StockLog:         NewStockLogClient(cfg),
+		StockPool:        NewStockPoolClient(cfg),
+		UserCoupon:       NewUserCouponClient(cfg),
+		Webhook:          NewWebhookClient(cfg),
+		WebhookDelivery:  NewWebhookDeliveryClient(cfg),
 	}, nil
 }
 
@@ -270,40 +290,44 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:             ctx,
-		config:          cfg,
-		Cart:            NewCartClient(cfg),
-		CartLine:        NewCartLineClient(cfg),
-		Category:        NewCategoryClient(cfg),
-		Coupon:          NewCouponClient(cfg),
-		CouponClaim:     NewCouponClaimClient(cfg),
-		Goods:           NewGoodsClient(cfg),
-		GoodsListing:    NewGoodsListingClient(cfg),
-		Idempotency:     NewIdempotencyClient(cfg),
-		Order:           NewOrderClient(cfg),
-		OrderLine:       NewOrderLineClient(cfg),
-		Outbox:          NewOutboxClient(cfg),
-		Payment:         NewPaymentClient(cfg),
-		PaymentEvent:    NewPaymentEventClient(cfg),
-		PaymentStart:    NewPaymentStartClient(cfg),
-		PoolBuyer:       NewPoolBuyerClient(cfg),
-		PurchaseCount:   NewPurchaseCountClient(cfg),
-		Refund:          NewRefundClient(cfg),
-		Sku:             NewSkuClient(cfg),
-		Spec:            NewSpecClient(cfg),
-		SpecValue:       NewSpecValueClient(cfg),
-		StockLog:        NewStockLogClient(cfg),
-		StockPool:       NewStockPoolClient(cfg),
-		UserCoupon:      NewUserCouponClient(cfg),
-		Webhook:         NewWebhookClient(cfg),
-		WebhookDelivery: NewWebhookDeliveryClient(cfg),
+		ctx:              ctx,
+		config:           cfg,
+		Address:          NewAddressClient(cfg),
+		AddressBook:      NewAddressBookClient(cfg),
+		Cart:             NewCartClient(cfg),
+		CartLine:         NewCartLineClient(cfg),
+		Category:         NewCategoryClient(cfg),
+		Coupon:           NewCouponClient(cfg),
+		CouponClaim:      NewCouponClaimClient(cfg),
+		Goods:            NewGoodsClient(cfg),
+		GoodsListing:     NewGoodsListingClient(cfg),
+		Idempotency:      NewIdempotencyClient(cfg),
+		Order:            NewOrderClient(cfg),
+		OrderLine:        NewOrderLineClient(cfg),
+		Outbox:           NewOutboxClient(cfg),
+		Payment:          NewPaymentClient(cfg),
+		PaymentEvent:     NewPaymentEventClient(cfg),
+		PaymentStart:     NewPaymentStartClient(cfg),
+		PoolBuyer:        NewPoolBuyerClient(cfg),
+		PurchaseCount:    NewPurchaseCountClient(cfg),
+		Refund:           NewRefundClient(cfg),
+		Shipment:         NewShipmentClient(cfg),
+		ShippingTemplate: NewShippingTemplateClient(cfg),
+		Sku:              NewSkuClient(cfg),
+		Spec:             NewSpecClient(cfg),
+		SpecValue:        NewSpecValueClient(cfg),
+		StockLog:         NewStockLogClient(cfg),
+		StockPool:        NewStockPoolClient(cfg),
+		UserCoupon:       NewUserCouponClient(cfg),
+		Webhook:          NewWebhookClient(cfg),
+		WebhookDelivery:  NewWebhookDeliveryClient(cfg),
 	}, nil
 }
 
 // Debug returns a new debug-client. It's used to get verbose logging on specific operations.
 //
 //	client.Debug().
-//		Cart.
+//		Address.
 //		Query().
 //		Count(ctx)
 func (c *Client) Debug() *Client {
@@ -326,10 +350,11 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.Cart, c.CartLine, c.Category, c.Coupon, c.CouponClaim, c.Goods,
-		c.GoodsListing, c.Idempotency, c.Order, c.OrderLine, c.Outbox, c.Payment,
-		c.PaymentEvent, c.PaymentStart, c.PoolBuyer, c.PurchaseCount, c.Refund, c.Sku,
-		c.Spec, c.SpecValue, c.StockLog, c.StockPool, c.UserCoupon, c.Webhook,
+		c.Address, c.AddressBook, c.Cart, c.CartLine, c.Category, c.Coupon,
+		c.CouponClaim, c.Goods, c.GoodsListing, c.Idempotency, c.Order, c.OrderLine,
+		c.Outbox, c.Payment, c.PaymentEvent, c.PaymentStart, c.PoolBuyer,
+		c.PurchaseCount, c.Refund, c.Shipment, c.ShippingTemplate, c.Sku, c.Spec,
+		c.SpecValue, c.StockLog, c.StockPool, c.UserCoupon, c.Webhook,
 		c.WebhookDelivery,
 	} {
 		n.Use(hooks...)
@@ -340,10 +365,11 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.Cart, c.CartLine, c.Category, c.Coupon, c.CouponClaim, c.Goods,
-		c.GoodsListing, c.Idempotency, c.Order, c.OrderLine, c.Outbox, c.Payment,
-		c.PaymentEvent, c.PaymentStart, c.PoolBuyer, c.PurchaseCount, c.Refund, c.Sku,
-		c.Spec, c.SpecValue, c.StockLog, c.StockPool, c.UserCoupon, c.Webhook,
+		c.Address, c.AddressBook, c.Cart, c.CartLine, c.Category, c.Coupon,
+		c.CouponClaim, c.Goods, c.GoodsListing, c.Idempotency, c.Order, c.OrderLine,
+		c.Outbox, c.Payment, c.PaymentEvent, c.PaymentStart, c.PoolBuyer,
+		c.PurchaseCount, c.Refund, c.Shipment, c.ShippingTemplate, c.Sku, c.Spec,
+		c.SpecValue, c.StockLog, c.StockPool, c.UserCoupon, c.Webhook,
 		c.WebhookDelivery,
 	} {
 		n.Intercept(interceptors...)
@@ -353,6 +379,10 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 // Mutate implements the ent.Mutator interface.
 func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
+	case *AddressMutation:
+		return c.Address.mutate(ctx, m)
+	case *AddressBookMutation:
+		return c.AddressBook.mutate(ctx, m)
 	case *CartMutation:
 		return c.Cart.mutate(ctx, m)
 	case *CartLineMutation:
@@ -387,6 +417,10 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.PurchaseCount.mutate(ctx, m)
 	case *RefundMutation:
 		return c.Refund.mutate(ctx, m)
+	case *ShipmentMutation:
+		return c.Shipment.mutate(ctx, m)
+	case *ShippingTemplateMutation:
+		return c.ShippingTemplate.mutate(ctx, m)
 	case *SkuMutation:
 		return c.Sku.mutate(ctx, m)
 	case *SpecMutation:
@@ -405,6 +439,272 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.WebhookDelivery.mutate(ctx, m)
 	default:
 		return nil, fmt.Errorf("ent: unknown mutation type %T", m)
+	}
+}
+
+// AddressClient is a client for the Address schema.
+type AddressClient struct {
+	config
+}
+
+// NewAddressClient returns a client for the Address from the given config.
+func NewAddressClient(c config) *AddressClient {
+	return &AddressClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `address.Hooks(f(g(h())))`.
+func (c *AddressClient) Use(hooks ...Hook) {
+	c.hooks.Address = append(c.hooks.Address, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `address.Intercept(f(g(h())))`.
+func (c *AddressClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Address = append(c.inters.Address, interceptors...)
+}
+
+// Create returns a builder for creating a Address entity.
+func (c *AddressClient) Create() *AddressCreate {
+	mutation := newAddressMutation(c.config, OpCreate)
+	return &AddressCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Address entities.
+func (c *AddressClient) CreateBulk(builders ...*AddressCreate) *AddressCreateBulk {
+	return &AddressCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *AddressClient) MapCreateBulk(slice any, setFunc func(*AddressCreate, int)) *AddressCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &AddressCreateBulk{err: fmt.Errorf("calling to AddressClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*AddressCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &AddressCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Address.
+func (c *AddressClient) Update() *AddressUpdate {
+	mutation := newAddressMutation(c.config, OpUpdate)
+	return &AddressUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *AddressClient) UpdateOne(_m *Address) *AddressUpdateOne {
+	mutation := newAddressMutation(c.config, OpUpdateOne, withAddress(_m))
+	return &AddressUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *AddressClient) UpdateOneID(id int64) *AddressUpdateOne {
+	mutation := newAddressMutation(c.config, OpUpdateOne, withAddressID(id))
+	return &AddressUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Address.
+func (c *AddressClient) Delete() *AddressDelete {
+	mutation := newAddressMutation(c.config, OpDelete)
+	return &AddressDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *AddressClient) DeleteOne(_m *Address) *AddressDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *AddressClient) DeleteOneID(id int64) *AddressDeleteOne {
+	builder := c.Delete().Where(address.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &AddressDeleteOne{builder}
+}
+
+// Query returns a query builder for Address.
+func (c *AddressClient) Query() *AddressQuery {
+	return &AddressQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeAddress},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Address entity by its id.
+func (c *AddressClient) Get(ctx context.Context, id int64) (*Address, error) {
+	return c.Query().Where(address.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *AddressClient) GetX(ctx context.Context, id int64) *Address {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *AddressClient) Hooks() []Hook {
+	return c.hooks.Address
+}
+
+// Interceptors returns the client interceptors.
+func (c *AddressClient) Interceptors() []Interceptor {
+	return c.inters.Address
+}
+
+func (c *AddressClient) mutate(ctx context.Context, m *AddressMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&AddressCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&AddressUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&AddressUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&AddressDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Address mutation op: %q", m.Op())
+	}
+}
+
+// AddressBookClient is a client for the AddressBook schema.
+type AddressBookClient struct {
+	config
+}
+
+// NewAddressBookClient returns a client for the AddressBook from the given config.
+func NewAddressBookClient(c config) *AddressBookClient {
+	return &AddressBookClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `addressbook.Hooks(f(g(h())))`.
+func (c *AddressBookClient) Use(hooks ...Hook) {
+	c.hooks.AddressBook = append(c.hooks.AddressBook, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `addressbook.Intercept(f(g(h())))`.
+func (c *AddressBookClient) Intercept(interceptors ...Interceptor) {
+	c.inters.AddressBook = append(c.inters.AddressBook, interceptors...)
+}
+
+// Create returns a builder for creating a AddressBook entity.
+func (c *AddressBookClient) Create() *AddressBookCreate {
+	mutation := newAddressBookMutation(c.config, OpCreate)
+	return &AddressBookCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of AddressBook entities.
+func (c *AddressBookClient) CreateBulk(builders ...*AddressBookCreate) *AddressBookCreateBulk {
+	return &AddressBookCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *AddressBookClient) MapCreateBulk(slice any, setFunc func(*AddressBookCreate, int)) *AddressBookCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &AddressBookCreateBulk{err: fmt.Errorf("calling to AddressBookClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*AddressBookCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &AddressBookCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for AddressBook.
+func (c *AddressBookClient) Update() *AddressBookUpdate {
+	mutation := newAddressBookMutation(c.config, OpUpdate)
+	return &AddressBookUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *AddressBookClient) UpdateOne(_m *AddressBook) *AddressBookUpdateOne {
+	mutation := newAddressBookMutation(c.config, OpUpdateOne, withAddressBook(_m))
+	return &AddressBookUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *AddressBookClient) UpdateOneID(id int64) *AddressBookUpdateOne {
+	mutation := newAddressBookMutation(c.config, OpUpdateOne, withAddressBookID(id))
+	return &AddressBookUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for AddressBook.
+func (c *AddressBookClient) Delete() *AddressBookDelete {
+	mutation := newAddressBookMutation(c.config, OpDelete)
+	return &AddressBookDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *AddressBookClient) DeleteOne(_m *AddressBook) *AddressBookDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *AddressBookClient) DeleteOneID(id int64) *AddressBookDeleteOne {
+	builder := c.Delete().Where(addressbook.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &AddressBookDeleteOne{builder}
+}
+
+// Query returns a query builder for AddressBook.
+func (c *AddressBookClient) Query() *AddressBookQuery {
+	return &AddressBookQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeAddressBook},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a AddressBook entity by its id.
+func (c *AddressBookClient) Get(ctx context.Context, id int64) (*AddressBook, error) {
+	return c.Query().Where(addressbook.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *AddressBookClient) GetX(ctx context.Context, id int64) *AddressBook {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *AddressBookClient) Hooks() []Hook {
+	return c.hooks.AddressBook
+}
+
+// Interceptors returns the client interceptors.
+func (c *AddressBookClient) Interceptors() []Interceptor {
+	return c.inters.AddressBook
+}
+
+func (c *AddressBookClient) mutate(ctx context.Context, m *AddressBookMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&AddressBookCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&AddressBookUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&AddressBookUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&AddressBookDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown AddressBook mutation op: %q", m.Op())
 	}
 }
 
@@ -2733,6 +3033,272 @@ func (c *RefundClient) mutate(ctx context.Context, m *RefundMutation) (Value, er
 	}
 }
 
+// ShipmentClient is a client for the Shipment schema.
+type ShipmentClient struct {
+	config
+}
+
+// NewShipmentClient returns a client for the Shipment from the given config.
+func NewShipmentClient(c config) *ShipmentClient {
+	return &ShipmentClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `shipment.Hooks(f(g(h())))`.
+func (c *ShipmentClient) Use(hooks ...Hook) {
+	c.hooks.Shipment = append(c.hooks.Shipment, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `shipment.Intercept(f(g(h())))`.
+func (c *ShipmentClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Shipment = append(c.inters.Shipment, interceptors...)
+}
+
+// Create returns a builder for creating a Shipment entity.
+func (c *ShipmentClient) Create() *ShipmentCreate {
+	mutation := newShipmentMutation(c.config, OpCreate)
+	return &ShipmentCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Shipment entities.
+func (c *ShipmentClient) CreateBulk(builders ...*ShipmentCreate) *ShipmentCreateBulk {
+	return &ShipmentCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ShipmentClient) MapCreateBulk(slice any, setFunc func(*ShipmentCreate, int)) *ShipmentCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ShipmentCreateBulk{err: fmt.Errorf("calling to ShipmentClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ShipmentCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ShipmentCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Shipment.
+func (c *ShipmentClient) Update() *ShipmentUpdate {
+	mutation := newShipmentMutation(c.config, OpUpdate)
+	return &ShipmentUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ShipmentClient) UpdateOne(_m *Shipment) *ShipmentUpdateOne {
+	mutation := newShipmentMutation(c.config, OpUpdateOne, withShipment(_m))
+	return &ShipmentUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ShipmentClient) UpdateOneID(id int64) *ShipmentUpdateOne {
+	mutation := newShipmentMutation(c.config, OpUpdateOne, withShipmentID(id))
+	return &ShipmentUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Shipment.
+func (c *ShipmentClient) Delete() *ShipmentDelete {
+	mutation := newShipmentMutation(c.config, OpDelete)
+	return &ShipmentDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ShipmentClient) DeleteOne(_m *Shipment) *ShipmentDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ShipmentClient) DeleteOneID(id int64) *ShipmentDeleteOne {
+	builder := c.Delete().Where(shipment.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ShipmentDeleteOne{builder}
+}
+
+// Query returns a query builder for Shipment.
+func (c *ShipmentClient) Query() *ShipmentQuery {
+	return &ShipmentQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeShipment},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Shipment entity by its id.
+func (c *ShipmentClient) Get(ctx context.Context, id int64) (*Shipment, error) {
+	return c.Query().Where(shipment.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ShipmentClient) GetX(ctx context.Context, id int64) *Shipment {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ShipmentClient) Hooks() []Hook {
+	return c.hooks.Shipment
+}
+
+// Interceptors returns the client interceptors.
+func (c *ShipmentClient) Interceptors() []Interceptor {
+	return c.inters.Shipment
+}
+
+func (c *ShipmentClient) mutate(ctx context.Context, m *ShipmentMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ShipmentCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ShipmentUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ShipmentUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ShipmentDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Shipment mutation op: %q", m.Op())
+	}
+}
+
+// ShippingTemplateClient is a client for the ShippingTemplate schema.
+type ShippingTemplateClient struct {
+	config
+}
+
+// NewShippingTemplateClient returns a client for the ShippingTemplate from the given config.
+func NewShippingTemplateClient(c config) *ShippingTemplateClient {
+	return &ShippingTemplateClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `shippingtemplate.Hooks(f(g(h())))`.
+func (c *ShippingTemplateClient) Use(hooks ...Hook) {
+	c.hooks.ShippingTemplate = append(c.hooks.ShippingTemplate, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `shippingtemplate.Intercept(f(g(h())))`.
+func (c *ShippingTemplateClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ShippingTemplate = append(c.inters.ShippingTemplate, interceptors...)
+}
+
+// Create returns a builder for creating a ShippingTemplate entity.
+func (c *ShippingTemplateClient) Create() *ShippingTemplateCreate {
+	mutation := newShippingTemplateMutation(c.config, OpCreate)
+	return &ShippingTemplateCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ShippingTemplate entities.
+func (c *ShippingTemplateClient) CreateBulk(builders ...*ShippingTemplateCreate) *ShippingTemplateCreateBulk {
+	return &ShippingTemplateCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ShippingTemplateClient) MapCreateBulk(slice any, setFunc func(*ShippingTemplateCreate, int)) *ShippingTemplateCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ShippingTemplateCreateBulk{err: fmt.Errorf("calling to ShippingTemplateClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ShippingTemplateCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ShippingTemplateCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ShippingTemplate.
+func (c *ShippingTemplateClient) Update() *ShippingTemplateUpdate {
+	mutation := newShippingTemplateMutation(c.config, OpUpdate)
+	return &ShippingTemplateUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ShippingTemplateClient) UpdateOne(_m *ShippingTemplate) *ShippingTemplateUpdateOne {
+	mutation := newShippingTemplateMutation(c.config, OpUpdateOne, withShippingTemplate(_m))
+	return &ShippingTemplateUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ShippingTemplateClient) UpdateOneID(id int64) *ShippingTemplateUpdateOne {
+	mutation := newShippingTemplateMutation(c.config, OpUpdateOne, withShippingTemplateID(id))
+	return &ShippingTemplateUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ShippingTemplate.
+func (c *ShippingTemplateClient) Delete() *ShippingTemplateDelete {
+	mutation := newShippingTemplateMutation(c.config, OpDelete)
+	return &ShippingTemplateDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ShippingTemplateClient) DeleteOne(_m *ShippingTemplate) *ShippingTemplateDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ShippingTemplateClient) DeleteOneID(id int64) *ShippingTemplateDeleteOne {
+	builder := c.Delete().Where(shippingtemplate.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ShippingTemplateDeleteOne{builder}
+}
+
+// Query returns a query builder for ShippingTemplate.
+func (c *ShippingTemplateClient) Query() *ShippingTemplateQuery {
+	return &ShippingTemplateQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeShippingTemplate},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ShippingTemplate entity by its id.
+func (c *ShippingTemplateClient) Get(ctx context.Context, id int64) (*ShippingTemplate, error) {
+	return c.Query().Where(shippingtemplate.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ShippingTemplateClient) GetX(ctx context.Context, id int64) *ShippingTemplate {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ShippingTemplateClient) Hooks() []Hook {
+	return c.hooks.ShippingTemplate
+}
+
+// Interceptors returns the client interceptors.
+func (c *ShippingTemplateClient) Interceptors() []Interceptor {
+	return c.inters.ShippingTemplate
+}
+
+func (c *ShippingTemplateClient) mutate(ctx context.Context, m *ShippingTemplateMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ShippingTemplateCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ShippingTemplateUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ShippingTemplateUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ShippingTemplateDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown ShippingTemplate mutation op: %q", m.Op())
+	}
+}
+
 // SkuClient is a client for the Sku schema.
 type SkuClient struct {
 	config
@@ -3864,16 +4430,18 @@ func (c *WebhookDeliveryClient) mutate(ctx context.Context, m *WebhookDeliveryMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Cart, CartLine, Category, Coupon, CouponClaim, Goods, GoodsListing, Idempotency,
-		Order, OrderLine, Outbox, Payment, PaymentEvent, PaymentStart, PoolBuyer,
-		PurchaseCount, Refund, Sku, Spec, SpecValue, StockLog, StockPool, UserCoupon,
-		Webhook, WebhookDelivery []ent.Hook
+		Address, AddressBook, Cart, CartLine, Category, Coupon, CouponClaim, Goods,
+		GoodsListing, Idempotency, Order, OrderLine, Outbox, Payment, PaymentEvent,
+		PaymentStart, PoolBuyer, PurchaseCount, Refund, Shipment, ShippingTemplate,
+		Sku, Spec, SpecValue, StockLog, StockPool, UserCoupon, Webhook,
+		WebhookDelivery []ent.Hook
 	}
 	inters struct {
-		Cart, CartLine, Category, Coupon, CouponClaim, Goods, GoodsListing, Idempotency,
-		Order, OrderLine, Outbox, Payment, PaymentEvent, PaymentStart, PoolBuyer,
-		PurchaseCount, Refund, Sku, Spec, SpecValue, StockLog, StockPool, UserCoupon,
-		Webhook, WebhookDelivery []ent.Interceptor
+		Address, AddressBook, Cart, CartLine, Category, Coupon, CouponClaim, Goods,
+		GoodsListing, Idempotency, Order, OrderLine, Outbox, Payment, PaymentEvent,
+		PaymentStart, PoolBuyer, PurchaseCount, Refund, Shipment, ShippingTemplate,
+		Sku, Spec, SpecValue, StockLog, StockPool, UserCoupon, Webhook,
+		WebhookDelivery []ent.Interceptor
 	}
 )
 

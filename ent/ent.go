@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"storefront/ent/address"
+	"storefront/ent/addressbook"
 	"storefront/ent/cart"
 	"storefront/ent/cartline"
 	"storefront/ent/category"
@@ -24,6 +26,8 @@ import (
 	"storefront/ent/poolbuyer"
 	"storefront/ent/purchasecount"
 	"storefront/ent/refund"
+	"storefront/ent/shipment"
+	"storefront/ent/shippingtemplate"
 	"storefront/ent/sku"
 	"storefront/ent/spec"
 	"storefront/ent/specvalue"
@@ -97,31 +101,35 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			cart.Table:            cart.ValidColumn,
-			cartline.Table:        cartline.ValidColumn,
-			category.Table:        category.ValidColumn,
-			coupon.Table:          coupon.ValidColumn,
-			couponclaim.Table:     couponclaim.ValidColumn,
-			goods.Table:           goods.ValidColumn,
-			goodslisting.Table:    goodslisting.ValidColumn,
-			idempotency.Table:     idempotency.ValidColumn,
-			order.Table:           order.ValidColumn,
-			orderline.Table:       orderline.ValidColumn,
-			outbox.Table:          outbox.ValidColumn,
-			payment.Table:         payment.ValidColumn,
-			paymentevent.Table:    paymentevent.ValidColumn,
-			paymentstart.Table:    paymentstart.ValidColumn,
-			poolbuyer.Table:       poolbuyer.ValidColumn,
-			purchasecount.Table:   purchasecount.ValidColumn,
-			refund.Table:          refund.ValidColumn,
-			sku.Table:             sku.ValidColumn,
-			spec.Table:            spec.ValidColumn,
-			specvalue.Table:       specvalue.ValidColumn,
-			stocklog.Table:        stocklog.ValidColumn,
-			stockpool.Table:       stockpool.ValidColumn,
-			usercoupon.Table:      usercoupon.ValidColumn,
-			webhook.Table:         webhook.ValidColumn,
-			webhookdelivery.Table: webhookdelivery.ValidColumn,
+			address.Table:          address.ValidColumn,
+			addressbook.Table:      addressbook.ValidColumn,
+			cart.Table:             cart.ValidColumn,
+			cartline.Table:         cartline.ValidColumn,
+			category.Table:         category.ValidColumn,
+			coupon.Table:           coupon.ValidColumn,
+			couponclaim.Table:      couponclaim.ValidColumn,
+			goods.Table:            goods.ValidColumn,
+			goodslisting.Table:     goodslisting.ValidColumn,
+			idempotency.Table:      idempotency.ValidColumn,
+			order.Table:            order.ValidColumn,
+			orderline.Table:        orderline.ValidColumn,
+			outbox.Table:           outbox.ValidColumn,
+			payment.Table:          payment.ValidColumn,
+			paymentevent.Table:     paymentevent.ValidColumn,
+			paymentstart.Table:     paymentstart.ValidColumn,
+			poolbuyer.Table:        poolbuyer.ValidColumn,
+			purchasecount.Table:    purchasecount.ValidColumn,
+			refund.Table:           refund.ValidColumn,
+			shipment.Table:         shipment.ValidColumn,
+			shippingtemplate.Table: shippingtemplate.ValidColumn,
+			sku.Table:              sku.ValidColumn,
+			spec.Table:             spec.ValidColumn,
+			specvalue.Table:        specvalue.ValidColumn,
+			stocklog.Table:         stocklog.ValidColumn,
+			stockpool.Table:        stockpool.ValidColumn,
+			usercoupon.Table:       usercoupon.ValidColumn,
+			webhook.Table:          webhook.ValidColumn,
+			webhookdelivery.Table:  webhookdelivery.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

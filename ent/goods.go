@@ -46,6 +46,8 @@ type Goods struct {
 	CategoryID *int64 `json:"category_id,omitempty"`
 	// PurchaseLimit holds the value of the "purchase_limit" field.
 	PurchaseLimit *int64 `json:"purchase_limit,omitempty"`
+	// ShippingTemplateID holds the value of the "shipping_template_id" field.
+	ShippingTemplateID *int64 `json:"shipping_template_id,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the GoodsQuery when eager-loading is set.
 	Edges        GoodsEdges `json:"edges"`
@@ -88,7 +90,7 @@ func (*Goods) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case goods.FieldImages:
 			values[i] = new([]byte)
-		case goods.FieldID, goods.FieldVersion, goods.FieldCategoryID, goods.FieldPurchaseLimit:
+		case goods.FieldID, goods.FieldVersion, goods.FieldCategoryID, goods.FieldPurchaseLimit, goods.FieldShippingTemplateID:
 			values[i] = new(sql.NullInt64)
 		case goods.FieldName, goods.FieldCode, goods.FieldSpecType, goods.FieldStatus, goods.FieldStockMode, goods.FieldDescription, goods.FieldSlug:
 			values[i] = new(sql.NullString)
@@ -198,6 +200,13 @@ func (_m *Goods) assignValues(columns []string, values []any) error {
 				_m.PurchaseLimit = new(int64)
 				*_m.PurchaseLimit = value.Int64
 			}
+		case goods.FieldShippingTemplateID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field shipping_template_id", values[i])
+			} else if value.Valid {
+				_m.ShippingTemplateID = new(int64)
+				*_m.ShippingTemplateID = value.Int64
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -286,6 +295,11 @@ func (_m *Goods) String() string {
 	builder.WriteString(", ")
 	if v := _m.PurchaseLimit; v != nil {
 		builder.WriteString("purchase_limit=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.ShippingTemplateID; v != nil {
+		builder.WriteString("shipping_template_id=")
 		builder.WriteString(fmt.Sprintf("%v", *v))
 	}
 	builder.WriteByte(')')

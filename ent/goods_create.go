@@ -192,6 +192,20 @@ func (_c *GoodsCreate) SetNillablePurchaseLimit(v *int64) *GoodsCreate {
 	return _c
 }
 
+// SetShippingTemplateID sets the "shipping_template_id" field.
+func (_c *GoodsCreate) SetShippingTemplateID(v int64) *GoodsCreate {
+	_c.mutation.SetShippingTemplateID(v)
+	return _c
+}
+
+// SetNillableShippingTemplateID sets the "shipping_template_id" field if the given value is not nil.
+func (_c *GoodsCreate) SetNillableShippingTemplateID(v *int64) *GoodsCreate {
+	if v != nil {
+		_c.SetShippingTemplateID(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *GoodsCreate) SetID(v int64) *GoodsCreate {
 	_c.mutation.SetID(v)
@@ -440,6 +454,10 @@ func (_c *GoodsCreate) createSpec() (*Goods, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.PurchaseLimit(); ok {
 		_spec.SetField(goods.FieldPurchaseLimit, field.TypeInt64, value)
 		_node.PurchaseLimit = &value
+	}
+	if value, ok := _c.mutation.ShippingTemplateID(); ok {
+		_spec.SetField(goods.FieldShippingTemplateID, field.TypeInt64, value)
+		_node.ShippingTemplateID = &value
 	}
 	if nodes := _c.mutation.SpecsIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -711,6 +729,30 @@ func (u *GoodsUpsert) ClearPurchaseLimit() *GoodsUpsert {
 	return u
 }
 
+// SetShippingTemplateID sets the "shipping_template_id" field.
+func (u *GoodsUpsert) SetShippingTemplateID(v int64) *GoodsUpsert {
+	u.Set(goods.FieldShippingTemplateID, v)
+	return u
+}
+
+// UpdateShippingTemplateID sets the "shipping_template_id" field to the value that was provided on create.
+func (u *GoodsUpsert) UpdateShippingTemplateID() *GoodsUpsert {
+	u.SetExcluded(goods.FieldShippingTemplateID)
+	return u
+}
+
+// AddShippingTemplateID adds v to the "shipping_template_id" field.
+func (u *GoodsUpsert) AddShippingTemplateID(v int64) *GoodsUpsert {
+	u.Add(goods.FieldShippingTemplateID, v)
+	return u
+}
+
+// ClearShippingTemplateID clears the value of the "shipping_template_id" field.
+func (u *GoodsUpsert) ClearShippingTemplateID() *GoodsUpsert {
+	u.SetNull(goods.FieldShippingTemplateID)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -976,6 +1018,34 @@ func (u *GoodsUpsertOne) UpdatePurchaseLimit() *GoodsUpsertOne {
 func (u *GoodsUpsertOne) ClearPurchaseLimit() *GoodsUpsertOne {
 	return u.Update(func(s *GoodsUpsert) {
 		s.ClearPurchaseLimit()
+	})
+}
+
+// SetShippingTemplateID sets the "shipping_template_id" field.
+func (u *GoodsUpsertOne) SetShippingTemplateID(v int64) *GoodsUpsertOne {
+	return u.Update(func(s *GoodsUpsert) {
+		s.SetShippingTemplateID(v)
+	})
+}
+
+// AddShippingTemplateID adds v to the "shipping_template_id" field.
+func (u *GoodsUpsertOne) AddShippingTemplateID(v int64) *GoodsUpsertOne {
+	return u.Update(func(s *GoodsUpsert) {
+		s.AddShippingTemplateID(v)
+	})
+}
+
+// UpdateShippingTemplateID sets the "shipping_template_id" field to the value that was provided on create.
+func (u *GoodsUpsertOne) UpdateShippingTemplateID() *GoodsUpsertOne {
+	return u.Update(func(s *GoodsUpsert) {
+		s.UpdateShippingTemplateID()
+	})
+}
+
+// ClearShippingTemplateID clears the value of the "shipping_template_id" field.
+func (u *GoodsUpsertOne) ClearShippingTemplateID() *GoodsUpsertOne {
+	return u.Update(func(s *GoodsUpsert) {
+		s.ClearShippingTemplateID()
 	})
 }
 
@@ -1410,6 +1480,34 @@ func (u *GoodsUpsertBulk) UpdatePurchaseLimit() *GoodsUpsertBulk {
 func (u *GoodsUpsertBulk) ClearPurchaseLimit() *GoodsUpsertBulk {
 	return u.Update(func(s *GoodsUpsert) {
 		s.ClearPurchaseLimit()
+	})
+}
+
+// SetShippingTemplateID sets the "shipping_template_id" field.
+func (u *GoodsUpsertBulk) SetShippingTemplateID(v int64) *GoodsUpsertBulk {
+	return u.Update(func(s *GoodsUpsert) {
+		s.SetShippingTemplateID(v)
+	})
+}
+
+// AddShippingTemplateID adds v to the "shipping_template_id" field.
+func (u *GoodsUpsertBulk) AddShippingTemplateID(v int64) *GoodsUpsertBulk {
+	return u.Update(func(s *GoodsUpsert) {
+		s.AddShippingTemplateID(v)
+	})
+}
+
+// UpdateShippingTemplateID sets the "shipping_template_id" field to the value that was provided on create.
+func (u *GoodsUpsertBulk) UpdateShippingTemplateID() *GoodsUpsertBulk {
+	return u.Update(func(s *GoodsUpsert) {
+		s.UpdateShippingTemplateID()
+	})
+}
+
+// ClearShippingTemplateID clears the value of the "shipping_template_id" field.
+func (u *GoodsUpsertBulk) ClearShippingTemplateID() *GoodsUpsertBulk {
+	return u.Update(func(s *GoodsUpsert) {
+		s.ClearShippingTemplateID()
 	})
 }
 

@@ -237,6 +237,33 @@ func (_u *GoodsUpdate) ClearPurchaseLimit() *GoodsUpdate {
 	return _u
 }
 
+// SetShippingTemplateID sets the "shipping_template_id" field.
+func (_u *GoodsUpdate) SetShippingTemplateID(v int64) *GoodsUpdate {
+	_u.mutation.ResetShippingTemplateID()
+	_u.mutation.SetShippingTemplateID(v)
+	return _u
+}
+
+// SetNillableShippingTemplateID sets the "shipping_template_id" field if the given value is not nil.
+func (_u *GoodsUpdate) SetNillableShippingTemplateID(v *int64) *GoodsUpdate {
+	if v != nil {
+		_u.SetShippingTemplateID(*v)
+	}
+	return _u
+}
+
+// AddShippingTemplateID adds value to the "shipping_template_id" field.
+func (_u *GoodsUpdate) AddShippingTemplateID(v int64) *GoodsUpdate {
+	_u.mutation.AddShippingTemplateID(v)
+	return _u
+}
+
+// ClearShippingTemplateID clears the value of the "shipping_template_id" field.
+func (_u *GoodsUpdate) ClearShippingTemplateID() *GoodsUpdate {
+	_u.mutation.ClearShippingTemplateID()
+	return _u
+}
+
 // AddSpecIDs adds the "specs" edge to the Spec entity by IDs.
 func (_u *GoodsUpdate) AddSpecIDs(ids ...int64) *GoodsUpdate {
 	_u.mutation.AddSpecIDs(ids...)
@@ -464,6 +491,15 @@ func (_u *GoodsUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.PurchaseLimitCleared() {
 		_spec.ClearField(goods.FieldPurchaseLimit, field.TypeInt64)
+	}
+	if value, ok := _u.mutation.ShippingTemplateID(); ok {
+		_spec.SetField(goods.FieldShippingTemplateID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedShippingTemplateID(); ok {
+		_spec.AddField(goods.FieldShippingTemplateID, field.TypeInt64, value)
+	}
+	if _u.mutation.ShippingTemplateIDCleared() {
+		_spec.ClearField(goods.FieldShippingTemplateID, field.TypeInt64)
 	}
 	if _u.mutation.SpecsCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -780,6 +816,33 @@ func (_u *GoodsUpdateOne) ClearPurchaseLimit() *GoodsUpdateOne {
 	return _u
 }
 
+// SetShippingTemplateID sets the "shipping_template_id" field.
+func (_u *GoodsUpdateOne) SetShippingTemplateID(v int64) *GoodsUpdateOne {
+	_u.mutation.ResetShippingTemplateID()
+	_u.mutation.SetShippingTemplateID(v)
+	return _u
+}
+
+// SetNillableShippingTemplateID sets the "shipping_template_id" field if the given value is not nil.
+func (_u *GoodsUpdateOne) SetNillableShippingTemplateID(v *int64) *GoodsUpdateOne {
+	if v != nil {
+		_u.SetShippingTemplateID(*v)
+	}
+	return _u
+}
+
+// AddShippingTemplateID adds value to the "shipping_template_id" field.
+func (_u *GoodsUpdateOne) AddShippingTemplateID(v int64) *GoodsUpdateOne {
+	_u.mutation.AddShippingTemplateID(v)
+	return _u
+}
+
+// ClearShippingTemplateID clears the value of the "shipping_template_id" field.
+func (_u *GoodsUpdateOne) ClearShippingTemplateID() *GoodsUpdateOne {
+	_u.mutation.ClearShippingTemplateID()
+	return _u
+}
+
 // AddSpecIDs adds the "specs" edge to the Spec entity by IDs.
 func (_u *GoodsUpdateOne) AddSpecIDs(ids ...int64) *GoodsUpdateOne {
 	_u.mutation.AddSpecIDs(ids...)
@@ -1037,6 +1100,15 @@ func (_u *GoodsUpdateOne) sqlSave(ctx context.Context) (_node *Goods, err error)
 	}
 	if _u.mutation.PurchaseLimitCleared() {
 		_spec.ClearField(goods.FieldPurchaseLimit, field.TypeInt64)
+	}
+	if value, ok := _u.mutation.ShippingTemplateID(); ok {
+		_spec.SetField(goods.FieldShippingTemplateID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedShippingTemplateID(); ok {
+		_spec.AddField(goods.FieldShippingTemplateID, field.TypeInt64, value)
+	}
+	if _u.mutation.ShippingTemplateIDCleared() {
+		_spec.ClearField(goods.FieldShippingTemplateID, field.TypeInt64)
 	}
 	if _u.mutation.SpecsCleared() {
 		edge := &sqlgraph.EdgeSpec{

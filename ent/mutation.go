@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"storefront/ent/address"
+	"storefront/ent/addressbook"
 	"storefront/ent/cart"
 	"storefront/ent/cartline"
 	"storefront/ent/category"
@@ -24,6 +26,9 @@ import (
 	"storefront/ent/predicate"
 	"storefront/ent/purchasecount"
 	"storefront/ent/refund"
+	"storefront/ent/schema"
+	"storefront/ent/shipment"
+	"storefront/ent/shippingtemplate"
 	"storefront/ent/sku"
 	"storefront/ent/spec"
 	"storefront/ent/specvalue"
@@ -51,32 +56,1440 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
-	TypeCart            = "Cart"
-	TypeCartLine        = "CartLine"
-	TypeCategory        = "Category"
-	TypeCoupon          = "Coupon"
-	TypeCouponClaim     = "CouponClaim"
-	TypeGoods           = "Goods"
-	TypeGoodsListing    = "GoodsListing"
-	TypeIdempotency     = "Idempotency"
-	TypeOrder           = "Order"
-	TypeOrderLine       = "OrderLine"
-	TypeOutbox          = "Outbox"
-	TypePayment         = "Payment"
-	TypePaymentEvent    = "PaymentEvent"
-	TypePaymentStart    = "PaymentStart"
-	TypePoolBuyer       = "PoolBuyer"
-	TypePurchaseCount   = "PurchaseCount"
-	TypeRefund          = "Refund"
-	TypeSku             = "Sku"
-	TypeSpec            = "Spec"
-	TypeSpecValue       = "SpecValue"
-	TypeStockLog        = "StockLog"
-	TypeStockPool       = "StockPool"
-	TypeUserCoupon      = "UserCoupon"
-	TypeWebhook         = "Webhook"
-	TypeWebhookDelivery = "WebhookDelivery"
+	TypeAddress          = "Address"
+	TypeAddressBook      = "AddressBook"
+	TypeCart             = "Cart"
+	TypeCartLine         = "CartLine"
+	TypeCategory         = "Category"
+	TypeCoupon           = "Coupon"
+	TypeCouponClaim      = "CouponClaim"
+	TypeGoods            = "Goods"
+	TypeGoodsListing     = "GoodsListing"
+	TypeIdempotency      = "Idempotency"
+	TypeOrder            = "Order"
+	TypeOrderLine        = "OrderLine"
+	TypeOutbox           = "Outbox"
+	TypePayment          = "Payment"
+	TypePaymentEvent     = "PaymentEvent"
+	TypePaymentStart     = "PaymentStart"
+	TypePoolBuyer        = "PoolBuyer"
+	TypePurchaseCount    = "PurchaseCount"
+	TypeRefund           = "Refund"
+	TypeShipment         = "Shipment"
+	TypeShippingTemplate = "ShippingTemplate"
+	TypeSku              = "Sku"
+	TypeSpec             = "Spec"
+	TypeSpecValue        = "SpecValue"
+	TypeStockLog         = "StockLog"
+	TypeStockPool        = "StockPool"
+	TypeUserCoupon       = "UserCoupon"
+	TypeWebhook          = "Webhook"
+	TypeWebhookDelivery  = "WebhookDelivery"
 )
+
+// AddressMutation represents an operation that mutates the Address nodes in the graph.
+type AddressMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int64
+	user_id       *string
+	name          *string
+	phone         *string
+	region_code   *string
+	province      *string
+	city          *string
+	district      *string
+	line          *string
+	postal_code   *string
+	created_at    *time.Time
+	updated_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*Address, error)
+	predicates    []predicate.Address
+}
+
+var _ ent.Mutation = (*AddressMutation)(nil)
+
+// addressOption allows management of the mutation configuration using functional options.
+type addressOption func(*AddressMutation)
+
+// newAddressMutation creates new mutation for the Address entity.
+func newAddressMutation(c config, op Op, opts ...addressOption) *AddressMutation {
+	m := &AddressMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeAddress,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withAddressID sets the ID field of the mutation.
+func withAddressID(id int64) addressOption {
+	return func(m *AddressMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Address
+		)
+		m.oldValue = func(ctx context.Context) (*Address, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Address.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withAddress sets the old Address of the mutation.
+func withAddress(node *Address) addressOption {
+	return func(m *AddressMutation) {
+		m.oldValue = func(context.Context) (*Address, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m AddressMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m AddressMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Address entities.
+func (m *AddressMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *AddressMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *AddressMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Address.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetUserID sets the "user_id" field.
+func (m *AddressMutation) SetUserID(s string) {
+	m.user_id = &s
+}
+
+// UserID returns the value of the "user_id" field in the mutation.
+func (m *AddressMutation) UserID() (r string, exists bool) {
+	v := m.user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserID returns the old "user_id" field's value of the Address entity.
+// If the Address object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressMutation) OldUserID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserID: %w", err)
+	}
+	return oldValue.UserID, nil
+}
+
+// ResetUserID resets all changes to the "user_id" field.
+func (m *AddressMutation) ResetUserID() {
+	m.user_id = nil
+}
+
+// SetName sets the "name" field.
+func (m *AddressMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *AddressMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the Address entity.
+// If the Address object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *AddressMutation) ResetName() {
+	m.name = nil
+}
+
+// SetPhone sets the "phone" field.
+func (m *AddressMutation) SetPhone(s string) {
+	m.phone = &s
+}
+
+// Phone returns the value of the "phone" field in the mutation.
+func (m *AddressMutation) Phone() (r string, exists bool) {
+	v := m.phone
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPhone returns the old "phone" field's value of the Address entity.
+// If the Address object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressMutation) OldPhone(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPhone is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPhone requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPhone: %w", err)
+	}
+	return oldValue.Phone, nil
+}
+
+// ResetPhone resets all changes to the "phone" field.
+func (m *AddressMutation) ResetPhone() {
+	m.phone = nil
+}
+
+// SetRegionCode sets the "region_code" field.
+func (m *AddressMutation) SetRegionCode(s string) {
+	m.region_code = &s
+}
+
+// RegionCode returns the value of the "region_code" field in the mutation.
+func (m *AddressMutation) RegionCode() (r string, exists bool) {
+	v := m.region_code
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRegionCode returns the old "region_code" field's value of the Address entity.
+// If the Address object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressMutation) OldRegionCode(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRegionCode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRegionCode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRegionCode: %w", err)
+	}
+	return oldValue.RegionCode, nil
+}
+
+// ResetRegionCode resets all changes to the "region_code" field.
+func (m *AddressMutation) ResetRegionCode() {
+	m.region_code = nil
+}
+
+// SetProvince sets the "province" field.
+func (m *AddressMutation) SetProvince(s string) {
+	m.province = &s
+}
+
+// Province returns the value of the "province" field in the mutation.
+func (m *AddressMutation) Province() (r string, exists bool) {
+	v := m.province
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProvince returns the old "province" field's value of the Address entity.
+// If the Address object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressMutation) OldProvince(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProvince is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProvince requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProvince: %w", err)
+	}
+	return oldValue.Province, nil
+}
+
+// ResetProvince resets all changes to the "province" field.
+func (m *AddressMutation) ResetProvince() {
+	m.province = nil
+}
+
+// SetCity sets the "city" field.
+func (m *AddressMutation) SetCity(s string) {
+	m.city = &s
+}
+
+// City returns the value of the "city" field in the mutation.
+func (m *AddressMutation) City() (r string, exists bool) {
+	v := m.city
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCity returns the old "city" field's value of the Address entity.
+// If the Address object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressMutation) OldCity(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCity is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCity requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCity: %w", err)
+	}
+	return oldValue.City, nil
+}
+
+// ResetCity resets all changes to the "city" field.
+func (m *AddressMutation) ResetCity() {
+	m.city = nil
+}
+
+// SetDistrict sets the "district" field.
+func (m *AddressMutation) SetDistrict(s string) {
+	m.district = &s
+}
+
+// District returns the value of the "district" field in the mutation.
+func (m *AddressMutation) District() (r string, exists bool) {
+	v := m.district
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDistrict returns the old "district" field's value of the Address entity.
+// If the Address object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressMutation) OldDistrict(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDistrict is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDistrict requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDistrict: %w", err)
+	}
+	return oldValue.District, nil
+}
+
+// ResetDistrict resets all changes to the "district" field.
+func (m *AddressMutation) ResetDistrict() {
+	m.district = nil
+}
+
+// SetLine sets the "line" field.
+func (m *AddressMutation) SetLine(s string) {
+	m.line = &s
+}
+
+// Line returns the value of the "line" field in the mutation.
+func (m *AddressMutation) Line() (r string, exists bool) {
+	v := m.line
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLine returns the old "line" field's value of the Address entity.
+// If the Address object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressMutation) OldLine(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLine is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLine requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLine: %w", err)
+	}
+	return oldValue.Line, nil
+}
+
+// ResetLine resets all changes to the "line" field.
+func (m *AddressMutation) ResetLine() {
+	m.line = nil
+}
+
+// SetPostalCode sets the "postal_code" field.
+func (m *AddressMutation) SetPostalCode(s string) {
+	m.postal_code = &s
+}
+
+// PostalCode returns the value of the "postal_code" field in the mutation.
+func (m *AddressMutation) PostalCode() (r string, exists bool) {
+	v := m.postal_code
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPostalCode returns the old "postal_code" field's value of the Address entity.
+// If the Address object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressMutation) OldPostalCode(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPostalCode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPostalCode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPostalCode: %w", err)
+	}
+	return oldValue.PostalCode, nil
+}
+
+// ResetPostalCode resets all changes to the "postal_code" field.
+func (m *AddressMutation) ResetPostalCode() {
+	m.postal_code = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *AddressMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *AddressMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Address entity.
+// If the Address object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *AddressMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *AddressMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *AddressMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Address entity.
+// If the Address object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *AddressMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// Where appends a list predicates to the AddressMutation builder.
+func (m *AddressMutation) Where(ps ...predicate.Address) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the AddressMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *AddressMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Address, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *AddressMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *AddressMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Address).
+func (m *AddressMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *AddressMutation) Fields() []string {
+	fields := make([]string, 0, 11)
+	if m.user_id != nil {
+		fields = append(fields, address.FieldUserID)
+	}
+	if m.name != nil {
+		fields = append(fields, address.FieldName)
+	}
+	if m.phone != nil {
+		fields = append(fields, address.FieldPhone)
+	}
+	if m.region_code != nil {
+		fields = append(fields, address.FieldRegionCode)
+	}
+	if m.province != nil {
+		fields = append(fields, address.FieldProvince)
+	}
+	if m.city != nil {
+		fields = append(fields, address.FieldCity)
+	}
+	if m.district != nil {
+		fields = append(fields, address.FieldDistrict)
+	}
+	if m.line != nil {
+		fields = append(fields, address.FieldLine)
+	}
+	if m.postal_code != nil {
+		fields = append(fields, address.FieldPostalCode)
+	}
+	if m.created_at != nil {
+		fields = append(fields, address.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, address.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *AddressMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case address.FieldUserID:
+		return m.UserID()
+	case address.FieldName:
+		return m.Name()
+	case address.FieldPhone:
+		return m.Phone()
+	case address.FieldRegionCode:
+		return m.RegionCode()
+	case address.FieldProvince:
+		return m.Province()
+	case address.FieldCity:
+		return m.City()
+	case address.FieldDistrict:
+		return m.District()
+	case address.FieldLine:
+		return m.Line()
+	case address.FieldPostalCode:
+		return m.PostalCode()
+	case address.FieldCreatedAt:
+		return m.CreatedAt()
+	case address.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *AddressMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case address.FieldUserID:
+		return m.OldUserID(ctx)
+	case address.FieldName:
+		return m.OldName(ctx)
+	case address.FieldPhone:
+		return m.OldPhone(ctx)
+	case address.FieldRegionCode:
+		return m.OldRegionCode(ctx)
+	case address.FieldProvince:
+		return m.OldProvince(ctx)
+	case address.FieldCity:
+		return m.OldCity(ctx)
+	case address.FieldDistrict:
+		return m.OldDistrict(ctx)
+	case address.FieldLine:
+		return m.OldLine(ctx)
+	case address.FieldPostalCode:
+		return m.OldPostalCode(ctx)
+	case address.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case address.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Address field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AddressMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case address.FieldUserID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserID(v)
+		return nil
+	case address.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case address.FieldPhone:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPhone(v)
+		return nil
+	case address.FieldRegionCode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRegionCode(v)
+		return nil
+	case address.FieldProvince:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProvince(v)
+		return nil
+	case address.FieldCity:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCity(v)
+		return nil
+	case address.FieldDistrict:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDistrict(v)
+		return nil
+	case address.FieldLine:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLine(v)
+		return nil
+	case address.FieldPostalCode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPostalCode(v)
+		return nil
+	case address.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case address.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Address field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *AddressMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *AddressMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AddressMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown Address numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *AddressMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *AddressMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *AddressMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown Address nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *AddressMutation) ResetField(name string) error {
+	switch name {
+	case address.FieldUserID:
+		m.ResetUserID()
+		return nil
+	case address.FieldName:
+		m.ResetName()
+		return nil
+	case address.FieldPhone:
+		m.ResetPhone()
+		return nil
+	case address.FieldRegionCode:
+		m.ResetRegionCode()
+		return nil
+	case address.FieldProvince:
+		m.ResetProvince()
+		return nil
+	case address.FieldCity:
+		m.ResetCity()
+		return nil
+	case address.FieldDistrict:
+		m.ResetDistrict()
+		return nil
+	case address.FieldLine:
+		m.ResetLine()
+		return nil
+	case address.FieldPostalCode:
+		m.ResetPostalCode()
+		return nil
+	case address.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case address.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Address field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *AddressMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *AddressMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *AddressMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *AddressMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *AddressMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *AddressMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *AddressMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Address unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *AddressMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Address edge %s", name)
+}
+
+// AddressBookMutation represents an operation that mutates the AddressBook nodes in the graph.
+type AddressBookMutation struct {
+	config
+	op                    Op
+	typ                   string
+	id                    *int64
+	user_id               *string
+	addresses             *int64
+	addaddresses          *int64
+	default_address_id    *int64
+	adddefault_address_id *int64
+	clearedFields         map[string]struct{}
+	done                  bool
+	oldValue              func(context.Context) (*AddressBook, error)
+	predicates            []predicate.AddressBook
+}
+
+var _ ent.Mutation = (*AddressBookMutation)(nil)
+
+// addressbookOption allows management of the mutation configuration using functional options.
+type addressbookOption func(*AddressBookMutation)
+
+// newAddressBookMutation creates new mutation for the AddressBook entity.
+func newAddressBookMutation(c config, op Op, opts ...addressbookOption) *AddressBookMutation {
+	m := &AddressBookMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeAddressBook,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withAddressBookID sets the ID field of the mutation.
+func withAddressBookID(id int64) addressbookOption {
+	return func(m *AddressBookMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *AddressBook
+		)
+		m.oldValue = func(ctx context.Context) (*AddressBook, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().AddressBook.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withAddressBook sets the old AddressBook of the mutation.
+func withAddressBook(node *AddressBook) addressbookOption {
+	return func(m *AddressBookMutation) {
+		m.oldValue = func(context.Context) (*AddressBook, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m AddressBookMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m AddressBookMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of AddressBook entities.
+func (m *AddressBookMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *AddressBookMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *AddressBookMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().AddressBook.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetUserID sets the "user_id" field.
+func (m *AddressBookMutation) SetUserID(s string) {
+	m.user_id = &s
+}
+
+// UserID returns the value of the "user_id" field in the mutation.
+func (m *AddressBookMutation) UserID() (r string, exists bool) {
+	v := m.user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserID returns the old "user_id" field's value of the AddressBook entity.
+// If the AddressBook object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressBookMutation) OldUserID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserID: %w", err)
+	}
+	return oldValue.UserID, nil
+}
+
+// ResetUserID resets all changes to the "user_id" field.
+func (m *AddressBookMutation) ResetUserID() {
+	m.user_id = nil
+}
+
+// SetAddresses sets the "addresses" field.
+func (m *AddressBookMutation) SetAddresses(i int64) {
+	m.addresses = &i
+	m.addaddresses = nil
+}
+
+// Addresses returns the value of the "addresses" field in the mutation.
+func (m *AddressBookMutation) Addresses() (r int64, exists bool) {
+	v := m.addresses
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAddresses returns the old "addresses" field's value of the AddressBook entity.
+// If the AddressBook object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressBookMutation) OldAddresses(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAddresses is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAddresses requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAddresses: %w", err)
+	}
+	return oldValue.Addresses, nil
+}
+
+// AddAddresses adds i to the "addresses" field.
+func (m *AddressBookMutation) AddAddresses(i int64) {
+	if m.addaddresses != nil {
+		*m.addaddresses += i
+	} else {
+		m.addaddresses = &i
+	}
+}
+
+// AddedAddresses returns the value that was added to the "addresses" field in this mutation.
+func (m *AddressBookMutation) AddedAddresses() (r int64, exists bool) {
+	v := m.addaddresses
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAddresses resets all changes to the "addresses" field.
+func (m *AddressBookMutation) ResetAddresses() {
+	m.addresses = nil
+	m.addaddresses = nil
+}
+
+// SetDefaultAddressID sets the "default_address_id" field.
+func (m *AddressBookMutation) SetDefaultAddressID(i int64) {
+	m.default_address_id = &i
+	m.adddefault_address_id = nil
+}
+
+// DefaultAddressID returns the value of the "default_address_id" field in the mutation.
+func (m *AddressBookMutation) DefaultAddressID() (r int64, exists bool) {
+	v := m.default_address_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDefaultAddressID returns the old "default_address_id" field's value of the AddressBook entity.
+// If the AddressBook object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressBookMutation) OldDefaultAddressID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDefaultAddressID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDefaultAddressID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDefaultAddressID: %w", err)
+	}
+	return oldValue.DefaultAddressID, nil
+}
+
+// AddDefaultAddressID adds i to the "default_address_id" field.
+func (m *AddressBookMutation) AddDefaultAddressID(i int64) {
+	if m.adddefault_address_id != nil {
+		*m.adddefault_address_id += i
+	} else {
+		m.adddefault_address_id = &i
+	}
+}
+
+// AddedDefaultAddressID returns the value that was added to the "default_address_id" field in this mutation.
+func (m *AddressBookMutation) AddedDefaultAddressID() (r int64, exists bool) {
+	v := m.adddefault_address_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearDefaultAddressID clears the value of the "default_address_id" field.
+func (m *AddressBookMutation) ClearDefaultAddressID() {
+	m.default_address_id = nil
+	m.adddefault_address_id = nil
+	m.clearedFields[addressbook.FieldDefaultAddressID] = struct{}{}
+}
+
+// DefaultAddressIDCleared returns if the "default_address_id" field was cleared in this mutation.
+func (m *AddressBookMutation) DefaultAddressIDCleared() bool {
+	_, ok := m.clearedFields[addressbook.FieldDefaultAddressID]
+	return ok
+}
+
+// ResetDefaultAddressID resets all changes to the "default_address_id" field.
+func (m *AddressBookMutation) ResetDefaultAddressID() {
+	m.default_address_id = nil
+	m.adddefault_address_id = nil
+	delete(m.clearedFields, addressbook.FieldDefaultAddressID)
+}
+
+// Where appends a list predicates to the AddressBookMutation builder.
+func (m *AddressBookMutation) Where(ps ...predicate.AddressBook) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the AddressBookMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *AddressBookMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.AddressBook, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *AddressBookMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *AddressBookMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (AddressBook).
+func (m *AddressBookMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *AddressBookMutation) Fields() []string {
+	fields := make([]string, 0, 3)
+	if m.user_id != nil {
+		fields = append(fields, addressbook.FieldUserID)
+	}
+	if m.addresses != nil {
+		fields = append(fields, addressbook.FieldAddresses)
+	}
+	if m.default_address_id != nil {
+		fields = append(fields, addressbook.FieldDefaultAddressID)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *AddressBookMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case addressbook.FieldUserID:
+		return m.UserID()
+	case addressbook.FieldAddresses:
+		return m.Addresses()
+	case addressbook.FieldDefaultAddressID:
+		return m.DefaultAddressID()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *AddressBookMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case addressbook.FieldUserID:
+		return m.OldUserID(ctx)
+	case addressbook.FieldAddresses:
+		return m.OldAddresses(ctx)
+	case addressbook.FieldDefaultAddressID:
+		return m.OldDefaultAddressID(ctx)
+	}
+	return nil, fmt.Errorf("unknown AddressBook field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AddressBookMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case addressbook.FieldUserID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserID(v)
+		return nil
+	case addressbook.FieldAddresses:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAddresses(v)
+		return nil
+	case addressbook.FieldDefaultAddressID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDefaultAddressID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown AddressBook field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *AddressBookMutation) AddedFields() []string {
+	var fields []string
+	if m.addaddresses != nil {
+		fields = append(fields, addressbook.FieldAddresses)
+	}
+	if m.adddefault_address_id != nil {
+		fields = append(fields, addressbook.FieldDefaultAddressID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *AddressBookMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case addressbook.FieldAddresses:
+		return m.AddedAddresses()
+	case addressbook.FieldDefaultAddressID:
+		return m.AddedDefaultAddressID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AddressBookMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case addressbook.FieldAddresses:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAddresses(v)
+		return nil
+	case addressbook.FieldDefaultAddressID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddDefaultAddressID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown AddressBook numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *AddressBookMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(addressbook.FieldDefaultAddressID) {
+		fields = append(fields, addressbook.FieldDefaultAddressID)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *AddressBookMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *AddressBookMutation) ClearField(name string) error {
+	switch name {
+	case addressbook.FieldDefaultAddressID:
+		m.ClearDefaultAddressID()
+		return nil
+	}
+	return fmt.Errorf("unknown AddressBook nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *AddressBookMutation) ResetField(name string) error {
+	switch name {
+	case addressbook.FieldUserID:
+		m.ResetUserID()
+		return nil
+	case addressbook.FieldAddresses:
+		m.ResetAddresses()
+		return nil
+	case addressbook.FieldDefaultAddressID:
+		m.ResetDefaultAddressID()
+		return nil
+	}
+	return fmt.Errorf("unknown AddressBook field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *AddressBookMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *AddressBookMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *AddressBookMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *AddressBookMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *AddressBookMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *AddressBookMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *AddressBookMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown AddressBook unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *AddressBookMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown AddressBook edge %s", name)
+}
 
 // CartMutation represents an operation that mutates the Cart nodes in the graph.
 type CartMutation struct {
@@ -4390,36 +5803,38 @@ func (m *CouponClaimMutation) ResetEdge(name string) error {
 // GoodsMutation represents an operation that mutates the Goods nodes in the graph.
 type GoodsMutation struct {
 	config
-	op                Op
-	typ               string
-	id                *int64
-	name              *string
-	code              *string
-	spec_type         *enums.SpecType
-	status            *enums.GoodsStatus
-	stock_mode        *enums.StockMode
-	version           *int64
-	addversion        *int64
-	created_at        *time.Time
-	updated_at        *time.Time
-	description       *string
-	images            *[]media.Image
-	appendimages      []media.Image
-	slug              *string
-	category_id       *int64
-	addcategory_id    *int64
-	purchase_limit    *int64
-	addpurchase_limit *int64
-	clearedFields     map[string]struct{}
-	specs             map[int64]struct{}
-	removedspecs      map[int64]struct{}
-	clearedspecs      bool
-	skus              map[int64]struct{}
-	removedskus       map[int64]struct{}
-	clearedskus       bool
-	done              bool
-	oldValue          func(context.Context) (*Goods, error)
-	predicates        []predicate.Goods
+	op                      Op
+	typ                     string
+	id                      *int64
+	name                    *string
+	code                    *string
+	spec_type               *enums.SpecType
+	status                  *enums.GoodsStatus
+	stock_mode              *enums.StockMode
+	version                 *int64
+	addversion              *int64
+	created_at              *time.Time
+	updated_at              *time.Time
+	description             *string
+	images                  *[]media.Image
+	appendimages            []media.Image
+	slug                    *string
+	category_id             *int64
+	addcategory_id          *int64
+	purchase_limit          *int64
+	addpurchase_limit       *int64
+	shipping_template_id    *int64
+	addshipping_template_id *int64
+	clearedFields           map[string]struct{}
+	specs                   map[int64]struct{}
+	removedspecs            map[int64]struct{}
+	clearedspecs            bool
+	skus                    map[int64]struct{}
+	removedskus             map[int64]struct{}
+	clearedskus             bool
+	done                    bool
+	oldValue                func(context.Context) (*Goods, error)
+	predicates              []predicate.Goods
 }
 
 var _ ent.Mutation = (*GoodsMutation)(nil)
@@ -5124,6 +6539,76 @@ func (m *GoodsMutation) ResetPurchaseLimit() {
 	delete(m.clearedFields, goods.FieldPurchaseLimit)
 }
 
+// SetShippingTemplateID sets the "shipping_template_id" field.
+func (m *GoodsMutation) SetShippingTemplateID(i int64) {
+	m.shipping_template_id = &i
+	m.addshipping_template_id = nil
+}
+
+// ShippingTemplateID returns the value of the "shipping_template_id" field in the mutation.
+func (m *GoodsMutation) ShippingTemplateID() (r int64, exists bool) {
+	v := m.shipping_template_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldShippingTemplateID returns the old "shipping_template_id" field's value of the Goods entity.
+// If the Goods object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *GoodsMutation) OldShippingTemplateID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldShippingTemplateID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldShippingTemplateID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldShippingTemplateID: %w", err)
+	}
+	return oldValue.ShippingTemplateID, nil
+}
+
+// AddShippingTemplateID adds i to the "shipping_template_id" field.
+func (m *GoodsMutation) AddShippingTemplateID(i int64) {
+	if m.addshipping_template_id != nil {
+		*m.addshipping_template_id += i
+	} else {
+		m.addshipping_template_id = &i
+	}
+}
+
+// AddedShippingTemplateID returns the value that was added to the "shipping_template_id" field in this mutation.
+func (m *GoodsMutation) AddedShippingTemplateID() (r int64, exists bool) {
+	v := m.addshipping_template_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearShippingTemplateID clears the value of the "shipping_template_id" field.
+func (m *GoodsMutation) ClearShippingTemplateID() {
+	m.shipping_template_id = nil
+	m.addshipping_template_id = nil
+	m.clearedFields[goods.FieldShippingTemplateID] = struct{}{}
+}
+
+// ShippingTemplateIDCleared returns if the "shipping_template_id" field was cleared in this mutation.
+func (m *GoodsMutation) ShippingTemplateIDCleared() bool {
+	_, ok := m.clearedFields[goods.FieldShippingTemplateID]
+	return ok
+}
+
+// ResetShippingTemplateID resets all changes to the "shipping_template_id" field.
+func (m *GoodsMutation) ResetShippingTemplateID() {
+	m.shipping_template_id = nil
+	m.addshipping_template_id = nil
+	delete(m.clearedFields, goods.FieldShippingTemplateID)
+}
+
 // AddSpecIDs adds the "specs" edge to the Spec entity by ids.
 func (m *GoodsMutation) AddSpecIDs(ids ...int64) {
 	if m.specs == nil {
@@ -5266,7 +6751,7 @@ func (m *GoodsMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *GoodsMutation) Fields() []string {
-	fields := make([]string, 0, 13)
+	fields := make([]string, 0, 14)
 	if m.name != nil {
 		fields = append(fields, goods.FieldName)
 	}
@@ -5306,6 +6791,9 @@ func (m *GoodsMutation) Fields() []string {
 	if m.purchase_limit != nil {
 		fields = append(fields, goods.FieldPurchaseLimit)
 	}
+	if m.shipping_template_id != nil {
+		fields = append(fields, goods.FieldShippingTemplateID)
+	}
 	return fields
 }
 
@@ -5340,6 +6828,8 @@ func (m *GoodsMutation) Field(name string) (ent.Value, bool) {
 		return m.CategoryID()
 	case goods.FieldPurchaseLimit:
 		return m.PurchaseLimit()
+	case goods.FieldShippingTemplateID:
+		return m.ShippingTemplateID()
 	}
 	return nil, false
 }
@@ -5375,6 +6865,8 @@ func (m *GoodsMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldCategoryID(ctx)
 	case goods.FieldPurchaseLimit:
 		return m.OldPurchaseLimit(ctx)
+	case goods.FieldShippingTemplateID:
+		return m.OldShippingTemplateID(ctx)
 	}
 	return nil, fmt.Errorf("unknown Goods field %s", name)
 }
@@ -5475,6 +6967,13 @@ func (m *GoodsMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetPurchaseLimit(v)
 		return nil
+	case goods.FieldShippingTemplateID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetShippingTemplateID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Goods field %s", name)
 }
@@ -5492,6 +6991,9 @@ func (m *GoodsMutation) AddedFields() []string {
 	if m.addpurchase_limit != nil {
 		fields = append(fields, goods.FieldPurchaseLimit)
 	}
+	if m.addshipping_template_id != nil {
+		fields = append(fields, goods.FieldShippingTemplateID)
+	}
 	return fields
 }
 
@@ -5506,6 +7008,8 @@ func (m *GoodsMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedCategoryID()
 	case goods.FieldPurchaseLimit:
 		return m.AddedPurchaseLimit()
+	case goods.FieldShippingTemplateID:
+		return m.AddedShippingTemplateID()
 	}
 	return nil, false
 }
@@ -5536,6 +7040,13 @@ func (m *GoodsMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddPurchaseLimit(v)
 		return nil
+	case goods.FieldShippingTemplateID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddShippingTemplateID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Goods numeric field %s", name)
 }
@@ -5555,6 +7066,9 @@ func (m *GoodsMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(goods.FieldPurchaseLimit) {
 		fields = append(fields, goods.FieldPurchaseLimit)
+	}
+	if m.FieldCleared(goods.FieldShippingTemplateID) {
+		fields = append(fields, goods.FieldShippingTemplateID)
 	}
 	return fields
 }
@@ -5581,6 +7095,9 @@ func (m *GoodsMutation) ClearField(name string) error {
 		return nil
 	case goods.FieldPurchaseLimit:
 		m.ClearPurchaseLimit()
+		return nil
+	case goods.FieldShippingTemplateID:
+		m.ClearShippingTemplateID()
 		return nil
 	}
 	return fmt.Errorf("unknown Goods nullable field %s", name)
@@ -5628,6 +7145,9 @@ func (m *GoodsMutation) ResetField(name string) error {
 		return nil
 	case goods.FieldPurchaseLimit:
 		m.ResetPurchaseLimit()
+		return nil
+	case goods.FieldShippingTemplateID:
+		m.ResetShippingTemplateID()
 		return nil
 	}
 	return fmt.Errorf("unknown Goods field %s", name)
@@ -7403,6 +8923,11 @@ type OrderMutation struct {
 	closed_at          *time.Time
 	paid_payment_id    *int64
 	addpaid_payment_id *int64
+	shipping_fee       *money.Money
+	addshipping_fee    *money.Money
+	shipping_address   *string
+	shipped_at         *time.Time
+	completed_at       *time.Time
 	clearedFields      map[string]struct{}
 	lines              map[int64]struct{}
 	removedlines       map[int64]struct{}
@@ -8302,6 +9827,209 @@ func (m *OrderMutation) ResetPaidPaymentID() {
 	delete(m.clearedFields, order.FieldPaidPaymentID)
 }
 
+// SetShippingFee sets the "shipping_fee" field.
+func (m *OrderMutation) SetShippingFee(value money.Money) {
+	m.shipping_fee = &value
+	m.addshipping_fee = nil
+}
+
+// ShippingFee returns the value of the "shipping_fee" field in the mutation.
+func (m *OrderMutation) ShippingFee() (r money.Money, exists bool) {
+	v := m.shipping_fee
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldShippingFee returns the old "shipping_fee" field's value of the Order entity.
+// If the Order object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderMutation) OldShippingFee(ctx context.Context) (v money.Money, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldShippingFee is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldShippingFee requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldShippingFee: %w", err)
+	}
+	return oldValue.ShippingFee, nil
+}
+
+// AddShippingFee adds value to the "shipping_fee" field.
+func (m *OrderMutation) AddShippingFee(value money.Money) {
+	if m.addshipping_fee != nil {
+		*m.addshipping_fee += value
+	} else {
+		m.addshipping_fee = &value
+	}
+}
+
+// AddedShippingFee returns the value that was added to the "shipping_fee" field in this mutation.
+func (m *OrderMutation) AddedShippingFee() (r money.Money, exists bool) {
+	v := m.addshipping_fee
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetShippingFee resets all changes to the "shipping_fee" field.
+func (m *OrderMutation) ResetShippingFee() {
+	m.shipping_fee = nil
+	m.addshipping_fee = nil
+}
+
+// SetShippingAddress sets the "shipping_address" field.
+func (m *OrderMutation) SetShippingAddress(s string) {
+	m.shipping_address = &s
+}
+
+// ShippingAddress returns the value of the "shipping_address" field in the mutation.
+func (m *OrderMutation) ShippingAddress() (r string, exists bool) {
+	v := m.shipping_address
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldShippingAddress returns the old "shipping_address" field's value of the Order entity.
+// If the Order object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderMutation) OldShippingAddress(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldShippingAddress is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldShippingAddress requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldShippingAddress: %w", err)
+	}
+	return oldValue.ShippingAddress, nil
+}
+
+// ClearShippingAddress clears the value of the "shipping_address" field.
+func (m *OrderMutation) ClearShippingAddress() {
+	m.shipping_address = nil
+	m.clearedFields[order.FieldShippingAddress] = struct{}{}
+}
+
+// ShippingAddressCleared returns if the "shipping_address" field was cleared in this mutation.
+func (m *OrderMutation) ShippingAddressCleared() bool {
+	_, ok := m.clearedFields[order.FieldShippingAddress]
+	return ok
+}
+
+// ResetShippingAddress resets all changes to the "shipping_address" field.
+func (m *OrderMutation) ResetShippingAddress() {
+	m.shipping_address = nil
+	delete(m.clearedFields, order.FieldShippingAddress)
+}
+
+// SetShippedAt sets the "shipped_at" field.
+func (m *OrderMutation) SetShippedAt(t time.Time) {
+	m.shipped_at = &t
+}
+
+// ShippedAt returns the value of the "shipped_at" field in the mutation.
+func (m *OrderMutation) ShippedAt() (r time.Time, exists bool) {
+	v := m.shipped_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldShippedAt returns the old "shipped_at" field's value of the Order entity.
+// If the Order object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderMutation) OldShippedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldShippedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldShippedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldShippedAt: %w", err)
+	}
+	return oldValue.ShippedAt, nil
+}
+
+// ClearShippedAt clears the value of the "shipped_at" field.
+func (m *OrderMutation) ClearShippedAt() {
+	m.shipped_at = nil
+	m.clearedFields[order.FieldShippedAt] = struct{}{}
+}
+
+// ShippedAtCleared returns if the "shipped_at" field was cleared in this mutation.
+func (m *OrderMutation) ShippedAtCleared() bool {
+	_, ok := m.clearedFields[order.FieldShippedAt]
+	return ok
+}
+
+// ResetShippedAt resets all changes to the "shipped_at" field.
+func (m *OrderMutation) ResetShippedAt() {
+	m.shipped_at = nil
+	delete(m.clearedFields, order.FieldShippedAt)
+}
+
+// SetCompletedAt sets the "completed_at" field.
+func (m *OrderMutation) SetCompletedAt(t time.Time) {
+	m.completed_at = &t
+}
+
+// CompletedAt returns the value of the "completed_at" field in the mutation.
+func (m *OrderMutation) CompletedAt() (r time.Time, exists bool) {
+	v := m.completed_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCompletedAt returns the old "completed_at" field's value of the Order entity.
+// If the Order object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderMutation) OldCompletedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCompletedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCompletedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCompletedAt: %w", err)
+	}
+	return oldValue.CompletedAt, nil
+}
+
+// ClearCompletedAt clears the value of the "completed_at" field.
+func (m *OrderMutation) ClearCompletedAt() {
+	m.completed_at = nil
+	m.clearedFields[order.FieldCompletedAt] = struct{}{}
+}
+
+// CompletedAtCleared returns if the "completed_at" field was cleared in this mutation.
+func (m *OrderMutation) CompletedAtCleared() bool {
+	_, ok := m.clearedFields[order.FieldCompletedAt]
+	return ok
+}
+
+// ResetCompletedAt resets all changes to the "completed_at" field.
+func (m *OrderMutation) ResetCompletedAt() {
+	m.completed_at = nil
+	delete(m.clearedFields, order.FieldCompletedAt)
+}
+
 // AddLineIDs adds the "lines" edge to the OrderLine entity by ids.
 func (m *OrderMutation) AddLineIDs(ids ...int64) {
 	if m.lines == nil {
@@ -8390,7 +10118,7 @@ func (m *OrderMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OrderMutation) Fields() []string {
-	fields := make([]string, 0, 17)
+	fields := make([]string, 0, 21)
 	if m.order_sn != nil {
 		fields = append(fields, order.FieldOrderSn)
 	}
@@ -8442,6 +10170,18 @@ func (m *OrderMutation) Fields() []string {
 	if m.paid_payment_id != nil {
 		fields = append(fields, order.FieldPaidPaymentID)
 	}
+	if m.shipping_fee != nil {
+		fields = append(fields, order.FieldShippingFee)
+	}
+	if m.shipping_address != nil {
+		fields = append(fields, order.FieldShippingAddress)
+	}
+	if m.shipped_at != nil {
+		fields = append(fields, order.FieldShippedAt)
+	}
+	if m.completed_at != nil {
+		fields = append(fields, order.FieldCompletedAt)
+	}
 	return fields
 }
 
@@ -8484,6 +10224,14 @@ func (m *OrderMutation) Field(name string) (ent.Value, bool) {
 		return m.ClosedAt()
 	case order.FieldPaidPaymentID:
 		return m.PaidPaymentID()
+	case order.FieldShippingFee:
+		return m.ShippingFee()
+	case order.FieldShippingAddress:
+		return m.ShippingAddress()
+	case order.FieldShippedAt:
+		return m.ShippedAt()
+	case order.FieldCompletedAt:
+		return m.CompletedAt()
 	}
 	return nil, false
 }
@@ -8527,6 +10275,14 @@ func (m *OrderMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldClosedAt(ctx)
 	case order.FieldPaidPaymentID:
 		return m.OldPaidPaymentID(ctx)
+	case order.FieldShippingFee:
+		return m.OldShippingFee(ctx)
+	case order.FieldShippingAddress:
+		return m.OldShippingAddress(ctx)
+	case order.FieldShippedAt:
+		return m.OldShippedAt(ctx)
+	case order.FieldCompletedAt:
+		return m.OldCompletedAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown Order field %s", name)
 }
@@ -8655,6 +10411,34 @@ func (m *OrderMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetPaidPaymentID(v)
 		return nil
+	case order.FieldShippingFee:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetShippingFee(v)
+		return nil
+	case order.FieldShippingAddress:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetShippingAddress(v)
+		return nil
+	case order.FieldShippedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetShippedAt(v)
+		return nil
+	case order.FieldCompletedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCompletedAt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Order field %s", name)
 }
@@ -8681,6 +10465,9 @@ func (m *OrderMutation) AddedFields() []string {
 	if m.addpaid_payment_id != nil {
 		fields = append(fields, order.FieldPaidPaymentID)
 	}
+	if m.addshipping_fee != nil {
+		fields = append(fields, order.FieldShippingFee)
+	}
 	return fields
 }
 
@@ -8701,6 +10488,8 @@ func (m *OrderMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedVersion()
 	case order.FieldPaidPaymentID:
 		return m.AddedPaidPaymentID()
+	case order.FieldShippingFee:
+		return m.AddedShippingFee()
 	}
 	return nil, false
 }
@@ -8752,6 +10541,13 @@ func (m *OrderMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddPaidPaymentID(v)
 		return nil
+	case order.FieldShippingFee:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddShippingFee(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Order numeric field %s", name)
 }
@@ -8771,6 +10567,15 @@ func (m *OrderMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(order.FieldPaidPaymentID) {
 		fields = append(fields, order.FieldPaidPaymentID)
+	}
+	if m.FieldCleared(order.FieldShippingAddress) {
+		fields = append(fields, order.FieldShippingAddress)
+	}
+	if m.FieldCleared(order.FieldShippedAt) {
+		fields = append(fields, order.FieldShippedAt)
+	}
+	if m.FieldCleared(order.FieldCompletedAt) {
+		fields = append(fields, order.FieldCompletedAt)
 	}
 	return fields
 }
@@ -8797,6 +10602,15 @@ func (m *OrderMutation) ClearField(name string) error {
 		return nil
 	case order.FieldPaidPaymentID:
 		m.ClearPaidPaymentID()
+		return nil
+	case order.FieldShippingAddress:
+		m.ClearShippingAddress()
+		return nil
+	case order.FieldShippedAt:
+		m.ClearShippedAt()
+		return nil
+	case order.FieldCompletedAt:
+		m.ClearCompletedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Order nullable field %s", name)
@@ -8856,6 +10670,18 @@ func (m *OrderMutation) ResetField(name string) error {
 		return nil
 	case order.FieldPaidPaymentID:
 		m.ResetPaidPaymentID()
+		return nil
+	case order.FieldShippingFee:
+		m.ResetShippingFee()
+		return nil
+	case order.FieldShippingAddress:
+		m.ResetShippingAddress()
+		return nil
+	case order.FieldShippedAt:
+		m.ResetShippedAt()
+		return nil
+	case order.FieldCompletedAt:
+		m.ResetCompletedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Order field %s", name)
@@ -8948,32 +10774,34 @@ func (m *OrderMutation) ResetEdge(name string) error {
 // OrderLineMutation represents an operation that mutates the OrderLine nodes in the graph.
 type OrderLineMutation struct {
 	config
-	op               Op
-	typ              string
-	id               *int64
-	item_id          *int64
-	additem_id       *int64
-	goods_id         *int64
-	addgoods_id      *int64
-	goods_name       *string
-	spec_value_str   *string
-	unit_price       *money.Money
-	addunit_price    *money.Money
-	quantity         *int64
-	addquantity      *int64
-	stock_mode       *enums.StockMode
-	lock_state       *string
-	pool_id          *int64
-	addpool_id       *int64
-	discount         *money.Money
-	adddiscount      *money.Money
-	purchase_counted *bool
-	clearedFields    map[string]struct{}
-	_order           *int64
-	cleared_order    bool
-	done             bool
-	oldValue         func(context.Context) (*OrderLine, error)
-	predicates       []predicate.OrderLine
+	op                  Op
+	typ                 string
+	id                  *int64
+	item_id             *int64
+	additem_id          *int64
+	goods_id            *int64
+	addgoods_id         *int64
+	goods_name          *string
+	spec_value_str      *string
+	unit_price          *money.Money
+	addunit_price       *money.Money
+	quantity            *int64
+	addquantity         *int64
+	stock_mode          *enums.StockMode
+	lock_state          *string
+	pool_id             *int64
+	addpool_id          *int64
+	discount            *money.Money
+	adddiscount         *money.Money
+	purchase_counted    *bool
+	shipped_quantity    *int64
+	addshipped_quantity *int64
+	clearedFields       map[string]struct{}
+	_order              *int64
+	cleared_order       bool
+	done                bool
+	oldValue            func(context.Context) (*OrderLine, error)
+	predicates          []predicate.OrderLine
 }
 
 var _ ent.Mutation = (*OrderLineMutation)(nil)
@@ -9632,6 +11460,62 @@ func (m *OrderLineMutation) ResetPurchaseCounted() {
 	m.purchase_counted = nil
 }
 
+// SetShippedQuantity sets the "shipped_quantity" field.
+func (m *OrderLineMutation) SetShippedQuantity(i int64) {
+	m.shipped_quantity = &i
+	m.addshipped_quantity = nil
+}
+
+// ShippedQuantity returns the value of the "shipped_quantity" field in the mutation.
+func (m *OrderLineMutation) ShippedQuantity() (r int64, exists bool) {
+	v := m.shipped_quantity
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldShippedQuantity returns the old "shipped_quantity" field's value of the OrderLine entity.
+// If the OrderLine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderLineMutation) OldShippedQuantity(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldShippedQuantity is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldShippedQuantity requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldShippedQuantity: %w", err)
+	}
+	return oldValue.ShippedQuantity, nil
+}
+
+// AddShippedQuantity adds i to the "shipped_quantity" field.
+func (m *OrderLineMutation) AddShippedQuantity(i int64) {
+	if m.addshipped_quantity != nil {
+		*m.addshipped_quantity += i
+	} else {
+		m.addshipped_quantity = &i
+	}
+}
+
+// AddedShippedQuantity returns the value that was added to the "shipped_quantity" field in this mutation.
+func (m *OrderLineMutation) AddedShippedQuantity() (r int64, exists bool) {
+	v := m.addshipped_quantity
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetShippedQuantity resets all changes to the "shipped_quantity" field.
+func (m *OrderLineMutation) ResetShippedQuantity() {
+	m.shipped_quantity = nil
+	m.addshipped_quantity = nil
+}
+
 // ClearOrder clears the "order" edge to the Order entity.
 func (m *OrderLineMutation) ClearOrder() {
 	m.cleared_order = true
@@ -9693,7 +11577,7 @@ func (m *OrderLineMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OrderLineMutation) Fields() []string {
-	fields := make([]string, 0, 12)
+	fields := make([]string, 0, 13)
 	if m._order != nil {
 		fields = append(fields, orderline.FieldOrderID)
 	}
@@ -9730,6 +11614,9 @@ func (m *OrderLineMutation) Fields() []string {
 	if m.purchase_counted != nil {
 		fields = append(fields, orderline.FieldPurchaseCounted)
 	}
+	if m.shipped_quantity != nil {
+		fields = append(fields, orderline.FieldShippedQuantity)
+	}
 	return fields
 }
 
@@ -9762,6 +11649,8 @@ func (m *OrderLineMutation) Field(name string) (ent.Value, bool) {
 		return m.Discount()
 	case orderline.FieldPurchaseCounted:
 		return m.PurchaseCounted()
+	case orderline.FieldShippedQuantity:
+		return m.ShippedQuantity()
 	}
 	return nil, false
 }
@@ -9795,6 +11684,8 @@ func (m *OrderLineMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldDiscount(ctx)
 	case orderline.FieldPurchaseCounted:
 		return m.OldPurchaseCounted(ctx)
+	case orderline.FieldShippedQuantity:
+		return m.OldShippedQuantity(ctx)
 	}
 	return nil, fmt.Errorf("unknown OrderLine field %s", name)
 }
@@ -9888,6 +11779,13 @@ func (m *OrderLineMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetPurchaseCounted(v)
 		return nil
+	case orderline.FieldShippedQuantity:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetShippedQuantity(v)
+		return nil
 	}
 	return fmt.Errorf("unknown OrderLine field %s", name)
 }
@@ -9914,6 +11812,9 @@ func (m *OrderLineMutation) AddedFields() []string {
 	if m.adddiscount != nil {
 		fields = append(fields, orderline.FieldDiscount)
 	}
+	if m.addshipped_quantity != nil {
+		fields = append(fields, orderline.FieldShippedQuantity)
+	}
 	return fields
 }
 
@@ -9934,6 +11835,8 @@ func (m *OrderLineMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedPoolID()
 	case orderline.FieldDiscount:
 		return m.AddedDiscount()
+	case orderline.FieldShippedQuantity:
+		return m.AddedShippedQuantity()
 	}
 	return nil, false
 }
@@ -9984,6 +11887,13 @@ func (m *OrderLineMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddDiscount(v)
+		return nil
+	case orderline.FieldShippedQuantity:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddShippedQuantity(v)
 		return nil
 	}
 	return fmt.Errorf("unknown OrderLine numeric field %s", name)
@@ -10047,6 +11957,9 @@ func (m *OrderLineMutation) ResetField(name string) error {
 		return nil
 	case orderline.FieldPurchaseCounted:
 		m.ResetPurchaseCounted()
+		return nil
+	case orderline.FieldShippedQuantity:
+		m.ResetShippedQuantity()
 		return nil
 	}
 	return fmt.Errorf("unknown OrderLine field %s", name)
@@ -16285,6 +18198,1370 @@ func (m *RefundMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Refund edge %s", name)
 }
 
+// ShipmentMutation represents an operation that mutates the Shipment nodes in the graph.
+type ShipmentMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int64
+	order_id      *int64
+	addorder_id   *int64
+	carrier       *string
+	tracking_no   *string
+	lines         *[]schema.ShipmentLine
+	appendlines   []schema.ShipmentLine
+	shipped_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*Shipment, error)
+	predicates    []predicate.Shipment
+}
+
+var _ ent.Mutation = (*ShipmentMutation)(nil)
+
+// shipmentOption allows management of the mutation configuration using functional options.
+type shipmentOption func(*ShipmentMutation)
+
+// newShipmentMutation creates new mutation for the Shipment entity.
+func newShipmentMutation(c config, op Op, opts ...shipmentOption) *ShipmentMutation {
+	m := &ShipmentMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeShipment,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withShipmentID sets the ID field of the mutation.
+func withShipmentID(id int64) shipmentOption {
+	return func(m *ShipmentMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Shipment
+		)
+		m.oldValue = func(ctx context.Context) (*Shipment, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Shipment.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withShipment sets the old Shipment of the mutation.
+func withShipment(node *Shipment) shipmentOption {
+	return func(m *ShipmentMutation) {
+		m.oldValue = func(context.Context) (*Shipment, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ShipmentMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ShipmentMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Shipment entities.
+func (m *ShipmentMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ShipmentMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ShipmentMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Shipment.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetOrderID sets the "order_id" field.
+func (m *ShipmentMutation) SetOrderID(i int64) {
+	m.order_id = &i
+	m.addorder_id = nil
+}
+
+// OrderID returns the value of the "order_id" field in the mutation.
+func (m *ShipmentMutation) OrderID() (r int64, exists bool) {
+	v := m.order_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrderID returns the old "order_id" field's value of the Shipment entity.
+// If the Shipment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ShipmentMutation) OldOrderID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrderID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrderID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrderID: %w", err)
+	}
+	return oldValue.OrderID, nil
+}
+
+// AddOrderID adds i to the "order_id" field.
+func (m *ShipmentMutation) AddOrderID(i int64) {
+	if m.addorder_id != nil {
+		*m.addorder_id += i
+	} else {
+		m.addorder_id = &i
+	}
+}
+
+// AddedOrderID returns the value that was added to the "order_id" field in this mutation.
+func (m *ShipmentMutation) AddedOrderID() (r int64, exists bool) {
+	v := m.addorder_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetOrderID resets all changes to the "order_id" field.
+func (m *ShipmentMutation) ResetOrderID() {
+	m.order_id = nil
+	m.addorder_id = nil
+}
+
+// SetCarrier sets the "carrier" field.
+func (m *ShipmentMutation) SetCarrier(s string) {
+	m.carrier = &s
+}
+
+// Carrier returns the value of the "carrier" field in the mutation.
+func (m *ShipmentMutation) Carrier() (r string, exists bool) {
+	v := m.carrier
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCarrier returns the old "carrier" field's value of the Shipment entity.
+// If the Shipment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ShipmentMutation) OldCarrier(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCarrier is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCarrier requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCarrier: %w", err)
+	}
+	return oldValue.Carrier, nil
+}
+
+// ResetCarrier resets all changes to the "carrier" field.
+func (m *ShipmentMutation) ResetCarrier() {
+	m.carrier = nil
+}
+
+// SetTrackingNo sets the "tracking_no" field.
+func (m *ShipmentMutation) SetTrackingNo(s string) {
+	m.tracking_no = &s
+}
+
+// TrackingNo returns the value of the "tracking_no" field in the mutation.
+func (m *ShipmentMutation) TrackingNo() (r string, exists bool) {
+	v := m.tracking_no
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTrackingNo returns the old "tracking_no" field's value of the Shipment entity.
+// If the Shipment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ShipmentMutation) OldTrackingNo(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTrackingNo is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTrackingNo requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTrackingNo: %w", err)
+	}
+	return oldValue.TrackingNo, nil
+}
+
+// ResetTrackingNo resets all changes to the "tracking_no" field.
+func (m *ShipmentMutation) ResetTrackingNo() {
+	m.tracking_no = nil
+}
+
+// SetLines sets the "lines" field.
+func (m *ShipmentMutation) SetLines(sl []schema.ShipmentLine) {
+	m.lines = &sl
+	m.appendlines = nil
+}
+
+// Lines returns the value of the "lines" field in the mutation.
+func (m *ShipmentMutation) Lines() (r []schema.ShipmentLine, exists bool) {
+	v := m.lines
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLines returns the old "lines" field's value of the Shipment entity.
+// If the Shipment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ShipmentMutation) OldLines(ctx context.Context) (v []schema.ShipmentLine, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLines is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLines requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLines: %w", err)
+	}
+	return oldValue.Lines, nil
+}
+
+// AppendLines adds sl to the "lines" field.
+func (m *ShipmentMutation) AppendLines(sl []schema.ShipmentLine) {
+	m.appendlines = append(m.appendlines, sl...)
+}
+
+// AppendedLines returns the list of values that were appended to the "lines" field in this mutation.
+func (m *ShipmentMutation) AppendedLines() ([]schema.ShipmentLine, bool) {
+	if len(m.appendlines) == 0 {
+		return nil, false
+	}
+	return m.appendlines, true
+}
+
+// ResetLines resets all changes to the "lines" field.
+func (m *ShipmentMutation) ResetLines() {
+	m.lines = nil
+	m.appendlines = nil
+}
+
+// SetShippedAt sets the "shipped_at" field.
+func (m *ShipmentMutation) SetShippedAt(t time.Time) {
+	m.shipped_at = &t
+}
+
+// ShippedAt returns the value of the "shipped_at" field in the mutation.
+func (m *ShipmentMutation) ShippedAt() (r time.Time, exists bool) {
+	v := m.shipped_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldShippedAt returns the old "shipped_at" field's value of the Shipment entity.
+// If the Shipment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ShipmentMutation) OldShippedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldShippedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldShippedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldShippedAt: %w", err)
+	}
+	return oldValue.ShippedAt, nil
+}
+
+// ResetShippedAt resets all changes to the "shipped_at" field.
+func (m *ShipmentMutation) ResetShippedAt() {
+	m.shipped_at = nil
+}
+
+// Where appends a list predicates to the ShipmentMutation builder.
+func (m *ShipmentMutation) Where(ps ...predicate.Shipment) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ShipmentMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ShipmentMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Shipment, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ShipmentMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ShipmentMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Shipment).
+func (m *ShipmentMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ShipmentMutation) Fields() []string {
+	fields := make([]string, 0, 5)
+	if m.order_id != nil {
+		fields = append(fields, shipment.FieldOrderID)
+	}
+	if m.carrier != nil {
+		fields = append(fields, shipment.FieldCarrier)
+	}
+	if m.tracking_no != nil {
+		fields = append(fields, shipment.FieldTrackingNo)
+	}
+	if m.lines != nil {
+		fields = append(fields, shipment.FieldLines)
+	}
+	if m.shipped_at != nil {
+		fields = append(fields, shipment.FieldShippedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ShipmentMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case shipment.FieldOrderID:
+		return m.OrderID()
+	case shipment.FieldCarrier:
+		return m.Carrier()
+	case shipment.FieldTrackingNo:
+		return m.TrackingNo()
+	case shipment.FieldLines:
+		return m.Lines()
+	case shipment.FieldShippedAt:
+		return m.ShippedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ShipmentMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case shipment.FieldOrderID:
+		return m.OldOrderID(ctx)
+	case shipment.FieldCarrier:
+		return m.OldCarrier(ctx)
+	case shipment.FieldTrackingNo:
+		return m.OldTrackingNo(ctx)
+	case shipment.FieldLines:
+		return m.OldLines(ctx)
+	case shipment.FieldShippedAt:
+		return m.OldShippedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Shipment field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ShipmentMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case shipment.FieldOrderID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrderID(v)
+		return nil
+	case shipment.FieldCarrier:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCarrier(v)
+		return nil
+	case shipment.FieldTrackingNo:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTrackingNo(v)
+		return nil
+	case shipment.FieldLines:
+		v, ok := value.([]schema.ShipmentLine)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLines(v)
+		return nil
+	case shipment.FieldShippedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetShippedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Shipment field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ShipmentMutation) AddedFields() []string {
+	var fields []string
+	if m.addorder_id != nil {
+		fields = append(fields, shipment.FieldOrderID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ShipmentMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case shipment.FieldOrderID:
+		return m.AddedOrderID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ShipmentMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case shipment.FieldOrderID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddOrderID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Shipment numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ShipmentMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ShipmentMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ShipmentMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown Shipment nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ShipmentMutation) ResetField(name string) error {
+	switch name {
+	case shipment.FieldOrderID:
+		m.ResetOrderID()
+		return nil
+	case shipment.FieldCarrier:
+		m.ResetCarrier()
+		return nil
+	case shipment.FieldTrackingNo:
+		m.ResetTrackingNo()
+		return nil
+	case shipment.FieldLines:
+		m.ResetLines()
+		return nil
+	case shipment.FieldShippedAt:
+		m.ResetShippedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Shipment field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ShipmentMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ShipmentMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ShipmentMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ShipmentMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ShipmentMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ShipmentMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ShipmentMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Shipment unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ShipmentMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Shipment edge %s", name)
+}
+
+// ShippingTemplateMutation represents an operation that mutates the ShippingTemplate nodes in the graph.
+type ShippingTemplateMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int64
+	name          *string
+	charge_by     *enums.ChargeBy
+	rules         *[]schema.TemplateRule
+	appendrules   []schema.TemplateRule
+	free_over     *money.Money
+	addfree_over  *money.Money
+	version       *int64
+	addversion    *int64
+	created_at    *time.Time
+	updated_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*ShippingTemplate, error)
+	predicates    []predicate.ShippingTemplate
+}
+
+var _ ent.Mutation = (*ShippingTemplateMutation)(nil)
+
+// shippingtemplateOption allows management of the mutation configuration using functional options.
+type shippingtemplateOption func(*ShippingTemplateMutation)
+
+// newShippingTemplateMutation creates new mutation for the ShippingTemplate entity.
+func newShippingTemplateMutation(c config, op Op, opts ...shippingtemplateOption) *ShippingTemplateMutation {
+	m := &ShippingTemplateMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeShippingTemplate,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withShippingTemplateID sets the ID field of the mutation.
+func withShippingTemplateID(id int64) shippingtemplateOption {
+	return func(m *ShippingTemplateMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *ShippingTemplate
+		)
+		m.oldValue = func(ctx context.Context) (*ShippingTemplate, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().ShippingTemplate.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withShippingTemplate sets the old ShippingTemplate of the mutation.
+func withShippingTemplate(node *ShippingTemplate) shippingtemplateOption {
+	return func(m *ShippingTemplateMutation) {
+		m.oldValue = func(context.Context) (*ShippingTemplate, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ShippingTemplateMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ShippingTemplateMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of ShippingTemplate entities.
+func (m *ShippingTemplateMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ShippingTemplateMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ShippingTemplateMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().ShippingTemplate.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetName sets the "name" field.
+func (m *ShippingTemplateMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *ShippingTemplateMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the ShippingTemplate entity.
+// If the ShippingTemplate object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ShippingTemplateMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *ShippingTemplateMutation) ResetName() {
+	m.name = nil
+}
+
+// SetChargeBy sets the "charge_by" field.
+func (m *ShippingTemplateMutation) SetChargeBy(eb enums.ChargeBy) {
+	m.charge_by = &eb
+}
+
+// ChargeBy returns the value of the "charge_by" field in the mutation.
+func (m *ShippingTemplateMutation) ChargeBy() (r enums.ChargeBy, exists bool) {
+	v := m.charge_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldChargeBy returns the old "charge_by" field's value of the ShippingTemplate entity.
+// If the ShippingTemplate object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ShippingTemplateMutation) OldChargeBy(ctx context.Context) (v enums.ChargeBy, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldChargeBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldChargeBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldChargeBy: %w", err)
+	}
+	return oldValue.ChargeBy, nil
+}
+
+// ResetChargeBy resets all changes to the "charge_by" field.
+func (m *ShippingTemplateMutation) ResetChargeBy() {
+	m.charge_by = nil
+}
+
+// SetRules sets the "rules" field.
+func (m *ShippingTemplateMutation) SetRules(sr []schema.TemplateRule) {
+	m.rules = &sr
+	m.appendrules = nil
+}
+
+// Rules returns the value of the "rules" field in the mutation.
+func (m *ShippingTemplateMutation) Rules() (r []schema.TemplateRule, exists bool) {
+	v := m.rules
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRules returns the old "rules" field's value of the ShippingTemplate entity.
+// If the ShippingTemplate object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ShippingTemplateMutation) OldRules(ctx context.Context) (v []schema.TemplateRule, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRules is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRules requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRules: %w", err)
+	}
+	return oldValue.Rules, nil
+}
+
+// AppendRules adds sr to the "rules" field.
+func (m *ShippingTemplateMutation) AppendRules(sr []schema.TemplateRule) {
+	m.appendrules = append(m.appendrules, sr...)
+}
+
+// AppendedRules returns the list of values that were appended to the "rules" field in this mutation.
+func (m *ShippingTemplateMutation) AppendedRules() ([]schema.TemplateRule, bool) {
+	if len(m.appendrules) == 0 {
+		return nil, false
+	}
+	return m.appendrules, true
+}
+
+// ResetRules resets all changes to the "rules" field.
+func (m *ShippingTemplateMutation) ResetRules() {
+	m.rules = nil
+	m.appendrules = nil
+}
+
+// SetFreeOver sets the "free_over" field.
+func (m *ShippingTemplateMutation) SetFreeOver(value money.Money) {
+	m.free_over = &value
+	m.addfree_over = nil
+}
+
+// FreeOver returns the value of the "free_over" field in the mutation.
+func (m *ShippingTemplateMutation) FreeOver() (r money.Money, exists bool) {
+	v := m.free_over
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFreeOver returns the old "free_over" field's value of the ShippingTemplate entity.
+// If the ShippingTemplate object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ShippingTemplateMutation) OldFreeOver(ctx context.Context) (v *money.Money, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFreeOver is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFreeOver requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFreeOver: %w", err)
+	}
+	return oldValue.FreeOver, nil
+}
+
+// AddFreeOver adds value to the "free_over" field.
+func (m *ShippingTemplateMutation) AddFreeOver(value money.Money) {
+	if m.addfree_over != nil {
+		*m.addfree_over += value
+	} else {
+		m.addfree_over = &value
+	}
+}
+
+// AddedFreeOver returns the value that was added to the "free_over" field in this mutation.
+func (m *ShippingTemplateMutation) AddedFreeOver() (r money.Money, exists bool) {
+	v := m.addfree_over
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearFreeOver clears the value of the "free_over" field.
+func (m *ShippingTemplateMutation) ClearFreeOver() {
+	m.free_over = nil
+	m.addfree_over = nil
+	m.clearedFields[shippingtemplate.FieldFreeOver] = struct{}{}
+}
+
+// FreeOverCleared returns if the "free_over" field was cleared in this mutation.
+func (m *ShippingTemplateMutation) FreeOverCleared() bool {
+	_, ok := m.clearedFields[shippingtemplate.FieldFreeOver]
+	return ok
+}
+
+// ResetFreeOver resets all changes to the "free_over" field.
+func (m *ShippingTemplateMutation) ResetFreeOver() {
+	m.free_over = nil
+	m.addfree_over = nil
+	delete(m.clearedFields, shippingtemplate.FieldFreeOver)
+}
+
+// SetVersion sets the "version" field.
+func (m *ShippingTemplateMutation) SetVersion(i int64) {
+	m.version = &i
+	m.addversion = nil
+}
+
+// Version returns the value of the "version" field in the mutation.
+func (m *ShippingTemplateMutation) Version() (r int64, exists bool) {
+	v := m.version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVersion returns the old "version" field's value of the ShippingTemplate entity.
+// If the ShippingTemplate object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ShippingTemplateMutation) OldVersion(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVersion: %w", err)
+	}
+	return oldValue.Version, nil
+}
+
+// AddVersion adds i to the "version" field.
+func (m *ShippingTemplateMutation) AddVersion(i int64) {
+	if m.addversion != nil {
+		*m.addversion += i
+	} else {
+		m.addversion = &i
+	}
+}
+
+// AddedVersion returns the value that was added to the "version" field in this mutation.
+func (m *ShippingTemplateMutation) AddedVersion() (r int64, exists bool) {
+	v := m.addversion
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetVersion resets all changes to the "version" field.
+func (m *ShippingTemplateMutation) ResetVersion() {
+	m.version = nil
+	m.addversion = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ShippingTemplateMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ShippingTemplateMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the ShippingTemplate entity.
+// If the ShippingTemplate object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ShippingTemplateMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ShippingTemplateMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *ShippingTemplateMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *ShippingTemplateMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the ShippingTemplate entity.
+// If the ShippingTemplate object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ShippingTemplateMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *ShippingTemplateMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// Where appends a list predicates to the ShippingTemplateMutation builder.
+func (m *ShippingTemplateMutation) Where(ps ...predicate.ShippingTemplate) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ShippingTemplateMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ShippingTemplateMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.ShippingTemplate, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ShippingTemplateMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ShippingTemplateMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (ShippingTemplate).
+func (m *ShippingTemplateMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ShippingTemplateMutation) Fields() []string {
+	fields := make([]string, 0, 7)
+	if m.name != nil {
+		fields = append(fields, shippingtemplate.FieldName)
+	}
+	if m.charge_by != nil {
+		fields = append(fields, shippingtemplate.FieldChargeBy)
+	}
+	if m.rules != nil {
+		fields = append(fields, shippingtemplate.FieldRules)
+	}
+	if m.free_over != nil {
+		fields = append(fields, shippingtemplate.FieldFreeOver)
+	}
+	if m.version != nil {
+		fields = append(fields, shippingtemplate.FieldVersion)
+	}
+	if m.created_at != nil {
+		fields = append(fields, shippingtemplate.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, shippingtemplate.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ShippingTemplateMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case shippingtemplate.FieldName:
+		return m.Name()
+	case shippingtemplate.FieldChargeBy:
+		return m.ChargeBy()
+	case shippingtemplate.FieldRules:
+		return m.Rules()
+	case shippingtemplate.FieldFreeOver:
+		return m.FreeOver()
+	case shippingtemplate.FieldVersion:
+		return m.Version()
+	case shippingtemplate.FieldCreatedAt:
+		return m.CreatedAt()
+	case shippingtemplate.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ShippingTemplateMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case shippingtemplate.FieldName:
+		return m.OldName(ctx)
+	case shippingtemplate.FieldChargeBy:
+		return m.OldChargeBy(ctx)
+	case shippingtemplate.FieldRules:
+		return m.OldRules(ctx)
+	case shippingtemplate.FieldFreeOver:
+		return m.OldFreeOver(ctx)
+	case shippingtemplate.FieldVersion:
+		return m.OldVersion(ctx)
+	case shippingtemplate.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case shippingtemplate.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown ShippingTemplate field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ShippingTemplateMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case shippingtemplate.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case shippingtemplate.FieldChargeBy:
+		v, ok := value.(enums.ChargeBy)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetChargeBy(v)
+		return nil
+	case shippingtemplate.FieldRules:
+		v, ok := value.([]schema.TemplateRule)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRules(v)
+		return nil
+	case shippingtemplate.FieldFreeOver:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFreeOver(v)
+		return nil
+	case shippingtemplate.FieldVersion:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVersion(v)
+		return nil
+	case shippingtemplate.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case shippingtemplate.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ShippingTemplate field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ShippingTemplateMutation) AddedFields() []string {
+	var fields []string
+	if m.addfree_over != nil {
+		fields = append(fields, shippingtemplate.FieldFreeOver)
+	}
+	if m.addversion != nil {
+		fields = append(fields, shippingtemplate.FieldVersion)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ShippingTemplateMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case shippingtemplate.FieldFreeOver:
+		return m.AddedFreeOver()
+	case shippingtemplate.FieldVersion:
+		return m.AddedVersion()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ShippingTemplateMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case shippingtemplate.FieldFreeOver:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddFreeOver(v)
+		return nil
+	case shippingtemplate.FieldVersion:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddVersion(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ShippingTemplate numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ShippingTemplateMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(shippingtemplate.FieldFreeOver) {
+		fields = append(fields, shippingtemplate.FieldFreeOver)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ShippingTemplateMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ShippingTemplateMutation) ClearField(name string) error {
+	switch name {
+	case shippingtemplate.FieldFreeOver:
+		m.ClearFreeOver()
+		return nil
+	}
+	return fmt.Errorf("unknown ShippingTemplate nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ShippingTemplateMutation) ResetField(name string) error {
+	switch name {
+	case shippingtemplate.FieldName:
+		m.ResetName()
+		return nil
+	case shippingtemplate.FieldChargeBy:
+		m.ResetChargeBy()
+		return nil
+	case shippingtemplate.FieldRules:
+		m.ResetRules()
+		return nil
+	case shippingtemplate.FieldFreeOver:
+		m.ResetFreeOver()
+		return nil
+	case shippingtemplate.FieldVersion:
+		m.ResetVersion()
+		return nil
+	case shippingtemplate.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case shippingtemplate.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown ShippingTemplate field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ShippingTemplateMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ShippingTemplateMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ShippingTemplateMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ShippingTemplateMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ShippingTemplateMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ShippingTemplateMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ShippingTemplateMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown ShippingTemplate unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ShippingTemplateMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown ShippingTemplate edge %s", name)
+}
+
 // SkuMutation represents an operation that mutates the Sku nodes in the graph.
 type SkuMutation struct {
 	config
@@ -16312,6 +19589,8 @@ type SkuMutation struct {
 	volume             *int64
 	addvolume          *int64
 	status             *enums.SkuStatus
+	weight_grams       *int64
+	addweight_grams    *int64
 	created_at         *time.Time
 	updated_at         *time.Time
 	clearedFields      map[string]struct{}
@@ -17103,6 +20382,62 @@ func (m *SkuMutation) ResetStatus() {
 	m.status = nil
 }
 
+// SetWeightGrams sets the "weight_grams" field.
+func (m *SkuMutation) SetWeightGrams(i int64) {
+	m.weight_grams = &i
+	m.addweight_grams = nil
+}
+
+// WeightGrams returns the value of the "weight_grams" field in the mutation.
+func (m *SkuMutation) WeightGrams() (r int64, exists bool) {
+	v := m.weight_grams
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWeightGrams returns the old "weight_grams" field's value of the Sku entity.
+// If the Sku object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SkuMutation) OldWeightGrams(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWeightGrams is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWeightGrams requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWeightGrams: %w", err)
+	}
+	return oldValue.WeightGrams, nil
+}
+
+// AddWeightGrams adds i to the "weight_grams" field.
+func (m *SkuMutation) AddWeightGrams(i int64) {
+	if m.addweight_grams != nil {
+		*m.addweight_grams += i
+	} else {
+		m.addweight_grams = &i
+	}
+}
+
+// AddedWeightGrams returns the value that was added to the "weight_grams" field in this mutation.
+func (m *SkuMutation) AddedWeightGrams() (r int64, exists bool) {
+	v := m.addweight_grams
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetWeightGrams resets all changes to the "weight_grams" field.
+func (m *SkuMutation) ResetWeightGrams() {
+	m.weight_grams = nil
+	m.addweight_grams = nil
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *SkuMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -17236,7 +20571,7 @@ func (m *SkuMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SkuMutation) Fields() []string {
-	fields := make([]string, 0, 16)
+	fields := make([]string, 0, 17)
 	if m.goods != nil {
 		fields = append(fields, sku.FieldGoodsID)
 	}
@@ -17278,6 +20613,9 @@ func (m *SkuMutation) Fields() []string {
 	}
 	if m.status != nil {
 		fields = append(fields, sku.FieldStatus)
+	}
+	if m.weight_grams != nil {
+		fields = append(fields, sku.FieldWeightGrams)
 	}
 	if m.created_at != nil {
 		fields = append(fields, sku.FieldCreatedAt)
@@ -17321,6 +20659,8 @@ func (m *SkuMutation) Field(name string) (ent.Value, bool) {
 		return m.Volume()
 	case sku.FieldStatus:
 		return m.Status()
+	case sku.FieldWeightGrams:
+		return m.WeightGrams()
 	case sku.FieldCreatedAt:
 		return m.CreatedAt()
 	case sku.FieldUpdatedAt:
@@ -17362,6 +20702,8 @@ func (m *SkuMutation) OldField(ctx context.Context, name string) (ent.Value, err
 		return m.OldVolume(ctx)
 	case sku.FieldStatus:
 		return m.OldStatus(ctx)
+	case sku.FieldWeightGrams:
+		return m.OldWeightGrams(ctx)
 	case sku.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case sku.FieldUpdatedAt:
@@ -17473,6 +20815,13 @@ func (m *SkuMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetStatus(v)
 		return nil
+	case sku.FieldWeightGrams:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWeightGrams(v)
+		return nil
 	case sku.FieldCreatedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -17519,6 +20868,9 @@ func (m *SkuMutation) AddedFields() []string {
 	if m.addvolume != nil {
 		fields = append(fields, sku.FieldVolume)
 	}
+	if m.addweight_grams != nil {
+		fields = append(fields, sku.FieldWeightGrams)
+	}
 	return fields
 }
 
@@ -17543,6 +20895,8 @@ func (m *SkuMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedStockVersion()
 	case sku.FieldVolume:
 		return m.AddedVolume()
+	case sku.FieldWeightGrams:
+		return m.AddedWeightGrams()
 	}
 	return nil, false
 }
@@ -17607,6 +20961,13 @@ func (m *SkuMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddVolume(v)
+		return nil
+	case sku.FieldWeightGrams:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddWeightGrams(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Sku numeric field %s", name)
@@ -17685,6 +21046,9 @@ func (m *SkuMutation) ResetField(name string) error {
 		return nil
 	case sku.FieldStatus:
 		m.ResetStatus()
+		return nil
+	case sku.FieldWeightGrams:
+		m.ResetWeightGrams()
 		return nil
 	case sku.FieldCreatedAt:
 		m.ResetCreatedAt()

@@ -53,6 +53,14 @@ type Order struct {
 	ClosedAt *time.Time `json:"closed_at,omitempty"`
 	// PaidPaymentID holds the value of the "paid_payment_id" field.
 	PaidPaymentID *int64 `json:"paid_payment_id,omitempty"`
+	// ShippingFee holds the value of the "shipping_fee" field.
+	ShippingFee money.Money `json:"shipping_fee,omitempty"`
+	// ShippingAddress holds the value of the "shipping_address" field.
+	ShippingAddress *string `json:"shipping_address,omitempty"`
+	// ShippedAt holds the value of the "shipped_at" field.
+	ShippedAt *time.Time `json:"shipped_at,omitempty"`
+	// CompletedAt holds the value of the "completed_at" field.
+	CompletedAt *time.Time `json:"completed_at,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the OrderQuery when eager-loading is set.
 	Edges        OrderEdges `json:"edges"`
@@ -84,11 +92,11 @@ func (*Order) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case order.FieldNeedsReview:
 			values[i] = new(sql.NullBool)
-		case order.FieldID, order.FieldAmount, order.FieldSubtotal, order.FieldDiscount, order.FieldUserCouponID, order.FieldVersion, order.FieldPaidPaymentID:
+		case order.FieldID, order.FieldAmount, order.FieldSubtotal, order.FieldDiscount, order.FieldUserCouponID, order.FieldVersion, order.FieldPaidPaymentID, order.FieldShippingFee:
 			values[i] = new(sql.NullInt64)
-		case order.FieldOrderSn, order.FieldUserID, order.FieldStatus, order.FieldCurrency, order.FieldRemark, order.FieldCloseReason:
+		case order.FieldOrderSn, order.FieldUserID, order.FieldStatus, order.FieldCurrency, order.FieldRemark, order.FieldCloseReason, order.FieldShippingAddress:
 			values[i] = new(sql.NullString)
-		case order.FieldCreatedAt, order.FieldExpiresAt, order.FieldPaidAt, order.FieldClosedAt:
+		case order.FieldCreatedAt, order.FieldExpiresAt, order.FieldPaidAt, order.FieldClosedAt, order.FieldShippedAt, order.FieldCompletedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -217,6 +225,33 @@ func (_m *Order) assignValues(columns []string, values []any) error {
 				_m.PaidPaymentID = new(int64)
 				*_m.PaidPaymentID = value.Int64
 			}
+		case order.FieldShippingFee:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field shipping_fee", values[i])
+			} else if value.Valid {
+				_m.ShippingFee = money.Money(value.Int64)
+			}
+		case order.FieldShippingAddress:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field shipping_address", values[i])
+			} else if value.Valid {
+				_m.ShippingAddress = new(string)
+				*_m.ShippingAddress = value.String
+			}
+		case order.FieldShippedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field shipped_at", values[i])
+			} else if value.Valid {
+				_m.ShippedAt = new(time.Time)
+				*_m.ShippedAt = value.Time
+			}
+		case order.FieldCompletedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field completed_at", values[i])
+			} else if value.Valid {
+				_m.CompletedAt = new(time.Time)
+				*_m.CompletedAt = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -315,6 +350,24 @@ func (_m *Order) String() string {
 	if v := _m.PaidPaymentID; v != nil {
 		builder.WriteString("paid_payment_id=")
 		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("shipping_fee=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ShippingFee))
+	builder.WriteString(", ")
+	if v := _m.ShippingAddress; v != nil {
+		builder.WriteString("shipping_address=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.ShippedAt; v != nil {
+		builder.WriteString("shipped_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.CompletedAt; v != nil {
+		builder.WriteString("completed_at=")
+		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteByte(')')
 	return builder.String()

@@ -223,6 +223,62 @@ func (_c *OrderCreate) SetNillablePaidPaymentID(v *int64) *OrderCreate {
 	return _c
 }
 
+// SetShippingFee sets the "shipping_fee" field.
+func (_c *OrderCreate) SetShippingFee(v money.Money) *OrderCreate {
+	_c.mutation.SetShippingFee(v)
+	return _c
+}
+
+// SetNillableShippingFee sets the "shipping_fee" field if the given value is not nil.
+func (_c *OrderCreate) SetNillableShippingFee(v *money.Money) *OrderCreate {
+	if v != nil {
+		_c.SetShippingFee(*v)
+	}
+	return _c
+}
+
+// SetShippingAddress sets the "shipping_address" field.
+func (_c *OrderCreate) SetShippingAddress(v string) *OrderCreate {
+	_c.mutation.SetShippingAddress(v)
+	return _c
+}
+
+// SetNillableShippingAddress sets the "shipping_address" field if the given value is not nil.
+func (_c *OrderCreate) SetNillableShippingAddress(v *string) *OrderCreate {
+	if v != nil {
+		_c.SetShippingAddress(*v)
+	}
+	return _c
+}
+
+// SetShippedAt sets the "shipped_at" field.
+func (_c *OrderCreate) SetShippedAt(v time.Time) *OrderCreate {
+	_c.mutation.SetShippedAt(v)
+	return _c
+}
+
+// SetNillableShippedAt sets the "shipped_at" field if the given value is not nil.
+func (_c *OrderCreate) SetNillableShippedAt(v *time.Time) *OrderCreate {
+	if v != nil {
+		_c.SetShippedAt(*v)
+	}
+	return _c
+}
+
+// SetCompletedAt sets the "completed_at" field.
+func (_c *OrderCreate) SetCompletedAt(v time.Time) *OrderCreate {
+	_c.mutation.SetCompletedAt(v)
+	return _c
+}
+
+// SetNillableCompletedAt sets the "completed_at" field if the given value is not nil.
+func (_c *OrderCreate) SetNillableCompletedAt(v *time.Time) *OrderCreate {
+	if v != nil {
+		_c.SetCompletedAt(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *OrderCreate) SetID(v int64) *OrderCreate {
 	_c.mutation.SetID(v)
@@ -311,6 +367,10 @@ func (_c *OrderCreate) defaults() {
 		v := order.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
+	if _, ok := _c.mutation.ShippingFee(); !ok {
+		v := order.DefaultShippingFee
+		_c.mutation.SetShippingFee(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -383,6 +443,9 @@ func (_c *OrderCreate) check() error {
 	}
 	if _, ok := _c.mutation.ExpiresAt(); !ok {
 		return &ValidationError{Name: "expires_at", err: errors.New(`ent: missing required field "Order.expires_at"`)}
+	}
+	if _, ok := _c.mutation.ShippingFee(); !ok {
+		return &ValidationError{Name: "shipping_fee", err: errors.New(`ent: missing required field "Order.shipping_fee"`)}
 	}
 	return nil
 }
@@ -484,6 +547,22 @@ func (_c *OrderCreate) createSpec() (*Order, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.PaidPaymentID(); ok {
 		_spec.SetField(order.FieldPaidPaymentID, field.TypeInt64, value)
 		_node.PaidPaymentID = &value
+	}
+	if value, ok := _c.mutation.ShippingFee(); ok {
+		_spec.SetField(order.FieldShippingFee, field.TypeInt64, value)
+		_node.ShippingFee = value
+	}
+	if value, ok := _c.mutation.ShippingAddress(); ok {
+		_spec.SetField(order.FieldShippingAddress, field.TypeString, value)
+		_node.ShippingAddress = &value
+	}
+	if value, ok := _c.mutation.ShippedAt(); ok {
+		_spec.SetField(order.FieldShippedAt, field.TypeTime, value)
+		_node.ShippedAt = &value
+	}
+	if value, ok := _c.mutation.CompletedAt(); ok {
+		_spec.SetField(order.FieldCompletedAt, field.TypeTime, value)
+		_node.CompletedAt = &value
 	}
 	if nodes := _c.mutation.LinesIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -778,6 +857,78 @@ func (u *OrderUpsert) AddPaidPaymentID(v int64) *OrderUpsert {
 // ClearPaidPaymentID clears the value of the "paid_payment_id" field.
 func (u *OrderUpsert) ClearPaidPaymentID() *OrderUpsert {
 	u.SetNull(order.FieldPaidPaymentID)
+	return u
+}
+
+// SetShippingFee sets the "shipping_fee" field.
+func (u *OrderUpsert) SetShippingFee(v money.Money) *OrderUpsert {
+	u.Set(order.FieldShippingFee, v)
+	return u
+}
+
+// UpdateShippingFee sets the "shipping_fee" field to the value that was provided on create.
+func (u *OrderUpsert) UpdateShippingFee() *OrderUpsert {
+	u.SetExcluded(order.FieldShippingFee)
+	return u
+}
+
+// AddShippingFee adds v to the "shipping_fee" field.
+func (u *OrderUpsert) AddShippingFee(v money.Money) *OrderUpsert {
+	u.Add(order.FieldShippingFee, v)
+	return u
+}
+
+// SetShippingAddress sets the "shipping_address" field.
+func (u *OrderUpsert) SetShippingAddress(v string) *OrderUpsert {
+	u.Set(order.FieldShippingAddress, v)
+	return u
+}
+
+// UpdateShippingAddress sets the "shipping_address" field to the value that was provided on create.
+func (u *OrderUpsert) UpdateShippingAddress() *OrderUpsert {
+	u.SetExcluded(order.FieldShippingAddress)
+	return u
+}
+
+// ClearShippingAddress clears the value of the "shipping_address" field.
+func (u *OrderUpsert) ClearShippingAddress() *OrderUpsert {
+	u.SetNull(order.FieldShippingAddress)
+	return u
+}
+
+// SetShippedAt sets the "shipped_at" field.
+func (u *OrderUpsert) SetShippedAt(v time.Time) *OrderUpsert {
+	u.Set(order.FieldShippedAt, v)
+	return u
+}
+
+// UpdateShippedAt sets the "shipped_at" field to the value that was provided on create.
+func (u *OrderUpsert) UpdateShippedAt() *OrderUpsert {
+	u.SetExcluded(order.FieldShippedAt)
+	return u
+}
+
+// ClearShippedAt clears the value of the "shipped_at" field.
+func (u *OrderUpsert) ClearShippedAt() *OrderUpsert {
+	u.SetNull(order.FieldShippedAt)
+	return u
+}
+
+// SetCompletedAt sets the "completed_at" field.
+func (u *OrderUpsert) SetCompletedAt(v time.Time) *OrderUpsert {
+	u.Set(order.FieldCompletedAt, v)
+	return u
+}
+
+// UpdateCompletedAt sets the "completed_at" field to the value that was provided on create.
+func (u *OrderUpsert) UpdateCompletedAt() *OrderUpsert {
+	u.SetExcluded(order.FieldCompletedAt)
+	return u
+}
+
+// ClearCompletedAt clears the value of the "completed_at" field.
+func (u *OrderUpsert) ClearCompletedAt() *OrderUpsert {
+	u.SetNull(order.FieldCompletedAt)
 	return u
 }
 
@@ -1101,6 +1252,90 @@ func (u *OrderUpsertOne) UpdatePaidPaymentID() *OrderUpsertOne {
 func (u *OrderUpsertOne) ClearPaidPaymentID() *OrderUpsertOne {
 	return u.Update(func(s *OrderUpsert) {
 		s.ClearPaidPaymentID()
+	})
+}
+
+// SetShippingFee sets the "shipping_fee" field.
+func (u *OrderUpsertOne) SetShippingFee(v money.Money) *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.SetShippingFee(v)
+	})
+}
+
+// AddShippingFee adds v to the "shipping_fee" field.
+func (u *OrderUpsertOne) AddShippingFee(v money.Money) *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.AddShippingFee(v)
+	})
+}
+
+// UpdateShippingFee sets the "shipping_fee" field to the value that was provided on create.
+func (u *OrderUpsertOne) UpdateShippingFee() *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.UpdateShippingFee()
+	})
+}
+
+// SetShippingAddress sets the "shipping_address" field.
+func (u *OrderUpsertOne) SetShippingAddress(v string) *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.SetShippingAddress(v)
+	})
+}
+
+// UpdateShippingAddress sets the "shipping_address" field to the value that was provided on create.
+func (u *OrderUpsertOne) UpdateShippingAddress() *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.UpdateShippingAddress()
+	})
+}
+
+// ClearShippingAddress clears the value of the "shipping_address" field.
+func (u *OrderUpsertOne) ClearShippingAddress() *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.ClearShippingAddress()
+	})
+}
+
+// SetShippedAt sets the "shipped_at" field.
+func (u *OrderUpsertOne) SetShippedAt(v time.Time) *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.SetShippedAt(v)
+	})
+}
+
+// UpdateShippedAt sets the "shipped_at" field to the value that was provided on create.
+func (u *OrderUpsertOne) UpdateShippedAt() *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.UpdateShippedAt()
+	})
+}
+
+// ClearShippedAt clears the value of the "shipped_at" field.
+func (u *OrderUpsertOne) ClearShippedAt() *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.ClearShippedAt()
+	})
+}
+
+// SetCompletedAt sets the "completed_at" field.
+func (u *OrderUpsertOne) SetCompletedAt(v time.Time) *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.SetCompletedAt(v)
+	})
+}
+
+// UpdateCompletedAt sets the "completed_at" field to the value that was provided on create.
+func (u *OrderUpsertOne) UpdateCompletedAt() *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.UpdateCompletedAt()
+	})
+}
+
+// ClearCompletedAt clears the value of the "completed_at" field.
+func (u *OrderUpsertOne) ClearCompletedAt() *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.ClearCompletedAt()
 	})
 }
 
@@ -1590,6 +1825,90 @@ func (u *OrderUpsertBulk) UpdatePaidPaymentID() *OrderUpsertBulk {
 func (u *OrderUpsertBulk) ClearPaidPaymentID() *OrderUpsertBulk {
 	return u.Update(func(s *OrderUpsert) {
 		s.ClearPaidPaymentID()
+	})
+}
+
+// SetShippingFee sets the "shipping_fee" field.
+func (u *OrderUpsertBulk) SetShippingFee(v money.Money) *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.SetShippingFee(v)
+	})
+}
+
+// AddShippingFee adds v to the "shipping_fee" field.
+func (u *OrderUpsertBulk) AddShippingFee(v money.Money) *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.AddShippingFee(v)
+	})
+}
+
+// UpdateShippingFee sets the "shipping_fee" field to the value that was provided on create.
+func (u *OrderUpsertBulk) UpdateShippingFee() *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.UpdateShippingFee()
+	})
+}
+
+// SetShippingAddress sets the "shipping_address" field.
+func (u *OrderUpsertBulk) SetShippingAddress(v string) *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.SetShippingAddress(v)
+	})
+}
+
+// UpdateShippingAddress sets the "shipping_address" field to the value that was provided on create.
+func (u *OrderUpsertBulk) UpdateShippingAddress() *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.UpdateShippingAddress()
+	})
+}
+
+// ClearShippingAddress clears the value of the "shipping_address" field.
+func (u *OrderUpsertBulk) ClearShippingAddress() *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.ClearShippingAddress()
+	})
+}
+
+// SetShippedAt sets the "shipped_at" field.
+func (u *OrderUpsertBulk) SetShippedAt(v time.Time) *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.SetShippedAt(v)
+	})
+}
+
+// UpdateShippedAt sets the "shipped_at" field to the value that was provided on create.
+func (u *OrderUpsertBulk) UpdateShippedAt() *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.UpdateShippedAt()
+	})
+}
+
+// ClearShippedAt clears the value of the "shipped_at" field.
+func (u *OrderUpsertBulk) ClearShippedAt() *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.ClearShippedAt()
+	})
+}
+
+// SetCompletedAt sets the "completed_at" field.
+func (u *OrderUpsertBulk) SetCompletedAt(v time.Time) *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.SetCompletedAt(v)
+	})
+}
+
+// UpdateCompletedAt sets the "completed_at" field to the value that was provided on create.
+func (u *OrderUpsertBulk) UpdateCompletedAt() *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.UpdateCompletedAt()
+	})
+}
+
+// ClearCompletedAt clears the value of the "completed_at" field.
+func (u *OrderUpsertBulk) ClearCompletedAt() *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.ClearCompletedAt()
 	})
 }
 

@@ -294,6 +294,87 @@ func (_u *OrderUpdate) ClearPaidPaymentID() *OrderUpdate {
 	return _u
 }
 
+// SetShippingFee sets the "shipping_fee" field.
+func (_u *OrderUpdate) SetShippingFee(v money.Money) *OrderUpdate {
+	_u.mutation.ResetShippingFee()
+	_u.mutation.SetShippingFee(v)
+	return _u
+}
+
+// SetNillableShippingFee sets the "shipping_fee" field if the given value is not nil.
+func (_u *OrderUpdate) SetNillableShippingFee(v *money.Money) *OrderUpdate {
+	if v != nil {
+		_u.SetShippingFee(*v)
+	}
+	return _u
+}
+
+// AddShippingFee adds value to the "shipping_fee" field.
+func (_u *OrderUpdate) AddShippingFee(v money.Money) *OrderUpdate {
+	_u.mutation.AddShippingFee(v)
+	return _u
+}
+
+// SetShippingAddress sets the "shipping_address" field.
+func (_u *OrderUpdate) SetShippingAddress(v string) *OrderUpdate {
+	_u.mutation.SetShippingAddress(v)
+	return _u
+}
+
+// SetNillableShippingAddress sets the "shipping_address" field if the given value is not nil.
+func (_u *OrderUpdate) SetNillableShippingAddress(v *string) *OrderUpdate {
+	if v != nil {
+		_u.SetShippingAddress(*v)
+	}
+	return _u
+}
+
+// ClearShippingAddress clears the value of the "shipping_address" field.
+func (_u *OrderUpdate) ClearShippingAddress() *OrderUpdate {
+	_u.mutation.ClearShippingAddress()
+	return _u
+}
+
+// SetShippedAt sets the "shipped_at" field.
+func (_u *OrderUpdate) SetShippedAt(v time.Time) *OrderUpdate {
+	_u.mutation.SetShippedAt(v)
+	return _u
+}
+
+// SetNillableShippedAt sets the "shipped_at" field if the given value is not nil.
+func (_u *OrderUpdate) SetNillableShippedAt(v *time.Time) *OrderUpdate {
+	if v != nil {
+		_u.SetShippedAt(*v)
+	}
+	return _u
+}
+
+// ClearShippedAt clears the value of the "shipped_at" field.
+func (_u *OrderUpdate) ClearShippedAt() *OrderUpdate {
+	_u.mutation.ClearShippedAt()
+	return _u
+}
+
+// SetCompletedAt sets the "completed_at" field.
+func (_u *OrderUpdate) SetCompletedAt(v time.Time) *OrderUpdate {
+	_u.mutation.SetCompletedAt(v)
+	return _u
+}
+
+// SetNillableCompletedAt sets the "completed_at" field if the given value is not nil.
+func (_u *OrderUpdate) SetNillableCompletedAt(v *time.Time) *OrderUpdate {
+	if v != nil {
+		_u.SetCompletedAt(*v)
+	}
+	return _u
+}
+
+// ClearCompletedAt clears the value of the "completed_at" field.
+func (_u *OrderUpdate) ClearCompletedAt() *OrderUpdate {
+	_u.mutation.ClearCompletedAt()
+	return _u
+}
+
 // AddLineIDs adds the "lines" edge to the OrderLine entity by IDs.
 func (_u *OrderUpdate) AddLineIDs(ids ...int64) *OrderUpdate {
 	_u.mutation.AddLineIDs(ids...)
@@ -476,6 +557,30 @@ func (_u *OrderUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.PaidPaymentIDCleared() {
 		_spec.ClearField(order.FieldPaidPaymentID, field.TypeInt64)
+	}
+	if value, ok := _u.mutation.ShippingFee(); ok {
+		_spec.SetField(order.FieldShippingFee, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedShippingFee(); ok {
+		_spec.AddField(order.FieldShippingFee, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.ShippingAddress(); ok {
+		_spec.SetField(order.FieldShippingAddress, field.TypeString, value)
+	}
+	if _u.mutation.ShippingAddressCleared() {
+		_spec.ClearField(order.FieldShippingAddress, field.TypeString)
+	}
+	if value, ok := _u.mutation.ShippedAt(); ok {
+		_spec.SetField(order.FieldShippedAt, field.TypeTime, value)
+	}
+	if _u.mutation.ShippedAtCleared() {
+		_spec.ClearField(order.FieldShippedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.CompletedAt(); ok {
+		_spec.SetField(order.FieldCompletedAt, field.TypeTime, value)
+	}
+	if _u.mutation.CompletedAtCleared() {
+		_spec.ClearField(order.FieldCompletedAt, field.TypeTime)
 	}
 	if _u.mutation.LinesCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -806,6 +911,87 @@ func (_u *OrderUpdateOne) ClearPaidPaymentID() *OrderUpdateOne {
 	return _u
 }
 
+// SetShippingFee sets the "shipping_fee" field.
+func (_u *OrderUpdateOne) SetShippingFee(v money.Money) *OrderUpdateOne {
+	_u.mutation.ResetShippingFee()
+	_u.mutation.SetShippingFee(v)
+	return _u
+}
+
+// SetNillableShippingFee sets the "shipping_fee" field if the given value is not nil.
+func (_u *OrderUpdateOne) SetNillableShippingFee(v *money.Money) *OrderUpdateOne {
+	if v != nil {
+		_u.SetShippingFee(*v)
+	}
+	return _u
+}
+
+// AddShippingFee adds value to the "shipping_fee" field.
+func (_u *OrderUpdateOne) AddShippingFee(v money.Money) *OrderUpdateOne {
+	_u.mutation.AddShippingFee(v)
+	return _u
+}
+
+// SetShippingAddress sets the "shipping_address" field.
+func (_u *OrderUpdateOne) SetShippingAddress(v string) *OrderUpdateOne {
+	_u.mutation.SetShippingAddress(v)
+	return _u
+}
+
+// SetNillableShippingAddress sets the "shipping_address" field if the given value is not nil.
+func (_u *OrderUpdateOne) SetNillableShippingAddress(v *string) *OrderUpdateOne {
+	if v != nil {
+		_u.SetShippingAddress(*v)
+	}
+	return _u
+}
+
+// ClearShippingAddress clears the value of the "shipping_address" field.
+func (_u *OrderUpdateOne) ClearShippingAddress() *OrderUpdateOne {
+	_u.mutation.ClearShippingAddress()
+	return _u
+}
+
+// SetShippedAt sets the "shipped_at" field.
+func (_u *OrderUpdateOne) SetShippedAt(v time.Time) *OrderUpdateOne {
+	_u.mutation.SetShippedAt(v)
+	return _u
+}
+
+// SetNillableShippedAt sets the "shipped_at" field if the given value is not nil.
+func (_u *OrderUpdateOne) SetNillableShippedAt(v *time.Time) *OrderUpdateOne {
+	if v != nil {
+		_u.SetShippedAt(*v)
+	}
+	return _u
+}
+
+// ClearShippedAt clears the value of the "shipped_at" field.
+func (_u *OrderUpdateOne) ClearShippedAt() *OrderUpdateOne {
+	_u.mutation.ClearShippedAt()
+	return _u
+}
+
+// SetCompletedAt sets the "completed_at" field.
+func (_u *OrderUpdateOne) SetCompletedAt(v time.Time) *OrderUpdateOne {
+	_u.mutation.SetCompletedAt(v)
+	return _u
+}
+
+// SetNillableCompletedAt sets the "completed_at" field if the given value is not nil.
+func (_u *OrderUpdateOne) SetNillableCompletedAt(v *time.Time) *OrderUpdateOne {
+	if v != nil {
+		_u.SetCompletedAt(*v)
+	}
+	return _u
+}
+
+// ClearCompletedAt clears the value of the "completed_at" field.
+func (_u *OrderUpdateOne) ClearCompletedAt() *OrderUpdateOne {
+	_u.mutation.ClearCompletedAt()
+	return _u
+}
+
 // AddLineIDs adds the "lines" edge to the OrderLine entity by IDs.
 func (_u *OrderUpdateOne) AddLineIDs(ids ...int64) *OrderUpdateOne {
 	_u.mutation.AddLineIDs(ids...)
@@ -1018,6 +1204,30 @@ func (_u *OrderUpdateOne) sqlSave(ctx context.Context) (_node *Order, err error)
 	}
 	if _u.mutation.PaidPaymentIDCleared() {
 		_spec.ClearField(order.FieldPaidPaymentID, field.TypeInt64)
+	}
+	if value, ok := _u.mutation.ShippingFee(); ok {
+		_spec.SetField(order.FieldShippingFee, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedShippingFee(); ok {
+		_spec.AddField(order.FieldShippingFee, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.ShippingAddress(); ok {
+		_spec.SetField(order.FieldShippingAddress, field.TypeString, value)
+	}
+	if _u.mutation.ShippingAddressCleared() {
+		_spec.ClearField(order.FieldShippingAddress, field.TypeString)
+	}
+	if value, ok := _u.mutation.ShippedAt(); ok {
+		_spec.SetField(order.FieldShippedAt, field.TypeTime, value)
+	}
+	if _u.mutation.ShippedAtCleared() {
+		_spec.ClearField(order.FieldShippedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.CompletedAt(); ok {
+		_spec.SetField(order.FieldCompletedAt, field.TypeTime, value)
+	}
+	if _u.mutation.CompletedAtCleared() {
+		_spec.ClearField(order.FieldCompletedAt, field.TypeTime)
 	}
 	if _u.mutation.LinesCleared() {
 		edge := &sqlgraph.EdgeSpec{

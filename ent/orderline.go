@@ -43,6 +43,8 @@ type OrderLine struct {
 	Discount money.Money `json:"discount,omitempty"`
 	// PurchaseCounted holds the value of the "purchase_counted" field.
 	PurchaseCounted bool `json:"purchase_counted,omitempty"`
+	// ShippedQuantity holds the value of the "shipped_quantity" field.
+	ShippedQuantity int64 `json:"shipped_quantity,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the OrderLineQuery when eager-loading is set.
 	Edges        OrderLineEdges `json:"edges"`
@@ -76,7 +78,7 @@ func (*OrderLine) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case orderline.FieldPurchaseCounted:
 			values[i] = new(sql.NullBool)
-		case orderline.FieldID, orderline.FieldOrderID, orderline.FieldItemID, orderline.FieldGoodsID, orderline.FieldUnitPrice, orderline.FieldQuantity, orderline.FieldPoolID, orderline.FieldDiscount:
+		case orderline.FieldID, orderline.FieldOrderID, orderline.FieldItemID, orderline.FieldGoodsID, orderline.FieldUnitPrice, orderline.FieldQuantity, orderline.FieldPoolID, orderline.FieldDiscount, orderline.FieldShippedQuantity:
 			values[i] = new(sql.NullInt64)
 		case orderline.FieldGoodsName, orderline.FieldSpecValueStr, orderline.FieldStockMode, orderline.FieldLockState:
 			values[i] = new(sql.NullString)
@@ -173,6 +175,12 @@ func (_m *OrderLine) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.PurchaseCounted = value.Bool
 			}
+		case orderline.FieldShippedQuantity:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field shipped_quantity", values[i])
+			} else if value.Valid {
+				_m.ShippedQuantity = value.Int64
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -249,6 +257,9 @@ func (_m *OrderLine) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("purchase_counted=")
 	builder.WriteString(fmt.Sprintf("%v", _m.PurchaseCounted))
+	builder.WriteString(", ")
+	builder.WriteString("shipped_quantity=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ShippedQuantity))
 	builder.WriteByte(')')
 	return builder.String()
 }

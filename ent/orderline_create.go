@@ -144,6 +144,20 @@ func (_c *OrderLineCreate) SetNillablePurchaseCounted(v *bool) *OrderLineCreate 
 	return _c
 }
 
+// SetShippedQuantity sets the "shipped_quantity" field.
+func (_c *OrderLineCreate) SetShippedQuantity(v int64) *OrderLineCreate {
+	_c.mutation.SetShippedQuantity(v)
+	return _c
+}
+
+// SetNillableShippedQuantity sets the "shipped_quantity" field if the given value is not nil.
+func (_c *OrderLineCreate) SetNillableShippedQuantity(v *int64) *OrderLineCreate {
+	if v != nil {
+		_c.SetShippedQuantity(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *OrderLineCreate) SetID(v int64) *OrderLineCreate {
 	_c.mutation.SetID(v)
@@ -214,6 +228,10 @@ func (_c *OrderLineCreate) defaults() {
 		v := orderline.DefaultPurchaseCounted
 		_c.mutation.SetPurchaseCounted(v)
 	}
+	if _, ok := _c.mutation.ShippedQuantity(); !ok {
+		v := orderline.DefaultShippedQuantity
+		_c.mutation.SetShippedQuantity(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -273,6 +291,9 @@ func (_c *OrderLineCreate) check() error {
 	}
 	if _, ok := _c.mutation.PurchaseCounted(); !ok {
 		return &ValidationError{Name: "purchase_counted", err: errors.New(`ent: missing required field "OrderLine.purchase_counted"`)}
+	}
+	if _, ok := _c.mutation.ShippedQuantity(); !ok {
+		return &ValidationError{Name: "shipped_quantity", err: errors.New(`ent: missing required field "OrderLine.shipped_quantity"`)}
 	}
 	if len(_c.mutation.OrderIDs()) == 0 {
 		return &ValidationError{Name: "order", err: errors.New(`ent: missing required edge "OrderLine.order"`)}
@@ -353,6 +374,10 @@ func (_c *OrderLineCreate) createSpec() (*OrderLine, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.PurchaseCounted(); ok {
 		_spec.SetField(orderline.FieldPurchaseCounted, field.TypeBool, value)
 		_node.PurchaseCounted = value
+	}
+	if value, ok := _c.mutation.ShippedQuantity(); ok {
+		_spec.SetField(orderline.FieldShippedQuantity, field.TypeInt64, value)
+		_node.ShippedQuantity = value
 	}
 	if nodes := _c.mutation.OrderIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -600,6 +625,24 @@ func (u *OrderLineUpsert) SetPurchaseCounted(v bool) *OrderLineUpsert {
 // UpdatePurchaseCounted sets the "purchase_counted" field to the value that was provided on create.
 func (u *OrderLineUpsert) UpdatePurchaseCounted() *OrderLineUpsert {
 	u.SetExcluded(orderline.FieldPurchaseCounted)
+	return u
+}
+
+// SetShippedQuantity sets the "shipped_quantity" field.
+func (u *OrderLineUpsert) SetShippedQuantity(v int64) *OrderLineUpsert {
+	u.Set(orderline.FieldShippedQuantity, v)
+	return u
+}
+
+// UpdateShippedQuantity sets the "shipped_quantity" field to the value that was provided on create.
+func (u *OrderLineUpsert) UpdateShippedQuantity() *OrderLineUpsert {
+	u.SetExcluded(orderline.FieldShippedQuantity)
+	return u
+}
+
+// AddShippedQuantity adds v to the "shipped_quantity" field.
+func (u *OrderLineUpsert) AddShippedQuantity(v int64) *OrderLineUpsert {
+	u.Add(orderline.FieldShippedQuantity, v)
 	return u
 }
 
@@ -858,6 +901,27 @@ func (u *OrderLineUpsertOne) SetPurchaseCounted(v bool) *OrderLineUpsertOne {
 func (u *OrderLineUpsertOne) UpdatePurchaseCounted() *OrderLineUpsertOne {
 	return u.Update(func(s *OrderLineUpsert) {
 		s.UpdatePurchaseCounted()
+	})
+}
+
+// SetShippedQuantity sets the "shipped_quantity" field.
+func (u *OrderLineUpsertOne) SetShippedQuantity(v int64) *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.SetShippedQuantity(v)
+	})
+}
+
+// AddShippedQuantity adds v to the "shipped_quantity" field.
+func (u *OrderLineUpsertOne) AddShippedQuantity(v int64) *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.AddShippedQuantity(v)
+	})
+}
+
+// UpdateShippedQuantity sets the "shipped_quantity" field to the value that was provided on create.
+func (u *OrderLineUpsertOne) UpdateShippedQuantity() *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.UpdateShippedQuantity()
 	})
 }
 
@@ -1282,6 +1346,27 @@ func (u *OrderLineUpsertBulk) SetPurchaseCounted(v bool) *OrderLineUpsertBulk {
 func (u *OrderLineUpsertBulk) UpdatePurchaseCounted() *OrderLineUpsertBulk {
 	return u.Update(func(s *OrderLineUpsert) {
 		s.UpdatePurchaseCounted()
+	})
+}
+
+// SetShippedQuantity sets the "shipped_quantity" field.
+func (u *OrderLineUpsertBulk) SetShippedQuantity(v int64) *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.SetShippedQuantity(v)
+	})
+}
+
+// AddShippedQuantity adds v to the "shipped_quantity" field.
+func (u *OrderLineUpsertBulk) AddShippedQuantity(v int64) *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.AddShippedQuantity(v)
+	})
+}
+
+// UpdateShippedQuantity sets the "shipped_quantity" field to the value that was provided on create.
+func (u *OrderLineUpsertBulk) UpdateShippedQuantity() *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.UpdateShippedQuantity()
 	})
 }
 

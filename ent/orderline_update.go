@@ -241,6 +241,27 @@ func (_u *OrderLineUpdate) SetNillablePurchaseCounted(v *bool) *OrderLineUpdate 
 	return _u
 }
 
+// SetShippedQuantity sets the "shipped_quantity" field.
+func (_u *OrderLineUpdate) SetShippedQuantity(v int64) *OrderLineUpdate {
+	_u.mutation.ResetShippedQuantity()
+	_u.mutation.SetShippedQuantity(v)
+	return _u
+}
+
+// SetNillableShippedQuantity sets the "shipped_quantity" field if the given value is not nil.
+func (_u *OrderLineUpdate) SetNillableShippedQuantity(v *int64) *OrderLineUpdate {
+	if v != nil {
+		_u.SetShippedQuantity(*v)
+	}
+	return _u
+}
+
+// AddShippedQuantity adds value to the "shipped_quantity" field.
+func (_u *OrderLineUpdate) AddShippedQuantity(v int64) *OrderLineUpdate {
+	_u.mutation.AddShippedQuantity(v)
+	return _u
+}
+
 // SetOrder sets the "order" edge to the Order entity.
 func (_u *OrderLineUpdate) SetOrder(v *Order) *OrderLineUpdate {
 	return _u.SetOrderID(v.ID)
@@ -380,6 +401,12 @@ func (_u *OrderLineUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.PurchaseCounted(); ok {
 		_spec.SetField(orderline.FieldPurchaseCounted, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.ShippedQuantity(); ok {
+		_spec.SetField(orderline.FieldShippedQuantity, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedShippedQuantity(); ok {
+		_spec.AddField(orderline.FieldShippedQuantity, field.TypeInt64, value)
 	}
 	if _u.mutation.OrderCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -642,6 +669,27 @@ func (_u *OrderLineUpdateOne) SetNillablePurchaseCounted(v *bool) *OrderLineUpda
 	return _u
 }
 
+// SetShippedQuantity sets the "shipped_quantity" field.
+func (_u *OrderLineUpdateOne) SetShippedQuantity(v int64) *OrderLineUpdateOne {
+	_u.mutation.ResetShippedQuantity()
+	_u.mutation.SetShippedQuantity(v)
+	return _u
+}
+
+// SetNillableShippedQuantity sets the "shipped_quantity" field if the given value is not nil.
+func (_u *OrderLineUpdateOne) SetNillableShippedQuantity(v *int64) *OrderLineUpdateOne {
+	if v != nil {
+		_u.SetShippedQuantity(*v)
+	}
+	return _u
+}
+
+// AddShippedQuantity adds value to the "shipped_quantity" field.
+func (_u *OrderLineUpdateOne) AddShippedQuantity(v int64) *OrderLineUpdateOne {
+	_u.mutation.AddShippedQuantity(v)
+	return _u
+}
+
 // SetOrder sets the "order" edge to the Order entity.
 func (_u *OrderLineUpdateOne) SetOrder(v *Order) *OrderLineUpdateOne {
 	return _u.SetOrderID(v.ID)
@@ -811,6 +859,12 @@ func (_u *OrderLineUpdateOne) sqlSave(ctx context.Context) (_node *OrderLine, er
 	}
 	if value, ok := _u.mutation.PurchaseCounted(); ok {
 		_spec.SetField(orderline.FieldPurchaseCounted, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.ShippedQuantity(); ok {
+		_spec.SetField(orderline.FieldShippedQuantity, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedShippedQuantity(); ok {
+		_spec.AddField(orderline.FieldShippedQuantity, field.TypeInt64, value)
 	}
 	if _u.mutation.OrderCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -3,6 +3,8 @@
 package ent
 
 import (
+	"storefront/ent/address"
+	"storefront/ent/addressbook"
 	"storefront/ent/cart"
 	"storefront/ent/cartline"
 	"storefront/ent/category"
@@ -21,6 +23,8 @@ import (
 	"storefront/ent/purchasecount"
 	"storefront/ent/refund"
 	"storefront/ent/schema"
+	"storefront/ent/shipment"
+	"storefront/ent/shippingtemplate"
 	"storefront/ent/sku"
 	"storefront/ent/spec"
 	"storefront/ent/specvalue"
@@ -37,6 +41,92 @@ import (
 // (default values, validators, hooks and policies) and stitches it
 // to their package variables.
 func init() {
+	addressFields := schema.Address{}.Fields()
+	_ = addressFields
+	// addressDescUserID is the schema descriptor for user_id field.
+	addressDescUserID := addressFields[1].Descriptor()
+	// address.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	address.UserIDValidator = func() func(string) error {
+		validators := addressDescUserID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(user_id string) error {
+			for _, fn := range fns {
+				if err := fn(user_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// addressDescName is the schema descriptor for name field.
+	addressDescName := addressFields[2].Descriptor()
+	// address.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	address.NameValidator = addressDescName.Validators[0].(func(string) error)
+	// addressDescPhone is the schema descriptor for phone field.
+	addressDescPhone := addressFields[3].Descriptor()
+	// address.PhoneValidator is a validator for the "phone" field. It is called by the builders before save.
+	address.PhoneValidator = addressDescPhone.Validators[0].(func(string) error)
+	// addressDescRegionCode is the schema descriptor for region_code field.
+	addressDescRegionCode := addressFields[4].Descriptor()
+	// address.RegionCodeValidator is a validator for the "region_code" field. It is called by the builders before save.
+	address.RegionCodeValidator = addressDescRegionCode.Validators[0].(func(string) error)
+	// addressDescProvince is the schema descriptor for province field.
+	addressDescProvince := addressFields[5].Descriptor()
+	// address.ProvinceValidator is a validator for the "province" field. It is called by the builders before save.
+	address.ProvinceValidator = addressDescProvince.Validators[0].(func(string) error)
+	// addressDescCity is the schema descriptor for city field.
+	addressDescCity := addressFields[6].Descriptor()
+	// address.CityValidator is a validator for the "city" field. It is called by the builders before save.
+	address.CityValidator = addressDescCity.Validators[0].(func(string) error)
+	// addressDescDistrict is the schema descriptor for district field.
+	addressDescDistrict := addressFields[7].Descriptor()
+	// address.DistrictValidator is a validator for the "district" field. It is called by the builders before save.
+	address.DistrictValidator = addressDescDistrict.Validators[0].(func(string) error)
+	// addressDescLine is the schema descriptor for line field.
+	addressDescLine := addressFields[8].Descriptor()
+	// address.LineValidator is a validator for the "line" field. It is called by the builders before save.
+	address.LineValidator = addressDescLine.Validators[0].(func(string) error)
+	// addressDescPostalCode is the schema descriptor for postal_code field.
+	addressDescPostalCode := addressFields[9].Descriptor()
+	// address.DefaultPostalCode holds the default value on creation for the postal_code field.
+	address.DefaultPostalCode = addressDescPostalCode.Default.(string)
+	// address.PostalCodeValidator is a validator for the "postal_code" field. It is called by the builders before save.
+	address.PostalCodeValidator = addressDescPostalCode.Validators[0].(func(string) error)
+	// addressDescCreatedAt is the schema descriptor for created_at field.
+	addressDescCreatedAt := addressFields[10].Descriptor()
+	// address.DefaultCreatedAt holds the default value on creation for the created_at field.
+	address.DefaultCreatedAt = addressDescCreatedAt.Default.(func() time.Time)
+	// addressDescUpdatedAt is the schema descriptor for updated_at field.
+	addressDescUpdatedAt := addressFields[11].Descriptor()
+	// address.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	address.DefaultUpdatedAt = addressDescUpdatedAt.Default.(func() time.Time)
+	addressbookFields := schema.AddressBook{}.Fields()
+	_ = addressbookFields
+	// addressbookDescUserID is the schema descriptor for user_id field.
+	addressbookDescUserID := addressbookFields[1].Descriptor()
+	// addressbook.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	addressbook.UserIDValidator = func() func(string) error {
+		validators := addressbookDescUserID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(user_id string) error {
+			for _, fn := range fns {
+				if err := fn(user_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// addressbookDescAddresses is the schema descriptor for addresses field.
+	addressbookDescAddresses := addressbookFields[2].Descriptor()
+	// addressbook.DefaultAddresses holds the default value on creation for the addresses field.
+	addressbook.DefaultAddresses = addressbookDescAddresses.Default.(int64)
 	cartFields := schema.Cart{}.Fields()
 	_ = cartFields
 	// cartDescToken is the schema descriptor for token field.
@@ -355,6 +445,10 @@ func init() {
 	orderDescCreatedAt := orderFields[13].Descriptor()
 	// order.DefaultCreatedAt holds the default value on creation for the created_at field.
 	order.DefaultCreatedAt = orderDescCreatedAt.Default.(func() time.Time)
+	// orderDescShippingFee is the schema descriptor for shipping_fee field.
+	orderDescShippingFee := orderFields[18].Descriptor()
+	// order.DefaultShippingFee holds the default value on creation for the shipping_fee field.
+	order.DefaultShippingFee = money.Money(orderDescShippingFee.Default.(int64))
 	orderlineFields := schema.OrderLine{}.Fields()
 	_ = orderlineFields
 	// orderlineDescGoodsName is the schema descriptor for goods_name field.
@@ -385,6 +479,10 @@ func init() {
 	orderlineDescPurchaseCounted := orderlineFields[12].Descriptor()
 	// orderline.DefaultPurchaseCounted holds the default value on creation for the purchase_counted field.
 	orderline.DefaultPurchaseCounted = orderlineDescPurchaseCounted.Default.(bool)
+	// orderlineDescShippedQuantity is the schema descriptor for shipped_quantity field.
+	orderlineDescShippedQuantity := orderlineFields[13].Descriptor()
+	// orderline.DefaultShippedQuantity holds the default value on creation for the shipped_quantity field.
+	orderline.DefaultShippedQuantity = orderlineDescShippedQuantity.Default.(int64)
 	outboxFields := schema.Outbox{}.Fields()
 	_ = outboxFields
 	// outboxDescEventID is the schema descriptor for event_id field.
@@ -597,6 +695,38 @@ func init() {
 	refund.DefaultUpdatedAt = refundDescUpdatedAt.Default.(func() time.Time)
 	// refund.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
 	refund.UpdateDefaultUpdatedAt = refundDescUpdatedAt.UpdateDefault.(func() time.Time)
+	shipmentFields := schema.Shipment{}.Fields()
+	_ = shipmentFields
+	// shipmentDescCarrier is the schema descriptor for carrier field.
+	shipmentDescCarrier := shipmentFields[2].Descriptor()
+	// shipment.CarrierValidator is a validator for the "carrier" field. It is called by the builders before save.
+	shipment.CarrierValidator = shipmentDescCarrier.Validators[0].(func(string) error)
+	// shipmentDescTrackingNo is the schema descriptor for tracking_no field.
+	shipmentDescTrackingNo := shipmentFields[3].Descriptor()
+	// shipment.TrackingNoValidator is a validator for the "tracking_no" field. It is called by the builders before save.
+	shipment.TrackingNoValidator = shipmentDescTrackingNo.Validators[0].(func(string) error)
+	// shipmentDescShippedAt is the schema descriptor for shipped_at field.
+	shipmentDescShippedAt := shipmentFields[5].Descriptor()
+	// shipment.DefaultShippedAt holds the default value on creation for the shipped_at field.
+	shipment.DefaultShippedAt = shipmentDescShippedAt.Default.(func() time.Time)
+	shippingtemplateFields := schema.ShippingTemplate{}.Fields()
+	_ = shippingtemplateFields
+	// shippingtemplateDescName is the schema descriptor for name field.
+	shippingtemplateDescName := shippingtemplateFields[1].Descriptor()
+	// shippingtemplate.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	shippingtemplate.NameValidator = shippingtemplateDescName.Validators[0].(func(string) error)
+	// shippingtemplateDescVersion is the schema descriptor for version field.
+	shippingtemplateDescVersion := shippingtemplateFields[5].Descriptor()
+	// shippingtemplate.DefaultVersion holds the default value on creation for the version field.
+	shippingtemplate.DefaultVersion = shippingtemplateDescVersion.Default.(int64)
+	// shippingtemplateDescCreatedAt is the schema descriptor for created_at field.
+	shippingtemplateDescCreatedAt := shippingtemplateFields[6].Descriptor()
+	// shippingtemplate.DefaultCreatedAt holds the default value on creation for the created_at field.
+	shippingtemplate.DefaultCreatedAt = shippingtemplateDescCreatedAt.Default.(func() time.Time)
+	// shippingtemplateDescUpdatedAt is the schema descriptor for updated_at field.
+	shippingtemplateDescUpdatedAt := shippingtemplateFields[7].Descriptor()
+	// shippingtemplate.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	shippingtemplate.DefaultUpdatedAt = shippingtemplateDescUpdatedAt.Default.(func() time.Time)
 	skuFields := schema.Sku{}.Fields()
 	_ = skuFields
 	// skuDescSpecValueIds is the schema descriptor for spec_value_ids field.
@@ -653,12 +783,16 @@ func init() {
 	skuDescVolume := skuFields[13].Descriptor()
 	// sku.DefaultVolume holds the default value on creation for the volume field.
 	sku.DefaultVolume = skuDescVolume.Default.(int64)
+	// skuDescWeightGrams is the schema descriptor for weight_grams field.
+	skuDescWeightGrams := skuFields[15].Descriptor()
+	// sku.DefaultWeightGrams holds the default value on creation for the weight_grams field.
+	sku.DefaultWeightGrams = skuDescWeightGrams.Default.(int64)
 	// skuDescCreatedAt is the schema descriptor for created_at field.
-	skuDescCreatedAt := skuFields[15].Descriptor()
+	skuDescCreatedAt := skuFields[16].Descriptor()
 	// sku.DefaultCreatedAt holds the default value on creation for the created_at field.
 	sku.DefaultCreatedAt = skuDescCreatedAt.Default.(func() time.Time)
 	// skuDescUpdatedAt is the schema descriptor for updated_at field.
-	skuDescUpdatedAt := skuFields[16].Descriptor()
+	skuDescUpdatedAt := skuFields[17].Descriptor()
 	// sku.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	sku.DefaultUpdatedAt = skuDescUpdatedAt.Default.(func() time.Time)
 	// sku.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.

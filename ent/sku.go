@@ -48,6 +48,8 @@ type Sku struct {
 	Volume int64 `json:"volume,omitempty"`
 	// Status holds the value of the "status" field.
 	Status enums.SkuStatus `json:"status,omitempty"`
+	// WeightGrams holds the value of the "weight_grams" field.
+	WeightGrams int64 `json:"weight_grams,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
@@ -83,7 +85,7 @@ func (*Sku) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case sku.FieldID, sku.FieldGoodsID, sku.FieldSellPrice, sku.FieldLineationPrice, sku.FieldCostPrice, sku.FieldStock, sku.FieldLockStock, sku.FieldVersion, sku.FieldStockVersion, sku.FieldVolume:
+		case sku.FieldID, sku.FieldGoodsID, sku.FieldSellPrice, sku.FieldLineationPrice, sku.FieldCostPrice, sku.FieldStock, sku.FieldLockStock, sku.FieldVersion, sku.FieldStockVersion, sku.FieldVolume, sku.FieldWeightGrams:
 			values[i] = new(sql.NullInt64)
 		case sku.FieldSpecValueIds, sku.FieldSpecValueStr, sku.FieldSpecKey, sku.FieldSkuCode, sku.FieldStatus:
 			values[i] = new(sql.NullString)
@@ -195,6 +197,12 @@ func (_m *Sku) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Status = enums.SkuStatus(value.String)
 			}
+		case sku.FieldWeightGrams:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field weight_grams", values[i])
+			} else if value.Valid {
+				_m.WeightGrams = value.Int64
+			}
 		case sku.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field created_at", values[i])
@@ -291,6 +299,9 @@ func (_m *Sku) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("status=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Status))
+	builder.WriteString(", ")
+	builder.WriteString("weight_grams=")
+	builder.WriteString(fmt.Sprintf("%v", _m.WeightGrams))
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

@@ -213,6 +213,20 @@ func (_c *SkuCreate) SetNillableStatus(v *enums.SkuStatus) *SkuCreate {
 	return _c
 }
 
+// SetWeightGrams sets the "weight_grams" field.
+func (_c *SkuCreate) SetWeightGrams(v int64) *SkuCreate {
+	_c.mutation.SetWeightGrams(v)
+	return _c
+}
+
+// SetNillableWeightGrams sets the "weight_grams" field if the given value is not nil.
+func (_c *SkuCreate) SetNillableWeightGrams(v *int64) *SkuCreate {
+	if v != nil {
+		_c.SetWeightGrams(*v)
+	}
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *SkuCreate) SetCreatedAt(v time.Time) *SkuCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -335,6 +349,10 @@ func (_c *SkuCreate) defaults() {
 		v := sku.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	if _, ok := _c.mutation.WeightGrams(); !ok {
+		v := sku.DefaultWeightGrams
+		_c.mutation.SetWeightGrams(v)
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		v := sku.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
@@ -410,6 +428,9 @@ func (_c *SkuCreate) check() error {
 		if err := sku.StatusValidator(v); err != nil {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "Sku.status": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.WeightGrams(); !ok {
+		return &ValidationError{Name: "weight_grams", err: errors.New(`ent: missing required field "Sku.weight_grams"`)}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Sku.created_at"`)}
@@ -504,6 +525,10 @@ func (_c *SkuCreate) createSpec() (*Sku, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Status(); ok {
 		_spec.SetField(sku.FieldStatus, field.TypeEnum, value)
 		_node.Status = value
+	}
+	if value, ok := _c.mutation.WeightGrams(); ok {
+		_spec.SetField(sku.FieldWeightGrams, field.TypeInt64, value)
+		_node.WeightGrams = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(sku.FieldCreatedAt, field.TypeTime, value)
@@ -801,6 +826,24 @@ func (u *SkuUpsert) SetStatus(v enums.SkuStatus) *SkuUpsert {
 // UpdateStatus sets the "status" field to the value that was provided on create.
 func (u *SkuUpsert) UpdateStatus() *SkuUpsert {
 	u.SetExcluded(sku.FieldStatus)
+	return u
+}
+
+// SetWeightGrams sets the "weight_grams" field.
+func (u *SkuUpsert) SetWeightGrams(v int64) *SkuUpsert {
+	u.Set(sku.FieldWeightGrams, v)
+	return u
+}
+
+// UpdateWeightGrams sets the "weight_grams" field to the value that was provided on create.
+func (u *SkuUpsert) UpdateWeightGrams() *SkuUpsert {
+	u.SetExcluded(sku.FieldWeightGrams)
+	return u
+}
+
+// AddWeightGrams adds v to the "weight_grams" field.
+func (u *SkuUpsert) AddWeightGrams(v int64) *SkuUpsert {
+	u.Add(sku.FieldWeightGrams, v)
 	return u
 }
 
@@ -1123,6 +1166,27 @@ func (u *SkuUpsertOne) SetStatus(v enums.SkuStatus) *SkuUpsertOne {
 func (u *SkuUpsertOne) UpdateStatus() *SkuUpsertOne {
 	return u.Update(func(s *SkuUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetWeightGrams sets the "weight_grams" field.
+func (u *SkuUpsertOne) SetWeightGrams(v int64) *SkuUpsertOne {
+	return u.Update(func(s *SkuUpsert) {
+		s.SetWeightGrams(v)
+	})
+}
+
+// AddWeightGrams adds v to the "weight_grams" field.
+func (u *SkuUpsertOne) AddWeightGrams(v int64) *SkuUpsertOne {
+	return u.Update(func(s *SkuUpsert) {
+		s.AddWeightGrams(v)
+	})
+}
+
+// UpdateWeightGrams sets the "weight_grams" field to the value that was provided on create.
+func (u *SkuUpsertOne) UpdateWeightGrams() *SkuUpsertOne {
+	return u.Update(func(s *SkuUpsert) {
+		s.UpdateWeightGrams()
 	})
 }
 
@@ -1613,6 +1677,27 @@ func (u *SkuUpsertBulk) SetStatus(v enums.SkuStatus) *SkuUpsertBulk {
 func (u *SkuUpsertBulk) UpdateStatus() *SkuUpsertBulk {
 	return u.Update(func(s *SkuUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetWeightGrams sets the "weight_grams" field.
+func (u *SkuUpsertBulk) SetWeightGrams(v int64) *SkuUpsertBulk {
+	return u.Update(func(s *SkuUpsert) {
+		s.SetWeightGrams(v)
+	})
+}
+
+// AddWeightGrams adds v to the "weight_grams" field.
+func (u *SkuUpsertBulk) AddWeightGrams(v int64) *SkuUpsertBulk {
+	return u.Update(func(s *SkuUpsert) {
+		s.AddWeightGrams(v)
+	})
+}
+
+// UpdateWeightGrams sets the "weight_grams" field to the value that was provided on create.
+func (u *SkuUpsertBulk) UpdateWeightGrams() *SkuUpsertBulk {
+	return u.Update(func(s *SkuUpsert) {
+		s.UpdateWeightGrams()
 	})
 }
 

@@ -290,6 +290,27 @@ func (_u *SkuUpdate) SetNillableStatus(v *enums.SkuStatus) *SkuUpdate {
 	return _u
 }
 
+// SetWeightGrams sets the "weight_grams" field.
+func (_u *SkuUpdate) SetWeightGrams(v int64) *SkuUpdate {
+	_u.mutation.ResetWeightGrams()
+	_u.mutation.SetWeightGrams(v)
+	return _u
+}
+
+// SetNillableWeightGrams sets the "weight_grams" field if the given value is not nil.
+func (_u *SkuUpdate) SetNillableWeightGrams(v *int64) *SkuUpdate {
+	if v != nil {
+		_u.SetWeightGrams(*v)
+	}
+	return _u
+}
+
+// AddWeightGrams adds value to the "weight_grams" field.
+func (_u *SkuUpdate) AddWeightGrams(v int64) *SkuUpdate {
+	_u.mutation.AddWeightGrams(v)
+	return _u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *SkuUpdate) SetUpdatedAt(v time.Time) *SkuUpdate {
 	_u.mutation.SetUpdatedAt(v)
@@ -464,6 +485,12 @@ func (_u *SkuUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(sku.FieldStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.WeightGrams(); ok {
+		_spec.SetField(sku.FieldWeightGrams, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedWeightGrams(); ok {
+		_spec.AddField(sku.FieldWeightGrams, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(sku.FieldUpdatedAt, field.TypeTime, value)
@@ -777,6 +804,27 @@ func (_u *SkuUpdateOne) SetNillableStatus(v *enums.SkuStatus) *SkuUpdateOne {
 	return _u
 }
 
+// SetWeightGrams sets the "weight_grams" field.
+func (_u *SkuUpdateOne) SetWeightGrams(v int64) *SkuUpdateOne {
+	_u.mutation.ResetWeightGrams()
+	_u.mutation.SetWeightGrams(v)
+	return _u
+}
+
+// SetNillableWeightGrams sets the "weight_grams" field if the given value is not nil.
+func (_u *SkuUpdateOne) SetNillableWeightGrams(v *int64) *SkuUpdateOne {
+	if v != nil {
+		_u.SetWeightGrams(*v)
+	}
+	return _u
+}
+
+// AddWeightGrams adds value to the "weight_grams" field.
+func (_u *SkuUpdateOne) AddWeightGrams(v int64) *SkuUpdateOne {
+	_u.mutation.AddWeightGrams(v)
+	return _u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *SkuUpdateOne) SetUpdatedAt(v time.Time) *SkuUpdateOne {
 	_u.mutation.SetUpdatedAt(v)
@@ -981,6 +1029,12 @@ func (_u *SkuUpdateOne) sqlSave(ctx context.Context) (_node *Sku, err error) {
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(sku.FieldStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.WeightGrams(); ok {
+		_spec.SetField(sku.FieldWeightGrams, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedWeightGrams(); ok {
+		_spec.AddField(sku.FieldWeightGrams, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(sku.FieldUpdatedAt, field.TypeTime, value)

@@ -14,6 +14,10 @@ import (
 // Tx is a transactional client that is created by calling Client.Tx().
 type Tx struct {
 	config
+	// Address is the client for interacting with the Address builders.
+	Address *AddressClient
+	// AddressBook is the client for interacting with the AddressBook builders.
+	AddressBook *AddressBookClient
 	// Cart is the client for interacting with the Cart builders.
 	Cart *CartClient
 	// CartLine is the client for interacting with the CartLine builders.
@@ -48,6 +52,10 @@ type Tx struct {
 	PurchaseCount *PurchaseCountClient
 	// Refund is the client for interacting with the Refund builders.
 	Refund *RefundClient
+	// Shipment is the client for interacting with the Shipment builders.
+	Shipment *ShipmentClient
+	// ShippingTemplate is the client for interacting with the ShippingTemplate builders.
+	ShippingTemplate *ShippingTemplateClient
 	// Sku is the client for interacting with the Sku builders.
 	Sku *SkuClient
 	// Spec is the client for interacting with the Spec builders.
@@ -195,6 +203,8 @@ func (tx *Tx) Client() *Client {
 }
 
 func (tx *Tx) init() {
+	tx.Address = NewAddressClient(tx.config)
+	tx.AddressBook = NewAddressBookClient(tx.config)
 	tx.Cart = NewCartClient(tx.config)
 	tx.CartLine = NewCartLineClient(tx.config)
 	tx.Category = NewCategoryClient(tx.config)
@@ -212,6 +222,8 @@ func (tx *Tx) init() {
 	tx.PoolBuyer = NewPoolBuyerClient(tx.config)
 	tx.PurchaseCount = NewPurchaseCountClient(tx.config)
 	tx.Refund = NewRefundClient(tx.config)
+	tx.Shipment = NewShipmentClient(tx.config)
+	tx.ShippingTemplate = NewShippingTemplateClient(tx.config)
 	tx.Sku = NewSkuClient(tx.config)
 	tx.Spec = NewSpecClient(tx.config)
 	tx.SpecValue = NewSpecValueClient(tx.config)
@@ -229,7 +241,7 @@ func (tx *Tx) init() {
 // of them in order to commit or rollback the transaction.
 //
 // If a closed transaction is embedded in one of the generated entities, and the entity
-// applies a query, for example: Cart.QueryXXX(), the query will be executed
+// applies a query, for example: Address.QueryXXX(), the query will be executed
 // through the driver which created this transaction.
 //
 // Note that txDriver is not goroutine safe.

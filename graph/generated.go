@@ -15,6 +15,7 @@ import (
 	"storefront/internal/inventory"
 	"storefront/internal/payments"
 	"storefront/internal/promo"
+	"storefront/internal/shipping"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/media"
 	"storefront/internal/vocab/money"
@@ -41,6 +42,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Cart() CartResolver
+	CartCost() CartCostResolver
 	CartLine() CartLineResolver
 	Category() CategoryResolver
 	Coupon() CouponResolver
@@ -57,6 +59,19 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	Address struct {
+		City       func(childComplexity int) int
+		District   func(childComplexity int) int
+		ID         func(childComplexity int) int
+		IsDefault  func(childComplexity int) int
+		Line       func(childComplexity int) int
+		Name       func(childComplexity int) int
+		Phone      func(childComplexity int) int
+		PostalCode func(childComplexity int) int
+		Province   func(childComplexity int) int
+		RegionCode func(childComplexity int) int
+	}
+
 	Cart struct {
 		Cost      func(childComplexity int) int
 		ExpiresAt func(childComplexity int) int
@@ -69,6 +84,7 @@ type ComplexityRoot struct {
 	}
 
 	CartCost struct {
+		Shipping      func(childComplexity int, addressID *string) int
 		Subtotal      func(childComplexity int) int
 		TotalQuantity func(childComplexity int) int
 	}
@@ -134,26 +150,27 @@ type ComplexityRoot struct {
 	}
 
 	Goods struct {
-		Category       func(childComplexity int) int
-		Code           func(childComplexity int) int
-		Coupons        func(childComplexity int) int
-		CreatedAt      func(childComplexity int) int
-		Description    func(childComplexity int) int
-		ID             func(childComplexity int) int
-		Images         func(childComplexity int) int
-		Name           func(childComplexity int) int
-		PriceRange     func(childComplexity int) int
-		PurchaseLimit  func(childComplexity int) int
-		Selectable     func(childComplexity int, selected []int64) int
-		SkuBySelection func(childComplexity int, specValueIds []int64) int
-		Skus           func(childComplexity int, includeDisabled *bool) int
-		Slug           func(childComplexity int) int
-		SpecType       func(childComplexity int) int
-		Specs          func(childComplexity int) int
-		Status         func(childComplexity int) int
-		StockMode      func(childComplexity int) int
-		TotalStock     func(childComplexity int) int
-		Version        func(childComplexity int) int
+		Category           func(childComplexity int) int
+		Code               func(childComplexity int) int
+		Coupons            func(childComplexity int) int
+		CreatedAt          func(childComplexity int) int
+		Description        func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		Images             func(childComplexity int) int
+		Name               func(childComplexity int) int
+		PriceRange         func(childComplexity int) int
+		PurchaseLimit      func(childComplexity int) int
+		Selectable         func(childComplexity int, selected []int64) int
+		ShippingTemplateID func(childComplexity int) int
+		SkuBySelection     func(childComplexity int, specValueIds []int64) int
+		Skus               func(childComplexity int, includeDisabled *bool) int
+		Slug               func(childComplexity int) int
+		SpecType           func(childComplexity int) int
+		Specs              func(childComplexity int) int
+		Status             func(childComplexity int) int
+		StockMode          func(childComplexity int) int
+		TotalStock         func(childComplexity int) int
+		Version            func(childComplexity int) int
 	}
 
 	GoodsConnection struct {
@@ -180,6 +197,7 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		AddAddress              func(childComplexity int, input AddressInput) int
 		AdjustStock             func(childComplexity int, input AdjustStockInput) int
 		CancelOrder             func(childComplexity int, orderSn string) int
 		CartBuyerIdentityUpdate func(childComplexity int, cartID string) int
@@ -187,51 +205,76 @@ type ComplexityRoot struct {
 		CartLinesAdd            func(childComplexity int, cartID string, lines []*CartLineInput) int
 		CartLinesRemove         func(childComplexity int, cartID string, lineIds []string) int
 		CartLinesUpdate         func(childComplexity int, cartID string, lines []*CartLineUpdateInput) int
-		CheckoutCart            func(childComplexity int, cartID string, idempotencyKey *string, userCouponID *string) int
+		CheckoutCart            func(childComplexity int, cartID string, idempotencyKey *string, addressID *string, userCouponID *string) int
 		ClaimCoupon             func(childComplexity int, couponID *string, code *string) int
 		CloseStockPool          func(childComplexity int, poolID string) int
+		ConfirmReceipt          func(childComplexity int, orderSn string) int
 		CreateCategory          func(childComplexity int, input CreateCategoryInput) int
 		CreateCoupon            func(childComplexity int, input CreateCouponInput) int
 		CreateGoods             func(childComplexity int, input CreateGoodsInput) int
+		CreateShippingTemplate  func(childComplexity int, input CreateShippingTemplateInput) int
 		CreateStockPool         func(childComplexity int, input CreateStockPoolInput) int
 		CreateWebhook           func(childComplexity int, input CreateWebhookInput) int
 		DeleteWebhook           func(childComplexity int, id string) int
 		PaymentReturn           func(childComplexity int, input PaymentReturnInput) int
 		PlaceOrder              func(childComplexity int, input PlaceOrderInput, idempotencyKey *string) int
 		RefundOrder             func(childComplexity int, orderSn string, reason string) int
+		RemoveAddress           func(childComplexity int, id string) int
 		RotateWebhookSecret     func(childComplexity int, id string, graceSeconds *int64) int
 		SetGoodsStatus          func(childComplexity int, goodsID string, status enums.GoodsStatus) int
 		SetGoodsStockMode       func(childComplexity int, goodsID string, mode enums.StockMode) int
+		SetOrderAddress         func(childComplexity int, orderSn string, addressID string) int
 		SetStock                func(childComplexity int, input SetStockInput) int
+		ShipOrder               func(childComplexity int, input ShipOrderInput) int
 		StartPayment            func(childComplexity int, orderSn string, provider string) int
 		Stocktake               func(childComplexity int, input StocktakeInput) int
 		StopCoupon              func(childComplexity int, id string) int
+		UpdateAddress           func(childComplexity int, id string, input AddressInput) int
 		UpdateCategory          func(childComplexity int, input UpdateCategoryInput) int
 		UpdateGoods             func(childComplexity int, input UpdateGoodsInput) int
 		UpdateGoodsSpecs        func(childComplexity int, input UpdateGoodsSpecsInput) int
+		UpdateShippingTemplate  func(childComplexity int, id string, input CreateShippingTemplateInput) int
 		UpdateSku               func(childComplexity int, input UpdateSkuInput) int
 		UpdateWebhook           func(childComplexity int, id string, input UpdateWebhookInput) int
 	}
 
 	Order struct {
-		Amount      func(childComplexity int) int
-		CreatedAt   func(childComplexity int) int
-		Currency    func(childComplexity int) int
-		Discount    func(childComplexity int) int
-		ExpiresAt   func(childComplexity int) int
-		Lines       func(childComplexity int) int
-		NeedsReview func(childComplexity int) int
-		OrderSn     func(childComplexity int) int
-		Payment     func(childComplexity int) int
-		Payments    func(childComplexity int) int
-		Refunds     func(childComplexity int) int
-		Status      func(childComplexity int) int
-		Subtotal    func(childComplexity int) int
+		Amount          func(childComplexity int) int
+		CompletedAt     func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		Currency        func(childComplexity int) int
+		Discount        func(childComplexity int) int
+		ExpiresAt       func(childComplexity int) int
+		Lines           func(childComplexity int) int
+		NeedsReview     func(childComplexity int) int
+		OrderSn         func(childComplexity int) int
+		Payment         func(childComplexity int) int
+		Payments        func(childComplexity int) int
+		Refunds         func(childComplexity int) int
+		Shipments       func(childComplexity int) int
+		ShippedAt       func(childComplexity int) int
+		ShippingAddress func(childComplexity int) int
+		ShippingFee     func(childComplexity int) int
+		Status          func(childComplexity int) int
+		Subtotal        func(childComplexity int) int
+		UserID          func(childComplexity int) int
+	}
+
+	OrderAddress struct {
+		City       func(childComplexity int) int
+		District   func(childComplexity int) int
+		Line       func(childComplexity int) int
+		Name       func(childComplexity int) int
+		Phone      func(childComplexity int) int
+		PostalCode func(childComplexity int) int
+		Province   func(childComplexity int) int
+		RegionCode func(childComplexity int) int
 	}
 
 	OrderConnection struct {
-		Edges    func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	OrderEdge struct {
@@ -240,14 +283,15 @@ type ComplexityRoot struct {
 	}
 
 	OrderLine struct {
-		Discount     func(childComplexity int) int
-		GoodsID      func(childComplexity int) int
-		GoodsName    func(childComplexity int) int
-		ItemID       func(childComplexity int) int
-		PoolID       func(childComplexity int) int
-		Quantity     func(childComplexity int) int
-		SpecValueStr func(childComplexity int) int
-		UnitPrice    func(childComplexity int) int
+		Discount        func(childComplexity int) int
+		GoodsID         func(childComplexity int) int
+		GoodsName       func(childComplexity int) int
+		ItemID          func(childComplexity int) int
+		PoolID          func(childComplexity int) int
+		Quantity        func(childComplexity int) int
+		ShippedQuantity func(childComplexity int) int
+		SpecValueStr    func(childComplexity int) int
+		UnitPrice       func(childComplexity int) int
 	}
 
 	PageInfo struct {
@@ -286,9 +330,12 @@ type ComplexityRoot struct {
 		Coupons             func(childComplexity int, first *int64, after *string) int
 		Goods               func(childComplexity int, id *string, slug *string) int
 		GoodsList           func(childComplexity int, first *int64, after *string, filter *GoodsFilter, sort *GoodsSort, status *enums.GoodsStatus) int
+		MyAddresses         func(childComplexity int) int
 		MyCoupons           func(childComplexity int, status *enums.UserCouponStatus, first *int64, after *string) int
 		MyOrders            func(childComplexity int, first *int64, after *string) int
 		Order               func(childComplexity int, orderSn string) int
+		Orders              func(childComplexity int, first *int64, after *string, filter *OrderFilter) int
+		ShippingTemplates   func(childComplexity int) int
 		StockLedger         func(childComplexity int, itemID string, first *int64, after *string) int
 		StockPools          func(childComplexity int, itemID string, first *int64, after *string) int
 		StockReconciliation func(childComplexity int, limit *int64) int
@@ -317,6 +364,38 @@ type ComplexityRoot struct {
 		SpecValueID func(childComplexity int) int
 	}
 
+	Shipment struct {
+		Carrier    func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Lines      func(childComplexity int) int
+		ShippedAt  func(childComplexity int) int
+		TrackingNo func(childComplexity int) int
+	}
+
+	ShipmentLine struct {
+		ItemID   func(childComplexity int) int
+		Quantity func(childComplexity int) int
+	}
+
+	ShippingRule struct {
+		FirstFee    func(childComplexity int) int
+		FirstUnits  func(childComplexity int) int
+		NextFee     func(childComplexity int) int
+		NextUnits   func(childComplexity int) int
+		RegionCodes func(childComplexity int) int
+	}
+
+	ShippingTemplate struct {
+		ChargeBy  func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		FreeOver  func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Rules     func(childComplexity int) int
+		UpdatedAt func(childComplexity int) int
+		Version   func(childComplexity int) int
+	}
+
 	Sku struct {
 		ActivePool     func(childComplexity int) int
 		AvailableStock func(childComplexity int) int
@@ -336,6 +415,7 @@ type ComplexityRoot struct {
 		StockVersion   func(childComplexity int) int
 		Version        func(childComplexity int) int
 		Volume         func(childComplexity int) int
+		WeightGrams    func(childComplexity int) int
 	}
 
 	SkuStock struct {
@@ -483,6 +563,9 @@ type ComplexityRoot struct {
 type CartResolver interface {
 	Order(ctx context.Context, obj *cart.Cart) (*checkout.Order, error)
 }
+type CartCostResolver interface {
+	Shipping(ctx context.Context, obj *cart.Cost, addressID *string) (*money.Money, error)
+}
 type CartLineResolver interface {
 	Sku(ctx context.Context, obj *cart.Line) (*catalog.SKU, error)
 	Goods(ctx context.Context, obj *cart.Line) (*catalog.Goods, error)
@@ -533,7 +616,7 @@ type MutationResolver interface {
 	CartLinesUpdate(ctx context.Context, cartID string, lines []*CartLineUpdateInput) (*cart.Cart, error)
 	CartLinesRemove(ctx context.Context, cartID string, lineIds []string) (*cart.Cart, error)
 	CartBuyerIdentityUpdate(ctx context.Context, cartID string) (*cart.Cart, error)
-	CheckoutCart(ctx context.Context, cartID string, idempotencyKey *string, userCouponID *string) (*checkout.Order, error)
+	CheckoutCart(ctx context.Context, cartID string, idempotencyKey *string, addressID *string, userCouponID *string) (*checkout.Order, error)
 	CreateWebhook(ctx context.Context, input CreateWebhookInput) (*CreateWebhookPayload, error)
 	UpdateWebhook(ctx context.Context, id string, input UpdateWebhookInput) (*webhooks.Webhook, error)
 	DeleteWebhook(ctx context.Context, id string) (string, error)
@@ -541,11 +624,21 @@ type MutationResolver interface {
 	CreateCoupon(ctx context.Context, input CreateCouponInput) (*ent.Coupon, error)
 	StopCoupon(ctx context.Context, id string) (*ent.Coupon, error)
 	ClaimCoupon(ctx context.Context, couponID *string, code *string) (*promo.UserCoupon, error)
+	AddAddress(ctx context.Context, input AddressInput) (*shipping.Address, error)
+	UpdateAddress(ctx context.Context, id string, input AddressInput) (*shipping.Address, error)
+	RemoveAddress(ctx context.Context, id string) (bool, error)
+	CreateShippingTemplate(ctx context.Context, input CreateShippingTemplateInput) (*shipping.Template, error)
+	UpdateShippingTemplate(ctx context.Context, id string, input CreateShippingTemplateInput) (*shipping.Template, error)
+	SetOrderAddress(ctx context.Context, orderSn string, addressID string) (*checkout.Order, error)
+	ShipOrder(ctx context.Context, input ShipOrderInput) (*checkout.Order, error)
+	ConfirmReceipt(ctx context.Context, orderSn string) (*checkout.Order, error)
 }
 type OrderResolver interface {
 	Payment(ctx context.Context, obj *checkout.Order) (*payments.Payment, error)
 	Payments(ctx context.Context, obj *checkout.Order) ([]*payments.Payment, error)
 	Refunds(ctx context.Context, obj *checkout.Order) ([]*payments.RefundView, error)
+
+	Shipments(ctx context.Context, obj *checkout.Order) ([]*checkout.Shipment, error)
 }
 type QueryResolver interface {
 	Goods(ctx context.Context, id *string, slug *string) (*catalog.Goods, error)
@@ -562,6 +655,9 @@ type QueryResolver interface {
 	WebhookDeliveries(ctx context.Context, webhookID string, first *int64, after *string) (*WebhookDeliveryConnection, error)
 	Coupons(ctx context.Context, first *int64, after *string) (*CouponConnection, error)
 	MyCoupons(ctx context.Context, status *enums.UserCouponStatus, first *int64, after *string) (*UserCouponConnection, error)
+	MyAddresses(ctx context.Context) ([]*shipping.Address, error)
+	ShippingTemplates(ctx context.Context) ([]*shipping.Template, error)
+	Orders(ctx context.Context, first *int64, after *string, filter *OrderFilter) (*OrderConnection, error)
 }
 type SkuResolver interface {
 	CostPrice(ctx context.Context, obj *catalog.SKU) (*money.Money, error)
@@ -593,6 +689,67 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "Address.city":
+		if e.ComplexityRoot.Address.City == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Address.City(childComplexity), true
+	case "Address.district":
+		if e.ComplexityRoot.Address.District == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Address.District(childComplexity), true
+	case "Address.id":
+		if e.ComplexityRoot.Address.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Address.ID(childComplexity), true
+	case "Address.isDefault":
+		if e.ComplexityRoot.Address.IsDefault == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Address.IsDefault(childComplexity), true
+	case "Address.line":
+		if e.ComplexityRoot.Address.Line == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Address.Line(childComplexity), true
+	case "Address.name":
+		if e.ComplexityRoot.Address.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Address.Name(childComplexity), true
+	case "Address.phone":
+		if e.ComplexityRoot.Address.Phone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Address.Phone(childComplexity), true
+	case "Address.postalCode":
+		if e.ComplexityRoot.Address.PostalCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Address.PostalCode(childComplexity), true
+	case "Address.province":
+		if e.ComplexityRoot.Address.Province == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Address.Province(childComplexity), true
+	case "Address.regionCode":
+		if e.ComplexityRoot.Address.RegionCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Address.RegionCode(childComplexity), true
 
 	case "Cart.cost":
 		if e.ComplexityRoot.Cart.Cost == nil {
@@ -643,6 +800,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Cart.Warnings(childComplexity), true
 
+	case "CartCost.shipping":
+		if e.ComplexityRoot.CartCost.Shipping == nil {
+			break
+		}
+
+		args, err := ec.field_CartCost_shipping_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.CartCost.Shipping(childComplexity, args["addressId"].(*string)), true
 	case "CartCost.subtotal":
 		if e.ComplexityRoot.CartCost.Subtotal == nil {
 			break
@@ -968,6 +1136,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Goods.Selectable(childComplexity, args["selected"].([]int64)), true
+	case "Goods.shippingTemplateId":
+		if e.ComplexityRoot.Goods.ShippingTemplateID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Goods.ShippingTemplateID(childComplexity), true
 	case "Goods.skuBySelection":
 		if e.ComplexityRoot.Goods.SkuBySelection == nil {
 			break
@@ -1108,6 +1282,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Image.URL(childComplexity), true
 
+	case "Mutation.addAddress":
+		if e.ComplexityRoot.Mutation.AddAddress == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addAddress_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddAddress(childComplexity, args["input"].(AddressInput)), true
 	case "Mutation.adjustStock":
 		if e.ComplexityRoot.Mutation.AdjustStock == nil {
 			break
@@ -1195,7 +1380,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.CheckoutCart(childComplexity, args["cartId"].(string), args["idempotencyKey"].(*string), args["userCouponId"].(*string)), true
+		return e.ComplexityRoot.Mutation.CheckoutCart(childComplexity, args["cartId"].(string), args["idempotencyKey"].(*string), args["addressId"].(*string), args["userCouponId"].(*string)), true
 	case "Mutation.claimCoupon":
 		if e.ComplexityRoot.Mutation.ClaimCoupon == nil {
 			break
@@ -1218,6 +1403,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CloseStockPool(childComplexity, args["poolId"].(string)), true
+	case "Mutation.confirmReceipt":
+		if e.ComplexityRoot.Mutation.ConfirmReceipt == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_confirmReceipt_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ConfirmReceipt(childComplexity, args["orderSn"].(string)), true
 	case "Mutation.createCategory":
 		if e.ComplexityRoot.Mutation.CreateCategory == nil {
 			break
@@ -1251,6 +1447,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateGoods(childComplexity, args["input"].(CreateGoodsInput)), true
+	case "Mutation.createShippingTemplate":
+		if e.ComplexityRoot.Mutation.CreateShippingTemplate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createShippingTemplate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateShippingTemplate(childComplexity, args["input"].(CreateShippingTemplateInput)), true
 	case "Mutation.createStockPool":
 		if e.ComplexityRoot.Mutation.CreateStockPool == nil {
 			break
@@ -1317,6 +1524,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RefundOrder(childComplexity, args["orderSn"].(string), args["reason"].(string)), true
+	case "Mutation.removeAddress":
+		if e.ComplexityRoot.Mutation.RemoveAddress == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeAddress_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveAddress(childComplexity, args["id"].(string)), true
 	case "Mutation.rotateWebhookSecret":
 		if e.ComplexityRoot.Mutation.RotateWebhookSecret == nil {
 			break
@@ -1350,6 +1568,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetGoodsStockMode(childComplexity, args["goodsId"].(string), args["mode"].(enums.StockMode)), true
+	case "Mutation.setOrderAddress":
+		if e.ComplexityRoot.Mutation.SetOrderAddress == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setOrderAddress_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetOrderAddress(childComplexity, args["orderSn"].(string), args["addressId"].(string)), true
 	case "Mutation.setStock":
 		if e.ComplexityRoot.Mutation.SetStock == nil {
 			break
@@ -1361,6 +1590,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetStock(childComplexity, args["input"].(SetStockInput)), true
+	case "Mutation.shipOrder":
+		if e.ComplexityRoot.Mutation.ShipOrder == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_shipOrder_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ShipOrder(childComplexity, args["input"].(ShipOrderInput)), true
 	case "Mutation.startPayment":
 		if e.ComplexityRoot.Mutation.StartPayment == nil {
 			break
@@ -1394,6 +1634,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.StopCoupon(childComplexity, args["id"].(string)), true
+	case "Mutation.updateAddress":
+		if e.ComplexityRoot.Mutation.UpdateAddress == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateAddress_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateAddress(childComplexity, args["id"].(string), args["input"].(AddressInput)), true
 	case "Mutation.updateCategory":
 		if e.ComplexityRoot.Mutation.UpdateCategory == nil {
 			break
@@ -1427,6 +1678,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateGoodsSpecs(childComplexity, args["input"].(UpdateGoodsSpecsInput)), true
+	case "Mutation.updateShippingTemplate":
+		if e.ComplexityRoot.Mutation.UpdateShippingTemplate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateShippingTemplate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateShippingTemplate(childComplexity, args["id"].(string), args["input"].(CreateShippingTemplateInput)), true
 	case "Mutation.updateSku":
 		if e.ComplexityRoot.Mutation.UpdateSku == nil {
 			break
@@ -1456,6 +1718,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.Amount(childComplexity), true
+	case "Order.completedAt":
+		if e.ComplexityRoot.Order.CompletedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.CompletedAt(childComplexity), true
 	case "Order.createdAt":
 		if e.ComplexityRoot.Order.CreatedAt == nil {
 			break
@@ -1516,6 +1784,30 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.Refunds(childComplexity), true
+	case "Order.shipments":
+		if e.ComplexityRoot.Order.Shipments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Shipments(childComplexity), true
+	case "Order.shippedAt":
+		if e.ComplexityRoot.Order.ShippedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.ShippedAt(childComplexity), true
+	case "Order.shippingAddress":
+		if e.ComplexityRoot.Order.ShippingAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.ShippingAddress(childComplexity), true
+	case "Order.shippingFee":
+		if e.ComplexityRoot.Order.ShippingFee == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.ShippingFee(childComplexity), true
 	case "Order.status":
 		if e.ComplexityRoot.Order.Status == nil {
 			break
@@ -1528,6 +1820,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.Subtotal(childComplexity), true
+	case "Order.userId":
+		if e.ComplexityRoot.Order.UserID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.UserID(childComplexity), true
+
+	case "OrderAddress.city":
+		if e.ComplexityRoot.OrderAddress.City == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderAddress.City(childComplexity), true
+	case "OrderAddress.district":
+		if e.ComplexityRoot.OrderAddress.District == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderAddress.District(childComplexity), true
+	case "OrderAddress.line":
+		if e.ComplexityRoot.OrderAddress.Line == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderAddress.Line(childComplexity), true
+	case "OrderAddress.name":
+		if e.ComplexityRoot.OrderAddress.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderAddress.Name(childComplexity), true
+	case "OrderAddress.phone":
+		if e.ComplexityRoot.OrderAddress.Phone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderAddress.Phone(childComplexity), true
+	case "OrderAddress.postalCode":
+		if e.ComplexityRoot.OrderAddress.PostalCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderAddress.PostalCode(childComplexity), true
+	case "OrderAddress.province":
+		if e.ComplexityRoot.OrderAddress.Province == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderAddress.Province(childComplexity), true
+	case "OrderAddress.regionCode":
+		if e.ComplexityRoot.OrderAddress.RegionCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderAddress.RegionCode(childComplexity), true
 
 	case "OrderConnection.edges":
 		if e.ComplexityRoot.OrderConnection.Edges == nil {
@@ -1541,6 +1888,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OrderConnection.PageInfo(childComplexity), true
+	case "OrderConnection.totalCount":
+		if e.ComplexityRoot.OrderConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderConnection.TotalCount(childComplexity), true
 
 	case "OrderEdge.cursor":
 		if e.ComplexityRoot.OrderEdge.Cursor == nil {
@@ -1591,6 +1944,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OrderLine.Quantity(childComplexity), true
+	case "OrderLine.shippedQuantity":
+		if e.ComplexityRoot.OrderLine.ShippedQuantity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderLine.ShippedQuantity(childComplexity), true
 	case "OrderLine.specValueStr":
 		if e.ComplexityRoot.OrderLine.SpecValueStr == nil {
 			break
@@ -1772,6 +2131,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.GoodsList(childComplexity, args["first"].(*int64), args["after"].(*string), args["filter"].(*GoodsFilter), args["sort"].(*GoodsSort), args["status"].(*enums.GoodsStatus)), true
 
+	case "Query.myAddresses":
+		if e.ComplexityRoot.Query.MyAddresses == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.MyAddresses(childComplexity), true
 	case "Query.myCoupons":
 		if e.ComplexityRoot.Query.MyCoupons == nil {
 			break
@@ -1805,6 +2170,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Order(childComplexity, args["orderSn"].(string)), true
+	case "Query.orders":
+		if e.ComplexityRoot.Query.Orders == nil {
+			break
+		}
+
+		args, err := ec.field_Query_orders_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Orders(childComplexity, args["first"].(*int64), args["after"].(*string), args["filter"].(*OrderFilter)), true
+	case "Query.shippingTemplates":
+		if e.ComplexityRoot.Query.ShippingTemplates == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.ShippingTemplates(childComplexity), true
 	case "Query.stockLedger":
 		if e.ComplexityRoot.Query.StockLedger == nil {
 			break
@@ -1931,6 +2313,130 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SelectableValue.SpecValueID(childComplexity), true
 
+	case "Shipment.carrier":
+		if e.ComplexityRoot.Shipment.Carrier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Shipment.Carrier(childComplexity), true
+	case "Shipment.id":
+		if e.ComplexityRoot.Shipment.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Shipment.ID(childComplexity), true
+	case "Shipment.lines":
+		if e.ComplexityRoot.Shipment.Lines == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Shipment.Lines(childComplexity), true
+	case "Shipment.shippedAt":
+		if e.ComplexityRoot.Shipment.ShippedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Shipment.ShippedAt(childComplexity), true
+	case "Shipment.trackingNo":
+		if e.ComplexityRoot.Shipment.TrackingNo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Shipment.TrackingNo(childComplexity), true
+
+	case "ShipmentLine.itemId":
+		if e.ComplexityRoot.ShipmentLine.ItemID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShipmentLine.ItemID(childComplexity), true
+	case "ShipmentLine.quantity":
+		if e.ComplexityRoot.ShipmentLine.Quantity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShipmentLine.Quantity(childComplexity), true
+
+	case "ShippingRule.firstFee":
+		if e.ComplexityRoot.ShippingRule.FirstFee == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShippingRule.FirstFee(childComplexity), true
+	case "ShippingRule.firstUnits":
+		if e.ComplexityRoot.ShippingRule.FirstUnits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShippingRule.FirstUnits(childComplexity), true
+	case "ShippingRule.nextFee":
+		if e.ComplexityRoot.ShippingRule.NextFee == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShippingRule.NextFee(childComplexity), true
+	case "ShippingRule.nextUnits":
+		if e.ComplexityRoot.ShippingRule.NextUnits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShippingRule.NextUnits(childComplexity), true
+	case "ShippingRule.regionCodes":
+		if e.ComplexityRoot.ShippingRule.RegionCodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShippingRule.RegionCodes(childComplexity), true
+
+	case "ShippingTemplate.chargeBy":
+		if e.ComplexityRoot.ShippingTemplate.ChargeBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShippingTemplate.ChargeBy(childComplexity), true
+	case "ShippingTemplate.createdAt":
+		if e.ComplexityRoot.ShippingTemplate.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShippingTemplate.CreatedAt(childComplexity), true
+	case "ShippingTemplate.freeOver":
+		if e.ComplexityRoot.ShippingTemplate.FreeOver == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShippingTemplate.FreeOver(childComplexity), true
+	case "ShippingTemplate.id":
+		if e.ComplexityRoot.ShippingTemplate.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShippingTemplate.ID(childComplexity), true
+	case "ShippingTemplate.name":
+		if e.ComplexityRoot.ShippingTemplate.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShippingTemplate.Name(childComplexity), true
+	case "ShippingTemplate.rules":
+		if e.ComplexityRoot.ShippingTemplate.Rules == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShippingTemplate.Rules(childComplexity), true
+	case "ShippingTemplate.updatedAt":
+		if e.ComplexityRoot.ShippingTemplate.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShippingTemplate.UpdatedAt(childComplexity), true
+	case "ShippingTemplate.version":
+		if e.ComplexityRoot.ShippingTemplate.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShippingTemplate.Version(childComplexity), true
+
 	case "Sku.activePool":
 		if e.ComplexityRoot.Sku.ActivePool == nil {
 			break
@@ -2039,6 +2545,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Sku.Volume(childComplexity), true
+	case "Sku.weightGrams":
+		if e.ComplexityRoot.Sku.WeightGrams == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Sku.WeightGrams(childComplexity), true
 
 	case "SkuStock.availableStock":
 		if e.ComplexityRoot.SkuStock.AvailableStock == nil {
@@ -2570,6 +3082,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("AddressInput", ec.unmarshalInputAddressInput),
 			graphql.NewInputUnmarshaler("AdjustStockInput", ec.unmarshalInputAdjustStockInput),
 			graphql.NewInputUnmarshaler("CartCreateInput", ec.unmarshalInputCartCreateInput),
 			graphql.NewInputUnmarshaler("CartLineInput", ec.unmarshalInputCartLineInput),
@@ -2577,15 +3090,20 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("CreateCategoryInput", ec.unmarshalInputCreateCategoryInput),
 			graphql.NewInputUnmarshaler("CreateCouponInput", ec.unmarshalInputCreateCouponInput),
 			graphql.NewInputUnmarshaler("CreateGoodsInput", ec.unmarshalInputCreateGoodsInput),
+			graphql.NewInputUnmarshaler("CreateShippingTemplateInput", ec.unmarshalInputCreateShippingTemplateInput),
 			graphql.NewInputUnmarshaler("CreateStockPoolInput", ec.unmarshalInputCreateStockPoolInput),
 			graphql.NewInputUnmarshaler("CreateWebhookInput", ec.unmarshalInputCreateWebhookInput),
 			graphql.NewInputUnmarshaler("GoodsFilter", ec.unmarshalInputGoodsFilter),
 			graphql.NewInputUnmarshaler("GoodsSort", ec.unmarshalInputGoodsSort),
 			graphql.NewInputUnmarshaler("ImageInput", ec.unmarshalInputImageInput),
+			graphql.NewInputUnmarshaler("OrderFilter", ec.unmarshalInputOrderFilter),
 			graphql.NewInputUnmarshaler("OrderItemInput", ec.unmarshalInputOrderItemInput),
 			graphql.NewInputUnmarshaler("PaymentReturnInput", ec.unmarshalInputPaymentReturnInput),
 			graphql.NewInputUnmarshaler("PlaceOrderInput", ec.unmarshalInputPlaceOrderInput),
 			graphql.NewInputUnmarshaler("SetStockInput", ec.unmarshalInputSetStockInput),
+			graphql.NewInputUnmarshaler("ShipLineInput", ec.unmarshalInputShipLineInput),
+			graphql.NewInputUnmarshaler("ShipOrderInput", ec.unmarshalInputShipOrderInput),
+			graphql.NewInputUnmarshaler("ShippingRuleInput", ec.unmarshalInputShippingRuleInput),
 			graphql.NewInputUnmarshaler("SkuOverrideInput", ec.unmarshalInputSkuOverrideInput),
 			graphql.NewInputUnmarshaler("SkuTermsInput", ec.unmarshalInputSkuTermsInput),
 			graphql.NewInputUnmarshaler("SpecEditInput", ec.unmarshalInputSpecEditInput),
@@ -3138,7 +3656,8 @@ type StockLogEdge {
 `, BuiltIn: false},
 	{Name: "../schema.checkout.graphql", Input: `# Checkout: orders that never oversell.
 
-enum OrderStatus { UNPAID PAID CLOSED REFUNDED }
+"PARTIALLY_SHIPPED, SHIPPED and COMPLETED follow payment (schema.shipping.graphql)."
+enum OrderStatus { UNPAID PAID PARTIALLY_SHIPPED SHIPPED COMPLETED CLOSED REFUNDED }
 
 extend type Query {
   "An order of the caller (admins: any order); null when unknown."
@@ -3356,8 +3875,10 @@ extend type Mutation {
   the buyer last saw: a read of the cart that selects its warnings or prices
   shows (and acknowledges) it, then check out again. These, OUT_OF_STOCK and SKU_UNAVAILABLE leave the cart OPEN as it was.
   userCouponId: the caller's claimed coupon for the order (placeOrder's rules).
+  addressId ships the order there, as placeOrder's (ADDRESS_REQUIRED without
+  one when a line's goods ships under a freight template).
   """
-  checkoutCart(cartId: ID!, idempotencyKey: String @text(max: 255, bytes: true), userCouponId: ID): Order!
+  checkoutCart(cartId: ID!, idempotencyKey: String @text(max: 255, bytes: true), addressId: ID, userCouponId: ID): Order!
 }
 
 input CartCreateInput {
@@ -3709,12 +4230,278 @@ extend type OrderLine {
   discount: Money!
 }
 `, BuiltIn: false},
+	{Name: "../schema.shipping.graphql", Input: `# Shipping (issue 41): where orders go and what shipping them costs —
+# customers' address books, freight templates (运费模板) and the fee they
+# charge — and what happens to a paid order after: shipments with tracking,
+# receipt confirmed by the buyer or automatically, and the admin order list.
+# docs/shipping.md walks through it.
+
+"What a freight template counts: pieces, or grams (Sku.weightGrams × quantity)."
+enum ChargeBy { PIECE WEIGHT }
+
+extend type Query {
+  "The caller's address book (customer token), the default first, then the newest."
+  myAddresses: [Address!]!
+  "Every freight template, oldest first (admin; at most 50 exist)."
+  shippingTemplates: [ShippingTemplate!]!
+  "Every order, newest first (admin). A cursor is the position of an order and is valid with any filter."
+  orders(first: Int, after: String, filter: OrderFilter): OrderConnection!
+}
+
+extend type Mutation {
+  "Add an address to the caller's book (at most 20). The first one is the default; isDefault: true makes this one the default."
+  addAddress(input: AddressInput!): Address!
+  "Replace an address of the caller's book; isDefault: true makes it the default (false leaves the default where it is)."
+  updateAddress(id: ID!, input: AddressInput!): Address!
+  "Remove an address from the caller's book (orders keep their copies). Removing the default makes the newest remaining one the default."
+  removeAddress(id: ID!): Boolean!
+  "A freight template (admin)."
+  createShippingTemplate(input: CreateShippingTemplateInput!): ShippingTemplate!
+  "Replace a freight template's name, unit, rules and freeOver (admin); orders already placed keep their fee."
+  updateShippingTemplate(id: ID!, input: CreateShippingTemplateInput!): ShippingTemplate!
+  """
+  Give the caller's order, placed without an address, a copy of one from the
+  book: while it is UNPAID (its shipping fee and amount follow the address)
+  or PAID (only when the fee stays what it is; INVALID_ORDER_STATE otherwise).
+  """
+  setOrderAddress(orderSn: String! @text(max: 32), addressId: ID!): Order!
+  """
+  Ship units of a PAID or PARTIALLY_SHIPPED order (admin): lines left out ship
+  every unit not yet shipped. More than ordered minus shipped is INVALID_INPUT;
+  an unpaid, closed, refunded or fully shipped order INVALID_ORDER_STATE; an
+  order without an address ADDRESS_REQUIRED. At most 20 shipments per order.
+  """
+  shipOrder(input: ShipOrderInput!): Order!
+  "The buyer confirms a SHIPPED order's receipt: it becomes COMPLETED (once; the closer completes it after --auto-confirm-after otherwise)."
+  confirmReceipt(orderSn: String! @text(max: 32)): Order!
+}
+
+input AddressInput {
+  name: String! @text(max: 64)
+  "Digits, optionally after a +: 3 to 19 digits."
+  phone: String! @text(max: 20)
+  "The district's 6-digit administrative code (GB/T 2260), e.g. \"310104\": its first 2 digits are the province, its first 4 the city."
+  regionCode: String! @text(max: 6)
+  province: String! @text(max: 32)
+  city: String! @text(max: 32)
+  district: String! @text(max: 32)
+  "Street, building, room: at most 120 characters."
+  line: String! @text(max: 120)
+  postalCode: String @text(max: 10)
+  isDefault: Boolean = false
+}
+
+type Address {
+  id: ID!
+  name: String!
+  phone: String!
+  regionCode: String!
+  province: String!
+  city: String!
+  district: String!
+  line: String!
+  postalCode: String!
+  isDefault: Boolean!
+}
+
+"Where an order ships: a copy of the buyer's address made when it was given, never changed by the address book."
+type OrderAddress {
+  name: String!
+  phone: String!
+  regionCode: String!
+  province: String!
+  city: String!
+  district: String!
+  line: String!
+  postalCode: String!
+}
+
+"""
+A template's charge for the regions it names: firstFee for up to firstUnits
+units, and nextFee for each nextUnits (or part of them) beyond. A region code
+is "*" (everywhere), 2 digits (a province), 4 (a city) or 6 (a district); the
+most specific rule that covers an address wins, and each code is in one rule.
+"""
+input ShippingRuleInput {
+  "1 to 40 codes."
+  regionCodes: [String!]! @text(max: 6)
+  "1 or more: pieces, or grams for WEIGHT."
+  firstUnits: Int!
+  firstFee: Money!
+  "1 or more."
+  nextUnits: Int!
+  nextFee: Money!
+}
+
+input CreateShippingTemplateInput {
+  name: String! @text(max: 60)
+  chargeBy: ChargeBy!
+  "1 to 20 rules."
+  rules: [ShippingRuleInput!]!
+  "The template's lines ship free when their subtotal reaches this; null: never."
+  freeOver: Money
+}
+
+type ShippingRule {
+  regionCodes: [String!]!
+  firstUnits: Int!
+  firstFee: Money!
+  nextUnits: Int!
+  nextFee: Money!
+}
+
+type ShippingTemplate {
+  id: ID!
+  name: String!
+  chargeBy: ChargeBy!
+  rules: [ShippingRule!]!
+  freeOver: Money
+  version: Int!
+  createdAt: Time!
+  updatedAt: Time!
+}
+
+input ShipOrderInput {
+  orderSn: String! @text(max: 32)
+  carrier: String! @text(max: 64)
+  trackingNo: String! @text(max: 64)
+  "Units per line (by SKU); left out: every unit not yet shipped."
+  lines: [ShipLineInput!]
+}
+
+input ShipLineInput {
+  itemId: ID!
+  quantity: Int!
+}
+
+type Shipment {
+  id: ID!
+  carrier: String!
+  trackingNo: String!
+  lines: [ShipmentLine!]!
+  shippedAt: Time!
+}
+
+type ShipmentLine {
+  itemId: ID!
+  quantity: Int!
+}
+
+"Orders matching every field given; createdAfter is inclusive, createdBefore exclusive."
+input OrderFilter {
+  status: [OrderStatus!]
+  orderSn: String @text(max: 32)
+  userId: String @text(max: 64)
+  createdAfter: Time
+  createdBefore: Time
+}
+
+extend type Order {
+  "The customer who placed it (the token's sub): what the order list's userId filter names."
+  userId: String!
+  "A copy of the address the order ships to; null until it has one."
+  shippingAddress: OrderAddress
+  "Frozen when the order was placed (or given its address); part of amount: subtotal − discount + shippingFee."
+  shippingFee: Money!
+  "Oldest first."
+  shipments: [Shipment!]!
+  "When its last unit shipped (SHIPPED)."
+  shippedAt: Time
+  "When its receipt was confirmed (COMPLETED)."
+  completedAt: Time
+}
+
+extend type OrderLine {
+  "Units shipped so far."
+  shippedQuantity: Int!
+}
+
+extend type OrderConnection {
+  "How many orders match (counted only when asked for)."
+  totalCount: Int!
+}
+
+extend type Goods {
+  "The freight template its orders are charged by; null: it ships free."
+  shippingTemplateId: ID
+}
+
+extend type Sku {
+  "One unit's shipping weight in grams (a WEIGHT template counts it)."
+  weightGrams: Int!
+}
+
+extend input CreateGoodsInput {
+  "Charge its orders' shipping by this freight template; left out: it ships free."
+  shippingTemplateId: ID
+}
+
+extend input UpdateGoodsInput {
+  shippingTemplateId: ID
+  "true: the goods ships free."
+  clearShippingTemplate: Boolean = false
+}
+
+extend input SkuTermsInput {
+  "0 to 1,000,000 grams."
+  weightGrams: Int
+}
+
+extend input SkuOverrideInput {
+  weightGrams: Int
+}
+
+extend input UpdateSkuInput {
+  weightGrams: Int
+}
+
+extend input PlaceOrderInput {
+  "An address of the caller's book: required when a line's goods ships under a freight template (ADDRESS_REQUIRED), allowed always."
+  addressId: ID
+}
+
+extend type CartCost {
+  """
+  The shipping fee an order of the cart would pay to the caller's address
+  addressId, at the current prices and templates: 0.00 when no line ships
+  under a template, null when one does and no address is given,
+  SHIPPING_UNAVAILABLE when a template does not cover the address.
+  """
+  shipping(addressId: ID): Money
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_Address(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Address_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Address_name(ctx, field)
+	case "phone":
+		return ec.fieldContext_Address_phone(ctx, field)
+	case "regionCode":
+		return ec.fieldContext_Address_regionCode(ctx, field)
+	case "province":
+		return ec.fieldContext_Address_province(ctx, field)
+	case "city":
+		return ec.fieldContext_Address_city(ctx, field)
+	case "district":
+		return ec.fieldContext_Address_district(ctx, field)
+	case "line":
+		return ec.fieldContext_Address_line(ctx, field)
+	case "postalCode":
+		return ec.fieldContext_Address_postalCode(ctx, field)
+	case "isDefault":
+		return ec.fieldContext_Address_isDefault(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Address", field.Name)
+}
 
 func (ec *executionContext) childFields_Cart(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -3744,6 +4531,8 @@ func (ec *executionContext) childFields_CartCost(ctx context.Context, field grap
 		return ec.fieldContext_CartCost_subtotal(ctx, field)
 	case "totalQuantity":
 		return ec.fieldContext_CartCost_totalQuantity(ctx, field)
+	case "shipping":
+		return ec.fieldContext_CartCost_shipping(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CartCost", field.Name)
 }
@@ -3910,6 +4699,8 @@ func (ec *executionContext) childFields_Goods(ctx context.Context, field graphql
 		return ec.fieldContext_Goods_coupons(ctx, field)
 	case "purchaseLimit":
 		return ec.fieldContext_Goods_purchaseLimit(ctx, field)
+	case "shippingTemplateId":
+		return ec.fieldContext_Goods_shippingTemplateId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Goods", field.Name)
 }
@@ -3988,8 +4779,42 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 		return ec.fieldContext_Order_subtotal(ctx, field)
 	case "discount":
 		return ec.fieldContext_Order_discount(ctx, field)
+	case "userId":
+		return ec.fieldContext_Order_userId(ctx, field)
+	case "shippingAddress":
+		return ec.fieldContext_Order_shippingAddress(ctx, field)
+	case "shippingFee":
+		return ec.fieldContext_Order_shippingFee(ctx, field)
+	case "shipments":
+		return ec.fieldContext_Order_shipments(ctx, field)
+	case "shippedAt":
+		return ec.fieldContext_Order_shippedAt(ctx, field)
+	case "completedAt":
+		return ec.fieldContext_Order_completedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Order", field.Name)
+}
+
+func (ec *executionContext) childFields_OrderAddress(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_OrderAddress_name(ctx, field)
+	case "phone":
+		return ec.fieldContext_OrderAddress_phone(ctx, field)
+	case "regionCode":
+		return ec.fieldContext_OrderAddress_regionCode(ctx, field)
+	case "province":
+		return ec.fieldContext_OrderAddress_province(ctx, field)
+	case "city":
+		return ec.fieldContext_OrderAddress_city(ctx, field)
+	case "district":
+		return ec.fieldContext_OrderAddress_district(ctx, field)
+	case "line":
+		return ec.fieldContext_OrderAddress_line(ctx, field)
+	case "postalCode":
+		return ec.fieldContext_OrderAddress_postalCode(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrderAddress", field.Name)
 }
 
 func (ec *executionContext) childFields_OrderConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3998,6 +4823,8 @@ func (ec *executionContext) childFields_OrderConnection(ctx context.Context, fie
 		return ec.fieldContext_OrderConnection_edges(ctx, field)
 	case "pageInfo":
 		return ec.fieldContext_OrderConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_OrderConnection_totalCount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OrderConnection", field.Name)
 }
@@ -4030,6 +4857,8 @@ func (ec *executionContext) childFields_OrderLine(ctx context.Context, field gra
 		return ec.fieldContext_OrderLine_poolId(ctx, field)
 	case "discount":
 		return ec.fieldContext_OrderLine_discount(ctx, field)
+	case "shippedQuantity":
+		return ec.fieldContext_OrderLine_shippedQuantity(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OrderLine", field.Name)
 }
@@ -4134,6 +4963,70 @@ func (ec *executionContext) childFields_SelectableValue(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type SelectableValue", field.Name)
 }
 
+func (ec *executionContext) childFields_Shipment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Shipment_id(ctx, field)
+	case "carrier":
+		return ec.fieldContext_Shipment_carrier(ctx, field)
+	case "trackingNo":
+		return ec.fieldContext_Shipment_trackingNo(ctx, field)
+	case "lines":
+		return ec.fieldContext_Shipment_lines(ctx, field)
+	case "shippedAt":
+		return ec.fieldContext_Shipment_shippedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Shipment", field.Name)
+}
+
+func (ec *executionContext) childFields_ShipmentLine(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "itemId":
+		return ec.fieldContext_ShipmentLine_itemId(ctx, field)
+	case "quantity":
+		return ec.fieldContext_ShipmentLine_quantity(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ShipmentLine", field.Name)
+}
+
+func (ec *executionContext) childFields_ShippingRule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "regionCodes":
+		return ec.fieldContext_ShippingRule_regionCodes(ctx, field)
+	case "firstUnits":
+		return ec.fieldContext_ShippingRule_firstUnits(ctx, field)
+	case "firstFee":
+		return ec.fieldContext_ShippingRule_firstFee(ctx, field)
+	case "nextUnits":
+		return ec.fieldContext_ShippingRule_nextUnits(ctx, field)
+	case "nextFee":
+		return ec.fieldContext_ShippingRule_nextFee(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ShippingRule", field.Name)
+}
+
+func (ec *executionContext) childFields_ShippingTemplate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ShippingTemplate_id(ctx, field)
+	case "name":
+		return ec.fieldContext_ShippingTemplate_name(ctx, field)
+	case "chargeBy":
+		return ec.fieldContext_ShippingTemplate_chargeBy(ctx, field)
+	case "rules":
+		return ec.fieldContext_ShippingTemplate_rules(ctx, field)
+	case "freeOver":
+		return ec.fieldContext_ShippingTemplate_freeOver(ctx, field)
+	case "version":
+		return ec.fieldContext_ShippingTemplate_version(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ShippingTemplate_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_ShippingTemplate_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ShippingTemplate", field.Name)
+}
+
 func (ec *executionContext) childFields_Sku(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4172,6 +5065,8 @@ func (ec *executionContext) childFields_Sku(ctx context.Context, field graphql.C
 		return ec.fieldContext_Sku_activePool(ctx, field)
 	case "pools":
 		return ec.fieldContext_Sku_pools(ctx, field)
+	case "weightGrams":
+		return ec.fieldContext_Sku_weightGrams(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Sku", field.Name)
 }
@@ -4558,6 +5453,20 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_CartCost_shipping_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "addressId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["addressId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_GoodsStock_selectable_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4611,6 +5520,20 @@ func (ec *executionContext) field_Goods_skus_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["includeDisabled"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_addAddress_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (AddressInput, error) {
+			return ec.unmarshalNAddressInput2storefrontᚋgraphᚐAddressInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -4755,14 +5678,22 @@ func (ec *executionContext) field_Mutation_checkoutCart_args(ctx context.Context
 		return nil, err
 	}
 	args["idempotencyKey"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "userCouponId",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "addressId",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOID2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["userCouponId"] = arg2
+	args["addressId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "userCouponId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userCouponId"] = arg3
 	return args, nil
 }
 
@@ -4802,6 +5733,20 @@ func (ec *executionContext) field_Mutation_closeStockPool_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_confirmReceipt_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "orderSn",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderSn"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createCategory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4836,6 +5781,20 @@ func (ec *executionContext) field_Mutation_createGoods_args(ctx context.Context,
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (CreateGoodsInput, error) {
 			return ec.unmarshalNCreateGoodsInput2storefrontᚋgraphᚐCreateGoodsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createShippingTemplate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (CreateShippingTemplateInput, error) {
+			return ec.unmarshalNCreateShippingTemplateInput2storefrontᚋgraphᚐCreateShippingTemplateInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4944,6 +5903,20 @@ func (ec *executionContext) field_Mutation_refundOrder_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_removeAddress_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_rotateWebhookSecret_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5010,12 +5983,48 @@ func (ec *executionContext) field_Mutation_setGoodsStockMode_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_setOrderAddress_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "orderSn",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderSn"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "addressId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["addressId"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_setStock_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (SetStockInput, error) {
 			return ec.unmarshalNSetStockInput2storefrontᚋgraphᚐSetStockInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_shipOrder_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (ShipOrderInput, error) {
+			return ec.unmarshalNShipOrderInput2storefrontᚋgraphᚐShipOrderInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5074,6 +6083,28 @@ func (ec *executionContext) field_Mutation_stopCoupon_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_updateAddress_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (AddressInput, error) {
+			return ec.unmarshalNAddressInput2storefrontᚋgraphᚐAddressInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updateCategory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5113,6 +6144,28 @@ func (ec *executionContext) field_Mutation_updateGoods_args(ctx context.Context,
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateShippingTemplate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (CreateShippingTemplateInput, error) {
+			return ec.unmarshalNCreateShippingTemplateInput2storefrontᚋgraphᚐCreateShippingTemplateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
 	return args, nil
 }
 
@@ -5358,6 +6411,36 @@ func (ec *executionContext) field_Query_order_args(ctx context.Context, rawArgs 
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_orders_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*OrderFilter, error) {
+			return ec.unmarshalOOrderFilter2ᚖstorefrontᚋgraphᚐOrderFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_stockLedger_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5549,6 +6632,236 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _Address_id(ctx context.Context, field graphql.CollectedField, obj *shipping.Address) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Address_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Address_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Address", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Address_name(ctx context.Context, field graphql.CollectedField, obj *shipping.Address) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Address_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Address_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Address", field, false, false, "String")
+}
+
+func (ec *executionContext) _Address_phone(ctx context.Context, field graphql.CollectedField, obj *shipping.Address) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Address_phone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Phone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Address_phone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Address", field, false, false, "String")
+}
+
+func (ec *executionContext) _Address_regionCode(ctx context.Context, field graphql.CollectedField, obj *shipping.Address) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Address_regionCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RegionCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Address_regionCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Address", field, false, false, "String")
+}
+
+func (ec *executionContext) _Address_province(ctx context.Context, field graphql.CollectedField, obj *shipping.Address) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Address_province(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Province, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Address_province(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Address", field, false, false, "String")
+}
+
+func (ec *executionContext) _Address_city(ctx context.Context, field graphql.CollectedField, obj *shipping.Address) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Address_city(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.City, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Address_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Address", field, false, false, "String")
+}
+
+func (ec *executionContext) _Address_district(ctx context.Context, field graphql.CollectedField, obj *shipping.Address) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Address_district(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.District, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Address_district(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Address", field, false, false, "String")
+}
+
+func (ec *executionContext) _Address_line(ctx context.Context, field graphql.CollectedField, obj *shipping.Address) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Address_line(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Line, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Address_line(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Address", field, false, false, "String")
+}
+
+func (ec *executionContext) _Address_postalCode(ctx context.Context, field graphql.CollectedField, obj *shipping.Address) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Address_postalCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PostalCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Address_postalCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Address", field, false, false, "String")
+}
+
+func (ec *executionContext) _Address_isDefault(ctx context.Context, field graphql.CollectedField, obj *shipping.Address) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Address_isDefault(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsDefault, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Address_isDefault(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Address", field, false, false, "Boolean")
+}
 
 func (ec *executionContext) _Cart_id(ctx context.Context, field graphql.CollectedField, obj *cart.Cart) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -5814,6 +7127,50 @@ func (ec *executionContext) _CartCost_totalQuantity(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_CartCost_totalQuantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CartCost", field, false, false, "Int")
+}
+
+func (ec *executionContext) _CartCost_shipping(ctx context.Context, field graphql.CollectedField, obj *cart.Cost) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CartCost_shipping(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.CartCost().Shipping(ctx, obj, fc.Args["addressId"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *money.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖstorefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CartCost_shipping(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CartCost",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Money does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_CartCost_shipping_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _CartLine_id(ctx context.Context, field graphql.CollectedField, obj *cart.Line) (ret graphql.Marshaler) {
@@ -7362,6 +8719,29 @@ func (ec *executionContext) fieldContext_Goods_purchaseLimit(_ context.Context, 
 	return graphql.NewScalarFieldContext("Goods", field, false, false, "Int")
 }
 
+func (ec *executionContext) _Goods_shippingTemplateId(ctx context.Context, field graphql.CollectedField, obj *catalog.Goods) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Goods_shippingTemplateId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ShippingTemplateID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOID2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Goods_shippingTemplateId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Goods", field, false, false, "ID")
+}
+
 func (ec *executionContext) _GoodsConnection_edges(ctx context.Context, field graphql.CollectedField, obj *GoodsConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8694,7 +10074,7 @@ func (ec *executionContext) _Mutation_checkoutCart(ctx context.Context, field gr
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().CheckoutCart(ctx, fc.Args["cartId"].(string), fc.Args["idempotencyKey"].(*string), fc.Args["userCouponId"].(*string))
+			return ec.Resolvers.Mutation().CheckoutCart(ctx, fc.Args["cartId"].(string), fc.Args["idempotencyKey"].(*string), fc.Args["addressId"].(*string), fc.Args["userCouponId"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
@@ -9036,6 +10416,358 @@ func (ec *executionContext) fieldContext_Mutation_claimCoupon(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_addAddress(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddAddress(ctx, fc.Args["input"].(AddressInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *shipping.Address) graphql.Marshaler {
+			return ec.marshalNAddress2ᚖstorefrontᚋinternalᚋshippingᚐAddress(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addAddress(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Address(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addAddress_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateAddress(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateAddress(ctx, fc.Args["id"].(string), fc.Args["input"].(AddressInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *shipping.Address) graphql.Marshaler {
+			return ec.marshalNAddress2ᚖstorefrontᚋinternalᚋshippingᚐAddress(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateAddress(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Address(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateAddress_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeAddress(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveAddress(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeAddress(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeAddress_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createShippingTemplate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createShippingTemplate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateShippingTemplate(ctx, fc.Args["input"].(CreateShippingTemplateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *shipping.Template) graphql.Marshaler {
+			return ec.marshalNShippingTemplate2ᚖstorefrontᚋinternalᚋshippingᚐTemplate(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createShippingTemplate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ShippingTemplate(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createShippingTemplate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateShippingTemplate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateShippingTemplate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateShippingTemplate(ctx, fc.Args["id"].(string), fc.Args["input"].(CreateShippingTemplateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *shipping.Template) graphql.Marshaler {
+			return ec.marshalNShippingTemplate2ᚖstorefrontᚋinternalᚋshippingᚐTemplate(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateShippingTemplate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ShippingTemplate(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateShippingTemplate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setOrderAddress(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setOrderAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetOrderAddress(ctx, fc.Args["orderSn"].(string), fc.Args["addressId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖstorefrontᚋinternalᚋcheckoutᚐOrder(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setOrderAddress(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setOrderAddress_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_shipOrder(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_shipOrder(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ShipOrder(ctx, fc.Args["input"].(ShipOrderInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖstorefrontᚋinternalᚋcheckoutᚐOrder(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_shipOrder(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_shipOrder_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_confirmReceipt(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_confirmReceipt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ConfirmReceipt(ctx, fc.Args["orderSn"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Order) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖstorefrontᚋinternalᚋcheckoutᚐOrder(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_confirmReceipt(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_confirmReceipt_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Order_orderSn(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9371,6 +11103,346 @@ func (ec *executionContext) fieldContext_Order_discount(_ context.Context, field
 	return graphql.NewScalarFieldContext("Order", field, false, false, "Money")
 }
 
+func (ec *executionContext) _Order_userId(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_userId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_userId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, "String")
+}
+
+func (ec *executionContext) _Order_shippingAddress(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_shippingAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ShippingAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *shipping.OrderAddress) graphql.Marshaler {
+			return ec.marshalOOrderAddress2ᚖstorefrontᚋinternalᚋshippingᚐOrderAddress(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Order_shippingAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Order",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrderAddress(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Order_shippingFee(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_shippingFee(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ShippingFee, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_shippingFee(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, "Money")
+}
+
+func (ec *executionContext) _Order_shipments(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_shipments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Order().Shipments(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*checkout.Shipment) graphql.Marshaler {
+			return ec.marshalNShipment2ᚕᚖstorefrontᚋinternalᚋcheckoutᚐShipmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_shipments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Order",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Shipment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Order_shippedAt(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_shippedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ShippedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Order_shippedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Order_completedAt(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_completedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CompletedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Order_completedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, "Time")
+}
+
+func (ec *executionContext) _OrderAddress_name(ctx context.Context, field graphql.CollectedField, obj *shipping.OrderAddress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderAddress_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderAddress_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderAddress", field, false, false, "String")
+}
+
+func (ec *executionContext) _OrderAddress_phone(ctx context.Context, field graphql.CollectedField, obj *shipping.OrderAddress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderAddress_phone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Phone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderAddress_phone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderAddress", field, false, false, "String")
+}
+
+func (ec *executionContext) _OrderAddress_regionCode(ctx context.Context, field graphql.CollectedField, obj *shipping.OrderAddress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderAddress_regionCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RegionCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderAddress_regionCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderAddress", field, false, false, "String")
+}
+
+func (ec *executionContext) _OrderAddress_province(ctx context.Context, field graphql.CollectedField, obj *shipping.OrderAddress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderAddress_province(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Province, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderAddress_province(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderAddress", field, false, false, "String")
+}
+
+func (ec *executionContext) _OrderAddress_city(ctx context.Context, field graphql.CollectedField, obj *shipping.OrderAddress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderAddress_city(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.City, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderAddress_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderAddress", field, false, false, "String")
+}
+
+func (ec *executionContext) _OrderAddress_district(ctx context.Context, field graphql.CollectedField, obj *shipping.OrderAddress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderAddress_district(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.District, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderAddress_district(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderAddress", field, false, false, "String")
+}
+
+func (ec *executionContext) _OrderAddress_line(ctx context.Context, field graphql.CollectedField, obj *shipping.OrderAddress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderAddress_line(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Line, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderAddress_line(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderAddress", field, false, false, "String")
+}
+
+func (ec *executionContext) _OrderAddress_postalCode(ctx context.Context, field graphql.CollectedField, obj *shipping.OrderAddress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderAddress_postalCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PostalCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderAddress_postalCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderAddress", field, false, false, "String")
+}
+
 func (ec *executionContext) _OrderConnection_edges(ctx context.Context, field graphql.CollectedField, obj *OrderConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9433,6 +11505,29 @@ func (ec *executionContext) fieldContext_OrderConnection_pageInfo(_ context.Cont
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _OrderConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *OrderConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderConnection", field, false, false, "Int")
 }
 
 func (ec *executionContext) _OrderEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *OrderEdge) (ret graphql.Marshaler) {
@@ -9672,6 +11767,29 @@ func (ec *executionContext) _OrderLine_discount(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_OrderLine_discount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OrderLine", field, false, false, "Money")
+}
+
+func (ec *executionContext) _OrderLine_shippedQuantity(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderLine_shippedQuantity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ShippedQuantity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderLine_shippedQuantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderLine", field, false, false, "Int")
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *PageInfo) (ret graphql.Marshaler) {
@@ -10657,6 +12775,114 @@ func (ec *executionContext) fieldContext_Query_myCoupons(ctx context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_myAddresses(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_myAddresses(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().MyAddresses(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*shipping.Address) graphql.Marshaler {
+			return ec.marshalNAddress2ᚕᚖstorefrontᚋinternalᚋshippingᚐAddressᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_myAddresses(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Address(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_shippingTemplates(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_shippingTemplates(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().ShippingTemplates(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*shipping.Template) graphql.Marshaler {
+			return ec.marshalNShippingTemplate2ᚕᚖstorefrontᚋinternalᚋshippingᚐTemplateᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_shippingTemplates(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ShippingTemplate(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_orders(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_orders(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Orders(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["filter"].(*OrderFilter))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *OrderConnection) graphql.Marshaler {
+			return ec.marshalNOrderConnection2ᚖstorefrontᚋgraphᚐOrderConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_orders(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrderConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_orders_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11016,6 +13242,484 @@ func (ec *executionContext) _SelectableValue_selectable(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_SelectableValue_selectable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SelectableValue", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Shipment_id(ctx context.Context, field graphql.CollectedField, obj *checkout.Shipment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Shipment_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Shipment_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Shipment", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Shipment_carrier(ctx context.Context, field graphql.CollectedField, obj *checkout.Shipment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Shipment_carrier(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Carrier, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Shipment_carrier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Shipment", field, false, false, "String")
+}
+
+func (ec *executionContext) _Shipment_trackingNo(ctx context.Context, field graphql.CollectedField, obj *checkout.Shipment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Shipment_trackingNo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TrackingNo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Shipment_trackingNo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Shipment", field, false, false, "String")
+}
+
+func (ec *executionContext) _Shipment_lines(ctx context.Context, field graphql.CollectedField, obj *checkout.Shipment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Shipment_lines(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lines, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []checkout.ShipLine) graphql.Marshaler {
+			return ec.marshalNShipmentLine2ᚕstorefrontᚋinternalᚋcheckoutᚐShipLineᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Shipment_lines(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Shipment",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ShipmentLine(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Shipment_shippedAt(ctx context.Context, field graphql.CollectedField, obj *checkout.Shipment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Shipment_shippedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ShippedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Shipment_shippedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Shipment", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ShipmentLine_itemId(ctx context.Context, field graphql.CollectedField, obj *checkout.ShipLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShipmentLine_itemId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ItemID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ShipmentLine_itemId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ShipmentLine", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ShipmentLine_quantity(ctx context.Context, field graphql.CollectedField, obj *checkout.ShipLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShipmentLine_quantity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Quantity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ShipmentLine_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ShipmentLine", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ShippingRule_regionCodes(ctx context.Context, field graphql.CollectedField, obj *shipping.Rule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShippingRule_regionCodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RegionCodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ShippingRule_regionCodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ShippingRule", field, false, false, "String")
+}
+
+func (ec *executionContext) _ShippingRule_firstUnits(ctx context.Context, field graphql.CollectedField, obj *shipping.Rule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShippingRule_firstUnits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FirstUnits, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ShippingRule_firstUnits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ShippingRule", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ShippingRule_firstFee(ctx context.Context, field graphql.CollectedField, obj *shipping.Rule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShippingRule_firstFee(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FirstFee, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ShippingRule_firstFee(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ShippingRule", field, false, false, "Money")
+}
+
+func (ec *executionContext) _ShippingRule_nextUnits(ctx context.Context, field graphql.CollectedField, obj *shipping.Rule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShippingRule_nextUnits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextUnits, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ShippingRule_nextUnits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ShippingRule", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ShippingRule_nextFee(ctx context.Context, field graphql.CollectedField, obj *shipping.Rule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShippingRule_nextFee(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextFee, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ShippingRule_nextFee(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ShippingRule", field, false, false, "Money")
+}
+
+func (ec *executionContext) _ShippingTemplate_id(ctx context.Context, field graphql.CollectedField, obj *shipping.Template) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShippingTemplate_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ShippingTemplate_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ShippingTemplate", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ShippingTemplate_name(ctx context.Context, field graphql.CollectedField, obj *shipping.Template) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShippingTemplate_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ShippingTemplate_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ShippingTemplate", field, false, false, "String")
+}
+
+func (ec *executionContext) _ShippingTemplate_chargeBy(ctx context.Context, field graphql.CollectedField, obj *shipping.Template) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShippingTemplate_chargeBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChargeBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v enums.ChargeBy) graphql.Marshaler {
+			return ec.marshalNChargeBy2storefrontᚋinternalᚋvocabᚋenumsᚐChargeBy(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ShippingTemplate_chargeBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ShippingTemplate", field, false, false, "ChargeBy")
+}
+
+func (ec *executionContext) _ShippingTemplate_rules(ctx context.Context, field graphql.CollectedField, obj *shipping.Template) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShippingTemplate_rules(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rules, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []shipping.Rule) graphql.Marshaler {
+			return ec.marshalNShippingRule2ᚕstorefrontᚋinternalᚋshippingᚐRuleᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ShippingTemplate_rules(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ShippingTemplate",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ShippingRule(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ShippingTemplate_freeOver(ctx context.Context, field graphql.CollectedField, obj *shipping.Template) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShippingTemplate_freeOver(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FreeOver, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *money.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖstorefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ShippingTemplate_freeOver(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ShippingTemplate", field, false, false, "Money")
+}
+
+func (ec *executionContext) _ShippingTemplate_version(ctx context.Context, field graphql.CollectedField, obj *shipping.Template) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShippingTemplate_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ShippingTemplate_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ShippingTemplate", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ShippingTemplate_createdAt(ctx context.Context, field graphql.CollectedField, obj *shipping.Template) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShippingTemplate_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ShippingTemplate_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ShippingTemplate", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ShippingTemplate_updatedAt(ctx context.Context, field graphql.CollectedField, obj *shipping.Template) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShippingTemplate_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ShippingTemplate_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ShippingTemplate", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Sku_id(ctx context.Context, field graphql.CollectedField, obj *catalog.SKU) (ret graphql.Marshaler) {
@@ -11448,6 +14152,29 @@ func (ec *executionContext) fieldContext_Sku_pools(_ context.Context, field grap
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Sku_weightGrams(ctx context.Context, field graphql.CollectedField, obj *catalog.SKU) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Sku_weightGrams(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WeightGrams, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Sku_weightGrams(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Sku", field, false, false, "Int")
 }
 
 func (ec *executionContext) _SkuStock_id(ctx context.Context, field graphql.CollectedField, obj *catalog.SKU) (ret graphql.Marshaler) {
@@ -14579,6 +17306,108 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAddressInput(ctx context.Context, obj any) (AddressInput, error) {
+	var it AddressInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["isDefault"]; !present {
+		asMap["isDefault"] = false
+	}
+
+	fieldsInOrder := [...]string{"name", "phone", "regionCode", "province", "city", "district", "line", "postalCode", "isDefault"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "phone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("phone"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Phone = data
+		case "regionCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("regionCode"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RegionCode = data
+		case "province":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("province"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Province = data
+		case "city":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("city"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.City = data
+		case "district":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("district"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.District = data
+		case "line":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("line"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Line = data
+		case "postalCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("postalCode"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PostalCode = data
+		case "isDefault":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isDefault"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IsDefault = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalAddressInput unmarshals raw into the AddressInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAddressInput(ctx context.Context, raw any) (AddressInput, error) {
+	var out AddressInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AddressInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputAdjustStockInput(ctx context.Context, obj any) (AdjustStockInput, error) {
 	var it AdjustStockInput
 	if obj == nil {
@@ -14999,7 +17828,7 @@ func (ec *executionContext) unmarshalInputCreateGoodsInput(ctx context.Context, 
 		asMap["stockMode"] = "DEDUCT_AT_ORDER"
 	}
 
-	fieldsInOrder := [...]string{"name", "code", "description", "images", "slug", "categoryId", "status", "stockMode", "specs", "defaultSku", "skus", "purchaseLimit"}
+	fieldsInOrder := [...]string{"name", "code", "description", "images", "slug", "categoryId", "status", "stockMode", "specs", "defaultSku", "skus", "purchaseLimit", "shippingTemplateId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -15090,6 +17919,13 @@ func (ec *executionContext) unmarshalInputCreateGoodsInput(ctx context.Context, 
 				return it, err
 			}
 			it.PurchaseLimit = data
+		case "shippingTemplateId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("shippingTemplateId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ShippingTemplateID = data
 		}
 	}
 	return it, nil
@@ -15104,6 +17940,69 @@ func (ec *executionContext) unmarshalInputCreateGoodsInput(ctx context.Context, 
 func UnmarshalCreateGoodsInput(ctx context.Context, raw any) (CreateGoodsInput, error) {
 	var out CreateGoodsInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateGoodsInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputCreateShippingTemplateInput(ctx context.Context, obj any) (CreateShippingTemplateInput, error) {
+	var it CreateShippingTemplateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "chargeBy", "rules", "freeOver"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "chargeBy":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("chargeBy"))
+			data, err := ec.unmarshalNChargeBy2storefrontᚋinternalᚋvocabᚋenumsᚐChargeBy(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChargeBy = data
+		case "rules":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rules"))
+			data, err := ec.unmarshalNShippingRuleInput2ᚕᚖstorefrontᚋgraphᚐShippingRuleInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Rules = data
+		case "freeOver":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("freeOver"))
+			data, err := ec.unmarshalOMoney2ᚖstorefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FreeOver = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCreateShippingTemplateInput unmarshals raw into the CreateShippingTemplateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreateShippingTemplateInput(ctx context.Context, raw any) (CreateShippingTemplateInput, error) {
+	var out CreateShippingTemplateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateShippingTemplateInput", raw, &out)
 	return out, err
 }
 
@@ -15437,6 +18336,76 @@ func UnmarshalImageInput(ctx context.Context, raw any) (ImageInput, error) {
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputOrderFilter(ctx context.Context, obj any) (OrderFilter, error) {
+	var it OrderFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"status", "orderSn", "userId", "createdAfter", "createdBefore"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOOrderStatus2ᚕstorefrontᚋinternalᚋvocabᚋenumsᚐOrderStatusᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "orderSn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderSn"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderSn = data
+		case "userId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("userId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UserID = data
+		case "createdAfter":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAfter"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAfter = data
+		case "createdBefore":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdBefore"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedBefore = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalOrderFilter unmarshals raw into the OrderFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalOrderFilter(ctx context.Context, raw any) (OrderFilter, error) {
+	var out OrderFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "OrderFilter", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputOrderItemInput(ctx context.Context, obj any) (OrderItemInput, error) {
 	var it OrderItemInput
 	if obj == nil {
@@ -15574,7 +18543,7 @@ func (ec *executionContext) unmarshalInputPlaceOrderInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"items", "remark", "userCouponId"}
+	fieldsInOrder := [...]string{"items", "remark", "userCouponId", "addressId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -15602,6 +18571,13 @@ func (ec *executionContext) unmarshalInputPlaceOrderInput(ctx context.Context, o
 				return it, err
 			}
 			it.UserCouponID = data
+		case "addressId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("addressId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AddressID = data
 		}
 	}
 	return it, nil
@@ -15682,6 +18658,188 @@ func UnmarshalSetStockInput(ctx context.Context, raw any) (SetStockInput, error)
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputShipLineInput(ctx context.Context, obj any) (ShipLineInput, error) {
+	var it ShipLineInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"itemId", "quantity"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "itemId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ItemID = data
+		case "quantity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("quantity"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Quantity = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalShipLineInput unmarshals raw into the ShipLineInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalShipLineInput(ctx context.Context, raw any) (ShipLineInput, error) {
+	var out ShipLineInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ShipLineInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputShipOrderInput(ctx context.Context, obj any) (ShipOrderInput, error) {
+	var it ShipOrderInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"orderSn", "carrier", "trackingNo", "lines"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "orderSn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderSn"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderSn = data
+		case "carrier":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("carrier"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Carrier = data
+		case "trackingNo":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("trackingNo"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TrackingNo = data
+		case "lines":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lines"))
+			data, err := ec.unmarshalOShipLineInput2ᚕᚖstorefrontᚋgraphᚐShipLineInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Lines = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalShipOrderInput unmarshals raw into the ShipOrderInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalShipOrderInput(ctx context.Context, raw any) (ShipOrderInput, error) {
+	var out ShipOrderInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ShipOrderInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputShippingRuleInput(ctx context.Context, obj any) (ShippingRuleInput, error) {
+	var it ShippingRuleInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"regionCodes", "firstUnits", "firstFee", "nextUnits", "nextFee"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "regionCodes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("regionCodes"))
+			data, err := ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RegionCodes = data
+		case "firstUnits":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("firstUnits"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FirstUnits = data
+		case "firstFee":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("firstFee"))
+			data, err := ec.unmarshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FirstFee = data
+		case "nextUnits":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nextUnits"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NextUnits = data
+		case "nextFee":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nextFee"))
+			data, err := ec.unmarshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NextFee = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalShippingRuleInput unmarshals raw into the ShippingRuleInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalShippingRuleInput(ctx context.Context, raw any) (ShippingRuleInput, error) {
+	var out ShippingRuleInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ShippingRuleInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputSkuOverrideInput(ctx context.Context, obj any) (SkuOverrideInput, error) {
 	var it SkuOverrideInput
 	if obj == nil {
@@ -15693,7 +18851,7 @@ func (ec *executionContext) unmarshalInputSkuOverrideInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"values", "sellPrice", "lineationPrice", "costPrice", "stock", "skuCode", "enabled"}
+	fieldsInOrder := [...]string{"values", "sellPrice", "lineationPrice", "costPrice", "stock", "skuCode", "enabled", "weightGrams"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -15749,6 +18907,13 @@ func (ec *executionContext) unmarshalInputSkuOverrideInput(ctx context.Context, 
 				return it, err
 			}
 			it.Enabled = data
+		case "weightGrams":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("weightGrams"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WeightGrams = data
 		}
 	}
 	return it, nil
@@ -15777,7 +18942,7 @@ func (ec *executionContext) unmarshalInputSkuTermsInput(ctx context.Context, obj
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"sellPrice", "lineationPrice", "costPrice", "stock"}
+	fieldsInOrder := [...]string{"sellPrice", "lineationPrice", "costPrice", "stock", "weightGrams"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -15812,6 +18977,13 @@ func (ec *executionContext) unmarshalInputSkuTermsInput(ctx context.Context, obj
 				return it, err
 			}
 			it.Stock = data
+		case "weightGrams":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("weightGrams"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WeightGrams = data
 		}
 	}
 	return it, nil
@@ -16130,8 +19302,11 @@ func (ec *executionContext) unmarshalInputUpdateGoodsInput(ctx context.Context, 
 	if _, present := asMap["clearPurchaseLimit"]; !present {
 		asMap["clearPurchaseLimit"] = false
 	}
+	if _, present := asMap["clearShippingTemplate"]; !present {
+		asMap["clearShippingTemplate"] = false
+	}
 
-	fieldsInOrder := [...]string{"goodsId", "expectedVersion", "name", "description", "images", "slug", "categoryId", "clearCategory", "purchaseLimit", "clearPurchaseLimit"}
+	fieldsInOrder := [...]string{"goodsId", "expectedVersion", "name", "description", "images", "slug", "categoryId", "clearCategory", "purchaseLimit", "clearPurchaseLimit", "shippingTemplateId", "clearShippingTemplate"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -16208,6 +19383,20 @@ func (ec *executionContext) unmarshalInputUpdateGoodsInput(ctx context.Context, 
 				return it, err
 			}
 			it.ClearPurchaseLimit = data
+		case "shippingTemplateId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("shippingTemplateId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ShippingTemplateID = data
+		case "clearShippingTemplate":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clearShippingTemplate"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClearShippingTemplate = data
 		}
 	}
 	return it, nil
@@ -16306,7 +19495,7 @@ func (ec *executionContext) unmarshalInputUpdateSkuInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"itemId", "expectedVersion", "sellPrice", "lineationPrice", "costPrice", "skuCode", "status"}
+	fieldsInOrder := [...]string{"itemId", "expectedVersion", "sellPrice", "lineationPrice", "costPrice", "skuCode", "status", "weightGrams"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -16362,6 +19551,13 @@ func (ec *executionContext) unmarshalInputUpdateSkuInput(ctx context.Context, ob
 				return it, err
 			}
 			it.Status = data
+		case "weightGrams":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("weightGrams"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WeightGrams = data
 		}
 	}
 	return it, nil
@@ -16442,6 +19638,84 @@ func UnmarshalUpdateWebhookInput(ctx context.Context, raw any) (UpdateWebhookInp
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
+
+var addressImplementors = []string{"Address"}
+
+func (ec *executionContext) _Address(ctx context.Context, sel ast.SelectionSet, obj *shipping.Address) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, addressImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Address")
+		case "id":
+			out.Values[i] = ec._Address_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._Address_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "phone":
+			out.Values[i] = ec._Address_phone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "regionCode":
+			out.Values[i] = ec._Address_regionCode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "province":
+			out.Values[i] = ec._Address_province(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "city":
+			out.Values[i] = ec._Address_city(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "district":
+			out.Values[i] = ec._Address_district(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "line":
+			out.Values[i] = ec._Address_line(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "postalCode":
+			out.Values[i] = ec._Address_postalCode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "isDefault":
+			out.Values[i] = ec._Address_isDefault(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
 
 var cartImplementors = []string{"Cart"}
 
@@ -16526,13 +19800,19 @@ func (ec *executionContext) _CartCost(ctx context.Context, sel ast.SelectionSet,
 		case "subtotal":
 			out.Values[i] = ec._CartCost_subtotal(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "totalQuantity":
 			out.Values[i] = ec._CartCost_totalQuantity(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "shipping":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CartCost_shipping(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -17066,6 +20346,11 @@ func (ec *executionContext) _Goods(ctx context.Context, sel ast.SelectionSet, ob
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "shippingTemplateId":
+			out.Values[i] = ec._Goods_shippingTemplateId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -17486,6 +20771,62 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "addAddress":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addAddress(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateAddress":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateAddress(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeAddress":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeAddress(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createShippingTemplate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createShippingTemplate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateShippingTemplate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateShippingTemplate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setOrderAddress":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setOrderAddress(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "shipOrder":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_shipOrder(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "confirmReceipt":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_confirmReceipt(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -17582,6 +20923,105 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "userId":
+			out.Values[i] = ec._Order_userId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "shippingAddress":
+			out.Values[i] = ec._Order_shippingAddress(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "shippingFee":
+			out.Values[i] = ec._Order_shippingFee(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "shipments":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Order_shipments(ctx, field, obj)
+				})
+		case "shippedAt":
+			out.Values[i] = ec._Order_shippedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "completedAt":
+			out.Values[i] = ec._Order_completedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var orderAddressImplementors = []string{"OrderAddress"}
+
+func (ec *executionContext) _OrderAddress(ctx context.Context, sel ast.SelectionSet, obj *shipping.OrderAddress) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, orderAddressImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrderAddress")
+		case "name":
+			out.Values[i] = ec._OrderAddress_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "phone":
+			out.Values[i] = ec._OrderAddress_phone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "regionCode":
+			out.Values[i] = ec._OrderAddress_regionCode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "province":
+			out.Values[i] = ec._OrderAddress_province(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "city":
+			out.Values[i] = ec._OrderAddress_city(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "district":
+			out.Values[i] = ec._OrderAddress_district(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "line":
+			out.Values[i] = ec._OrderAddress_line(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "postalCode":
+			out.Values[i] = ec._OrderAddress_postalCode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -17617,6 +21057,11 @@ func (ec *executionContext) _OrderConnection(ctx context.Context, sel ast.Select
 			}
 		case "pageInfo":
 			out.Values[i] = ec._OrderConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._OrderConnection_totalCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -17723,6 +21168,11 @@ func (ec *executionContext) _OrderLine(ctx context.Context, sel ast.SelectionSet
 			}
 		case "discount":
 			out.Values[i] = ec._OrderLine_discount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "shippedQuantity":
+			out.Values[i] = ec._OrderLine_shippedQuantity(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -18043,6 +21493,24 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_myCoupons(ctx, field)
 				})
+		case "myAddresses":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_myAddresses(ctx, field)
+				})
+		case "shippingTemplates":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_shippingTemplates(ctx, field)
+				})
+		case "orders":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_orders(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -18218,6 +21686,218 @@ func (ec *executionContext) _SelectableValue(ctx context.Context, sel ast.Select
 	return out
 }
 
+var shipmentImplementors = []string{"Shipment"}
+
+func (ec *executionContext) _Shipment(ctx context.Context, sel ast.SelectionSet, obj *checkout.Shipment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, shipmentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Shipment")
+		case "id":
+			out.Values[i] = ec._Shipment_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "carrier":
+			out.Values[i] = ec._Shipment_carrier(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "trackingNo":
+			out.Values[i] = ec._Shipment_trackingNo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lines":
+			out.Values[i] = ec._Shipment_lines(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "shippedAt":
+			out.Values[i] = ec._Shipment_shippedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var shipmentLineImplementors = []string{"ShipmentLine"}
+
+func (ec *executionContext) _ShipmentLine(ctx context.Context, sel ast.SelectionSet, obj *checkout.ShipLine) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, shipmentLineImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ShipmentLine")
+		case "itemId":
+			out.Values[i] = ec._ShipmentLine_itemId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "quantity":
+			out.Values[i] = ec._ShipmentLine_quantity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var shippingRuleImplementors = []string{"ShippingRule"}
+
+func (ec *executionContext) _ShippingRule(ctx context.Context, sel ast.SelectionSet, obj *shipping.Rule) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, shippingRuleImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ShippingRule")
+		case "regionCodes":
+			out.Values[i] = ec._ShippingRule_regionCodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "firstUnits":
+			out.Values[i] = ec._ShippingRule_firstUnits(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "firstFee":
+			out.Values[i] = ec._ShippingRule_firstFee(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nextUnits":
+			out.Values[i] = ec._ShippingRule_nextUnits(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nextFee":
+			out.Values[i] = ec._ShippingRule_nextFee(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var shippingTemplateImplementors = []string{"ShippingTemplate"}
+
+func (ec *executionContext) _ShippingTemplate(ctx context.Context, sel ast.SelectionSet, obj *shipping.Template) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, shippingTemplateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ShippingTemplate")
+		case "id":
+			out.Values[i] = ec._ShippingTemplate_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ShippingTemplate_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "chargeBy":
+			out.Values[i] = ec._ShippingTemplate_chargeBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rules":
+			out.Values[i] = ec._ShippingTemplate_rules(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "freeOver":
+			out.Values[i] = ec._ShippingTemplate_freeOver(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "version":
+			out.Values[i] = ec._ShippingTemplate_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._ShippingTemplate_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._ShippingTemplate_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var skuImplementors = []string{"Sku"}
 
 func (ec *executionContext) _Sku(ctx context.Context, sel ast.SelectionSet, obj *catalog.SKU) graphql.Marshaler {
@@ -18322,6 +22002,11 @@ func (ec *executionContext) _Sku(ctx context.Context, sel ast.SelectionSet, obj 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Sku_pools(ctx, field, obj)
 				})
+		case "weightGrams":
+			out.Values[i] = ec._Sku_weightGrams(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -19608,6 +23293,35 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) marshalNAddress2ᚕᚖstorefrontᚋinternalᚋshippingᚐAddressᚄ(ctx context.Context, sel ast.SelectionSet, v []*shipping.Address) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAddress2ᚖstorefrontᚋinternalᚋshippingᚐAddress(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAddress2ᚖstorefrontᚋinternalᚋshippingᚐAddress(ctx context.Context, sel ast.SelectionSet, v *shipping.Address) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Address!")
+		return graphql.Null
+	}
+	return ec._Address(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAddressInput2storefrontᚋgraphᚐAddressInput(ctx context.Context, v any) (AddressInput, error) {
+	res, err := ec.unmarshalInputAddressInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNAdjustStockInput2storefrontᚋgraphᚐAdjustStockInput(ctx context.Context, v any) (AdjustStockInput, error) {
 	res, err := ec.unmarshalInputAdjustStockInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -19759,6 +23473,16 @@ func (ec *executionContext) marshalNCategory2ᚖstorefrontᚋinternalᚋcatalog�
 	return ec._Category(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNChargeBy2storefrontᚋinternalᚋvocabᚋenumsᚐChargeBy(ctx context.Context, v any) (enums.ChargeBy, error) {
+	var res enums.ChargeBy
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNChargeBy2storefrontᚋinternalᚋvocabᚋenumsᚐChargeBy(ctx context.Context, sel ast.SelectionSet, v enums.ChargeBy) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNCoupon2ᚕᚖstorefrontᚋentᚐCouponᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Coupon) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -19837,6 +23561,11 @@ func (ec *executionContext) unmarshalNCreateCouponInput2storefrontᚋgraphᚐCre
 
 func (ec *executionContext) unmarshalNCreateGoodsInput2storefrontᚋgraphᚐCreateGoodsInput(ctx context.Context, v any) (CreateGoodsInput, error) {
 	res, err := ec.unmarshalInputCreateGoodsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCreateShippingTemplateInput2storefrontᚋgraphᚐCreateShippingTemplateInput(ctx context.Context, v any) (CreateShippingTemplateInput, error) {
+	res, err := ec.unmarshalInputCreateShippingTemplateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -20297,6 +24026,123 @@ func (ec *executionContext) marshalNSelectableValue2ᚖstorefrontᚋinternalᚋc
 func (ec *executionContext) unmarshalNSetStockInput2storefrontᚋgraphᚐSetStockInput(ctx context.Context, v any) (SetStockInput, error) {
 	res, err := ec.unmarshalInputSetStockInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNShipLineInput2ᚖstorefrontᚋgraphᚐShipLineInput(ctx context.Context, v any) (*ShipLineInput, error) {
+	res, err := ec.unmarshalInputShipLineInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNShipOrderInput2storefrontᚋgraphᚐShipOrderInput(ctx context.Context, v any) (ShipOrderInput, error) {
+	res, err := ec.unmarshalInputShipOrderInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNShipment2ᚕᚖstorefrontᚋinternalᚋcheckoutᚐShipmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*checkout.Shipment) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNShipment2ᚖstorefrontᚋinternalᚋcheckoutᚐShipment(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNShipment2ᚖstorefrontᚋinternalᚋcheckoutᚐShipment(ctx context.Context, sel ast.SelectionSet, v *checkout.Shipment) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Shipment!")
+		return graphql.Null
+	}
+	return ec._Shipment(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNShipmentLine2storefrontᚋinternalᚋcheckoutᚐShipLine(ctx context.Context, sel ast.SelectionSet, v checkout.ShipLine) graphql.Marshaler {
+	return ec._ShipmentLine(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNShipmentLine2ᚕstorefrontᚋinternalᚋcheckoutᚐShipLineᚄ(ctx context.Context, sel ast.SelectionSet, v []checkout.ShipLine) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNShipmentLine2storefrontᚋinternalᚋcheckoutᚐShipLine(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNShippingRule2storefrontᚋinternalᚋshippingᚐRule(ctx context.Context, sel ast.SelectionSet, v shipping.Rule) graphql.Marshaler {
+	return ec._ShippingRule(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNShippingRule2ᚕstorefrontᚋinternalᚋshippingᚐRuleᚄ(ctx context.Context, sel ast.SelectionSet, v []shipping.Rule) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNShippingRule2storefrontᚋinternalᚋshippingᚐRule(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNShippingRuleInput2ᚕᚖstorefrontᚋgraphᚐShippingRuleInputᚄ(ctx context.Context, v any) ([]*ShippingRuleInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ShippingRuleInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNShippingRuleInput2ᚖstorefrontᚋgraphᚐShippingRuleInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNShippingRuleInput2ᚖstorefrontᚋgraphᚐShippingRuleInput(ctx context.Context, v any) (*ShippingRuleInput, error) {
+	res, err := ec.unmarshalInputShippingRuleInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNShippingTemplate2ᚕᚖstorefrontᚋinternalᚋshippingᚐTemplateᚄ(ctx context.Context, sel ast.SelectionSet, v []*shipping.Template) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNShippingTemplate2ᚖstorefrontᚋinternalᚋshippingᚐTemplate(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNShippingTemplate2ᚖstorefrontᚋinternalᚋshippingᚐTemplate(ctx context.Context, sel ast.SelectionSet, v *shipping.Template) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ShippingTemplate!")
+		return graphql.Null
+	}
+	return ec._ShippingTemplate(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSku2ᚕᚖstorefrontᚋinternalᚋcatalogᚐSKUᚄ(ctx context.Context, sel ast.SelectionSet, v []*catalog.SKU) graphql.Marshaler {
@@ -21244,6 +25090,57 @@ func (ec *executionContext) marshalOOrder2ᚖstorefrontᚋinternalᚋcheckoutᚐ
 	return ec._Order(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOOrderAddress2ᚖstorefrontᚋinternalᚋshippingᚐOrderAddress(ctx context.Context, sel ast.SelectionSet, v *shipping.OrderAddress) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._OrderAddress(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOOrderFilter2ᚖstorefrontᚋgraphᚐOrderFilter(ctx context.Context, v any) (*OrderFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputOrderFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOOrderStatus2ᚕstorefrontᚋinternalᚋvocabᚋenumsᚐOrderStatusᚄ(ctx context.Context, v any) ([]enums.OrderStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]enums.OrderStatus, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNOrderStatus2storefrontᚋinternalᚋvocabᚋenumsᚐOrderStatus(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOOrderStatus2ᚕstorefrontᚋinternalᚋvocabᚋenumsᚐOrderStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []enums.OrderStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOrderStatus2storefrontᚋinternalᚋvocabᚋenumsᚐOrderStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalOPayment2ᚖstorefrontᚋinternalᚋpaymentsᚐPayment(ctx context.Context, sel ast.SelectionSet, v *payments.Payment) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -21256,6 +25153,23 @@ func (ec *executionContext) marshalOPriceRange2ᚖstorefrontᚋinternalᚋcatalo
 		return graphql.Null
 	}
 	return ec._PriceRange(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOShipLineInput2ᚕᚖstorefrontᚋgraphᚐShipLineInputᚄ(ctx context.Context, v any) ([]*ShipLineInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ShipLineInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNShipLineInput2ᚖstorefrontᚋgraphᚐShipLineInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalOSku2ᚖstorefrontᚋinternalᚋcatalogᚐSKU(ctx context.Context, sel ast.SelectionSet, v *catalog.SKU) graphql.Marshaler {

@@ -18,6 +18,21 @@ import (
 	"time"
 )
 
+type AddressInput struct {
+	Name string `json:"name"`
+	// Digits, optionally after a +: 3 to 19 digits.
+	Phone string `json:"phone"`
+	// The district's 6-digit administrative code (GB/T 2260), e.g. "310104": its first 2 digits are the province, its first 4 the city.
+	RegionCode string `json:"regionCode"`
+	Province   string `json:"province"`
+	City       string `json:"city"`
+	District   string `json:"district"`
+	// Street, building, room: at most 120 characters.
+	Line       string  `json:"line"`
+	PostalCode *string `json:"postalCode,omitempty"`
+	IsDefault  *bool   `json:"isDefault,omitempty"`
+}
+
 type AdjustStockInput struct {
 	ItemID string  `json:"itemId"`
 	Delta  int64   `json:"delta"`
@@ -101,6 +116,17 @@ type CreateGoodsInput struct {
 	Skus       []*SkuOverrideInput `json:"skus,omitempty"`
 	// 1 or more; null: no limit.
 	PurchaseLimit *int64 `json:"purchaseLimit,omitempty"`
+	// Charge its orders' shipping by this freight template; left out: it ships free.
+	ShippingTemplateID *string `json:"shippingTemplateId,omitempty"`
+}
+
+type CreateShippingTemplateInput struct {
+	Name     string         `json:"name"`
+	ChargeBy enums.ChargeBy `json:"chargeBy"`
+	// 1 to 20 rules.
+	Rules []*ShippingRuleInput `json:"rules"`
+	// The template's lines ship free when their subtotal reaches this; null: never.
+	FreeOver *money.Money `json:"freeOver,omitempty"`
 }
 
 type CreateStockPoolInput struct {
@@ -174,11 +200,22 @@ type Mutation struct {
 type OrderConnection struct {
 	Edges    []*OrderEdge `json:"edges"`
 	PageInfo *PageInfo    `json:"pageInfo"`
+	// How many orders match (counted only when asked for).
+	TotalCount int64 `json:"totalCount"`
 }
 
 type OrderEdge struct {
 	Cursor string          `json:"cursor"`
 	Node   *checkout.Order `json:"node"`
+}
+
+// Orders matching every field given; createdAfter is inclusive, createdBefore exclusive.
+type OrderFilter struct {
+	Status        []enums.OrderStatus `json:"status,omitempty"`
+	OrderSn       *string             `json:"orderSn,omitempty"`
+	UserID        *string             `json:"userId,omitempty"`
+	CreatedAfter  *time.Time          `json:"createdAfter,omitempty"`
+	CreatedBefore *time.Time          `json:"createdBefore,omitempty"`
 }
 
 // Name the SKU by itemId, or by goodsId + specValueIds (any order).
@@ -211,6 +248,8 @@ type PlaceOrderInput struct {
 	Remark *string `json:"remark,omitempty"`
 	// The caller's claimed coupon: at most one per order (COUPON_NOT_APPLICABLE when it does not apply).
 	UserCouponID *string `json:"userCouponId,omitempty"`
+	// An address of the caller's book: required when a line's goods ships under a freight template (ADDRESS_REQUIRED), allowed always.
+	AddressID *string `json:"addressId,omitempty"`
 }
 
 type Query struct {
@@ -230,6 +269,34 @@ type SetStockInput struct {
 	Reason          string `json:"reason"`
 }
 
+type ShipLineInput struct {
+	ItemID   string `json:"itemId"`
+	Quantity int64  `json:"quantity"`
+}
+
+type ShipOrderInput struct {
+	OrderSn    string `json:"orderSn"`
+	Carrier    string `json:"carrier"`
+	TrackingNo string `json:"trackingNo"`
+	// Units per line (by SKU); left out: every unit not yet shipped.
+	Lines []*ShipLineInput `json:"lines,omitempty"`
+}
+
+// A template's charge for the regions it names: firstFee for up to firstUnits
+// units, and nextFee for each nextUnits (or part of them) beyond. A region code
+// is "*" (everywhere), 2 digits (a province), 4 (a city) or 6 (a district); the
+// most specific rule that covers an address wins, and each code is in one rule.
+type ShippingRuleInput struct {
+	// 1 to 40 codes.
+	RegionCodes []string `json:"regionCodes"`
+	// 1 or more: pieces, or grams for WEIGHT.
+	FirstUnits int64       `json:"firstUnits"`
+	FirstFee   money.Money `json:"firstFee"`
+	// 1 or more.
+	NextUnits int64       `json:"nextUnits"`
+	NextFee   money.Money `json:"nextFee"`
+}
+
 // Terms for one combination, named by its value names in spec order.
 type SkuOverrideInput struct {
 	Values         []string     `json:"values"`
@@ -239,6 +306,7 @@ type SkuOverrideInput struct {
 	Stock          *int64       `json:"stock,omitempty"`
 	SkuCode        *string      `json:"skuCode,omitempty"`
 	Enabled        *bool        `json:"enabled,omitempty"`
+	WeightGrams    *int64       `json:"weightGrams,omitempty"`
 }
 
 type SkuTermsInput struct {
@@ -246,6 +314,8 @@ type SkuTermsInput struct {
 	LineationPrice *money.Money `json:"lineationPrice,omitempty"`
 	CostPrice      *money.Money `json:"costPrice,omitempty"`
 	Stock          *int64       `json:"stock,omitempty"`
+	// 0 to 1,000,000 grams.
+	WeightGrams *int64 `json:"weightGrams,omitempty"`
 }
 
 // An entry with an id is that existing spec (renamed if the name differs); without one it is new.
@@ -328,6 +398,9 @@ type UpdateGoodsInput struct {
 	ClearCategory      *bool   `json:"clearCategory,omitempty"`
 	PurchaseLimit      *int64  `json:"purchaseLimit,omitempty"`
 	ClearPurchaseLimit *bool   `json:"clearPurchaseLimit,omitempty"`
+	ShippingTemplateID *string `json:"shippingTemplateId,omitempty"`
+	// true: the goods ships free.
+	ClearShippingTemplate *bool `json:"clearShippingTemplate,omitempty"`
 }
 
 type UpdateGoodsSpecsInput struct {
@@ -347,6 +420,7 @@ type UpdateSkuInput struct {
 	CostPrice       *money.Money     `json:"costPrice,omitempty"`
 	SkuCode         *string          `json:"skuCode,omitempty"`
 	Status          *enums.SkuStatus `json:"status,omitempty"`
+	WeightGrams     *int64           `json:"weightGrams,omitempty"`
 }
 
 type UpdateWebhookInput struct {

@@ -10,7 +10,8 @@ import (
 func createInput(in graph.CreateGoodsInput) (catalog.CreateInput, error) {
 	var p ids
 	out := catalog.CreateInput{Name: in.Name, Code: deref(in.Code), Status: enums.GoodsOffShelf,
-		Content: content(in.Description, in.Images, in.Slug), CategoryID: p.opt(in.CategoryID), PurchaseLimit: in.PurchaseLimit}
+		Content: content(in.Description, in.Images, in.Slug), CategoryID: p.opt(in.CategoryID), PurchaseLimit: in.PurchaseLimit,
+		ShippingTemplateID: p.opt(in.ShippingTemplateID)}
 	if in.Status != nil {
 		out.Status = *in.Status
 	}
@@ -27,7 +28,7 @@ func createInput(in graph.CreateGoodsInput) (catalog.CreateInput, error) {
 		out.Skus = append(out.Skus, catalog.SkuOverride{
 			Values: o.Values, SkuCode: o.SkuCode, Enabled: o.Enabled,
 			SkuTerms: catalog.SkuTerms{SellPrice: o.SellPrice, LineationPrice: deref(o.LineationPrice),
-				CostPrice: deref(o.CostPrice), Stock: deref(o.Stock)},
+				CostPrice: deref(o.CostPrice), Stock: deref(o.Stock), WeightGrams: deref(o.WeightGrams)},
 		})
 	}
 	return out, p.err
@@ -35,7 +36,7 @@ func createInput(in graph.CreateGoodsInput) (catalog.CreateInput, error) {
 
 func skuTerms(t *graph.SkuTermsInput) catalog.SkuTerms {
 	return catalog.SkuTerms{SellPrice: t.SellPrice, LineationPrice: deref(t.LineationPrice),
-		CostPrice: deref(t.CostPrice), Stock: deref(t.Stock)}
+		CostPrice: deref(t.CostPrice), Stock: deref(t.Stock), WeightGrams: deref(t.WeightGrams)}
 }
 
 func updateSpecsInput(in graph.UpdateGoodsSpecsInput) (catalog.UpdateSpecsInput, error) {
@@ -55,7 +56,7 @@ func updateSpecsInput(in graph.UpdateGoodsSpecsInput) (catalog.UpdateSpecsInput,
 	for _, o := range in.Skus {
 		out.Skus = append(out.Skus, catalog.SkuEdit{
 			Values: o.Values, SellPrice: o.SellPrice, LineationPrice: o.LineationPrice, CostPrice: o.CostPrice,
-			Stock: o.Stock, SkuCode: o.SkuCode, Enabled: o.Enabled,
+			Stock: o.Stock, SkuCode: o.SkuCode, Enabled: o.Enabled, WeightGrams: o.WeightGrams,
 		})
 	}
 	return out, p.err
@@ -64,7 +65,7 @@ func updateSpecsInput(in graph.UpdateGoodsSpecsInput) (catalog.UpdateSpecsInput,
 func updateSkuInput(in graph.UpdateSkuInput) (catalog.UpdateSkuInput, error) {
 	var p ids
 	return catalog.UpdateSkuInput{ItemID: p.one(in.ItemID), ExpectedVersion: in.ExpectedVersion, SellPrice: in.SellPrice,
-		LineationPrice: in.LineationPrice, CostPrice: in.CostPrice, SkuCode: in.SkuCode, Status: in.Status}, p.err
+		LineationPrice: in.LineationPrice, CostPrice: in.CostPrice, SkuCode: in.SkuCode, Status: in.Status, WeightGrams: in.WeightGrams}, p.err
 }
 
 func ledgerConnection(p *inventory.LedgerPage) *graph.StockLogConnection {

@@ -21,6 +21,7 @@ func placeInput(in graph.PlaceOrderInput, key *string, header string) (checkout.
 		out.IdempotencyKey = *key // the argument wins over the header
 	}
 	var p ids
+	out.AddressID = p.opt(in.AddressID)
 	out.Items = make([]checkout.ItemInput, len(in.Items))
 	for i, it := range in.Items {
 		out.Items[i] = checkout.ItemInput{ItemID: p.opt(it.ItemID), GoodsID: p.opt(it.GoodsID), SpecValueIDs: p.list(it.SpecValueIds),

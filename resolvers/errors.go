@@ -14,6 +14,7 @@ import (
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/store"
 	"storefront/internal/promo"
+	"storefront/internal/shipping"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
 	"storefront/internal/vocab/money"
@@ -60,6 +61,8 @@ var codes = []errorCode{
 	{promo.ErrCouponLimitExceeded, "COUPON_LIMIT_EXCEEDED"},
 	{promo.ErrCouponNotApplicable, "COUPON_NOT_APPLICABLE"},
 	{promo.ErrPurchaseLimit, "PURCHASE_LIMIT_EXCEEDED"},
+	{shipping.ErrAddressRequired, "ADDRESS_REQUIRED"},
+	{shipping.ErrUnavailable, "SHIPPING_UNAVAILABLE"},
 
 	// Sentinels of value and algorithm packages, which use no category.
 	{skumatrix.ErrEmptyDimension, "INVALID_INPUT"},

@@ -14,6 +14,7 @@ import (
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/store"
 	"storefront/internal/promo"
+	"storefront/internal/shipping"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
 	"storefront/internal/vocab/money"
@@ -76,6 +77,9 @@ var documented = []struct {
 	{"checkout.ErrPriceChanged", checkout.ErrPriceChanged, "PRICE_CHANGED"},
 
 	{"cart.ErrCompleted", cart.ErrCompleted, "CART_COMPLETED"},
+
+	{"shipping.ErrAddressRequired", shipping.ErrAddressRequired, "ADDRESS_REQUIRED"},
+	{"shipping.ErrUnavailable", shipping.ErrUnavailable, "SHIPPING_UNAVAILABLE"},
 
 	// paymentReturn: a payment id of another order is invalid input there.
 	{"payments.ErrOrderNotFound", payments.ErrOrderNotFound, "NOT_FOUND"},

@@ -58,5 +58,6 @@ func updateGoodsInput(in graph.UpdateGoodsInput) (catalog.UpdateGoodsInput, erro
 	var p ids
 	return catalog.UpdateGoodsInput{GoodsID: p.one(in.GoodsID), ExpectedVersion: in.ExpectedVersion, Name: in.Name,
 		Content: content(in.Description, in.Images, in.Slug), CategoryID: p.opt(in.CategoryID), ClearCategory: deref(in.ClearCategory),
-		PurchaseLimit: in.PurchaseLimit, ClearPurchaseLimit: deref(in.ClearPurchaseLimit)}, p.err
+		PurchaseLimit: in.PurchaseLimit, ClearPurchaseLimit: deref(in.ClearPurchaseLimit),
+		ShippingTemplateID: p.opt(in.ShippingTemplateID), ClearShippingTemplate: deref(in.ClearShippingTemplate)}, p.err
 }

@@ -10,6 +10,7 @@ import (
 	"storefront/internal/live"
 	"storefront/internal/payments"
 	"storefront/internal/promo"
+	"storefront/internal/shipping"
 	"storefront/internal/webhooks"
 )
 
@@ -26,4 +27,7 @@ type Resolver struct {
 	Live  *live.Hub
 	Hooks *webhooks.Service // Hooks: queryResolver has a method Webhooks
 	Promo *promo.Service
+	// Ship keeps address books and freight templates (Shipping is
+	// CartCost's resolver method).
+	Ship *shipping.Service
 }

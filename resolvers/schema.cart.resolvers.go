@@ -102,7 +102,7 @@ func (r *mutationResolver) CartBuyerIdentityUpdate(ctx context.Context, cartID s
 }
 
 // CheckoutCart is the resolver for the checkoutCart field.
-func (r *mutationResolver) CheckoutCart(ctx context.Context, cartID string, idempotencyKey *string, userCouponID *string) (*checkout.Order, error) {
+func (r *mutationResolver) CheckoutCart(ctx context.Context, cartID string, idempotencyKey *string, addressID *string, userCouponID *string) (*checkout.Order, error) {
 	p, err := buyer(ctx)
 	if err != nil {
 		return nil, err
@@ -112,11 +112,11 @@ func (r *mutationResolver) CheckoutCart(ctx context.Context, cartID string, idem
 		key = *idempotencyKey // the argument wins over the header, as for placeOrder
 	}
 	var ids ids
-	coupon := ids.opt(userCouponID)
+	opts := cart.CheckoutOptions{AddressID: ids.opt(addressID), UserCouponID: ids.opt(userCouponID)}
 	if ids.err != nil {
 		return nil, ids.err
 	}
-	return r.Carts.CheckoutWith(ctx, p.UserID, cartID, key, coupon)
+	return r.Carts.CheckoutWith(ctx, p.UserID, cartID, key, opts)
 }
 
 // Cart is the resolver for the cart field.
@@ -131,10 +131,14 @@ func (r *queryResolver) Cart(ctx context.Context, id string) (*cart.Cart, error)
 // Cart returns graph.CartResolver implementation.
 func (r *Resolver) Cart() graph.CartResolver { return &cartResolver{r} }
 
+// CartCost returns graph.CartCostResolver implementation.
+func (r *Resolver) CartCost() graph.CartCostResolver { return &cartCostResolver{r} }
+
 // CartLine returns graph.CartLineResolver implementation.
 func (r *Resolver) CartLine() graph.CartLineResolver { return &cartLineResolver{r} }
 
 type (
 	cartResolver     struct{ *Resolver }
+	cartCostResolver struct{ *Resolver }
 	cartLineResolver struct{ *Resolver }
 )

@@ -54,7 +54,18 @@ func (r *queryResolver) MyOrders(ctx context.Context, first *int64, after *strin
 	if err != nil {
 		return nil, err
 	}
-	return orderConnection(page), nil
+	if err := r.shipmentsOf(ctx, page.Orders); err != nil {
+		return nil, err
+	}
+	c := orderConnection(page)
+	if selected(ctx, "totalCount") { // the admin list's count, of the caller's orders
+		_, n, err := r.Checkout.Orders(ctx, checkout.OrderFilter{UserID: p.UserID}, 0, "", true)
+		if err != nil {
+			return nil, err
+		}
+		c.TotalCount = int64(n)
+	}
+	return c, nil
 }
 
 // Order returns graph.OrderResolver implementation.

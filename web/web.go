@@ -25,7 +25,8 @@ type Options struct {
 	DemoToken string
 }
 
-// Handler serves GET /shop/ (goods list), /shop/goods/{id} (product page:
+// Handler serves GET /shop/ (goods list), /shop/orders (the customer's
+// orders), /shop/goods/{id} (product page:
 // the same HTML, the script reads the id from the URL so the URL can be
 // opened directly) and /shop/static/{file}. Mount it at "/shop/".
 func Handler(o Options) http.Handler {
@@ -38,6 +39,7 @@ func Handler(o Options) http.Handler {
 		renderPage(w, r, page, o.DemoToken)
 	}
 	mux.HandleFunc("GET /shop/{$}", servePage)
+	mux.HandleFunc("GET /shop/orders", servePage)
 	mux.HandleFunc("GET /shop/goods/{id}", func(w http.ResponseWriter, r *http.Request) {
 		if id, err := strconv.ParseInt(r.PathValue("id"), 10, 64); err != nil || id < 1 {
 			http.NotFound(w, r)

@@ -38,6 +38,7 @@ func TestRoutes(t *testing.T) {
 	}{
 		{"/shop/", 200, "text/html; charset=utf-8"},
 		{"/shop/goods/1", 200, "text/html; charset=utf-8"},
+		{"/shop/orders", 200, "text/html; charset=utf-8"},
 		{"/shop/goods/9007199254740993", 200, "text/html; charset=utf-8"},
 		{"/shop/goods/0", 404, ""},
 		{"/shop/goods/abc", 404, ""},

@@ -35,6 +35,8 @@ func validCheckout(c checkout.Config) error {
 		return errors.New("--group-inflight must be at least 1")
 	case c.PoolBatchMax < 1:
 		return errors.New("--pool-batch-max must be at least 1")
+	case c.AutoConfirm <= 0:
+		return errors.New("--auto-confirm-after must be positive")
 	}
 	return nil
 }
@@ -74,6 +76,11 @@ func closeExpired(ctx context.Context, args []string) error {
 		return fmt.Errorf("closed %d expired orders, then: %w", n, err)
 	}
 	fmt.Printf("closed %d expired orders\n", n)
+	done, err := orders.CompleteShipped(ctx)
+	if err != nil {
+		return fmt.Errorf("completed %d shipped orders, then: %w", done, err)
+	}
+	fmt.Printf("completed %d shipped orders (--auto-confirm-after %s)\n", done, c.Checkout.AutoConfirm)
 	pools, err := inventory.New(db).ReturnEnded(ctx, time.Now())
 	if err != nil {
 		return fmt.Errorf("returned %d ended stock pools, then: %w", pools, err)
@@ -114,6 +121,14 @@ func background(ctx context.Context, svc *checkout.Service, dispatcher *outbox.D
 			m.OrdersClosed.WithLabelValues("timeout").Add(float64(n))
 			if err == nil {
 				_, err = svc.PurgeKeys(ctx)
+			}
+			// Shipped orders whose buyer did not confirm receipt within
+			// --auto-confirm-after complete (each once, whichever closer).
+			if err == nil {
+				var done int
+				if done, err = svc.CompleteShipped(ctx); done > 0 {
+					slog.Info("completed shipped orders", "count", done)
+				}
 			}
 			// Pools past their end give their remainder back to main stock
 			// (once, whichever instance's closer gets there first).

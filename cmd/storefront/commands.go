@@ -12,6 +12,7 @@ import (
 	"storefront/internal/demo"
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/store"
+	"storefront/internal/shipping"
 )
 
 func openDB(ctx context.Context, c *config) (*store.DB, error) {
@@ -67,11 +68,23 @@ func seedDemo(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	ids, err := demo.Seed(ctx, catalog.New(db, catalog.DefaultConfig()))
+	cat := catalog.New(db, catalog.DefaultConfig())
+	ids, err := demo.Seed(ctx, cat)
 	if err != nil {
 		return err
 	}
 	printDemo(ids)
+	return seedShipping(ctx, cat, shipping.New(db))
+}
+
+// seedShipping adds the demo's goods sold by weight, its freight template
+// and the demo customer's address (demo.SeedShipping).
+func seedShipping(ctx context.Context, cat *catalog.Service, ship *shipping.Service) error {
+	goods, template, err := demo.SeedShipping(ctx, cat, ship, demo.Customer)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("demo shipping: water bottle goods id %d sold by weight under freight template %d; the demo customer has an address in Shanghai\n", goods, template)
 	return nil
 }
 

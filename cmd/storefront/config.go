@@ -106,6 +106,7 @@ func checkoutFlags(fs *flag.FlagSet, c *checkout.Config) {
 	fs.IntVar(&c.GroupMax, "group-max", int(envInt("GROUP_MAX", int64(c.GroupMax))), "most orders one group-commit transaction takes (STOREFRONT_GROUP_MAX)")
 	fs.IntVar(&c.GroupInFlight, "group-inflight", int(envInt("GROUP_INFLIGHT", int64(c.GroupInFlight))), "most group-commit transactions in flight at once (STOREFRONT_GROUP_INFLIGHT)")
 	fs.IntVar(&c.PoolBatchMax, "pool-batch-max", int(envInt("POOL_BATCH_MAX", int64(c.PoolBatchMax))), "most orders one group-commit transaction of a stock pool takes (STOREFRONT_POOL_BATCH_MAX)")
+	fs.DurationVar(&c.AutoConfirm, "auto-confirm-after", envDuration("AUTO_CONFIRM_AFTER", c.AutoConfirm), "the closer completes SHIPPED orders whose receipt was not confirmed this long after they shipped (STOREFRONT_AUTO_CONFIRM_AFTER)")
 }
 
 func envDuration(name string, def time.Duration) time.Duration {

@@ -156,6 +156,9 @@ func serve(ctx context.Context, args []string) error {
 			return err
 		}
 		printDemo(ids)
+		if err := seedShipping(ctx, sf.Catalog, sf.Ship); err != nil {
+			return err
+		}
 		// The demo customer's token is rendered into /shop/, so the page is signed in.
 		if sf.HTTP.DemoToken, err = printDemoTokens(signer); err != nil {
 			return err
@@ -251,7 +254,7 @@ func printDemoTokens(s *auth.Signer) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	customer, err := s.Issue("demo-customer", auth.Customer, 24*time.Hour)
+	customer, err := s.Issue(demo.Customer, auth.Customer, 24*time.Hour)
 	if err != nil {
 		return "", err
 	}

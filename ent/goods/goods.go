@@ -42,6 +42,8 @@ const (
 	FieldCategoryID = "category_id"
 	// FieldPurchaseLimit holds the string denoting the purchase_limit field in the database.
 	FieldPurchaseLimit = "purchase_limit"
+	// FieldShippingTemplateID holds the string denoting the shipping_template_id field in the database.
+	FieldShippingTemplateID = "shipping_template_id"
 	// EdgeSpecs holds the string denoting the specs edge name in mutations.
 	EdgeSpecs = "specs"
 	// EdgeSkus holds the string denoting the skus edge name in mutations.
@@ -80,6 +82,7 @@ var Columns = []string{
 	FieldSlug,
 	FieldCategoryID,
 	FieldPurchaseLimit,
+	FieldShippingTemplateID,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -215,6 +218,11 @@ func ByCategoryID(opts ...sql.OrderTermOption) OrderOption {
 // ByPurchaseLimit orders the results by the purchase_limit field.
 func ByPurchaseLimit(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPurchaseLimit, opts...).ToFunc()
+}
+
+// ByShippingTemplateID orders the results by the shipping_template_id field.
+func ByShippingTemplateID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldShippingTemplateID, opts...).ToFunc()
 }
 
 // BySpecsCount orders the results by specs count.

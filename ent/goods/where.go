@@ -101,6 +101,11 @@ func PurchaseLimit(v int64) predicate.Goods {
 	return predicate.Goods(sql.FieldEQ(FieldPurchaseLimit, v))
 }
 
+// ShippingTemplateID applies equality check predicate on the "shipping_template_id" field. It's identical to ShippingTemplateIDEQ.
+func ShippingTemplateID(v int64) predicate.Goods {
+	return predicate.Goods(sql.FieldEQ(FieldShippingTemplateID, v))
+}
+
 // NameEQ applies the EQ predicate on the "name" field.
 func NameEQ(v string) predicate.Goods {
 	return predicate.Goods(sql.FieldEQ(FieldName, v))
@@ -689,6 +694,56 @@ func PurchaseLimitIsNil() predicate.Goods {
 // PurchaseLimitNotNil applies the NotNil predicate on the "purchase_limit" field.
 func PurchaseLimitNotNil() predicate.Goods {
 	return predicate.Goods(sql.FieldNotNull(FieldPurchaseLimit))
+}
+
+// ShippingTemplateIDEQ applies the EQ predicate on the "shipping_template_id" field.
+func ShippingTemplateIDEQ(v int64) predicate.Goods {
+	return predicate.Goods(sql.FieldEQ(FieldShippingTemplateID, v))
+}
+
+// ShippingTemplateIDNEQ applies the NEQ predicate on the "shipping_template_id" field.
+func ShippingTemplateIDNEQ(v int64) predicate.Goods {
+	return predicate.Goods(sql.FieldNEQ(FieldShippingTemplateID, v))
+}
+
+// ShippingTemplateIDIn applies the In predicate on the "shipping_template_id" field.
+func ShippingTemplateIDIn(vs ...int64) predicate.Goods {
+	return predicate.Goods(sql.FieldIn(FieldShippingTemplateID, vs...))
+}
+
+// ShippingTemplateIDNotIn applies the NotIn predicate on the "shipping_template_id" field.
+func ShippingTemplateIDNotIn(vs ...int64) predicate.Goods {
+	return predicate.Goods(sql.FieldNotIn(FieldShippingTemplateID, vs...))
+}
+
+// ShippingTemplateIDGT applies the GT predicate on the "shipping_template_id" field.
+func ShippingTemplateIDGT(v int64) predicate.Goods {
+	return predicate.Goods(sql.FieldGT(FieldShippingTemplateID, v))
+}
+
+// ShippingTemplateIDGTE applies the GTE predicate on the "shipping_template_id" field.
+func ShippingTemplateIDGTE(v int64) predicate.Goods {
+	return predicate.Goods(sql.FieldGTE(FieldShippingTemplateID, v))
+}
+
+// ShippingTemplateIDLT applies the LT predicate on the "shipping_template_id" field.
+func ShippingTemplateIDLT(v int64) predicate.Goods {
+	return predicate.Goods(sql.FieldLT(FieldShippingTemplateID, v))
+}
+
+// ShippingTemplateIDLTE applies the LTE predicate on the "shipping_template_id" field.
+func ShippingTemplateIDLTE(v int64) predicate.Goods {
+	return predicate.Goods(sql.FieldLTE(FieldShippingTemplateID, v))
+}
+
+// ShippingTemplateIDIsNil applies the IsNil predicate on the "shipping_template_id" field.
+func ShippingTemplateIDIsNil() predicate.Goods {
+	return predicate.Goods(sql.FieldIsNull(FieldShippingTemplateID))
+}
+
+// ShippingTemplateIDNotNil applies the NotNil predicate on the "shipping_template_id" field.
+func ShippingTemplateIDNotNil() predicate.Goods {
+	return predicate.Goods(sql.FieldNotNull(FieldShippingTemplateID))
 }
 
 // HasSpecs applies the HasEdge predicate on the "specs" edge.

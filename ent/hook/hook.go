@@ -8,6 +8,30 @@ import (
 	"storefront/ent"
 )
 
+// The AddressFunc type is an adapter to allow the use of ordinary
+// function as Address mutator.
+type AddressFunc func(context.Context, *ent.AddressMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f AddressFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.AddressMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AddressMutation", m)
+}
+
+// The AddressBookFunc type is an adapter to allow the use of ordinary
+// function as AddressBook mutator.
+type AddressBookFunc func(context.Context, *ent.AddressBookMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f AddressBookFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.AddressBookMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AddressBookMutation", m)
+}
+
 // The CartFunc type is an adapter to allow the use of ordinary
 // function as Cart mutator.
 type CartFunc func(context.Context, *ent.CartMutation) (ent.Value, error)
@@ -210,6 +234,30 @@ func (f RefundFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, erro
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RefundMutation", m)
+}
+
+// The ShipmentFunc type is an adapter to allow the use of ordinary
+// function as Shipment mutator.
+type ShipmentFunc func(context.Context, *ent.ShipmentMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ShipmentFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ShipmentMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ShipmentMutation", m)
+}
+
+// The ShippingTemplateFunc type is an adapter to allow the use of ordinary
+// function as ShippingTemplate mutator.
+type ShippingTemplateFunc func(context.Context, *ent.ShippingTemplateMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ShippingTemplateFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ShippingTemplateMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ShippingTemplateMutation", m)
 }
 
 // The SkuFunc type is an adapter to allow the use of ordinary

@@ -9,6 +9,54 @@ import (
 )
 
 var (
+	// AddressColumns holds the columns for the "address" table.
+	AddressColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "user_id", Type: field.TypeString, Size: 64},
+		{Name: "name", Type: field.TypeString, Size: 255},
+		{Name: "phone", Type: field.TypeString, Size: 32},
+		{Name: "region_code", Type: field.TypeString, Size: 6},
+		{Name: "province", Type: field.TypeString, Size: 255},
+		{Name: "city", Type: field.TypeString, Size: 255},
+		{Name: "district", Type: field.TypeString, Size: 255},
+		{Name: "line", Type: field.TypeString, Size: 1024},
+		{Name: "postal_code", Type: field.TypeString, Size: 16, Default: ""},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// AddressTable holds the schema information for the "address" table.
+	AddressTable = &schema.Table{
+		Name:       "address",
+		Columns:    AddressColumns,
+		PrimaryKey: []*schema.Column{AddressColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "address_user_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{AddressColumns[1], AddressColumns[0]},
+			},
+		},
+	}
+	// AddressBookColumns holds the columns for the "address_book" table.
+	AddressBookColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "user_id", Type: field.TypeString, Size: 64},
+		{Name: "addresses", Type: field.TypeInt64, Default: 0},
+		{Name: "default_address_id", Type: field.TypeInt64, Nullable: true},
+	}
+	// AddressBookTable holds the schema information for the "address_book" table.
+	AddressBookTable = &schema.Table{
+		Name:       "address_book",
+		Columns:    AddressBookColumns,
+		PrimaryKey: []*schema.Column{AddressBookColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "addressbook_user_id",
+				Unique:  true,
+				Columns: []*schema.Column{AddressBookColumns[1]},
+			},
+		},
+	}
 	// CartColumns holds the columns for the "cart" table.
 	CartColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -164,6 +212,7 @@ var (
 		{Name: "slug", Type: field.TypeString, Nullable: true, Size: 120},
 		{Name: "category_id", Type: field.TypeInt64, Nullable: true},
 		{Name: "purchase_limit", Type: field.TypeInt64, Nullable: true},
+		{Name: "shipping_template_id", Type: field.TypeInt64, Nullable: true},
 	}
 	// GoodsTable holds the schema information for the "goods" table.
 	GoodsTable = &schema.Table{
@@ -279,7 +328,7 @@ var (
 		{Name: "id", Type: field.TypeInt64, Increment: true},
 		{Name: "order_sn", Type: field.TypeString, Size: 32},
 		{Name: "user_id", Type: field.TypeString, Size: 64},
-		{Name: "status", Type: field.TypeEnum, Enums: []string{"UNPAID", "PAID", "CLOSED", "REFUNDED"}, Default: "UNPAID"},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"UNPAID", "PAID", "CLOSED", "REFUNDED", "PARTIALLY_SHIPPED", "SHIPPED", "COMPLETED"}, Default: "UNPAID"},
 		{Name: "amount", Type: field.TypeInt64},
 		{Name: "subtotal", Type: field.TypeInt64, Default: 0},
 		{Name: "discount", Type: field.TypeInt64, Default: 0},
@@ -294,6 +343,10 @@ var (
 		{Name: "paid_at", Type: field.TypeTime, Nullable: true},
 		{Name: "closed_at", Type: field.TypeTime, Nullable: true},
 		{Name: "paid_payment_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "shipping_fee", Type: field.TypeInt64, Default: 0},
+		{Name: "shipping_address", Type: field.TypeString, Nullable: true, Size: 2147483647},
+		{Name: "shipped_at", Type: field.TypeTime, Nullable: true},
+		{Name: "completed_at", Type: field.TypeTime, Nullable: true},
 	}
 	// OrdersTable holds the schema information for the "orders" table.
 	OrdersTable = &schema.Table{
@@ -316,6 +369,21 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{OrdersColumns[3], OrdersColumns[13]},
 			},
+			{
+				Name:    "order_status_id",
+				Unique:  false,
+				Columns: []*schema.Column{OrdersColumns[3], OrdersColumns[0]},
+			},
+			{
+				Name:    "order_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{OrdersColumns[13]},
+			},
+			{
+				Name:    "order_status_shipped_at",
+				Unique:  false,
+				Columns: []*schema.Column{OrdersColumns[3], OrdersColumns[20]},
+			},
 		},
 	}
 	// OrderLineColumns holds the columns for the "order_line" table.
@@ -332,6 +400,7 @@ var (
 		{Name: "pool_id", Type: field.TypeInt64, Default: 0},
 		{Name: "discount", Type: field.TypeInt64, Default: 0},
 		{Name: "purchase_counted", Type: field.TypeBool, Default: false},
+		{Name: "shipped_quantity", Type: field.TypeInt64, Default: 0},
 		{Name: "order_id", Type: field.TypeInt64},
 	}
 	// OrderLineTable holds the schema information for the "order_line" table.
@@ -342,7 +411,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "order_line_orders_lines",
-				Columns:    []*schema.Column{OrderLineColumns[12]},
+				Columns:    []*schema.Column{OrderLineColumns[13]},
 				RefColumns: []*schema.Column{OrdersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -351,7 +420,7 @@ var (
 			{
 				Name:    "orderline_order_id",
 				Unique:  false,
-				Columns: []*schema.Column{OrderLineColumns[12]},
+				Columns: []*schema.Column{OrderLineColumns[13]},
 			},
 		},
 	}
@@ -568,6 +637,45 @@ var (
 			},
 		},
 	}
+	// ShipmentColumns holds the columns for the "shipment" table.
+	ShipmentColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "order_id", Type: field.TypeInt64},
+		{Name: "carrier", Type: field.TypeString, Size: 255},
+		{Name: "tracking_no", Type: field.TypeString, Size: 255},
+		{Name: "lines", Type: field.TypeJSON},
+		{Name: "shipped_at", Type: field.TypeTime},
+	}
+	// ShipmentTable holds the schema information for the "shipment" table.
+	ShipmentTable = &schema.Table{
+		Name:       "shipment",
+		Columns:    ShipmentColumns,
+		PrimaryKey: []*schema.Column{ShipmentColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "shipment_order_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{ShipmentColumns[1], ShipmentColumns[0]},
+			},
+		},
+	}
+	// ShippingTemplateColumns holds the columns for the "shipping_template" table.
+	ShippingTemplateColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "name", Type: field.TypeString, Size: 255},
+		{Name: "charge_by", Type: field.TypeEnum, Enums: []string{"PIECE", "WEIGHT"}},
+		{Name: "rules", Type: field.TypeJSON},
+		{Name: "free_over", Type: field.TypeInt64, Nullable: true},
+		{Name: "version", Type: field.TypeInt64, Default: 1},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// ShippingTemplateTable holds the schema information for the "shipping_template" table.
+	ShippingTemplateTable = &schema.Table{
+		Name:       "shipping_template",
+		Columns:    ShippingTemplateColumns,
+		PrimaryKey: []*schema.Column{ShippingTemplateColumns[0]},
+	}
 	// SkuColumns holds the columns for the "sku" table.
 	SkuColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -584,6 +692,7 @@ var (
 		{Name: "stock_version", Type: field.TypeInt64, Default: "0"},
 		{Name: "volume", Type: field.TypeInt64, Default: 0},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"ENABLED", "DISABLED"}, Default: "ENABLED"},
+		{Name: "weight_grams", Type: field.TypeInt64, Default: 0},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "goods_id", Type: field.TypeInt64},
@@ -596,7 +705,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "sku_goods_skus",
-				Columns:    []*schema.Column{SkuColumns[16]},
+				Columns:    []*schema.Column{SkuColumns[17]},
 				RefColumns: []*schema.Column{GoodsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -605,7 +714,7 @@ var (
 			{
 				Name:    "sku_goods_id_spec_key",
 				Unique:  true,
-				Columns: []*schema.Column{SkuColumns[16], SkuColumns[3]},
+				Columns: []*schema.Column{SkuColumns[17], SkuColumns[3]},
 			},
 			{
 				Name:    "sku_sku_code",
@@ -615,7 +724,7 @@ var (
 			{
 				Name:    "sku_goods_id_status",
 				Unique:  false,
-				Columns: []*schema.Column{SkuColumns[16], SkuColumns[13]},
+				Columns: []*schema.Column{SkuColumns[17], SkuColumns[13]},
 			},
 		},
 	}
@@ -851,6 +960,8 @@ var (
 	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
+		AddressTable,
+		AddressBookTable,
 		CartTable,
 		CartLineTable,
 		CategoryTable,
@@ -868,6 +979,8 @@ var (
 		PoolBuyerTable,
 		PurchaseCountTable,
 		RefundTable,
+		ShipmentTable,
+		ShippingTemplateTable,
 		SkuTable,
 		SpecTable,
 		SpecValueTable,
@@ -880,6 +993,12 @@ var (
 )
 
 func init() {
+	AddressTable.Annotation = &entsql.Annotation{
+		Table: "address",
+	}
+	AddressBookTable.Annotation = &entsql.Annotation{
+		Table: "address_book",
+	}
 	CartTable.Annotation = &entsql.Annotation{
 		Table: "cart",
 	}
@@ -931,6 +1050,12 @@ func init() {
 	}
 	RefundTable.Annotation = &entsql.Annotation{
 		Table: "refund",
+	}
+	ShipmentTable.Annotation = &entsql.Annotation{
+		Table: "shipment",
+	}
+	ShippingTemplateTable.Annotation = &entsql.Annotation{
+		Table: "shipping_template",
 	}
 	SkuTable.ForeignKeys[0].RefTable = GoodsTable
 	SkuTable.Annotation = &entsql.Annotation{

@@ -51,6 +51,14 @@ const (
 	FieldClosedAt = "closed_at"
 	// FieldPaidPaymentID holds the string denoting the paid_payment_id field in the database.
 	FieldPaidPaymentID = "paid_payment_id"
+	// FieldShippingFee holds the string denoting the shipping_fee field in the database.
+	FieldShippingFee = "shipping_fee"
+	// FieldShippingAddress holds the string denoting the shipping_address field in the database.
+	FieldShippingAddress = "shipping_address"
+	// FieldShippedAt holds the string denoting the shipped_at field in the database.
+	FieldShippedAt = "shipped_at"
+	// FieldCompletedAt holds the string denoting the completed_at field in the database.
+	FieldCompletedAt = "completed_at"
 	// EdgeLines holds the string denoting the lines edge name in mutations.
 	EdgeLines = "lines"
 	// Table holds the table name of the order in the database.
@@ -84,6 +92,10 @@ var Columns = []string{
 	FieldPaidAt,
 	FieldClosedAt,
 	FieldPaidPaymentID,
+	FieldShippingFee,
+	FieldShippingAddress,
+	FieldShippedAt,
+	FieldCompletedAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -121,6 +133,8 @@ var (
 	DefaultVersion int64
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
+	// DefaultShippingFee holds the default value on creation for the "shipping_fee" field.
+	DefaultShippingFee money.Money
 )
 
 const DefaultStatus enums.OrderStatus = "UNPAID"
@@ -128,7 +142,7 @@ const DefaultStatus enums.OrderStatus = "UNPAID"
 // StatusValidator is a validator for the "status" field enum values. It is called by the builders before save.
 func StatusValidator(s enums.OrderStatus) error {
 	switch s {
-	case "UNPAID", "PAID", "CLOSED", "REFUNDED":
+	case "UNPAID", "PAID", "CLOSED", "REFUNDED", "PARTIALLY_SHIPPED", "SHIPPED", "COMPLETED":
 		return nil
 	default:
 		return fmt.Errorf("order: invalid enum value for status field: %q", s)
@@ -226,6 +240,26 @@ func ByClosedAt(opts ...sql.OrderTermOption) OrderOption {
 // ByPaidPaymentID orders the results by the paid_payment_id field.
 func ByPaidPaymentID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPaidPaymentID, opts...).ToFunc()
+}
+
+// ByShippingFee orders the results by the shipping_fee field.
+func ByShippingFee(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldShippingFee, opts...).ToFunc()
+}
+
+// ByShippingAddress orders the results by the shipping_address field.
+func ByShippingAddress(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldShippingAddress, opts...).ToFunc()
+}
+
+// ByShippedAt orders the results by the shipped_at field.
+func ByShippedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldShippedAt, opts...).ToFunc()
+}
+
+// ByCompletedAt orders the results by the completed_at field.
+func ByCompletedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCompletedAt, opts...).ToFunc()
 }
 
 // ByLinesCount orders the results by lines count.

@@ -140,6 +140,27 @@ func PaidPaymentID(v int64) predicate.Order {
 	return predicate.Order(sql.FieldEQ(FieldPaidPaymentID, v))
 }
 
+// ShippingFee applies equality check predicate on the "shipping_fee" field. It's identical to ShippingFeeEQ.
+func ShippingFee(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldEQ(FieldShippingFee, vc))
+}
+
+// ShippingAddress applies equality check predicate on the "shipping_address" field. It's identical to ShippingAddressEQ.
+func ShippingAddress(v string) predicate.Order {
+	return predicate.Order(sql.FieldEQ(FieldShippingAddress, v))
+}
+
+// ShippedAt applies equality check predicate on the "shipped_at" field. It's identical to ShippedAtEQ.
+func ShippedAt(v time.Time) predicate.Order {
+	return predicate.Order(sql.FieldEQ(FieldShippedAt, v))
+}
+
+// CompletedAt applies equality check predicate on the "completed_at" field. It's identical to CompletedAtEQ.
+func CompletedAt(v time.Time) predicate.Order {
+	return predicate.Order(sql.FieldEQ(FieldCompletedAt, v))
+}
+
 // OrderSnEQ applies the EQ predicate on the "order_sn" field.
 func OrderSnEQ(v string) predicate.Order {
 	return predicate.Order(sql.FieldEQ(FieldOrderSn, v))
@@ -985,6 +1006,235 @@ func PaidPaymentIDIsNil() predicate.Order {
 // PaidPaymentIDNotNil applies the NotNil predicate on the "paid_payment_id" field.
 func PaidPaymentIDNotNil() predicate.Order {
 	return predicate.Order(sql.FieldNotNull(FieldPaidPaymentID))
+}
+
+// ShippingFeeEQ applies the EQ predicate on the "shipping_fee" field.
+func ShippingFeeEQ(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldEQ(FieldShippingFee, vc))
+}
+
+// ShippingFeeNEQ applies the NEQ predicate on the "shipping_fee" field.
+func ShippingFeeNEQ(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldNEQ(FieldShippingFee, vc))
+}
+
+// ShippingFeeIn applies the In predicate on the "shipping_fee" field.
+func ShippingFeeIn(vs ...money.Money) predicate.Order {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = int64(vs[i])
+	}
+	return predicate.Order(sql.FieldIn(FieldShippingFee, v...))
+}
+
+// ShippingFeeNotIn applies the NotIn predicate on the "shipping_fee" field.
+func ShippingFeeNotIn(vs ...money.Money) predicate.Order {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = int64(vs[i])
+	}
+	return predicate.Order(sql.FieldNotIn(FieldShippingFee, v...))
+}
+
+// ShippingFeeGT applies the GT predicate on the "shipping_fee" field.
+func ShippingFeeGT(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldGT(FieldShippingFee, vc))
+}
+
+// ShippingFeeGTE applies the GTE predicate on the "shipping_fee" field.
+func ShippingFeeGTE(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldGTE(FieldShippingFee, vc))
+}
+
+// ShippingFeeLT applies the LT predicate on the "shipping_fee" field.
+func ShippingFeeLT(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldLT(FieldShippingFee, vc))
+}
+
+// ShippingFeeLTE applies the LTE predicate on the "shipping_fee" field.
+func ShippingFeeLTE(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldLTE(FieldShippingFee, vc))
+}
+
+// ShippingAddressEQ applies the EQ predicate on the "shipping_address" field.
+func ShippingAddressEQ(v string) predicate.Order {
+	return predicate.Order(sql.FieldEQ(FieldShippingAddress, v))
+}
+
+// ShippingAddressNEQ applies the NEQ predicate on the "shipping_address" field.
+func ShippingAddressNEQ(v string) predicate.Order {
+	return predicate.Order(sql.FieldNEQ(FieldShippingAddress, v))
+}
+
+// ShippingAddressIn applies the In predicate on the "shipping_address" field.
+func ShippingAddressIn(vs ...string) predicate.Order {
+	return predicate.Order(sql.FieldIn(FieldShippingAddress, vs...))
+}
+
+// ShippingAddressNotIn applies the NotIn predicate on the "shipping_address" field.
+func ShippingAddressNotIn(vs ...string) predicate.Order {
+	return predicate.Order(sql.FieldNotIn(FieldShippingAddress, vs...))
+}
+
+// ShippingAddressGT applies the GT predicate on the "shipping_address" field.
+func ShippingAddressGT(v string) predicate.Order {
+	return predicate.Order(sql.FieldGT(FieldShippingAddress, v))
+}
+
+// ShippingAddressGTE applies the GTE predicate on the "shipping_address" field.
+func ShippingAddressGTE(v string) predicate.Order {
+	return predicate.Order(sql.FieldGTE(FieldShippingAddress, v))
+}
+
+// ShippingAddressLT applies the LT predicate on the "shipping_address" field.
+func ShippingAddressLT(v string) predicate.Order {
+	return predicate.Order(sql.FieldLT(FieldShippingAddress, v))
+}
+
+// ShippingAddressLTE applies the LTE predicate on the "shipping_address" field.
+func ShippingAddressLTE(v string) predicate.Order {
+	return predicate.Order(sql.FieldLTE(FieldShippingAddress, v))
+}
+
+// ShippingAddressContains applies the Contains predicate on the "shipping_address" field.
+func ShippingAddressContains(v string) predicate.Order {
+	return predicate.Order(sql.FieldContains(FieldShippingAddress, v))
+}
+
+// ShippingAddressHasPrefix applies the HasPrefix predicate on the "shipping_address" field.
+func ShippingAddressHasPrefix(v string) predicate.Order {
+	return predicate.Order(sql.FieldHasPrefix(FieldShippingAddress, v))
+}
+
+// ShippingAddressHasSuffix applies the HasSuffix predicate on the "shipping_address" field.
+func ShippingAddressHasSuffix(v string) predicate.Order {
+	return predicate.Order(sql.FieldHasSuffix(FieldShippingAddress, v))
+}
+
+// ShippingAddressIsNil applies the IsNil predicate on the "shipping_address" field.
+func ShippingAddressIsNil() predicate.Order {
+	return predicate.Order(sql.FieldIsNull(FieldShippingAddress))
+}
+
+// ShippingAddressNotNil applies the NotNil predicate on the "shipping_address" field.
+func ShippingAddressNotNil() predicate.Order {
+	return predicate.Order(sql.FieldNotNull(FieldShippingAddress))
+}
+
+// ShippingAddressEqualFold applies the EqualFold predicate on the "shipping_address" field.
+func ShippingAddressEqualFold(v string) predicate.Order {
+	return predicate.Order(sql.FieldEqualFold(FieldShippingAddress, v))
+}
+
+// ShippingAddressContainsFold applies the ContainsFold predicate on the "shipping_address" field.
+func ShippingAddressContainsFold(v string) predicate.Order {
+	return predicate.Order(sql.FieldContainsFold(FieldShippingAddress, v))
+}
+
+// ShippedAtEQ applies the EQ predicate on the "shipped_at" field.
+func ShippedAtEQ(v time.Time) predicate.Order {
+	return predicate.Order(sql.FieldEQ(FieldShippedAt, v))
+}
+
+// ShippedAtNEQ applies the NEQ predicate on the "shipped_at" field.
+func ShippedAtNEQ(v time.Time) predicate.Order {
+	return predicate.Order(sql.FieldNEQ(FieldShippedAt, v))
+}
+
+// ShippedAtIn applies the In predicate on the "shipped_at" field.
+func ShippedAtIn(vs ...time.Time) predicate.Order {
+	return predicate.Order(sql.FieldIn(FieldShippedAt, vs...))
+}
+
+// ShippedAtNotIn applies the NotIn predicate on the "shipped_at" field.
+func ShippedAtNotIn(vs ...time.Time) predicate.Order {
+	return predicate.Order(sql.FieldNotIn(FieldShippedAt, vs...))
+}
+
+// ShippedAtGT applies the GT predicate on the "shipped_at" field.
+func ShippedAtGT(v time.Time) predicate.Order {
+	return predicate.Order(sql.FieldGT(FieldShippedAt, v))
+}
+
+// ShippedAtGTE applies the GTE predicate on the "shipped_at" field.
+func ShippedAtGTE(v time.Time) predicate.Order {
+	return predicate.Order(sql.FieldGTE(FieldShippedAt, v))
+}
+
+// ShippedAtLT applies the LT predicate on the "shipped_at" field.
+func ShippedAtLT(v time.Time) predicate.Order {
+	return predicate.Order(sql.FieldLT(FieldShippedAt, v))
+}
+
+// ShippedAtLTE applies the LTE predicate on the "shipped_at" field.
+func ShippedAtLTE(v time.Time) predicate.Order {
+	return predicate.Order(sql.FieldLTE(FieldShippedAt, v))
+}
+
+// ShippedAtIsNil applies the IsNil predicate on the "shipped_at" field.
+func ShippedAtIsNil() predicate.Order {
+	return predicate.Order(sql.FieldIsNull(FieldShippedAt))
+}
+
+// ShippedAtNotNil applies the NotNil predicate on the "shipped_at" field.
+func ShippedAtNotNil() predicate.Order {
+	return predicate.Order(sql.FieldNotNull(FieldShippedAt))
+}
+
+// CompletedAtEQ applies the EQ predicate on the "completed_at" field.
+func CompletedAtEQ(v time.Time) predicate.Order {
+	return predicate.Order(sql.FieldEQ(FieldCompletedAt, v))
+}
+
+// CompletedAtNEQ applies the NEQ predicate on the "completed_at" field.
+func CompletedAtNEQ(v time.Time) predicate.Order {
+	return predicate.Order(sql.FieldNEQ(FieldCompletedAt, v))
+}
+
+// CompletedAtIn applies the In predicate on the "completed_at" field.
+func CompletedAtIn(vs ...time.Time) predicate.Order {
+	return predicate.Order(sql.FieldIn(FieldCompletedAt, vs...))
+}
+
+// CompletedAtNotIn applies the NotIn predicate on the "completed_at" field.
+func CompletedAtNotIn(vs ...time.Time) predicate.Order {
+	return predicate.Order(sql.FieldNotIn(FieldCompletedAt, vs...))
+}
+
+// CompletedAtGT applies the GT predicate on the "completed_at" field.
+func CompletedAtGT(v time.Time) predicate.Order {
+	return predicate.Order(sql.FieldGT(FieldCompletedAt, v))
+}
+
+// CompletedAtGTE applies the GTE predicate on the "completed_at" field.
+func CompletedAtGTE(v time.Time) predicate.Order {
+	return predicate.Order(sql.FieldGTE(FieldCompletedAt, v))
+}
+
+// CompletedAtLT applies the LT predicate on the "completed_at" field.
+func CompletedAtLT(v time.Time) predicate.Order {
+	return predicate.Order(sql.FieldLT(FieldCompletedAt, v))
+}
+
+// CompletedAtLTE applies the LTE predicate on the "completed_at" field.
+func CompletedAtLTE(v time.Time) predicate.Order {
+	return predicate.Order(sql.FieldLTE(FieldCompletedAt, v))
+}
+
+// CompletedAtIsNil applies the IsNil predicate on the "completed_at" field.
+func CompletedAtIsNil() predicate.Order {
+	return predicate.Order(sql.FieldIsNull(FieldCompletedAt))
+}
+
+// CompletedAtNotNil applies the NotNil predicate on the "completed_at" field.
+func CompletedAtNotNil() predicate.Order {
+	return predicate.Order(sql.FieldNotNull(FieldCompletedAt))
 }
 
 // HasLines applies the HasEdge predicate on the "lines" edge.

@@ -40,6 +40,8 @@ const (
 	FieldDiscount = "discount"
 	// FieldPurchaseCounted holds the string denoting the purchase_counted field in the database.
 	FieldPurchaseCounted = "purchase_counted"
+	// FieldShippedQuantity holds the string denoting the shipped_quantity field in the database.
+	FieldShippedQuantity = "shipped_quantity"
 	// EdgeOrder holds the string denoting the order edge name in mutations.
 	EdgeOrder = "order"
 	// Table holds the table name of the orderline in the database.
@@ -68,6 +70,7 @@ var Columns = []string{
 	FieldPoolID,
 	FieldDiscount,
 	FieldPurchaseCounted,
+	FieldShippedQuantity,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -97,6 +100,8 @@ var (
 	DefaultDiscount money.Money
 	// DefaultPurchaseCounted holds the default value on creation for the "purchase_counted" field.
 	DefaultPurchaseCounted bool
+	// DefaultShippedQuantity holds the default value on creation for the "shipped_quantity" field.
+	DefaultShippedQuantity int64
 )
 
 const DefaultStockMode enums.StockMode = "DEDUCT_AT_ORDER"
@@ -177,6 +182,11 @@ func ByDiscount(opts ...sql.OrderTermOption) OrderOption {
 // ByPurchaseCounted orders the results by the purchase_counted field.
 func ByPurchaseCounted(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPurchaseCounted, opts...).ToFunc()
+}
+
+// ByShippedQuantity orders the results by the shipped_quantity field.
+func ByShippedQuantity(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldShippedQuantity, opts...).ToFunc()
 }
 
 // ByOrderField orders the results by order field.

@@ -113,6 +113,11 @@ func PurchaseCounted(v bool) predicate.OrderLine {
 	return predicate.OrderLine(sql.FieldEQ(FieldPurchaseCounted, v))
 }
 
+// ShippedQuantity applies equality check predicate on the "shipped_quantity" field. It's identical to ShippedQuantityEQ.
+func ShippedQuantity(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldEQ(FieldShippedQuantity, v))
+}
+
 // OrderIDEQ applies the EQ predicate on the "order_id" field.
 func OrderIDEQ(v int64) predicate.OrderLine {
 	return predicate.OrderLine(sql.FieldEQ(FieldOrderID, v))
@@ -634,6 +639,46 @@ func PurchaseCountedEQ(v bool) predicate.OrderLine {
 // PurchaseCountedNEQ applies the NEQ predicate on the "purchase_counted" field.
 func PurchaseCountedNEQ(v bool) predicate.OrderLine {
 	return predicate.OrderLine(sql.FieldNEQ(FieldPurchaseCounted, v))
+}
+
+// ShippedQuantityEQ applies the EQ predicate on the "shipped_quantity" field.
+func ShippedQuantityEQ(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldEQ(FieldShippedQuantity, v))
+}
+
+// ShippedQuantityNEQ applies the NEQ predicate on the "shipped_quantity" field.
+func ShippedQuantityNEQ(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldNEQ(FieldShippedQuantity, v))
+}
+
+// ShippedQuantityIn applies the In predicate on the "shipped_quantity" field.
+func ShippedQuantityIn(vs ...int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldIn(FieldShippedQuantity, vs...))
+}
+
+// ShippedQuantityNotIn applies the NotIn predicate on the "shipped_quantity" field.
+func ShippedQuantityNotIn(vs ...int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldNotIn(FieldShippedQuantity, vs...))
+}
+
+// ShippedQuantityGT applies the GT predicate on the "shipped_quantity" field.
+func ShippedQuantityGT(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldGT(FieldShippedQuantity, v))
+}
+
+// ShippedQuantityGTE applies the GTE predicate on the "shipped_quantity" field.
+func ShippedQuantityGTE(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldGTE(FieldShippedQuantity, v))
+}
+
+// ShippedQuantityLT applies the LT predicate on the "shipped_quantity" field.
+func ShippedQuantityLT(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldLT(FieldShippedQuantity, v))
+}
+
+// ShippedQuantityLTE applies the LTE predicate on the "shipped_quantity" field.
+func ShippedQuantityLTE(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldLTE(FieldShippedQuantity, v))
 }
 
 // HasOrder applies the HasEdge predicate on the "order" edge.

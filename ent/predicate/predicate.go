@@ -6,6 +6,12 @@ import (
 	"entgo.io/ent/dialect/sql"
 )
 
+// Address is the predicate function for address builders.
+type Address func(*sql.Selector)
+
+// AddressBook is the predicate function for addressbook builders.
+type AddressBook func(*sql.Selector)
+
 // Cart is the predicate function for cart builders.
 type Cart func(*sql.Selector)
 
@@ -56,6 +62,12 @@ type PurchaseCount func(*sql.Selector)
 
 // Refund is the predicate function for refund builders.
 type Refund func(*sql.Selector)
+
+// Shipment is the predicate function for shipment builders.
+type Shipment func(*sql.Selector)
+
+// ShippingTemplate is the predicate function for shippingtemplate builders.
+type ShippingTemplate func(*sql.Selector)
 
 // Sku is the predicate function for sku builders.
 type Sku func(*sql.Selector)

@@ -45,6 +45,10 @@ func (Goods) Fields() []ent.Field {
 		// The units one customer may hold in orders that stand (NULL: no
 		// limit): purchase_count's limit.
 		field.Int64("purchase_limit").Optional().Nillable(),
+		// The freight template its orders are charged by (internal/shipping);
+		// NULL: it ships free. A plain column like category_id: catalog
+		// writes it, checkout and shipping read it.
+		field.Int64("shipping_template_id").Optional().Nillable(),
 	}
 }
 

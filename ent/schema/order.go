@@ -56,6 +56,16 @@ func (Order) Fields() []ent.Field {
 		// payment to refund and later payments are recognised as extra money.
 		// NULL on orders paid before the column existed (the old rules apply).
 		field.Int64("paid_payment_id").Optional().Nillable(),
+		// Shipping (issue 41). The fee is part of amount (subtotal −
+		// discount + shipping_fee), frozen at placement; the address is a
+		// copy (JSON of internal/shipping.OrderAddress), never a link to
+		// the address book, NULL when the order has none.
+		field.Int64("shipping_fee").GoType(money.Money(0)).Default(0),
+		field.Text("shipping_address").Optional().Nillable(),
+		// When the last unit shipped (SHIPPED); the closer completes the
+		// order --auto-confirm-after later.
+		field.Time("shipped_at").Optional().Nillable(),
+		field.Time("completed_at").Optional().Nillable(),
 	}
 }
 
@@ -69,5 +79,11 @@ func (Order) Indexes() []ent.Index {
 		index.Fields("user_id", "id"),
 		// The timeout closer scans unpaid orders by age.
 		index.Fields("status", "created_at"),
+		// The admin order list (docs/shipping.md): a status filter reads
+		// (status, id) in the list's order; a time window reads created_at.
+		index.Fields("status", "id"),
+		index.Fields("created_at"),
+		// The closer's auto-confirm finds SHIPPED orders by shipped_at.
+		index.Fields("status", "shipped_at"),
 	}
 }

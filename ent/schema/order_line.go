@@ -45,6 +45,9 @@ func (OrderLine) Fields() []ent.Field {
 		// (the goods had a purchase limit): the close gives back exactly
 		// those.
 		field.Bool("purchase_counted").Default(false),
+		// Units shipped so far: raised only by a CAS that keeps it at most
+		// quantity (internal/checkout/ship.go).
+		field.Int64("shipped_quantity").Default(0),
 	}
 }
 

@@ -59,6 +59,9 @@ func (Sku) Fields() []ent.Field {
 		field.Int64("stock_version").Default(1).Annotations(entsql.Default("0")),
 		field.Int64("volume").Default(0),
 		field.Enum("status").GoType(enums.SkuStatus("")).Default(string(enums.SkuEnabled)),
+		// One unit's shipping weight, a term like the prices: a WEIGHT
+		// freight template charges by it (internal/shipping).
+		field.Int64("weight_grams").Default(0),
 		field.Time("created_at").Default(time.Now).Immutable(),
 		field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now),
 	}

@@ -45,6 +45,8 @@ const (
 	FieldVolume = "volume"
 	// FieldStatus holds the string denoting the status field in the database.
 	FieldStatus = "status"
+	// FieldWeightGrams holds the string denoting the weight_grams field in the database.
+	FieldWeightGrams = "weight_grams"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
@@ -79,6 +81,7 @@ var Columns = []string{
 	FieldStockVersion,
 	FieldVolume,
 	FieldStatus,
+	FieldWeightGrams,
 	FieldCreatedAt,
 	FieldUpdatedAt,
 }
@@ -124,6 +127,8 @@ var (
 	DefaultStockVersion int64
 	// DefaultVolume holds the default value on creation for the "volume" field.
 	DefaultVolume int64
+	// DefaultWeightGrams holds the default value on creation for the "weight_grams" field.
+	DefaultWeightGrams int64
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 	// DefaultUpdatedAt holds the default value on creation for the "updated_at" field.
@@ -220,6 +225,11 @@ func ByVolume(opts ...sql.OrderTermOption) OrderOption {
 // ByStatus orders the results by the status field.
 func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStatus, opts...).ToFunc()
+}
+
+// ByWeightGrams orders the results by the weight_grams field.
+func ByWeightGrams(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldWeightGrams, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

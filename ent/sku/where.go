@@ -125,6 +125,11 @@ func Volume(v int64) predicate.Sku {
 	return predicate.Sku(sql.FieldEQ(FieldVolume, v))
 }
 
+// WeightGrams applies equality check predicate on the "weight_grams" field. It's identical to WeightGramsEQ.
+func WeightGrams(v int64) predicate.Sku {
+	return predicate.Sku(sql.FieldEQ(FieldWeightGrams, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.Sku {
 	return predicate.Sku(sql.FieldEQ(FieldCreatedAt, v))
@@ -815,6 +820,46 @@ func StatusNotIn(vs ...enums.SkuStatus) predicate.Sku {
 		v[i] = vs[i]
 	}
 	return predicate.Sku(sql.FieldNotIn(FieldStatus, v...))
+}
+
+// WeightGramsEQ applies the EQ predicate on the "weight_grams" field.
+func WeightGramsEQ(v int64) predicate.Sku {
+	return predicate.Sku(sql.FieldEQ(FieldWeightGrams, v))
+}
+
+// WeightGramsNEQ applies the NEQ predicate on the "weight_grams" field.
+func WeightGramsNEQ(v int64) predicate.Sku {
+	return predicate.Sku(sql.FieldNEQ(FieldWeightGrams, v))
+}
+
+// WeightGramsIn applies the In predicate on the "weight_grams" field.
+func WeightGramsIn(vs ...int64) predicate.Sku {
+	return predicate.Sku(sql.FieldIn(FieldWeightGrams, vs...))
+}
+
+// WeightGramsNotIn applies the NotIn predicate on the "weight_grams" field.
+func WeightGramsNotIn(vs ...int64) predicate.Sku {
+	return predicate.Sku(sql.FieldNotIn(FieldWeightGrams, vs...))
+}
+
+// WeightGramsGT applies the GT predicate on the "weight_grams" field.
+func WeightGramsGT(v int64) predicate.Sku {
+	return predicate.Sku(sql.FieldGT(FieldWeightGrams, v))
+}
+
+// WeightGramsGTE applies the GTE predicate on the "weight_grams" field.
+func WeightGramsGTE(v int64) predicate.Sku {
+	return predicate.Sku(sql.FieldGTE(FieldWeightGrams, v))
+}
+
+// WeightGramsLT applies the LT predicate on the "weight_grams" field.
+func WeightGramsLT(v int64) predicate.Sku {
+	return predicate.Sku(sql.FieldLT(FieldWeightGrams, v))
+}
+
+// WeightGramsLTE applies the LTE predicate on the "weight_grams" field.
+func WeightGramsLTE(v int64) predicate.Sku {
+	return predicate.Sku(sql.FieldLTE(FieldWeightGrams, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

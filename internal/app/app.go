@@ -20,6 +20,7 @@ import (
 	"storefront/internal/platform/store"
 	"storefront/internal/promo"
 	"storefront/internal/server"
+	"storefront/internal/shipping"
 	"storefront/internal/webhooks"
 	"storefront/resolvers"
 )
@@ -84,7 +85,7 @@ func New(db, writer *store.DB, signer *auth.Signer, cfg Config) *App {
 	orders, pay := Orders(writer, cfg.Checkout, cfg.Payments)
 	r := &resolvers.Resolver{Catalog: cat, Inventory: inventory.New(writer), Checkout: orders,
 		Payments: pay, Carts: cart.New(db, orders, cfg.Cart),
-		Live: live.New(db, cat, cfg.Live), Hooks: webhooks.New(db, cfg.Webhooks), Promo: promo.New(writer)}
+		Live: live.New(db, cat, cfg.Live), Hooks: webhooks.New(db, cfg.Webhooks), Promo: promo.New(writer), Ship: shipping.New(writer)}
 	a := &App{DB: db, Writer: writer, Metrics: m, Resolver: r, Outbox: outbox.New(writer, cfg.Outbox)}
 
 	o := cfg.HTTP

@@ -32,12 +32,20 @@ import (
 // attempt's key, whatever key it brings: so it replays that order rather
 // than placing a second one.
 func (s *Service) Checkout(ctx context.Context, who, token, key string) (*checkout.Order, error) {
-	return s.CheckoutWith(ctx, who, token, key, nil)
+	return s.CheckoutWith(ctx, who, token, key, CheckoutOptions{})
 }
 
-// CheckoutWith is Checkout with the customer's claimed coupon for the order
-// (nil: none), under placeOrder's rules.
-func (s *Service) CheckoutWith(ctx context.Context, who, token, key string, userCouponID *int64) (*checkout.Order, error) {
+// CheckoutOptions are what an order placed from a cart carries beside its
+// lines (placeOrder's: checkout.PlaceInput).
+type CheckoutOptions struct {
+	// AddressID ships the order to the buyer's address (nil: none).
+	AddressID *int64
+	// UserCouponID is the customer's claimed coupon for the order (nil: none).
+	UserCouponID *int64
+}
+
+// CheckoutWith is Checkout with the order's address and coupon.
+func (s *Service) CheckoutWith(ctx context.Context, who, token, key string, opts CheckoutOptions) (*checkout.Order, error) {
 	if who == "" {
 		return nil, fmt.Errorf("%w: checkout needs a customer token", errs.Unauthenticated)
 	}
@@ -70,7 +78,7 @@ func (s *Service) CheckoutWith(ctx context.Context, who, token, key string, user
 		case r.CheckoutLease != nil && r.CheckoutLease.After(now):
 			return nil, errPending
 		}
-		a := &attempt{cart: r.ID, key: key, lease: now.Add(s.cfg.Lease), coupon: userCouponID}
+		a := &attempt{cart: r.ID, key: key, lease: now.Add(s.cfg.Lease), opts: opts}
 		switch {
 		case r.CheckoutKey != nil:
 			a.key = *r.CheckoutKey
@@ -107,7 +115,7 @@ type attempt struct {
 	cart   int64
 	key    string
 	lease  time.Time
-	coupon *int64 // the customer's claimed coupon for the order
+	opts   CheckoutOptions // the order's address and coupon
 }
 
 func (s *Service) place(ctx context.Context, who string, r *ent.Cart, a *attempt) (*checkout.Order, error) {
@@ -124,7 +132,8 @@ func (s *Service) place(ctx context.Context, who string, r *ent.Cart, a *attempt
 	// another cart's order (even of the same items) is IDEMPOTENCY_KEY_REUSED,
 	// never that order. Each line is refused above the price the buyer last
 	// saw (PRICE_CHANGED): a rise is charged only after a read showed it.
-	in := checkout.PlaceInput{UserID: who, IdempotencyKey: a.key, Items: make([]checkout.ItemInput, len(lines)), UserCouponID: a.coupon}
+	in := checkout.PlaceInput{UserID: who, IdempotencyKey: a.key, Items: make([]checkout.ItemInput, len(lines)),
+		AddressID: a.opts.AddressID, UserCouponID: a.opts.UserCouponID}
 	if !strings.HasPrefix(a.key, autoPrefix+r.Token+":") {
 		// This cart's own key names it already (and so keeps the
 		// fingerprint its records had before Scope existed).

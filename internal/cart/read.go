@@ -186,5 +186,6 @@ func (c *Cart) price() error {
 		l.Subtotal = q.LineSubtotals[i]
 	}
 	c.Cost.Subtotal = q.Subtotal
+	c.Cost.lines = c.Lines
 	return nil
 }

@@ -105,7 +105,13 @@ type Line struct {
 type Cost struct {
 	Subtotal      money.Money
 	TotalQuantity int64
+
+	lines []*Line // what it is the cost of (Lines)
 }
+
+// Lines are the lines the cost is of: the shipping fee's resolver quotes
+// them (CartCost.shipping).
+func (c *Cost) Lines() []*Line { return c.lines }
 
 // Warning codes (API-CONVENTIONS.md): a line that cannot be bought as it is.
 const (

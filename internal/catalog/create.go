@@ -28,6 +28,7 @@ type SpecInput struct {
 type SkuTerms struct {
 	SellPrice, LineationPrice, CostPrice money.Money
 	Stock                                int64
+	WeightGrams                          int64 // one unit's shipping weight
 }
 
 // SkuOverride sets terms for one combination, named by its value names.
@@ -53,6 +54,9 @@ type CreateInput struct {
 	// PurchaseLimit is the units one customer may hold in orders that
 	// stand (nil: no limit; internal/promo).
 	PurchaseLimit *int64
+	// ShippingTemplateID charges its orders' shipping by that freight
+	// template; nil: it ships free.
+	ShippingTemplateID *int64
 }
 
 // Create validates the input, generates the cartesian product of the specs
@@ -80,6 +84,9 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Goods, error) {
 			return err
 		}
 		if err := checkCategory(ctx, tx, in.CategoryID); err != nil {
+			return err
+		}
+		if err := checkTemplate(ctx, tx, in.ShippingTemplateID); err != nil {
 			return err
 		}
 		if id, err = writeCreate(ctx, tx, in, plan); err != nil {
@@ -208,7 +215,8 @@ func writeCreate(ctx context.Context, tx *ent.Tx, in CreateInput, plan []planned
 	}
 	g, err := tx.Goods.Create().SetName(in.Name).SetCode(in.Code).SetStatus(in.Status).SetSpecType(specType).
 		SetStockMode(in.StockMode).SetDescription(valueOr(in.Description, "")).SetImages(valueOr(in.Images, nil)).
-		SetNillableSlug(in.Slug).SetNillableCategoryID(in.CategoryID).SetNillablePurchaseLimit(in.PurchaseLimit).Save(ctx)
+		SetNillableSlug(in.Slug).SetNillableCategoryID(in.CategoryID).SetNillablePurchaseLimit(in.PurchaseLimit).
+		SetNillableShippingTemplateID(in.ShippingTemplateID).Save(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("creating goods: %w", slugError(err))
 	}
@@ -256,6 +264,7 @@ func newSku(tx *ent.Tx, goodsID int64, ids []int64, names []string, p plannedSku
 		SetSpecValueIds(formatIDList(ids)).SetSpecValueStr(strings.Join(names, valueSeparator)).
 		SetSpecKey(skumatrix.SpecKey(ids)).SetNillableSkuCode(p.code).
 		SetSellPrice(p.terms.SellPrice).SetLineationPrice(p.terms.LineationPrice).SetCostPrice(p.terms.CostPrice).
+		SetWeightGrams(p.terms.WeightGrams).
 		SetStatus(status) // stock starts at 0: inventory opens it (bookOpening)
 }
 
@@ -299,7 +308,7 @@ func (s *Service) checkTerms(t SkuTerms) error {
 	if t.Stock < 0 || t.Stock > s.cfg.MaxStock {
 		return fmt.Errorf("%w: stock %d must be between 0 and %d", errs.InvalidInput, t.Stock, s.cfg.MaxStock)
 	}
-	return nil
+	return checkWeight(t.WeightGrams)
 }
 
 func checkName(what, s string, maxLen int) error {

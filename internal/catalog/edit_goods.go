@@ -23,6 +23,10 @@ type UpdateGoodsInput struct {
 	// takes it away.
 	PurchaseLimit      *int64
 	ClearPurchaseLimit bool
+	// ShippingTemplateID moves the goods under that freight template;
+	// ClearShippingTemplate makes it ship free (shipping.go).
+	ShippingTemplateID    *int64
+	ClearShippingTemplate bool
 }
 
 // UpdateGoods applies the edit: a catalog edit like any other (the version
@@ -48,8 +52,14 @@ func (s *Service) UpdateGoods(ctx context.Context, in UpdateGoodsInput) (*Goods,
 	if in.ClearPurchaseLimit && in.PurchaseLimit != nil {
 		return nil, fmt.Errorf("%w: give purchaseLimit or clearPurchaseLimit, not both", errs.InvalidInput)
 	}
+	if in.ClearShippingTemplate && in.ShippingTemplateID != nil {
+		return nil, fmt.Errorf("%w: give shippingTemplateId or clearShippingTemplate, not both", errs.InvalidInput)
+	}
 	err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		if err := checkCategory(ctx, tx, in.CategoryID); err != nil {
+			return err
+		}
+		if err := checkTemplate(ctx, tx, in.ShippingTemplateID); err != nil {
 			return err
 		}
 		err := bumpGoods(ctx, tx, in.GoodsID, &in.ExpectedVersion, func(u *ent.GoodsUpdate) {
@@ -70,6 +80,7 @@ func (s *Service) UpdateGoods(ctx context.Context, in UpdateGoodsInput) (*Goods,
 			if in.ClearPurchaseLimit {
 				u.ClearPurchaseLimit()
 			}
+			shipUnder(u, in.ShippingTemplateID, in.ClearShippingTemplate)
 		})
 		if err != nil {
 			return slugError(err)

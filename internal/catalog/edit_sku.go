@@ -23,6 +23,7 @@ type UpdateSkuInput struct {
 	LineationPrice, CostPrice *money.Money
 	SkuCode                   *string // "" clears the code
 	Status                    *enums.SkuStatus
+	WeightGrams               *int64
 }
 
 // UpdateSku applies an admin's SKU form if the SKU is still at
@@ -50,7 +51,7 @@ func (s *Service) UpdateSku(ctx context.Context, in UpdateSkuInput) (*SKU, error
 			return err
 		}
 		t := SkuTerms{SellPrice: valueOr(in.SellPrice, cur.SellPrice), LineationPrice: valueOr(in.LineationPrice, cur.LineationPrice),
-			CostPrice: valueOr(in.CostPrice, cur.CostPrice)}
+			CostPrice: valueOr(in.CostPrice, cur.CostPrice), WeightGrams: valueOr(in.WeightGrams, cur.WeightGrams)}
 		if err := s.checkTerms(t); err != nil {
 			return err
 		}
@@ -65,7 +66,7 @@ func (s *Service) UpdateSku(ctx context.Context, in UpdateSkuInput) (*SKU, error
 		}
 		u := tx.Sku.Update().Where(sku.ID(in.ItemID), sku.Version(in.ExpectedVersion)).AddVersion(1).
 			SetSellPrice(t.SellPrice).SetLineationPrice(t.LineationPrice).SetCostPrice(t.CostPrice).
-			SetNillableStatus(in.Status)
+			SetWeightGrams(t.WeightGrams).SetNillableStatus(in.Status)
 		if in.SkuCode != nil {
 			if code := normaliseCode(in.SkuCode); code != nil {
 				u.SetSkuCode(*code)

@@ -43,6 +43,7 @@ type SkuEdit struct {
 	Stock                     *int64
 	SkuCode                   *string // "" clears the code
 	Enabled                   *bool
+	WeightGrams               *int64
 }
 
 // UpdateSpecsInput is an admin's save of a goods' spec form.
@@ -212,7 +213,10 @@ func (s *Service) checkSpecEdit(in UpdateSpecsInput) error {
 func (e SkuEdit) terms(base *ent.Sku) SkuTerms {
 	t := SkuTerms{SellPrice: e.SellPrice}
 	if base != nil {
-		t.LineationPrice, t.CostPrice, t.Stock = base.LineationPrice, base.CostPrice, base.Stock
+		t.LineationPrice, t.CostPrice, t.Stock, t.WeightGrams = base.LineationPrice, base.CostPrice, base.Stock, base.WeightGrams
+	}
+	if e.WeightGrams != nil {
+		t.WeightGrams = *e.WeightGrams
 	}
 	if e.LineationPrice != nil {
 		t.LineationPrice = *e.LineationPrice
@@ -448,8 +452,8 @@ func (s *Service) keepSku(ctx context.Context, tx *ent.Tx, row *ent.Sku, combo [
 		if t.Stock != row.Stock {
 			return fmt.Errorf("%w: SKU %v already exists; its stock changes only through adjustStock, setStock or stocktake", errs.InvalidInput, e.Values)
 		}
-		if t.SellPrice != row.SellPrice || t.LineationPrice != row.LineationPrice || t.CostPrice != row.CostPrice {
-			u.SetSellPrice(t.SellPrice).SetLineationPrice(t.LineationPrice).SetCostPrice(t.CostPrice)
+		if t.SellPrice != row.SellPrice || t.LineationPrice != row.LineationPrice || t.CostPrice != row.CostPrice || t.WeightGrams != row.WeightGrams {
+			u.SetSellPrice(t.SellPrice).SetLineationPrice(t.LineationPrice).SetCostPrice(t.CostPrice).SetWeightGrams(t.WeightGrams)
 			changed = true
 		}
 		if e.SkuCode != nil {

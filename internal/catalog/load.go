@@ -74,6 +74,7 @@ func loadViews(ctx context.Context, c *ent.Client, rows []*ent.Goods) ([]*Goods,
 			Version: r.Version, Specs: specsByGoods[r.ID],
 			Description: r.Description, Images: r.Images, Slug: valueOr(r.Slug, ""), CategoryID: r.CategoryID, CreatedAt: r.CreatedAt,
 			PurchaseLimit: r.PurchaseLimit,
+			ShippingTemplateID: r.ShippingTemplateID,
 		}, skusByGoods[r.ID])
 		if err != nil {
 			return nil, err
@@ -95,6 +96,7 @@ func skuView(s *ent.Sku) (*SKU, error) {
 		ID: s.ID, GoodsID: s.GoodsID, SpecValueIDs: ids, SpecValueStr: s.SpecValueStr, SpecKey: s.SpecKey,
 		SkuCode: s.SkuCode, SellPrice: s.SellPrice, LineationPrice: s.LineationPrice, Cost: s.CostPrice,
 		Stock: s.Stock, LockedStock: s.LockStock, Version: s.Version, StockVersion: s.StockVersion, Volume: s.Volume, Status: s.Status,
+		WeightGrams: s.WeightGrams,
 	}, nil
 }
 

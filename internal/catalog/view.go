@@ -33,6 +33,9 @@ type Goods struct {
 	// PurchaseLimit is the units one customer may hold in orders that
 	// stand (nil: none).
 	PurchaseLimit *int64
+	// ShippingTemplateID is the freight template its orders are charged
+	// by (internal/shipping); nil: it ships free.
+	ShippingTemplateID *int64
 
 	cat        *catalogPart // shared by every stock snapshot of this version
 	skus       []*SKU       // every SKU in id order, carrying this snapshot's stock
@@ -87,6 +90,7 @@ type SKU struct {
 	StockVersion   int64 // the stock's version: every stock movement
 	Volume         int64
 	Status         enums.SkuStatus
+	WeightGrams    int64 // one unit's shipping weight
 	// Cost is admin-only; GraphQL's costPrice resolver checks the role first.
 	Cost money.Money
 }

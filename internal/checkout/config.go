@@ -41,6 +41,9 @@ type Config struct {
 	// Payments, when set, is asked before the timeout closer closes
 	// expired orders (payments.Service, wired by internal/app).
 	Payments PaymentCheck
+	// AutoConfirm: the closer completes SHIPPED orders shipped this long
+	// ago whose buyer did not confirm receipt (receipt.go).
+	AutoConfirm time.Duration
 }
 
 // PaymentCheck is asked by the timeout closer about the expired orders it
@@ -66,5 +69,6 @@ func DefaultConfig() Config {
 		GroupMax:       64,
 		GroupInFlight:  2,
 		PoolBatchMax:   16,
+		AutoConfirm:    7 * 24 * time.Hour,
 	}
 }

@@ -26,7 +26,7 @@ func (s *Service) decide(batch []*ticket, rows []*skuRow, stock map[int64]int64,
 			out[i] = keyVerdict(r, t.hash, now)
 			continue
 		}
-		lines, amount, err := s.buildFrom(t.in.Items, rows, ps.pools)
+		lines, amount, err := s.buildFrom(t.in.Items, rows, ps.pools, nil)
 		if err != nil {
 			out[i] = verdict{err: err}
 			continue

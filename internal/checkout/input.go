@@ -27,6 +27,10 @@ type PlaceInput struct {
 	Scope string
 	// UserCouponID is the customer's claimed coupon to use (nil: none).
 	UserCouponID *int64
+	// AddressID is the buyer's address the order ships to (issue 41,
+	// shipto.go): required when a line's goods ships under a freight
+	// template, allowed always.
+	AddressID *int64
 }
 
 // ItemInput names a SKU by ItemID, or by GoodsID + SpecValueIDs (any order).
@@ -120,6 +124,10 @@ func requestHash(in PlaceInput) string {
 		// of its keys stored before Scope existed) stays what it was.
 		h.Write([]byte{0})
 		h.Write([]byte(in.Scope))
+	}
+	if in.AddressID != nil {
+		// As Scope: only when set, so that every hash made before stays.
+		h.Write([]byte("\x00ship:" + strconv.FormatInt(*in.AddressID, 10)))
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

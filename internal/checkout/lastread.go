@@ -1,6 +1,8 @@
 package checkout
 
 import (
+	"time"
+
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"storefront/ent"
@@ -31,7 +33,16 @@ type lastRead struct {
 	rows   *lru.Cache[int64, skuRow]        // stock: as left by the batch that read it
 	pools  *lru.Cache[int64, ent.StockPool] // stock, lock_stock: as left by the batch
 	buyers *lru.Cache[inventory.PoolBuyer, int64]
+	// maxAge bounds how long a SKU row is recalled after it was read: a
+	// goods' freight template (shipto.go) is not among the terms the CAS
+	// checks, so a template put on a goods whose SKU sells on without a
+	// refusal is seen at the next read, at most maxAge later.
+	maxAge time.Duration
 }
+
+// lastReadAge is lastRead.maxAge: a hot SKU is read once a second instead
+// of never, against a batch every few milliseconds.
+const lastReadAge = time.Second
 
 // lastReadSize bounds the memory: a sale is on a few SKUs at a time.
 const lastReadSize = 4096
@@ -49,7 +60,7 @@ func newLastRead() *lastRead {
 	if err != nil {
 		panic(err)
 	}
-	return &lastRead{rows: c, pools: p, buyers: b}
+	return &lastRead{rows: c, pools: p, buyers: b, maxAge: lastReadAge}
 }
 
 // lastBuyersSize bounds the buyers kept: a flash sale's buyers of the last
@@ -131,7 +142,7 @@ func (l *lastRead) get(ids []int64) (rows []*skuRow, stock map[int64]int64, ok b
 	stock = make(map[int64]int64, len(ids))
 	for _, id := range ids {
 		r, ok := l.rows.Get(id)
-		if !ok {
+		if !ok || time.Since(r.readAt) > l.maxAge {
 			return nil, nil, false
 		}
 		rows = append(rows, &r)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"storefront/internal/platform/store"
+	"storefront/internal/shipping"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/money"
 )
@@ -20,7 +21,7 @@ type Order struct {
 	Status  enums.OrderStatus
 	Amount  money.Money
 	// Subtotal is the lines' sum, Discount the coupon's (internal/pricing):
-	// Amount = Subtotal - Discount (+ shipping).
+	// Amount = Subtotal - Discount + ShippingFee.
 	Subtotal money.Money
 	Discount money.Money
 	// UserCouponID is the claimed coupon the order locked or used (0: none).
@@ -31,6 +32,15 @@ type Order struct {
 	Lines        []*OrderLine
 	CreatedAt    time.Time
 	ExpiresAt    time.Time
+	// Shipping (issue 41, shipto.go, ship.go, receipt.go): the fee is part
+	// of Amount; the address is a copy (nil: none yet).
+	ShippingFee     money.Money
+	ShippingAddress *shipping.OrderAddress
+	ShippedAt       *time.Time
+	CompletedAt     *time.Time
+
+	version   int64       // orders.version as read (setOrderAddress's CAS)
+	shipments []*Shipment // read for a page of orders at once (LoadShipments); nil: not read
 }
 
 // OrderLine is a snapshot of one bought SKU.
@@ -48,6 +58,9 @@ type OrderLine struct {
 	PoolID int64
 	// Discount is the line's share of the order's discount.
 	Discount money.Money
+
+	// ShippedQuantity is how many of its units shipments carried.
+	ShippedQuantity int64
 
 	// limit is the goods' purchase limit as resolved (nil: none), and
 	// counted whether the line's units went to its purchase counter.

@@ -52,6 +52,7 @@ const aggregateType = "order"
 var EventTypes = []string{
 	EventOrderPlaced, EventOrderPaid, EventOrderClosed, EventOrderRefunded,
 	EventOrderPaidAfterClose, EventPaymentForClosedOrder, EventDuplicatePayment,
+	EventOrderShipped, EventOrderCompleted,
 }
 
 // emit writes an event about o in the caller's transaction.

@@ -63,12 +63,13 @@ func (s *Service) place(ctx context.Context, in PlaceInput, c *claim) (*Order, e
 	var (
 		short *inventory.Short
 		goods []int64 // of the lines read, for the last round's lock
+		to    = &shipTo{user: in.UserID, addressID: in.AddressID}
 	)
 	for round := range staleReruns + 1 {
 		// decide reads the lines and checks them against the take that
 		// did not hold; on q, a client or the last round's transaction.
 		decide := func(ctx context.Context, q querier) (*Order, error) {
-			lines, amount, err := s.resolve(ctx, q, in.Items)
+			lines, amount, err := s.resolve(ctx, q, in.Items, to)
 			if err != nil {
 				return nil, err
 			}
@@ -92,6 +93,8 @@ func (s *Service) place(ctx context.Context, in PlaceInput, c *claim) (*Order, e
 				}
 			}
 			o := s.newOrder(in, lines, amount)
+			to.stamp(o)
+			o.Subtotal = o.Amount - o.ShippingFee
 			if in.UserCouponID != nil {
 				if err := s.applyCoupon(ctx, o, *in.UserCouponID); err != nil {
 					return nil, err

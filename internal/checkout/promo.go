@@ -34,7 +34,7 @@ func (s *Service) applyCoupon(ctx context.Context, o *Order, id int64) error {
 	if err != nil {
 		return err
 	}
-	q, err := pricing.Price(priced, pricing.Adjustments{Discount: a.Discount, Scope: a.Scope})
+	q, err := pricing.Price(priced, pricing.Adjustments{Discount: a.Discount, Scope: a.Scope, ShippingFee: o.ShippingFee})
 	if err != nil {
 		return err
 	}

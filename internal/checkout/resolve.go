@@ -25,6 +25,7 @@ type line struct {
 	OrderLine
 	SpecKey string
 	stock   int64 // available as read, without a lock
+	ship    shipTerms
 }
 
 // sellsOn says whether l was read on the terms t.
@@ -43,6 +44,8 @@ type skuRow struct {
 	mode              enums.StockMode
 	stock, locked     int64  // as read, without a lock: on hand, and held by unpaid lock-mode orders
 	limit             *int64 // the goods' purchase limit (nil: none)
+	ship              shipTerms
+	readAt            time.Time // when it was read (lastRead's age)
 }
 
 // available is what can be ordered: stock - lock_stock, computed, never stored.
@@ -52,9 +55,12 @@ func (r *skuRow) available() int64 { return r.stock - r.locked }
 // on shelf and enabled, duplicates merged, sorted by ascending SKU id (the
 // lock order every stock-moving transaction follows, so none can deadlock on
 // another's SKU rows). One read, nothing written.
-func (s *Service) resolve(ctx context.Context, q querier, items []ItemInput) ([]*line, money.Money, error) {
+func (s *Service) resolve(ctx context.Context, q querier, items []ItemInput, to *shipTo) ([]*line, money.Money, error) {
 	rows, err := s.lookup(ctx, q, items)
 	if err != nil {
+		return nil, 0, err
+	}
+	if err := to.read(ctx, q, rows); err != nil {
 		return nil, 0, err
 	}
 	var ids []int64
@@ -64,26 +70,23 @@ func (s *Service) resolve(ctx context.Context, q querier, items []ItemInput) ([]
 		}
 	}
 	if len(ids) == 0 {
-		return s.build(items, rows)
+		return s.buildFrom(items, rows, nil, to)
 	}
 	pools, _, err := inventory.ReadPoolState(ctx, s.db.SQL, ids, nil)
 	if err != nil {
 		return nil, 0, store.Classify(err)
 	}
-	return s.buildFrom(items, rows, pools)
+	return s.buildFrom(items, rows, pools, to)
 }
 
-// build checks items against the SKU rows read for them and merges them into
-// lines (see resolve); the group path calls it with rows read in its batch.
-func (s *Service) build(items []ItemInput, rows []*skuRow) ([]*line, money.Money, error) {
-	return s.buildFrom(items, rows, nil)
-}
-
-// buildFrom is build with the stock pools read for items that name one: a
-// pool line sells at the pool's price from the pool's stock, only while the
-// pool is on sale. A SKU is ordered from one source per order (main stock or
-// one pool), so each restore of the order books one ledger row per SKU.
-func (s *Service) buildFrom(items []ItemInput, rows []*skuRow, pools map[int64]*ent.StockPool) ([]*line, money.Money, error) {
+// buildFrom checks items against the SKU rows read for them and merges them
+// into lines (see resolve); the group path calls it with rows read in its
+// batch. With the stock pools read for items that name one: a pool line
+// sells at the pool's price from the pool's stock, only while the pool is
+// on sale. A SKU is ordered from one source per order (main stock or one
+// pool), so each restore of the order books one ledger row per SKU. to is
+// where the order ships (nil: nowhere, a batch's orders).
+func (s *Service) buildFrom(items []ItemInput, rows []*skuRow, pools map[int64]*ent.StockPool, to *shipTo) ([]*line, money.Money, error) {
 	now := s.now()
 	byID := make(map[int64]*skuRow, len(rows))
 	for _, r := range rows {
@@ -128,7 +131,7 @@ func (s *Service) buildFrom(items []ItemInput, rows []*skuRow, pools map[int64]*
 		}
 		l := merged[r.id]
 		if l == nil {
-			l = &line{OrderLine: OrderLine{ItemID: r.id, GoodsID: r.goodsID, GoodsName: r.goodsName, SpecValueStr: r.specText, UnitPrice: r.price, StockMode: r.mode, limit: r.limit}, SpecKey: r.specKey, stock: r.available()}
+			l = &line{OrderLine: OrderLine{ItemID: r.id, GoodsID: r.goodsID, GoodsName: r.goodsName, SpecValueStr: r.specText, UnitPrice: r.price, StockMode: r.mode, limit: r.limit}, SpecKey: r.specKey, stock: r.available(), ship: r.ship}
 			if pool != nil {
 				// The pool follows the goods' mode: a lock-at-order pool
 				// line locks on the pool's row (its lock_stock) and is
@@ -159,7 +162,11 @@ func (s *Service) buildFrom(items []ItemInput, rows []*skuRow, pools map[int64]*
 	for i, l := range lines {
 		priced[i] = pricing.Line{UnitPrice: l.UnitPrice, Quantity: l.Quantity}
 	}
-	q, err := pricing.Price(priced, pricing.Adjustments{})
+	fee, err := to.fee(lines)
+	if err != nil {
+		return nil, 0, err
+	}
+	q, err := pricing.Price(priced, pricing.Adjustments{ShippingFee: fee})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -193,16 +200,18 @@ type querier interface {
 // (a plain read: the stock is what the caller saw, not a lock).
 func readSKUs(ctx context.Context, q querier, where string, args []any) ([]*skuRow, error) {
 	rs, err := q.QueryContext(ctx, "SELECT s.id, s.goods_id, s.spec_key, s.spec_value_str, s.sell_price, s.status, "+
-		"g.name, g.status, g.stock_mode, s.stock, s.lock_stock, g.purchase_limit FROM sku s JOIN goods g ON g.id = s.goods_id WHERE "+where, args...)
+		"g.name, g.status, g.stock_mode, s.stock, s.lock_stock, g.purchase_limit, COALESCE(g.shipping_template_id, 0), s.weight_grams "+
+		"FROM sku s JOIN goods g ON g.id = s.goods_id WHERE "+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("loading SKUs: %w", err)
 	}
 	defer rs.Close()
 	var out []*skuRow
+	now := time.Now()
 	for rs.Next() {
-		r := &skuRow{}
+		r := &skuRow{readAt: now}
 		var limit sql.NullInt64
-		if err := rs.Scan(&r.id, &r.goodsID, &r.specKey, &r.specText, &r.price, &r.status, &r.goodsName, &r.goodsStatus, &r.mode, &r.stock, &r.locked, &limit); err != nil {
+		if err := rs.Scan(&r.id, &r.goodsID, &r.specKey, &r.specText, &r.price, &r.status, &r.goodsName, &r.goodsStatus, &r.mode, &r.stock, &r.locked, &limit, &r.ship.template, &r.ship.weight); err != nil {
 			return nil, fmt.Errorf("reading SKUs: %w", err)
 		}
 		if limit.Valid {

@@ -33,6 +33,14 @@ func (o *Order) write(v store.Values) {
 	v.Str(order.FieldRemark, o.Remark)
 	v.Time(order.FieldCreatedAt, o.CreatedAt)
 	v.Time(order.FieldExpiresAt, o.ExpiresAt)
+	// Only when set: a batch's orders ship nowhere, and its multi-row
+	// insert keeps the columns of the row before (shipto.go).
+	if o.ShippingFee != 0 {
+		v.Int(order.FieldShippingFee, int64(o.ShippingFee))
+	}
+	if o.ShippingAddress != nil {
+		v.Str(order.FieldShippingAddress, addressJSON(o.ShippingAddress))
+	}
 }
 
 // orderByNumber finds an order written in the same statement or

@@ -30,6 +30,8 @@ import (
 //	PAID   → REFUNDED  CloseTx(Refund): refundOrder and a provider's refund (payments)
 //	CLOSED → PAID      PayTx, for a lock-at-order order closed by timeout whose money came after
 //	                   its lock was released, while available stock allows it (none with pool lines)
+//	PAID | PARTIALLY_SHIPPED → PARTIALLY_SHIPPED | SHIPPED   shipTx (ship.go): shipOrder
+//	SHIPPED → COMPLETED                                      completeTx (receipt.go): confirmReceipt, the closer
 //
 // Each line follows the stock mode it was placed under: a deduct-at-order
 // line's stock is restored when its order closes, a lock-at-order line's
@@ -38,7 +40,7 @@ import (
 // order's status CAS, no lock is released or deducted twice.
 //
 // An order is born UNPAID (place.go, and the batch); no other state is
-// entered from anywhere else, and CLOSED and REFUNDED are final.
+// entered from anywhere else, and CLOSED, REFUNDED and COMPLETED are final.
 
 // Transition is a state change of an order that gives its stock back.
 type Transition struct {

@@ -15,11 +15,11 @@ import (
 // privateFields.
 var cacheableFields = map[string]map[string]bool{
 	"Query":           set("goods", "goodsList"),
-	"Goods":           set("id", "name", "code", "status", "specType", "stockMode", "version", "description", "images", "slug", "createdAt", "specs", "skus", "priceRange", "totalStock", "skuBySelection", "selectable", "purchaseLimit"),
+	"Goods":           set("id", "name", "code", "status", "specType", "stockMode", "version", "description", "images", "slug", "createdAt", "specs", "skus", "priceRange", "totalStock", "skuBySelection", "selectable", "purchaseLimit", "shippingTemplateId"),
 	"Image":           set("url", "alt"),
 	"Spec":            set("id", "name", "values"),
 	"SpecValue":       set("id", "name"),
-	"Sku":             set("id", "goodsId", "specValueIds", "specValueStr", "specKey", "skuCode", "sellPrice", "lineationPrice", "stock", "lockedStock", "availableStock", "version", "stockVersion", "volume", "status"),
+	"Sku":             set("id", "goodsId", "specValueIds", "specValueStr", "specKey", "skuCode", "sellPrice", "lineationPrice", "stock", "lockedStock", "availableStock", "version", "stockVersion", "volume", "status", "weightGrams"),
 	"PriceRange":      set("min", "max"),
 	"SelectableValue": set("specValueId", "selectable"),
 	"GoodsConnection": set("edges", "pageInfo", "totalCount"),

@@ -8,6 +8,7 @@ import (
 	"storefront/internal/inventory"
 	"storefront/internal/listing"
 	"storefront/internal/promo"
+	"storefront/internal/shipping"
 	"storefront/internal/vocab/paging"
 	"storefront/internal/webhooks"
 	"storefront/skumatrix"
@@ -80,6 +81,14 @@ var lists = map[string]func(args map[string]any, page int) int{
 	"Order.refunds": fixed(refundsPerOrder),
 
 	"Query.stockReconciliation": func(args map[string]any, _ int) int { return reconcileRows(args["limit"]) },
+
+	// Shipping (issue 41): each bounded where it is written.
+	"Query.myAddresses":        fixed(shipping.MaxAddresses),
+	"Query.shippingTemplates":  fixed(shipping.MaxTemplates),
+	"ShippingTemplate.rules":   fixed(shipping.MaxRules),
+	"ShippingRule.regionCodes": fixed(shipping.MaxRuleRegions),
+	"Order.shipments":          fixed(checkout.MaxShipments),
+	"Shipment.lines":           fixed(checkout.DefaultConfig().MaxLines),
 }
 
 const (
@@ -95,6 +104,7 @@ var connections = map[string]func(args map[string]any) int{
 	"Query.stockLedger":       firstArg,
 	"Query.stockPools":        firstArg,
 	"Query.webhookDeliveries": firstArg,
+	"Query.orders":            firstArg,
 }
 
 // needsArgs says whether a field's cost reads its arguments, so that the

@@ -6,6 +6,7 @@
 // up money itself.
 import { h, yuan } from "./dom.js";
 import { gql } from "./graphql.js";
+import { AddressBook } from "./shipping.js";
 
 const storageKey = "storefront.cart";
 
@@ -22,7 +23,11 @@ const removeMutation = `mutation CartLinesRemove($id: ID!, $ids: [ID!]!) { cartL
 const attachMutation = `mutation CartAttach($id: ID!) { cartBuyerIdentityUpdate(cartId: $id) { ${cartFields} } }`;
 // No idempotency key: the server keys a cart's checkout by the cart itself,
 // so a double click, or a retry, answers the same order.
-const checkoutMutation = `mutation CheckoutCart($id: ID!) { checkoutCart(cartId: $id) { orderSn status amount } }`;
+const checkoutMutation = `mutation CheckoutCart($id: ID!, $address: ID) { checkoutCart(cartId: $id, addressId: $address) { orderSn status amount shippingFee } }`;
+// The shipping fee for the chosen address, asked apart from the cart: an
+// address no template covers answers SHIPPING_UNAVAILABLE, and the cart
+// itself must still show.
+const shippingQuery = `query CartShipping($id: ID!, $address: ID) { cart(id: $id) { cost { shipping(addressId: $address) } } }`;
 
 // A stored id the server no longer knows (expired, completed, another
 // customer's after signing out) is dropped and a new cart made.
@@ -34,7 +39,11 @@ export class Cart {
     this.cart = null;
     this.busy = 0;
     this.signedIn = Boolean(session.token);
-    session.onChange(() => this.sessionChanged());
+    this.book = new AddressBook(session, () => this.quote());
+    session.onChange(() => {
+      this.sessionChanged();
+      this.book.load();
+    });
   }
 
   get id() {
@@ -60,11 +69,38 @@ export class Cart {
     this.count = h("span", { "data-testid": "cart-count" }, "0");
     document.querySelector(".bar").append(h("a", { class: "cart-link", href: "#cart" }, "Cart (", this.count, ")"));
     this.result = h("p", { class: "order-result", "data-testid": "cart-result", role: "status" });
+    this.shipping = h("p", { class: "cart-shipping", "data-testid": "cart-shipping" });
     this.body = h("div", {});
     this.root = h("aside", { class: "cart", id: "cart", "data-testid": "cart", "aria-busy": "false" },
       h("h2", {}, "Cart"), this.body, this.result);
     document.body.append(this.root);
     this.render();
+    this.book.load();
+  }
+
+  // quote shows the shipping fee of the cart's lines to the chosen address
+  // (Cart.cost.shipping): free, a fee, "choose an address", or why not.
+  async quote() {
+    const s = this.shipping;
+    delete s.dataset.code;
+    delete s.dataset.amount;
+    if (!this.cart || this.cart.lines.length === 0 || !this.session.token) {
+      s.textContent = "";
+      return;
+    }
+    try {
+      const d = await this.call(shippingQuery, { id: this.cart.id, address: this.book.selected || null });
+      const fee = d.cart && d.cart.cost.shipping;
+      if (fee === null || fee === undefined) {
+        s.textContent = "Shipping: choose an address";
+      } else {
+        s.dataset.amount = fee;
+        s.textContent = fee === "0.00" ? "Shipping: free" : `Shipping ${yuan(fee)}`;
+      }
+    } catch (e) {
+      s.dataset.code = e.code;
+      s.textContent = `Shipping: ${e.message}`;
+    }
   }
 
   // call runs one request with the cart marked busy, so that a test (or a
@@ -163,10 +199,10 @@ export class Cart {
     this.render();
     this.clearResult();
     try {
-      const o = (await this.call(checkoutMutation, { id: this.cart.id })).checkoutCart;
+      const o = (await this.call(checkoutMutation, { id: this.cart.id, address: this.book.selected || null })).checkoutCart;
       this.result.className = "order-result ok";
       this.result.dataset.orderSn = o.orderSn;
-      this.result.textContent = `Order ${o.orderSn} placed: ${yuan(o.amount)}, ${o.status}`;
+      this.result.textContent = `Order ${o.orderSn} placed: ${yuan(o.amount)} (shipping ${yuan(o.shippingFee)}), ${o.status}`;
       this.id = "";
       this.cart = null;
     } catch (e) {
@@ -193,6 +229,7 @@ export class Cart {
   show(c) {
     this.cart = c;
     this.render();
+    this.quote();
   }
 
   render() {
@@ -234,6 +271,8 @@ export class Cart {
       orphans,
       h("p", { class: "cart-total" }, "Total ", h("span", { "data-testid": "cart-subtotal", dataset: { amount: c.cost.subtotal } }, yuan(c.cost.subtotal)),
         ` for ${qty} item${qty === 1 ? "" : "s"}`),
+      this.book.root,
+      this.shipping,
       button,
     );
   }

@@ -37,7 +37,9 @@ const (
 )
 
 // OrderStatus is the order state machine: UNPAID → PAID → REFUNDED, or
-// UNPAID → CLOSED (cancel, timeout). Every transition is a CAS on the old state.
+// UNPAID → CLOSED (cancel, timeout), and a paid order's shipping: PAID →
+// PARTIALLY_SHIPPED → SHIPPED → COMPLETED (docs/checkout.md). Every
+// transition is a CAS on the old state.
 type OrderStatus string
 
 const (
@@ -45,6 +47,11 @@ const (
 	OrderPaid     OrderStatus = "PAID"
 	OrderClosed   OrderStatus = "CLOSED"
 	OrderRefunded OrderStatus = "REFUNDED"
+	// Shipping (issue 41): some lines shipped, every line shipped, receipt
+	// confirmed (by the buyer or the closer after --auto-confirm-after).
+	OrderPartiallyShipped OrderStatus = "PARTIALLY_SHIPPED"
+	OrderShipped          OrderStatus = "SHIPPED"
+	OrderCompleted        OrderStatus = "COMPLETED"
 )
 
 // PaymentStatus merges redirects and notifications; PAID is never downgraded.
@@ -99,7 +106,11 @@ func (StockMode) Values() []string { return []string{"DEDUCT_AT_ORDER", "LOCK_AT
 func (e StockMode) MarshalGQL(w io.Writer)    { writeQuoted(w, string(e)) }
 func (e *StockMode) UnmarshalGQL(v any) error { return unmarshal(v, e) }
 
-func (OrderStatus) Values() []string   { return []string{"UNPAID", "PAID", "CLOSED", "REFUNDED"} }
+// Values of OrderStatus: the shipping states last, so that MySQL's ENUM
+// column gains them at its end (an in-place ALTER, no table copy).
+func (OrderStatus) Values() []string {
+	return []string{"UNPAID", "PAID", "CLOSED", "REFUNDED", "PARTIALLY_SHIPPED", "SHIPPED", "COMPLETED"}
+}
 func (PaymentStatus) Values() []string { return []string{"PENDING", "PAID", "REFUNDED", "FAILED"} }
 
 func (e OrderStatus) MarshalGQL(w io.Writer)   { writeQuoted(w, string(e)) }
@@ -199,3 +210,16 @@ func (UserCouponStatus) Values() []string { return []string{"AVAILABLE", "LOCKED
 
 func (e UserCouponStatus) MarshalGQL(w io.Writer)    { writeQuoted(w, string(e)) }
 func (e *UserCouponStatus) UnmarshalGQL(v any) error { return unmarshal(v, e) }
+// ChargeBy is what a freight template counts (seed 003's ls_freight):
+// pieces, or grams of the SKUs' weightGrams.
+type ChargeBy string
+
+const (
+	ChargeByPiece  ChargeBy = "PIECE"
+	ChargeByWeight ChargeBy = "WEIGHT"
+)
+
+func (ChargeBy) Values() []string { return []string{"PIECE", "WEIGHT"} }
+
+func (e ChargeBy) MarshalGQL(w io.Writer)    { writeQuoted(w, string(e)) }
+func (e *ChargeBy) UnmarshalGQL(v any) error { return unmarshal(v, e) }

@@ -1,4 +1,5 @@
-// The console's entry: sign-in, then a hash router (#/, #/new, #/goods/ID).
+// The console's entry: sign-in, then a hash router (#/, #/new, #/goods/ID,
+// #/orders, #/orders/SN).
 // Only ids go into the hash; the token never does.
 import { h, field } from "./dom.js";
 import { gql } from "./api.js";
@@ -7,6 +8,7 @@ import { say, clearAlert, alertWith, showError } from "./ui.js";
 import { renderList } from "./list.js";
 import { renderCreate } from "./create.js";
 import { Editor } from "./editor.js";
+import { renderOrders, renderOrder } from "./orders.js";
 
 const app = document.getElementById("app");
 let editor = null;
@@ -30,6 +32,7 @@ function renderSession() {
     return;
   }
   root.replaceChildren(
+    h("nav", { "aria-label": "Console" }, h("a", { href: "#/" }, "Goods"), " · ", h("a", { href: "#/orders" }, "Orders")),
     h("span", { class: "who" }, "Signed in as an admin"),
     h("button", { type: "button", class: "link", onclick: signOut }, "Sign out"),
   );
@@ -94,8 +97,15 @@ async function route() {
   }
   const hash = location.hash || "#/";
   const m = /^#\/goods\/(\d+)$/.exec(hash);
+  const order = /^#\/orders\/([^/]+)$/.exec(hash);
   try {
-    if (m) {
+    if (order) {
+      editor = null;
+      await renderOrder(app, session.token, decodeURIComponent(order[1]));
+    } else if (hash === "#/orders") {
+      editor = null;
+      await renderOrders(app, session.token);
+    } else if (m) {
       editor = new Editor(app, session.token, m[1]);
       await editor.load();
     } else if (hash === "#/new") {
