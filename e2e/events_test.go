@@ -112,7 +112,7 @@ func TestEventsReachNATSAndWebhooks(t *testing.T) {
 				if r := s.Query(t, s.CustomerToken, createWebhook, map[string]any{"in": map[string]any{"url": paid.URL, "events": []string{"OrderPaid"}}}); r.Code() != "FORBIDDEN" {
 					t.Errorf("createWebhook as a customer: %s %+v, want FORBIDDEN", r.Data, r.Errors)
 				}
-				if r := s.Query(t, s.AdminToken, createWebhook, map[string]any{"in": map[string]any{"url": paid.URL, "events": []string{"OrderShipped"}}}); r.Code() != "INVALID_INPUT" {
+				if r := s.Query(t, s.AdminToken, createWebhook, map[string]any{"in": map[string]any{"url": paid.URL, "events": []string{"OrderTeleported"}}}); r.Code() != "INVALID_INPUT" {
 					t.Errorf("createWebhook of an unknown event type: %+v, want INVALID_INPUT", r.Errors)
 				}
 				paidID := paid.subscribe(t, s, "OrderPaid", "OrderClosed")
