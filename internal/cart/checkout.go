@@ -112,10 +112,10 @@ const autoPrefix = "cart:"
 
 // attempt is a claimed checkout of a cart; lease doubles as its owner's token.
 type attempt struct {
-	cart   int64
-	key    string
-	lease  time.Time
-	opts   CheckoutOptions // the order's address and coupon
+	cart  int64
+	key   string
+	lease time.Time
+	opts  CheckoutOptions // the order's address and coupon
 }
 
 func (s *Service) place(ctx context.Context, who string, r *ent.Cart, a *attempt) (*checkout.Order, error) {

@@ -73,7 +73,7 @@ func loadViews(ctx context.Context, c *ent.Client, rows []*ent.Goods) ([]*Goods,
 			ID: r.ID, Name: r.Name, Code: r.Code, Status: r.Status, SpecType: r.SpecType, StockMode: r.StockMode,
 			Version: r.Version, Specs: specsByGoods[r.ID],
 			Description: r.Description, Images: r.Images, Slug: valueOr(r.Slug, ""), CategoryID: r.CategoryID, CreatedAt: r.CreatedAt,
-			PurchaseLimit: r.PurchaseLimit,
+			PurchaseLimit:      r.PurchaseLimit,
 			ShippingTemplateID: r.ShippingTemplateID,
 		}, skusByGoods[r.ID])
 		if err != nil {

@@ -210,6 +210,7 @@ func (UserCouponStatus) Values() []string { return []string{"AVAILABLE", "LOCKED
 
 func (e UserCouponStatus) MarshalGQL(w io.Writer)    { writeQuoted(w, string(e)) }
 func (e *UserCouponStatus) UnmarshalGQL(v any) error { return unmarshal(v, e) }
+
 // ChargeBy is what a freight template counts (seed 003's ls_freight):
 // pieces, or grams of the SKUs' weightGrams.
 type ChargeBy string
