@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	"storefront/ent/outbox"
 	"storefront/internal/inventory"
 	"storefront/internal/platform/store"
-	"storefront/internal/promo"
 )
 
 // errStockMoved: the batch decided from a plain read (or lastRead's memory
@@ -190,36 +188,12 @@ func stockWrite(batch []*ticket, d decision, now time.Time) inventory.StockWrite
 		w.Takes = append(w.Takes, t)
 	}
 	slices.SortFunc(w.Goods, func(a, b inventory.GoodsOnSale) int { return cmp.Compare(a.ID, b.ID) })
-	w.Counters = purchasesOf(batch, d.won)
+	won := make([]*Order, len(d.won))
+	for j, i := range d.won {
+		won[j] = batch[i].order
+	}
+	w.Counters = purchaseCounters(won...)
 	return w
-}
-
-// purchasesOf is the purchase counters the orders won of batch add to: per
-// limited goods (ascending), each buyer's units (ascending buyer).
-func purchasesOf(batch []*ticket, won []int) []inventory.Counter {
-	units := map[promo.Holding]int64{}
-	limits := map[int64]int64{}
-	for _, i := range won {
-		if l := batch[i].line; l.limit != nil {
-			units[promo.Holding{Goods: l.GoodsID, User: batch[i].in.UserID}] += l.Quantity
-			limits[l.GoodsID] = *l.limit
-		}
-	}
-	if len(units) == 0 {
-		return nil
-	}
-	holdings := slices.SortedFunc(maps.Keys(units), func(a, b promo.Holding) int {
-		return cmp.Or(cmp.Compare(a.Goods, b.Goods), cmp.Compare(a.User, b.User))
-	})
-	var out []inventory.Counter
-	for _, h := range holdings {
-		if n := len(out); n == 0 || out[n-1].Scope != h.Goods {
-			out = append(out, inventory.Counter{Kind: promo.Purchases, Scope: h.Goods, Limit: limits[h.Goods]})
-		}
-		c := &out[len(out)-1]
-		c.Holders, c.Adds = append(c.Holders, h.User), append(c.Adds, units[h])
-	}
-	return out
 }
 
 // writeOrders writes a batch's inserts into q, each statement ended by

@@ -1,6 +1,7 @@
 package checkout
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -54,25 +55,31 @@ func placePromo(ctx context.Context, tx *ent.Tx, o *Order) error {
 	return promo.Lock(ctx, tx, o.UserCouponID, o.UserID, o.OrderSn, o.CreatedAt)
 }
 
-// purchaseCounters are the counters o's lines of goods with a purchase
-// limit add to, one per goods.
-func purchaseCounters(o *Order) []inventory.Counter {
-	var out []inventory.Counter
-	units := map[int64]int64{}
+// purchaseCounters are the purchase counters the counted lines of orders
+// add to: one per limited goods (ascending), each buyer's units in it
+// (ascending buyer). The plain path passes its one order, a batch the
+// orders it won.
+func purchaseCounters(orders ...*Order) []inventory.Counter {
+	units := map[promo.Holding]int64{}
 	limits := map[int64]int64{}
-	var goods []int64
-	for _, l := range o.Lines {
-		if !l.counted {
-			continue
+	for _, o := range orders {
+		for _, l := range o.Lines {
+			if l.counted {
+				units[promo.Holding{Goods: l.GoodsID, User: o.UserID}] += l.Quantity
+				limits[l.GoodsID] = *l.limit
+			}
 		}
-		if _, ok := units[l.GoodsID]; !ok {
-			goods = append(goods, l.GoodsID)
-		}
-		units[l.GoodsID] += l.Quantity
-		limits[l.GoodsID] = *l.limit
 	}
-	for _, g := range goods { // ascending: the lines are
-		out = append(out, promo.Purchase(g, o.UserID, units[g], limits[g]))
+	holdings := slices.SortedFunc(maps.Keys(units), func(a, b promo.Holding) int {
+		return cmp.Or(cmp.Compare(a.Goods, b.Goods), cmp.Compare(a.User, b.User))
+	})
+	var out []inventory.Counter
+	for _, h := range holdings {
+		if n := len(out); n == 0 || out[n-1].Scope != h.Goods {
+			out = append(out, inventory.Counter{Kind: promo.Purchases, Scope: h.Goods, Limit: limits[h.Goods]})
+		}
+		c := &out[len(out)-1]
+		c.Holders, c.Adds = append(c.Holders, h.User), append(c.Adds, units[h])
 	}
 	return out
 }
