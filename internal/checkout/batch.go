@@ -179,11 +179,13 @@ type decision struct {
 	stock    map[int64]int64
 	pools    poolState
 	held     map[promo.Holding]int64 // purchase counts of the orders' limited goods
+	coupons  map[int64]*promo.Owned  // the customers' coupons the orders use
 	keysRead bool
 }
 
 // decideBatch reads what the batch's orders need through q (their SKUs with
-// goods, price and stock, and their idempotency records when needed) and
+// goods, price and stock, and their idempotency records when needed; the
+// customers' coupons through ec, checked again under their lock) and
 // settles each order (decide): out receives every verdict the reads decide
 // (replays, refused keys, unknown or unavailable SKU, no stock left). A
 // returned error rolls back everything, so a crash at any point leaves
@@ -199,7 +201,7 @@ type decision struct {
 // inserted without reading, and a key found to exist sends the batch round
 // again with the read: one statement less per batch in a flash sale's
 // common case, where every key is new.
-func (s *Service) decideBatch(ctx context.Context, q querier, batch []*ticket, out []verdict, withKeys bool, recall *lastRead, now time.Time) (d decision, err error) {
+func (s *Service) decideBatch(ctx context.Context, q querier, ec *ent.Client, batch []*ticket, out []verdict, withKeys bool, recall *lastRead, now time.Time) (d decision, err error) {
 	clear(out) // the transaction may be retried
 	ids := skusOf(batch)
 	recalled := false
@@ -231,7 +233,12 @@ func (s *Service) decideBatch(ctx context.Context, q querier, batch []*ticket, o
 	if d.held, err = readHeld(ctx, q, batch, d.rows); err != nil {
 		return d, err
 	}
-	d.won = s.decide(batch, d.rows, d.stock, d.pools, d.held, keys, out, now)
+	if ids := couponsOf(batch); len(ids) > 0 {
+		if d.coupons, err = s.coupons.ReadOwned(ctx, ec, ids); err != nil {
+			return d, err
+		}
+	}
+	d.won = s.decide(batch, d, keys, out, now)
 	if len(d.won) < len(batch) && (recalled || poolsRecalled || !withKeys) {
 		// A refusal is decided from the database itself, keys included.
 		if recalled {
@@ -250,7 +257,7 @@ func (s *Service) decideBatch(ctx context.Context, q querier, batch []*ticket, o
 			}
 			withKeys = true
 		}
-		d.won = s.decide(batch, d.rows, d.stock, d.pools, d.held, keys, out, now)
+		d.won = s.decide(batch, d, keys, out, now)
 	}
 	d.keysRead = withKeys
 	return d, s.at("decided")
@@ -295,6 +302,17 @@ func readHeld(ctx context.Context, q querier, batch []*ticket, rows []*skuRow) (
 		}
 	}
 	return promo.Held(ctx, q, hs)
+}
+
+// couponsOf returns the customers' coupons the batch's orders name.
+func couponsOf(batch []*ticket) []int64 {
+	var ids []int64
+	for _, t := range batch {
+		if t.in.UserCouponID != nil {
+			ids = append(ids, *t.in.UserCouponID)
+		}
+	}
+	return ids
 }
 
 // mainSKUs returns the distinct SKUs of batch whose orders take main stock,

@@ -138,7 +138,7 @@ func (b *serverBatcher) attempt(ctx context.Context, s *Service, batch []*ticket
 			recall = nil // read under the lock: nothing to recall
 		}
 		now := s.now().Truncate(time.Second)
-		d, err := s.decideBatch(ctx, c, batch, out, r.withKeys, recall, now)
+		d, err := s.decideBatch(ctx, c, s.db.Client, batch, out, r.withKeys, recall, now)
 		if err != nil {
 			return err
 		}
@@ -192,7 +192,7 @@ func stockWrite(batch []*ticket, d decision, now time.Time) inventory.StockWrite
 	for j, i := range d.won {
 		won[j] = batch[i].order
 	}
-	w.Counters = purchaseCounters(won...)
+	w.Claims, w.Counters = couponClaims(now, won...), purchaseCounters(won...)
 	return w
 }
 

@@ -62,7 +62,7 @@ func (b *sqliteBatcher) refusedData(err error) bool {
 func (b *sqliteBatcher) attempt(ctx context.Context, s *Service, batch []*ticket, out []verdict, r rerun) error {
 	return store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		now := s.now().Truncate(time.Second)
-		d, err := s.decideBatch(ctx, tx, batch, out, r.withKeys, nil, now)
+		d, err := s.decideBatch(ctx, tx, tx.Client(), batch, out, r.withKeys, nil, now)
 		if err != nil || len(d.won) == 0 {
 			return err
 		}

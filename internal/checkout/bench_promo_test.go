@@ -16,10 +16,10 @@ import (
 
 // BenchmarkPlaceOrderPromo measures the hot SKU at 64 clients on the
 // default configuration, each order by a buyer of its own: without a
-// coupon or limit (the group path), with a coupon on every order, and with
-// a purchase limit on the goods (both take the plain path:
-// docs/checkout.md "Coupons and purchase limits"). One run, so the three
-// compare as ratios (docs/benchmarks.md).
+// coupon or limit, with a coupon on every order, and with a purchase limit
+// on the goods, all three on the group path (docs/checkout.md "Coupons and
+// purchase limits"). One run, so the three compare as ratios
+// (docs/benchmarks.md).
 func BenchmarkPlaceOrderPromo(b *testing.B) {
 	for _, backend := range []testdb.Backend{testdb.MySQL, testdb.Postgres, testdb.SQLite} {
 		b.Run(string(backend), func(b *testing.B) {

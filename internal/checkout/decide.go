@@ -19,22 +19,28 @@ import (
 // recorded answers as the plain path's claim would, an order that cannot be
 // built (unknown or unavailable SKU or pool, quantity) is refused, and the
 // rest are allocated in arrival order. It returns the orders to write.
-func (s *Service) decide(batch []*ticket, rows []*skuRow, stock map[int64]int64, ps poolState, held map[promo.Holding]int64, keys map[[2]string]*ent.Idempotency, out []verdict, now time.Time) []int {
+func (s *Service) decide(batch []*ticket, d decision, keys map[[2]string]*ent.Idempotency, out []verdict, now time.Time) []int {
 	var cand []int
 	for i, t := range batch {
 		if r := keys[[2]string{t.in.UserID, t.key}]; r != nil {
 			out[i] = keyVerdict(r, t.hash, now)
 			continue
 		}
-		lines, amount, err := s.buildFrom(t.in.Items, rows, ps.pools, nil)
+		lines, amount, err := s.buildFrom(t.in.Items, d.rows, d.pools.pools, nil)
 		if err != nil {
 			out[i] = verdict{err: err}
 			continue
 		}
 		t.line, t.order = lines[0], s.newOrder(t.in, lines, amount)
+		if id := t.in.UserCouponID; id != nil {
+			if err := priceCoupon(t.order, d.coupons[*id], *id); err != nil {
+				out[i] = verdict{err: err}
+				continue
+			}
+		}
 		cand = append(cand, i)
 	}
-	return allocate(batch, stock, ps, held, out, cand)
+	return allocate(batch, d.stock, d.pools, d.held, out, cand)
 }
 
 // poolState is what a batch read of the stock pools its orders name: the
@@ -94,6 +100,7 @@ func allocate(batch []*ticket, stock map[int64]int64, ps poolState, held map[pro
 	if bought == nil {
 		bought = map[promo.Holding]int64{}
 	}
+	coupons := map[int64]bool{} // the customers' coupons the batch's earlier orders took
 	units := make(map[inventory.PoolBuyer]int64, len(ps.units))
 	maps.Copy(units, ps.units) // nil: buyers unread, taken as holding nothing
 	var fit []int
@@ -116,8 +123,11 @@ func allocate(batch []*ticket, stock map[int64]int64, ps poolState, held map[pro
 		case limit != nil && bought[h]+l.Quantity > *limit:
 			out[i] = verdict{err: fmt.Errorf("%w: %s (goods %d) allows %d per customer in orders that stand; %d more can be ordered, not %d",
 				promo.ErrPurchaseLimit, l.GoodsName, l.GoodsID, *limit, max(*limit-bought[h], 0), l.Quantity)}
+		case t.order.UserCouponID != 0 && coupons[t.order.UserCouponID]:
+			out[i] = verdict{err: fmt.Errorf("%w: user coupon %d is locked by an earlier order", promo.ErrCouponNotApplicable, t.order.UserCouponID)}
 		default:
 			left[src] = avail - l.Quantity
+			coupons[t.order.UserCouponID] = true
 			if src.pool != 0 {
 				units[buyer] += l.Quantity
 			}

@@ -111,10 +111,9 @@ var errBatchAborted = errors.New("checkout: the batch transaction was aborted")
 // one SKU, by id (a spec selection needs a read to find its SKU first), and
 // one source of it (main stock, or one stock pool).
 func (s *Service) groupable(in PlaceInput) (source, bool) {
-	if !s.cfg.GroupCommit || in.UserCouponID != nil || in.AddressID != nil {
-		// A coupon is locked on the plain path (promo.go); an order with
-		// an address is priced with its shipping (shipto.go), which a
-		// batch does not read.
+	if !s.cfg.GroupCommit || in.AddressID != nil {
+		// An order with an address is priced with its shipping
+		// (shipto.go), which a batch does not read.
 		return source{}, false
 	}
 	var src source

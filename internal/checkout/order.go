@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"storefront/internal/platform/store"
+	"storefront/internal/promo"
 	"storefront/internal/shipping"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/money"
@@ -91,7 +92,8 @@ type Service struct {
 	cfg     Config
 	now     func() time.Time
 	groups  groups
-	batcher batcher // the database's way of running a batch (batcher.go)
+	batcher batcher     // the database's way of running a batch (batcher.go)
+	coupons promo.Terms // the terms of the coupons orders used
 	// loneOnPlain: an order that finds the group path idle takes the plain
 	// path (SQLite; see placeLone).
 	loneOnPlain bool

@@ -192,7 +192,7 @@ func (s *Service) placeTx(ctx context.Context, c *claim, decided func(context.Co
 		if err := finish(ctx, tx, c, o.OrderSn); err != nil {
 			return err
 		}
-		if err := placePromo(ctx, tx, o); err != nil {
+		if err := inventory.TakeRows(ctx, tx, couponClaims(o.CreatedAt, o)); err != nil {
 			return err
 		}
 		return inventory.TakeChecked(ctx, tx, sales, purchaseCounters(o)...)

@@ -19,19 +19,31 @@ import (
 
 // An order's coupon and purchase limits (internal/promo): decided when the
 // order is priced, made the order's in its transaction, given back once by
-// its close. Orders with either take the plain path (groupable, decide).
+// its close. The plain path reads its coupon alone (applyCoupon), a batch
+// its orders' coupons at once (decideBatch); both claim them the same way
+// (couponClaims).
 
-// applyCoupon prices o with the customer's coupon id: the discount over
-// the lines in its scope (pricing.Price apportions it), the order's amount
-// after it. Nothing is written; placeTx locks the coupon.
+// applyCoupon prices o with the customer's coupon id. Nothing is written;
+// the order's transaction claims the coupon.
 func (s *Service) applyCoupon(ctx context.Context, o *Order, id int64) error {
+	owned, err := s.coupons.ReadOwned(ctx, s.db.Client, []int64{id})
+	if err != nil {
+		return err
+	}
+	return priceCoupon(o, owned[id], id)
+}
+
+// priceCoupon prices o with coupon id as read (nil: no such coupon): the
+// discount over the lines in its scope (pricing.Price apportions it), the
+// order's amount after it, or why it does not apply.
+func priceCoupon(o *Order, owned *promo.Owned, id int64) error {
 	lines := make([]promo.Line, len(o.Lines))
 	priced := make([]pricing.Line, len(o.Lines))
 	for i, l := range o.Lines {
 		lines[i] = promo.Line{GoodsID: l.GoodsID, Subtotal: l.UnitPrice * money.Money(l.Quantity)}
 		priced[i] = pricing.Line{UnitPrice: l.UnitPrice, Quantity: l.Quantity}
 	}
-	a, err := promo.Apply(ctx, s.db.Client, o.UserID, id, lines, o.CreatedAt)
+	a, err := promo.ApplyOwned(owned, o.UserID, id, lines, o.CreatedAt)
 	if err != nil {
 		return err
 	}
@@ -46,13 +58,25 @@ func (s *Service) applyCoupon(ctx context.Context, o *Order, id int64) error {
 	return nil
 }
 
-// placePromo makes o's coupon its own (AVAILABLE → LOCKED) in the order's
-// transaction; the purchase counters are the take's (purchaseCounters).
-func placePromo(ctx context.Context, tx *ent.Tx, o *Order) error {
-	if o.UserCouponID == 0 {
+// couponClaims is the claim at of the coupons orders use (ascending: the
+// order their rows are locked); none when no order uses one. The plain
+// path passes its one order, a batch the orders it won.
+func couponClaims(at time.Time, orders ...*Order) []inventory.Claim {
+	byID := map[int64]*Order{}
+	for _, o := range orders {
+		if o.UserCouponID != 0 {
+			byID[o.UserCouponID] = o
+		}
+	}
+	if len(byID) == 0 {
 		return nil
 	}
-	return promo.Lock(ctx, tx, o.UserCouponID, o.UserID, o.OrderSn, o.CreatedAt)
+	ids := slices.Sorted(maps.Keys(byID))
+	sns := make([]string, len(ids))
+	for i, id := range ids {
+		sns[i] = byID[id].OrderSn
+	}
+	return []inventory.Claim{promo.Lock(ids, sns, at)}
 }
 
 // purchaseCounters are the purchase counters the counted lines of orders

@@ -91,10 +91,12 @@ func TestCouponClaimsNeverPassTheirLimits(t *testing.T) {
 // One user coupon, 20 orders at once → exactly one carries the discount,
 // the others COUPON_NOT_APPLICABLE; then 10 cancels and the timeout closer
 // at once give it back once; a new order uses it; payment makes it USED.
+// On the plain path (each order claims it) and the group path (a batch
+// takes one order's claim of it and its guard refuses a stale read).
 func TestCouponOneOrderAtATime(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, db *store.DB) {
+	eachPath(t, func(t *testing.T, db *store.DB, p path) {
 		ctx := context.Background()
-		f := setup(t, db)
+		f := setup(t, db, p)
 		ps := promo.New(db)
 		item := f.skuID(t, "黑色,L")
 		row, err := db.Client.Sku.Get(ctx, item)
@@ -276,4 +278,63 @@ func reconciles(t *testing.T, db *store.DB, goods int64) {
 	if diffs, err := promo.New(db).Reconcile(ctx); err != nil || len(diffs) == 0 {
 		t.Errorf("reconcile after a counter was changed by hand: %v %v, want it reported", diffs, err)
 	}
+}
+
+// A batch decides from a plain read of its coupons; one locked by another
+// order between that read and the batch's statement is refused there (the
+// claim's guard), and the batch runs again without it: the others are
+// placed, that one is COUPON_NOT_APPLICABLE, and the coupon stays the
+// other order's.
+func TestCouponTakenBetweenTheBatchsReadAndItsLock(t *testing.T) {
+	testdb.EachServer(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := setup(t, db, path{"group", true})
+		ps := promo.New(db)
+		item := f.skuID(t, "黑色,L")
+		c := newCoupon(t, ps, nil)
+		alices, err := ps.Claim(ctx, "alice", &c.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bobs, err := ps.Claim(ctx, "bob", &c.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var once sync.Once
+		f.svc.hook = func(stage string) error {
+			if stage == "unlocked" {
+				once.Do(func() {
+					// Another order takes alice's coupon, committed on another connection.
+					if err := db.Client.UserCoupon.UpdateOneID(alices.ID).SetStatus(enums.CouponLocked).SetOrderSn("elsewhere").Exec(ctx); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			return nil
+		}
+		hold(f, item)
+		orders, errs := enqueue(t, f, item, []PlaceInput{
+			{UserID: "carol", Items: []ItemInput{one(item, 1)}, IdempotencyKey: "c"},
+			{UserID: "alice", Items: []ItemInput{one(item, 1)}, UserCouponID: &alices.ID, IdempotencyKey: "a"},
+			{UserID: "bob", Items: []ItemInput{one(item, 1)}, UserCouponID: &bobs.ID, IdempotencyKey: "b"},
+		})()
+		checkOutcomes(t, orders, errs, nil, promo.ErrCouponNotApplicable, nil)
+		if o := orders[2]; o.Discount == 0 || o.UserCouponID != bobs.ID {
+			t.Errorf("bob's order: discount %s coupon %d, want a discount with coupon %d", o.Discount, o.UserCouponID, bobs.ID)
+		}
+		a, _ := db.Client.UserCoupon.Get(ctx, alices.ID)
+		b, _ := db.Client.UserCoupon.Get(ctx, bobs.ID)
+		sn := func(p *string) string {
+			if p == nil {
+				return ""
+			}
+			return *p
+		}
+		if a.Status != enums.CouponLocked || sn(a.OrderSn) != "elsewhere" || b.Status != enums.CouponLocked || sn(b.OrderSn) != orders[2].OrderSn {
+			t.Errorf("alice's coupon %s by %q, bob's %s by %q; want both LOCKED, by elsewhere and %s", a.Status, sn(a.OrderSn), b.Status, sn(b.OrderSn), orders[2].OrderSn)
+		}
+		if n, _ := db.Client.Order.Query().Where(order.DiscountGT(0)).Count(ctx); n != 1 {
+			t.Errorf("%d orders carry a discount, want 1", n)
+		}
+	})
 }

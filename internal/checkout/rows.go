@@ -26,8 +26,12 @@ func (o *Order) write(v store.Values) {
 	v.Int(order.FieldAmount, int64(o.Amount))
 	v.Int(order.FieldSubtotal, int64(o.Subtotal))
 	v.Int(order.FieldDiscount, int64(o.Discount))
+	// Always written (NULL for none): a batch's multi-row insert holds
+	// orders with a coupon and without.
 	if o.UserCouponID != 0 {
 		v.Int(order.FieldUserCouponID, o.UserCouponID)
+	} else {
+		v.Raw(order.FieldUserCouponID, "NULL")
 	}
 	v.Str(order.FieldCurrency, o.Currency)
 	v.Str(order.FieldRemark, o.Remark)

@@ -35,6 +35,9 @@ type StockWrite struct {
 	// Takes are one per source, SKUs ascending then pools ascending: the
 	// lock order of every stock-moving transaction.
 	Takes []Take
+	// Claims take rows of their own (a customer's coupon) before any
+	// source's row in the lock order (claim.go).
+	Claims []Claim
 	// Counters are guarded counters of their own (a source's ride on its
 	// Take), after every source's row in the lock order.
 	Counters []Counter

@@ -84,9 +84,14 @@ func (e MySQLBatch) Write(ctx context.Context, c *store.Conn, b *Batch) (Written
 			return Written{}, err
 		}
 	}
-	// From here to COMMIT the rows are held, each source in order: its
-	// locked read, its ledger rows and its CAS (and its counters).
+	// From here to COMMIT the rows are held: the claims', then each source
+	// in order: its locked read, its ledger rows and its CAS (and its
+	// counters).
 	checks := 0
+	for i := range b.Claims {
+		writeClaimMySQL(q, &b.Claims[i])
+		checks++
+	}
 	for i := range b.Takes {
 		checks += writeTakeMySQL(q, &b.Takes[i], b.At)
 	}
@@ -286,4 +291,13 @@ func writeCounterMySQL(q *store.Text, c *Counter) {
 		q.Str(h)
 	}
 	q.SQL(")); ")
+}
+
+// writeClaimMySQL takes a claim's rows in one UPDATE and counts in @c
+// whether it took every one.
+func writeClaimMySQL(q *store.Text, c *Claim) {
+	c.update(q)
+	q.SQL("; SET @c := @c + (ROW_COUNT() = ")
+	q.Int(int64(len(c.IDs)))
+	q.SQL("); ")
 }

@@ -74,6 +74,9 @@ func (PostgresBatch) Write(ctx context.Context, c *store.Conn, b *Batch) (Writte
 			return Written{}, err
 		}
 	}
+	for i := range b.Claims {
+		writeClaimPostgres(q, &b.Claims[i])
+	}
 	// From here to COMMIT the rows are held, each source in order; the
 	// listing's flips come last (the lock order, goods_lock.go), each a
 	// statement of its own: the siblings of a data-modifying WITH query see
@@ -199,6 +202,16 @@ func writeCounterPostgres(q *store.Text, c *Counter) {
 	q.SQL(" SELECT 1 / (COUNT(*) = 0)::int FROM b WHERE " + k.Units + " > ")
 	q.Int(c.Limit)
 	q.SQL("; ")
+}
+
+// writeClaimPostgres takes a claim's rows in one UPDATE that returns
+// them, and fails its statement unless it took every one.
+func writeClaimPostgres(q *store.Text, c *Claim) {
+	q.SQL("WITH u AS (")
+	c.update(q)
+	q.SQL(" RETURNING 1) SELECT 1 / (COUNT(*) = ")
+	q.Int(int64(len(c.IDs)))
+	q.SQL(")::int FROM u; ")
 }
 
 // pgBudget is the time ctx leaves the batch (0: no deadline), in whole

@@ -22,6 +22,9 @@ type Balance struct{ Stock, Locked int64 }
 // chained from the balance read (none when lock: stock did not move), the
 // listing's flip when it emptied a SKU, and a pool's counter.
 func WriteLocked(ctx context.Context, tx *ent.Tx, w StockWrite, read map[int64]Balance) error {
+	if err := TakeRows(ctx, tx, w.Claims); err != nil {
+		return err
+	}
 	for i := range w.Takes {
 		t := &w.Takes[i]
 		var err error

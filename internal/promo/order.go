@@ -3,11 +3,14 @@ package promo
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"storefront/ent"
 	"storefront/ent/coupon"
 	"storefront/ent/usercoupon"
+	"storefront/internal/inventory"
+	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/money"
 )
@@ -28,25 +31,74 @@ type Applied struct {
 	Scope        []bool // the lines that share the discount
 }
 
-// Apply reads user's coupon id through q and says what it takes off lines
-// at now, or why it does not apply (ErrCouponNotApplicable). It writes
-// nothing: Lock, in the order's transaction, makes it the order's.
+// Owned is a customer's coupon as read, with its coupon.
+type Owned struct {
+	*ent.UserCoupon
+	Coupon *ent.Coupon
+}
+
+// Terms remembers coupons' terms: what Discount reads of a coupon (its
+// kind, amounts, threshold and scope) is written once, by Create, and
+// never changed (Stop ends claiming, which a claimed coupon does not
+// need), so a batch of orders reads only its customers' coupons, one
+// statement, and not their coupons again. The zero value is ready.
+type Terms struct{ m sync.Map } // coupon id → *ent.Coupon
+
+// ReadOwned reads the customers' coupons ids with their coupons (an
+// unknown id is missing), in one statement when their coupons' terms are
+// remembered.
+func (t *Terms) ReadOwned(ctx context.Context, client *ent.Client, ids []int64) (map[int64]*Owned, error) {
+	ucs, err := client.UserCoupon.Query().Where(usercoupon.IDIn(ids...)).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading user coupons: %w", err)
+	}
+	var missing []int64
+	for _, uc := range ucs {
+		if _, ok := t.m.Load(uc.CouponID); !ok {
+			missing = append(missing, uc.CouponID)
+		}
+	}
+	if len(missing) > 0 {
+		cs, err := client.Coupon.Query().Where(coupon.IDIn(missing...)).All(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("reading coupons: %w", err)
+		}
+		for _, c := range cs {
+			t.m.Store(c.ID, c)
+		}
+	}
+	out := make(map[int64]*Owned, len(ucs))
+	for _, uc := range ucs {
+		o := &Owned{UserCoupon: uc}
+		if c, ok := t.m.Load(uc.CouponID); ok {
+			o.Coupon = c.(*ent.Coupon)
+		}
+		out[uc.ID] = o
+	}
+	return out, nil
+}
+
+// Apply reads user's coupon id through client and says what it takes off
+// lines at now, or why it does not apply (ErrCouponNotApplicable). It
+// writes nothing: Lock's claim, in the order's transaction, makes it the
+// order's.
 func Apply(ctx context.Context, client *ent.Client, user string, id int64, lines []Line, now time.Time) (Applied, error) {
-	uc, err := client.UserCoupon.Get(ctx, id)
-	switch {
-	case ent.IsNotFound(err) || err == nil && uc.UserID != user:
-		return Applied{}, fmt.Errorf("%w: user coupon %d is not yours", ErrCouponNotApplicable, id)
-	case err != nil:
-		return Applied{}, err
-	}
-	if err := usable(uc, now); err != nil {
-		return Applied{}, err
-	}
-	c, err := client.Coupon.Get(ctx, uc.CouponID)
+	owned, err := new(Terms).ReadOwned(ctx, client, []int64{id})
 	if err != nil {
 		return Applied{}, err
 	}
-	d, scope, err := Discount(c, lines)
+	return ApplyOwned(owned[id], user, id, lines, now)
+}
+
+// ApplyOwned is Apply on a coupon read (nil: none of that id).
+func ApplyOwned(o *Owned, user string, id int64, lines []Line, now time.Time) (Applied, error) {
+	if o == nil || o.UserID != user || o.Coupon == nil {
+		return Applied{}, fmt.Errorf("%w: user coupon %d is not yours", ErrCouponNotApplicable, id)
+	}
+	if err := usable(o.UserCoupon, now); err != nil {
+		return Applied{}, err
+	}
+	d, scope, err := Discount(o.Coupon, lines)
 	if err != nil {
 		return Applied{}, err
 	}
@@ -64,20 +116,31 @@ func usable(uc *ent.UserCoupon, now time.Time) error {
 	return nil
 }
 
-// Lock makes user's coupon id the order orderSn's: AVAILABLE and valid at
-// now → LOCKED. Another order that locked it first wins; this one is then
-// ErrCouponNotApplicable and its transaction must not commit.
-func Lock(ctx context.Context, tx *ent.Tx, id int64, user, orderSn string, now time.Time) error {
-	n, err := tx.UserCoupon.Update().Where(usercoupon.ID(id), usercoupon.UserID(user),
-		usercoupon.StatusEQ(enums.CouponAvailable), usercoupon.ValidUntilGT(now), usercoupon.ValidFromLTE(now)).
-		SetStatus(enums.CouponLocked).SetOrderSn(orderSn).Save(ctx)
-	if err != nil {
-		return fmt.Errorf("locking user coupon %d: %w", id, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("%w: user coupon %d was used or locked by another order meanwhile", ErrCouponNotApplicable, id)
-	}
-	return nil
+// Locks is the claim that makes a customer's coupon an order's: AVAILABLE
+// and valid at the order's time → LOCKED with the order's number, in the
+// order's transaction before its stock (inventory.Claim), on the plain
+// path and in a batch alike. Another order that locked it first wins; this
+// one's claim is then lost (ErrCouponNotApplicable) and its transaction
+// must not commit. Whose coupon it is was checked when it was read
+// (ApplyOwned): a user coupon never changes hands.
+var Locks = &inventory.ClaimKind{Table: usercoupon.Table, ID: usercoupon.FieldID, State: usercoupon.FieldStatus,
+	Holder: usercoupon.FieldOrderSn, Free: string(enums.CouponAvailable), Held: string(enums.CouponLocked),
+	Takeable: validAt, Lost: errCouponTaken}
+
+var errCouponTaken = fmt.Errorf("%w: it was used or locked by another order meanwhile", ErrCouponNotApplicable)
+
+// validAt is a user coupon's window of use, checked under the row's lock
+// (usable checked it on the row read).
+func validAt(w store.Statement, at time.Time) {
+	w.SQL(usercoupon.FieldValidFrom + " <= ")
+	w.Time(at)
+	w.SQL(" AND " + usercoupon.FieldValidUntil + " > ")
+	w.Time(at)
+}
+
+// Lock is the claim of the orders' coupons: ids[i] by orderSns[i], at.
+func Lock(ids []int64, orderSns []string, at time.Time) inventory.Claim {
+	return inventory.Claim{Kind: Locks, IDs: ids, Holders: orderSns, At: at}
 }
 
 // Use marks the coupon order orderSn locked as USED (its payment) and
