@@ -10,7 +10,6 @@ import (
 	"storefront/ent/order"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
-	"storefront/internal/vocab/errs"
 )
 
 // Receipt (issue 41): a SHIPPED order becomes COMPLETED once, when its
@@ -29,28 +28,9 @@ const (
 // ConfirmReceipt completes userID's SHIPPED order orderSn: FORBIDDEN for
 // anyone else's, INVALID_ORDER_STATE unless it is SHIPPED.
 func (s *Service) ConfirmReceipt(ctx context.Context, userID, orderSn string) (*Order, error) {
-	o, err := s.load(ctx, orderSn)
-	if err != nil {
-		return nil, err
-	}
-	if o.UserID != userID {
-		return nil, fmt.Errorf("%w: order %s is not yours", errs.Forbidden, orderSn)
-	}
-	var won bool
-	err = store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
-		won, err = completeTx(ctx, tx, o, completedByBuyer, s.now())
-		return err
-	})
-	if err != nil {
-		return nil, store.Classify(err)
-	}
-	if o, err = s.load(ctx, orderSn); err != nil {
-		return nil, err
-	}
-	if !won {
-		return nil, fmt.Errorf("%w: order %s is %s; only a SHIPPED order's receipt is confirmed", ErrInvalidOrderState, orderSn, o.Status)
-	}
-	return o, nil
+	return s.ownersMove(ctx, userID, false, orderSn, func(ctx context.Context, tx *ent.Tx, o *Order) (bool, error) {
+		return completeTx(ctx, tx, o, completedByBuyer, s.now())
+	}, "only a SHIPPED order's receipt is confirmed")
 }
 
 // completeTx is the transition SHIPPED → COMPLETED of o in tx; it reports

@@ -513,6 +513,17 @@ func stockOf(lines []*OrderLine) []inventory.RestoreLine {
 
 // CancelOrder cancels an UNPAID order of userID (any order for an admin).
 func (s *Service) CancelOrder(ctx context.Context, userID string, admin bool, orderSn string) (*Order, error) {
+	return s.ownersMove(ctx, userID, admin, orderSn, func(ctx context.Context, tx *ent.Tx, o *Order) (bool, error) {
+		return CloseTx(ctx, tx, o.ID, Cancel, s.now())
+	}, "only UNPAID orders can be cancelled")
+}
+
+// ownersMove runs move, one of an order's transitions, for userID (any
+// order for an admin: FORBIDDEN for someone else's) on order orderSn in a
+// transaction of its own, and answers the order as it then is; when move
+// did not win (the order was not in its from state, or another caller won
+// it), INVALID_ORDER_STATE saying what only.
+func (s *Service) ownersMove(ctx context.Context, userID string, admin bool, orderSn string, move func(context.Context, *ent.Tx, *Order) (bool, error), only string) (*Order, error) {
 	o, err := s.load(ctx, orderSn)
 	if err != nil {
 		return nil, err
@@ -522,7 +533,7 @@ func (s *Service) CancelOrder(ctx context.Context, userID string, admin bool, or
 	}
 	var won bool
 	err = store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
-		won, err = CloseTx(ctx, tx, o.ID, Cancel, s.now())
+		won, err = move(ctx, tx, o)
 		return err
 	})
 	if err != nil {
@@ -532,7 +543,7 @@ func (s *Service) CancelOrder(ctx context.Context, userID string, admin bool, or
 		return nil, err
 	}
 	if !won {
-		return nil, fmt.Errorf("%w: order %s is %s, only UNPAID orders can be cancelled", ErrInvalidOrderState, orderSn, o.Status)
+		return nil, fmt.Errorf("%w: order %s is %s, %s", ErrInvalidOrderState, orderSn, o.Status, only)
 	}
 	return o, nil
 }

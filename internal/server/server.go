@@ -154,6 +154,14 @@ func build(o Options, metricsOnPublic bool) Handlers {
 	return Handlers{Public: requestID(mux), Metrics: metricsH}
 }
 
+// positive is v, or d when v is not positive (an option left unset).
+func positive[T int | int64 | time.Duration](v, d T) T {
+	if v <= 0 {
+		return d
+	}
+	return v
+}
+
 func withDefaults(o Options) Options {
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = 1 << 20
@@ -161,27 +169,13 @@ func withDefaults(o Options) Options {
 	if o.Metrics == nil {
 		o.Metrics = metrics.New()
 	}
-	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = DefaultRequestTimeout
-	}
-	if o.MaxDepth <= 0 {
-		o.MaxDepth = DefaultMaxDepth
-	}
-	if o.MaxComplexity <= 0 {
-		o.MaxComplexity = DefaultMaxComplexity
-	}
-	if o.MaxAliases <= 0 {
-		o.MaxAliases = DefaultMaxAliases
-	}
-	if o.MaxResponseBytes <= 0 {
-		o.MaxResponseBytes = DefaultMaxResponseBytes
-	}
-	if o.QueryCacheBytes <= 0 {
-		o.QueryCacheBytes = DefaultQueryCacheBytes
-	}
-	if o.MaxPersistedQueryBytes <= 0 {
-		o.MaxPersistedQueryBytes = DefaultMaxPersistedQueryBytes
-	}
+	o.RequestTimeout = positive(o.RequestTimeout, DefaultRequestTimeout)
+	o.MaxDepth = positive(o.MaxDepth, DefaultMaxDepth)
+	o.MaxComplexity = positive(o.MaxComplexity, DefaultMaxComplexity)
+	o.MaxAliases = positive(o.MaxAliases, DefaultMaxAliases)
+	o.MaxResponseBytes = positive(o.MaxResponseBytes, DefaultMaxResponseBytes)
+	o.QueryCacheBytes = positive(o.QueryCacheBytes, DefaultQueryCacheBytes)
+	o.MaxPersistedQueryBytes = positive(o.MaxPersistedQueryBytes, DefaultMaxPersistedQueryBytes)
 
 	return o
 }

@@ -87,21 +87,11 @@ type LiveOptions struct {
 }
 
 func (o LiveOptions) withDefaults() LiveOptions {
-	if o.MaxConnsPerAddr <= 0 {
-		o.MaxConnsPerAddr = DefaultMaxLiveConnsPerAddr
-	}
-	if o.MaxConns <= 0 {
-		o.MaxConns = DefaultMaxLiveConns
-	}
-	if o.MaxSubscriptionsPerConn <= 0 {
-		o.MaxSubscriptionsPerConn = DefaultMaxSubscriptionsPerConn
-	}
-	if o.PingInterval <= 0 {
-		o.PingInterval = DefaultLivePingInterval
-	}
-	if o.InitTimeout <= 0 {
-		o.InitTimeout = DefaultLiveInitTimeout
-	}
+	o.MaxConnsPerAddr = positive(o.MaxConnsPerAddr, DefaultMaxLiveConnsPerAddr)
+	o.MaxConns = positive(o.MaxConns, DefaultMaxLiveConns)
+	o.MaxSubscriptionsPerConn = positive(o.MaxSubscriptionsPerConn, DefaultMaxSubscriptionsPerConn)
+	o.PingInterval = positive(o.PingInterval, DefaultLivePingInterval)
+	o.InitTimeout = positive(o.InitTimeout, DefaultLiveInitTimeout)
 	if o.Closing == nil {
 		o.Closing = context.Background()
 	}
