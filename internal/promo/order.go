@@ -32,11 +32,8 @@ type Applied struct {
 // at now, or why it does not apply (ErrCouponNotApplicable). It writes
 // nothing: Lock, in the order's transaction, makes it the order's.
 func Apply(ctx context.Context, client *ent.Client, user string, id int64, lines []Line, now time.Time) (Applied, error) {
-	uc, err := client.UserCoupon.Get(ctx, id)
-	switch {
-	case ent.IsNotFound(err) || err == nil && uc.UserID != user:
-		return Applied{}, fmt.Errorf("%w: user coupon %d is not yours", ErrCouponNotApplicable, id)
-	case err != nil:
+	uc, err := owned(ctx, client, user, id)
+	if err != nil {
 		return Applied{}, err
 	}
 	if err := usable(uc, now); err != nil {
@@ -51,6 +48,29 @@ func Apply(ctx context.Context, client *ent.Client, user string, id int64, lines
 		return Applied{}, err
 	}
 	return Applied{UserCouponID: id, Discount: d, Scope: scope}, nil
+}
+
+// owned reads user's coupon id; one that does not exist or is someone
+// else's is the same answer (ErrCouponNotApplicable), so ids cannot be probed.
+func owned(ctx context.Context, client *ent.Client, user string, id int64) (*ent.UserCoupon, error) {
+	uc, err := client.UserCoupon.Get(ctx, id)
+	switch {
+	case ent.IsNotFound(err) || err == nil && uc.UserID != user:
+		return nil, fmt.Errorf("%w: user coupon %d is not yours", ErrCouponNotApplicable, id)
+	case err != nil:
+		return nil, err
+	}
+	return uc, nil
+}
+
+// Owned is user's coupon id as seen at now, read through client, or
+// ErrCouponNotApplicable when it is not user's (a cart choosing it).
+func Owned(ctx context.Context, client *ent.Client, user string, id int64, now time.Time) (*UserCoupon, error) {
+	uc, err := owned(ctx, client, user, id)
+	if err != nil {
+		return nil, err
+	}
+	return view(uc, now), nil
 }
 
 // usable says why uc cannot be used at now, if it cannot.
