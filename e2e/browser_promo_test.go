@@ -237,7 +237,7 @@ func TestBrowserCoupon(t *testing.T) {
 	b.click(valueCSS(g.value("L")))
 	b.cartSettle("黑色/L chosen", func(c *cartState) bool { return c.SkuID == blackL.ID && !c.AddDisabled })
 	b.click("[data-testid=add-to-cart]")
-	b.promoSettle("the coupon offered in the cart", func(p *promoState) bool {
+	st = b.promoSettle("the coupon offered in the cart", func(p *promoState) bool {
 		return len(p.Lines) == 1 && strings.Contains(strings.Join(p.Options, ","), userCoupon)
 	})
 	b.click(fmt.Sprintf(`[data-testid=cart-coupon] option[value="%s"]`, userCoupon))

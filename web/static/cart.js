@@ -298,18 +298,19 @@ export class Cart {
       type: "button", class: "order", "data-testid": "cart-checkout", onclick: () => this.checkout(),
       disabled: this.ordering || !this.session.token,
     }, this.ordering ? "Placing order…" : this.session.token ? "Check out" : "Sign in to check out");
-    this.body.replaceChildren(
+    // replaceChildren takes nodes only: the warnings spread, absent parts dropped.
+    this.body.replaceChildren(...[
       h("ul", { class: "cart-lines" }, lines),
-      orphans,
+      ...orphans,
       h("p", { class: "cart-total" }, "Total ", h("span", { "data-testid": "cart-subtotal", dataset: { amount: c.cost.subtotal } }, yuan(c.cost.subtotal)),
         ` for ${qty} item${qty === 1 ? "" : "s"}`),
       this.couponPicker(c),
-      c.cost.discount !== "0.00" && h("p", { class: "cart-discount" }, "Discount −",
-        h("span", { "data-testid": "cart-discount", dataset: { amount: c.cost.discount } }, yuan(c.cost.discount))),
+      c.cost.discount !== "0.00" ? h("p", { class: "cart-discount" }, "Discount −",
+        h("span", { "data-testid": "cart-discount", dataset: { amount: c.cost.discount } }, yuan(c.cost.discount))) : null,
       this.book.root,
       this.shipping,
       button,
-    );
+    ].filter(Boolean));
   }
 
   // couponPicker offers the customer's AVAILABLE coupons for the order;
