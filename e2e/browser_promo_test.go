@@ -98,7 +98,7 @@ func TestAdminConsoleCoupons(t *testing.T) {
 			b.clickEl(b.byRole("link", "Coupons"))
 			b.waitFor("the claim in the list", 20*time.Second, func() (bool, error) {
 				got := b.regionText("main")
-				return strings.Contains(got, "1 / 50"), fmt.Errorf("the list says %q", excerpt(got, "满100减10"))
+				return strings.Contains(got, "1 / 50"), fmt.Errorf("the list says %q (alert %q)", excerpt(got, "Every coupon"), b.regionText("alert"))
 			})
 
 			stop := fmt.Sprintf("Stop coupon 满100减10 (%s)", amt.ID)

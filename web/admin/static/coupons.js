@@ -17,7 +17,9 @@ const createMutation = `mutation ConsoleCreateCoupon($input: CreateCouponInput!)
 const stopMutation = `mutation ConsoleStopCoupon($id: ID!) { stopCoupon(id: $id) { ${couponFields} } }`;
 
 const kinds = [["AMOUNT_OFF", "Amount off"], ["PERCENT_OFF", "Percent off"]];
-const pageSize = 25;
+// 20 a page: the coupon fields with their own resolvers (code, stopped, the
+// amounts) are what the complexity limit weighs most, and 25 pass it.
+const pageSize = 20;
 const when = (t) => (t ? new Date(t).toLocaleString() : "");
 
 // datetime-local gives local wall time without a zone; the API wants RFC 3339.

@@ -115,7 +115,7 @@ export class Editor {
     const status = h("select", { onchange: (e) => (this.form.status = e.target.value) }, options(statuses, this.form.status));
     const mode = h("select", { onchange: (e) => (this.form.stockMode = e.target.value) }, options(modes, this.form.stockMode));
     const limit = h("input", { type: "text", inputmode: "numeric", value: this.form.purchaseLimit, autocomplete: "off",
-      oninput: (e) => (this.form.purchaseLimit = e.target.value) });
+      oninput: (e) => (this.form.purchaseLimit = e.target.value), onchange: (e) => (this.form.purchaseLimit = e.target.value) });
 
     // Any edit after a save makes "Saved" untrue: the status says so by
     // saying nothing until the next save.
