@@ -32,6 +32,8 @@ type Cart struct {
 	CheckoutKey *string `json:"checkout_key,omitempty"`
 	// CheckoutLease holds the value of the "checkout_lease" field.
 	CheckoutLease *time.Time `json:"checkout_lease,omitempty"`
+	// UserCouponID holds the value of the "user_coupon_id" field.
+	UserCouponID *int64 `json:"user_coupon_id,omitempty"`
 	// Version holds the value of the "version" field.
 	Version int64 `json:"version,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
@@ -46,7 +48,7 @@ func (*Cart) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case cart.FieldID, cart.FieldVersion:
+		case cart.FieldID, cart.FieldUserCouponID, cart.FieldVersion:
 			values[i] = new(sql.NullInt64)
 		case cart.FieldToken, cart.FieldOwner, cart.FieldOpenOwner, cart.FieldStatus, cart.FieldOrderSn, cart.FieldCheckoutKey:
 			values[i] = new(sql.NullString)
@@ -118,6 +120,13 @@ func (_m *Cart) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.CheckoutLease = new(time.Time)
 				*_m.CheckoutLease = value.Time
+			}
+		case cart.FieldUserCouponID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field user_coupon_id", values[i])
+			} else if value.Valid {
+				_m.UserCouponID = new(int64)
+				*_m.UserCouponID = value.Int64
 			}
 		case cart.FieldVersion:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -200,6 +209,11 @@ func (_m *Cart) String() string {
 	if v := _m.CheckoutLease; v != nil {
 		builder.WriteString("checkout_lease=")
 		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.UserCouponID; v != nil {
+		builder.WriteString("user_coupon_id=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
 	}
 	builder.WriteString(", ")
 	builder.WriteString("version=")

@@ -113,6 +113,20 @@ func (_c *CartCreate) SetNillableCheckoutLease(v *time.Time) *CartCreate {
 	return _c
 }
 
+// SetUserCouponID sets the "user_coupon_id" field.
+func (_c *CartCreate) SetUserCouponID(v int64) *CartCreate {
+	_c.mutation.SetUserCouponID(v)
+	return _c
+}
+
+// SetNillableUserCouponID sets the "user_coupon_id" field if the given value is not nil.
+func (_c *CartCreate) SetNillableUserCouponID(v *int64) *CartCreate {
+	if v != nil {
+		_c.SetUserCouponID(*v)
+	}
+	return _c
+}
+
 // SetVersion sets the "version" field.
 func (_c *CartCreate) SetVersion(v int64) *CartCreate {
 	_c.mutation.SetVersion(v)
@@ -317,6 +331,10 @@ func (_c *CartCreate) createSpec() (*Cart, *sqlgraph.CreateSpec) {
 		_spec.SetField(cart.FieldCheckoutLease, field.TypeTime, value)
 		_node.CheckoutLease = &value
 	}
+	if value, ok := _c.mutation.UserCouponID(); ok {
+		_spec.SetField(cart.FieldUserCouponID, field.TypeInt64, value)
+		_node.UserCouponID = &value
+	}
 	if value, ok := _c.mutation.Version(); ok {
 		_spec.SetField(cart.FieldVersion, field.TypeInt64, value)
 		_node.Version = value
@@ -474,6 +492,30 @@ func (u *CartUpsert) UpdateCheckoutLease() *CartUpsert {
 // ClearCheckoutLease clears the value of the "checkout_lease" field.
 func (u *CartUpsert) ClearCheckoutLease() *CartUpsert {
 	u.SetNull(cart.FieldCheckoutLease)
+	return u
+}
+
+// SetUserCouponID sets the "user_coupon_id" field.
+func (u *CartUpsert) SetUserCouponID(v int64) *CartUpsert {
+	u.Set(cart.FieldUserCouponID, v)
+	return u
+}
+
+// UpdateUserCouponID sets the "user_coupon_id" field to the value that was provided on create.
+func (u *CartUpsert) UpdateUserCouponID() *CartUpsert {
+	u.SetExcluded(cart.FieldUserCouponID)
+	return u
+}
+
+// AddUserCouponID adds v to the "user_coupon_id" field.
+func (u *CartUpsert) AddUserCouponID(v int64) *CartUpsert {
+	u.Add(cart.FieldUserCouponID, v)
+	return u
+}
+
+// ClearUserCouponID clears the value of the "user_coupon_id" field.
+func (u *CartUpsert) ClearUserCouponID() *CartUpsert {
+	u.SetNull(cart.FieldUserCouponID)
 	return u
 }
 
@@ -670,6 +712,34 @@ func (u *CartUpsertOne) UpdateCheckoutLease() *CartUpsertOne {
 func (u *CartUpsertOne) ClearCheckoutLease() *CartUpsertOne {
 	return u.Update(func(s *CartUpsert) {
 		s.ClearCheckoutLease()
+	})
+}
+
+// SetUserCouponID sets the "user_coupon_id" field.
+func (u *CartUpsertOne) SetUserCouponID(v int64) *CartUpsertOne {
+	return u.Update(func(s *CartUpsert) {
+		s.SetUserCouponID(v)
+	})
+}
+
+// AddUserCouponID adds v to the "user_coupon_id" field.
+func (u *CartUpsertOne) AddUserCouponID(v int64) *CartUpsertOne {
+	return u.Update(func(s *CartUpsert) {
+		s.AddUserCouponID(v)
+	})
+}
+
+// UpdateUserCouponID sets the "user_coupon_id" field to the value that was provided on create.
+func (u *CartUpsertOne) UpdateUserCouponID() *CartUpsertOne {
+	return u.Update(func(s *CartUpsert) {
+		s.UpdateUserCouponID()
+	})
+}
+
+// ClearUserCouponID clears the value of the "user_coupon_id" field.
+func (u *CartUpsertOne) ClearUserCouponID() *CartUpsertOne {
+	return u.Update(func(s *CartUpsert) {
+		s.ClearUserCouponID()
 	})
 }
 
@@ -1037,6 +1107,34 @@ func (u *CartUpsertBulk) UpdateCheckoutLease() *CartUpsertBulk {
 func (u *CartUpsertBulk) ClearCheckoutLease() *CartUpsertBulk {
 	return u.Update(func(s *CartUpsert) {
 		s.ClearCheckoutLease()
+	})
+}
+
+// SetUserCouponID sets the "user_coupon_id" field.
+func (u *CartUpsertBulk) SetUserCouponID(v int64) *CartUpsertBulk {
+	return u.Update(func(s *CartUpsert) {
+		s.SetUserCouponID(v)
+	})
+}
+
+// AddUserCouponID adds v to the "user_coupon_id" field.
+func (u *CartUpsertBulk) AddUserCouponID(v int64) *CartUpsertBulk {
+	return u.Update(func(s *CartUpsert) {
+		s.AddUserCouponID(v)
+	})
+}
+
+// UpdateUserCouponID sets the "user_coupon_id" field to the value that was provided on create.
+func (u *CartUpsertBulk) UpdateUserCouponID() *CartUpsertBulk {
+	return u.Update(func(s *CartUpsert) {
+		s.UpdateUserCouponID()
+	})
+}
+
+// ClearUserCouponID clears the value of the "user_coupon_id" field.
+func (u *CartUpsertBulk) ClearUserCouponID() *CartUpsertBulk {
+	return u.Update(func(s *CartUpsert) {
+		s.ClearUserCouponID()
 	})
 }
 

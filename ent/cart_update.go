@@ -138,6 +138,33 @@ func (_u *CartUpdate) ClearCheckoutLease() *CartUpdate {
 	return _u
 }
 
+// SetUserCouponID sets the "user_coupon_id" field.
+func (_u *CartUpdate) SetUserCouponID(v int64) *CartUpdate {
+	_u.mutation.ResetUserCouponID()
+	_u.mutation.SetUserCouponID(v)
+	return _u
+}
+
+// SetNillableUserCouponID sets the "user_coupon_id" field if the given value is not nil.
+func (_u *CartUpdate) SetNillableUserCouponID(v *int64) *CartUpdate {
+	if v != nil {
+		_u.SetUserCouponID(*v)
+	}
+	return _u
+}
+
+// AddUserCouponID adds value to the "user_coupon_id" field.
+func (_u *CartUpdate) AddUserCouponID(v int64) *CartUpdate {
+	_u.mutation.AddUserCouponID(v)
+	return _u
+}
+
+// ClearUserCouponID clears the value of the "user_coupon_id" field.
+func (_u *CartUpdate) ClearUserCouponID() *CartUpdate {
+	_u.mutation.ClearUserCouponID()
+	return _u
+}
+
 // SetVersion sets the "version" field.
 func (_u *CartUpdate) SetVersion(v int64) *CartUpdate {
 	_u.mutation.ResetVersion()
@@ -283,6 +310,15 @@ func (_u *CartUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.CheckoutLeaseCleared() {
 		_spec.ClearField(cart.FieldCheckoutLease, field.TypeTime)
 	}
+	if value, ok := _u.mutation.UserCouponID(); ok {
+		_spec.SetField(cart.FieldUserCouponID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedUserCouponID(); ok {
+		_spec.AddField(cart.FieldUserCouponID, field.TypeInt64, value)
+	}
+	if _u.mutation.UserCouponIDCleared() {
+		_spec.ClearField(cart.FieldUserCouponID, field.TypeInt64)
+	}
 	if value, ok := _u.mutation.Version(); ok {
 		_spec.SetField(cart.FieldVersion, field.TypeInt64, value)
 	}
@@ -419,6 +455,33 @@ func (_u *CartUpdateOne) SetNillableCheckoutLease(v *time.Time) *CartUpdateOne {
 // ClearCheckoutLease clears the value of the "checkout_lease" field.
 func (_u *CartUpdateOne) ClearCheckoutLease() *CartUpdateOne {
 	_u.mutation.ClearCheckoutLease()
+	return _u
+}
+
+// SetUserCouponID sets the "user_coupon_id" field.
+func (_u *CartUpdateOne) SetUserCouponID(v int64) *CartUpdateOne {
+	_u.mutation.ResetUserCouponID()
+	_u.mutation.SetUserCouponID(v)
+	return _u
+}
+
+// SetNillableUserCouponID sets the "user_coupon_id" field if the given value is not nil.
+func (_u *CartUpdateOne) SetNillableUserCouponID(v *int64) *CartUpdateOne {
+	if v != nil {
+		_u.SetUserCouponID(*v)
+	}
+	return _u
+}
+
+// AddUserCouponID adds value to the "user_coupon_id" field.
+func (_u *CartUpdateOne) AddUserCouponID(v int64) *CartUpdateOne {
+	_u.mutation.AddUserCouponID(v)
+	return _u
+}
+
+// ClearUserCouponID clears the value of the "user_coupon_id" field.
+func (_u *CartUpdateOne) ClearUserCouponID() *CartUpdateOne {
+	_u.mutation.ClearUserCouponID()
 	return _u
 }
 
@@ -596,6 +659,15 @@ func (_u *CartUpdateOne) sqlSave(ctx context.Context) (_node *Cart, err error) {
 	}
 	if _u.mutation.CheckoutLeaseCleared() {
 		_spec.ClearField(cart.FieldCheckoutLease, field.TypeTime)
+	}
+	if value, ok := _u.mutation.UserCouponID(); ok {
+		_spec.SetField(cart.FieldUserCouponID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedUserCouponID(); ok {
+		_spec.AddField(cart.FieldUserCouponID, field.TypeInt64, value)
+	}
+	if _u.mutation.UserCouponIDCleared() {
+		_spec.ClearField(cart.FieldUserCouponID, field.TypeInt64)
 	}
 	if value, ok := _u.mutation.Version(); ok {
 		_spec.SetField(cart.FieldVersion, field.TypeInt64, value)

@@ -1494,24 +1494,26 @@ func (m *AddressBookMutation) ResetEdge(name string) error {
 // CartMutation represents an operation that mutates the Cart nodes in the graph.
 type CartMutation struct {
 	config
-	op             Op
-	typ            string
-	id             *int64
-	token          *string
-	owner          *string
-	open_owner     *string
-	status         *enums.CartStatus
-	order_sn       *string
-	checkout_key   *string
-	checkout_lease *time.Time
-	version        *int64
-	addversion     *int64
-	created_at     *time.Time
-	updated_at     *time.Time
-	clearedFields  map[string]struct{}
-	done           bool
-	oldValue       func(context.Context) (*Cart, error)
-	predicates     []predicate.Cart
+	op                Op
+	typ               string
+	id                *int64
+	token             *string
+	owner             *string
+	open_owner        *string
+	status            *enums.CartStatus
+	order_sn          *string
+	checkout_key      *string
+	checkout_lease    *time.Time
+	user_coupon_id    *int64
+	adduser_coupon_id *int64
+	version           *int64
+	addversion        *int64
+	created_at        *time.Time
+	updated_at        *time.Time
+	clearedFields     map[string]struct{}
+	done              bool
+	oldValue          func(context.Context) (*Cart, error)
+	predicates        []predicate.Cart
 }
 
 var _ ent.Mutation = (*CartMutation)(nil)
@@ -1922,6 +1924,76 @@ func (m *CartMutation) ResetCheckoutLease() {
 	delete(m.clearedFields, cart.FieldCheckoutLease)
 }
 
+// SetUserCouponID sets the "user_coupon_id" field.
+func (m *CartMutation) SetUserCouponID(i int64) {
+	m.user_coupon_id = &i
+	m.adduser_coupon_id = nil
+}
+
+// UserCouponID returns the value of the "user_coupon_id" field in the mutation.
+func (m *CartMutation) UserCouponID() (r int64, exists bool) {
+	v := m.user_coupon_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserCouponID returns the old "user_coupon_id" field's value of the Cart entity.
+// If the Cart object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CartMutation) OldUserCouponID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserCouponID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserCouponID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserCouponID: %w", err)
+	}
+	return oldValue.UserCouponID, nil
+}
+
+// AddUserCouponID adds i to the "user_coupon_id" field.
+func (m *CartMutation) AddUserCouponID(i int64) {
+	if m.adduser_coupon_id != nil {
+		*m.adduser_coupon_id += i
+	} else {
+		m.adduser_coupon_id = &i
+	}
+}
+
+// AddedUserCouponID returns the value that was added to the "user_coupon_id" field in this mutation.
+func (m *CartMutation) AddedUserCouponID() (r int64, exists bool) {
+	v := m.adduser_coupon_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearUserCouponID clears the value of the "user_coupon_id" field.
+func (m *CartMutation) ClearUserCouponID() {
+	m.user_coupon_id = nil
+	m.adduser_coupon_id = nil
+	m.clearedFields[cart.FieldUserCouponID] = struct{}{}
+}
+
+// UserCouponIDCleared returns if the "user_coupon_id" field was cleared in this mutation.
+func (m *CartMutation) UserCouponIDCleared() bool {
+	_, ok := m.clearedFields[cart.FieldUserCouponID]
+	return ok
+}
+
+// ResetUserCouponID resets all changes to the "user_coupon_id" field.
+func (m *CartMutation) ResetUserCouponID() {
+	m.user_coupon_id = nil
+	m.adduser_coupon_id = nil
+	delete(m.clearedFields, cart.FieldUserCouponID)
+}
+
 // SetVersion sets the "version" field.
 func (m *CartMutation) SetVersion(i int64) {
 	m.version = &i
@@ -2084,7 +2156,7 @@ func (m *CartMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CartMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 11)
 	if m.token != nil {
 		fields = append(fields, cart.FieldToken)
 	}
@@ -2105,6 +2177,9 @@ func (m *CartMutation) Fields() []string {
 	}
 	if m.checkout_lease != nil {
 		fields = append(fields, cart.FieldCheckoutLease)
+	}
+	if m.user_coupon_id != nil {
+		fields = append(fields, cart.FieldUserCouponID)
 	}
 	if m.version != nil {
 		fields = append(fields, cart.FieldVersion)
@@ -2137,6 +2212,8 @@ func (m *CartMutation) Field(name string) (ent.Value, bool) {
 		return m.CheckoutKey()
 	case cart.FieldCheckoutLease:
 		return m.CheckoutLease()
+	case cart.FieldUserCouponID:
+		return m.UserCouponID()
 	case cart.FieldVersion:
 		return m.Version()
 	case cart.FieldCreatedAt:
@@ -2166,6 +2243,8 @@ func (m *CartMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldCheckoutKey(ctx)
 	case cart.FieldCheckoutLease:
 		return m.OldCheckoutLease(ctx)
+	case cart.FieldUserCouponID:
+		return m.OldUserCouponID(ctx)
 	case cart.FieldVersion:
 		return m.OldVersion(ctx)
 	case cart.FieldCreatedAt:
@@ -2230,6 +2309,13 @@ func (m *CartMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetCheckoutLease(v)
 		return nil
+	case cart.FieldUserCouponID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserCouponID(v)
+		return nil
 	case cart.FieldVersion:
 		v, ok := value.(int64)
 		if !ok {
@@ -2259,6 +2345,9 @@ func (m *CartMutation) SetField(name string, value ent.Value) error {
 // this mutation.
 func (m *CartMutation) AddedFields() []string {
 	var fields []string
+	if m.adduser_coupon_id != nil {
+		fields = append(fields, cart.FieldUserCouponID)
+	}
 	if m.addversion != nil {
 		fields = append(fields, cart.FieldVersion)
 	}
@@ -2270,6 +2359,8 @@ func (m *CartMutation) AddedFields() []string {
 // was not set, or was not defined in the schema.
 func (m *CartMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
+	case cart.FieldUserCouponID:
+		return m.AddedUserCouponID()
 	case cart.FieldVersion:
 		return m.AddedVersion()
 	}
@@ -2281,6 +2372,13 @@ func (m *CartMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *CartMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case cart.FieldUserCouponID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUserCouponID(v)
+		return nil
 	case cart.FieldVersion:
 		v, ok := value.(int64)
 		if !ok {
@@ -2308,6 +2406,9 @@ func (m *CartMutation) ClearedFields() []string {
 	if m.FieldCleared(cart.FieldCheckoutLease) {
 		fields = append(fields, cart.FieldCheckoutLease)
 	}
+	if m.FieldCleared(cart.FieldUserCouponID) {
+		fields = append(fields, cart.FieldUserCouponID)
+	}
 	return fields
 }
 
@@ -2333,6 +2434,9 @@ func (m *CartMutation) ClearField(name string) error {
 		return nil
 	case cart.FieldCheckoutLease:
 		m.ClearCheckoutLease()
+		return nil
+	case cart.FieldUserCouponID:
+		m.ClearUserCouponID()
 		return nil
 	}
 	return fmt.Errorf("unknown Cart nullable field %s", name)
@@ -2362,6 +2466,9 @@ func (m *CartMutation) ResetField(name string) error {
 		return nil
 	case cart.FieldCheckoutLease:
 		m.ResetCheckoutLease()
+		return nil
+	case cart.FieldUserCouponID:
+		m.ResetUserCouponID()
 		return nil
 	case cart.FieldVersion:
 		m.ResetVersion()

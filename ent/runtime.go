@@ -166,11 +166,11 @@ func init() {
 	// cart.CheckoutKeyValidator is a validator for the "checkout_key" field. It is called by the builders before save.
 	cart.CheckoutKeyValidator = cartDescCheckoutKey.Validators[0].(func(string) error)
 	// cartDescVersion is the schema descriptor for version field.
-	cartDescVersion := cartFields[8].Descriptor()
+	cartDescVersion := cartFields[9].Descriptor()
 	// cart.DefaultVersion holds the default value on creation for the version field.
 	cart.DefaultVersion = cartDescVersion.Default.(int64)
 	// cartDescCreatedAt is the schema descriptor for created_at field.
-	cartDescCreatedAt := cartFields[9].Descriptor()
+	cartDescCreatedAt := cartFields[10].Descriptor()
 	// cart.DefaultCreatedAt holds the default value on creation for the created_at field.
 	cart.DefaultCreatedAt = cartDescCreatedAt.Default.(func() time.Time)
 	cartlineFields := schema.CartLine{}.Fields()

@@ -73,17 +73,19 @@ type ComplexityRoot struct {
 	}
 
 	Cart struct {
-		Cost      func(childComplexity int) int
-		ExpiresAt func(childComplexity int) int
-		ID        func(childComplexity int) int
-		Lines     func(childComplexity int) int
-		Order     func(childComplexity int) int
-		Status    func(childComplexity int) int
-		UpdatedAt func(childComplexity int) int
-		Warnings  func(childComplexity int) int
+		Cost       func(childComplexity int) int
+		ExpiresAt  func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Lines      func(childComplexity int) int
+		Order      func(childComplexity int) int
+		Status     func(childComplexity int) int
+		UpdatedAt  func(childComplexity int) int
+		UserCoupon func(childComplexity int) int
+		Warnings   func(childComplexity int) int
 	}
 
 	CartCost struct {
+		Discount      func(childComplexity int) int
 		Shipping      func(childComplexity int, addressID *string) int
 		Subtotal      func(childComplexity int) int
 		TotalQuantity func(childComplexity int) int
@@ -201,6 +203,7 @@ type ComplexityRoot struct {
 		AdjustStock             func(childComplexity int, input AdjustStockInput) int
 		CancelOrder             func(childComplexity int, orderSn string) int
 		CartBuyerIdentityUpdate func(childComplexity int, cartID string) int
+		CartCouponUpdate        func(childComplexity int, cartID string, userCouponID *string) int
 		CartCreate              func(childComplexity int, input *CartCreateInput) int
 		CartLinesAdd            func(childComplexity int, cartID string, lines []*CartLineInput) int
 		CartLinesRemove         func(childComplexity int, cartID string, lineIds []string) int
@@ -561,6 +564,7 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type CartResolver interface {
+	UserCoupon(ctx context.Context, obj *cart.Cart) (*promo.UserCoupon, error)
 	Order(ctx context.Context, obj *cart.Cart) (*checkout.Order, error)
 }
 type CartCostResolver interface {
@@ -616,6 +620,7 @@ type MutationResolver interface {
 	CartLinesUpdate(ctx context.Context, cartID string, lines []*CartLineUpdateInput) (*cart.Cart, error)
 	CartLinesRemove(ctx context.Context, cartID string, lineIds []string) (*cart.Cart, error)
 	CartBuyerIdentityUpdate(ctx context.Context, cartID string) (*cart.Cart, error)
+	CartCouponUpdate(ctx context.Context, cartID string, userCouponID *string) (*cart.Cart, error)
 	CheckoutCart(ctx context.Context, cartID string, idempotencyKey *string, addressID *string, userCouponID *string) (*checkout.Order, error)
 	CreateWebhook(ctx context.Context, input CreateWebhookInput) (*CreateWebhookPayload, error)
 	UpdateWebhook(ctx context.Context, id string, input UpdateWebhookInput) (*webhooks.Webhook, error)
@@ -793,6 +798,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Cart.UpdatedAt(childComplexity), true
+	case "Cart.userCoupon":
+		if e.ComplexityRoot.Cart.UserCoupon == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cart.UserCoupon(childComplexity), true
 	case "Cart.warnings":
 		if e.ComplexityRoot.Cart.Warnings == nil {
 			break
@@ -800,6 +811,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Cart.Warnings(childComplexity), true
 
+	case "CartCost.discount":
+		if e.ComplexityRoot.CartCost.Discount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CartCost.Discount(childComplexity), true
 	case "CartCost.shipping":
 		if e.ComplexityRoot.CartCost.Shipping == nil {
 			break
@@ -1326,6 +1343,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CartBuyerIdentityUpdate(childComplexity, args["cartId"].(string)), true
+	case "Mutation.cartCouponUpdate":
+		if e.ComplexityRoot.Mutation.CartCouponUpdate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cartCouponUpdate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CartCouponUpdate(childComplexity, args["cartId"].(string), args["userCouponId"].(*string)), true
 	case "Mutation.cartCreate":
 		if e.ComplexityRoot.Mutation.CartCreate == nil {
 			break
@@ -3867,6 +3895,15 @@ extend type Mutation {
   """
   cartBuyerIdentityUpdate(cartId: ID!): Cart!
   """
+  Choose the caller's claimed coupon for the cart's order (customer token;
+  the cart must be the caller's), or clear it with userCouponId null. A
+  coupon that is not the caller's is COUPON_NOT_APPLICABLE and nothing
+  changes; one of theirs is kept even when it does not apply now (its
+  threshold, say): the cart's cost.discount is then 0.00 and a warning
+  COUPON_NOT_APPLICABLE says why, re-checked on every read.
+  """
+  cartCouponUpdate(cartId: ID!, userCouponId: ID): Cart!
+  """
   Place the cart's order (customer token; the cart must be the caller's)
   through placeOrder: prices re-read, stock by CAS. The cart becomes
   COMPLETED with its order. The same cart again, or the same key, answers
@@ -3874,7 +3911,8 @@ extend type Mutation {
   IDEMPOTENCY_KEY_REUSED. PRICE_CHANGED when a line's price rose above the one
   the buyer last saw: a read of the cart that selects its warnings or prices
   shows (and acknowledges) it, then check out again. These, OUT_OF_STOCK and SKU_UNAVAILABLE leave the cart OPEN as it was.
-  userCouponId: the caller's claimed coupon for the order (placeOrder's rules).
+  userCouponId: the caller's claimed coupon for the order (placeOrder's
+  rules); when absent, the cart's own (cartCouponUpdate), if any.
   addressId ships the order there, as placeOrder's (ADDRESS_REQUIRED without
   one when a line's goods ships under a freight template).
   """
@@ -3905,8 +3943,10 @@ type Cart {
   lines: [CartLine!]!
   "At the current database prices."
   cost: CartCost!
-  "Lines that cannot be bought as they are (re-checked on every read; none once COMPLETED)."
+  "Lines that cannot be bought as they are, and a chosen coupon that does not apply (re-checked on every read; none once COMPLETED)."
   warnings: [CartWarning!]!
+  "The caller's coupon chosen for the order (cartCouponUpdate); null: none."
+  userCoupon: UserCoupon
   "The order the cart became (COMPLETED)."
   order: Order
   updatedAt: Time!
@@ -3926,11 +3966,18 @@ type CartLine {
 
 type CartCost {
   subtotal: Money!
+  """
+  What the chosen coupon takes off the subtotal, as the order would get it
+  (the same computation); 0.00 with no coupon, when it does not apply (a
+  COUPON_NOT_APPLICABLE warning says why) and once the cart is COMPLETED
+  (its order carries its own).
+  """
+  discount: Money!
   totalQuantity: Int!
 }
 
 type CartWarning {
-  "OUT_OF_STOCK, NOT_ENOUGH_STOCK, SKU_UNAVAILABLE or PRICE_CHANGED."
+  "OUT_OF_STOCK, NOT_ENOUGH_STOCK, SKU_UNAVAILABLE or PRICE_CHANGED (of a line); COUPON_NOT_APPLICABLE (of the cart's coupon: lineId null)."
   code: String!
   lineId: ID
   message: String!
@@ -4515,6 +4562,8 @@ func (ec *executionContext) childFields_Cart(ctx context.Context, field graphql.
 		return ec.fieldContext_Cart_cost(ctx, field)
 	case "warnings":
 		return ec.fieldContext_Cart_warnings(ctx, field)
+	case "userCoupon":
+		return ec.fieldContext_Cart_userCoupon(ctx, field)
 	case "order":
 		return ec.fieldContext_Cart_order(ctx, field)
 	case "updatedAt":
@@ -4529,6 +4578,8 @@ func (ec *executionContext) childFields_CartCost(ctx context.Context, field grap
 	switch field.Name {
 	case "subtotal":
 		return ec.fieldContext_CartCost_subtotal(ctx, field)
+	case "discount":
+		return ec.fieldContext_CartCost_discount(ctx, field)
 	case "totalQuantity":
 		return ec.fieldContext_CartCost_totalQuantity(ctx, field)
 	case "shipping":
@@ -5576,6 +5627,28 @@ func (ec *executionContext) field_Mutation_cartBuyerIdentityUpdate_args(ctx cont
 		return nil, err
 	}
 	args["cartId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_cartCouponUpdate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "cartId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["cartId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "userCouponId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userCouponId"] = arg1
 	return args, nil
 }
 
@@ -7005,6 +7078,38 @@ func (ec *executionContext) fieldContext_Cart_warnings(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Cart_userCoupon(ctx context.Context, field graphql.CollectedField, obj *cart.Cart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cart_userCoupon(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Cart().UserCoupon(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *promo.UserCoupon) graphql.Marshaler {
+			return ec.marshalOUserCoupon2ᚖstorefrontᚋinternalᚋpromoᚐUserCoupon(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Cart_userCoupon(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Cart",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserCoupon(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Cart_order(ctx context.Context, field graphql.CollectedField, obj *cart.Cart) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7103,6 +7208,29 @@ func (ec *executionContext) _CartCost_subtotal(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_CartCost_subtotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CartCost", field, false, false, "Money")
+}
+
+func (ec *executionContext) _CartCost_discount(ctx context.Context, field graphql.CollectedField, obj *cart.Cost) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CartCost_discount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Discount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CartCost_discount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CartCost", field, false, false, "Money")
 }
 
@@ -10058,6 +10186,50 @@ func (ec *executionContext) fieldContext_Mutation_cartBuyerIdentityUpdate(ctx co
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_cartBuyerIdentityUpdate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cartCouponUpdate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cartCouponUpdate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CartCouponUpdate(ctx, fc.Args["cartId"].(string), fc.Args["userCouponId"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *cart.Cart) graphql.Marshaler {
+			return ec.marshalNCart2ᚖstorefrontᚋinternalᚋcartᚐCart(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cartCouponUpdate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cart(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cartCouponUpdate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -19753,6 +19925,12 @@ func (ec *executionContext) _Cart(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "userCoupon":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cart_userCoupon(ctx, field, obj)
+				})
 		case "order":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
@@ -19799,6 +19977,11 @@ func (ec *executionContext) _CartCost(ctx context.Context, sel ast.SelectionSet,
 			out.Values[i] = graphql.MarshalString("CartCost")
 		case "subtotal":
 			out.Values[i] = ec._CartCost_subtotal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "discount":
+			out.Values[i] = ec._CartCost_discount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -20711,6 +20894,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "cartBuyerIdentityUpdate":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_cartBuyerIdentityUpdate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cartCouponUpdate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cartCouponUpdate(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -25348,6 +25538,13 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	_ = ctx
 	res := scalar.MarshalTime(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOUserCoupon2ᚖstorefrontᚋinternalᚋpromoᚐUserCoupon(ctx context.Context, sel ast.SelectionSet, v *promo.UserCoupon) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._UserCoupon(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOUserCouponStatus2ᚖstorefrontᚋinternalᚋvocabᚋenumsᚐUserCouponStatus(ctx context.Context, v any) (*enums.UserCouponStatus, error) {

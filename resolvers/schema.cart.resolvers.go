@@ -11,7 +11,16 @@ import (
 	"storefront/internal/cart"
 	"storefront/internal/catalog"
 	"storefront/internal/checkout"
+	"storefront/internal/promo"
 )
+
+// UserCoupon is the resolver for the userCoupon field.
+func (r *cartResolver) UserCoupon(ctx context.Context, obj *cart.Cart) (*promo.UserCoupon, error) {
+	if obj.UserCouponID() == 0 {
+		return nil, nil
+	}
+	return r.Promo.UserCoupon(ctx, obj.Owner(), obj.UserCouponID())
+}
 
 // Order is the resolver for the order field.
 func (r *cartResolver) Order(ctx context.Context, obj *cart.Cart) (*checkout.Order, error) {
@@ -99,6 +108,20 @@ func (r *mutationResolver) CartBuyerIdentityUpdate(ctx context.Context, cartID s
 		return nil, err
 	}
 	return r.Carts.Attach(showing(ctx), p.UserID, cartID)
+}
+
+// CartCouponUpdate is the resolver for the cartCouponUpdate field.
+func (r *mutationResolver) CartCouponUpdate(ctx context.Context, cartID string, userCouponID *string) (*cart.Cart, error) {
+	p, err := buyer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var ids ids
+	id := ids.opt(userCouponID)
+	if ids.err != nil {
+		return nil, ids.err
+	}
+	return r.Carts.SetCoupon(showing(ctx), p.UserID, cartID, id)
 }
 
 // CheckoutCart is the resolver for the checkoutCart field.

@@ -29,6 +29,8 @@ const (
 	FieldCheckoutKey = "checkout_key"
 	// FieldCheckoutLease holds the string denoting the checkout_lease field in the database.
 	FieldCheckoutLease = "checkout_lease"
+	// FieldUserCouponID holds the string denoting the user_coupon_id field in the database.
+	FieldUserCouponID = "user_coupon_id"
 	// FieldVersion holds the string denoting the version field in the database.
 	FieldVersion = "version"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
@@ -49,6 +51,7 @@ var Columns = []string{
 	FieldOrderSn,
 	FieldCheckoutKey,
 	FieldCheckoutLease,
+	FieldUserCouponID,
 	FieldVersion,
 	FieldCreatedAt,
 	FieldUpdatedAt,
@@ -136,6 +139,11 @@ func ByCheckoutKey(opts ...sql.OrderTermOption) OrderOption {
 // ByCheckoutLease orders the results by the checkout_lease field.
 func ByCheckoutLease(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCheckoutLease, opts...).ToFunc()
+}
+
+// ByUserCouponID orders the results by the user_coupon_id field.
+func ByUserCouponID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldUserCouponID, opts...).ToFunc()
 }
 
 // ByVersion orders the results by the version field.

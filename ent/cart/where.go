@@ -85,6 +85,11 @@ func CheckoutLease(v time.Time) predicate.Cart {
 	return predicate.Cart(sql.FieldEQ(FieldCheckoutLease, v))
 }
 
+// UserCouponID applies equality check predicate on the "user_coupon_id" field. It's identical to UserCouponIDEQ.
+func UserCouponID(v int64) predicate.Cart {
+	return predicate.Cart(sql.FieldEQ(FieldUserCouponID, v))
+}
+
 // Version applies equality check predicate on the "version" field. It's identical to VersionEQ.
 func Version(v int64) predicate.Cart {
 	return predicate.Cart(sql.FieldEQ(FieldVersion, v))
@@ -533,6 +538,56 @@ func CheckoutLeaseIsNil() predicate.Cart {
 // CheckoutLeaseNotNil applies the NotNil predicate on the "checkout_lease" field.
 func CheckoutLeaseNotNil() predicate.Cart {
 	return predicate.Cart(sql.FieldNotNull(FieldCheckoutLease))
+}
+
+// UserCouponIDEQ applies the EQ predicate on the "user_coupon_id" field.
+func UserCouponIDEQ(v int64) predicate.Cart {
+	return predicate.Cart(sql.FieldEQ(FieldUserCouponID, v))
+}
+
+// UserCouponIDNEQ applies the NEQ predicate on the "user_coupon_id" field.
+func UserCouponIDNEQ(v int64) predicate.Cart {
+	return predicate.Cart(sql.FieldNEQ(FieldUserCouponID, v))
+}
+
+// UserCouponIDIn applies the In predicate on the "user_coupon_id" field.
+func UserCouponIDIn(vs ...int64) predicate.Cart {
+	return predicate.Cart(sql.FieldIn(FieldUserCouponID, vs...))
+}
+
+// UserCouponIDNotIn applies the NotIn predicate on the "user_coupon_id" field.
+func UserCouponIDNotIn(vs ...int64) predicate.Cart {
+	return predicate.Cart(sql.FieldNotIn(FieldUserCouponID, vs...))
+}
+
+// UserCouponIDGT applies the GT predicate on the "user_coupon_id" field.
+func UserCouponIDGT(v int64) predicate.Cart {
+	return predicate.Cart(sql.FieldGT(FieldUserCouponID, v))
+}
+
+// UserCouponIDGTE applies the GTE predicate on the "user_coupon_id" field.
+func UserCouponIDGTE(v int64) predicate.Cart {
+	return predicate.Cart(sql.FieldGTE(FieldUserCouponID, v))
+}
+
+// UserCouponIDLT applies the LT predicate on the "user_coupon_id" field.
+func UserCouponIDLT(v int64) predicate.Cart {
+	return predicate.Cart(sql.FieldLT(FieldUserCouponID, v))
+}
+
+// UserCouponIDLTE applies the LTE predicate on the "user_coupon_id" field.
+func UserCouponIDLTE(v int64) predicate.Cart {
+	return predicate.Cart(sql.FieldLTE(FieldUserCouponID, v))
+}
+
+// UserCouponIDIsNil applies the IsNil predicate on the "user_coupon_id" field.
+func UserCouponIDIsNil() predicate.Cart {
+	return predicate.Cart(sql.FieldIsNull(FieldUserCouponID))
+}
+
+// UserCouponIDNotNil applies the NotNil predicate on the "user_coupon_id" field.
+func UserCouponIDNotNil() predicate.Cart {
+	return predicate.Cart(sql.FieldNotNull(FieldUserCouponID))
 }
 
 // VersionEQ applies the EQ predicate on the "version" field.

@@ -67,6 +67,7 @@ var (
 		{Name: "order_sn", Type: field.TypeString, Nullable: true, Size: 32},
 		{Name: "checkout_key", Type: field.TypeString, Nullable: true, Size: 255},
 		{Name: "checkout_lease", Type: field.TypeTime, Nullable: true},
+		{Name: "user_coupon_id", Type: field.TypeInt64, Nullable: true},
 		{Name: "version", Type: field.TypeInt64, Default: 1},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
@@ -90,7 +91,7 @@ var (
 			{
 				Name:    "cart_updated_at",
 				Unique:  false,
-				Columns: []*schema.Column{CartColumns[10]},
+				Columns: []*schema.Column{CartColumns[11]},
 			},
 		},
 	}

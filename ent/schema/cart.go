@@ -41,6 +41,10 @@ func (Cart) Fields() []ent.Field {
 		field.String("checkout_key").MaxLen(255).Optional().Nillable(),
 		// A running checkout's lease, and its owner's token (see cart/checkout.go).
 		field.Time("checkout_lease").Optional().Nillable(),
+		// The customer's claimed coupon chosen for the cart's order
+		// (cartCouponUpdate), NULL: none. A plain column: the user coupon is
+		// promo's, and whether it still applies is decided on every read.
+		field.Int64("user_coupon_id").Optional().Nillable(),
 		// Bumped by every change of the cart or its lines: a checkout claims
 		// the version whose lines it orders.
 		field.Int64("version").Default(1),

@@ -92,6 +92,12 @@ func (s *Service) mergeOther(ctx context.Context, tx *ent.Tx, who string, r *ent
 			return err
 		}
 	}
+	if other.UserCouponID != nil && !s.expired(other.UpdatedAt) {
+		// r was anonymous, so it has none: the customer's choice lives on.
+		if err := tx.Cart.UpdateOneID(r.ID).SetUserCouponID(*other.UserCouponID).Exec(ctx); err != nil {
+			return fmt.Errorf("keeping the merged cart's coupon: %w", err)
+		}
+	}
 	if _, err := tx.CartLine.Delete().Where(cartline.CartID(other.ID)).Exec(ctx); err != nil {
 		return fmt.Errorf("deleting the merged cart's lines: %w", err)
 	}

@@ -40,7 +40,8 @@ func (s *Service) Checkout(ctx context.Context, who, token, key string) (*checko
 type CheckoutOptions struct {
 	// AddressID ships the order to the buyer's address (nil: none).
 	AddressID *int64
-	// UserCouponID is the customer's claimed coupon for the order (nil: none).
+	// UserCouponID is the customer's claimed coupon for the order (nil:
+	// the cart's chosen one, if any).
 	UserCouponID *int64
 }
 
@@ -79,6 +80,10 @@ func (s *Service) CheckoutWith(ctx context.Context, who, token, key string, opts
 			return nil, errPending
 		}
 		a := &attempt{cart: r.ID, key: key, lease: now.Add(s.cfg.Lease), opts: opts}
+		if a.opts.UserCouponID == nil {
+			// The cart's own coupon, of the version the claim below holds.
+			a.opts.UserCouponID = r.UserCouponID
+		}
 		switch {
 		case r.CheckoutKey != nil:
 			a.key = *r.CheckoutKey

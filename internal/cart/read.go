@@ -113,6 +113,9 @@ func (s *Service) view(ctx context.Context, r *ent.Cart) (*Cart, error) {
 	if r.OrderSn != nil {
 		c.orderSn = *r.OrderSn
 	}
+	if r.UserCouponID != nil {
+		c.userCouponID = *r.UserCouponID
+	}
 	var seen []ack
 	for _, l := range rows {
 		k := skus[l.ItemID]
@@ -144,6 +147,9 @@ func (s *Service) view(ctx context.Context, r *ent.Cart) (*Cart, error) {
 		}
 	}
 	if err := c.price(); err != nil {
+		return nil, err
+	}
+	if err := s.discount(ctx, c); err != nil {
 		return nil, err
 	}
 	if pricesShown(ctx) {

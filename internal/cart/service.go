@@ -81,12 +81,16 @@ type Cart struct {
 	UpdatedAt time.Time
 	ExpiresAt time.Time
 
-	owner   string
-	orderSn string
+	owner        string
+	orderSn      string
+	userCouponID int64 // the chosen coupon (0: none)
 }
 
 // Owner is the customer the cart belongs to ("" while anonymous).
 func (c *Cart) Owner() string { return c.owner }
+
+// UserCouponID is the customer's coupon chosen for the order (0: none).
+func (c *Cart) UserCouponID() int64 { return c.userCouponID }
 
 // OrderSn is the order the cart became ("" while OPEN).
 func (c *Cart) OrderSn() string { return c.orderSn }
@@ -103,7 +107,10 @@ type Line struct {
 
 // Cost is the cart's total at current prices.
 type Cost struct {
-	Subtotal      money.Money
+	Subtotal money.Money
+	// Discount is the chosen coupon's, as the order would get it (0: none,
+	// or it does not apply: a warning says why).
+	Discount      money.Money
 	TotalQuantity int64
 
 	lines []*Line // what it is the cost of (Lines)
@@ -119,6 +126,9 @@ const (
 	WarnNotEnoughStock = "NOT_ENOUGH_STOCK"
 	WarnSkuUnavailable = "SKU_UNAVAILABLE"
 	WarnPriceChanged   = "PRICE_CHANGED"
+	// WarnCouponNotApplicable is of the cart's chosen coupon (no line): it
+	// is the error code checkout would answer with it.
+	WarnCouponNotApplicable = "COUPON_NOT_APPLICABLE"
 )
 
 // Warning is a problem of one line, found when the cart was read.

@@ -2,6 +2,7 @@ package promo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"entgo.io/ent/dialect/sql"
@@ -51,4 +52,14 @@ func (s *Service) Mine(ctx context.Context, user string, status *enums.UserCoupo
 		out[i] = view(r, now)
 	}
 	return &Page[*UserCoupon]{Nodes: out, HasNextPage: more}, nil
+}
+
+// UserCoupon is user's coupon id, or nil when it is not theirs (a cart's
+// chosen coupon as its owner sees it).
+func (s *Service) UserCoupon(ctx context.Context, user string, id int64) (*UserCoupon, error) {
+	uc, err := OwnedBy(ctx, s.db.Client, user, id, s.now())
+	if errors.Is(err, ErrCouponNotApplicable) {
+		return nil, nil
+	}
+	return uc, store.Classify(err)
 }

@@ -105,6 +105,21 @@ func ApplyOwned(o *Owned, user string, id int64, lines []Line, now time.Time) (A
 	return Applied{UserCouponID: id, Discount: d, Scope: scope}, nil
 }
 
+// OwnedBy is user's coupon id as seen at now, read through client, or
+// ErrCouponNotApplicable when it is not user's (a cart choosing it): one
+// that does not exist or is someone else's is the same answer, so ids
+// cannot be probed.
+func OwnedBy(ctx context.Context, client *ent.Client, user string, id int64, now time.Time) (*UserCoupon, error) {
+	uc, err := client.UserCoupon.Get(ctx, id)
+	switch {
+	case ent.IsNotFound(err) || err == nil && uc.UserID != user:
+		return nil, fmt.Errorf("%w: user coupon %d is not yours", ErrCouponNotApplicable, id)
+	case err != nil:
+		return nil, err
+	}
+	return view(uc, now), nil
+}
+
 // usable says why uc cannot be used at now, if it cannot.
 func usable(uc *ent.UserCoupon, now time.Time) error {
 	switch v := view(uc, now); {

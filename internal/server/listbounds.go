@@ -68,9 +68,10 @@ var lists = map[string]func(args map[string]any, page int) int{
 	// checkout refuses an order of more lines (before merging duplicates).
 	"Order.lines": fixed(checkout.DefaultConfig().MaxLines),
 	// A cart holds at most an order's lines; each has at most two warnings
-	// (one of stock or availability, and PRICE_CHANGED).
+	// (one of stock or availability, and PRICE_CHANGED), and the cart one
+	// more of its coupon (COUPON_NOT_APPLICABLE).
 	"Cart.lines":    fixed(checkout.DefaultConfig().MaxLines),
-	"Cart.warnings": fixed(2 * checkout.DefaultConfig().MaxLines),
+	"Cart.warnings": fixed(2*checkout.DefaultConfig().MaxLines + 1),
 	// Nothing bounds the payments of one order (each verified provider
 	// payment id adds one); an order has one, and a few when money arrived
 	// twice. Charged as paymentsPerOrder; the response-size limit bounds
@@ -105,6 +106,10 @@ var connections = map[string]func(args map[string]any) int{
 	"Query.stockPools":        firstArg,
 	"Query.webhookDeliveries": firstArg,
 	"Query.orders":            firstArg,
+	// Charged at their page, not the largest: a Coupon costs its goodsIds'
+	// bound (1,000), so the console's page of 20 would pass the limit at 100.
+	"Query.coupons":   firstArg,
+	"Query.myCoupons": firstArg,
 }
 
 // needsArgs says whether a field's cost reads its arguments, so that the

@@ -7,23 +7,30 @@
 import { h, yuan } from "./dom.js";
 import { gql } from "./graphql.js";
 import { AddressBook } from "./shipping.js";
+import { couponFields, couponText } from "./coupons.js";
 
 const storageKey = "storefront.cart";
 
 const cartFields = `id status
   lines { id quantity unitPrice subtotal sku { id specValueStr } goods { id name } }
-  cost { subtotal totalQuantity }
-  warnings { code lineId message }`;
+  cost { subtotal discount totalQuantity }
+  warnings { code lineId message }
+  userCoupon { id status validUntil coupon { ${couponFields} } }`;
 
 const cartQuery = `query Cart($id: ID!) { cart(id: $id) { ${cartFields} } }`;
 const createMutation = `mutation CartCreate($lines: [CartLineInput!]) { cartCreate(input: {lines: $lines}) { ${cartFields} } }`;
 const addMutation = `mutation CartLinesAdd($id: ID!, $lines: [CartLineInput!]!) { cartLinesAdd(cartId: $id, lines: $lines) { ${cartFields} } }`;
 const updateMutation = `mutation CartLinesUpdate($id: ID!, $lines: [CartLineUpdateInput!]!) { cartLinesUpdate(cartId: $id, lines: $lines) { ${cartFields} } }`;
 const removeMutation = `mutation CartLinesRemove($id: ID!, $ids: [ID!]!) { cartLinesRemove(cartId: $id, lineIds: $ids) { ${cartFields} } }`;
+const couponMutation = `mutation CartCoupon($id: ID!, $coupon: ID) { cartCouponUpdate(cartId: $id, userCouponId: $coupon) { ${cartFields} } }`;
+// The customer's coupons that can be picked (AVAILABLE now); the cart's
+// own choice is shown even when it is no longer among them.
+const myCouponsQuery = `query MyCoupons { myCoupons(status: AVAILABLE, first: 50) { edges { node { id validUntil coupon { ${couponFields} } } } } }`;
 const attachMutation = `mutation CartAttach($id: ID!) { cartBuyerIdentityUpdate(cartId: $id) { ${cartFields} } }`;
 // No idempotency key: the server keys a cart's checkout by the cart itself,
-// so a double click, or a retry, answers the same order.
-const checkoutMutation = `mutation CheckoutCart($id: ID!, $address: ID) { checkoutCart(cartId: $id, addressId: $address) { orderSn status amount shippingFee } }`;
+// so a double click, or a retry, answers the same order. No coupon either:
+// the order takes the cart's (cartCouponUpdate).
+const checkoutMutation = `mutation CheckoutCart($id: ID!, $address: ID) { checkoutCart(cartId: $id, addressId: $address) { orderSn status subtotal discount amount shippingFee } }`;
 // The shipping fee for the chosen address, asked apart from the cart: an
 // address no template covers answers SHIPPING_UNAVAILABLE, and the cart
 // itself must still show.
@@ -39,10 +46,12 @@ export class Cart {
     this.cart = null;
     this.busy = 0;
     this.signedIn = Boolean(session.token);
+    this.coupons = []; // the customer's AVAILABLE coupons (myCoupons)
     this.book = new AddressBook(session, () => this.quote());
     session.onChange(() => {
       this.sessionChanged();
       this.book.load();
+      this.loadCoupons();
     });
   }
 
@@ -76,6 +85,28 @@ export class Cart {
     document.body.append(this.root);
     this.render();
     this.book.load();
+    this.loadCoupons();
+  }
+
+  // loadCoupons reads the customer's coupons that can be picked.
+  async loadCoupons() {
+    if (!this.session.token) {
+      this.coupons = [];
+      this.render();
+      return;
+    }
+    try {
+      const d = await this.call(myCouponsQuery, {});
+      this.coupons = d.myCoupons.edges.map((e) => e.node);
+    } catch {
+      this.coupons = []; // the cart works without them
+    }
+    this.render();
+  }
+
+  // setCoupon picks one of the customer's coupons for the cart's order ("" clears it).
+  setCoupon(userCouponId) {
+    return this.change(couponMutation, { coupon: userCouponId || null }, "cartCouponUpdate");
   }
 
   // quote shows the shipping fee of the cart's lines to the chosen address
@@ -202,7 +233,9 @@ export class Cart {
       const o = (await this.call(checkoutMutation, { id: this.cart.id, address: this.book.selected || null })).checkoutCart;
       this.result.className = "order-result ok";
       this.result.dataset.orderSn = o.orderSn;
-      this.result.textContent = `Order ${o.orderSn} placed: ${yuan(o.amount)} (shipping ${yuan(o.shippingFee)}), ${o.status}`;
+      Object.assign(this.result.dataset, { subtotal: o.subtotal, discount: o.discount, amount: o.amount });
+      const off = o.discount !== "0.00" ? `, discount −${yuan(o.discount)}` : "";
+      this.result.textContent = `Order ${o.orderSn} placed: ${yuan(o.amount)} (subtotal ${yuan(o.subtotal)}${off}, shipping ${yuan(o.shippingFee)}), ${o.status}`;
       this.id = "";
       this.cart = null;
     } catch (e) {
@@ -210,14 +243,13 @@ export class Cart {
     } finally {
       this.ordering = false;
     }
-    await this.load();
+    await Promise.all([this.load(), this.loadCoupons()]); // the order holds its coupon now
   }
 
   clearResult() {
     this.result.textContent = "";
     this.result.className = "order-result";
-    delete this.result.dataset.orderSn;
-    delete this.result.dataset.code;
+    for (const k of ["orderSn", "code", "subtotal", "discount", "amount"]) delete this.result.dataset[k];
   }
 
   fail(e) {
@@ -266,14 +298,37 @@ export class Cart {
       type: "button", class: "order", "data-testid": "cart-checkout", onclick: () => this.checkout(),
       disabled: this.ordering || !this.session.token,
     }, this.ordering ? "Placing order…" : this.session.token ? "Check out" : "Sign in to check out");
-    this.body.replaceChildren(
+    // replaceChildren takes nodes only: the warnings spread, absent parts dropped.
+    this.body.replaceChildren(...[
       h("ul", { class: "cart-lines" }, lines),
-      orphans,
+      ...orphans,
       h("p", { class: "cart-total" }, "Total ", h("span", { "data-testid": "cart-subtotal", dataset: { amount: c.cost.subtotal } }, yuan(c.cost.subtotal)),
         ` for ${qty} item${qty === 1 ? "" : "s"}`),
+      this.couponPicker(c),
+      c.cost.discount !== "0.00" ? h("p", { class: "cart-discount" }, "Discount −",
+        h("span", { "data-testid": "cart-discount", dataset: { amount: c.cost.discount } }, yuan(c.cost.discount))) : null,
       this.book.root,
       this.shipping,
       button,
-    );
+    ].filter(Boolean));
+  }
+
+  // couponPicker offers the customer's AVAILABLE coupons for the order;
+  // the server says what the chosen one takes off (cost.discount) or why it
+  // does not apply (a COUPON_NOT_APPLICABLE warning, shown with the others).
+  couponPicker(c) {
+    if (!this.session.token) return null;
+    const chosen = c.userCoupon;
+    const options = this.coupons.map((uc) => [uc.id, `${uc.coupon.name}: ${couponText(uc.coupon)}`]);
+    if (chosen && !options.some(([id]) => id === chosen.id)) {
+      options.push([chosen.id, `${chosen.coupon.name}: ${couponText(chosen.coupon)} (${chosen.status.toLowerCase()})`]);
+    }
+    if (options.length === 0) return null;
+    const select = h("select", {
+      "data-testid": "cart-coupon", id: "cart-coupon",
+      onchange: (e) => this.setCoupon(e.target.value),
+    }, h("option", { value: "", selected: !chosen }, "No coupon"),
+    options.map(([id, text]) => h("option", { value: id, selected: chosen && chosen.id === id }, text)));
+    return h("p", { class: "cart-coupon" }, h("label", { for: "cart-coupon" }, "Coupon "), select);
   }
 }

@@ -7,7 +7,7 @@ import { h, yuan } from "./dom.js";
 import { gql } from "./graphql.js";
 import { AddressBook, addressText } from "./shipping.js";
 
-const orderFields = `orderSn status amount shippingFee createdAt
+const orderFields = `orderSn status subtotal discount amount shippingFee createdAt
   shippingAddress { name phone province city district line }
   lines { itemId goodsName specValueStr quantity shippedQuantity }
   shipments { id carrier trackingNo shippedAt lines { itemId quantity } }`;
@@ -61,7 +61,9 @@ export async function renderOrders(app, session) {
     const canAddress = !a && (o.status === "UNPAID" || o.status === "PAID") && book.addresses.length > 0;
     return h("li", { class: "order", "data-testid": "order", dataset: { orderSn: o.orderSn, status: o.status } },
       h("h2", {}, `Order ${o.orderSn}`),
-      h("p", { "data-testid": "order-summary" }, `${label(o.status)} · ${yuan(o.amount)} (shipping ${yuan(o.shippingFee)})`),
+      h("p", { "data-testid": "order-summary", dataset: { subtotal: o.subtotal, discount: o.discount, amount: o.amount } },
+        `${label(o.status)} · ${yuan(o.amount)} (subtotal ${yuan(o.subtotal)}` +
+        (o.discount !== "0.00" ? `, discount −${yuan(o.discount)}` : "") + `, shipping ${yuan(o.shippingFee)})`),
       h("ul", { class: "order-lines" }, o.lines.map((l) => h("li", {}, `${name(l)} × ${l.quantity}`, l.shippedQuantity ? ` (${l.shippedQuantity} shipped)` : ""))),
       a ? h("p", { class: "ships-to" }, "Ships to ", `${a.name} · ${a.province} ${a.city} ${a.district} ${a.line}`)
         : h("p", { class: "ships-to" }, "No address yet."),

@@ -7,6 +7,7 @@ import { h, yuan, priceRangeText, stockText, LOCK_AT_ORDER, lockNoteText } from 
 import { gql, newIdempotencyKey } from "./graphql.js";
 import { contentBlock } from "./content.js";
 import { subscribe, selectableFrom } from "./live.js";
+import { CouponBox } from "./coupons.js";
 
 const selectionFields = `priceRange { min max }
     totalStock
@@ -172,6 +173,7 @@ class ProductPage {
     }, "Add to cart");
     this.result = h("p", { class: "order-result", "data-testid": "order-result", role: "status" });
     this.error = h("p", { class: "status error", role: "alert", hidden: true });
+    this.coupons = new CouponBox(g.id, this.session, this.cart);
     const [gallery, description] = contentBlock(g);
     this.root = h("article", { class: "product", "data-testid": "product", "aria-busy": "false", dataset: { goodsId: g.id, stockMode: g.stockMode } },
       h("a", { class: "back", href: "/shop/" }, "← All goods"),
@@ -187,9 +189,11 @@ class ProductPage {
       this.addButton,
       this.result,
       this.error,
+      this.coupons.root,
       description,
     );
     this.app.replaceChildren(this.root);
+    this.coupons.load();
   }
 
   pick(specId, valueId) {

@@ -32,6 +32,7 @@ export function renderCreate(app, token) {
   const status = h("select", {}, h("option", { value: "OFF_SHELF" }, "Off shelf"), h("option", { value: "ON_SHELF" }, "On shelf"));
   const price = h("input", { type: "text", inputmode: "decimal", required: true, autocomplete: "off" });
   const stock = h("input", { type: "text", inputmode: "numeric", value: "0", autocomplete: "off" });
+  const limit = h("input", { type: "text", inputmode: "numeric", autocomplete: "off" });
   const submit = h("button", { type: "submit" }, "Create goods");
 
   app.replaceChildren(h("form", {
@@ -54,6 +55,11 @@ export function renderCreate(app, token) {
         specs, defaultSku: { sellPrice: p, stock: n },
       };
       if (code.value.trim()) input.code = code.value.trim();
+      if (limit.value.trim()) {
+        const l = toInt(limit.value);
+        if (l === null || l < 1) return alertWith(h("p", {}, `Purchase limit: "${limit.value}" is not a whole number of 1 or more (empty: no limit)`));
+        input.purchaseLimit = l;
+      }
       submit.disabled = true;
       say("Creating…");
       try {
@@ -72,6 +78,7 @@ export function renderCreate(app, token) {
   field("Goods name", name), field("Goods code", code, { hint: "Optional; unique." }),
   field("Dimensions", dims, { hint: "One per line: the dimension, a colon, its values separated by commas. Empty: one SKU. At most 6 dimensions and 500 SKUs." }),
   field("Stock mode", mode), field("Status", status),
+  field("Purchase limit", limit, { hint: "Optional: units one customer may hold in orders that stand." }),
   field("Price of every SKU", price), field("Opening stock of every SKU", stock, { hint: "Booked as each SKU's opening ledger row." }),
   submit,
   h("p", {}, h("a", { href: "#/" }, "Back to the goods"))));

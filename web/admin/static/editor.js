@@ -51,6 +51,7 @@ export class Editor {
     }
     this.form = {
       name: this.base.name, description: this.base.description,
+      purchaseLimit: this.base.purchaseLimit == null ? "" : String(this.base.purchaseLimit),
       categoryId: this.base.category ? this.base.category.id : "",
       status: (keep && keep.status) || this.base.status,
       stockMode: (keep && keep.stockMode) || this.base.stockMode,
@@ -113,6 +114,8 @@ export class Editor {
       this.categories.map((c) => h("option", { value: c.id, selected: c.id === this.form.categoryId }, c.name)));
     const status = h("select", { onchange: (e) => (this.form.status = e.target.value) }, options(statuses, this.form.status));
     const mode = h("select", { onchange: (e) => (this.form.stockMode = e.target.value) }, options(modes, this.form.stockMode));
+    const limit = h("input", { type: "text", inputmode: "numeric", value: this.form.purchaseLimit, autocomplete: "off",
+      oninput: (e) => (this.form.purchaseLimit = e.target.value), onchange: (e) => (this.form.purchaseLimit = e.target.value) });
 
     // Any edit after a save makes "Saved" untrue: the status says so by
     // saying nothing until the next save.
@@ -124,6 +127,7 @@ export class Editor {
       h("h1", {}, g.name, h("span", { class: "muted" }, ` · id ${g.id} · ${g.code} · version ${g.version}`)),
       h("section", { "aria-labelledby": "h-goods", class: "card" }, h("h2", { id: "h-goods" }, "Goods"),
         h("div", { class: "grid" }, field("Goods name", name), field("Category", cat), field("Status", status), field("Stock mode", mode)),
+        field("Purchase limit", limit, { hint: "Units one customer may hold in orders that stand (not closed or refunded). Empty: no limit." }),
         field("Description", desc)),
       h("section", { "aria-labelledby": "h-specs", class: "card" }, h("h2", { id: "h-specs" }, "Dimensions and values"),
         h("p", { class: "hint" }, "Removing a value disables its SKUs (they are kept for orders and the ledger); renaming keeps every SKU id."),
@@ -431,6 +435,16 @@ export class Editor {
       if (f.categoryId) content.categoryId = f.categoryId;
       else content.clearCategory = true;
     }
+    const lim = f.purchaseLimit.trim();
+    const had = b.purchaseLimit == null ? "" : String(b.purchaseLimit);
+    if (lim !== had) {
+      if (lim === "") content.clearPurchaseLimit = true;
+      else {
+        const n = toInt(lim);
+        if (n === null || n < 1) throw new Error(`Purchase limit: "${lim}" is not a whole number of 1 or more (empty: no limit)`);
+        content.purchaseLimit = n;
+      }
+    }
     if (Object.keys(content).length) p.content = content;
     if (f.status !== b.status) p.status = f.status;
     if (f.stockMode !== b.stockMode) p.stockMode = f.stockMode;
@@ -522,7 +536,7 @@ export class Editor {
     const pending = new Map(); // sku id -> {text, bizSn}: stock still to apply after a failure
     try {
       if (p.content) {
-        step = "the name, description and category";
+        step = "the name, description, category and purchase limit";
         const d = await gql(this.token, Q.updateGoods, { input: { goodsId: this.id, expectedVersion: version, ...p.content } });
         version = d.updateGoods.version;
         done.push(step);

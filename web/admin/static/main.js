@@ -1,5 +1,5 @@
 // The console's entry: sign-in, then a hash router (#/, #/new, #/goods/ID,
-// #/orders, #/orders/SN).
+// #/orders, #/orders/SN, #/coupons).
 // Only ids go into the hash; the token never does.
 import { h, field } from "./dom.js";
 import { gql } from "./api.js";
@@ -9,6 +9,7 @@ import { renderList } from "./list.js";
 import { renderCreate } from "./create.js";
 import { Editor } from "./editor.js";
 import { renderOrders, renderOrder } from "./orders.js";
+import { renderCoupons } from "./coupons.js";
 
 const app = document.getElementById("app");
 let editor = null;
@@ -32,7 +33,7 @@ function renderSession() {
     return;
   }
   root.replaceChildren(
-    h("nav", { "aria-label": "Console" }, h("a", { href: "#/" }, "Goods"), " · ", h("a", { href: "#/orders" }, "Orders")),
+    h("nav", { "aria-label": "Console" }, h("a", { href: "#/" }, "Goods"), " · ", h("a", { href: "#/orders" }, "Orders"), " · ", h("a", { href: "#/coupons" }, "Coupons")),
     h("span", { class: "who" }, "Signed in as an admin"),
     h("button", { type: "button", class: "link", onclick: signOut }, "Sign out"),
   );
@@ -102,6 +103,9 @@ async function route() {
     if (order) {
       editor = null;
       await renderOrder(app, session.token, decodeURIComponent(order[1]));
+    } else if (hash === "#/coupons") {
+      editor = null;
+      await renderCoupons(app, session.token);
     } else if (hash === "#/orders") {
       editor = null;
       await renderOrders(app, session.token);

@@ -1,7 +1,7 @@
 // The GraphQL documents of the editor: all of them the admin API's own
 // operations (schema.admin.graphql), nothing the console adds.
 
-const goodsFields = `id name code version status stockMode description
+const goodsFields = `id name code version status stockMode description purchaseLimit
   category { id name path { name } }
   specs { id name values { id name } }
   skus(includeDisabled: true) { id specValueIds specValueStr specKey skuCode sellPrice lineationPrice costPrice
