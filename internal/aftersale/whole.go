@@ -43,6 +43,16 @@ func (s *Service) RefundOrder(ctx context.Context, actor Actor, orderSn, reason 
 		switch {
 		case err == nil:
 			_, err = s.Approve(ctx, actor, a.Sn)
+			if cur, gerr := s.get(ctx, a.Sn); err != nil && gerr == nil &&
+				(cur.Status == enums.AfterSaleRefunding || cur.Status == enums.AfterSaleRefunded) {
+				return nil // a refundOrder at the same moment approved it
+			}
+			if err != nil {
+				// Refused (the order was refunded at the provider meanwhile):
+				// nothing moved, and its units go back to the lines.
+				_, _ = s.end(ctx, actor, a.Sn, enums.AfterSaleCancelled, "refundOrder: "+err.Error(),
+					[]enums.AfterSaleStatus{enums.AfterSaleRequested}, "")
+			}
 			return err
 		case !errors.Is(err, checkout.ErrAfterSaleQuantity):
 			return err

@@ -61,7 +61,14 @@ func (s *Service) Refund(ctx context.Context, orderSn, reason string) (*checkout
 	if _, ok := s.cfg.Providers[pay.Provider]; !ok {
 		return nil, fmt.Errorf("%w: order %s was paid through %q, which is not configured", errs.InvalidInput, orderSn, pay.Provider)
 	}
-	if err := s.afterSales.RefundOrder(ctx, aftersale.Actor{ID: "admin", Admin: true}, orderSn, reason); err != nil {
+	err = s.afterSales.RefundOrder(ctx, aftersale.Actor{ID: "admin", Admin: true}, orderSn, reason)
+	if err != nil && errors.Is(err, checkout.ErrInvalidOrderState) {
+		// Refunded at the provider meanwhile: a refund of a REFUNDED order.
+		if cur, rerr := s.orders.Order(ctx, "", true, orderSn); rerr == nil && cur != nil && cur.Status == enums.OrderRefunded {
+			return cur, nil
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	return s.orders.Order(ctx, "", true, orderSn)
