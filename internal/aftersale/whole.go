@@ -94,4 +94,3 @@ func (s *Service) Refunds(ctx context.Context, sn string) ([]string, error) {
 	}
 	return out, nil
 }
-

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"storefront/ent/aftersale"
 	"storefront/ent/order"
 	"storefront/ent/outbox"
-	"storefront/ent/aftersale"
 	"storefront/ent/payment"
 	"storefront/ent/sku"
 	"storefront/ent/stocklog"
