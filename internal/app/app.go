@@ -35,7 +35,7 @@ type Config struct {
 	Cart     cart.Config
 	// AfterSale holds --after-sale-window.
 	AfterSale aftersale.Config
-	Live     live.Config
+	Live      live.Config
 	// Webhooks offer the domains' event types: checkout's when
 	// Webhooks.EventTypes is empty.
 	Webhooks webhooks.Config
