@@ -27,7 +27,9 @@ func TestAfterSaleThroughTheBinary(t *testing.T) {
 				t.Fatalf("the demo: %+v", demo)
 			}
 			item, home := demo.Goods.Skus[0].ID, demo.MyAddresses[0].ID
-			var p struct{ PlaceOrder struct{ OrderSn, Amount string } }
+			var p struct {
+				PlaceOrder struct{ OrderSn, Amount string }
+			}
 			decode(t, s.Query(t, s.CustomerToken, `mutation($i: ID!, $a: ID) { placeOrder(input: {items: [{itemId: $i, quantity: 2}], addressId: $a}) { orderSn amount } }`,
 				map[string]any{"i": item, "a": home}), &p)
 			sn := p.PlaceOrder.OrderSn
