@@ -211,15 +211,11 @@ func (s *Service) settleRefund(ctx context.Context, id int64, providerRefundID s
 // winner of a SUCCEEDED refunds the order (refundTx: stock restored once),
 // after taking the paying payment's row as every refund does (lockPaying).
 func settleRefundTx(ctx context.Context, tx *ent.Tx, s *Service, id int64, providerRefundID string, status enums.RefundStatus, failure string) (bool, error) {
-	u := tx.Refund.Update().Where(refund.ID(id), refund.StatusEQ(enums.RefundPending)).
-		SetStatus(status).SetSettledAt(s.now()).SetFailure(truncate(failure, 512))
-	if providerRefundID != "" {
-		u.SetProviderRefundID(truncate(providerRefundID, 255))
-	}
-	n, err := u.Save(ctx)
-	if err != nil || n == 0 || status != enums.RefundSucceeded {
-		return n == 1, err
-	}
+	// The paying payment's row before the refund's: a provider's REFUNDED
+	// notification holds the payment's row (its upsert) when it confirms the
+	// order's pending refund (refundTx); taking the refund's row first, a
+	// confirmation in the answer to a send deadlocked with it on MariaDB
+	// (TestAdminAndProviderRefundsDoNotDeadlock).
 	r, err := tx.Refund.Get(ctx, id)
 	if err != nil {
 		return false, err
@@ -230,6 +226,15 @@ func settleRefundTx(ctx context.Context, tx *ent.Tx, s *Service, id int64, provi
 	}
 	if err := lockPaying(ctx, tx, o); err != nil {
 		return false, err
+	}
+	u := tx.Refund.Update().Where(refund.ID(id), refund.StatusEQ(enums.RefundPending)).
+		SetStatus(status).SetSettledAt(s.now()).SetFailure(truncate(failure, 512))
+	if providerRefundID != "" {
+		u.SetProviderRefundID(truncate(providerRefundID, 255))
+	}
+	n, err := u.Save(ctx)
+	if err != nil || n == 0 || status != enums.RefundSucceeded {
+		return n == 1, err
 	}
 	if r.AfterSaleID == nil {
 		// A refund sent before after-sales existed: the whole order, as then.
