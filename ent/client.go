@@ -13,6 +13,9 @@ import (
 
 	"storefront/ent/address"
 	"storefront/ent/addressbook"
+	"storefront/ent/aftersale"
+	"storefront/ent/aftersaleline"
+	"storefront/ent/aftersalelog"
 	"storefront/ent/cart"
 	"storefront/ent/cartline"
 	"storefront/ent/category"
@@ -58,6 +61,12 @@ type Client struct {
 	Address *AddressClient
 	// AddressBook is the client for interacting with the AddressBook builders.
 	AddressBook *AddressBookClient
+	// AfterSale is the client for interacting with the AfterSale builders.
+	AfterSale *AfterSaleClient
+	// AfterSaleLine is the client for interacting with the AfterSaleLine builders.
+	AfterSaleLine *AfterSaleLineClient
+	// AfterSaleLog is the client for interacting with the AfterSaleLog builders.
+	AfterSaleLog *AfterSaleLogClient
 	// Cart is the client for interacting with the Cart builders.
 	Cart *CartClient
 	// CartLine is the client for interacting with the CartLine builders.
@@ -125,6 +134,9 @@ func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.Address = NewAddressClient(c.config)
 	c.AddressBook = NewAddressBookClient(c.config)
+	c.AfterSale = NewAfterSaleClient(c.config)
+	c.AfterSaleLine = NewAfterSaleLineClient(c.config)
+	c.AfterSaleLog = NewAfterSaleLogClient(c.config)
 	c.Cart = NewCartClient(c.config)
 	c.CartLine = NewCartLineClient(c.config)
 	c.Category = NewCategoryClient(c.config)
@@ -246,6 +258,9 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		config:           cfg,
 		Address:          NewAddressClient(cfg),
 		AddressBook:      NewAddressBookClient(cfg),
+		AfterSale:        NewAfterSaleClient(cfg),
+		AfterSaleLine:    NewAfterSaleLineClient(cfg),
+		AfterSaleLog:     NewAfterSaleLogClient(cfg),
 		Cart:             NewCartClient(cfg),
 		CartLine:         NewCartLineClient(cfg),
 		Category:         NewCategoryClient(cfg),
@@ -294,6 +309,9 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		config:           cfg,
 		Address:          NewAddressClient(cfg),
 		AddressBook:      NewAddressBookClient(cfg),
+		AfterSale:        NewAfterSaleClient(cfg),
+		AfterSaleLine:    NewAfterSaleLineClient(cfg),
+		AfterSaleLog:     NewAfterSaleLogClient(cfg),
 		Cart:             NewCartClient(cfg),
 		CartLine:         NewCartLineClient(cfg),
 		Category:         NewCategoryClient(cfg),
@@ -350,12 +368,12 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.Address, c.AddressBook, c.Cart, c.CartLine, c.Category, c.Coupon,
-		c.CouponClaim, c.Goods, c.GoodsListing, c.Idempotency, c.Order, c.OrderLine,
-		c.Outbox, c.Payment, c.PaymentEvent, c.PaymentStart, c.PoolBuyer,
-		c.PurchaseCount, c.Refund, c.Shipment, c.ShippingTemplate, c.Sku, c.Spec,
-		c.SpecValue, c.StockLog, c.StockPool, c.UserCoupon, c.Webhook,
-		c.WebhookDelivery,
+		c.Address, c.AddressBook, c.AfterSale, c.AfterSaleLine, c.AfterSaleLog, c.Cart,
+		c.CartLine, c.Category, c.Coupon, c.CouponClaim, c.Goods, c.GoodsListing,
+		c.Idempotency, c.Order, c.OrderLine, c.Outbox, c.Payment, c.PaymentEvent,
+		c.PaymentStart, c.PoolBuyer, c.PurchaseCount, c.Refund, c.Shipment,
+		c.ShippingTemplate, c.Sku, c.Spec, c.SpecValue, c.StockLog, c.StockPool,
+		c.UserCoupon, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Use(hooks...)
 	}
@@ -365,12 +383,12 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.Address, c.AddressBook, c.Cart, c.CartLine, c.Category, c.Coupon,
-		c.CouponClaim, c.Goods, c.GoodsListing, c.Idempotency, c.Order, c.OrderLine,
-		c.Outbox, c.Payment, c.PaymentEvent, c.PaymentStart, c.PoolBuyer,
-		c.PurchaseCount, c.Refund, c.Shipment, c.ShippingTemplate, c.Sku, c.Spec,
-		c.SpecValue, c.StockLog, c.StockPool, c.UserCoupon, c.Webhook,
-		c.WebhookDelivery,
+		c.Address, c.AddressBook, c.AfterSale, c.AfterSaleLine, c.AfterSaleLog, c.Cart,
+		c.CartLine, c.Category, c.Coupon, c.CouponClaim, c.Goods, c.GoodsListing,
+		c.Idempotency, c.Order, c.OrderLine, c.Outbox, c.Payment, c.PaymentEvent,
+		c.PaymentStart, c.PoolBuyer, c.PurchaseCount, c.Refund, c.Shipment,
+		c.ShippingTemplate, c.Sku, c.Spec, c.SpecValue, c.StockLog, c.StockPool,
+		c.UserCoupon, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -383,6 +401,12 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Address.mutate(ctx, m)
 	case *AddressBookMutation:
 		return c.AddressBook.mutate(ctx, m)
+	case *AfterSaleMutation:
+		return c.AfterSale.mutate(ctx, m)
+	case *AfterSaleLineMutation:
+		return c.AfterSaleLine.mutate(ctx, m)
+	case *AfterSaleLogMutation:
+		return c.AfterSaleLog.mutate(ctx, m)
 	case *CartMutation:
 		return c.Cart.mutate(ctx, m)
 	case *CartLineMutation:
@@ -705,6 +729,437 @@ func (c *AddressBookClient) mutate(ctx context.Context, m *AddressBookMutation) 
 		return (&AddressBookDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown AddressBook mutation op: %q", m.Op())
+	}
+}
+
+// AfterSaleClient is a client for the AfterSale schema.
+type AfterSaleClient struct {
+	config
+}
+
+// NewAfterSaleClient returns a client for the AfterSale from the given config.
+func NewAfterSaleClient(c config) *AfterSaleClient {
+	return &AfterSaleClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `aftersale.Hooks(f(g(h())))`.
+func (c *AfterSaleClient) Use(hooks ...Hook) {
+	c.hooks.AfterSale = append(c.hooks.AfterSale, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `aftersale.Intercept(f(g(h())))`.
+func (c *AfterSaleClient) Intercept(interceptors ...Interceptor) {
+	c.inters.AfterSale = append(c.inters.AfterSale, interceptors...)
+}
+
+// Create returns a builder for creating a AfterSale entity.
+func (c *AfterSaleClient) Create() *AfterSaleCreate {
+	mutation := newAfterSaleMutation(c.config, OpCreate)
+	return &AfterSaleCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of AfterSale entities.
+func (c *AfterSaleClient) CreateBulk(builders ...*AfterSaleCreate) *AfterSaleCreateBulk {
+	return &AfterSaleCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *AfterSaleClient) MapCreateBulk(slice any, setFunc func(*AfterSaleCreate, int)) *AfterSaleCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &AfterSaleCreateBulk{err: fmt.Errorf("calling to AfterSaleClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*AfterSaleCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &AfterSaleCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for AfterSale.
+func (c *AfterSaleClient) Update() *AfterSaleUpdate {
+	mutation := newAfterSaleMutation(c.config, OpUpdate)
+	return &AfterSaleUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *AfterSaleClient) UpdateOne(_m *AfterSale) *AfterSaleUpdateOne {
+	mutation := newAfterSaleMutation(c.config, OpUpdateOne, withAfterSale(_m))
+	return &AfterSaleUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *AfterSaleClient) UpdateOneID(id int64) *AfterSaleUpdateOne {
+	mutation := newAfterSaleMutation(c.config, OpUpdateOne, withAfterSaleID(id))
+	return &AfterSaleUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for AfterSale.
+func (c *AfterSaleClient) Delete() *AfterSaleDelete {
+	mutation := newAfterSaleMutation(c.config, OpDelete)
+	return &AfterSaleDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *AfterSaleClient) DeleteOne(_m *AfterSale) *AfterSaleDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *AfterSaleClient) DeleteOneID(id int64) *AfterSaleDeleteOne {
+	builder := c.Delete().Where(aftersale.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &AfterSaleDeleteOne{builder}
+}
+
+// Query returns a query builder for AfterSale.
+func (c *AfterSaleClient) Query() *AfterSaleQuery {
+	return &AfterSaleQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeAfterSale},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a AfterSale entity by its id.
+func (c *AfterSaleClient) Get(ctx context.Context, id int64) (*AfterSale, error) {
+	return c.Query().Where(aftersale.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *AfterSaleClient) GetX(ctx context.Context, id int64) *AfterSale {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryLines queries the lines edge of a AfterSale.
+func (c *AfterSaleClient) QueryLines(_m *AfterSale) *AfterSaleLineQuery {
+	query := (&AfterSaleLineClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(aftersale.Table, aftersale.FieldID, id),
+			sqlgraph.To(aftersaleline.Table, aftersaleline.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, aftersale.LinesTable, aftersale.LinesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *AfterSaleClient) Hooks() []Hook {
+	return c.hooks.AfterSale
+}
+
+// Interceptors returns the client interceptors.
+func (c *AfterSaleClient) Interceptors() []Interceptor {
+	return c.inters.AfterSale
+}
+
+func (c *AfterSaleClient) mutate(ctx context.Context, m *AfterSaleMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&AfterSaleCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&AfterSaleUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&AfterSaleUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&AfterSaleDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown AfterSale mutation op: %q", m.Op())
+	}
+}
+
+// AfterSaleLineClient is a client for the AfterSaleLine schema.
+type AfterSaleLineClient struct {
+	config
+}
+
+// NewAfterSaleLineClient returns a client for the AfterSaleLine from the given config.
+func NewAfterSaleLineClient(c config) *AfterSaleLineClient {
+	return &AfterSaleLineClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `aftersaleline.Hooks(f(g(h())))`.
+func (c *AfterSaleLineClient) Use(hooks ...Hook) {
+	c.hooks.AfterSaleLine = append(c.hooks.AfterSaleLine, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `aftersaleline.Intercept(f(g(h())))`.
+func (c *AfterSaleLineClient) Intercept(interceptors ...Interceptor) {
+	c.inters.AfterSaleLine = append(c.inters.AfterSaleLine, interceptors...)
+}
+
+// Create returns a builder for creating a AfterSaleLine entity.
+func (c *AfterSaleLineClient) Create() *AfterSaleLineCreate {
+	mutation := newAfterSaleLineMutation(c.config, OpCreate)
+	return &AfterSaleLineCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of AfterSaleLine entities.
+func (c *AfterSaleLineClient) CreateBulk(builders ...*AfterSaleLineCreate) *AfterSaleLineCreateBulk {
+	return &AfterSaleLineCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *AfterSaleLineClient) MapCreateBulk(slice any, setFunc func(*AfterSaleLineCreate, int)) *AfterSaleLineCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &AfterSaleLineCreateBulk{err: fmt.Errorf("calling to AfterSaleLineClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*AfterSaleLineCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &AfterSaleLineCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for AfterSaleLine.
+func (c *AfterSaleLineClient) Update() *AfterSaleLineUpdate {
+	mutation := newAfterSaleLineMutation(c.config, OpUpdate)
+	return &AfterSaleLineUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *AfterSaleLineClient) UpdateOne(_m *AfterSaleLine) *AfterSaleLineUpdateOne {
+	mutation := newAfterSaleLineMutation(c.config, OpUpdateOne, withAfterSaleLine(_m))
+	return &AfterSaleLineUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *AfterSaleLineClient) UpdateOneID(id int64) *AfterSaleLineUpdateOne {
+	mutation := newAfterSaleLineMutation(c.config, OpUpdateOne, withAfterSaleLineID(id))
+	return &AfterSaleLineUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for AfterSaleLine.
+func (c *AfterSaleLineClient) Delete() *AfterSaleLineDelete {
+	mutation := newAfterSaleLineMutation(c.config, OpDelete)
+	return &AfterSaleLineDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *AfterSaleLineClient) DeleteOne(_m *AfterSaleLine) *AfterSaleLineDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *AfterSaleLineClient) DeleteOneID(id int64) *AfterSaleLineDeleteOne {
+	builder := c.Delete().Where(aftersaleline.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &AfterSaleLineDeleteOne{builder}
+}
+
+// Query returns a query builder for AfterSaleLine.
+func (c *AfterSaleLineClient) Query() *AfterSaleLineQuery {
+	return &AfterSaleLineQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeAfterSaleLine},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a AfterSaleLine entity by its id.
+func (c *AfterSaleLineClient) Get(ctx context.Context, id int64) (*AfterSaleLine, error) {
+	return c.Query().Where(aftersaleline.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *AfterSaleLineClient) GetX(ctx context.Context, id int64) *AfterSaleLine {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryAfterSale queries the after_sale edge of a AfterSaleLine.
+func (c *AfterSaleLineClient) QueryAfterSale(_m *AfterSaleLine) *AfterSaleQuery {
+	query := (&AfterSaleClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(aftersaleline.Table, aftersaleline.FieldID, id),
+			sqlgraph.To(aftersale.Table, aftersale.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, aftersaleline.AfterSaleTable, aftersaleline.AfterSaleColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *AfterSaleLineClient) Hooks() []Hook {
+	return c.hooks.AfterSaleLine
+}
+
+// Interceptors returns the client interceptors.
+func (c *AfterSaleLineClient) Interceptors() []Interceptor {
+	return c.inters.AfterSaleLine
+}
+
+func (c *AfterSaleLineClient) mutate(ctx context.Context, m *AfterSaleLineMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&AfterSaleLineCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&AfterSaleLineUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&AfterSaleLineUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&AfterSaleLineDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown AfterSaleLine mutation op: %q", m.Op())
+	}
+}
+
+// AfterSaleLogClient is a client for the AfterSaleLog schema.
+type AfterSaleLogClient struct {
+	config
+}
+
+// NewAfterSaleLogClient returns a client for the AfterSaleLog from the given config.
+func NewAfterSaleLogClient(c config) *AfterSaleLogClient {
+	return &AfterSaleLogClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `aftersalelog.Hooks(f(g(h())))`.
+func (c *AfterSaleLogClient) Use(hooks ...Hook) {
+	c.hooks.AfterSaleLog = append(c.hooks.AfterSaleLog, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `aftersalelog.Intercept(f(g(h())))`.
+func (c *AfterSaleLogClient) Intercept(interceptors ...Interceptor) {
+	c.inters.AfterSaleLog = append(c.inters.AfterSaleLog, interceptors...)
+}
+
+// Create returns a builder for creating a AfterSaleLog entity.
+func (c *AfterSaleLogClient) Create() *AfterSaleLogCreate {
+	mutation := newAfterSaleLogMutation(c.config, OpCreate)
+	return &AfterSaleLogCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of AfterSaleLog entities.
+func (c *AfterSaleLogClient) CreateBulk(builders ...*AfterSaleLogCreate) *AfterSaleLogCreateBulk {
+	return &AfterSaleLogCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *AfterSaleLogClient) MapCreateBulk(slice any, setFunc func(*AfterSaleLogCreate, int)) *AfterSaleLogCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &AfterSaleLogCreateBulk{err: fmt.Errorf("calling to AfterSaleLogClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*AfterSaleLogCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &AfterSaleLogCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for AfterSaleLog.
+func (c *AfterSaleLogClient) Update() *AfterSaleLogUpdate {
+	mutation := newAfterSaleLogMutation(c.config, OpUpdate)
+	return &AfterSaleLogUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *AfterSaleLogClient) UpdateOne(_m *AfterSaleLog) *AfterSaleLogUpdateOne {
+	mutation := newAfterSaleLogMutation(c.config, OpUpdateOne, withAfterSaleLog(_m))
+	return &AfterSaleLogUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *AfterSaleLogClient) UpdateOneID(id int64) *AfterSaleLogUpdateOne {
+	mutation := newAfterSaleLogMutation(c.config, OpUpdateOne, withAfterSaleLogID(id))
+	return &AfterSaleLogUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for AfterSaleLog.
+func (c *AfterSaleLogClient) Delete() *AfterSaleLogDelete {
+	mutation := newAfterSaleLogMutation(c.config, OpDelete)
+	return &AfterSaleLogDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *AfterSaleLogClient) DeleteOne(_m *AfterSaleLog) *AfterSaleLogDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *AfterSaleLogClient) DeleteOneID(id int64) *AfterSaleLogDeleteOne {
+	builder := c.Delete().Where(aftersalelog.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &AfterSaleLogDeleteOne{builder}
+}
+
+// Query returns a query builder for AfterSaleLog.
+func (c *AfterSaleLogClient) Query() *AfterSaleLogQuery {
+	return &AfterSaleLogQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeAfterSaleLog},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a AfterSaleLog entity by its id.
+func (c *AfterSaleLogClient) Get(ctx context.Context, id int64) (*AfterSaleLog, error) {
+	return c.Query().Where(aftersalelog.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *AfterSaleLogClient) GetX(ctx context.Context, id int64) *AfterSaleLog {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *AfterSaleLogClient) Hooks() []Hook {
+	return c.hooks.AfterSaleLog
+}
+
+// Interceptors returns the client interceptors.
+func (c *AfterSaleLogClient) Interceptors() []Interceptor {
+	return c.inters.AfterSaleLog
+}
+
+func (c *AfterSaleLogClient) mutate(ctx context.Context, m *AfterSaleLogMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&AfterSaleLogCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&AfterSaleLogUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&AfterSaleLogUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&AfterSaleLogDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown AfterSaleLog mutation op: %q", m.Op())
 	}
 }
 
@@ -4430,18 +4885,18 @@ func (c *WebhookDeliveryClient) mutate(ctx context.Context, m *WebhookDeliveryMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		Address, AddressBook, Cart, CartLine, Category, Coupon, CouponClaim, Goods,
-		GoodsListing, Idempotency, Order, OrderLine, Outbox, Payment, PaymentEvent,
-		PaymentStart, PoolBuyer, PurchaseCount, Refund, Shipment, ShippingTemplate,
-		Sku, Spec, SpecValue, StockLog, StockPool, UserCoupon, Webhook,
-		WebhookDelivery []ent.Hook
+		Address, AddressBook, AfterSale, AfterSaleLine, AfterSaleLog, Cart, CartLine,
+		Category, Coupon, CouponClaim, Goods, GoodsListing, Idempotency, Order,
+		OrderLine, Outbox, Payment, PaymentEvent, PaymentStart, PoolBuyer,
+		PurchaseCount, Refund, Shipment, ShippingTemplate, Sku, Spec, SpecValue,
+		StockLog, StockPool, UserCoupon, Webhook, WebhookDelivery []ent.Hook
 	}
 	inters struct {
-		Address, AddressBook, Cart, CartLine, Category, Coupon, CouponClaim, Goods,
-		GoodsListing, Idempotency, Order, OrderLine, Outbox, Payment, PaymentEvent,
-		PaymentStart, PoolBuyer, PurchaseCount, Refund, Shipment, ShippingTemplate,
-		Sku, Spec, SpecValue, StockLog, StockPool, UserCoupon, Webhook,
-		WebhookDelivery []ent.Interceptor
+		Address, AddressBook, AfterSale, AfterSaleLine, AfterSaleLog, Cart, CartLine,
+		Category, Coupon, CouponClaim, Goods, GoodsListing, Idempotency, Order,
+		OrderLine, Outbox, Payment, PaymentEvent, PaymentStart, PoolBuyer,
+		PurchaseCount, Refund, Shipment, ShippingTemplate, Sku, Spec, SpecValue,
+		StockLog, StockPool, UserCoupon, Webhook, WebhookDelivery []ent.Interceptor
 	}
 )
 

@@ -9,6 +9,9 @@ import (
 	"reflect"
 	"storefront/ent/address"
 	"storefront/ent/addressbook"
+	"storefront/ent/aftersale"
+	"storefront/ent/aftersaleline"
+	"storefront/ent/aftersalelog"
 	"storefront/ent/cart"
 	"storefront/ent/cartline"
 	"storefront/ent/category"
@@ -103,6 +106,9 @@ func checkColumn(t, c string) error {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			address.Table:          address.ValidColumn,
 			addressbook.Table:      addressbook.ValidColumn,
+			aftersale.Table:        aftersale.ValidColumn,
+			aftersaleline.Table:    aftersaleline.ValidColumn,
+			aftersalelog.Table:     aftersalelog.ValidColumn,
 			cart.Table:             cart.ValidColumn,
 			cartline.Table:         cartline.ValidColumn,
 			category.Table:         category.ValidColumn,

@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"storefront/ent/address"
 	"storefront/ent/addressbook"
+	"storefront/ent/aftersale"
+	"storefront/ent/aftersaleline"
+	"storefront/ent/aftersalelog"
 	"storefront/ent/cart"
 	"storefront/ent/cartline"
 	"storefront/ent/category"
@@ -58,6 +61,9 @@ const (
 	// Node types.
 	TypeAddress          = "Address"
 	TypeAddressBook      = "AddressBook"
+	TypeAfterSale        = "AfterSale"
+	TypeAfterSaleLine    = "AfterSaleLine"
+	TypeAfterSaleLog     = "AfterSaleLog"
 	TypeCart             = "Cart"
 	TypeCartLine         = "CartLine"
 	TypeCategory         = "Category"
@@ -1489,6 +1495,3012 @@ func (m *AddressBookMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *AddressBookMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown AddressBook edge %s", name)
+}
+
+// AfterSaleMutation represents an operation that mutates the AfterSale nodes in the graph.
+type AfterSaleMutation struct {
+	config
+	op                 Op
+	typ                string
+	id                 *int64
+	after_sale_sn      *string
+	order_id           *int64
+	addorder_id        *int64
+	order_sn           *string
+	user_id            *string
+	_type              *enums.AfterSaleType
+	status             *enums.AfterSaleStatus
+	amount             *money.Money
+	addamount          *money.Money
+	shipping_fee       *money.Money
+	addshipping_fee    *money.Money
+	currency           *string
+	reason             *string
+	reject_reason      *string
+	return_carrier     *string
+	return_tracking_no *string
+	version            *int64
+	addversion         *int64
+	created_at         *time.Time
+	updated_at         *time.Time
+	clearedFields      map[string]struct{}
+	lines              map[int64]struct{}
+	removedlines       map[int64]struct{}
+	clearedlines       bool
+	done               bool
+	oldValue           func(context.Context) (*AfterSale, error)
+	predicates         []predicate.AfterSale
+}
+
+var _ ent.Mutation = (*AfterSaleMutation)(nil)
+
+// aftersaleOption allows management of the mutation configuration using functional options.
+type aftersaleOption func(*AfterSaleMutation)
+
+// newAfterSaleMutation creates new mutation for the AfterSale entity.
+func newAfterSaleMutation(c config, op Op, opts ...aftersaleOption) *AfterSaleMutation {
+	m := &AfterSaleMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeAfterSale,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withAfterSaleID sets the ID field of the mutation.
+func withAfterSaleID(id int64) aftersaleOption {
+	return func(m *AfterSaleMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *AfterSale
+		)
+		m.oldValue = func(ctx context.Context) (*AfterSale, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().AfterSale.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withAfterSale sets the old AfterSale of the mutation.
+func withAfterSale(node *AfterSale) aftersaleOption {
+	return func(m *AfterSaleMutation) {
+		m.oldValue = func(context.Context) (*AfterSale, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m AfterSaleMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m AfterSaleMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of AfterSale entities.
+func (m *AfterSaleMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *AfterSaleMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *AfterSaleMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().AfterSale.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetAfterSaleSn sets the "after_sale_sn" field.
+func (m *AfterSaleMutation) SetAfterSaleSn(s string) {
+	m.after_sale_sn = &s
+}
+
+// AfterSaleSn returns the value of the "after_sale_sn" field in the mutation.
+func (m *AfterSaleMutation) AfterSaleSn() (r string, exists bool) {
+	v := m.after_sale_sn
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAfterSaleSn returns the old "after_sale_sn" field's value of the AfterSale entity.
+// If the AfterSale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleMutation) OldAfterSaleSn(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAfterSaleSn is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAfterSaleSn requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAfterSaleSn: %w", err)
+	}
+	return oldValue.AfterSaleSn, nil
+}
+
+// ResetAfterSaleSn resets all changes to the "after_sale_sn" field.
+func (m *AfterSaleMutation) ResetAfterSaleSn() {
+	m.after_sale_sn = nil
+}
+
+// SetOrderID sets the "order_id" field.
+func (m *AfterSaleMutation) SetOrderID(i int64) {
+	m.order_id = &i
+	m.addorder_id = nil
+}
+
+// OrderID returns the value of the "order_id" field in the mutation.
+func (m *AfterSaleMutation) OrderID() (r int64, exists bool) {
+	v := m.order_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrderID returns the old "order_id" field's value of the AfterSale entity.
+// If the AfterSale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleMutation) OldOrderID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrderID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrderID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrderID: %w", err)
+	}
+	return oldValue.OrderID, nil
+}
+
+// AddOrderID adds i to the "order_id" field.
+func (m *AfterSaleMutation) AddOrderID(i int64) {
+	if m.addorder_id != nil {
+		*m.addorder_id += i
+	} else {
+		m.addorder_id = &i
+	}
+}
+
+// AddedOrderID returns the value that was added to the "order_id" field in this mutation.
+func (m *AfterSaleMutation) AddedOrderID() (r int64, exists bool) {
+	v := m.addorder_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetOrderID resets all changes to the "order_id" field.
+func (m *AfterSaleMutation) ResetOrderID() {
+	m.order_id = nil
+	m.addorder_id = nil
+}
+
+// SetOrderSn sets the "order_sn" field.
+func (m *AfterSaleMutation) SetOrderSn(s string) {
+	m.order_sn = &s
+}
+
+// OrderSn returns the value of the "order_sn" field in the mutation.
+func (m *AfterSaleMutation) OrderSn() (r string, exists bool) {
+	v := m.order_sn
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrderSn returns the old "order_sn" field's value of the AfterSale entity.
+// If the AfterSale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleMutation) OldOrderSn(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrderSn is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrderSn requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrderSn: %w", err)
+	}
+	return oldValue.OrderSn, nil
+}
+
+// ResetOrderSn resets all changes to the "order_sn" field.
+func (m *AfterSaleMutation) ResetOrderSn() {
+	m.order_sn = nil
+}
+
+// SetUserID sets the "user_id" field.
+func (m *AfterSaleMutation) SetUserID(s string) {
+	m.user_id = &s
+}
+
+// UserID returns the value of the "user_id" field in the mutation.
+func (m *AfterSaleMutation) UserID() (r string, exists bool) {
+	v := m.user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserID returns the old "user_id" field's value of the AfterSale entity.
+// If the AfterSale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleMutation) OldUserID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserID: %w", err)
+	}
+	return oldValue.UserID, nil
+}
+
+// ResetUserID resets all changes to the "user_id" field.
+func (m *AfterSaleMutation) ResetUserID() {
+	m.user_id = nil
+}
+
+// SetType sets the "type" field.
+func (m *AfterSaleMutation) SetType(est enums.AfterSaleType) {
+	m._type = &est
+}
+
+// GetType returns the value of the "type" field in the mutation.
+func (m *AfterSaleMutation) GetType() (r enums.AfterSaleType, exists bool) {
+	v := m._type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldType returns the old "type" field's value of the AfterSale entity.
+// If the AfterSale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleMutation) OldType(ctx context.Context) (v enums.AfterSaleType, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldType: %w", err)
+	}
+	return oldValue.Type, nil
+}
+
+// ResetType resets all changes to the "type" field.
+func (m *AfterSaleMutation) ResetType() {
+	m._type = nil
+}
+
+// SetStatus sets the "status" field.
+func (m *AfterSaleMutation) SetStatus(ess enums.AfterSaleStatus) {
+	m.status = &ess
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *AfterSaleMutation) Status() (r enums.AfterSaleStatus, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the AfterSale entity.
+// If the AfterSale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleMutation) OldStatus(ctx context.Context) (v enums.AfterSaleStatus, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *AfterSaleMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetAmount sets the "amount" field.
+func (m *AfterSaleMutation) SetAmount(value money.Money) {
+	m.amount = &value
+	m.addamount = nil
+}
+
+// Amount returns the value of the "amount" field in the mutation.
+func (m *AfterSaleMutation) Amount() (r money.Money, exists bool) {
+	v := m.amount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmount returns the old "amount" field's value of the AfterSale entity.
+// If the AfterSale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleMutation) OldAmount(ctx context.Context) (v money.Money, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmount: %w", err)
+	}
+	return oldValue.Amount, nil
+}
+
+// AddAmount adds value to the "amount" field.
+func (m *AfterSaleMutation) AddAmount(value money.Money) {
+	if m.addamount != nil {
+		*m.addamount += value
+	} else {
+		m.addamount = &value
+	}
+}
+
+// AddedAmount returns the value that was added to the "amount" field in this mutation.
+func (m *AfterSaleMutation) AddedAmount() (r money.Money, exists bool) {
+	v := m.addamount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAmount resets all changes to the "amount" field.
+func (m *AfterSaleMutation) ResetAmount() {
+	m.amount = nil
+	m.addamount = nil
+}
+
+// SetShippingFee sets the "shipping_fee" field.
+func (m *AfterSaleMutation) SetShippingFee(value money.Money) {
+	m.shipping_fee = &value
+	m.addshipping_fee = nil
+}
+
+// ShippingFee returns the value of the "shipping_fee" field in the mutation.
+func (m *AfterSaleMutation) ShippingFee() (r money.Money, exists bool) {
+	v := m.shipping_fee
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldShippingFee returns the old "shipping_fee" field's value of the AfterSale entity.
+// If the AfterSale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleMutation) OldShippingFee(ctx context.Context) (v money.Money, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldShippingFee is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldShippingFee requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldShippingFee: %w", err)
+	}
+	return oldValue.ShippingFee, nil
+}
+
+// AddShippingFee adds value to the "shipping_fee" field.
+func (m *AfterSaleMutation) AddShippingFee(value money.Money) {
+	if m.addshipping_fee != nil {
+		*m.addshipping_fee += value
+	} else {
+		m.addshipping_fee = &value
+	}
+}
+
+// AddedShippingFee returns the value that was added to the "shipping_fee" field in this mutation.
+func (m *AfterSaleMutation) AddedShippingFee() (r money.Money, exists bool) {
+	v := m.addshipping_fee
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetShippingFee resets all changes to the "shipping_fee" field.
+func (m *AfterSaleMutation) ResetShippingFee() {
+	m.shipping_fee = nil
+	m.addshipping_fee = nil
+}
+
+// SetCurrency sets the "currency" field.
+func (m *AfterSaleMutation) SetCurrency(s string) {
+	m.currency = &s
+}
+
+// Currency returns the value of the "currency" field in the mutation.
+func (m *AfterSaleMutation) Currency() (r string, exists bool) {
+	v := m.currency
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCurrency returns the old "currency" field's value of the AfterSale entity.
+// If the AfterSale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleMutation) OldCurrency(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCurrency is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCurrency requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCurrency: %w", err)
+	}
+	return oldValue.Currency, nil
+}
+
+// ResetCurrency resets all changes to the "currency" field.
+func (m *AfterSaleMutation) ResetCurrency() {
+	m.currency = nil
+}
+
+// SetReason sets the "reason" field.
+func (m *AfterSaleMutation) SetReason(s string) {
+	m.reason = &s
+}
+
+// Reason returns the value of the "reason" field in the mutation.
+func (m *AfterSaleMutation) Reason() (r string, exists bool) {
+	v := m.reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReason returns the old "reason" field's value of the AfterSale entity.
+// If the AfterSale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleMutation) OldReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReason: %w", err)
+	}
+	return oldValue.Reason, nil
+}
+
+// ResetReason resets all changes to the "reason" field.
+func (m *AfterSaleMutation) ResetReason() {
+	m.reason = nil
+}
+
+// SetRejectReason sets the "reject_reason" field.
+func (m *AfterSaleMutation) SetRejectReason(s string) {
+	m.reject_reason = &s
+}
+
+// RejectReason returns the value of the "reject_reason" field in the mutation.
+func (m *AfterSaleMutation) RejectReason() (r string, exists bool) {
+	v := m.reject_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRejectReason returns the old "reject_reason" field's value of the AfterSale entity.
+// If the AfterSale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleMutation) OldRejectReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRejectReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRejectReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRejectReason: %w", err)
+	}
+	return oldValue.RejectReason, nil
+}
+
+// ResetRejectReason resets all changes to the "reject_reason" field.
+func (m *AfterSaleMutation) ResetRejectReason() {
+	m.reject_reason = nil
+}
+
+// SetReturnCarrier sets the "return_carrier" field.
+func (m *AfterSaleMutation) SetReturnCarrier(s string) {
+	m.return_carrier = &s
+}
+
+// ReturnCarrier returns the value of the "return_carrier" field in the mutation.
+func (m *AfterSaleMutation) ReturnCarrier() (r string, exists bool) {
+	v := m.return_carrier
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReturnCarrier returns the old "return_carrier" field's value of the AfterSale entity.
+// If the AfterSale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleMutation) OldReturnCarrier(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReturnCarrier is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReturnCarrier requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReturnCarrier: %w", err)
+	}
+	return oldValue.ReturnCarrier, nil
+}
+
+// ResetReturnCarrier resets all changes to the "return_carrier" field.
+func (m *AfterSaleMutation) ResetReturnCarrier() {
+	m.return_carrier = nil
+}
+
+// SetReturnTrackingNo sets the "return_tracking_no" field.
+func (m *AfterSaleMutation) SetReturnTrackingNo(s string) {
+	m.return_tracking_no = &s
+}
+
+// ReturnTrackingNo returns the value of the "return_tracking_no" field in the mutation.
+func (m *AfterSaleMutation) ReturnTrackingNo() (r string, exists bool) {
+	v := m.return_tracking_no
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReturnTrackingNo returns the old "return_tracking_no" field's value of the AfterSale entity.
+// If the AfterSale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleMutation) OldReturnTrackingNo(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReturnTrackingNo is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReturnTrackingNo requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReturnTrackingNo: %w", err)
+	}
+	return oldValue.ReturnTrackingNo, nil
+}
+
+// ResetReturnTrackingNo resets all changes to the "return_tracking_no" field.
+func (m *AfterSaleMutation) ResetReturnTrackingNo() {
+	m.return_tracking_no = nil
+}
+
+// SetVersion sets the "version" field.
+func (m *AfterSaleMutation) SetVersion(i int64) {
+	m.version = &i
+	m.addversion = nil
+}
+
+// Version returns the value of the "version" field in the mutation.
+func (m *AfterSaleMutation) Version() (r int64, exists bool) {
+	v := m.version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVersion returns the old "version" field's value of the AfterSale entity.
+// If the AfterSale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleMutation) OldVersion(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVersion: %w", err)
+	}
+	return oldValue.Version, nil
+}
+
+// AddVersion adds i to the "version" field.
+func (m *AfterSaleMutation) AddVersion(i int64) {
+	if m.addversion != nil {
+		*m.addversion += i
+	} else {
+		m.addversion = &i
+	}
+}
+
+// AddedVersion returns the value that was added to the "version" field in this mutation.
+func (m *AfterSaleMutation) AddedVersion() (r int64, exists bool) {
+	v := m.addversion
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetVersion resets all changes to the "version" field.
+func (m *AfterSaleMutation) ResetVersion() {
+	m.version = nil
+	m.addversion = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *AfterSaleMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *AfterSaleMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the AfterSale entity.
+// If the AfterSale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *AfterSaleMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *AfterSaleMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *AfterSaleMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the AfterSale entity.
+// If the AfterSale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *AfterSaleMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// AddLineIDs adds the "lines" edge to the AfterSaleLine entity by ids.
+func (m *AfterSaleMutation) AddLineIDs(ids ...int64) {
+	if m.lines == nil {
+		m.lines = make(map[int64]struct{})
+	}
+	for i := range ids {
+		m.lines[ids[i]] = struct{}{}
+	}
+}
+
+// ClearLines clears the "lines" edge to the AfterSaleLine entity.
+func (m *AfterSaleMutation) ClearLines() {
+	m.clearedlines = true
+}
+
+// LinesCleared reports if the "lines" edge to the AfterSaleLine entity was cleared.
+func (m *AfterSaleMutation) LinesCleared() bool {
+	return m.clearedlines
+}
+
+// RemoveLineIDs removes the "lines" edge to the AfterSaleLine entity by IDs.
+func (m *AfterSaleMutation) RemoveLineIDs(ids ...int64) {
+	if m.removedlines == nil {
+		m.removedlines = make(map[int64]struct{})
+	}
+	for i := range ids {
+		delete(m.lines, ids[i])
+		m.removedlines[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedLines returns the removed IDs of the "lines" edge to the AfterSaleLine entity.
+func (m *AfterSaleMutation) RemovedLinesIDs() (ids []int64) {
+	for id := range m.removedlines {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// LinesIDs returns the "lines" edge IDs in the mutation.
+func (m *AfterSaleMutation) LinesIDs() (ids []int64) {
+	for id := range m.lines {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetLines resets all changes to the "lines" edge.
+func (m *AfterSaleMutation) ResetLines() {
+	m.lines = nil
+	m.clearedlines = false
+	m.removedlines = nil
+}
+
+// Where appends a list predicates to the AfterSaleMutation builder.
+func (m *AfterSaleMutation) Where(ps ...predicate.AfterSale) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the AfterSaleMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *AfterSaleMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.AfterSale, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *AfterSaleMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *AfterSaleMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (AfterSale).
+func (m *AfterSaleMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *AfterSaleMutation) Fields() []string {
+	fields := make([]string, 0, 16)
+	if m.after_sale_sn != nil {
+		fields = append(fields, aftersale.FieldAfterSaleSn)
+	}
+	if m.order_id != nil {
+		fields = append(fields, aftersale.FieldOrderID)
+	}
+	if m.order_sn != nil {
+		fields = append(fields, aftersale.FieldOrderSn)
+	}
+	if m.user_id != nil {
+		fields = append(fields, aftersale.FieldUserID)
+	}
+	if m._type != nil {
+		fields = append(fields, aftersale.FieldType)
+	}
+	if m.status != nil {
+		fields = append(fields, aftersale.FieldStatus)
+	}
+	if m.amount != nil {
+		fields = append(fields, aftersale.FieldAmount)
+	}
+	if m.shipping_fee != nil {
+		fields = append(fields, aftersale.FieldShippingFee)
+	}
+	if m.currency != nil {
+		fields = append(fields, aftersale.FieldCurrency)
+	}
+	if m.reason != nil {
+		fields = append(fields, aftersale.FieldReason)
+	}
+	if m.reject_reason != nil {
+		fields = append(fields, aftersale.FieldRejectReason)
+	}
+	if m.return_carrier != nil {
+		fields = append(fields, aftersale.FieldReturnCarrier)
+	}
+	if m.return_tracking_no != nil {
+		fields = append(fields, aftersale.FieldReturnTrackingNo)
+	}
+	if m.version != nil {
+		fields = append(fields, aftersale.FieldVersion)
+	}
+	if m.created_at != nil {
+		fields = append(fields, aftersale.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, aftersale.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *AfterSaleMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case aftersale.FieldAfterSaleSn:
+		return m.AfterSaleSn()
+	case aftersale.FieldOrderID:
+		return m.OrderID()
+	case aftersale.FieldOrderSn:
+		return m.OrderSn()
+	case aftersale.FieldUserID:
+		return m.UserID()
+	case aftersale.FieldType:
+		return m.GetType()
+	case aftersale.FieldStatus:
+		return m.Status()
+	case aftersale.FieldAmount:
+		return m.Amount()
+	case aftersale.FieldShippingFee:
+		return m.ShippingFee()
+	case aftersale.FieldCurrency:
+		return m.Currency()
+	case aftersale.FieldReason:
+		return m.Reason()
+	case aftersale.FieldRejectReason:
+		return m.RejectReason()
+	case aftersale.FieldReturnCarrier:
+		return m.ReturnCarrier()
+	case aftersale.FieldReturnTrackingNo:
+		return m.ReturnTrackingNo()
+	case aftersale.FieldVersion:
+		return m.Version()
+	case aftersale.FieldCreatedAt:
+		return m.CreatedAt()
+	case aftersale.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *AfterSaleMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case aftersale.FieldAfterSaleSn:
+		return m.OldAfterSaleSn(ctx)
+	case aftersale.FieldOrderID:
+		return m.OldOrderID(ctx)
+	case aftersale.FieldOrderSn:
+		return m.OldOrderSn(ctx)
+	case aftersale.FieldUserID:
+		return m.OldUserID(ctx)
+	case aftersale.FieldType:
+		return m.OldType(ctx)
+	case aftersale.FieldStatus:
+		return m.OldStatus(ctx)
+	case aftersale.FieldAmount:
+		return m.OldAmount(ctx)
+	case aftersale.FieldShippingFee:
+		return m.OldShippingFee(ctx)
+	case aftersale.FieldCurrency:
+		return m.OldCurrency(ctx)
+	case aftersale.FieldReason:
+		return m.OldReason(ctx)
+	case aftersale.FieldRejectReason:
+		return m.OldRejectReason(ctx)
+	case aftersale.FieldReturnCarrier:
+		return m.OldReturnCarrier(ctx)
+	case aftersale.FieldReturnTrackingNo:
+		return m.OldReturnTrackingNo(ctx)
+	case aftersale.FieldVersion:
+		return m.OldVersion(ctx)
+	case aftersale.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case aftersale.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown AfterSale field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AfterSaleMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case aftersale.FieldAfterSaleSn:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAfterSaleSn(v)
+		return nil
+	case aftersale.FieldOrderID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrderID(v)
+		return nil
+	case aftersale.FieldOrderSn:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrderSn(v)
+		return nil
+	case aftersale.FieldUserID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserID(v)
+		return nil
+	case aftersale.FieldType:
+		v, ok := value.(enums.AfterSaleType)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetType(v)
+		return nil
+	case aftersale.FieldStatus:
+		v, ok := value.(enums.AfterSaleStatus)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case aftersale.FieldAmount:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmount(v)
+		return nil
+	case aftersale.FieldShippingFee:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetShippingFee(v)
+		return nil
+	case aftersale.FieldCurrency:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCurrency(v)
+		return nil
+	case aftersale.FieldReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReason(v)
+		return nil
+	case aftersale.FieldRejectReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRejectReason(v)
+		return nil
+	case aftersale.FieldReturnCarrier:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReturnCarrier(v)
+		return nil
+	case aftersale.FieldReturnTrackingNo:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReturnTrackingNo(v)
+		return nil
+	case aftersale.FieldVersion:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVersion(v)
+		return nil
+	case aftersale.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case aftersale.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown AfterSale field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *AfterSaleMutation) AddedFields() []string {
+	var fields []string
+	if m.addorder_id != nil {
+		fields = append(fields, aftersale.FieldOrderID)
+	}
+	if m.addamount != nil {
+		fields = append(fields, aftersale.FieldAmount)
+	}
+	if m.addshipping_fee != nil {
+		fields = append(fields, aftersale.FieldShippingFee)
+	}
+	if m.addversion != nil {
+		fields = append(fields, aftersale.FieldVersion)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *AfterSaleMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case aftersale.FieldOrderID:
+		return m.AddedOrderID()
+	case aftersale.FieldAmount:
+		return m.AddedAmount()
+	case aftersale.FieldShippingFee:
+		return m.AddedShippingFee()
+	case aftersale.FieldVersion:
+		return m.AddedVersion()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AfterSaleMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case aftersale.FieldOrderID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddOrderID(v)
+		return nil
+	case aftersale.FieldAmount:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAmount(v)
+		return nil
+	case aftersale.FieldShippingFee:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddShippingFee(v)
+		return nil
+	case aftersale.FieldVersion:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddVersion(v)
+		return nil
+	}
+	return fmt.Errorf("unknown AfterSale numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *AfterSaleMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *AfterSaleMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *AfterSaleMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown AfterSale nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *AfterSaleMutation) ResetField(name string) error {
+	switch name {
+	case aftersale.FieldAfterSaleSn:
+		m.ResetAfterSaleSn()
+		return nil
+	case aftersale.FieldOrderID:
+		m.ResetOrderID()
+		return nil
+	case aftersale.FieldOrderSn:
+		m.ResetOrderSn()
+		return nil
+	case aftersale.FieldUserID:
+		m.ResetUserID()
+		return nil
+	case aftersale.FieldType:
+		m.ResetType()
+		return nil
+	case aftersale.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case aftersale.FieldAmount:
+		m.ResetAmount()
+		return nil
+	case aftersale.FieldShippingFee:
+		m.ResetShippingFee()
+		return nil
+	case aftersale.FieldCurrency:
+		m.ResetCurrency()
+		return nil
+	case aftersale.FieldReason:
+		m.ResetReason()
+		return nil
+	case aftersale.FieldRejectReason:
+		m.ResetRejectReason()
+		return nil
+	case aftersale.FieldReturnCarrier:
+		m.ResetReturnCarrier()
+		return nil
+	case aftersale.FieldReturnTrackingNo:
+		m.ResetReturnTrackingNo()
+		return nil
+	case aftersale.FieldVersion:
+		m.ResetVersion()
+		return nil
+	case aftersale.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case aftersale.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown AfterSale field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *AfterSaleMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.lines != nil {
+		edges = append(edges, aftersale.EdgeLines)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *AfterSaleMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case aftersale.EdgeLines:
+		ids := make([]ent.Value, 0, len(m.lines))
+		for id := range m.lines {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *AfterSaleMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.removedlines != nil {
+		edges = append(edges, aftersale.EdgeLines)
+	}
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *AfterSaleMutation) RemovedIDs(name string) []ent.Value {
+	switch name {
+	case aftersale.EdgeLines:
+		ids := make([]ent.Value, 0, len(m.removedlines))
+		for id := range m.removedlines {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *AfterSaleMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedlines {
+		edges = append(edges, aftersale.EdgeLines)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *AfterSaleMutation) EdgeCleared(name string) bool {
+	switch name {
+	case aftersale.EdgeLines:
+		return m.clearedlines
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *AfterSaleMutation) ClearEdge(name string) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown AfterSale unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *AfterSaleMutation) ResetEdge(name string) error {
+	switch name {
+	case aftersale.EdgeLines:
+		m.ResetLines()
+		return nil
+	}
+	return fmt.Errorf("unknown AfterSale edge %s", name)
+}
+
+// AfterSaleLineMutation represents an operation that mutates the AfterSaleLine nodes in the graph.
+type AfterSaleLineMutation struct {
+	config
+	op                Op
+	typ               string
+	id                *int64
+	order_line_id     *int64
+	addorder_line_id  *int64
+	item_id           *int64
+	additem_id        *int64
+	goods_id          *int64
+	addgoods_id       *int64
+	pool_id           *int64
+	addpool_id        *int64
+	quantity          *int64
+	addquantity       *int64
+	withheld          *int64
+	addwithheld       *int64
+	amount            *money.Money
+	addamount         *money.Money
+	clearedFields     map[string]struct{}
+	after_sale        *int64
+	clearedafter_sale bool
+	done              bool
+	oldValue          func(context.Context) (*AfterSaleLine, error)
+	predicates        []predicate.AfterSaleLine
+}
+
+var _ ent.Mutation = (*AfterSaleLineMutation)(nil)
+
+// aftersalelineOption allows management of the mutation configuration using functional options.
+type aftersalelineOption func(*AfterSaleLineMutation)
+
+// newAfterSaleLineMutation creates new mutation for the AfterSaleLine entity.
+func newAfterSaleLineMutation(c config, op Op, opts ...aftersalelineOption) *AfterSaleLineMutation {
+	m := &AfterSaleLineMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeAfterSaleLine,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withAfterSaleLineID sets the ID field of the mutation.
+func withAfterSaleLineID(id int64) aftersalelineOption {
+	return func(m *AfterSaleLineMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *AfterSaleLine
+		)
+		m.oldValue = func(ctx context.Context) (*AfterSaleLine, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().AfterSaleLine.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withAfterSaleLine sets the old AfterSaleLine of the mutation.
+func withAfterSaleLine(node *AfterSaleLine) aftersalelineOption {
+	return func(m *AfterSaleLineMutation) {
+		m.oldValue = func(context.Context) (*AfterSaleLine, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m AfterSaleLineMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m AfterSaleLineMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of AfterSaleLine entities.
+func (m *AfterSaleLineMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *AfterSaleLineMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *AfterSaleLineMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().AfterSaleLine.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetAfterSaleID sets the "after_sale_id" field.
+func (m *AfterSaleLineMutation) SetAfterSaleID(i int64) {
+	m.after_sale = &i
+}
+
+// AfterSaleID returns the value of the "after_sale_id" field in the mutation.
+func (m *AfterSaleLineMutation) AfterSaleID() (r int64, exists bool) {
+	v := m.after_sale
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAfterSaleID returns the old "after_sale_id" field's value of the AfterSaleLine entity.
+// If the AfterSaleLine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleLineMutation) OldAfterSaleID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAfterSaleID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAfterSaleID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAfterSaleID: %w", err)
+	}
+	return oldValue.AfterSaleID, nil
+}
+
+// ResetAfterSaleID resets all changes to the "after_sale_id" field.
+func (m *AfterSaleLineMutation) ResetAfterSaleID() {
+	m.after_sale = nil
+}
+
+// SetOrderLineID sets the "order_line_id" field.
+func (m *AfterSaleLineMutation) SetOrderLineID(i int64) {
+	m.order_line_id = &i
+	m.addorder_line_id = nil
+}
+
+// OrderLineID returns the value of the "order_line_id" field in the mutation.
+func (m *AfterSaleLineMutation) OrderLineID() (r int64, exists bool) {
+	v := m.order_line_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrderLineID returns the old "order_line_id" field's value of the AfterSaleLine entity.
+// If the AfterSaleLine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleLineMutation) OldOrderLineID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrderLineID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrderLineID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrderLineID: %w", err)
+	}
+	return oldValue.OrderLineID, nil
+}
+
+// AddOrderLineID adds i to the "order_line_id" field.
+func (m *AfterSaleLineMutation) AddOrderLineID(i int64) {
+	if m.addorder_line_id != nil {
+		*m.addorder_line_id += i
+	} else {
+		m.addorder_line_id = &i
+	}
+}
+
+// AddedOrderLineID returns the value that was added to the "order_line_id" field in this mutation.
+func (m *AfterSaleLineMutation) AddedOrderLineID() (r int64, exists bool) {
+	v := m.addorder_line_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetOrderLineID resets all changes to the "order_line_id" field.
+func (m *AfterSaleLineMutation) ResetOrderLineID() {
+	m.order_line_id = nil
+	m.addorder_line_id = nil
+}
+
+// SetItemID sets the "item_id" field.
+func (m *AfterSaleLineMutation) SetItemID(i int64) {
+	m.item_id = &i
+	m.additem_id = nil
+}
+
+// ItemID returns the value of the "item_id" field in the mutation.
+func (m *AfterSaleLineMutation) ItemID() (r int64, exists bool) {
+	v := m.item_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldItemID returns the old "item_id" field's value of the AfterSaleLine entity.
+// If the AfterSaleLine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleLineMutation) OldItemID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldItemID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldItemID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldItemID: %w", err)
+	}
+	return oldValue.ItemID, nil
+}
+
+// AddItemID adds i to the "item_id" field.
+func (m *AfterSaleLineMutation) AddItemID(i int64) {
+	if m.additem_id != nil {
+		*m.additem_id += i
+	} else {
+		m.additem_id = &i
+	}
+}
+
+// AddedItemID returns the value that was added to the "item_id" field in this mutation.
+func (m *AfterSaleLineMutation) AddedItemID() (r int64, exists bool) {
+	v := m.additem_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetItemID resets all changes to the "item_id" field.
+func (m *AfterSaleLineMutation) ResetItemID() {
+	m.item_id = nil
+	m.additem_id = nil
+}
+
+// SetGoodsID sets the "goods_id" field.
+func (m *AfterSaleLineMutation) SetGoodsID(i int64) {
+	m.goods_id = &i
+	m.addgoods_id = nil
+}
+
+// GoodsID returns the value of the "goods_id" field in the mutation.
+func (m *AfterSaleLineMutation) GoodsID() (r int64, exists bool) {
+	v := m.goods_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGoodsID returns the old "goods_id" field's value of the AfterSaleLine entity.
+// If the AfterSaleLine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleLineMutation) OldGoodsID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGoodsID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGoodsID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGoodsID: %w", err)
+	}
+	return oldValue.GoodsID, nil
+}
+
+// AddGoodsID adds i to the "goods_id" field.
+func (m *AfterSaleLineMutation) AddGoodsID(i int64) {
+	if m.addgoods_id != nil {
+		*m.addgoods_id += i
+	} else {
+		m.addgoods_id = &i
+	}
+}
+
+// AddedGoodsID returns the value that was added to the "goods_id" field in this mutation.
+func (m *AfterSaleLineMutation) AddedGoodsID() (r int64, exists bool) {
+	v := m.addgoods_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetGoodsID resets all changes to the "goods_id" field.
+func (m *AfterSaleLineMutation) ResetGoodsID() {
+	m.goods_id = nil
+	m.addgoods_id = nil
+}
+
+// SetPoolID sets the "pool_id" field.
+func (m *AfterSaleLineMutation) SetPoolID(i int64) {
+	m.pool_id = &i
+	m.addpool_id = nil
+}
+
+// PoolID returns the value of the "pool_id" field in the mutation.
+func (m *AfterSaleLineMutation) PoolID() (r int64, exists bool) {
+	v := m.pool_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPoolID returns the old "pool_id" field's value of the AfterSaleLine entity.
+// If the AfterSaleLine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleLineMutation) OldPoolID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPoolID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPoolID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPoolID: %w", err)
+	}
+	return oldValue.PoolID, nil
+}
+
+// AddPoolID adds i to the "pool_id" field.
+func (m *AfterSaleLineMutation) AddPoolID(i int64) {
+	if m.addpool_id != nil {
+		*m.addpool_id += i
+	} else {
+		m.addpool_id = &i
+	}
+}
+
+// AddedPoolID returns the value that was added to the "pool_id" field in this mutation.
+func (m *AfterSaleLineMutation) AddedPoolID() (r int64, exists bool) {
+	v := m.addpool_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPoolID resets all changes to the "pool_id" field.
+func (m *AfterSaleLineMutation) ResetPoolID() {
+	m.pool_id = nil
+	m.addpool_id = nil
+}
+
+// SetQuantity sets the "quantity" field.
+func (m *AfterSaleLineMutation) SetQuantity(i int64) {
+	m.quantity = &i
+	m.addquantity = nil
+}
+
+// Quantity returns the value of the "quantity" field in the mutation.
+func (m *AfterSaleLineMutation) Quantity() (r int64, exists bool) {
+	v := m.quantity
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldQuantity returns the old "quantity" field's value of the AfterSaleLine entity.
+// If the AfterSaleLine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleLineMutation) OldQuantity(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldQuantity is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldQuantity requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldQuantity: %w", err)
+	}
+	return oldValue.Quantity, nil
+}
+
+// AddQuantity adds i to the "quantity" field.
+func (m *AfterSaleLineMutation) AddQuantity(i int64) {
+	if m.addquantity != nil {
+		*m.addquantity += i
+	} else {
+		m.addquantity = &i
+	}
+}
+
+// AddedQuantity returns the value that was added to the "quantity" field in this mutation.
+func (m *AfterSaleLineMutation) AddedQuantity() (r int64, exists bool) {
+	v := m.addquantity
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetQuantity resets all changes to the "quantity" field.
+func (m *AfterSaleLineMutation) ResetQuantity() {
+	m.quantity = nil
+	m.addquantity = nil
+}
+
+// SetWithheld sets the "withheld" field.
+func (m *AfterSaleLineMutation) SetWithheld(i int64) {
+	m.withheld = &i
+	m.addwithheld = nil
+}
+
+// Withheld returns the value of the "withheld" field in the mutation.
+func (m *AfterSaleLineMutation) Withheld() (r int64, exists bool) {
+	v := m.withheld
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWithheld returns the old "withheld" field's value of the AfterSaleLine entity.
+// If the AfterSaleLine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleLineMutation) OldWithheld(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWithheld is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWithheld requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWithheld: %w", err)
+	}
+	return oldValue.Withheld, nil
+}
+
+// AddWithheld adds i to the "withheld" field.
+func (m *AfterSaleLineMutation) AddWithheld(i int64) {
+	if m.addwithheld != nil {
+		*m.addwithheld += i
+	} else {
+		m.addwithheld = &i
+	}
+}
+
+// AddedWithheld returns the value that was added to the "withheld" field in this mutation.
+func (m *AfterSaleLineMutation) AddedWithheld() (r int64, exists bool) {
+	v := m.addwithheld
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetWithheld resets all changes to the "withheld" field.
+func (m *AfterSaleLineMutation) ResetWithheld() {
+	m.withheld = nil
+	m.addwithheld = nil
+}
+
+// SetAmount sets the "amount" field.
+func (m *AfterSaleLineMutation) SetAmount(value money.Money) {
+	m.amount = &value
+	m.addamount = nil
+}
+
+// Amount returns the value of the "amount" field in the mutation.
+func (m *AfterSaleLineMutation) Amount() (r money.Money, exists bool) {
+	v := m.amount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmount returns the old "amount" field's value of the AfterSaleLine entity.
+// If the AfterSaleLine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleLineMutation) OldAmount(ctx context.Context) (v money.Money, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmount: %w", err)
+	}
+	return oldValue.Amount, nil
+}
+
+// AddAmount adds value to the "amount" field.
+func (m *AfterSaleLineMutation) AddAmount(value money.Money) {
+	if m.addamount != nil {
+		*m.addamount += value
+	} else {
+		m.addamount = &value
+	}
+}
+
+// AddedAmount returns the value that was added to the "amount" field in this mutation.
+func (m *AfterSaleLineMutation) AddedAmount() (r money.Money, exists bool) {
+	v := m.addamount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAmount resets all changes to the "amount" field.
+func (m *AfterSaleLineMutation) ResetAmount() {
+	m.amount = nil
+	m.addamount = nil
+}
+
+// ClearAfterSale clears the "after_sale" edge to the AfterSale entity.
+func (m *AfterSaleLineMutation) ClearAfterSale() {
+	m.clearedafter_sale = true
+	m.clearedFields[aftersaleline.FieldAfterSaleID] = struct{}{}
+}
+
+// AfterSaleCleared reports if the "after_sale" edge to the AfterSale entity was cleared.
+func (m *AfterSaleLineMutation) AfterSaleCleared() bool {
+	return m.clearedafter_sale
+}
+
+// AfterSaleIDs returns the "after_sale" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// AfterSaleID instead. It exists only for internal usage by the builders.
+func (m *AfterSaleLineMutation) AfterSaleIDs() (ids []int64) {
+	if id := m.after_sale; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetAfterSale resets all changes to the "after_sale" edge.
+func (m *AfterSaleLineMutation) ResetAfterSale() {
+	m.after_sale = nil
+	m.clearedafter_sale = false
+}
+
+// Where appends a list predicates to the AfterSaleLineMutation builder.
+func (m *AfterSaleLineMutation) Where(ps ...predicate.AfterSaleLine) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the AfterSaleLineMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *AfterSaleLineMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.AfterSaleLine, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *AfterSaleLineMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *AfterSaleLineMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (AfterSaleLine).
+func (m *AfterSaleLineMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *AfterSaleLineMutation) Fields() []string {
+	fields := make([]string, 0, 8)
+	if m.after_sale != nil {
+		fields = append(fields, aftersaleline.FieldAfterSaleID)
+	}
+	if m.order_line_id != nil {
+		fields = append(fields, aftersaleline.FieldOrderLineID)
+	}
+	if m.item_id != nil {
+		fields = append(fields, aftersaleline.FieldItemID)
+	}
+	if m.goods_id != nil {
+		fields = append(fields, aftersaleline.FieldGoodsID)
+	}
+	if m.pool_id != nil {
+		fields = append(fields, aftersaleline.FieldPoolID)
+	}
+	if m.quantity != nil {
+		fields = append(fields, aftersaleline.FieldQuantity)
+	}
+	if m.withheld != nil {
+		fields = append(fields, aftersaleline.FieldWithheld)
+	}
+	if m.amount != nil {
+		fields = append(fields, aftersaleline.FieldAmount)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *AfterSaleLineMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case aftersaleline.FieldAfterSaleID:
+		return m.AfterSaleID()
+	case aftersaleline.FieldOrderLineID:
+		return m.OrderLineID()
+	case aftersaleline.FieldItemID:
+		return m.ItemID()
+	case aftersaleline.FieldGoodsID:
+		return m.GoodsID()
+	case aftersaleline.FieldPoolID:
+		return m.PoolID()
+	case aftersaleline.FieldQuantity:
+		return m.Quantity()
+	case aftersaleline.FieldWithheld:
+		return m.Withheld()
+	case aftersaleline.FieldAmount:
+		return m.Amount()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *AfterSaleLineMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case aftersaleline.FieldAfterSaleID:
+		return m.OldAfterSaleID(ctx)
+	case aftersaleline.FieldOrderLineID:
+		return m.OldOrderLineID(ctx)
+	case aftersaleline.FieldItemID:
+		return m.OldItemID(ctx)
+	case aftersaleline.FieldGoodsID:
+		return m.OldGoodsID(ctx)
+	case aftersaleline.FieldPoolID:
+		return m.OldPoolID(ctx)
+	case aftersaleline.FieldQuantity:
+		return m.OldQuantity(ctx)
+	case aftersaleline.FieldWithheld:
+		return m.OldWithheld(ctx)
+	case aftersaleline.FieldAmount:
+		return m.OldAmount(ctx)
+	}
+	return nil, fmt.Errorf("unknown AfterSaleLine field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AfterSaleLineMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case aftersaleline.FieldAfterSaleID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAfterSaleID(v)
+		return nil
+	case aftersaleline.FieldOrderLineID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrderLineID(v)
+		return nil
+	case aftersaleline.FieldItemID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetItemID(v)
+		return nil
+	case aftersaleline.FieldGoodsID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGoodsID(v)
+		return nil
+	case aftersaleline.FieldPoolID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPoolID(v)
+		return nil
+	case aftersaleline.FieldQuantity:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetQuantity(v)
+		return nil
+	case aftersaleline.FieldWithheld:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWithheld(v)
+		return nil
+	case aftersaleline.FieldAmount:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmount(v)
+		return nil
+	}
+	return fmt.Errorf("unknown AfterSaleLine field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *AfterSaleLineMutation) AddedFields() []string {
+	var fields []string
+	if m.addorder_line_id != nil {
+		fields = append(fields, aftersaleline.FieldOrderLineID)
+	}
+	if m.additem_id != nil {
+		fields = append(fields, aftersaleline.FieldItemID)
+	}
+	if m.addgoods_id != nil {
+		fields = append(fields, aftersaleline.FieldGoodsID)
+	}
+	if m.addpool_id != nil {
+		fields = append(fields, aftersaleline.FieldPoolID)
+	}
+	if m.addquantity != nil {
+		fields = append(fields, aftersaleline.FieldQuantity)
+	}
+	if m.addwithheld != nil {
+		fields = append(fields, aftersaleline.FieldWithheld)
+	}
+	if m.addamount != nil {
+		fields = append(fields, aftersaleline.FieldAmount)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *AfterSaleLineMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case aftersaleline.FieldOrderLineID:
+		return m.AddedOrderLineID()
+	case aftersaleline.FieldItemID:
+		return m.AddedItemID()
+	case aftersaleline.FieldGoodsID:
+		return m.AddedGoodsID()
+	case aftersaleline.FieldPoolID:
+		return m.AddedPoolID()
+	case aftersaleline.FieldQuantity:
+		return m.AddedQuantity()
+	case aftersaleline.FieldWithheld:
+		return m.AddedWithheld()
+	case aftersaleline.FieldAmount:
+		return m.AddedAmount()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AfterSaleLineMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case aftersaleline.FieldOrderLineID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddOrderLineID(v)
+		return nil
+	case aftersaleline.FieldItemID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddItemID(v)
+		return nil
+	case aftersaleline.FieldGoodsID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddGoodsID(v)
+		return nil
+	case aftersaleline.FieldPoolID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPoolID(v)
+		return nil
+	case aftersaleline.FieldQuantity:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddQuantity(v)
+		return nil
+	case aftersaleline.FieldWithheld:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddWithheld(v)
+		return nil
+	case aftersaleline.FieldAmount:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAmount(v)
+		return nil
+	}
+	return fmt.Errorf("unknown AfterSaleLine numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *AfterSaleLineMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *AfterSaleLineMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *AfterSaleLineMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown AfterSaleLine nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *AfterSaleLineMutation) ResetField(name string) error {
+	switch name {
+	case aftersaleline.FieldAfterSaleID:
+		m.ResetAfterSaleID()
+		return nil
+	case aftersaleline.FieldOrderLineID:
+		m.ResetOrderLineID()
+		return nil
+	case aftersaleline.FieldItemID:
+		m.ResetItemID()
+		return nil
+	case aftersaleline.FieldGoodsID:
+		m.ResetGoodsID()
+		return nil
+	case aftersaleline.FieldPoolID:
+		m.ResetPoolID()
+		return nil
+	case aftersaleline.FieldQuantity:
+		m.ResetQuantity()
+		return nil
+	case aftersaleline.FieldWithheld:
+		m.ResetWithheld()
+		return nil
+	case aftersaleline.FieldAmount:
+		m.ResetAmount()
+		return nil
+	}
+	return fmt.Errorf("unknown AfterSaleLine field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *AfterSaleLineMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.after_sale != nil {
+		edges = append(edges, aftersaleline.EdgeAfterSale)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *AfterSaleLineMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case aftersaleline.EdgeAfterSale:
+		if id := m.after_sale; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *AfterSaleLineMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *AfterSaleLineMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *AfterSaleLineMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedafter_sale {
+		edges = append(edges, aftersaleline.EdgeAfterSale)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *AfterSaleLineMutation) EdgeCleared(name string) bool {
+	switch name {
+	case aftersaleline.EdgeAfterSale:
+		return m.clearedafter_sale
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *AfterSaleLineMutation) ClearEdge(name string) error {
+	switch name {
+	case aftersaleline.EdgeAfterSale:
+		m.ClearAfterSale()
+		return nil
+	}
+	return fmt.Errorf("unknown AfterSaleLine unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *AfterSaleLineMutation) ResetEdge(name string) error {
+	switch name {
+	case aftersaleline.EdgeAfterSale:
+		m.ResetAfterSale()
+		return nil
+	}
+	return fmt.Errorf("unknown AfterSaleLine edge %s", name)
+}
+
+// AfterSaleLogMutation represents an operation that mutates the AfterSaleLog nodes in the graph.
+type AfterSaleLogMutation struct {
+	config
+	op               Op
+	typ              string
+	id               *int64
+	after_sale_id    *int64
+	addafter_sale_id *int64
+	actor            *string
+	from_status      *string
+	to_status        *string
+	note             *string
+	created_at       *time.Time
+	clearedFields    map[string]struct{}
+	done             bool
+	oldValue         func(context.Context) (*AfterSaleLog, error)
+	predicates       []predicate.AfterSaleLog
+}
+
+var _ ent.Mutation = (*AfterSaleLogMutation)(nil)
+
+// aftersalelogOption allows management of the mutation configuration using functional options.
+type aftersalelogOption func(*AfterSaleLogMutation)
+
+// newAfterSaleLogMutation creates new mutation for the AfterSaleLog entity.
+func newAfterSaleLogMutation(c config, op Op, opts ...aftersalelogOption) *AfterSaleLogMutation {
+	m := &AfterSaleLogMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeAfterSaleLog,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withAfterSaleLogID sets the ID field of the mutation.
+func withAfterSaleLogID(id int64) aftersalelogOption {
+	return func(m *AfterSaleLogMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *AfterSaleLog
+		)
+		m.oldValue = func(ctx context.Context) (*AfterSaleLog, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().AfterSaleLog.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withAfterSaleLog sets the old AfterSaleLog of the mutation.
+func withAfterSaleLog(node *AfterSaleLog) aftersalelogOption {
+	return func(m *AfterSaleLogMutation) {
+		m.oldValue = func(context.Context) (*AfterSaleLog, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m AfterSaleLogMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m AfterSaleLogMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of AfterSaleLog entities.
+func (m *AfterSaleLogMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *AfterSaleLogMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *AfterSaleLogMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().AfterSaleLog.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetAfterSaleID sets the "after_sale_id" field.
+func (m *AfterSaleLogMutation) SetAfterSaleID(i int64) {
+	m.after_sale_id = &i
+	m.addafter_sale_id = nil
+}
+
+// AfterSaleID returns the value of the "after_sale_id" field in the mutation.
+func (m *AfterSaleLogMutation) AfterSaleID() (r int64, exists bool) {
+	v := m.after_sale_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAfterSaleID returns the old "after_sale_id" field's value of the AfterSaleLog entity.
+// If the AfterSaleLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleLogMutation) OldAfterSaleID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAfterSaleID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAfterSaleID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAfterSaleID: %w", err)
+	}
+	return oldValue.AfterSaleID, nil
+}
+
+// AddAfterSaleID adds i to the "after_sale_id" field.
+func (m *AfterSaleLogMutation) AddAfterSaleID(i int64) {
+	if m.addafter_sale_id != nil {
+		*m.addafter_sale_id += i
+	} else {
+		m.addafter_sale_id = &i
+	}
+}
+
+// AddedAfterSaleID returns the value that was added to the "after_sale_id" field in this mutation.
+func (m *AfterSaleLogMutation) AddedAfterSaleID() (r int64, exists bool) {
+	v := m.addafter_sale_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAfterSaleID resets all changes to the "after_sale_id" field.
+func (m *AfterSaleLogMutation) ResetAfterSaleID() {
+	m.after_sale_id = nil
+	m.addafter_sale_id = nil
+}
+
+// SetActor sets the "actor" field.
+func (m *AfterSaleLogMutation) SetActor(s string) {
+	m.actor = &s
+}
+
+// Actor returns the value of the "actor" field in the mutation.
+func (m *AfterSaleLogMutation) Actor() (r string, exists bool) {
+	v := m.actor
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldActor returns the old "actor" field's value of the AfterSaleLog entity.
+// If the AfterSaleLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleLogMutation) OldActor(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldActor is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldActor requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldActor: %w", err)
+	}
+	return oldValue.Actor, nil
+}
+
+// ResetActor resets all changes to the "actor" field.
+func (m *AfterSaleLogMutation) ResetActor() {
+	m.actor = nil
+}
+
+// SetFromStatus sets the "from_status" field.
+func (m *AfterSaleLogMutation) SetFromStatus(s string) {
+	m.from_status = &s
+}
+
+// FromStatus returns the value of the "from_status" field in the mutation.
+func (m *AfterSaleLogMutation) FromStatus() (r string, exists bool) {
+	v := m.from_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFromStatus returns the old "from_status" field's value of the AfterSaleLog entity.
+// If the AfterSaleLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleLogMutation) OldFromStatus(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFromStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFromStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFromStatus: %w", err)
+	}
+	return oldValue.FromStatus, nil
+}
+
+// ResetFromStatus resets all changes to the "from_status" field.
+func (m *AfterSaleLogMutation) ResetFromStatus() {
+	m.from_status = nil
+}
+
+// SetToStatus sets the "to_status" field.
+func (m *AfterSaleLogMutation) SetToStatus(s string) {
+	m.to_status = &s
+}
+
+// ToStatus returns the value of the "to_status" field in the mutation.
+func (m *AfterSaleLogMutation) ToStatus() (r string, exists bool) {
+	v := m.to_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldToStatus returns the old "to_status" field's value of the AfterSaleLog entity.
+// If the AfterSaleLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleLogMutation) OldToStatus(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldToStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldToStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldToStatus: %w", err)
+	}
+	return oldValue.ToStatus, nil
+}
+
+// ResetToStatus resets all changes to the "to_status" field.
+func (m *AfterSaleLogMutation) ResetToStatus() {
+	m.to_status = nil
+}
+
+// SetNote sets the "note" field.
+func (m *AfterSaleLogMutation) SetNote(s string) {
+	m.note = &s
+}
+
+// Note returns the value of the "note" field in the mutation.
+func (m *AfterSaleLogMutation) Note() (r string, exists bool) {
+	v := m.note
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNote returns the old "note" field's value of the AfterSaleLog entity.
+// If the AfterSaleLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleLogMutation) OldNote(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNote is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNote requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNote: %w", err)
+	}
+	return oldValue.Note, nil
+}
+
+// ResetNote resets all changes to the "note" field.
+func (m *AfterSaleLogMutation) ResetNote() {
+	m.note = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *AfterSaleLogMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *AfterSaleLogMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the AfterSaleLog entity.
+// If the AfterSaleLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleLogMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *AfterSaleLogMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// Where appends a list predicates to the AfterSaleLogMutation builder.
+func (m *AfterSaleLogMutation) Where(ps ...predicate.AfterSaleLog) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the AfterSaleLogMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *AfterSaleLogMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.AfterSaleLog, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *AfterSaleLogMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *AfterSaleLogMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (AfterSaleLog).
+func (m *AfterSaleLogMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *AfterSaleLogMutation) Fields() []string {
+	fields := make([]string, 0, 6)
+	if m.after_sale_id != nil {
+		fields = append(fields, aftersalelog.FieldAfterSaleID)
+	}
+	if m.actor != nil {
+		fields = append(fields, aftersalelog.FieldActor)
+	}
+	if m.from_status != nil {
+		fields = append(fields, aftersalelog.FieldFromStatus)
+	}
+	if m.to_status != nil {
+		fields = append(fields, aftersalelog.FieldToStatus)
+	}
+	if m.note != nil {
+		fields = append(fields, aftersalelog.FieldNote)
+	}
+	if m.created_at != nil {
+		fields = append(fields, aftersalelog.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *AfterSaleLogMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case aftersalelog.FieldAfterSaleID:
+		return m.AfterSaleID()
+	case aftersalelog.FieldActor:
+		return m.Actor()
+	case aftersalelog.FieldFromStatus:
+		return m.FromStatus()
+	case aftersalelog.FieldToStatus:
+		return m.ToStatus()
+	case aftersalelog.FieldNote:
+		return m.Note()
+	case aftersalelog.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *AfterSaleLogMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case aftersalelog.FieldAfterSaleID:
+		return m.OldAfterSaleID(ctx)
+	case aftersalelog.FieldActor:
+		return m.OldActor(ctx)
+	case aftersalelog.FieldFromStatus:
+		return m.OldFromStatus(ctx)
+	case aftersalelog.FieldToStatus:
+		return m.OldToStatus(ctx)
+	case aftersalelog.FieldNote:
+		return m.OldNote(ctx)
+	case aftersalelog.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown AfterSaleLog field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AfterSaleLogMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case aftersalelog.FieldAfterSaleID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAfterSaleID(v)
+		return nil
+	case aftersalelog.FieldActor:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetActor(v)
+		return nil
+	case aftersalelog.FieldFromStatus:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFromStatus(v)
+		return nil
+	case aftersalelog.FieldToStatus:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetToStatus(v)
+		return nil
+	case aftersalelog.FieldNote:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNote(v)
+		return nil
+	case aftersalelog.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown AfterSaleLog field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *AfterSaleLogMutation) AddedFields() []string {
+	var fields []string
+	if m.addafter_sale_id != nil {
+		fields = append(fields, aftersalelog.FieldAfterSaleID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *AfterSaleLogMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case aftersalelog.FieldAfterSaleID:
+		return m.AddedAfterSaleID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AfterSaleLogMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case aftersalelog.FieldAfterSaleID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAfterSaleID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown AfterSaleLog numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *AfterSaleLogMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *AfterSaleLogMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *AfterSaleLogMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown AfterSaleLog nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *AfterSaleLogMutation) ResetField(name string) error {
+	switch name {
+	case aftersalelog.FieldAfterSaleID:
+		m.ResetAfterSaleID()
+		return nil
+	case aftersalelog.FieldActor:
+		m.ResetActor()
+		return nil
+	case aftersalelog.FieldFromStatus:
+		m.ResetFromStatus()
+		return nil
+	case aftersalelog.FieldToStatus:
+		m.ResetToStatus()
+		return nil
+	case aftersalelog.FieldNote:
+		m.ResetNote()
+		return nil
+	case aftersalelog.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown AfterSaleLog field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *AfterSaleLogMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *AfterSaleLogMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *AfterSaleLogMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *AfterSaleLogMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *AfterSaleLogMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *AfterSaleLogMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *AfterSaleLogMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown AfterSaleLog unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *AfterSaleLogMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown AfterSaleLog edge %s", name)
 }
 
 // CartMutation represents an operation that mutates the Cart nodes in the graph.
@@ -9035,6 +12047,10 @@ type OrderMutation struct {
 	shipping_address   *string
 	shipped_at         *time.Time
 	completed_at       *time.Time
+	refund_reserved    *money.Money
+	addrefund_reserved *money.Money
+	refunded_amount    *money.Money
+	addrefunded_amount *money.Money
 	clearedFields      map[string]struct{}
 	lines              map[int64]struct{}
 	removedlines       map[int64]struct{}
@@ -10137,6 +13153,118 @@ func (m *OrderMutation) ResetCompletedAt() {
 	delete(m.clearedFields, order.FieldCompletedAt)
 }
 
+// SetRefundReserved sets the "refund_reserved" field.
+func (m *OrderMutation) SetRefundReserved(value money.Money) {
+	m.refund_reserved = &value
+	m.addrefund_reserved = nil
+}
+
+// RefundReserved returns the value of the "refund_reserved" field in the mutation.
+func (m *OrderMutation) RefundReserved() (r money.Money, exists bool) {
+	v := m.refund_reserved
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRefundReserved returns the old "refund_reserved" field's value of the Order entity.
+// If the Order object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderMutation) OldRefundReserved(ctx context.Context) (v money.Money, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRefundReserved is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRefundReserved requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRefundReserved: %w", err)
+	}
+	return oldValue.RefundReserved, nil
+}
+
+// AddRefundReserved adds value to the "refund_reserved" field.
+func (m *OrderMutation) AddRefundReserved(value money.Money) {
+	if m.addrefund_reserved != nil {
+		*m.addrefund_reserved += value
+	} else {
+		m.addrefund_reserved = &value
+	}
+}
+
+// AddedRefundReserved returns the value that was added to the "refund_reserved" field in this mutation.
+func (m *OrderMutation) AddedRefundReserved() (r money.Money, exists bool) {
+	v := m.addrefund_reserved
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRefundReserved resets all changes to the "refund_reserved" field.
+func (m *OrderMutation) ResetRefundReserved() {
+	m.refund_reserved = nil
+	m.addrefund_reserved = nil
+}
+
+// SetRefundedAmount sets the "refunded_amount" field.
+func (m *OrderMutation) SetRefundedAmount(value money.Money) {
+	m.refunded_amount = &value
+	m.addrefunded_amount = nil
+}
+
+// RefundedAmount returns the value of the "refunded_amount" field in the mutation.
+func (m *OrderMutation) RefundedAmount() (r money.Money, exists bool) {
+	v := m.refunded_amount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRefundedAmount returns the old "refunded_amount" field's value of the Order entity.
+// If the Order object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderMutation) OldRefundedAmount(ctx context.Context) (v money.Money, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRefundedAmount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRefundedAmount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRefundedAmount: %w", err)
+	}
+	return oldValue.RefundedAmount, nil
+}
+
+// AddRefundedAmount adds value to the "refunded_amount" field.
+func (m *OrderMutation) AddRefundedAmount(value money.Money) {
+	if m.addrefunded_amount != nil {
+		*m.addrefunded_amount += value
+	} else {
+		m.addrefunded_amount = &value
+	}
+}
+
+// AddedRefundedAmount returns the value that was added to the "refunded_amount" field in this mutation.
+func (m *OrderMutation) AddedRefundedAmount() (r money.Money, exists bool) {
+	v := m.addrefunded_amount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRefundedAmount resets all changes to the "refunded_amount" field.
+func (m *OrderMutation) ResetRefundedAmount() {
+	m.refunded_amount = nil
+	m.addrefunded_amount = nil
+}
+
 // AddLineIDs adds the "lines" edge to the OrderLine entity by ids.
 func (m *OrderMutation) AddLineIDs(ids ...int64) {
 	if m.lines == nil {
@@ -10225,7 +13353,7 @@ func (m *OrderMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OrderMutation) Fields() []string {
-	fields := make([]string, 0, 21)
+	fields := make([]string, 0, 23)
 	if m.order_sn != nil {
 		fields = append(fields, order.FieldOrderSn)
 	}
@@ -10289,6 +13417,12 @@ func (m *OrderMutation) Fields() []string {
 	if m.completed_at != nil {
 		fields = append(fields, order.FieldCompletedAt)
 	}
+	if m.refund_reserved != nil {
+		fields = append(fields, order.FieldRefundReserved)
+	}
+	if m.refunded_amount != nil {
+		fields = append(fields, order.FieldRefundedAmount)
+	}
 	return fields
 }
 
@@ -10339,6 +13473,10 @@ func (m *OrderMutation) Field(name string) (ent.Value, bool) {
 		return m.ShippedAt()
 	case order.FieldCompletedAt:
 		return m.CompletedAt()
+	case order.FieldRefundReserved:
+		return m.RefundReserved()
+	case order.FieldRefundedAmount:
+		return m.RefundedAmount()
 	}
 	return nil, false
 }
@@ -10390,6 +13528,10 @@ func (m *OrderMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldShippedAt(ctx)
 	case order.FieldCompletedAt:
 		return m.OldCompletedAt(ctx)
+	case order.FieldRefundReserved:
+		return m.OldRefundReserved(ctx)
+	case order.FieldRefundedAmount:
+		return m.OldRefundedAmount(ctx)
 	}
 	return nil, fmt.Errorf("unknown Order field %s", name)
 }
@@ -10546,6 +13688,20 @@ func (m *OrderMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetCompletedAt(v)
 		return nil
+	case order.FieldRefundReserved:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRefundReserved(v)
+		return nil
+	case order.FieldRefundedAmount:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRefundedAmount(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Order field %s", name)
 }
@@ -10575,6 +13731,12 @@ func (m *OrderMutation) AddedFields() []string {
 	if m.addshipping_fee != nil {
 		fields = append(fields, order.FieldShippingFee)
 	}
+	if m.addrefund_reserved != nil {
+		fields = append(fields, order.FieldRefundReserved)
+	}
+	if m.addrefunded_amount != nil {
+		fields = append(fields, order.FieldRefundedAmount)
+	}
 	return fields
 }
 
@@ -10597,6 +13759,10 @@ func (m *OrderMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedPaidPaymentID()
 	case order.FieldShippingFee:
 		return m.AddedShippingFee()
+	case order.FieldRefundReserved:
+		return m.AddedRefundReserved()
+	case order.FieldRefundedAmount:
+		return m.AddedRefundedAmount()
 	}
 	return nil, false
 }
@@ -10654,6 +13820,20 @@ func (m *OrderMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddShippingFee(v)
+		return nil
+	case order.FieldRefundReserved:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRefundReserved(v)
+		return nil
+	case order.FieldRefundedAmount:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRefundedAmount(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Order numeric field %s", name)
@@ -10790,6 +13970,12 @@ func (m *OrderMutation) ResetField(name string) error {
 	case order.FieldCompletedAt:
 		m.ResetCompletedAt()
 		return nil
+	case order.FieldRefundReserved:
+		m.ResetRefundReserved()
+		return nil
+	case order.FieldRefundedAmount:
+		m.ResetRefundedAmount()
+		return nil
 	}
 	return fmt.Errorf("unknown Order field %s", name)
 }
@@ -10881,34 +14067,40 @@ func (m *OrderMutation) ResetEdge(name string) error {
 // OrderLineMutation represents an operation that mutates the OrderLine nodes in the graph.
 type OrderLineMutation struct {
 	config
-	op                  Op
-	typ                 string
-	id                  *int64
-	item_id             *int64
-	additem_id          *int64
-	goods_id            *int64
-	addgoods_id         *int64
-	goods_name          *string
-	spec_value_str      *string
-	unit_price          *money.Money
-	addunit_price       *money.Money
-	quantity            *int64
-	addquantity         *int64
-	stock_mode          *enums.StockMode
-	lock_state          *string
-	pool_id             *int64
-	addpool_id          *int64
-	discount            *money.Money
-	adddiscount         *money.Money
-	purchase_counted    *bool
-	shipped_quantity    *int64
-	addshipped_quantity *int64
-	clearedFields       map[string]struct{}
-	_order              *int64
-	cleared_order       bool
-	done                bool
-	oldValue            func(context.Context) (*OrderLine, error)
-	predicates          []predicate.OrderLine
+	op                     Op
+	typ                    string
+	id                     *int64
+	item_id                *int64
+	additem_id             *int64
+	goods_id               *int64
+	addgoods_id            *int64
+	goods_name             *string
+	spec_value_str         *string
+	unit_price             *money.Money
+	addunit_price          *money.Money
+	quantity               *int64
+	addquantity            *int64
+	stock_mode             *enums.StockMode
+	lock_state             *string
+	pool_id                *int64
+	addpool_id             *int64
+	discount               *money.Money
+	adddiscount            *money.Money
+	purchase_counted       *bool
+	shipped_quantity       *int64
+	addshipped_quantity    *int64
+	after_sale_quantity    *int64
+	addafter_sale_quantity *int64
+	after_sale_amount      *money.Money
+	addafter_sale_amount   *money.Money
+	withheld_quantity      *int64
+	addwithheld_quantity   *int64
+	clearedFields          map[string]struct{}
+	_order                 *int64
+	cleared_order          bool
+	done                   bool
+	oldValue               func(context.Context) (*OrderLine, error)
+	predicates             []predicate.OrderLine
 }
 
 var _ ent.Mutation = (*OrderLineMutation)(nil)
@@ -11623,6 +14815,174 @@ func (m *OrderLineMutation) ResetShippedQuantity() {
 	m.addshipped_quantity = nil
 }
 
+// SetAfterSaleQuantity sets the "after_sale_quantity" field.
+func (m *OrderLineMutation) SetAfterSaleQuantity(i int64) {
+	m.after_sale_quantity = &i
+	m.addafter_sale_quantity = nil
+}
+
+// AfterSaleQuantity returns the value of the "after_sale_quantity" field in the mutation.
+func (m *OrderLineMutation) AfterSaleQuantity() (r int64, exists bool) {
+	v := m.after_sale_quantity
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAfterSaleQuantity returns the old "after_sale_quantity" field's value of the OrderLine entity.
+// If the OrderLine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderLineMutation) OldAfterSaleQuantity(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAfterSaleQuantity is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAfterSaleQuantity requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAfterSaleQuantity: %w", err)
+	}
+	return oldValue.AfterSaleQuantity, nil
+}
+
+// AddAfterSaleQuantity adds i to the "after_sale_quantity" field.
+func (m *OrderLineMutation) AddAfterSaleQuantity(i int64) {
+	if m.addafter_sale_quantity != nil {
+		*m.addafter_sale_quantity += i
+	} else {
+		m.addafter_sale_quantity = &i
+	}
+}
+
+// AddedAfterSaleQuantity returns the value that was added to the "after_sale_quantity" field in this mutation.
+func (m *OrderLineMutation) AddedAfterSaleQuantity() (r int64, exists bool) {
+	v := m.addafter_sale_quantity
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAfterSaleQuantity resets all changes to the "after_sale_quantity" field.
+func (m *OrderLineMutation) ResetAfterSaleQuantity() {
+	m.after_sale_quantity = nil
+	m.addafter_sale_quantity = nil
+}
+
+// SetAfterSaleAmount sets the "after_sale_amount" field.
+func (m *OrderLineMutation) SetAfterSaleAmount(value money.Money) {
+	m.after_sale_amount = &value
+	m.addafter_sale_amount = nil
+}
+
+// AfterSaleAmount returns the value of the "after_sale_amount" field in the mutation.
+func (m *OrderLineMutation) AfterSaleAmount() (r money.Money, exists bool) {
+	v := m.after_sale_amount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAfterSaleAmount returns the old "after_sale_amount" field's value of the OrderLine entity.
+// If the OrderLine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderLineMutation) OldAfterSaleAmount(ctx context.Context) (v money.Money, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAfterSaleAmount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAfterSaleAmount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAfterSaleAmount: %w", err)
+	}
+	return oldValue.AfterSaleAmount, nil
+}
+
+// AddAfterSaleAmount adds value to the "after_sale_amount" field.
+func (m *OrderLineMutation) AddAfterSaleAmount(value money.Money) {
+	if m.addafter_sale_amount != nil {
+		*m.addafter_sale_amount += value
+	} else {
+		m.addafter_sale_amount = &value
+	}
+}
+
+// AddedAfterSaleAmount returns the value that was added to the "after_sale_amount" field in this mutation.
+func (m *OrderLineMutation) AddedAfterSaleAmount() (r money.Money, exists bool) {
+	v := m.addafter_sale_amount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAfterSaleAmount resets all changes to the "after_sale_amount" field.
+func (m *OrderLineMutation) ResetAfterSaleAmount() {
+	m.after_sale_amount = nil
+	m.addafter_sale_amount = nil
+}
+
+// SetWithheldQuantity sets the "withheld_quantity" field.
+func (m *OrderLineMutation) SetWithheldQuantity(i int64) {
+	m.withheld_quantity = &i
+	m.addwithheld_quantity = nil
+}
+
+// WithheldQuantity returns the value of the "withheld_quantity" field in the mutation.
+func (m *OrderLineMutation) WithheldQuantity() (r int64, exists bool) {
+	v := m.withheld_quantity
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWithheldQuantity returns the old "withheld_quantity" field's value of the OrderLine entity.
+// If the OrderLine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderLineMutation) OldWithheldQuantity(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWithheldQuantity is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWithheldQuantity requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWithheldQuantity: %w", err)
+	}
+	return oldValue.WithheldQuantity, nil
+}
+
+// AddWithheldQuantity adds i to the "withheld_quantity" field.
+func (m *OrderLineMutation) AddWithheldQuantity(i int64) {
+	if m.addwithheld_quantity != nil {
+		*m.addwithheld_quantity += i
+	} else {
+		m.addwithheld_quantity = &i
+	}
+}
+
+// AddedWithheldQuantity returns the value that was added to the "withheld_quantity" field in this mutation.
+func (m *OrderLineMutation) AddedWithheldQuantity() (r int64, exists bool) {
+	v := m.addwithheld_quantity
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetWithheldQuantity resets all changes to the "withheld_quantity" field.
+func (m *OrderLineMutation) ResetWithheldQuantity() {
+	m.withheld_quantity = nil
+	m.addwithheld_quantity = nil
+}
+
 // ClearOrder clears the "order" edge to the Order entity.
 func (m *OrderLineMutation) ClearOrder() {
 	m.cleared_order = true
@@ -11684,7 +15044,7 @@ func (m *OrderLineMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OrderLineMutation) Fields() []string {
-	fields := make([]string, 0, 13)
+	fields := make([]string, 0, 16)
 	if m._order != nil {
 		fields = append(fields, orderline.FieldOrderID)
 	}
@@ -11724,6 +15084,15 @@ func (m *OrderLineMutation) Fields() []string {
 	if m.shipped_quantity != nil {
 		fields = append(fields, orderline.FieldShippedQuantity)
 	}
+	if m.after_sale_quantity != nil {
+		fields = append(fields, orderline.FieldAfterSaleQuantity)
+	}
+	if m.after_sale_amount != nil {
+		fields = append(fields, orderline.FieldAfterSaleAmount)
+	}
+	if m.withheld_quantity != nil {
+		fields = append(fields, orderline.FieldWithheldQuantity)
+	}
 	return fields
 }
 
@@ -11758,6 +15127,12 @@ func (m *OrderLineMutation) Field(name string) (ent.Value, bool) {
 		return m.PurchaseCounted()
 	case orderline.FieldShippedQuantity:
 		return m.ShippedQuantity()
+	case orderline.FieldAfterSaleQuantity:
+		return m.AfterSaleQuantity()
+	case orderline.FieldAfterSaleAmount:
+		return m.AfterSaleAmount()
+	case orderline.FieldWithheldQuantity:
+		return m.WithheldQuantity()
 	}
 	return nil, false
 }
@@ -11793,6 +15168,12 @@ func (m *OrderLineMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldPurchaseCounted(ctx)
 	case orderline.FieldShippedQuantity:
 		return m.OldShippedQuantity(ctx)
+	case orderline.FieldAfterSaleQuantity:
+		return m.OldAfterSaleQuantity(ctx)
+	case orderline.FieldAfterSaleAmount:
+		return m.OldAfterSaleAmount(ctx)
+	case orderline.FieldWithheldQuantity:
+		return m.OldWithheldQuantity(ctx)
 	}
 	return nil, fmt.Errorf("unknown OrderLine field %s", name)
 }
@@ -11893,6 +15274,27 @@ func (m *OrderLineMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetShippedQuantity(v)
 		return nil
+	case orderline.FieldAfterSaleQuantity:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAfterSaleQuantity(v)
+		return nil
+	case orderline.FieldAfterSaleAmount:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAfterSaleAmount(v)
+		return nil
+	case orderline.FieldWithheldQuantity:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWithheldQuantity(v)
+		return nil
 	}
 	return fmt.Errorf("unknown OrderLine field %s", name)
 }
@@ -11922,6 +15324,15 @@ func (m *OrderLineMutation) AddedFields() []string {
 	if m.addshipped_quantity != nil {
 		fields = append(fields, orderline.FieldShippedQuantity)
 	}
+	if m.addafter_sale_quantity != nil {
+		fields = append(fields, orderline.FieldAfterSaleQuantity)
+	}
+	if m.addafter_sale_amount != nil {
+		fields = append(fields, orderline.FieldAfterSaleAmount)
+	}
+	if m.addwithheld_quantity != nil {
+		fields = append(fields, orderline.FieldWithheldQuantity)
+	}
 	return fields
 }
 
@@ -11944,6 +15355,12 @@ func (m *OrderLineMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedDiscount()
 	case orderline.FieldShippedQuantity:
 		return m.AddedShippedQuantity()
+	case orderline.FieldAfterSaleQuantity:
+		return m.AddedAfterSaleQuantity()
+	case orderline.FieldAfterSaleAmount:
+		return m.AddedAfterSaleAmount()
+	case orderline.FieldWithheldQuantity:
+		return m.AddedWithheldQuantity()
 	}
 	return nil, false
 }
@@ -12001,6 +15418,27 @@ func (m *OrderLineMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddShippedQuantity(v)
+		return nil
+	case orderline.FieldAfterSaleQuantity:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAfterSaleQuantity(v)
+		return nil
+	case orderline.FieldAfterSaleAmount:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAfterSaleAmount(v)
+		return nil
+	case orderline.FieldWithheldQuantity:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddWithheldQuantity(v)
 		return nil
 	}
 	return fmt.Errorf("unknown OrderLine numeric field %s", name)
@@ -12067,6 +15505,15 @@ func (m *OrderLineMutation) ResetField(name string) error {
 		return nil
 	case orderline.FieldShippedQuantity:
 		m.ResetShippedQuantity()
+		return nil
+	case orderline.FieldAfterSaleQuantity:
+		m.ResetAfterSaleQuantity()
+		return nil
+	case orderline.FieldAfterSaleAmount:
+		m.ResetAfterSaleAmount()
+		return nil
+	case orderline.FieldWithheldQuantity:
+		m.ResetWithheldQuantity()
 		return nil
 	}
 	return fmt.Errorf("unknown OrderLine field %s", name)
@@ -17032,6 +20479,8 @@ type RefundMutation struct {
 	created_at         *time.Time
 	updated_at         *time.Time
 	settled_at         *time.Time
+	after_sale_id      *int64
+	addafter_sale_id   *int64
 	clearedFields      map[string]struct{}
 	done               bool
 	oldValue           func(context.Context) (*Refund, error)
@@ -17811,6 +21260,76 @@ func (m *RefundMutation) ResetSettledAt() {
 	delete(m.clearedFields, refund.FieldSettledAt)
 }
 
+// SetAfterSaleID sets the "after_sale_id" field.
+func (m *RefundMutation) SetAfterSaleID(i int64) {
+	m.after_sale_id = &i
+	m.addafter_sale_id = nil
+}
+
+// AfterSaleID returns the value of the "after_sale_id" field in the mutation.
+func (m *RefundMutation) AfterSaleID() (r int64, exists bool) {
+	v := m.after_sale_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAfterSaleID returns the old "after_sale_id" field's value of the Refund entity.
+// If the Refund object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RefundMutation) OldAfterSaleID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAfterSaleID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAfterSaleID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAfterSaleID: %w", err)
+	}
+	return oldValue.AfterSaleID, nil
+}
+
+// AddAfterSaleID adds i to the "after_sale_id" field.
+func (m *RefundMutation) AddAfterSaleID(i int64) {
+	if m.addafter_sale_id != nil {
+		*m.addafter_sale_id += i
+	} else {
+		m.addafter_sale_id = &i
+	}
+}
+
+// AddedAfterSaleID returns the value that was added to the "after_sale_id" field in this mutation.
+func (m *RefundMutation) AddedAfterSaleID() (r int64, exists bool) {
+	v := m.addafter_sale_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearAfterSaleID clears the value of the "after_sale_id" field.
+func (m *RefundMutation) ClearAfterSaleID() {
+	m.after_sale_id = nil
+	m.addafter_sale_id = nil
+	m.clearedFields[refund.FieldAfterSaleID] = struct{}{}
+}
+
+// AfterSaleIDCleared returns if the "after_sale_id" field was cleared in this mutation.
+func (m *RefundMutation) AfterSaleIDCleared() bool {
+	_, ok := m.clearedFields[refund.FieldAfterSaleID]
+	return ok
+}
+
+// ResetAfterSaleID resets all changes to the "after_sale_id" field.
+func (m *RefundMutation) ResetAfterSaleID() {
+	m.after_sale_id = nil
+	m.addafter_sale_id = nil
+	delete(m.clearedFields, refund.FieldAfterSaleID)
+}
+
 // Where appends a list predicates to the RefundMutation builder.
 func (m *RefundMutation) Where(ps ...predicate.Refund) {
 	m.predicates = append(m.predicates, ps...)
@@ -17845,7 +21364,7 @@ func (m *RefundMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *RefundMutation) Fields() []string {
-	fields := make([]string, 0, 16)
+	fields := make([]string, 0, 17)
 	if m.refund_no != nil {
 		fields = append(fields, refund.FieldRefundNo)
 	}
@@ -17894,6 +21413,9 @@ func (m *RefundMutation) Fields() []string {
 	if m.settled_at != nil {
 		fields = append(fields, refund.FieldSettledAt)
 	}
+	if m.after_sale_id != nil {
+		fields = append(fields, refund.FieldAfterSaleID)
+	}
 	return fields
 }
 
@@ -17934,6 +21456,8 @@ func (m *RefundMutation) Field(name string) (ent.Value, bool) {
 		return m.UpdatedAt()
 	case refund.FieldSettledAt:
 		return m.SettledAt()
+	case refund.FieldAfterSaleID:
+		return m.AfterSaleID()
 	}
 	return nil, false
 }
@@ -17975,6 +21499,8 @@ func (m *RefundMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldUpdatedAt(ctx)
 	case refund.FieldSettledAt:
 		return m.OldSettledAt(ctx)
+	case refund.FieldAfterSaleID:
+		return m.OldAfterSaleID(ctx)
 	}
 	return nil, fmt.Errorf("unknown Refund field %s", name)
 }
@@ -18096,6 +21622,13 @@ func (m *RefundMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetSettledAt(v)
 		return nil
+	case refund.FieldAfterSaleID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAfterSaleID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Refund field %s", name)
 }
@@ -18116,6 +21649,9 @@ func (m *RefundMutation) AddedFields() []string {
 	if m.addattempts != nil {
 		fields = append(fields, refund.FieldAttempts)
 	}
+	if m.addafter_sale_id != nil {
+		fields = append(fields, refund.FieldAfterSaleID)
+	}
 	return fields
 }
 
@@ -18132,6 +21668,8 @@ func (m *RefundMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedAmount()
 	case refund.FieldAttempts:
 		return m.AddedAttempts()
+	case refund.FieldAfterSaleID:
+		return m.AddedAfterSaleID()
 	}
 	return nil, false
 }
@@ -18169,6 +21707,13 @@ func (m *RefundMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddAttempts(v)
 		return nil
+	case refund.FieldAfterSaleID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAfterSaleID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Refund numeric field %s", name)
 }
@@ -18179,6 +21724,9 @@ func (m *RefundMutation) ClearedFields() []string {
 	var fields []string
 	if m.FieldCleared(refund.FieldSettledAt) {
 		fields = append(fields, refund.FieldSettledAt)
+	}
+	if m.FieldCleared(refund.FieldAfterSaleID) {
+		fields = append(fields, refund.FieldAfterSaleID)
 	}
 	return fields
 }
@@ -18196,6 +21744,9 @@ func (m *RefundMutation) ClearField(name string) error {
 	switch name {
 	case refund.FieldSettledAt:
 		m.ClearSettledAt()
+		return nil
+	case refund.FieldAfterSaleID:
+		m.ClearAfterSaleID()
 		return nil
 	}
 	return fmt.Errorf("unknown Refund nullable field %s", name)
@@ -18252,6 +21803,9 @@ func (m *RefundMutation) ResetField(name string) error {
 		return nil
 	case refund.FieldSettledAt:
 		m.ResetSettledAt()
+		return nil
+	case refund.FieldAfterSaleID:
+		m.ResetAfterSaleID()
 		return nil
 	}
 	return fmt.Errorf("unknown Refund field %s", name)

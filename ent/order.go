@@ -61,6 +61,10 @@ type Order struct {
 	ShippedAt *time.Time `json:"shipped_at,omitempty"`
 	// CompletedAt holds the value of the "completed_at" field.
 	CompletedAt *time.Time `json:"completed_at,omitempty"`
+	// RefundReserved holds the value of the "refund_reserved" field.
+	RefundReserved money.Money `json:"refund_reserved,omitempty"`
+	// RefundedAmount holds the value of the "refunded_amount" field.
+	RefundedAmount money.Money `json:"refunded_amount,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the OrderQuery when eager-loading is set.
 	Edges        OrderEdges `json:"edges"`
@@ -92,7 +96,7 @@ func (*Order) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case order.FieldNeedsReview:
 			values[i] = new(sql.NullBool)
-		case order.FieldID, order.FieldAmount, order.FieldSubtotal, order.FieldDiscount, order.FieldUserCouponID, order.FieldVersion, order.FieldPaidPaymentID, order.FieldShippingFee:
+		case order.FieldID, order.FieldAmount, order.FieldSubtotal, order.FieldDiscount, order.FieldUserCouponID, order.FieldVersion, order.FieldPaidPaymentID, order.FieldShippingFee, order.FieldRefundReserved, order.FieldRefundedAmount:
 			values[i] = new(sql.NullInt64)
 		case order.FieldOrderSn, order.FieldUserID, order.FieldStatus, order.FieldCurrency, order.FieldRemark, order.FieldCloseReason, order.FieldShippingAddress:
 			values[i] = new(sql.NullString)
@@ -252,6 +256,18 @@ func (_m *Order) assignValues(columns []string, values []any) error {
 				_m.CompletedAt = new(time.Time)
 				*_m.CompletedAt = value.Time
 			}
+		case order.FieldRefundReserved:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field refund_reserved", values[i])
+			} else if value.Valid {
+				_m.RefundReserved = money.Money(value.Int64)
+			}
+		case order.FieldRefundedAmount:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field refunded_amount", values[i])
+			} else if value.Valid {
+				_m.RefundedAmount = money.Money(value.Int64)
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -369,6 +385,12 @@ func (_m *Order) String() string {
 		builder.WriteString("completed_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("refund_reserved=")
+	builder.WriteString(fmt.Sprintf("%v", _m.RefundReserved))
+	builder.WriteString(", ")
+	builder.WriteString("refunded_amount=")
+	builder.WriteString(fmt.Sprintf("%v", _m.RefundedAmount))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -279,6 +279,34 @@ func (_c *OrderCreate) SetNillableCompletedAt(v *time.Time) *OrderCreate {
 	return _c
 }
 
+// SetRefundReserved sets the "refund_reserved" field.
+func (_c *OrderCreate) SetRefundReserved(v money.Money) *OrderCreate {
+	_c.mutation.SetRefundReserved(v)
+	return _c
+}
+
+// SetNillableRefundReserved sets the "refund_reserved" field if the given value is not nil.
+func (_c *OrderCreate) SetNillableRefundReserved(v *money.Money) *OrderCreate {
+	if v != nil {
+		_c.SetRefundReserved(*v)
+	}
+	return _c
+}
+
+// SetRefundedAmount sets the "refunded_amount" field.
+func (_c *OrderCreate) SetRefundedAmount(v money.Money) *OrderCreate {
+	_c.mutation.SetRefundedAmount(v)
+	return _c
+}
+
+// SetNillableRefundedAmount sets the "refunded_amount" field if the given value is not nil.
+func (_c *OrderCreate) SetNillableRefundedAmount(v *money.Money) *OrderCreate {
+	if v != nil {
+		_c.SetRefundedAmount(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *OrderCreate) SetID(v int64) *OrderCreate {
 	_c.mutation.SetID(v)
@@ -371,6 +399,14 @@ func (_c *OrderCreate) defaults() {
 		v := order.DefaultShippingFee
 		_c.mutation.SetShippingFee(v)
 	}
+	if _, ok := _c.mutation.RefundReserved(); !ok {
+		v := order.DefaultRefundReserved
+		_c.mutation.SetRefundReserved(v)
+	}
+	if _, ok := _c.mutation.RefundedAmount(); !ok {
+		v := order.DefaultRefundedAmount
+		_c.mutation.SetRefundedAmount(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -446,6 +482,12 @@ func (_c *OrderCreate) check() error {
 	}
 	if _, ok := _c.mutation.ShippingFee(); !ok {
 		return &ValidationError{Name: "shipping_fee", err: errors.New(`ent: missing required field "Order.shipping_fee"`)}
+	}
+	if _, ok := _c.mutation.RefundReserved(); !ok {
+		return &ValidationError{Name: "refund_reserved", err: errors.New(`ent: missing required field "Order.refund_reserved"`)}
+	}
+	if _, ok := _c.mutation.RefundedAmount(); !ok {
+		return &ValidationError{Name: "refunded_amount", err: errors.New(`ent: missing required field "Order.refunded_amount"`)}
 	}
 	return nil
 }
@@ -563,6 +605,14 @@ func (_c *OrderCreate) createSpec() (*Order, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.CompletedAt(); ok {
 		_spec.SetField(order.FieldCompletedAt, field.TypeTime, value)
 		_node.CompletedAt = &value
+	}
+	if value, ok := _c.mutation.RefundReserved(); ok {
+		_spec.SetField(order.FieldRefundReserved, field.TypeInt64, value)
+		_node.RefundReserved = value
+	}
+	if value, ok := _c.mutation.RefundedAmount(); ok {
+		_spec.SetField(order.FieldRefundedAmount, field.TypeInt64, value)
+		_node.RefundedAmount = value
 	}
 	if nodes := _c.mutation.LinesIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -929,6 +979,42 @@ func (u *OrderUpsert) UpdateCompletedAt() *OrderUpsert {
 // ClearCompletedAt clears the value of the "completed_at" field.
 func (u *OrderUpsert) ClearCompletedAt() *OrderUpsert {
 	u.SetNull(order.FieldCompletedAt)
+	return u
+}
+
+// SetRefundReserved sets the "refund_reserved" field.
+func (u *OrderUpsert) SetRefundReserved(v money.Money) *OrderUpsert {
+	u.Set(order.FieldRefundReserved, v)
+	return u
+}
+
+// UpdateRefundReserved sets the "refund_reserved" field to the value that was provided on create.
+func (u *OrderUpsert) UpdateRefundReserved() *OrderUpsert {
+	u.SetExcluded(order.FieldRefundReserved)
+	return u
+}
+
+// AddRefundReserved adds v to the "refund_reserved" field.
+func (u *OrderUpsert) AddRefundReserved(v money.Money) *OrderUpsert {
+	u.Add(order.FieldRefundReserved, v)
+	return u
+}
+
+// SetRefundedAmount sets the "refunded_amount" field.
+func (u *OrderUpsert) SetRefundedAmount(v money.Money) *OrderUpsert {
+	u.Set(order.FieldRefundedAmount, v)
+	return u
+}
+
+// UpdateRefundedAmount sets the "refunded_amount" field to the value that was provided on create.
+func (u *OrderUpsert) UpdateRefundedAmount() *OrderUpsert {
+	u.SetExcluded(order.FieldRefundedAmount)
+	return u
+}
+
+// AddRefundedAmount adds v to the "refunded_amount" field.
+func (u *OrderUpsert) AddRefundedAmount(v money.Money) *OrderUpsert {
+	u.Add(order.FieldRefundedAmount, v)
 	return u
 }
 
@@ -1336,6 +1422,48 @@ func (u *OrderUpsertOne) UpdateCompletedAt() *OrderUpsertOne {
 func (u *OrderUpsertOne) ClearCompletedAt() *OrderUpsertOne {
 	return u.Update(func(s *OrderUpsert) {
 		s.ClearCompletedAt()
+	})
+}
+
+// SetRefundReserved sets the "refund_reserved" field.
+func (u *OrderUpsertOne) SetRefundReserved(v money.Money) *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.SetRefundReserved(v)
+	})
+}
+
+// AddRefundReserved adds v to the "refund_reserved" field.
+func (u *OrderUpsertOne) AddRefundReserved(v money.Money) *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.AddRefundReserved(v)
+	})
+}
+
+// UpdateRefundReserved sets the "refund_reserved" field to the value that was provided on create.
+func (u *OrderUpsertOne) UpdateRefundReserved() *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.UpdateRefundReserved()
+	})
+}
+
+// SetRefundedAmount sets the "refunded_amount" field.
+func (u *OrderUpsertOne) SetRefundedAmount(v money.Money) *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.SetRefundedAmount(v)
+	})
+}
+
+// AddRefundedAmount adds v to the "refunded_amount" field.
+func (u *OrderUpsertOne) AddRefundedAmount(v money.Money) *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.AddRefundedAmount(v)
+	})
+}
+
+// UpdateRefundedAmount sets the "refunded_amount" field to the value that was provided on create.
+func (u *OrderUpsertOne) UpdateRefundedAmount() *OrderUpsertOne {
+	return u.Update(func(s *OrderUpsert) {
+		s.UpdateRefundedAmount()
 	})
 }
 
@@ -1909,6 +2037,48 @@ func (u *OrderUpsertBulk) UpdateCompletedAt() *OrderUpsertBulk {
 func (u *OrderUpsertBulk) ClearCompletedAt() *OrderUpsertBulk {
 	return u.Update(func(s *OrderUpsert) {
 		s.ClearCompletedAt()
+	})
+}
+
+// SetRefundReserved sets the "refund_reserved" field.
+func (u *OrderUpsertBulk) SetRefundReserved(v money.Money) *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.SetRefundReserved(v)
+	})
+}
+
+// AddRefundReserved adds v to the "refund_reserved" field.
+func (u *OrderUpsertBulk) AddRefundReserved(v money.Money) *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.AddRefundReserved(v)
+	})
+}
+
+// UpdateRefundReserved sets the "refund_reserved" field to the value that was provided on create.
+func (u *OrderUpsertBulk) UpdateRefundReserved() *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.UpdateRefundReserved()
+	})
+}
+
+// SetRefundedAmount sets the "refunded_amount" field.
+func (u *OrderUpsertBulk) SetRefundedAmount(v money.Money) *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.SetRefundedAmount(v)
+	})
+}
+
+// AddRefundedAmount adds v to the "refunded_amount" field.
+func (u *OrderUpsertBulk) AddRefundedAmount(v money.Money) *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.AddRefundedAmount(v)
+	})
+}
+
+// UpdateRefundedAmount sets the "refunded_amount" field to the value that was provided on create.
+func (u *OrderUpsertBulk) UpdateRefundedAmount() *OrderUpsertBulk {
+	return u.Update(func(s *OrderUpsert) {
+		s.UpdateRefundedAmount()
 	})
 }
 

@@ -375,6 +375,48 @@ func (_u *OrderUpdate) ClearCompletedAt() *OrderUpdate {
 	return _u
 }
 
+// SetRefundReserved sets the "refund_reserved" field.
+func (_u *OrderUpdate) SetRefundReserved(v money.Money) *OrderUpdate {
+	_u.mutation.ResetRefundReserved()
+	_u.mutation.SetRefundReserved(v)
+	return _u
+}
+
+// SetNillableRefundReserved sets the "refund_reserved" field if the given value is not nil.
+func (_u *OrderUpdate) SetNillableRefundReserved(v *money.Money) *OrderUpdate {
+	if v != nil {
+		_u.SetRefundReserved(*v)
+	}
+	return _u
+}
+
+// AddRefundReserved adds value to the "refund_reserved" field.
+func (_u *OrderUpdate) AddRefundReserved(v money.Money) *OrderUpdate {
+	_u.mutation.AddRefundReserved(v)
+	return _u
+}
+
+// SetRefundedAmount sets the "refunded_amount" field.
+func (_u *OrderUpdate) SetRefundedAmount(v money.Money) *OrderUpdate {
+	_u.mutation.ResetRefundedAmount()
+	_u.mutation.SetRefundedAmount(v)
+	return _u
+}
+
+// SetNillableRefundedAmount sets the "refunded_amount" field if the given value is not nil.
+func (_u *OrderUpdate) SetNillableRefundedAmount(v *money.Money) *OrderUpdate {
+	if v != nil {
+		_u.SetRefundedAmount(*v)
+	}
+	return _u
+}
+
+// AddRefundedAmount adds value to the "refunded_amount" field.
+func (_u *OrderUpdate) AddRefundedAmount(v money.Money) *OrderUpdate {
+	_u.mutation.AddRefundedAmount(v)
+	return _u
+}
+
 // AddLineIDs adds the "lines" edge to the OrderLine entity by IDs.
 func (_u *OrderUpdate) AddLineIDs(ids ...int64) *OrderUpdate {
 	_u.mutation.AddLineIDs(ids...)
@@ -581,6 +623,18 @@ func (_u *OrderUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.CompletedAtCleared() {
 		_spec.ClearField(order.FieldCompletedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.RefundReserved(); ok {
+		_spec.SetField(order.FieldRefundReserved, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedRefundReserved(); ok {
+		_spec.AddField(order.FieldRefundReserved, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.RefundedAmount(); ok {
+		_spec.SetField(order.FieldRefundedAmount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedRefundedAmount(); ok {
+		_spec.AddField(order.FieldRefundedAmount, field.TypeInt64, value)
 	}
 	if _u.mutation.LinesCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -992,6 +1046,48 @@ func (_u *OrderUpdateOne) ClearCompletedAt() *OrderUpdateOne {
 	return _u
 }
 
+// SetRefundReserved sets the "refund_reserved" field.
+func (_u *OrderUpdateOne) SetRefundReserved(v money.Money) *OrderUpdateOne {
+	_u.mutation.ResetRefundReserved()
+	_u.mutation.SetRefundReserved(v)
+	return _u
+}
+
+// SetNillableRefundReserved sets the "refund_reserved" field if the given value is not nil.
+func (_u *OrderUpdateOne) SetNillableRefundReserved(v *money.Money) *OrderUpdateOne {
+	if v != nil {
+		_u.SetRefundReserved(*v)
+	}
+	return _u
+}
+
+// AddRefundReserved adds value to the "refund_reserved" field.
+func (_u *OrderUpdateOne) AddRefundReserved(v money.Money) *OrderUpdateOne {
+	_u.mutation.AddRefundReserved(v)
+	return _u
+}
+
+// SetRefundedAmount sets the "refunded_amount" field.
+func (_u *OrderUpdateOne) SetRefundedAmount(v money.Money) *OrderUpdateOne {
+	_u.mutation.ResetRefundedAmount()
+	_u.mutation.SetRefundedAmount(v)
+	return _u
+}
+
+// SetNillableRefundedAmount sets the "refunded_amount" field if the given value is not nil.
+func (_u *OrderUpdateOne) SetNillableRefundedAmount(v *money.Money) *OrderUpdateOne {
+	if v != nil {
+		_u.SetRefundedAmount(*v)
+	}
+	return _u
+}
+
+// AddRefundedAmount adds value to the "refunded_amount" field.
+func (_u *OrderUpdateOne) AddRefundedAmount(v money.Money) *OrderUpdateOne {
+	_u.mutation.AddRefundedAmount(v)
+	return _u
+}
+
 // AddLineIDs adds the "lines" edge to the OrderLine entity by IDs.
 func (_u *OrderUpdateOne) AddLineIDs(ids ...int64) *OrderUpdateOne {
 	_u.mutation.AddLineIDs(ids...)
@@ -1228,6 +1324,18 @@ func (_u *OrderUpdateOne) sqlSave(ctx context.Context) (_node *Order, err error)
 	}
 	if _u.mutation.CompletedAtCleared() {
 		_spec.ClearField(order.FieldCompletedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.RefundReserved(); ok {
+		_spec.SetField(order.FieldRefundReserved, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedRefundReserved(); ok {
+		_spec.AddField(order.FieldRefundReserved, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.RefundedAmount(); ok {
+		_spec.SetField(order.FieldRefundedAmount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedRefundedAmount(); ok {
+		_spec.AddField(order.FieldRefundedAmount, field.TypeInt64, value)
 	}
 	if _u.mutation.LinesCleared() {
 		edge := &sqlgraph.EdgeSpec{

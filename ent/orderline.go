@@ -45,6 +45,12 @@ type OrderLine struct {
 	PurchaseCounted bool `json:"purchase_counted,omitempty"`
 	// ShippedQuantity holds the value of the "shipped_quantity" field.
 	ShippedQuantity int64 `json:"shipped_quantity,omitempty"`
+	// AfterSaleQuantity holds the value of the "after_sale_quantity" field.
+	AfterSaleQuantity int64 `json:"after_sale_quantity,omitempty"`
+	// AfterSaleAmount holds the value of the "after_sale_amount" field.
+	AfterSaleAmount money.Money `json:"after_sale_amount,omitempty"`
+	// WithheldQuantity holds the value of the "withheld_quantity" field.
+	WithheldQuantity int64 `json:"withheld_quantity,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the OrderLineQuery when eager-loading is set.
 	Edges        OrderLineEdges `json:"edges"`
@@ -78,7 +84,7 @@ func (*OrderLine) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case orderline.FieldPurchaseCounted:
 			values[i] = new(sql.NullBool)
-		case orderline.FieldID, orderline.FieldOrderID, orderline.FieldItemID, orderline.FieldGoodsID, orderline.FieldUnitPrice, orderline.FieldQuantity, orderline.FieldPoolID, orderline.FieldDiscount, orderline.FieldShippedQuantity:
+		case orderline.FieldID, orderline.FieldOrderID, orderline.FieldItemID, orderline.FieldGoodsID, orderline.FieldUnitPrice, orderline.FieldQuantity, orderline.FieldPoolID, orderline.FieldDiscount, orderline.FieldShippedQuantity, orderline.FieldAfterSaleQuantity, orderline.FieldAfterSaleAmount, orderline.FieldWithheldQuantity:
 			values[i] = new(sql.NullInt64)
 		case orderline.FieldGoodsName, orderline.FieldSpecValueStr, orderline.FieldStockMode, orderline.FieldLockState:
 			values[i] = new(sql.NullString)
@@ -181,6 +187,24 @@ func (_m *OrderLine) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.ShippedQuantity = value.Int64
 			}
+		case orderline.FieldAfterSaleQuantity:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field after_sale_quantity", values[i])
+			} else if value.Valid {
+				_m.AfterSaleQuantity = value.Int64
+			}
+		case orderline.FieldAfterSaleAmount:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field after_sale_amount", values[i])
+			} else if value.Valid {
+				_m.AfterSaleAmount = money.Money(value.Int64)
+			}
+		case orderline.FieldWithheldQuantity:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field withheld_quantity", values[i])
+			} else if value.Valid {
+				_m.WithheldQuantity = value.Int64
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -260,6 +284,15 @@ func (_m *OrderLine) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("shipped_quantity=")
 	builder.WriteString(fmt.Sprintf("%v", _m.ShippedQuantity))
+	builder.WriteString(", ")
+	builder.WriteString("after_sale_quantity=")
+	builder.WriteString(fmt.Sprintf("%v", _m.AfterSaleQuantity))
+	builder.WriteString(", ")
+	builder.WriteString("after_sale_amount=")
+	builder.WriteString(fmt.Sprintf("%v", _m.AfterSaleAmount))
+	builder.WriteString(", ")
+	builder.WriteString("withheld_quantity=")
+	builder.WriteString(fmt.Sprintf("%v", _m.WithheldQuantity))
 	builder.WriteByte(')')
 	return builder.String()
 }

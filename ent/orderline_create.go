@@ -158,6 +158,48 @@ func (_c *OrderLineCreate) SetNillableShippedQuantity(v *int64) *OrderLineCreate
 	return _c
 }
 
+// SetAfterSaleQuantity sets the "after_sale_quantity" field.
+func (_c *OrderLineCreate) SetAfterSaleQuantity(v int64) *OrderLineCreate {
+	_c.mutation.SetAfterSaleQuantity(v)
+	return _c
+}
+
+// SetNillableAfterSaleQuantity sets the "after_sale_quantity" field if the given value is not nil.
+func (_c *OrderLineCreate) SetNillableAfterSaleQuantity(v *int64) *OrderLineCreate {
+	if v != nil {
+		_c.SetAfterSaleQuantity(*v)
+	}
+	return _c
+}
+
+// SetAfterSaleAmount sets the "after_sale_amount" field.
+func (_c *OrderLineCreate) SetAfterSaleAmount(v money.Money) *OrderLineCreate {
+	_c.mutation.SetAfterSaleAmount(v)
+	return _c
+}
+
+// SetNillableAfterSaleAmount sets the "after_sale_amount" field if the given value is not nil.
+func (_c *OrderLineCreate) SetNillableAfterSaleAmount(v *money.Money) *OrderLineCreate {
+	if v != nil {
+		_c.SetAfterSaleAmount(*v)
+	}
+	return _c
+}
+
+// SetWithheldQuantity sets the "withheld_quantity" field.
+func (_c *OrderLineCreate) SetWithheldQuantity(v int64) *OrderLineCreate {
+	_c.mutation.SetWithheldQuantity(v)
+	return _c
+}
+
+// SetNillableWithheldQuantity sets the "withheld_quantity" field if the given value is not nil.
+func (_c *OrderLineCreate) SetNillableWithheldQuantity(v *int64) *OrderLineCreate {
+	if v != nil {
+		_c.SetWithheldQuantity(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *OrderLineCreate) SetID(v int64) *OrderLineCreate {
 	_c.mutation.SetID(v)
@@ -232,6 +274,18 @@ func (_c *OrderLineCreate) defaults() {
 		v := orderline.DefaultShippedQuantity
 		_c.mutation.SetShippedQuantity(v)
 	}
+	if _, ok := _c.mutation.AfterSaleQuantity(); !ok {
+		v := orderline.DefaultAfterSaleQuantity
+		_c.mutation.SetAfterSaleQuantity(v)
+	}
+	if _, ok := _c.mutation.AfterSaleAmount(); !ok {
+		v := orderline.DefaultAfterSaleAmount
+		_c.mutation.SetAfterSaleAmount(v)
+	}
+	if _, ok := _c.mutation.WithheldQuantity(); !ok {
+		v := orderline.DefaultWithheldQuantity
+		_c.mutation.SetWithheldQuantity(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -294,6 +348,15 @@ func (_c *OrderLineCreate) check() error {
 	}
 	if _, ok := _c.mutation.ShippedQuantity(); !ok {
 		return &ValidationError{Name: "shipped_quantity", err: errors.New(`ent: missing required field "OrderLine.shipped_quantity"`)}
+	}
+	if _, ok := _c.mutation.AfterSaleQuantity(); !ok {
+		return &ValidationError{Name: "after_sale_quantity", err: errors.New(`ent: missing required field "OrderLine.after_sale_quantity"`)}
+	}
+	if _, ok := _c.mutation.AfterSaleAmount(); !ok {
+		return &ValidationError{Name: "after_sale_amount", err: errors.New(`ent: missing required field "OrderLine.after_sale_amount"`)}
+	}
+	if _, ok := _c.mutation.WithheldQuantity(); !ok {
+		return &ValidationError{Name: "withheld_quantity", err: errors.New(`ent: missing required field "OrderLine.withheld_quantity"`)}
 	}
 	if len(_c.mutation.OrderIDs()) == 0 {
 		return &ValidationError{Name: "order", err: errors.New(`ent: missing required edge "OrderLine.order"`)}
@@ -378,6 +441,18 @@ func (_c *OrderLineCreate) createSpec() (*OrderLine, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ShippedQuantity(); ok {
 		_spec.SetField(orderline.FieldShippedQuantity, field.TypeInt64, value)
 		_node.ShippedQuantity = value
+	}
+	if value, ok := _c.mutation.AfterSaleQuantity(); ok {
+		_spec.SetField(orderline.FieldAfterSaleQuantity, field.TypeInt64, value)
+		_node.AfterSaleQuantity = value
+	}
+	if value, ok := _c.mutation.AfterSaleAmount(); ok {
+		_spec.SetField(orderline.FieldAfterSaleAmount, field.TypeInt64, value)
+		_node.AfterSaleAmount = value
+	}
+	if value, ok := _c.mutation.WithheldQuantity(); ok {
+		_spec.SetField(orderline.FieldWithheldQuantity, field.TypeInt64, value)
+		_node.WithheldQuantity = value
 	}
 	if nodes := _c.mutation.OrderIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -643,6 +718,60 @@ func (u *OrderLineUpsert) UpdateShippedQuantity() *OrderLineUpsert {
 // AddShippedQuantity adds v to the "shipped_quantity" field.
 func (u *OrderLineUpsert) AddShippedQuantity(v int64) *OrderLineUpsert {
 	u.Add(orderline.FieldShippedQuantity, v)
+	return u
+}
+
+// SetAfterSaleQuantity sets the "after_sale_quantity" field.
+func (u *OrderLineUpsert) SetAfterSaleQuantity(v int64) *OrderLineUpsert {
+	u.Set(orderline.FieldAfterSaleQuantity, v)
+	return u
+}
+
+// UpdateAfterSaleQuantity sets the "after_sale_quantity" field to the value that was provided on create.
+func (u *OrderLineUpsert) UpdateAfterSaleQuantity() *OrderLineUpsert {
+	u.SetExcluded(orderline.FieldAfterSaleQuantity)
+	return u
+}
+
+// AddAfterSaleQuantity adds v to the "after_sale_quantity" field.
+func (u *OrderLineUpsert) AddAfterSaleQuantity(v int64) *OrderLineUpsert {
+	u.Add(orderline.FieldAfterSaleQuantity, v)
+	return u
+}
+
+// SetAfterSaleAmount sets the "after_sale_amount" field.
+func (u *OrderLineUpsert) SetAfterSaleAmount(v money.Money) *OrderLineUpsert {
+	u.Set(orderline.FieldAfterSaleAmount, v)
+	return u
+}
+
+// UpdateAfterSaleAmount sets the "after_sale_amount" field to the value that was provided on create.
+func (u *OrderLineUpsert) UpdateAfterSaleAmount() *OrderLineUpsert {
+	u.SetExcluded(orderline.FieldAfterSaleAmount)
+	return u
+}
+
+// AddAfterSaleAmount adds v to the "after_sale_amount" field.
+func (u *OrderLineUpsert) AddAfterSaleAmount(v money.Money) *OrderLineUpsert {
+	u.Add(orderline.FieldAfterSaleAmount, v)
+	return u
+}
+
+// SetWithheldQuantity sets the "withheld_quantity" field.
+func (u *OrderLineUpsert) SetWithheldQuantity(v int64) *OrderLineUpsert {
+	u.Set(orderline.FieldWithheldQuantity, v)
+	return u
+}
+
+// UpdateWithheldQuantity sets the "withheld_quantity" field to the value that was provided on create.
+func (u *OrderLineUpsert) UpdateWithheldQuantity() *OrderLineUpsert {
+	u.SetExcluded(orderline.FieldWithheldQuantity)
+	return u
+}
+
+// AddWithheldQuantity adds v to the "withheld_quantity" field.
+func (u *OrderLineUpsert) AddWithheldQuantity(v int64) *OrderLineUpsert {
+	u.Add(orderline.FieldWithheldQuantity, v)
 	return u
 }
 
@@ -922,6 +1051,69 @@ func (u *OrderLineUpsertOne) AddShippedQuantity(v int64) *OrderLineUpsertOne {
 func (u *OrderLineUpsertOne) UpdateShippedQuantity() *OrderLineUpsertOne {
 	return u.Update(func(s *OrderLineUpsert) {
 		s.UpdateShippedQuantity()
+	})
+}
+
+// SetAfterSaleQuantity sets the "after_sale_quantity" field.
+func (u *OrderLineUpsertOne) SetAfterSaleQuantity(v int64) *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.SetAfterSaleQuantity(v)
+	})
+}
+
+// AddAfterSaleQuantity adds v to the "after_sale_quantity" field.
+func (u *OrderLineUpsertOne) AddAfterSaleQuantity(v int64) *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.AddAfterSaleQuantity(v)
+	})
+}
+
+// UpdateAfterSaleQuantity sets the "after_sale_quantity" field to the value that was provided on create.
+func (u *OrderLineUpsertOne) UpdateAfterSaleQuantity() *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.UpdateAfterSaleQuantity()
+	})
+}
+
+// SetAfterSaleAmount sets the "after_sale_amount" field.
+func (u *OrderLineUpsertOne) SetAfterSaleAmount(v money.Money) *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.SetAfterSaleAmount(v)
+	})
+}
+
+// AddAfterSaleAmount adds v to the "after_sale_amount" field.
+func (u *OrderLineUpsertOne) AddAfterSaleAmount(v money.Money) *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.AddAfterSaleAmount(v)
+	})
+}
+
+// UpdateAfterSaleAmount sets the "after_sale_amount" field to the value that was provided on create.
+func (u *OrderLineUpsertOne) UpdateAfterSaleAmount() *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.UpdateAfterSaleAmount()
+	})
+}
+
+// SetWithheldQuantity sets the "withheld_quantity" field.
+func (u *OrderLineUpsertOne) SetWithheldQuantity(v int64) *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.SetWithheldQuantity(v)
+	})
+}
+
+// AddWithheldQuantity adds v to the "withheld_quantity" field.
+func (u *OrderLineUpsertOne) AddWithheldQuantity(v int64) *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.AddWithheldQuantity(v)
+	})
+}
+
+// UpdateWithheldQuantity sets the "withheld_quantity" field to the value that was provided on create.
+func (u *OrderLineUpsertOne) UpdateWithheldQuantity() *OrderLineUpsertOne {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.UpdateWithheldQuantity()
 	})
 }
 
@@ -1367,6 +1559,69 @@ func (u *OrderLineUpsertBulk) AddShippedQuantity(v int64) *OrderLineUpsertBulk {
 func (u *OrderLineUpsertBulk) UpdateShippedQuantity() *OrderLineUpsertBulk {
 	return u.Update(func(s *OrderLineUpsert) {
 		s.UpdateShippedQuantity()
+	})
+}
+
+// SetAfterSaleQuantity sets the "after_sale_quantity" field.
+func (u *OrderLineUpsertBulk) SetAfterSaleQuantity(v int64) *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.SetAfterSaleQuantity(v)
+	})
+}
+
+// AddAfterSaleQuantity adds v to the "after_sale_quantity" field.
+func (u *OrderLineUpsertBulk) AddAfterSaleQuantity(v int64) *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.AddAfterSaleQuantity(v)
+	})
+}
+
+// UpdateAfterSaleQuantity sets the "after_sale_quantity" field to the value that was provided on create.
+func (u *OrderLineUpsertBulk) UpdateAfterSaleQuantity() *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.UpdateAfterSaleQuantity()
+	})
+}
+
+// SetAfterSaleAmount sets the "after_sale_amount" field.
+func (u *OrderLineUpsertBulk) SetAfterSaleAmount(v money.Money) *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.SetAfterSaleAmount(v)
+	})
+}
+
+// AddAfterSaleAmount adds v to the "after_sale_amount" field.
+func (u *OrderLineUpsertBulk) AddAfterSaleAmount(v money.Money) *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.AddAfterSaleAmount(v)
+	})
+}
+
+// UpdateAfterSaleAmount sets the "after_sale_amount" field to the value that was provided on create.
+func (u *OrderLineUpsertBulk) UpdateAfterSaleAmount() *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.UpdateAfterSaleAmount()
+	})
+}
+
+// SetWithheldQuantity sets the "withheld_quantity" field.
+func (u *OrderLineUpsertBulk) SetWithheldQuantity(v int64) *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.SetWithheldQuantity(v)
+	})
+}
+
+// AddWithheldQuantity adds v to the "withheld_quantity" field.
+func (u *OrderLineUpsertBulk) AddWithheldQuantity(v int64) *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.AddWithheldQuantity(v)
+	})
+}
+
+// UpdateWithheldQuantity sets the "withheld_quantity" field to the value that was provided on create.
+func (u *OrderLineUpsertBulk) UpdateWithheldQuantity() *OrderLineUpsertBulk {
+	return u.Update(func(s *OrderLineUpsert) {
+		s.UpdateWithheldQuantity()
 	})
 }
 

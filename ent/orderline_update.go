@@ -262,6 +262,69 @@ func (_u *OrderLineUpdate) AddShippedQuantity(v int64) *OrderLineUpdate {
 	return _u
 }
 
+// SetAfterSaleQuantity sets the "after_sale_quantity" field.
+func (_u *OrderLineUpdate) SetAfterSaleQuantity(v int64) *OrderLineUpdate {
+	_u.mutation.ResetAfterSaleQuantity()
+	_u.mutation.SetAfterSaleQuantity(v)
+	return _u
+}
+
+// SetNillableAfterSaleQuantity sets the "after_sale_quantity" field if the given value is not nil.
+func (_u *OrderLineUpdate) SetNillableAfterSaleQuantity(v *int64) *OrderLineUpdate {
+	if v != nil {
+		_u.SetAfterSaleQuantity(*v)
+	}
+	return _u
+}
+
+// AddAfterSaleQuantity adds value to the "after_sale_quantity" field.
+func (_u *OrderLineUpdate) AddAfterSaleQuantity(v int64) *OrderLineUpdate {
+	_u.mutation.AddAfterSaleQuantity(v)
+	return _u
+}
+
+// SetAfterSaleAmount sets the "after_sale_amount" field.
+func (_u *OrderLineUpdate) SetAfterSaleAmount(v money.Money) *OrderLineUpdate {
+	_u.mutation.ResetAfterSaleAmount()
+	_u.mutation.SetAfterSaleAmount(v)
+	return _u
+}
+
+// SetNillableAfterSaleAmount sets the "after_sale_amount" field if the given value is not nil.
+func (_u *OrderLineUpdate) SetNillableAfterSaleAmount(v *money.Money) *OrderLineUpdate {
+	if v != nil {
+		_u.SetAfterSaleAmount(*v)
+	}
+	return _u
+}
+
+// AddAfterSaleAmount adds value to the "after_sale_amount" field.
+func (_u *OrderLineUpdate) AddAfterSaleAmount(v money.Money) *OrderLineUpdate {
+	_u.mutation.AddAfterSaleAmount(v)
+	return _u
+}
+
+// SetWithheldQuantity sets the "withheld_quantity" field.
+func (_u *OrderLineUpdate) SetWithheldQuantity(v int64) *OrderLineUpdate {
+	_u.mutation.ResetWithheldQuantity()
+	_u.mutation.SetWithheldQuantity(v)
+	return _u
+}
+
+// SetNillableWithheldQuantity sets the "withheld_quantity" field if the given value is not nil.
+func (_u *OrderLineUpdate) SetNillableWithheldQuantity(v *int64) *OrderLineUpdate {
+	if v != nil {
+		_u.SetWithheldQuantity(*v)
+	}
+	return _u
+}
+
+// AddWithheldQuantity adds value to the "withheld_quantity" field.
+func (_u *OrderLineUpdate) AddWithheldQuantity(v int64) *OrderLineUpdate {
+	_u.mutation.AddWithheldQuantity(v)
+	return _u
+}
+
 // SetOrder sets the "order" edge to the Order entity.
 func (_u *OrderLineUpdate) SetOrder(v *Order) *OrderLineUpdate {
 	return _u.SetOrderID(v.ID)
@@ -407,6 +470,24 @@ func (_u *OrderLineUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedShippedQuantity(); ok {
 		_spec.AddField(orderline.FieldShippedQuantity, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AfterSaleQuantity(); ok {
+		_spec.SetField(orderline.FieldAfterSaleQuantity, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedAfterSaleQuantity(); ok {
+		_spec.AddField(orderline.FieldAfterSaleQuantity, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AfterSaleAmount(); ok {
+		_spec.SetField(orderline.FieldAfterSaleAmount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedAfterSaleAmount(); ok {
+		_spec.AddField(orderline.FieldAfterSaleAmount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.WithheldQuantity(); ok {
+		_spec.SetField(orderline.FieldWithheldQuantity, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedWithheldQuantity(); ok {
+		_spec.AddField(orderline.FieldWithheldQuantity, field.TypeInt64, value)
 	}
 	if _u.mutation.OrderCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -690,6 +771,69 @@ func (_u *OrderLineUpdateOne) AddShippedQuantity(v int64) *OrderLineUpdateOne {
 	return _u
 }
 
+// SetAfterSaleQuantity sets the "after_sale_quantity" field.
+func (_u *OrderLineUpdateOne) SetAfterSaleQuantity(v int64) *OrderLineUpdateOne {
+	_u.mutation.ResetAfterSaleQuantity()
+	_u.mutation.SetAfterSaleQuantity(v)
+	return _u
+}
+
+// SetNillableAfterSaleQuantity sets the "after_sale_quantity" field if the given value is not nil.
+func (_u *OrderLineUpdateOne) SetNillableAfterSaleQuantity(v *int64) *OrderLineUpdateOne {
+	if v != nil {
+		_u.SetAfterSaleQuantity(*v)
+	}
+	return _u
+}
+
+// AddAfterSaleQuantity adds value to the "after_sale_quantity" field.
+func (_u *OrderLineUpdateOne) AddAfterSaleQuantity(v int64) *OrderLineUpdateOne {
+	_u.mutation.AddAfterSaleQuantity(v)
+	return _u
+}
+
+// SetAfterSaleAmount sets the "after_sale_amount" field.
+func (_u *OrderLineUpdateOne) SetAfterSaleAmount(v money.Money) *OrderLineUpdateOne {
+	_u.mutation.ResetAfterSaleAmount()
+	_u.mutation.SetAfterSaleAmount(v)
+	return _u
+}
+
+// SetNillableAfterSaleAmount sets the "after_sale_amount" field if the given value is not nil.
+func (_u *OrderLineUpdateOne) SetNillableAfterSaleAmount(v *money.Money) *OrderLineUpdateOne {
+	if v != nil {
+		_u.SetAfterSaleAmount(*v)
+	}
+	return _u
+}
+
+// AddAfterSaleAmount adds value to the "after_sale_amount" field.
+func (_u *OrderLineUpdateOne) AddAfterSaleAmount(v money.Money) *OrderLineUpdateOne {
+	_u.mutation.AddAfterSaleAmount(v)
+	return _u
+}
+
+// SetWithheldQuantity sets the "withheld_quantity" field.
+func (_u *OrderLineUpdateOne) SetWithheldQuantity(v int64) *OrderLineUpdateOne {
+	_u.mutation.ResetWithheldQuantity()
+	_u.mutation.SetWithheldQuantity(v)
+	return _u
+}
+
+// SetNillableWithheldQuantity sets the "withheld_quantity" field if the given value is not nil.
+func (_u *OrderLineUpdateOne) SetNillableWithheldQuantity(v *int64) *OrderLineUpdateOne {
+	if v != nil {
+		_u.SetWithheldQuantity(*v)
+	}
+	return _u
+}
+
+// AddWithheldQuantity adds value to the "withheld_quantity" field.
+func (_u *OrderLineUpdateOne) AddWithheldQuantity(v int64) *OrderLineUpdateOne {
+	_u.mutation.AddWithheldQuantity(v)
+	return _u
+}
+
 // SetOrder sets the "order" edge to the Order entity.
 func (_u *OrderLineUpdateOne) SetOrder(v *Order) *OrderLineUpdateOne {
 	return _u.SetOrderID(v.ID)
@@ -865,6 +1009,24 @@ func (_u *OrderLineUpdateOne) sqlSave(ctx context.Context) (_node *OrderLine, er
 	}
 	if value, ok := _u.mutation.AddedShippedQuantity(); ok {
 		_spec.AddField(orderline.FieldShippedQuantity, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AfterSaleQuantity(); ok {
+		_spec.SetField(orderline.FieldAfterSaleQuantity, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedAfterSaleQuantity(); ok {
+		_spec.AddField(orderline.FieldAfterSaleQuantity, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AfterSaleAmount(); ok {
+		_spec.SetField(orderline.FieldAfterSaleAmount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedAfterSaleAmount(); ok {
+		_spec.AddField(orderline.FieldAfterSaleAmount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.WithheldQuantity(); ok {
+		_spec.SetField(orderline.FieldWithheldQuantity, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedWithheldQuantity(); ok {
+		_spec.AddField(orderline.FieldWithheldQuantity, field.TypeInt64, value)
 	}
 	if _u.mutation.OrderCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -50,7 +50,9 @@ type Refund struct {
 	// UpdatedAt holds the value of the "updated_at" field.
 	UpdatedAt time.Time `json:"updated_at,omitempty"`
 	// SettledAt holds the value of the "settled_at" field.
-	SettledAt    *time.Time `json:"settled_at,omitempty"`
+	SettledAt *time.Time `json:"settled_at,omitempty"`
+	// AfterSaleID holds the value of the "after_sale_id" field.
+	AfterSaleID  *int64 `json:"after_sale_id,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -59,7 +61,7 @@ func (*Refund) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case refund.FieldID, refund.FieldOrderID, refund.FieldPaymentRef, refund.FieldAmount, refund.FieldAttempts:
+		case refund.FieldID, refund.FieldOrderID, refund.FieldPaymentRef, refund.FieldAmount, refund.FieldAttempts, refund.FieldAfterSaleID:
 			values[i] = new(sql.NullInt64)
 		case refund.FieldRefundNo, refund.FieldOrderSn, refund.FieldProvider, refund.FieldCurrency, refund.FieldReason, refund.FieldStatus, refund.FieldProviderRefundID, refund.FieldFailure:
 			values[i] = new(sql.NullString)
@@ -183,6 +185,13 @@ func (_m *Refund) assignValues(columns []string, values []any) error {
 				_m.SettledAt = new(time.Time)
 				*_m.SettledAt = value.Time
 			}
+		case refund.FieldAfterSaleID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field after_sale_id", values[i])
+			} else if value.Valid {
+				_m.AfterSaleID = new(int64)
+				*_m.AfterSaleID = value.Int64
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -267,6 +276,11 @@ func (_m *Refund) String() string {
 	if v := _m.SettledAt; v != nil {
 		builder.WriteString("settled_at=")
 		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.AfterSaleID; v != nil {
+		builder.WriteString("after_sale_id=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
 	}
 	builder.WriteByte(')')
 	return builder.String()

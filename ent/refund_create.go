@@ -168,6 +168,20 @@ func (_c *RefundCreate) SetNillableSettledAt(v *time.Time) *RefundCreate {
 	return _c
 }
 
+// SetAfterSaleID sets the "after_sale_id" field.
+func (_c *RefundCreate) SetAfterSaleID(v int64) *RefundCreate {
+	_c.mutation.SetAfterSaleID(v)
+	return _c
+}
+
+// SetNillableAfterSaleID sets the "after_sale_id" field if the given value is not nil.
+func (_c *RefundCreate) SetNillableAfterSaleID(v *int64) *RefundCreate {
+	if v != nil {
+		_c.SetAfterSaleID(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *RefundCreate) SetID(v int64) *RefundCreate {
 	_c.mutation.SetID(v)
@@ -415,6 +429,10 @@ func (_c *RefundCreate) createSpec() (*Refund, *sqlgraph.CreateSpec) {
 		_spec.SetField(refund.FieldSettledAt, field.TypeTime, value)
 		_node.SettledAt = &value
 	}
+	if value, ok := _c.mutation.AfterSaleID(); ok {
+		_spec.SetField(refund.FieldAfterSaleID, field.TypeInt64, value)
+		_node.AfterSaleID = &value
+	}
 	return _node, _spec
 }
 
@@ -606,6 +624,9 @@ func (u *RefundUpsertOne) UpdateNewValues() *RefundUpsertOne {
 		}
 		if _, exists := u.create.mutation.CreatedAt(); exists {
 			s.SetIgnore(refund.FieldCreatedAt)
+		}
+		if _, exists := u.create.mutation.AfterSaleID(); exists {
+			s.SetIgnore(refund.FieldAfterSaleID)
 		}
 	}))
 	return u
@@ -958,6 +979,9 @@ func (u *RefundUpsertBulk) UpdateNewValues() *RefundUpsertBulk {
 			}
 			if _, exists := b.mutation.CreatedAt(); exists {
 				s.SetIgnore(refund.FieldCreatedAt)
+			}
+			if _, exists := b.mutation.AfterSaleID(); exists {
+				s.SetIgnore(refund.FieldAfterSaleID)
 			}
 		}
 	}))

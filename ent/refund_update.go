@@ -239,6 +239,9 @@ func (_u *RefundUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.SettledAtCleared() {
 		_spec.ClearField(refund.FieldSettledAt, field.TypeTime)
 	}
+	if _u.mutation.AfterSaleIDCleared() {
+		_spec.ClearField(refund.FieldAfterSaleID, field.TypeInt64)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -499,6 +502,9 @@ func (_u *RefundUpdateOne) sqlSave(ctx context.Context) (_node *Refund, err erro
 	}
 	if _u.mutation.SettledAtCleared() {
 		_spec.ClearField(refund.FieldSettledAt, field.TypeTime)
+	}
+	if _u.mutation.AfterSaleIDCleared() {
+		_spec.ClearField(refund.FieldAfterSaleID, field.TypeInt64)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Refund{config: _u.config}

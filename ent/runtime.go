@@ -5,6 +5,9 @@ package ent
 import (
 	"storefront/ent/address"
 	"storefront/ent/addressbook"
+	"storefront/ent/aftersale"
+	"storefront/ent/aftersaleline"
+	"storefront/ent/aftersalelog"
 	"storefront/ent/cart"
 	"storefront/ent/cartline"
 	"storefront/ent/category"
@@ -127,6 +130,110 @@ func init() {
 	addressbookDescAddresses := addressbookFields[2].Descriptor()
 	// addressbook.DefaultAddresses holds the default value on creation for the addresses field.
 	addressbook.DefaultAddresses = addressbookDescAddresses.Default.(int64)
+	aftersaleFields := schema.AfterSale{}.Fields()
+	_ = aftersaleFields
+	// aftersaleDescAfterSaleSn is the schema descriptor for after_sale_sn field.
+	aftersaleDescAfterSaleSn := aftersaleFields[1].Descriptor()
+	// aftersale.AfterSaleSnValidator is a validator for the "after_sale_sn" field. It is called by the builders before save.
+	aftersale.AfterSaleSnValidator = func() func(string) error {
+		validators := aftersaleDescAfterSaleSn.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(after_sale_sn string) error {
+			for _, fn := range fns {
+				if err := fn(after_sale_sn); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// aftersaleDescOrderSn is the schema descriptor for order_sn field.
+	aftersaleDescOrderSn := aftersaleFields[3].Descriptor()
+	// aftersale.OrderSnValidator is a validator for the "order_sn" field. It is called by the builders before save.
+	aftersale.OrderSnValidator = aftersaleDescOrderSn.Validators[0].(func(string) error)
+	// aftersaleDescUserID is the schema descriptor for user_id field.
+	aftersaleDescUserID := aftersaleFields[4].Descriptor()
+	// aftersale.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	aftersale.UserIDValidator = aftersaleDescUserID.Validators[0].(func(string) error)
+	// aftersaleDescShippingFee is the schema descriptor for shipping_fee field.
+	aftersaleDescShippingFee := aftersaleFields[8].Descriptor()
+	// aftersale.DefaultShippingFee holds the default value on creation for the shipping_fee field.
+	aftersale.DefaultShippingFee = money.Money(aftersaleDescShippingFee.Default.(int64))
+	// aftersaleDescCurrency is the schema descriptor for currency field.
+	aftersaleDescCurrency := aftersaleFields[9].Descriptor()
+	// aftersale.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
+	aftersale.CurrencyValidator = aftersaleDescCurrency.Validators[0].(func(string) error)
+	// aftersaleDescReason is the schema descriptor for reason field.
+	aftersaleDescReason := aftersaleFields[10].Descriptor()
+	// aftersale.ReasonValidator is a validator for the "reason" field. It is called by the builders before save.
+	aftersale.ReasonValidator = aftersaleDescReason.Validators[0].(func(string) error)
+	// aftersaleDescRejectReason is the schema descriptor for reject_reason field.
+	aftersaleDescRejectReason := aftersaleFields[11].Descriptor()
+	// aftersale.DefaultRejectReason holds the default value on creation for the reject_reason field.
+	aftersale.DefaultRejectReason = aftersaleDescRejectReason.Default.(string)
+	// aftersale.RejectReasonValidator is a validator for the "reject_reason" field. It is called by the builders before save.
+	aftersale.RejectReasonValidator = aftersaleDescRejectReason.Validators[0].(func(string) error)
+	// aftersaleDescReturnCarrier is the schema descriptor for return_carrier field.
+	aftersaleDescReturnCarrier := aftersaleFields[12].Descriptor()
+	// aftersale.DefaultReturnCarrier holds the default value on creation for the return_carrier field.
+	aftersale.DefaultReturnCarrier = aftersaleDescReturnCarrier.Default.(string)
+	// aftersale.ReturnCarrierValidator is a validator for the "return_carrier" field. It is called by the builders before save.
+	aftersale.ReturnCarrierValidator = aftersaleDescReturnCarrier.Validators[0].(func(string) error)
+	// aftersaleDescReturnTrackingNo is the schema descriptor for return_tracking_no field.
+	aftersaleDescReturnTrackingNo := aftersaleFields[13].Descriptor()
+	// aftersale.DefaultReturnTrackingNo holds the default value on creation for the return_tracking_no field.
+	aftersale.DefaultReturnTrackingNo = aftersaleDescReturnTrackingNo.Default.(string)
+	// aftersale.ReturnTrackingNoValidator is a validator for the "return_tracking_no" field. It is called by the builders before save.
+	aftersale.ReturnTrackingNoValidator = aftersaleDescReturnTrackingNo.Validators[0].(func(string) error)
+	// aftersaleDescVersion is the schema descriptor for version field.
+	aftersaleDescVersion := aftersaleFields[14].Descriptor()
+	// aftersale.DefaultVersion holds the default value on creation for the version field.
+	aftersale.DefaultVersion = aftersaleDescVersion.Default.(int64)
+	// aftersaleDescCreatedAt is the schema descriptor for created_at field.
+	aftersaleDescCreatedAt := aftersaleFields[15].Descriptor()
+	// aftersale.DefaultCreatedAt holds the default value on creation for the created_at field.
+	aftersale.DefaultCreatedAt = aftersaleDescCreatedAt.Default.(func() time.Time)
+	// aftersaleDescUpdatedAt is the schema descriptor for updated_at field.
+	aftersaleDescUpdatedAt := aftersaleFields[16].Descriptor()
+	// aftersale.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	aftersale.DefaultUpdatedAt = aftersaleDescUpdatedAt.Default.(func() time.Time)
+	aftersalelineFields := schema.AfterSaleLine{}.Fields()
+	_ = aftersalelineFields
+	// aftersalelineDescPoolID is the schema descriptor for pool_id field.
+	aftersalelineDescPoolID := aftersalelineFields[5].Descriptor()
+	// aftersaleline.DefaultPoolID holds the default value on creation for the pool_id field.
+	aftersaleline.DefaultPoolID = aftersalelineDescPoolID.Default.(int64)
+	// aftersalelineDescWithheld is the schema descriptor for withheld field.
+	aftersalelineDescWithheld := aftersalelineFields[7].Descriptor()
+	// aftersaleline.DefaultWithheld holds the default value on creation for the withheld field.
+	aftersaleline.DefaultWithheld = aftersalelineDescWithheld.Default.(int64)
+	aftersalelogFields := schema.AfterSaleLog{}.Fields()
+	_ = aftersalelogFields
+	// aftersalelogDescActor is the schema descriptor for actor field.
+	aftersalelogDescActor := aftersalelogFields[2].Descriptor()
+	// aftersalelog.ActorValidator is a validator for the "actor" field. It is called by the builders before save.
+	aftersalelog.ActorValidator = aftersalelogDescActor.Validators[0].(func(string) error)
+	// aftersalelogDescFromStatus is the schema descriptor for from_status field.
+	aftersalelogDescFromStatus := aftersalelogFields[3].Descriptor()
+	// aftersalelog.FromStatusValidator is a validator for the "from_status" field. It is called by the builders before save.
+	aftersalelog.FromStatusValidator = aftersalelogDescFromStatus.Validators[0].(func(string) error)
+	// aftersalelogDescToStatus is the schema descriptor for to_status field.
+	aftersalelogDescToStatus := aftersalelogFields[4].Descriptor()
+	// aftersalelog.ToStatusValidator is a validator for the "to_status" field. It is called by the builders before save.
+	aftersalelog.ToStatusValidator = aftersalelogDescToStatus.Validators[0].(func(string) error)
+	// aftersalelogDescNote is the schema descriptor for note field.
+	aftersalelogDescNote := aftersalelogFields[5].Descriptor()
+	// aftersalelog.DefaultNote holds the default value on creation for the note field.
+	aftersalelog.DefaultNote = aftersalelogDescNote.Default.(string)
+	// aftersalelog.NoteValidator is a validator for the "note" field. It is called by the builders before save.
+	aftersalelog.NoteValidator = aftersalelogDescNote.Validators[0].(func(string) error)
+	// aftersalelogDescCreatedAt is the schema descriptor for created_at field.
+	aftersalelogDescCreatedAt := aftersalelogFields[6].Descriptor()
+	// aftersalelog.DefaultCreatedAt holds the default value on creation for the created_at field.
+	aftersalelog.DefaultCreatedAt = aftersalelogDescCreatedAt.Default.(func() time.Time)
 	cartFields := schema.Cart{}.Fields()
 	_ = cartFields
 	// cartDescToken is the schema descriptor for token field.
@@ -449,6 +556,14 @@ func init() {
 	orderDescShippingFee := orderFields[18].Descriptor()
 	// order.DefaultShippingFee holds the default value on creation for the shipping_fee field.
 	order.DefaultShippingFee = money.Money(orderDescShippingFee.Default.(int64))
+	// orderDescRefundReserved is the schema descriptor for refund_reserved field.
+	orderDescRefundReserved := orderFields[22].Descriptor()
+	// order.DefaultRefundReserved holds the default value on creation for the refund_reserved field.
+	order.DefaultRefundReserved = money.Money(orderDescRefundReserved.Default.(int64))
+	// orderDescRefundedAmount is the schema descriptor for refunded_amount field.
+	orderDescRefundedAmount := orderFields[23].Descriptor()
+	// order.DefaultRefundedAmount holds the default value on creation for the refunded_amount field.
+	order.DefaultRefundedAmount = money.Money(orderDescRefundedAmount.Default.(int64))
 	orderlineFields := schema.OrderLine{}.Fields()
 	_ = orderlineFields
 	// orderlineDescGoodsName is the schema descriptor for goods_name field.
@@ -483,6 +598,18 @@ func init() {
 	orderlineDescShippedQuantity := orderlineFields[13].Descriptor()
 	// orderline.DefaultShippedQuantity holds the default value on creation for the shipped_quantity field.
 	orderline.DefaultShippedQuantity = orderlineDescShippedQuantity.Default.(int64)
+	// orderlineDescAfterSaleQuantity is the schema descriptor for after_sale_quantity field.
+	orderlineDescAfterSaleQuantity := orderlineFields[14].Descriptor()
+	// orderline.DefaultAfterSaleQuantity holds the default value on creation for the after_sale_quantity field.
+	orderline.DefaultAfterSaleQuantity = orderlineDescAfterSaleQuantity.Default.(int64)
+	// orderlineDescAfterSaleAmount is the schema descriptor for after_sale_amount field.
+	orderlineDescAfterSaleAmount := orderlineFields[15].Descriptor()
+	// orderline.DefaultAfterSaleAmount holds the default value on creation for the after_sale_amount field.
+	orderline.DefaultAfterSaleAmount = money.Money(orderlineDescAfterSaleAmount.Default.(int64))
+	// orderlineDescWithheldQuantity is the schema descriptor for withheld_quantity field.
+	orderlineDescWithheldQuantity := orderlineFields[16].Descriptor()
+	// orderline.DefaultWithheldQuantity holds the default value on creation for the withheld_quantity field.
+	orderline.DefaultWithheldQuantity = orderlineDescWithheldQuantity.Default.(int64)
 	outboxFields := schema.Outbox{}.Fields()
 	_ = outboxFields
 	// outboxDescEventID is the schema descriptor for event_id field.

@@ -18,6 +18,12 @@ type Tx struct {
 	Address *AddressClient
 	// AddressBook is the client for interacting with the AddressBook builders.
 	AddressBook *AddressBookClient
+	// AfterSale is the client for interacting with the AfterSale builders.
+	AfterSale *AfterSaleClient
+	// AfterSaleLine is the client for interacting with the AfterSaleLine builders.
+	AfterSaleLine *AfterSaleLineClient
+	// AfterSaleLog is the client for interacting with the AfterSaleLog builders.
+	AfterSaleLog *AfterSaleLogClient
 	// Cart is the client for interacting with the Cart builders.
 	Cart *CartClient
 	// CartLine is the client for interacting with the CartLine builders.
@@ -205,6 +211,9 @@ func (tx *Tx) Client() *Client {
 func (tx *Tx) init() {
 	tx.Address = NewAddressClient(tx.config)
 	tx.AddressBook = NewAddressBookClient(tx.config)
+	tx.AfterSale = NewAfterSaleClient(tx.config)
+	tx.AfterSaleLine = NewAfterSaleLineClient(tx.config)
+	tx.AfterSaleLog = NewAfterSaleLogClient(tx.config)
 	tx.Cart = NewCartClient(tx.config)
 	tx.CartLine = NewCartLineClient(tx.config)
 	tx.Category = NewCategoryClient(tx.config)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"storefront/ent"
+	"storefront/internal/aftersale"
 	"storefront/internal/cart"
 	"storefront/internal/catalog"
 	"storefront/internal/checkout"
@@ -70,6 +71,36 @@ type ComplexityRoot struct {
 		PostalCode func(childComplexity int) int
 		Province   func(childComplexity int) int
 		RegionCode func(childComplexity int) int
+	}
+
+	AfterSale struct {
+		Amount           func(childComplexity int) int
+		CreatedAt        func(childComplexity int) int
+		Lines            func(childComplexity int) int
+		OrderSn          func(childComplexity int) int
+		Reason           func(childComplexity int) int
+		RejectReason     func(childComplexity int) int
+		ReturnCarrier    func(childComplexity int) int
+		ReturnTrackingNo func(childComplexity int) int
+		Sn               func(childComplexity int) int
+		Status           func(childComplexity int) int
+		Type             func(childComplexity int) int
+	}
+
+	AfterSaleConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	AfterSaleEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	AfterSaleLine struct {
+		Amount   func(childComplexity int) int
+		ItemID   func(childComplexity int) int
+		Quantity func(childComplexity int) int
 	}
 
 	Cart struct {
@@ -201,6 +232,8 @@ type ComplexityRoot struct {
 	Mutation struct {
 		AddAddress              func(childComplexity int, input AddressInput) int
 		AdjustStock             func(childComplexity int, input AdjustStockInput) int
+		ApproveAfterSale        func(childComplexity int, id string) int
+		CancelAfterSale         func(childComplexity int, id string) int
 		CancelOrder             func(childComplexity int, orderSn string) int
 		CartBuyerIdentityUpdate func(childComplexity int, cartID string) int
 		CartCouponUpdate        func(childComplexity int, cartID string, userCouponID *string) int
@@ -221,8 +254,12 @@ type ComplexityRoot struct {
 		DeleteWebhook           func(childComplexity int, id string) int
 		PaymentReturn           func(childComplexity int, input PaymentReturnInput) int
 		PlaceOrder              func(childComplexity int, input PlaceOrderInput, idempotencyKey *string) int
+		ReceiveReturn           func(childComplexity int, id string) int
 		RefundOrder             func(childComplexity int, orderSn string, reason string) int
+		RejectAfterSale         func(childComplexity int, id string, reason string) int
 		RemoveAddress           func(childComplexity int, id string) int
+		RequestAfterSale        func(childComplexity int, input RequestAfterSaleInput, idempotencyKey *string) int
+		ReturnShipped           func(childComplexity int, id string, carrier string, trackingNo string) int
 		RotateWebhookSecret     func(childComplexity int, id string, graceSeconds *int64) int
 		SetGoodsStatus          func(childComplexity int, goodsID string, status enums.GoodsStatus) int
 		SetGoodsStockMode       func(childComplexity int, goodsID string, mode enums.StockMode) int
@@ -242,6 +279,7 @@ type ComplexityRoot struct {
 	}
 
 	Order struct {
+		AfterSales      func(childComplexity int) int
 		Amount          func(childComplexity int) int
 		CompletedAt     func(childComplexity int) int
 		CreatedAt       func(childComplexity int) int
@@ -253,6 +291,7 @@ type ComplexityRoot struct {
 		OrderSn         func(childComplexity int) int
 		Payment         func(childComplexity int) int
 		Payments        func(childComplexity int) int
+		RefundedAmount  func(childComplexity int) int
 		Refunds         func(childComplexity int) int
 		Shipments       func(childComplexity int) int
 		ShippedAt       func(childComplexity int) int
@@ -327,6 +366,8 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		AfterSale           func(childComplexity int, id string) int
+		AfterSales          func(childComplexity int, first *int64, after *string, filter *AfterSaleFilter) int
 		Cart                func(childComplexity int, id string) int
 		Categories          func(childComplexity int) int
 		Category            func(childComplexity int, id *string, slug *string) int
@@ -637,6 +678,12 @@ type MutationResolver interface {
 	SetOrderAddress(ctx context.Context, orderSn string, addressID string) (*checkout.Order, error)
 	ShipOrder(ctx context.Context, input ShipOrderInput) (*checkout.Order, error)
 	ConfirmReceipt(ctx context.Context, orderSn string) (*checkout.Order, error)
+	RequestAfterSale(ctx context.Context, input RequestAfterSaleInput, idempotencyKey *string) (*aftersale.AfterSale, error)
+	ApproveAfterSale(ctx context.Context, id string) (*aftersale.AfterSale, error)
+	RejectAfterSale(ctx context.Context, id string, reason string) (*aftersale.AfterSale, error)
+	ReturnShipped(ctx context.Context, id string, carrier string, trackingNo string) (*aftersale.AfterSale, error)
+	ReceiveReturn(ctx context.Context, id string) (*aftersale.AfterSale, error)
+	CancelAfterSale(ctx context.Context, id string) (*aftersale.AfterSale, error)
 }
 type OrderResolver interface {
 	Payment(ctx context.Context, obj *checkout.Order) (*payments.Payment, error)
@@ -644,6 +691,8 @@ type OrderResolver interface {
 	Refunds(ctx context.Context, obj *checkout.Order) ([]*payments.RefundView, error)
 
 	Shipments(ctx context.Context, obj *checkout.Order) ([]*checkout.Shipment, error)
+
+	AfterSales(ctx context.Context, obj *checkout.Order) ([]*aftersale.AfterSale, error)
 }
 type QueryResolver interface {
 	Goods(ctx context.Context, id *string, slug *string) (*catalog.Goods, error)
@@ -663,6 +712,8 @@ type QueryResolver interface {
 	MyAddresses(ctx context.Context) ([]*shipping.Address, error)
 	ShippingTemplates(ctx context.Context) ([]*shipping.Template, error)
 	Orders(ctx context.Context, first *int64, after *string, filter *OrderFilter) (*OrderConnection, error)
+	AfterSales(ctx context.Context, first *int64, after *string, filter *AfterSaleFilter) (*AfterSaleConnection, error)
+	AfterSale(ctx context.Context, id string) (*aftersale.AfterSale, error)
 }
 type SkuResolver interface {
 	CostPrice(ctx context.Context, obj *catalog.SKU) (*money.Money, error)
@@ -755,6 +806,118 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Address.RegionCode(childComplexity), true
+
+	case "AfterSale.amount":
+		if e.ComplexityRoot.AfterSale.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AfterSale.Amount(childComplexity), true
+	case "AfterSale.createdAt":
+		if e.ComplexityRoot.AfterSale.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AfterSale.CreatedAt(childComplexity), true
+	case "AfterSale.lines":
+		if e.ComplexityRoot.AfterSale.Lines == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AfterSale.Lines(childComplexity), true
+	case "AfterSale.orderSn":
+		if e.ComplexityRoot.AfterSale.OrderSn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AfterSale.OrderSn(childComplexity), true
+	case "AfterSale.reason":
+		if e.ComplexityRoot.AfterSale.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AfterSale.Reason(childComplexity), true
+	case "AfterSale.rejectReason":
+		if e.ComplexityRoot.AfterSale.RejectReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AfterSale.RejectReason(childComplexity), true
+	case "AfterSale.returnCarrier":
+		if e.ComplexityRoot.AfterSale.ReturnCarrier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AfterSale.ReturnCarrier(childComplexity), true
+	case "AfterSale.returnTrackingNo":
+		if e.ComplexityRoot.AfterSale.ReturnTrackingNo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AfterSale.ReturnTrackingNo(childComplexity), true
+	case "AfterSale.id":
+		if e.ComplexityRoot.AfterSale.Sn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AfterSale.Sn(childComplexity), true
+	case "AfterSale.status":
+		if e.ComplexityRoot.AfterSale.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AfterSale.Status(childComplexity), true
+	case "AfterSale.type":
+		if e.ComplexityRoot.AfterSale.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AfterSale.Type(childComplexity), true
+
+	case "AfterSaleConnection.edges":
+		if e.ComplexityRoot.AfterSaleConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AfterSaleConnection.Edges(childComplexity), true
+	case "AfterSaleConnection.pageInfo":
+		if e.ComplexityRoot.AfterSaleConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AfterSaleConnection.PageInfo(childComplexity), true
+
+	case "AfterSaleEdge.cursor":
+		if e.ComplexityRoot.AfterSaleEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AfterSaleEdge.Cursor(childComplexity), true
+	case "AfterSaleEdge.node":
+		if e.ComplexityRoot.AfterSaleEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AfterSaleEdge.Node(childComplexity), true
+
+	case "AfterSaleLine.amount":
+		if e.ComplexityRoot.AfterSaleLine.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AfterSaleLine.Amount(childComplexity), true
+	case "AfterSaleLine.itemId":
+		if e.ComplexityRoot.AfterSaleLine.ItemID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AfterSaleLine.ItemID(childComplexity), true
+	case "AfterSaleLine.quantity":
+		if e.ComplexityRoot.AfterSaleLine.Quantity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AfterSaleLine.Quantity(childComplexity), true
 
 	case "Cart.cost":
 		if e.ComplexityRoot.Cart.Cost == nil {
@@ -1321,6 +1484,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AdjustStock(childComplexity, args["input"].(AdjustStockInput)), true
+	case "Mutation.approveAfterSale":
+		if e.ComplexityRoot.Mutation.ApproveAfterSale == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_approveAfterSale_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ApproveAfterSale(childComplexity, args["id"].(string)), true
+	case "Mutation.cancelAfterSale":
+		if e.ComplexityRoot.Mutation.CancelAfterSale == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cancelAfterSale_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CancelAfterSale(childComplexity, args["id"].(string)), true
 	case "Mutation.cancelOrder":
 		if e.ComplexityRoot.Mutation.CancelOrder == nil {
 			break
@@ -1541,6 +1726,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PlaceOrder(childComplexity, args["input"].(PlaceOrderInput), args["idempotencyKey"].(*string)), true
+	case "Mutation.receiveReturn":
+		if e.ComplexityRoot.Mutation.ReceiveReturn == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_receiveReturn_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ReceiveReturn(childComplexity, args["id"].(string)), true
 	case "Mutation.refundOrder":
 		if e.ComplexityRoot.Mutation.RefundOrder == nil {
 			break
@@ -1552,6 +1748,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RefundOrder(childComplexity, args["orderSn"].(string), args["reason"].(string)), true
+	case "Mutation.rejectAfterSale":
+		if e.ComplexityRoot.Mutation.RejectAfterSale == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rejectAfterSale_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RejectAfterSale(childComplexity, args["id"].(string), args["reason"].(string)), true
 	case "Mutation.removeAddress":
 		if e.ComplexityRoot.Mutation.RemoveAddress == nil {
 			break
@@ -1563,6 +1770,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RemoveAddress(childComplexity, args["id"].(string)), true
+	case "Mutation.requestAfterSale":
+		if e.ComplexityRoot.Mutation.RequestAfterSale == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_requestAfterSale_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RequestAfterSale(childComplexity, args["input"].(RequestAfterSaleInput), args["idempotencyKey"].(*string)), true
+	case "Mutation.returnShipped":
+		if e.ComplexityRoot.Mutation.ReturnShipped == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_returnShipped_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ReturnShipped(childComplexity, args["id"].(string), args["carrier"].(string), args["trackingNo"].(string)), true
 	case "Mutation.rotateWebhookSecret":
 		if e.ComplexityRoot.Mutation.RotateWebhookSecret == nil {
 			break
@@ -1740,6 +1969,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Mutation.UpdateWebhook(childComplexity, args["id"].(string), args["input"].(UpdateWebhookInput)), true
 
+	case "Order.afterSales":
+		if e.ComplexityRoot.Order.AfterSales == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.AfterSales(childComplexity), true
 	case "Order.amount":
 		if e.ComplexityRoot.Order.Amount == nil {
 			break
@@ -1806,6 +2041,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.Payments(childComplexity), true
+	case "Order.refundedAmount":
+		if e.ComplexityRoot.Order.RefundedAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.RefundedAmount(childComplexity), true
 	case "Order.refunds":
 		if e.ComplexityRoot.Order.Refunds == nil {
 			break
@@ -2097,6 +2338,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PriceRange.Min(childComplexity), true
 
+	case "Query.afterSale":
+		if e.ComplexityRoot.Query.AfterSale == nil {
+			break
+		}
+
+		args, err := ec.field_Query_afterSale_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AfterSale(childComplexity, args["id"].(string)), true
+	case "Query.afterSales":
+		if e.ComplexityRoot.Query.AfterSales == nil {
+			break
+		}
+
+		args, err := ec.field_Query_afterSales_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AfterSales(childComplexity, args["first"].(*int64), args["after"].(*string), args["filter"].(*AfterSaleFilter)), true
 	case "Query.cart":
 		if e.ComplexityRoot.Query.Cart == nil {
 			break
@@ -3112,6 +3375,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		return graphql.NewInputUnmarshalerIndex(
 			graphql.NewInputUnmarshaler("AddressInput", ec.unmarshalInputAddressInput),
 			graphql.NewInputUnmarshaler("AdjustStockInput", ec.unmarshalInputAdjustStockInput),
+			graphql.NewInputUnmarshaler("AfterSaleFilter", ec.unmarshalInputAfterSaleFilter),
+			graphql.NewInputUnmarshaler("AfterSaleLineInput", ec.unmarshalInputAfterSaleLineInput),
 			graphql.NewInputUnmarshaler("CartCreateInput", ec.unmarshalInputCartCreateInput),
 			graphql.NewInputUnmarshaler("CartLineInput", ec.unmarshalInputCartLineInput),
 			graphql.NewInputUnmarshaler("CartLineUpdateInput", ec.unmarshalInputCartLineUpdateInput),
@@ -3128,6 +3393,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("OrderItemInput", ec.unmarshalInputOrderItemInput),
 			graphql.NewInputUnmarshaler("PaymentReturnInput", ec.unmarshalInputPaymentReturnInput),
 			graphql.NewInputUnmarshaler("PlaceOrderInput", ec.unmarshalInputPlaceOrderInput),
+			graphql.NewInputUnmarshaler("RequestAfterSaleInput", ec.unmarshalInputRequestAfterSaleInput),
 			graphql.NewInputUnmarshaler("SetStockInput", ec.unmarshalInputSetStockInput),
 			graphql.NewInputUnmarshaler("ShipLineInput", ec.unmarshalInputShipLineInput),
 			graphql.NewInputUnmarshaler("ShipOrderInput", ec.unmarshalInputShipOrderInput),
@@ -4517,6 +4783,98 @@ extend type CartCost {
   shipping(addressId: ID): Money
 }
 `, BuiltIn: false},
+	{Name: "../schema.aftersale.graphql", Input: `# After-sales (售后, issue 43): a buyer asks for a refund, or a return and a
+# refund, of some units of an order; an admin decides; the money and the
+# stock go back exactly once. docs/after-sales.md walks through it.
+
+enum AfterSaleType { REFUND_ONLY RETURN_AND_REFUND }
+
+enum AfterSaleStatus { REQUESTED APPROVED REJECTED RETURN_SHIPPED REFUNDING REFUNDED CANCELLED }
+
+extend type Query {
+  "Every after-sale, newest first (admin); filter.status narrows it (the queue: REQUESTED)."
+  afterSales(first: Int, after: String, filter: AfterSaleFilter): AfterSaleConnection!
+  "One after-sale: the buyer's own (null for someone else's), any for an admin."
+  afterSale(id: ID!): AfterSale
+}
+
+extend type Mutation {
+  """
+  The order's owner asks for some of its units back: on a PAID, (PARTIALLY_)SHIPPED
+  or COMPLETED order (within --after-sale-window of completion). More units than
+  are left of a line is INVALID_INPUT (the message says what is left); a return
+  only of shipped units. The same idempotencyKey (or Idempotency-Key header) with
+  the same input answers the same after-sale.
+  """
+  requestAfterSale(input: RequestAfterSaleInput!, idempotencyKey: String @text(max: 255)): AfterSale!
+  "Admin: accept a REQUESTED after-sale. A refund only is refunded at once (REFUNDING); a return waits for the goods. Again on a REFUNDING one: its refund is sent again."
+  approveAfterSale(id: ID!): AfterSale!
+  "Admin: refuse a REQUESTED after-sale; its units can be asked for again."
+  rejectAfterSale(id: ID!, reason: String!): AfterSale!
+  "The buyer sent an APPROVED return's goods back."
+  returnShipped(id: ID!, carrier: String!, trackingNo: String!): AfterSale!
+  "Admin: the goods of a RETURN_SHIPPED return arrived: their stock is restored and the refund sent (REFUNDING). Again: answers it as it is."
+  receiveReturn(id: ID!): AfterSale!
+  "The buyer withdraws an after-sale before its refund (REQUESTED, APPROVED or RETURN_SHIPPED)."
+  cancelAfterSale(id: ID!): AfterSale!
+}
+
+input RequestAfterSaleInput {
+  orderSn: String! @text(max: 32)
+  type: AfterSaleType!
+  lines: [AfterSaleLineInput!]!
+  reason: String!
+}
+
+input AfterSaleLineInput {
+  itemId: ID!
+  quantity: Int!
+}
+
+input AfterSaleFilter {
+  status: AfterSaleStatus
+}
+
+"A request for money (and maybe goods) back. Its id is its number, the ledger's business key of its restores and the stem of its refunds' numbers (<id>-R1)."
+type AfterSale {
+  id: ID!
+  orderSn: String!
+  type: AfterSaleType!
+  status: AfterSaleStatus!
+  lines: [AfterSaleLine!]!
+  "What it refunds: its lines' amounts, plus the shipping fee when it refunds the whole order before anything shipped."
+  amount: Money!
+  reason: String!
+  rejectReason: String!
+  returnCarrier: String!
+  returnTrackingNo: String!
+  createdAt: Time!
+}
+
+type AfterSaleLine {
+  itemId: ID!
+  quantity: Int!
+  "What these units paid: pro rata of the line's price less its share of the discount, the remainder on the line's last units."
+  amount: Money!
+}
+
+type AfterSaleConnection {
+  edges: [AfterSaleEdge!]!
+  pageInfo: PageInfo!
+}
+
+type AfterSaleEdge {
+  cursor: String!
+  node: AfterSale!
+}
+
+extend type Order {
+  "The order's after-sales, oldest first."
+  afterSales: [AfterSale!]!
+  "Money refunds have returned (confirmed by the provider); never more than amount. REFUNDED when equal to it."
+  refundedAmount: Money!
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -4548,6 +4906,66 @@ func (ec *executionContext) childFields_Address(ctx context.Context, field graph
 		return ec.fieldContext_Address_isDefault(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Address", field.Name)
+}
+
+func (ec *executionContext) childFields_AfterSale(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AfterSale_id(ctx, field)
+	case "orderSn":
+		return ec.fieldContext_AfterSale_orderSn(ctx, field)
+	case "type":
+		return ec.fieldContext_AfterSale_type(ctx, field)
+	case "status":
+		return ec.fieldContext_AfterSale_status(ctx, field)
+	case "lines":
+		return ec.fieldContext_AfterSale_lines(ctx, field)
+	case "amount":
+		return ec.fieldContext_AfterSale_amount(ctx, field)
+	case "reason":
+		return ec.fieldContext_AfterSale_reason(ctx, field)
+	case "rejectReason":
+		return ec.fieldContext_AfterSale_rejectReason(ctx, field)
+	case "returnCarrier":
+		return ec.fieldContext_AfterSale_returnCarrier(ctx, field)
+	case "returnTrackingNo":
+		return ec.fieldContext_AfterSale_returnTrackingNo(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_AfterSale_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AfterSale", field.Name)
+}
+
+func (ec *executionContext) childFields_AfterSaleConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_AfterSaleConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_AfterSaleConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AfterSaleConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_AfterSaleEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_AfterSaleEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_AfterSaleEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AfterSaleEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_AfterSaleLine(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "itemId":
+		return ec.fieldContext_AfterSaleLine_itemId(ctx, field)
+	case "quantity":
+		return ec.fieldContext_AfterSaleLine_quantity(ctx, field)
+	case "amount":
+		return ec.fieldContext_AfterSaleLine_amount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AfterSaleLine", field.Name)
 }
 
 func (ec *executionContext) childFields_Cart(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4842,6 +5260,10 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 		return ec.fieldContext_Order_shippedAt(ctx, field)
 	case "completedAt":
 		return ec.fieldContext_Order_completedAt(ctx, field)
+	case "afterSales":
+		return ec.fieldContext_Order_afterSales(ctx, field)
+	case "refundedAmount":
+		return ec.fieldContext_Order_refundedAmount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Order", field.Name)
 }
@@ -5602,6 +6024,34 @@ func (ec *executionContext) field_Mutation_adjustStock_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_approveAfterSale_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_cancelAfterSale_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_cancelOrder_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5954,6 +6404,20 @@ func (ec *executionContext) field_Mutation_placeOrder_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_receiveReturn_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_refundOrder_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5976,6 +6440,28 @@ func (ec *executionContext) field_Mutation_refundOrder_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_rejectAfterSale_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "reason",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reason"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_removeAddress_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5987,6 +6473,58 @@ func (ec *executionContext) field_Mutation_removeAddress_args(ctx context.Contex
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_requestAfterSale_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (RequestAfterSaleInput, error) {
+			return ec.unmarshalNRequestAfterSaleInput2storefrontᚋgraphᚐRequestAfterSaleInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["idempotencyKey"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_returnShipped_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "carrier",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["carrier"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "trackingNo",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["trackingNo"] = arg2
 	return args, nil
 }
 
@@ -6289,6 +6827,50 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_afterSale_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_afterSales_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*AfterSaleFilter, error) {
+			return ec.unmarshalOAfterSaleFilter2ᚖstorefrontᚋgraphᚐAfterSaleFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg2
 	return args, nil
 }
 
@@ -6934,6 +7516,456 @@ func (ec *executionContext) _Address_isDefault(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Address_isDefault(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Address", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _AfterSale_id(ctx context.Context, field graphql.CollectedField, obj *aftersale.AfterSale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AfterSale_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AfterSale_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AfterSale", field, false, false, "ID")
+}
+
+func (ec *executionContext) _AfterSale_orderSn(ctx context.Context, field graphql.CollectedField, obj *aftersale.AfterSale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AfterSale_orderSn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrderSn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AfterSale_orderSn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AfterSale", field, false, false, "String")
+}
+
+func (ec *executionContext) _AfterSale_type(ctx context.Context, field graphql.CollectedField, obj *aftersale.AfterSale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AfterSale_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v enums.AfterSaleType) graphql.Marshaler {
+			return ec.marshalNAfterSaleType2storefrontᚋinternalᚋvocabᚋenumsᚐAfterSaleType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AfterSale_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AfterSale", field, false, false, "AfterSaleType")
+}
+
+func (ec *executionContext) _AfterSale_status(ctx context.Context, field graphql.CollectedField, obj *aftersale.AfterSale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AfterSale_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v enums.AfterSaleStatus) graphql.Marshaler {
+			return ec.marshalNAfterSaleStatus2storefrontᚋinternalᚋvocabᚋenumsᚐAfterSaleStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AfterSale_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AfterSale", field, false, false, "AfterSaleStatus")
+}
+
+func (ec *executionContext) _AfterSale_lines(ctx context.Context, field graphql.CollectedField, obj *aftersale.AfterSale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AfterSale_lines(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lines, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*aftersale.Line) graphql.Marshaler {
+			return ec.marshalNAfterSaleLine2ᚕᚖstorefrontᚋinternalᚋaftersaleᚐLineᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AfterSale_lines(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AfterSale",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AfterSaleLine(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AfterSale_amount(ctx context.Context, field graphql.CollectedField, obj *aftersale.AfterSale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AfterSale_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AfterSale_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AfterSale", field, false, false, "Money")
+}
+
+func (ec *executionContext) _AfterSale_reason(ctx context.Context, field graphql.CollectedField, obj *aftersale.AfterSale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AfterSale_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AfterSale_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AfterSale", field, false, false, "String")
+}
+
+func (ec *executionContext) _AfterSale_rejectReason(ctx context.Context, field graphql.CollectedField, obj *aftersale.AfterSale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AfterSale_rejectReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RejectReason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AfterSale_rejectReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AfterSale", field, false, false, "String")
+}
+
+func (ec *executionContext) _AfterSale_returnCarrier(ctx context.Context, field graphql.CollectedField, obj *aftersale.AfterSale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AfterSale_returnCarrier(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReturnCarrier, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AfterSale_returnCarrier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AfterSale", field, false, false, "String")
+}
+
+func (ec *executionContext) _AfterSale_returnTrackingNo(ctx context.Context, field graphql.CollectedField, obj *aftersale.AfterSale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AfterSale_returnTrackingNo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReturnTrackingNo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AfterSale_returnTrackingNo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AfterSale", field, false, false, "String")
+}
+
+func (ec *executionContext) _AfterSale_createdAt(ctx context.Context, field graphql.CollectedField, obj *aftersale.AfterSale) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AfterSale_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AfterSale_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AfterSale", field, false, false, "Time")
+}
+
+func (ec *executionContext) _AfterSaleConnection_edges(ctx context.Context, field graphql.CollectedField, obj *AfterSaleConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AfterSaleConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*AfterSaleEdge) graphql.Marshaler {
+			return ec.marshalNAfterSaleEdge2ᚕᚖstorefrontᚋgraphᚐAfterSaleEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AfterSaleConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AfterSaleConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AfterSaleEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AfterSaleConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *AfterSaleConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AfterSaleConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖstorefrontᚋgraphᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AfterSaleConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AfterSaleConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AfterSaleEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *AfterSaleEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AfterSaleEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AfterSaleEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AfterSaleEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _AfterSaleEdge_node(ctx context.Context, field graphql.CollectedField, obj *AfterSaleEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AfterSaleEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *aftersale.AfterSale) graphql.Marshaler {
+			return ec.marshalNAfterSale2ᚖstorefrontᚋinternalᚋaftersaleᚐAfterSale(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AfterSaleEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AfterSaleEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AfterSale(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AfterSaleLine_itemId(ctx context.Context, field graphql.CollectedField, obj *aftersale.Line) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AfterSaleLine_itemId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ItemID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AfterSaleLine_itemId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AfterSaleLine", field, false, false, "ID")
+}
+
+func (ec *executionContext) _AfterSaleLine_quantity(ctx context.Context, field graphql.CollectedField, obj *aftersale.Line) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AfterSaleLine_quantity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Quantity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AfterSaleLine_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AfterSaleLine", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AfterSaleLine_amount(ctx context.Context, field graphql.CollectedField, obj *aftersale.Line) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AfterSaleLine_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AfterSaleLine_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AfterSaleLine", field, false, false, "Money")
 }
 
 func (ec *executionContext) _Cart_id(ctx context.Context, field graphql.CollectedField, obj *cart.Cart) (ret graphql.Marshaler) {
@@ -10940,6 +11972,270 @@ func (ec *executionContext) fieldContext_Mutation_confirmReceipt(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_requestAfterSale(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_requestAfterSale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RequestAfterSale(ctx, fc.Args["input"].(RequestAfterSaleInput), fc.Args["idempotencyKey"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *aftersale.AfterSale) graphql.Marshaler {
+			return ec.marshalNAfterSale2ᚖstorefrontᚋinternalᚋaftersaleᚐAfterSale(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_requestAfterSale(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AfterSale(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_requestAfterSale_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_approveAfterSale(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_approveAfterSale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ApproveAfterSale(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *aftersale.AfterSale) graphql.Marshaler {
+			return ec.marshalNAfterSale2ᚖstorefrontᚋinternalᚋaftersaleᚐAfterSale(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_approveAfterSale(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AfterSale(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_approveAfterSale_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_rejectAfterSale(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rejectAfterSale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RejectAfterSale(ctx, fc.Args["id"].(string), fc.Args["reason"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *aftersale.AfterSale) graphql.Marshaler {
+			return ec.marshalNAfterSale2ᚖstorefrontᚋinternalᚋaftersaleᚐAfterSale(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rejectAfterSale(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AfterSale(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rejectAfterSale_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_returnShipped(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_returnShipped(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ReturnShipped(ctx, fc.Args["id"].(string), fc.Args["carrier"].(string), fc.Args["trackingNo"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *aftersale.AfterSale) graphql.Marshaler {
+			return ec.marshalNAfterSale2ᚖstorefrontᚋinternalᚋaftersaleᚐAfterSale(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_returnShipped(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AfterSale(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_returnShipped_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_receiveReturn(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_receiveReturn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ReceiveReturn(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *aftersale.AfterSale) graphql.Marshaler {
+			return ec.marshalNAfterSale2ᚖstorefrontᚋinternalᚋaftersaleᚐAfterSale(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_receiveReturn(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AfterSale(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_receiveReturn_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cancelAfterSale(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cancelAfterSale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CancelAfterSale(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *aftersale.AfterSale) graphql.Marshaler {
+			return ec.marshalNAfterSale2ᚖstorefrontᚋinternalᚋaftersaleᚐAfterSale(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cancelAfterSale(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AfterSale(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cancelAfterSale_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Order_orderSn(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11429,6 +12725,61 @@ func (ec *executionContext) _Order_completedAt(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Order_completedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Order_afterSales(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_afterSales(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Order().AfterSales(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*aftersale.AfterSale) graphql.Marshaler {
+			return ec.marshalNAfterSale2ᚕᚖstorefrontᚋinternalᚋaftersaleᚐAfterSaleᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_afterSales(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Order",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AfterSale(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Order_refundedAmount(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_refundedAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RefundedAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_refundedAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, "Money")
 }
 
 func (ec *executionContext) _OrderAddress_name(ctx context.Context, field graphql.CollectedField, obj *shipping.OrderAddress) (ret graphql.Marshaler) {
@@ -13049,6 +14400,94 @@ func (ec *executionContext) fieldContext_Query_orders(ctx context.Context, field
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_orders_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_afterSales(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_afterSales(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AfterSales(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["filter"].(*AfterSaleFilter))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *AfterSaleConnection) graphql.Marshaler {
+			return ec.marshalNAfterSaleConnection2ᚖstorefrontᚋgraphᚐAfterSaleConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_afterSales(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AfterSaleConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_afterSales_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_afterSale(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_afterSale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AfterSale(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *aftersale.AfterSale) graphql.Marshaler {
+			return ec.marshalOAfterSale2ᚖstorefrontᚋinternalᚋaftersaleᚐAfterSale(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_afterSale(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AfterSale(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_afterSale_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -17643,6 +19082,97 @@ func UnmarshalAdjustStockInput(ctx context.Context, raw any) (AdjustStockInput, 
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputAfterSaleFilter(ctx context.Context, obj any) (AfterSaleFilter, error) {
+	var it AfterSaleFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"status"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOAfterSaleStatus2ᚖstorefrontᚋinternalᚋvocabᚋenumsᚐAfterSaleStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalAfterSaleFilter unmarshals raw into the AfterSaleFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAfterSaleFilter(ctx context.Context, raw any) (AfterSaleFilter, error) {
+	var out AfterSaleFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AfterSaleFilter", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputAfterSaleLineInput(ctx context.Context, obj any) (AfterSaleLineInput, error) {
+	var it AfterSaleLineInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"itemId", "quantity"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "itemId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("itemId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ItemID = data
+		case "quantity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("quantity"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Quantity = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalAfterSaleLineInput unmarshals raw into the AfterSaleLineInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAfterSaleLineInput(ctx context.Context, raw any) (AfterSaleLineInput, error) {
+	var out AfterSaleLineInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AfterSaleLineInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCartCreateInput(ctx context.Context, obj any) (CartCreateInput, error) {
 	var it CartCreateInput
 	if obj == nil {
@@ -18767,6 +20297,69 @@ func UnmarshalPlaceOrderInput(ctx context.Context, raw any) (PlaceOrderInput, er
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputRequestAfterSaleInput(ctx context.Context, obj any) (RequestAfterSaleInput, error) {
+	var it RequestAfterSaleInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"orderSn", "type", "lines", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "orderSn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderSn"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderSn = data
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalNAfterSaleType2storefrontᚋinternalᚋvocabᚋenumsᚐAfterSaleType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "lines":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lines"))
+			data, err := ec.unmarshalNAfterSaleLineInput2ᚕᚖstorefrontᚋgraphᚐAfterSaleLineInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Lines = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRequestAfterSaleInput unmarshals raw into the RequestAfterSaleInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRequestAfterSaleInput(ctx context.Context, raw any) (RequestAfterSaleInput, error) {
+	var out RequestAfterSaleInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RequestAfterSaleInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputSetStockInput(ctx context.Context, obj any) (SetStockInput, error) {
 	var it SetStockInput
 	if obj == nil {
@@ -19869,6 +21462,208 @@ func (ec *executionContext) _Address(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "isDefault":
 			out.Values[i] = ec._Address_isDefault(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var afterSaleImplementors = []string{"AfterSale"}
+
+func (ec *executionContext) _AfterSale(ctx context.Context, sel ast.SelectionSet, obj *aftersale.AfterSale) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, afterSaleImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AfterSale")
+		case "id":
+			out.Values[i] = ec._AfterSale_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "orderSn":
+			out.Values[i] = ec._AfterSale_orderSn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._AfterSale_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._AfterSale_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lines":
+			out.Values[i] = ec._AfterSale_lines(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._AfterSale_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._AfterSale_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rejectReason":
+			out.Values[i] = ec._AfterSale_rejectReason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "returnCarrier":
+			out.Values[i] = ec._AfterSale_returnCarrier(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "returnTrackingNo":
+			out.Values[i] = ec._AfterSale_returnTrackingNo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._AfterSale_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var afterSaleConnectionImplementors = []string{"AfterSaleConnection"}
+
+func (ec *executionContext) _AfterSaleConnection(ctx context.Context, sel ast.SelectionSet, obj *AfterSaleConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, afterSaleConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AfterSaleConnection")
+		case "edges":
+			out.Values[i] = ec._AfterSaleConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._AfterSaleConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var afterSaleEdgeImplementors = []string{"AfterSaleEdge"}
+
+func (ec *executionContext) _AfterSaleEdge(ctx context.Context, sel ast.SelectionSet, obj *AfterSaleEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, afterSaleEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AfterSaleEdge")
+		case "cursor":
+			out.Values[i] = ec._AfterSaleEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._AfterSaleEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var afterSaleLineImplementors = []string{"AfterSaleLine"}
+
+func (ec *executionContext) _AfterSaleLine(ctx context.Context, sel ast.SelectionSet, obj *aftersale.Line) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, afterSaleLineImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AfterSaleLine")
+		case "itemId":
+			out.Values[i] = ec._AfterSaleLine_itemId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "quantity":
+			out.Values[i] = ec._AfterSaleLine_quantity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._AfterSaleLine_amount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -21017,6 +22812,48 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "requestAfterSale":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_requestAfterSale(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "approveAfterSale":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_approveAfterSale(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rejectAfterSale":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rejectAfterSale(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "returnShipped":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_returnShipped(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "receiveReturn":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_receiveReturn(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cancelAfterSale":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cancelAfterSale(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -21142,6 +22979,17 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 		case "completedAt":
 			out.Values[i] = ec._Order_completedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "afterSales":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Order_afterSales(ctx, field, obj)
+				})
+		case "refundedAmount":
+			out.Values[i] = ec._Order_refundedAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
@@ -21700,6 +23548,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_orders(ctx, field)
+				})
+		case "afterSales":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_afterSales(ctx, field)
+				})
+		case "afterSale":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_afterSale(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -23517,6 +25377,125 @@ func (ec *executionContext) unmarshalNAdjustStockInput2storefrontᚋgraphᚐAdju
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNAfterSale2ᚕᚖstorefrontᚋinternalᚋaftersaleᚐAfterSaleᚄ(ctx context.Context, sel ast.SelectionSet, v []*aftersale.AfterSale) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAfterSale2ᚖstorefrontᚋinternalᚋaftersaleᚐAfterSale(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAfterSale2ᚖstorefrontᚋinternalᚋaftersaleᚐAfterSale(ctx context.Context, sel ast.SelectionSet, v *aftersale.AfterSale) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AfterSale!")
+		return graphql.Null
+	}
+	return ec._AfterSale(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAfterSaleConnection2ᚖstorefrontᚋgraphᚐAfterSaleConnection(ctx context.Context, sel ast.SelectionSet, v *AfterSaleConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AfterSaleConnection!")
+		return graphql.Null
+	}
+	return ec._AfterSaleConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAfterSaleEdge2ᚕᚖstorefrontᚋgraphᚐAfterSaleEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*AfterSaleEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAfterSaleEdge2ᚖstorefrontᚋgraphᚐAfterSaleEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAfterSaleEdge2ᚖstorefrontᚋgraphᚐAfterSaleEdge(ctx context.Context, sel ast.SelectionSet, v *AfterSaleEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AfterSaleEdge!")
+		return graphql.Null
+	}
+	return ec._AfterSaleEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAfterSaleLine2ᚕᚖstorefrontᚋinternalᚋaftersaleᚐLineᚄ(ctx context.Context, sel ast.SelectionSet, v []*aftersale.Line) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAfterSaleLine2ᚖstorefrontᚋinternalᚋaftersaleᚐLine(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAfterSaleLine2ᚖstorefrontᚋinternalᚋaftersaleᚐLine(ctx context.Context, sel ast.SelectionSet, v *aftersale.Line) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AfterSaleLine!")
+		return graphql.Null
+	}
+	return ec._AfterSaleLine(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAfterSaleLineInput2ᚕᚖstorefrontᚋgraphᚐAfterSaleLineInputᚄ(ctx context.Context, v any) ([]*AfterSaleLineInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*AfterSaleLineInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNAfterSaleLineInput2ᚖstorefrontᚋgraphᚐAfterSaleLineInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNAfterSaleLineInput2ᚖstorefrontᚋgraphᚐAfterSaleLineInput(ctx context.Context, v any) (*AfterSaleLineInput, error) {
+	res, err := ec.unmarshalInputAfterSaleLineInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNAfterSaleStatus2storefrontᚋinternalᚋvocabᚋenumsᚐAfterSaleStatus(ctx context.Context, v any) (enums.AfterSaleStatus, error) {
+	var res enums.AfterSaleStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAfterSaleStatus2storefrontᚋinternalᚋvocabᚋenumsᚐAfterSaleStatus(ctx context.Context, sel ast.SelectionSet, v enums.AfterSaleStatus) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNAfterSaleType2storefrontᚋinternalᚋvocabᚋenumsᚐAfterSaleType(ctx context.Context, v any) (enums.AfterSaleType, error) {
+	var res enums.AfterSaleType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAfterSaleType2storefrontᚋinternalᚋvocabᚋenumsᚐAfterSaleType(ctx context.Context, sel ast.SelectionSet, v enums.AfterSaleType) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -24179,6 +26158,11 @@ func (ec *executionContext) unmarshalNRefundStatus2storefrontᚋinternalᚋvocab
 
 func (ec *executionContext) marshalNRefundStatus2storefrontᚋinternalᚋvocabᚋenumsᚐRefundStatus(ctx context.Context, sel ast.SelectionSet, v enums.RefundStatus) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) unmarshalNRequestAfterSaleInput2storefrontᚋgraphᚐRequestAfterSaleInput(ctx context.Context, v any) (RequestAfterSaleInput, error) {
+	res, err := ec.unmarshalInputRequestAfterSaleInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNRotateWebhookSecretPayload2ᚖstorefrontᚋgraphᚐRotateWebhookSecretPayload(ctx context.Context, sel ast.SelectionSet, v *RotateWebhookSecretPayload) graphql.Marshaler {
@@ -24988,6 +26972,37 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 		graphql.AddInvalidNullFromMarshaler(ctx, "__TypeKind!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalOAfterSale2ᚖstorefrontᚋinternalᚋaftersaleᚐAfterSale(ctx context.Context, sel ast.SelectionSet, v *aftersale.AfterSale) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AfterSale(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOAfterSaleFilter2ᚖstorefrontᚋgraphᚐAfterSaleFilter(ctx context.Context, v any) (*AfterSaleFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputAfterSaleFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOAfterSaleStatus2ᚖstorefrontᚋinternalᚋvocabᚋenumsᚐAfterSaleStatus(ctx context.Context, v any) (*enums.AfterSaleStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(enums.AfterSaleStatus)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOAfterSaleStatus2ᚖstorefrontᚋinternalᚋvocabᚋenumsᚐAfterSaleStatus(ctx context.Context, sel ast.SelectionSet, v *enums.AfterSaleStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"storefront/ent"
+	"storefront/internal/aftersale"
 	"storefront/internal/catalog"
 	"storefront/internal/checkout"
 	"storefront/internal/inventory"
@@ -38,6 +39,25 @@ type AdjustStockInput struct {
 	Delta  int64   `json:"delta"`
 	Reason string  `json:"reason"`
 	BizSn  *string `json:"bizSn,omitempty"`
+}
+
+type AfterSaleConnection struct {
+	Edges    []*AfterSaleEdge `json:"edges"`
+	PageInfo *PageInfo        `json:"pageInfo"`
+}
+
+type AfterSaleEdge struct {
+	Cursor string               `json:"cursor"`
+	Node   *aftersale.AfterSale `json:"node"`
+}
+
+type AfterSaleFilter struct {
+	Status *enums.AfterSaleStatus `json:"status,omitempty"`
+}
+
+type AfterSaleLineInput struct {
+	ItemID   string `json:"itemId"`
+	Quantity int64  `json:"quantity"`
 }
 
 type CartCreateInput struct {
@@ -253,6 +273,13 @@ type PlaceOrderInput struct {
 }
 
 type Query struct {
+}
+
+type RequestAfterSaleInput struct {
+	OrderSn string                `json:"orderSn"`
+	Type    enums.AfterSaleType   `json:"type"`
+	Lines   []*AfterSaleLineInput `json:"lines"`
+	Reason  string                `json:"reason"`
 }
 
 type RotateWebhookSecretPayload struct {

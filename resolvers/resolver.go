@@ -3,6 +3,7 @@
 package resolvers
 
 import (
+	"storefront/internal/aftersale"
 	"storefront/internal/cart"
 	"storefront/internal/catalog"
 	"storefront/internal/checkout"
@@ -30,4 +31,6 @@ type Resolver struct {
 	// Ship keeps address books and freight templates (Shipping is
 	// CartCost's resolver method).
 	Ship *shipping.Service
+	// AfterSales runs buyers' refund and return requests (issue 43).
+	AfterSales *aftersale.Service
 }

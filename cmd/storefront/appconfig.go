@@ -20,7 +20,7 @@ func (c *config) app(pay payments.Config, m *metrics.Metrics, instance string, c
 	// derived from the JWT secret: every server of one database shares it.
 	cartKey := sha256.Sum256([]byte("storefront cart ids\x00" + c.JWTSecret))
 	cfg := app.Config{
-		Catalog: c.Catalog, Checkout: c.Checkout, Payments: pay, Metrics: m,
+		Catalog: c.Catalog, Checkout: c.Checkout, Payments: pay, Metrics: m, AfterSale: c.AfterSale,
 		Cart:     cart.Config{TTL: c.CartTTL, Secret: cartKey[:]},
 		Live:     live.Config{Interval: c.Live.Interval},
 		Webhooks: c.Events.webhooks(instance),

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"storefront/internal/aftersale"
 	"storefront/internal/catalog"
 	"storefront/internal/checkout"
 	"storefront/internal/platform/auth/oidc"
@@ -28,6 +29,7 @@ type config struct {
 	Introspection   bool
 	ShutdownTimeout time.Duration
 	Checkout        checkout.Config
+	AfterSale       aftersale.Config
 	Catalog         catalog.Config
 	CloseInterval   time.Duration
 	CartTTL         time.Duration

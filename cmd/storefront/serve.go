@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"storefront/internal/aftersale"
 	"strings"
 	"time"
 
@@ -32,6 +33,8 @@ func serve(ctx context.Context, args []string) error {
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("METRICS_ADDR", ""), "serve /metrics on this address only (default: on --addr) (STOREFRONT_METRICS_ADDR)")
 	fs.BoolVar(&c.Introspection, "introspection", envBool("INTROSPECTION", false), "allow GraphQL introspection and the playground (default on with --demo) (STOREFRONT_INTROSPECTION)")
 	checkoutFlags(fs, &c.Checkout)
+	c.AfterSale = aftersale.DefaultConfig()
+	fs.DurationVar(&c.AfterSale.Window, "after-sale-window", envDuration("AFTER_SALE_WINDOW", c.AfterSale.Window), "buyers may ask for a refund or return this long after an order completes (STOREFRONT_AFTER_SALE_WINDOW)")
 	c.Catalog = catalog.DefaultConfig()
 	fs.DurationVar(&c.Catalog.StockTTL, "stock-ttl", envDuration("STOCK_TTL", catalog.DefaultStockTTL), "how long product pages may show cached stock (STOREFRONT_STOCK_TTL)")
 	fs.Int64Var(&c.Catalog.CacheMaxCost, "cache-max-cost", envInt("CACHE_MAX_COST", catalog.DefaultCacheMaxCost), "product-view cache memory bound in bytes (STOREFRONT_CACHE_MAX_COST)")

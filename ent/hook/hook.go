@@ -32,6 +32,42 @@ func (f AddressBookFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value,
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AddressBookMutation", m)
 }
 
+// The AfterSaleFunc type is an adapter to allow the use of ordinary
+// function as AfterSale mutator.
+type AfterSaleFunc func(context.Context, *ent.AfterSaleMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f AfterSaleFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.AfterSaleMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AfterSaleMutation", m)
+}
+
+// The AfterSaleLineFunc type is an adapter to allow the use of ordinary
+// function as AfterSaleLine mutator.
+type AfterSaleLineFunc func(context.Context, *ent.AfterSaleLineMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f AfterSaleLineFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.AfterSaleLineMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AfterSaleLineMutation", m)
+}
+
+// The AfterSaleLogFunc type is an adapter to allow the use of ordinary
+// function as AfterSaleLog mutator.
+type AfterSaleLogFunc func(context.Context, *ent.AfterSaleLogMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f AfterSaleLogFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.AfterSaleLogMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AfterSaleLogMutation", m)
+}
+
 // The CartFunc type is an adapter to allow the use of ordinary
 // function as Cart mutator.
 type CartFunc func(context.Context, *ent.CartMutation) (ent.Value, error)

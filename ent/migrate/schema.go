@@ -57,6 +57,105 @@ var (
 			},
 		},
 	}
+	// AfterSaleColumns holds the columns for the "after_sale" table.
+	AfterSaleColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "after_sale_sn", Type: field.TypeString, Size: 32},
+		{Name: "order_id", Type: field.TypeInt64},
+		{Name: "order_sn", Type: field.TypeString, Size: 32},
+		{Name: "user_id", Type: field.TypeString, Size: 64},
+		{Name: "type", Type: field.TypeEnum, Enums: []string{"REFUND_ONLY", "RETURN_AND_REFUND"}},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"REQUESTED", "APPROVED", "REJECTED", "RETURN_SHIPPED", "REFUNDING", "REFUNDED", "CANCELLED"}},
+		{Name: "amount", Type: field.TypeInt64},
+		{Name: "shipping_fee", Type: field.TypeInt64, Default: 0},
+		{Name: "currency", Type: field.TypeString, Size: 3},
+		{Name: "reason", Type: field.TypeString, Size: 255},
+		{Name: "reject_reason", Type: field.TypeString, Size: 255, Default: ""},
+		{Name: "return_carrier", Type: field.TypeString, Size: 255, Default: ""},
+		{Name: "return_tracking_no", Type: field.TypeString, Size: 255, Default: ""},
+		{Name: "version", Type: field.TypeInt64, Default: 1},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// AfterSaleTable holds the schema information for the "after_sale" table.
+	AfterSaleTable = &schema.Table{
+		Name:       "after_sale",
+		Columns:    AfterSaleColumns,
+		PrimaryKey: []*schema.Column{AfterSaleColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "aftersale_after_sale_sn",
+				Unique:  true,
+				Columns: []*schema.Column{AfterSaleColumns[1]},
+			},
+			{
+				Name:    "aftersale_order_id",
+				Unique:  false,
+				Columns: []*schema.Column{AfterSaleColumns[2]},
+			},
+			{
+				Name:    "aftersale_status_id",
+				Unique:  false,
+				Columns: []*schema.Column{AfterSaleColumns[6], AfterSaleColumns[0]},
+			},
+		},
+	}
+	// AfterSaleLineColumns holds the columns for the "after_sale_line" table.
+	AfterSaleLineColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "order_line_id", Type: field.TypeInt64},
+		{Name: "item_id", Type: field.TypeInt64},
+		{Name: "goods_id", Type: field.TypeInt64},
+		{Name: "pool_id", Type: field.TypeInt64, Default: 0},
+		{Name: "quantity", Type: field.TypeInt64},
+		{Name: "withheld", Type: field.TypeInt64, Default: 0},
+		{Name: "amount", Type: field.TypeInt64},
+		{Name: "after_sale_id", Type: field.TypeInt64},
+	}
+	// AfterSaleLineTable holds the schema information for the "after_sale_line" table.
+	AfterSaleLineTable = &schema.Table{
+		Name:       "after_sale_line",
+		Columns:    AfterSaleLineColumns,
+		PrimaryKey: []*schema.Column{AfterSaleLineColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "after_sale_line_after_sale_lines",
+				Columns:    []*schema.Column{AfterSaleLineColumns[8]},
+				RefColumns: []*schema.Column{AfterSaleColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "aftersaleline_after_sale_id",
+				Unique:  false,
+				Columns: []*schema.Column{AfterSaleLineColumns[8]},
+			},
+		},
+	}
+	// AfterSaleLogColumns holds the columns for the "after_sale_log" table.
+	AfterSaleLogColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "after_sale_id", Type: field.TypeInt64},
+		{Name: "actor", Type: field.TypeString, Size: 128},
+		{Name: "from_status", Type: field.TypeString, Size: 16},
+		{Name: "to_status", Type: field.TypeString, Size: 16},
+		{Name: "note", Type: field.TypeString, Size: 255, Default: ""},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// AfterSaleLogTable holds the schema information for the "after_sale_log" table.
+	AfterSaleLogTable = &schema.Table{
+		Name:       "after_sale_log",
+		Columns:    AfterSaleLogColumns,
+		PrimaryKey: []*schema.Column{AfterSaleLogColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "aftersalelog_after_sale_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{AfterSaleLogColumns[1], AfterSaleLogColumns[0]},
+			},
+		},
+	}
 	// CartColumns holds the columns for the "cart" table.
 	CartColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -348,6 +447,8 @@ var (
 		{Name: "shipping_address", Type: field.TypeString, Nullable: true, Size: 2147483647},
 		{Name: "shipped_at", Type: field.TypeTime, Nullable: true},
 		{Name: "completed_at", Type: field.TypeTime, Nullable: true},
+		{Name: "refund_reserved", Type: field.TypeInt64, Default: 0},
+		{Name: "refunded_amount", Type: field.TypeInt64, Default: 0},
 	}
 	// OrdersTable holds the schema information for the "orders" table.
 	OrdersTable = &schema.Table{
@@ -402,6 +503,9 @@ var (
 		{Name: "discount", Type: field.TypeInt64, Default: 0},
 		{Name: "purchase_counted", Type: field.TypeBool, Default: false},
 		{Name: "shipped_quantity", Type: field.TypeInt64, Default: 0},
+		{Name: "after_sale_quantity", Type: field.TypeInt64, Default: 0},
+		{Name: "after_sale_amount", Type: field.TypeInt64, Default: 0},
+		{Name: "withheld_quantity", Type: field.TypeInt64, Default: 0},
 		{Name: "order_id", Type: field.TypeInt64},
 	}
 	// OrderLineTable holds the schema information for the "order_line" table.
@@ -412,7 +516,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "order_line_orders_lines",
-				Columns:    []*schema.Column{OrderLineColumns[13]},
+				Columns:    []*schema.Column{OrderLineColumns[16]},
 				RefColumns: []*schema.Column{OrdersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -421,7 +525,7 @@ var (
 			{
 				Name:    "orderline_order_id",
 				Unique:  false,
-				Columns: []*schema.Column{OrderLineColumns[13]},
+				Columns: []*schema.Column{OrderLineColumns[16]},
 			},
 		},
 	}
@@ -614,6 +718,7 @@ var (
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "settled_at", Type: field.TypeTime, Nullable: true},
+		{Name: "after_sale_id", Type: field.TypeInt64, Nullable: true},
 	}
 	// RefundTable holds the schema information for the "refund" table.
 	RefundTable = &schema.Table{
@@ -963,6 +1068,9 @@ var (
 	Tables = []*schema.Table{
 		AddressTable,
 		AddressBookTable,
+		AfterSaleTable,
+		AfterSaleLineTable,
+		AfterSaleLogTable,
 		CartTable,
 		CartLineTable,
 		CategoryTable,
@@ -999,6 +1107,16 @@ func init() {
 	}
 	AddressBookTable.Annotation = &entsql.Annotation{
 		Table: "address_book",
+	}
+	AfterSaleTable.Annotation = &entsql.Annotation{
+		Table: "after_sale",
+	}
+	AfterSaleLineTable.ForeignKeys[0].RefTable = AfterSaleTable
+	AfterSaleLineTable.Annotation = &entsql.Annotation{
+		Table: "after_sale_line",
+	}
+	AfterSaleLogTable.Annotation = &entsql.Annotation{
+		Table: "after_sale_log",
 	}
 	CartTable.Annotation = &entsql.Annotation{
 		Table: "cart",

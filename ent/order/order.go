@@ -59,6 +59,10 @@ const (
 	FieldShippedAt = "shipped_at"
 	// FieldCompletedAt holds the string denoting the completed_at field in the database.
 	FieldCompletedAt = "completed_at"
+	// FieldRefundReserved holds the string denoting the refund_reserved field in the database.
+	FieldRefundReserved = "refund_reserved"
+	// FieldRefundedAmount holds the string denoting the refunded_amount field in the database.
+	FieldRefundedAmount = "refunded_amount"
 	// EdgeLines holds the string denoting the lines edge name in mutations.
 	EdgeLines = "lines"
 	// Table holds the table name of the order in the database.
@@ -96,6 +100,8 @@ var Columns = []string{
 	FieldShippingAddress,
 	FieldShippedAt,
 	FieldCompletedAt,
+	FieldRefundReserved,
+	FieldRefundedAmount,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -135,6 +141,10 @@ var (
 	DefaultCreatedAt func() time.Time
 	// DefaultShippingFee holds the default value on creation for the "shipping_fee" field.
 	DefaultShippingFee money.Money
+	// DefaultRefundReserved holds the default value on creation for the "refund_reserved" field.
+	DefaultRefundReserved money.Money
+	// DefaultRefundedAmount holds the default value on creation for the "refunded_amount" field.
+	DefaultRefundedAmount money.Money
 )
 
 const DefaultStatus enums.OrderStatus = "UNPAID"
@@ -260,6 +270,16 @@ func ByShippedAt(opts ...sql.OrderTermOption) OrderOption {
 // ByCompletedAt orders the results by the completed_at field.
 func ByCompletedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCompletedAt, opts...).ToFunc()
+}
+
+// ByRefundReserved orders the results by the refund_reserved field.
+func ByRefundReserved(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRefundReserved, opts...).ToFunc()
+}
+
+// ByRefundedAmount orders the results by the refunded_amount field.
+func ByRefundedAmount(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRefundedAmount, opts...).ToFunc()
 }
 
 // ByLinesCount orders the results by lines count.

@@ -161,6 +161,18 @@ func CompletedAt(v time.Time) predicate.Order {
 	return predicate.Order(sql.FieldEQ(FieldCompletedAt, v))
 }
 
+// RefundReserved applies equality check predicate on the "refund_reserved" field. It's identical to RefundReservedEQ.
+func RefundReserved(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldEQ(FieldRefundReserved, vc))
+}
+
+// RefundedAmount applies equality check predicate on the "refunded_amount" field. It's identical to RefundedAmountEQ.
+func RefundedAmount(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldEQ(FieldRefundedAmount, vc))
+}
+
 // OrderSnEQ applies the EQ predicate on the "order_sn" field.
 func OrderSnEQ(v string) predicate.Order {
 	return predicate.Order(sql.FieldEQ(FieldOrderSn, v))
@@ -1235,6 +1247,114 @@ func CompletedAtIsNil() predicate.Order {
 // CompletedAtNotNil applies the NotNil predicate on the "completed_at" field.
 func CompletedAtNotNil() predicate.Order {
 	return predicate.Order(sql.FieldNotNull(FieldCompletedAt))
+}
+
+// RefundReservedEQ applies the EQ predicate on the "refund_reserved" field.
+func RefundReservedEQ(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldEQ(FieldRefundReserved, vc))
+}
+
+// RefundReservedNEQ applies the NEQ predicate on the "refund_reserved" field.
+func RefundReservedNEQ(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldNEQ(FieldRefundReserved, vc))
+}
+
+// RefundReservedIn applies the In predicate on the "refund_reserved" field.
+func RefundReservedIn(vs ...money.Money) predicate.Order {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = int64(vs[i])
+	}
+	return predicate.Order(sql.FieldIn(FieldRefundReserved, v...))
+}
+
+// RefundReservedNotIn applies the NotIn predicate on the "refund_reserved" field.
+func RefundReservedNotIn(vs ...money.Money) predicate.Order {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = int64(vs[i])
+	}
+	return predicate.Order(sql.FieldNotIn(FieldRefundReserved, v...))
+}
+
+// RefundReservedGT applies the GT predicate on the "refund_reserved" field.
+func RefundReservedGT(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldGT(FieldRefundReserved, vc))
+}
+
+// RefundReservedGTE applies the GTE predicate on the "refund_reserved" field.
+func RefundReservedGTE(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldGTE(FieldRefundReserved, vc))
+}
+
+// RefundReservedLT applies the LT predicate on the "refund_reserved" field.
+func RefundReservedLT(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldLT(FieldRefundReserved, vc))
+}
+
+// RefundReservedLTE applies the LTE predicate on the "refund_reserved" field.
+func RefundReservedLTE(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldLTE(FieldRefundReserved, vc))
+}
+
+// RefundedAmountEQ applies the EQ predicate on the "refunded_amount" field.
+func RefundedAmountEQ(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldEQ(FieldRefundedAmount, vc))
+}
+
+// RefundedAmountNEQ applies the NEQ predicate on the "refunded_amount" field.
+func RefundedAmountNEQ(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldNEQ(FieldRefundedAmount, vc))
+}
+
+// RefundedAmountIn applies the In predicate on the "refunded_amount" field.
+func RefundedAmountIn(vs ...money.Money) predicate.Order {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = int64(vs[i])
+	}
+	return predicate.Order(sql.FieldIn(FieldRefundedAmount, v...))
+}
+
+// RefundedAmountNotIn applies the NotIn predicate on the "refunded_amount" field.
+func RefundedAmountNotIn(vs ...money.Money) predicate.Order {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = int64(vs[i])
+	}
+	return predicate.Order(sql.FieldNotIn(FieldRefundedAmount, v...))
+}
+
+// RefundedAmountGT applies the GT predicate on the "refunded_amount" field.
+func RefundedAmountGT(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldGT(FieldRefundedAmount, vc))
+}
+
+// RefundedAmountGTE applies the GTE predicate on the "refunded_amount" field.
+func RefundedAmountGTE(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldGTE(FieldRefundedAmount, vc))
+}
+
+// RefundedAmountLT applies the LT predicate on the "refunded_amount" field.
+func RefundedAmountLT(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldLT(FieldRefundedAmount, vc))
+}
+
+// RefundedAmountLTE applies the LTE predicate on the "refunded_amount" field.
+func RefundedAmountLTE(v money.Money) predicate.Order {
+	vc := int64(v)
+	return predicate.Order(sql.FieldLTE(FieldRefundedAmount, vc))
 }
 
 // HasLines applies the HasEdge predicate on the "lines" edge.

@@ -42,6 +42,12 @@ const (
 	FieldPurchaseCounted = "purchase_counted"
 	// FieldShippedQuantity holds the string denoting the shipped_quantity field in the database.
 	FieldShippedQuantity = "shipped_quantity"
+	// FieldAfterSaleQuantity holds the string denoting the after_sale_quantity field in the database.
+	FieldAfterSaleQuantity = "after_sale_quantity"
+	// FieldAfterSaleAmount holds the string denoting the after_sale_amount field in the database.
+	FieldAfterSaleAmount = "after_sale_amount"
+	// FieldWithheldQuantity holds the string denoting the withheld_quantity field in the database.
+	FieldWithheldQuantity = "withheld_quantity"
 	// EdgeOrder holds the string denoting the order edge name in mutations.
 	EdgeOrder = "order"
 	// Table holds the table name of the orderline in the database.
@@ -71,6 +77,9 @@ var Columns = []string{
 	FieldDiscount,
 	FieldPurchaseCounted,
 	FieldShippedQuantity,
+	FieldAfterSaleQuantity,
+	FieldAfterSaleAmount,
+	FieldWithheldQuantity,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -102,6 +111,12 @@ var (
 	DefaultPurchaseCounted bool
 	// DefaultShippedQuantity holds the default value on creation for the "shipped_quantity" field.
 	DefaultShippedQuantity int64
+	// DefaultAfterSaleQuantity holds the default value on creation for the "after_sale_quantity" field.
+	DefaultAfterSaleQuantity int64
+	// DefaultAfterSaleAmount holds the default value on creation for the "after_sale_amount" field.
+	DefaultAfterSaleAmount money.Money
+	// DefaultWithheldQuantity holds the default value on creation for the "withheld_quantity" field.
+	DefaultWithheldQuantity int64
 )
 
 const DefaultStockMode enums.StockMode = "DEDUCT_AT_ORDER"
@@ -187,6 +202,21 @@ func ByPurchaseCounted(opts ...sql.OrderTermOption) OrderOption {
 // ByShippedQuantity orders the results by the shipped_quantity field.
 func ByShippedQuantity(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldShippedQuantity, opts...).ToFunc()
+}
+
+// ByAfterSaleQuantity orders the results by the after_sale_quantity field.
+func ByAfterSaleQuantity(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAfterSaleQuantity, opts...).ToFunc()
+}
+
+// ByAfterSaleAmount orders the results by the after_sale_amount field.
+func ByAfterSaleAmount(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAfterSaleAmount, opts...).ToFunc()
+}
+
+// ByWithheldQuantity orders the results by the withheld_quantity field.
+func ByWithheldQuantity(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldWithheldQuantity, opts...).ToFunc()
 }
 
 // ByOrderField orders the results by order field.

@@ -118,6 +118,22 @@ func ShippedQuantity(v int64) predicate.OrderLine {
 	return predicate.OrderLine(sql.FieldEQ(FieldShippedQuantity, v))
 }
 
+// AfterSaleQuantity applies equality check predicate on the "after_sale_quantity" field. It's identical to AfterSaleQuantityEQ.
+func AfterSaleQuantity(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldEQ(FieldAfterSaleQuantity, v))
+}
+
+// AfterSaleAmount applies equality check predicate on the "after_sale_amount" field. It's identical to AfterSaleAmountEQ.
+func AfterSaleAmount(v money.Money) predicate.OrderLine {
+	vc := int64(v)
+	return predicate.OrderLine(sql.FieldEQ(FieldAfterSaleAmount, vc))
+}
+
+// WithheldQuantity applies equality check predicate on the "withheld_quantity" field. It's identical to WithheldQuantityEQ.
+func WithheldQuantity(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldEQ(FieldWithheldQuantity, v))
+}
+
 // OrderIDEQ applies the EQ predicate on the "order_id" field.
 func OrderIDEQ(v int64) predicate.OrderLine {
 	return predicate.OrderLine(sql.FieldEQ(FieldOrderID, v))
@@ -679,6 +695,140 @@ func ShippedQuantityLT(v int64) predicate.OrderLine {
 // ShippedQuantityLTE applies the LTE predicate on the "shipped_quantity" field.
 func ShippedQuantityLTE(v int64) predicate.OrderLine {
 	return predicate.OrderLine(sql.FieldLTE(FieldShippedQuantity, v))
+}
+
+// AfterSaleQuantityEQ applies the EQ predicate on the "after_sale_quantity" field.
+func AfterSaleQuantityEQ(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldEQ(FieldAfterSaleQuantity, v))
+}
+
+// AfterSaleQuantityNEQ applies the NEQ predicate on the "after_sale_quantity" field.
+func AfterSaleQuantityNEQ(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldNEQ(FieldAfterSaleQuantity, v))
+}
+
+// AfterSaleQuantityIn applies the In predicate on the "after_sale_quantity" field.
+func AfterSaleQuantityIn(vs ...int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldIn(FieldAfterSaleQuantity, vs...))
+}
+
+// AfterSaleQuantityNotIn applies the NotIn predicate on the "after_sale_quantity" field.
+func AfterSaleQuantityNotIn(vs ...int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldNotIn(FieldAfterSaleQuantity, vs...))
+}
+
+// AfterSaleQuantityGT applies the GT predicate on the "after_sale_quantity" field.
+func AfterSaleQuantityGT(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldGT(FieldAfterSaleQuantity, v))
+}
+
+// AfterSaleQuantityGTE applies the GTE predicate on the "after_sale_quantity" field.
+func AfterSaleQuantityGTE(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldGTE(FieldAfterSaleQuantity, v))
+}
+
+// AfterSaleQuantityLT applies the LT predicate on the "after_sale_quantity" field.
+func AfterSaleQuantityLT(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldLT(FieldAfterSaleQuantity, v))
+}
+
+// AfterSaleQuantityLTE applies the LTE predicate on the "after_sale_quantity" field.
+func AfterSaleQuantityLTE(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldLTE(FieldAfterSaleQuantity, v))
+}
+
+// AfterSaleAmountEQ applies the EQ predicate on the "after_sale_amount" field.
+func AfterSaleAmountEQ(v money.Money) predicate.OrderLine {
+	vc := int64(v)
+	return predicate.OrderLine(sql.FieldEQ(FieldAfterSaleAmount, vc))
+}
+
+// AfterSaleAmountNEQ applies the NEQ predicate on the "after_sale_amount" field.
+func AfterSaleAmountNEQ(v money.Money) predicate.OrderLine {
+	vc := int64(v)
+	return predicate.OrderLine(sql.FieldNEQ(FieldAfterSaleAmount, vc))
+}
+
+// AfterSaleAmountIn applies the In predicate on the "after_sale_amount" field.
+func AfterSaleAmountIn(vs ...money.Money) predicate.OrderLine {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = int64(vs[i])
+	}
+	return predicate.OrderLine(sql.FieldIn(FieldAfterSaleAmount, v...))
+}
+
+// AfterSaleAmountNotIn applies the NotIn predicate on the "after_sale_amount" field.
+func AfterSaleAmountNotIn(vs ...money.Money) predicate.OrderLine {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = int64(vs[i])
+	}
+	return predicate.OrderLine(sql.FieldNotIn(FieldAfterSaleAmount, v...))
+}
+
+// AfterSaleAmountGT applies the GT predicate on the "after_sale_amount" field.
+func AfterSaleAmountGT(v money.Money) predicate.OrderLine {
+	vc := int64(v)
+	return predicate.OrderLine(sql.FieldGT(FieldAfterSaleAmount, vc))
+}
+
+// AfterSaleAmountGTE applies the GTE predicate on the "after_sale_amount" field.
+func AfterSaleAmountGTE(v money.Money) predicate.OrderLine {
+	vc := int64(v)
+	return predicate.OrderLine(sql.FieldGTE(FieldAfterSaleAmount, vc))
+}
+
+// AfterSaleAmountLT applies the LT predicate on the "after_sale_amount" field.
+func AfterSaleAmountLT(v money.Money) predicate.OrderLine {
+	vc := int64(v)
+	return predicate.OrderLine(sql.FieldLT(FieldAfterSaleAmount, vc))
+}
+
+// AfterSaleAmountLTE applies the LTE predicate on the "after_sale_amount" field.
+func AfterSaleAmountLTE(v money.Money) predicate.OrderLine {
+	vc := int64(v)
+	return predicate.OrderLine(sql.FieldLTE(FieldAfterSaleAmount, vc))
+}
+
+// WithheldQuantityEQ applies the EQ predicate on the "withheld_quantity" field.
+func WithheldQuantityEQ(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldEQ(FieldWithheldQuantity, v))
+}
+
+// WithheldQuantityNEQ applies the NEQ predicate on the "withheld_quantity" field.
+func WithheldQuantityNEQ(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldNEQ(FieldWithheldQuantity, v))
+}
+
+// WithheldQuantityIn applies the In predicate on the "withheld_quantity" field.
+func WithheldQuantityIn(vs ...int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldIn(FieldWithheldQuantity, vs...))
+}
+
+// WithheldQuantityNotIn applies the NotIn predicate on the "withheld_quantity" field.
+func WithheldQuantityNotIn(vs ...int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldNotIn(FieldWithheldQuantity, vs...))
+}
+
+// WithheldQuantityGT applies the GT predicate on the "withheld_quantity" field.
+func WithheldQuantityGT(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldGT(FieldWithheldQuantity, v))
+}
+
+// WithheldQuantityGTE applies the GTE predicate on the "withheld_quantity" field.
+func WithheldQuantityGTE(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldGTE(FieldWithheldQuantity, v))
+}
+
+// WithheldQuantityLT applies the LT predicate on the "withheld_quantity" field.
+func WithheldQuantityLT(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldLT(FieldWithheldQuantity, v))
+}
+
+// WithheldQuantityLTE applies the LTE predicate on the "withheld_quantity" field.
+func WithheldQuantityLTE(v int64) predicate.OrderLine {
+	return predicate.OrderLine(sql.FieldLTE(FieldWithheldQuantity, v))
 }
 
 // HasOrder applies the HasEdge predicate on the "order" edge.

@@ -12,6 +12,15 @@ type Address func(*sql.Selector)
 // AddressBook is the predicate function for addressbook builders.
 type AddressBook func(*sql.Selector)
 
+// AfterSale is the predicate function for aftersale builders.
+type AfterSale func(*sql.Selector)
+
+// AfterSaleLine is the predicate function for aftersaleline builders.
+type AfterSaleLine func(*sql.Selector)
+
+// AfterSaleLog is the predicate function for aftersalelog builders.
+type AfterSaleLog func(*sql.Selector)
+
 // Cart is the predicate function for cart builders.
 type Cart func(*sql.Selector)
 

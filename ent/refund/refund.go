@@ -47,6 +47,8 @@ const (
 	FieldUpdatedAt = "updated_at"
 	// FieldSettledAt holds the string denoting the settled_at field in the database.
 	FieldSettledAt = "settled_at"
+	// FieldAfterSaleID holds the string denoting the after_sale_id field in the database.
+	FieldAfterSaleID = "after_sale_id"
 	// Table holds the table name of the refund in the database.
 	Table = "refund"
 )
@@ -70,6 +72,7 @@ var Columns = []string{
 	FieldCreatedAt,
 	FieldUpdatedAt,
 	FieldSettledAt,
+	FieldAfterSaleID,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -207,4 +210,9 @@ func ByUpdatedAt(opts ...sql.OrderTermOption) OrderOption {
 // BySettledAt orders the results by the settled_at field.
 func BySettledAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSettledAt, opts...).ToFunc()
+}
+
+// ByAfterSaleID orders the results by the after_sale_id field.
+func ByAfterSaleID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAfterSaleID, opts...).ToFunc()
 }

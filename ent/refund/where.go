@@ -132,6 +132,11 @@ func SettledAt(v time.Time) predicate.Refund {
 	return predicate.Refund(sql.FieldEQ(FieldSettledAt, v))
 }
 
+// AfterSaleID applies equality check predicate on the "after_sale_id" field. It's identical to AfterSaleIDEQ.
+func AfterSaleID(v int64) predicate.Refund {
+	return predicate.Refund(sql.FieldEQ(FieldAfterSaleID, v))
+}
+
 // RefundNoEQ applies the EQ predicate on the "refund_no" field.
 func RefundNoEQ(v string) predicate.Refund {
 	return predicate.Refund(sql.FieldEQ(FieldRefundNo, v))
@@ -959,6 +964,56 @@ func SettledAtIsNil() predicate.Refund {
 // SettledAtNotNil applies the NotNil predicate on the "settled_at" field.
 func SettledAtNotNil() predicate.Refund {
 	return predicate.Refund(sql.FieldNotNull(FieldSettledAt))
+}
+
+// AfterSaleIDEQ applies the EQ predicate on the "after_sale_id" field.
+func AfterSaleIDEQ(v int64) predicate.Refund {
+	return predicate.Refund(sql.FieldEQ(FieldAfterSaleID, v))
+}
+
+// AfterSaleIDNEQ applies the NEQ predicate on the "after_sale_id" field.
+func AfterSaleIDNEQ(v int64) predicate.Refund {
+	return predicate.Refund(sql.FieldNEQ(FieldAfterSaleID, v))
+}
+
+// AfterSaleIDIn applies the In predicate on the "after_sale_id" field.
+func AfterSaleIDIn(vs ...int64) predicate.Refund {
+	return predicate.Refund(sql.FieldIn(FieldAfterSaleID, vs...))
+}
+
+// AfterSaleIDNotIn applies the NotIn predicate on the "after_sale_id" field.
+func AfterSaleIDNotIn(vs ...int64) predicate.Refund {
+	return predicate.Refund(sql.FieldNotIn(FieldAfterSaleID, vs...))
+}
+
+// AfterSaleIDGT applies the GT predicate on the "after_sale_id" field.
+func AfterSaleIDGT(v int64) predicate.Refund {
+	return predicate.Refund(sql.FieldGT(FieldAfterSaleID, v))
+}
+
+// AfterSaleIDGTE applies the GTE predicate on the "after_sale_id" field.
+func AfterSaleIDGTE(v int64) predicate.Refund {
+	return predicate.Refund(sql.FieldGTE(FieldAfterSaleID, v))
+}
+
+// AfterSaleIDLT applies the LT predicate on the "after_sale_id" field.
+func AfterSaleIDLT(v int64) predicate.Refund {
+	return predicate.Refund(sql.FieldLT(FieldAfterSaleID, v))
+}
+
+// AfterSaleIDLTE applies the LTE predicate on the "after_sale_id" field.
+func AfterSaleIDLTE(v int64) predicate.Refund {
+	return predicate.Refund(sql.FieldLTE(FieldAfterSaleID, v))
+}
+
+// AfterSaleIDIsNil applies the IsNil predicate on the "after_sale_id" field.
+func AfterSaleIDIsNil() predicate.Refund {
+	return predicate.Refund(sql.FieldIsNull(FieldAfterSaleID))
+}
+
+// AfterSaleIDNotNil applies the NotNil predicate on the "after_sale_id" field.
+func AfterSaleIDNotNil() predicate.Refund {
+	return predicate.Refund(sql.FieldNotNull(FieldAfterSaleID))
 }
 
 // And groups predicates with the AND operator between them.

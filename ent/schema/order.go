@@ -66,6 +66,13 @@ func (Order) Fields() []ent.Field {
 		// order --auto-confirm-after later.
 		field.Time("shipped_at").Optional().Nillable(),
 		field.Time("completed_at").Optional().Nillable(),
+		// After-sales (issue 43, internal/aftersale): refund_reserved is the
+		// money of refunds sent or confirmed, raised by a CAS that keeps it at
+		// most amount before any refund is sent; refunded_amount is what the
+		// provider confirmed, raised by a CAS that keeps it at most
+		// refund_reserved. The order is REFUNDED when refunded_amount = amount.
+		field.Int64("refund_reserved").GoType(money.Money(0)).Default(0),
+		field.Int64("refunded_amount").GoType(money.Money(0)).Default(0),
 	}
 }
 

@@ -48,6 +48,14 @@ func (OrderLine) Fields() []ent.Field {
 		// Units shipped so far: raised only by a CAS that keeps it at most
 		// quantity (internal/checkout/ship.go).
 		field.Int64("shipped_quantity").Default(0),
+		// Units in open or finished after-sales (issue 43) and the money they
+		// hold: raised by a CAS that keeps the units at most quantity, given
+		// back by a rejected or cancelled request. withheld_quantity is those
+		// of them that had not shipped (a refund only): a shipment's CAS
+		// keeps shipped + withheld at most quantity.
+		field.Int64("after_sale_quantity").Default(0),
+		field.Int64("after_sale_amount").GoType(money.Money(0)).Default(0),
+		field.Int64("withheld_quantity").Default(0),
 	}
 }
 

@@ -51,6 +51,9 @@ func (Refund) Fields() []ent.Field {
 		field.Time("created_at").Default(time.Now).Immutable(),
 		field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now),
 		field.Time("settled_at").Optional().Nillable(),
+		// The after-sale this refund pays (issue 43); its refund_no is the
+		// after-sale's number and the count of its refused refunds, plus one.
+		field.Int64("after_sale_id").Optional().Nillable().Immutable(),
 	}
 }
 

@@ -5,9 +5,11 @@ package app
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"storefront/internal/aftersale"
 	"storefront/internal/cart"
 	"storefront/internal/catalog"
 	"storefront/internal/checkout"
@@ -31,7 +33,9 @@ type Config struct {
 	Checkout checkout.Config
 	Payments payments.Config
 	Cart     cart.Config
-	Live     live.Config
+	// AfterSale holds --after-sale-window.
+	AfterSale aftersale.Config
+	Live      live.Config
 	// Webhooks offer the domains' event types: checkout's when
 	// Webhooks.EventTypes is empty.
 	Webhooks webhooks.Config
@@ -48,7 +52,8 @@ type Config struct {
 
 // DefaultConfig has every package's defaults.
 func DefaultConfig() Config {
-	return Config{Catalog: catalog.DefaultConfig(), Checkout: checkout.DefaultConfig(), Payments: payments.DefaultConfig()}
+	return Config{Catalog: catalog.DefaultConfig(), Checkout: checkout.DefaultConfig(), Payments: payments.DefaultConfig(),
+		AfterSale: aftersale.DefaultConfig()}
 }
 
 // App is the built service. Its services are the resolvers' (embedded):
@@ -79,13 +84,14 @@ func New(db, writer *store.DB, signer *auth.Signer, cfg Config) *App {
 		cfg.Checkout.OnReplay = m.Replays.Inc
 	}
 	if len(cfg.Webhooks.EventTypes) == 0 {
-		cfg.Webhooks.EventTypes = checkout.EventTypes
+		cfg.Webhooks.EventTypes = append(slices.Clone(checkout.EventTypes), aftersale.EventTypes...)
 	}
 	cat := catalog.New(db, cfg.Catalog)
 	orders, pay := Orders(writer, cfg.Checkout, cfg.Payments)
 	r := &resolvers.Resolver{Catalog: cat, Inventory: inventory.New(writer), Checkout: orders,
 		Payments: pay, Carts: cart.New(db, orders, cfg.Cart),
-		Live: live.New(db, cat, cfg.Live), Hooks: webhooks.New(db, cfg.Webhooks), Promo: promo.New(writer), Ship: shipping.New(writer)}
+		Live: live.New(db, cat, cfg.Live), Hooks: webhooks.New(db, cfg.Webhooks), Promo: promo.New(writer), Ship: shipping.New(writer),
+		AfterSales: aftersale.New(writer, cfg.AfterSale, orders, pay)}
 	a := &App{DB: db, Writer: writer, Metrics: m, Resolver: r, Outbox: outbox.New(writer, cfg.Outbox)}
 
 	o := cfg.HTTP

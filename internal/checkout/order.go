@@ -39,6 +39,11 @@ type Order struct {
 	ShippingAddress *shipping.OrderAddress
 	ShippedAt       *time.Time
 	CompletedAt     *time.Time
+	// ClosedAt is when it was closed or refunded.
+	ClosedAt *time.Time
+	// RefundedAmount is the money refunds confirmed (issue 43); it never
+	// exceeds Amount, and the order is REFUNDED when it equals it.
+	RefundedAmount money.Money
 
 	version   int64       // orders.version as read (setOrderAddress's CAS)
 	shipments []*Shipment // read for a page of orders at once (LoadShipments); nil: not read
@@ -62,6 +67,11 @@ type OrderLine struct {
 
 	// ShippedQuantity is how many of its units shipments carried.
 	ShippedQuantity int64
+	// AfterSaleQuantity is how many of its units open or finished
+	// after-sales hold; WithheldQuantity those of them refunded unshipped,
+	// which never ship.
+	AfterSaleQuantity int64
+	WithheldQuantity  int64
 
 	// limit is the goods' purchase limit as resolved (nil: none), and
 	// counted whether the line's units went to its purchase counter.
@@ -72,6 +82,9 @@ type OrderLine struct {
 	id        int64           // the line's row, once written
 	lockState enums.LockState // as read (lock-mode lines)
 }
+
+// LineID is the line's row id, the key of after-sales' per-line CAS.
+func (l *OrderLine) LineID() int64 { return l.id }
 
 type idemKey struct{}
 

@@ -21,6 +21,7 @@ func toOrder(r *ent.Order) *Order {
 		Currency: r.Currency, Remark: r.Remark, NeedsReview: r.NeedsReview,
 		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
 		ShippingFee: r.ShippingFee, ShippingAddress: addressOf(r.ShippingAddress), ShippedAt: r.ShippedAt, CompletedAt: r.CompletedAt,
+		RefundedAmount: r.RefundedAmount, ClosedAt: r.ClosedAt,
 		version: r.Version,
 	}
 	if r.UserCouponID != nil {
@@ -30,7 +31,8 @@ func toOrder(r *ent.Order) *Order {
 	for i, l := range r.Edges.Lines {
 		o.Lines[i] = &OrderLine{ItemID: l.ItemID, GoodsID: l.GoodsID, GoodsName: l.GoodsName,
 			SpecValueStr: l.SpecValueStr, UnitPrice: l.UnitPrice, Quantity: l.Quantity, StockMode: l.StockMode, PoolID: l.PoolID,
-			Discount: l.Discount, ShippedQuantity: l.ShippedQuantity, id: l.ID, lockState: enums.LockState(l.LockState), counted: l.PurchaseCounted}
+			Discount: l.Discount, ShippedQuantity: l.ShippedQuantity, AfterSaleQuantity: l.AfterSaleQuantity,
+			WithheldQuantity: l.WithheldQuantity, id: l.ID, lockState: enums.LockState(l.LockState), counted: l.PurchaseCounted}
 	}
 	return o
 }

@@ -142,7 +142,7 @@ func (s *Service) shipTx(ctx context.Context, tx *ent.Tx, orderID int64, in Ship
 		l.ShippedQuantity += p.Quantity
 	}
 	for _, l := range cur.Lines {
-		left += l.Quantity - l.ShippedQuantity
+		left += l.Quantity - l.ShippedQuantity - l.WithheldQuantity
 	}
 	now := s.now()
 	stored := make([]schema.ShipmentLine, len(parcel))
@@ -168,10 +168,11 @@ func (s *Service) shipTx(ctx context.Context, tx *ent.Tx, orderID int64, in Ship
 }
 
 // shippedFits holds while n more units keep the line's shipped quantity at
-// most its quantity.
+// most its quantity less the units refunded unshipped (withheld by an
+// after-sale: they never ship).
 func shippedFits(n int64) predicate.OrderLine {
 	return func(s *entsql.Selector) {
-		s.Where(entsql.ExprP(s.C(orderline.FieldShippedQuantity)+" + ? <= "+s.C(orderline.FieldQuantity), n))
+		s.Where(entsql.ExprP(s.C(orderline.FieldShippedQuantity)+" + "+s.C(orderline.FieldWithheldQuantity)+" + ? <= "+s.C(orderline.FieldQuantity), n))
 	}
 }
 
@@ -188,7 +189,7 @@ func parcelOf(o *Order, in ShipInput) ([]ShipLine, error) {
 	var out []ShipLine
 	if in.Lines == nil {
 		for _, l := range ascending(o.Lines) {
-			if left := l.Quantity - l.ShippedQuantity; left > 0 {
+			if left := l.Quantity - l.ShippedQuantity - l.WithheldQuantity; left > 0 {
 				out = append(out, ShipLine{ItemID: l.ItemID, Quantity: left})
 			}
 		}
@@ -203,8 +204,9 @@ func parcelOf(o *Order, in ShipInput) ([]ShipLine, error) {
 		if l == nil {
 			return nil, fmt.Errorf("%w: order %s has no line of SKU %d", ErrInvalidInput, o.OrderSn, p.ItemID)
 		}
-		if left := l.Quantity - l.ShippedQuantity; p.Quantity > left {
-			return nil, fmt.Errorf("%w: SKU %d of order %s: %d ordered, %d shipped, %d left; %d asked", ErrInvalidInput, p.ItemID, o.OrderSn, l.Quantity, l.ShippedQuantity, left, p.Quantity)
+		if left := l.Quantity - l.ShippedQuantity - l.WithheldQuantity; p.Quantity > left {
+			return nil, fmt.Errorf("%w: SKU %d of order %s: %d ordered, %d shipped, %d refunded unshipped, %d left; %d asked",
+				ErrInvalidInput, p.ItemID, o.OrderSn, l.Quantity, l.ShippedQuantity, l.WithheldQuantity, left, p.Quantity)
 		}
 		out = append(out, p)
 	}

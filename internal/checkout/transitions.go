@@ -27,7 +27,9 @@ import (
 //
 //	UNPAID → PAID      PayTx: a payment's notification (in payments' transaction)
 //	UNPAID → CLOSED    CloseTx(Cancel): CancelOrder; closeLocked(Timeout): CloseExpired (closer.go)
-//	PAID   → REFUNDED  CloseTx(Refund): refundOrder and a provider's refund (payments)
+//	PAID   → REFUNDED  CloseTx(Refund): a provider's whole refund made outside this shop (payments)
+//	PAID | …SHIPPED | COMPLETED → REFUNDED  ConfirmRefundTx: after-sales (and refundOrder) once
+//	                   everything paid was refunded (aftersale.go)
 //	CLOSED → PAID      PayTx, for a lock-at-order order closed by timeout whose money came after
 //	                   its lock was released, while available stock allows it (none with pool lines)
 //	PAID | PARTIALLY_SHIPPED → PARTIALLY_SHIPPED | SHIPPED   shipTx (ship.go): shipOrder
@@ -67,7 +69,15 @@ func CloseTx(ctx context.Context, tx *ent.Tx, orderID int64, t Transition, now t
 		return false, err
 	}
 	won, err := closeLocked(ctx, tx, []int64{orderID}, t, now)
-	return len(won) == 1, err
+	if err != nil || len(won) == 0 || t.To != enums.OrderRefunded {
+		return len(won) == 1, err
+	}
+	// A whole refund made at the provider: all the money is back, as the
+	// after-sales' columns say (refund_reserved was 0: casClosed).
+	if _, err := tx.ExecContext(ctx, "UPDATE orders SET refund_reserved = amount, refunded_amount = amount WHERE id = ?", orderID); err != nil {
+		return false, fmt.Errorf("booking order %d refunded: %w", orderID, err)
+	}
+	return true, nil
 }
 
 // closeLocked is CloseTx for the orders ids (ascending) in one transaction
@@ -209,7 +219,14 @@ func casClosed(ctx context.Context, tx *ent.Tx, ids []int64, t Transition, now t
 	}
 	var won []int64
 	for _, id := range ids {
-		n, err := tx.Order.Update().Where(order.ID(id), order.StatusEQ(t.From)).
+		u := tx.Order.Update().Where(order.ID(id), order.StatusEQ(t.From))
+		if t.To == enums.OrderRefunded {
+			// Not an order an after-sale has reserved money of: that one is
+			// refunded through its after-sales (internal/aftersale), which
+			// restore the stock of their own units.
+			u.Where(order.RefundReserved(0))
+		}
+		n, err := u.
 			SetStatus(t.To).SetClosedAt(now).SetCloseReason(t.Reason).AddVersion(1).Save(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("closing order %d: %w", id, err)

@@ -33,6 +33,9 @@ const (
 	BizOrder   = "order"
 	BizCount   = "stocktake"
 	BizPool    = "pool" // biz number: the pool's id
+	// BizAfterSale: an after-sale's restores (change type 4), biz number
+	// the after-sale's number (internal/aftersale).
+	BizAfterSale = "after_sale"
 )
 
 // Entry is one ledger row.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"storefront/ent/aftersale"
 	"storefront/ent/order"
 	"storefront/ent/outbox"
 	"storefront/ent/payment"
@@ -132,9 +133,12 @@ func TestLockModePaidByNotifications(t *testing.T) {
 				f.lockBooks(t, id, 51, 50, 150, "after a refund")
 				var num, rows int64
 				var biz string
+				// refundOrder is a whole-order after-sale (issue 43): its restore's
+				// business key is the after-sale's number, not the order's.
+				as := db.Client.AfterSale.Query().Where(aftersale.OrderID(orders[0].ID)).OnlyX(ctx)
 				if err := db.SQL.QueryRow("SELECT COUNT(*), COALESCE(SUM(change_num), 0), COALESCE(MAX(biz_sn), '') FROM stock_log WHERE item_id = ? AND change_type = ?",
-					id, int(inventory.RefundRestore)).Scan(&rows, &num, &biz); err != nil || rows != 1 || num != 1 || biz != orders[0].OrderSn {
-					t.Errorf("refund ledger rows: %d of %+d in all, for %q (%v); want one of +1 for %s", rows, num, biz, err, orders[0].OrderSn)
+					id, int(inventory.RefundRestore)).Scan(&rows, &num, &biz); err != nil || rows != 1 || num != 1 || biz != as.AfterSaleSn {
+					t.Errorf("refund ledger rows: %d of %+d in all, for %q (%v); want one of +1 for %s", rows, num, biz, err, as.AfterSaleSn)
 				}
 				if o := db.Client.Order.GetX(ctx, orders[0].ID); o.Status != enums.OrderRefunded {
 					t.Errorf("refunded order is %s, want REFUNDED", o.Status)

@@ -7,6 +7,7 @@ package payments
 import (
 	"time"
 
+	"storefront/internal/aftersale"
 	"storefront/internal/checkout"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
@@ -28,4 +29,6 @@ type Service struct {
 	cfg    Config
 	orders *checkout.Service
 	now    func() time.Time
+	// afterSales runs refundOrder as a whole-order after-sale (Refund).
+	afterSales *aftersale.Service
 }

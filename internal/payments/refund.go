@@ -15,6 +15,7 @@ import (
 	"storefront/ent/order"
 	"storefront/ent/payment"
 	"storefront/ent/refund"
+	"storefront/internal/aftersale"
 	"storefront/internal/checkout"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
@@ -22,15 +23,19 @@ import (
 )
 
 // Refund refunds a PAID order (admin) through the provider of the payment
-// that paid it: a refund row with a refund number (its idempotency key at
-// the provider) is written PENDING and sent. When the provider confirms it
-// (in its answer or a later notification), the order moves PAID → REFUNDED
-// by CAS and only that transaction restores the stock (ledger change type
-// 4) and marks the payment REFUNDED; extra payments stay PAID for a person
-// to refund. A refund the provider refuses is FAILED and the order stays
-// PAID; a send whose answer was lost stays PENDING and the sweeper sends
-// it again with the same number. Two refunds at once name the same refund
-// number: one refund. A repeated refund of a REFUNDED order changes nothing.
+// that paid it, as a whole-order after-sale (internal/aftersale): a refund
+// only of every unit (and the shipping fee, nothing having shipped),
+// approved at once, whose refund row's number (<after-sale number>-R1) is
+// its idempotency key at the provider, written PENDING and sent. When the
+// provider confirms it (in its answer or a later notification) the
+// after-sale is REFUNDED, the order's refunded money reaches what was paid
+// and the order moves to REFUNDED by CAS; only that transaction restores
+// the stock (ledger change type 4 under the after-sale's number) and marks
+// the payment REFUNDED; extra payments stay PAID for a person to refund. A
+// refund the provider refuses is FAILED and the order stays PAID; a send
+// whose answer was lost stays PENDING and the sweeper sends it again with
+// the same number. Two refunds at once are one refund. A repeated refund
+// of a REFUNDED order changes nothing.
 func (s *Service) Refund(ctx context.Context, orderSn, reason string) (*checkout.Order, error) {
 	if reason == "" || len(reason) > 255 {
 		return nil, fmt.Errorf("%w: a refund reason of 1 to 255 characters is required", errs.InvalidInput)
@@ -53,16 +58,18 @@ func (s *Service) Refund(ctx context.Context, orderSn, reason string) (*checkout
 	if err != nil {
 		return nil, store.Classify(err)
 	}
-	p, ok := s.cfg.Providers[pay.Provider]
-	if !ok {
+	if _, ok := s.cfg.Providers[pay.Provider]; !ok {
 		return nil, fmt.Errorf("%w: order %s was paid through %q, which is not configured", errs.InvalidInput, orderSn, pay.Provider)
 	}
-	r, err := s.ensureRefund(ctx, o, pay, reason)
-	if err != nil {
-		return nil, store.Classify(err)
+	err = s.afterSales.RefundOrder(ctx, aftersale.Actor{ID: "admin", Admin: true}, orderSn, reason)
+	if err != nil && errors.Is(err, checkout.ErrInvalidOrderState) {
+		// Refunded at the provider meanwhile: a refund of a REFUNDED order.
+		if cur, rerr := s.orders.Order(ctx, "", true, orderSn); rerr == nil && cur != nil && cur.Status == enums.OrderRefunded {
+			return cur, nil
+		}
 	}
-	if err := s.send(ctx, p, r); err != nil {
-		return nil, store.Classify(err)
+	if err != nil {
+		return nil, err
 	}
 	return s.orders.Order(ctx, "", true, orderSn)
 }
@@ -76,26 +83,67 @@ func payingPayment(ctx context.Context, c *ent.Client, o *ent.Order) (*ent.Payme
 	return c.Payment.Query().Where(payment.OrderID(o.ID), payment.StatusEQ(enums.PaymentPaid)).Order(payment.ByID()).First(ctx)
 }
 
-// ensureRefund writes the order's refund PENDING, or returns the one there
-// is. Its number is the order number and the count of the order's refunds
-// the provider refused before, plus one: callers at the same moment name
-// the same number (the unique key makes it one refund), and an admin's new
-// attempt after a refusal is a new refund.
-func (s *Service) ensureRefund(ctx context.Context, o *ent.Order, pay *ent.Payment, reason string) (*ent.Refund, error) {
-	failed, err := s.db.Client.Refund.Query().Where(refund.OrderID(o.ID), refund.StatusEQ(enums.RefundFailed)).Count(ctx)
+// LockPayingTx takes the row of the payment that paid order orderID
+// (aftersale.Refunds): the first lock of an after-sale's refunding
+// transaction, as of every refund (lockPaying).
+func (s *Service) LockPayingTx(ctx context.Context, tx *ent.Tx, orderID int64) error {
+	o, err := tx.Order.Query().Where(order.ID(orderID)).Select(order.FieldID, order.FieldOrderSn, order.FieldPaidPaymentID).Only(ctx)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("reading order %d: %w", orderID, err)
 	}
-	no := fmt.Sprintf("%s-R%d", o.OrderSn, failed+1)
-	err = s.db.Client.Refund.Create().
+	return lockPaying(ctx, tx, o)
+}
+
+// OpenRefundTx writes an after-sale's refund PENDING in its transaction,
+// or finds the one it has (aftersale.Refunds). Its number is the
+// after-sale's and the count of its refunds the provider refused, plus
+// one: callers at the same moment name the same number (the unique key
+// makes it one refund), and a new attempt after a refusal is a new refund.
+// It refunds the payment that paid the order, whose provider must be
+// configured.
+func (s *Service) OpenRefundTx(ctx context.Context, tx *ent.Tx, ask aftersale.RefundAsk) (string, error) {
+	o, err := tx.Order.Get(ctx, ask.OrderID)
+	if err != nil {
+		return "", fmt.Errorf("reading order %d: %w", ask.OrderID, err)
+	}
+	pay, err := payingPayment(ctx, tx.Client(), o)
+	if ent.IsNotFound(err) {
+		return "", fmt.Errorf("%w: order %s has no payment to refund", checkout.ErrInvalidOrderState, o.OrderSn)
+	}
+	if err != nil {
+		return "", err
+	}
+	if _, ok := s.cfg.Providers[pay.Provider]; !ok {
+		return "", fmt.Errorf("%w: order %s was paid through %q, which is not configured", errs.InvalidInput, o.OrderSn, pay.Provider)
+	}
+	failed, err := tx.Refund.Query().Where(refund.AfterSaleID(ask.AfterSaleID), refund.StatusEQ(enums.RefundFailed)).Count(ctx)
+	if err != nil {
+		return "", err
+	}
+	no := fmt.Sprintf("%s-R%d", ask.AfterSaleSn, failed+1)
+	err = tx.Refund.Create().
 		SetRefundNo(no).SetOrderID(o.ID).SetOrderSn(o.OrderSn).SetPaymentRef(pay.ID).SetProvider(pay.Provider).
-		SetAmount(pay.Amount).SetCurrency(pay.Currency).SetReason(reason).SetStatus(enums.RefundPending).
-		SetNextAttemptAt(s.now()).
+		SetAmount(ask.Amount).SetCurrency(o.Currency).SetReason(truncate(ask.Reason, 255)).SetStatus(enums.RefundPending).
+		SetNextAttemptAt(s.now()).SetAfterSaleID(ask.AfterSaleID).
 		OnConflict(entsql.ConflictColumns(refund.FieldRefundNo), entsql.ResolveWithIgnore()).Exec(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("recording refund %s: %w", no, err)
+		return "", fmt.Errorf("recording refund %s: %w", no, err)
 	}
-	return s.db.Client.Refund.Query().Where(refund.RefundNo(no)).Only(ctx)
+	return no, nil
+}
+
+// SendRefund sends refund no once its transaction committed
+// (aftersale.Refunds): claimed first, so of two callers one sends.
+func (s *Service) SendRefund(ctx context.Context, no string) error {
+	r, err := s.db.Client.Refund.Query().Where(refund.RefundNo(no)).Only(ctx)
+	if err != nil {
+		return store.Classify(err)
+	}
+	p, ok := s.cfg.Providers[r.Provider]
+	if !ok {
+		return fmt.Errorf("%w: refund %s is of %q, which is not configured", errs.InvalidInput, no, r.Provider)
+	}
+	return s.send(ctx, p, r)
 }
 
 // send sends refund r to provider p if it is PENDING and due, claiming it
@@ -163,15 +211,11 @@ func (s *Service) settleRefund(ctx context.Context, id int64, providerRefundID s
 // winner of a SUCCEEDED refunds the order (refundTx: stock restored once),
 // after taking the paying payment's row as every refund does (lockPaying).
 func settleRefundTx(ctx context.Context, tx *ent.Tx, s *Service, id int64, providerRefundID string, status enums.RefundStatus, failure string) (bool, error) {
-	u := tx.Refund.Update().Where(refund.ID(id), refund.StatusEQ(enums.RefundPending)).
-		SetStatus(status).SetSettledAt(s.now()).SetFailure(truncate(failure, 512))
-	if providerRefundID != "" {
-		u.SetProviderRefundID(truncate(providerRefundID, 255))
-	}
-	n, err := u.Save(ctx)
-	if err != nil || n == 0 || status != enums.RefundSucceeded {
-		return n == 1, err
-	}
+	// The paying payment's row before the refund's: a provider's REFUNDED
+	// notification holds the payment's row (its upsert) when it confirms the
+	// order's pending refund (refundTx); taking the refund's row first, a
+	// confirmation in the answer to a send deadlocked with it on MariaDB
+	// (TestAdminAndProviderRefundsDoNotDeadlock).
 	r, err := tx.Refund.Get(ctx, id)
 	if err != nil {
 		return false, err
@@ -183,8 +227,25 @@ func settleRefundTx(ctx context.Context, tx *ent.Tx, s *Service, id int64, provi
 	if err := lockPaying(ctx, tx, o); err != nil {
 		return false, err
 	}
-	_, err = refundTx(ctx, tx, o.ID, s)
-	return true, err
+	u := tx.Refund.Update().Where(refund.ID(id), refund.StatusEQ(enums.RefundPending)).
+		SetStatus(status).SetSettledAt(s.now()).SetFailure(truncate(failure, 512))
+	if providerRefundID != "" {
+		u.SetProviderRefundID(truncate(providerRefundID, 255))
+	}
+	n, err := u.Save(ctx)
+	if err != nil || n == 0 || status != enums.RefundSucceeded {
+		return n == 1, err
+	}
+	if r.AfterSaleID == nil {
+		// A refund sent before after-sales existed: the whole order, as then.
+		_, err = refundTx(ctx, tx, o.ID, s)
+		return true, err
+	}
+	whole, err := aftersale.RefundedTx(ctx, tx, *r.AfterSaleID, s.now())
+	if err != nil || !whole {
+		return true, err
+	}
+	return true, markPaidRefunded(ctx, tx, o.ID)
 }
 
 // SweepRefunds sends again every PENDING refund that is due: a send whose
@@ -236,22 +297,50 @@ func lockPaying(ctx context.Context, tx *ent.Tx, o *ent.Order) error {
 
 // refundTx is the refund transition inside tx, shared by a confirmed
 // refund and a provider's REFUNDED notification for the paying payment.
+// When one of the order's after-sales has a refund pending, the provider's
+// word that the payment is refunded is that refund's confirmation: the
+// after-sale's mechanism refunds the order (and its stock) once.
 func refundTx(ctx context.Context, tx *ent.Tx, orderID int64, s *Service) (bool, error) {
+	pending, err := tx.Refund.Query().Where(refund.OrderID(orderID), refund.StatusEQ(enums.RefundPending), refund.AfterSaleIDNotNil()).
+		Order(refund.ByID()).First(ctx)
+	if err != nil && !ent.IsNotFound(err) {
+		return false, err
+	}
+	if pending != nil {
+		pay, err := tx.Payment.Get(ctx, pending.PaymentRef)
+		if err != nil {
+			return false, err
+		}
+		if pending.Amount != pay.Amount {
+			// Part of the order: the whole payment refunded elsewhere is for a
+			// person to reconcile with it (the payment shows REFUNDED).
+			slog.WarnContext(ctx, "the whole payment refunded at the provider while an after-sale refunds part of it: review by hand",
+				"refundNo", pending.RefundNo, "paymentId", pay.PaymentID)
+			return false, nil
+		}
+		return settleRefundTx(ctx, tx, s, pending.ID, "", enums.RefundSucceeded, "")
+	}
 	won, err := checkout.CloseTx(ctx, tx, orderID, checkout.Refund, s.now())
 	if err != nil || !won {
 		return won, err
 	}
+	return true, markPaidRefunded(ctx, tx, orderID)
+}
+
+// markPaidRefunded marks the payment that paid order orderID REFUNDED,
+// once the whole order is.
+func markPaidRefunded(ctx context.Context, tx *ent.Tx, orderID int64) error {
 	// This transaction has just changed the row, so it reads its latest version.
 	o, err := tx.Order.Query().Where(order.ID(orderID)).Select(order.FieldPaidPaymentID).Only(ctx)
 	if err != nil {
-		return false, err
+		return err
 	}
 	paid := tx.Payment.Update().Where(payment.OrderID(orderID), payment.StatusEQ(enums.PaymentPaid))
 	if o.PaidPaymentID != nil {
 		// Only the payment that paid the order: extra money is a person's to refund.
 		paid.Where(payment.ID(*o.PaidPaymentID))
 	} // else paid before orders named their payment: every PAID one (the old rule)
-	return true, paid.SetStatus(enums.PaymentRefunded).AddVersion(1).Exec(ctx)
+	return paid.SetStatus(enums.PaymentRefunded).AddVersion(1).Exec(ctx)
 }
 
 // truncate makes a provider's words storable: valid UTF-8 without NUL (which

@@ -14,6 +14,7 @@ import (
 	"storefront/ent"
 	"storefront/ent/order"
 	"storefront/ent/payment"
+	"storefront/internal/aftersale"
 	"storefront/internal/checkout"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
@@ -33,7 +34,9 @@ func New(db *store.DB, cfg Config, orders *checkout.Service) *Service {
 	if cfg.RefundRetryMax < cfg.RefundRetry {
 		cfg.RefundRetryMax = max(def.RefundRetryMax, cfg.RefundRetry)
 	}
-	return &Service{db: db, cfg: cfg, orders: orders, now: time.Now}
+	s := &Service{db: db, cfg: cfg, orders: orders, now: time.Now}
+	s.afterSales = aftersale.New(db, aftersale.DefaultConfig(), orders, s)
+	return s
 }
 
 // Outcome says what a verified notification did.

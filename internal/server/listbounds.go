@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"storefront/internal/aftersale"
 
 	"storefront/internal/catalog"
 	"storefront/internal/checkout"
@@ -90,11 +91,20 @@ var lists = map[string]func(args map[string]any, page int) int{
 	"ShippingRule.regionCodes": fixed(shipping.MaxRuleRegions),
 	"Order.shipments":          fixed(checkout.MaxShipments),
 	"Shipment.lines":           fixed(checkout.DefaultConfig().MaxLines),
+
+	// After-sales (issue 43): a request names at most aftersale.MaxLines
+	// lines. Nothing bounds an order's after-sales (a rejected or cancelled
+	// one gives its units back for the next): charged as a few, the
+	// response-size limit bounds the rest.
+	"AfterSale.lines":           fixed(aftersale.MaxLines),
+	"Order.afterSales":          fixed(afterSalesPerOrder),
+	"AfterSaleConnection.edges": inPage,
 }
 
 const (
-	paymentsPerOrder = 10
-	refundsPerOrder  = 5
+	paymentsPerOrder   = 10
+	refundsPerOrder    = 5
+	afterSalesPerOrder = 10
 )
 
 // connections are the fields whose edges are a page: their first argument
@@ -102,6 +112,7 @@ const (
 var connections = map[string]func(args map[string]any) int{
 	"Query.goodsList":         firstArg,
 	"Query.myOrders":          firstArg,
+	"Query.afterSales":        firstArg,
 	"Query.stockLedger":       firstArg,
 	"Query.stockPools":        firstArg,
 	"Query.webhookDeliveries": firstArg,

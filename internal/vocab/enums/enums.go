@@ -224,3 +224,39 @@ func (ChargeBy) Values() []string { return []string{"PIECE", "WEIGHT"} }
 
 func (e ChargeBy) MarshalGQL(w io.Writer)    { writeQuoted(w, string(e)) }
 func (e *ChargeBy) UnmarshalGQL(v any) error { return unmarshal(v, e) }
+
+// AfterSaleType is what a buyer asks for (issue 43): the money back and the
+// goods kept, or the goods sent back and then the money.
+type AfterSaleType string
+
+const (
+	AfterSaleRefundOnly      AfterSaleType = "REFUND_ONLY"
+	AfterSaleReturnAndRefund AfterSaleType = "RETURN_AND_REFUND"
+)
+
+func (AfterSaleType) Values() []string            { return []string{"REFUND_ONLY", "RETURN_AND_REFUND"} }
+func (e AfterSaleType) MarshalGQL(w io.Writer)    { writeQuoted(w, string(e)) }
+func (e *AfterSaleType) UnmarshalGQL(v any) error { return unmarshal(v, e) }
+
+// AfterSaleStatus is an after-sale's place in its state machine
+// (internal/aftersale, docs/after-sales.md): REQUESTED → APPROVED |
+// REJECTED | CANCELLED; APPROVED → REFUNDING (refund only) or →
+// RETURN_SHIPPED → REFUNDING (a return); REFUNDING → REFUNDED. Every move
+// is a CAS on the old status.
+type AfterSaleStatus string
+
+const (
+	AfterSaleRequested     AfterSaleStatus = "REQUESTED"
+	AfterSaleApproved      AfterSaleStatus = "APPROVED"
+	AfterSaleRejected      AfterSaleStatus = "REJECTED"
+	AfterSaleReturnShipped AfterSaleStatus = "RETURN_SHIPPED"
+	AfterSaleRefunding     AfterSaleStatus = "REFUNDING"
+	AfterSaleRefunded      AfterSaleStatus = "REFUNDED"
+	AfterSaleCancelled     AfterSaleStatus = "CANCELLED"
+)
+
+func (AfterSaleStatus) Values() []string {
+	return []string{"REQUESTED", "APPROVED", "REJECTED", "RETURN_SHIPPED", "REFUNDING", "REFUNDED", "CANCELLED"}
+}
+func (e AfterSaleStatus) MarshalGQL(w io.Writer)    { writeQuoted(w, string(e)) }
+func (e *AfterSaleStatus) UnmarshalGQL(v any) error { return unmarshal(v, e) }
