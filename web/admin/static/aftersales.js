@@ -105,7 +105,9 @@ export async function renderAfterSales(app, token) {
     const actions = [];
     if (a.status === "REQUESTED") {
       const approve = h("button", { type: "button", class: "primary", onclick: () => act(a, "Approving", approveMutation, { id: a.id }, el, approve) }, `Approve ${a.id}`);
-      const reason = h("input", { type: "text", autocomplete: "off", required: true });
+      // aria-required, not required: the page says why in the alert region, as
+      // every other refusal, rather than a browser bubble.
+      const reason = h("input", { type: "text", autocomplete: "off", "aria-required": "true" });
       const reject = h("button", { type: "submit", class: "danger" }, `Reject ${a.id}`);
       actions.push(approve, h("form", {
         class: "reject",
