@@ -304,9 +304,18 @@ func TestBrowserAfterSaleReject(t *testing.T) {
 	var signedIn bool
 	b.afterSalesPage(s, &signedIn)
 	b.byRole("heading", "After-sale "+id)
+	sent := func() int {
+		var n int
+		b.exec(`return performance.getEntriesByType("resource").filter((e) => e.name.endsWith("/graphql")).length;`, &n)
+		return n
+	}
+	before := sent()
 	b.press("Reject " + id)
 	if got := b.waitRegion("alert", "reason"); !strings.Contains(got, id) {
 		t.Errorf("a rejection without a reason: %q", got)
+	}
+	if n := sent(); n != before {
+		t.Errorf("a rejection without a reason sent %d requests; the page refuses it itself", n-before)
 	}
 	if api := orderAfterSales(t, s, o.Sn); api.AfterSales[0].Status != "REQUESTED" {
 		t.Fatalf("a rejection without a reason changed it: %+v", api.AfterSales[0])
