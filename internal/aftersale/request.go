@@ -13,6 +13,7 @@ import (
 
 	"storefront/ent"
 	"storefront/ent/aftersale"
+	"storefront/ent/orderline"
 	"storefront/internal/checkout"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
@@ -210,7 +211,9 @@ func feeBack(ctx context.Context, tx *ent.Tx, o *checkout.Order, t enums.AfterSa
 	if t != enums.AfterSaleRefundOnly || o.ShippingFee == 0 {
 		return 0, nil
 	}
-	lines, err := tx.Order.QueryLines(&ent.Order{ID: o.ID}).All(ctx)
+	// By the foreign key: an edge query from a bare &ent.Order{ID} has no
+	// driver and panicked (every refund only of an order with a fee).
+	lines, err := tx.OrderLine.Query().Where(orderline.OrderID(o.ID)).All(ctx)
 	if err != nil {
 		return 0, err
 	}

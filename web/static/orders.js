@@ -2,15 +2,19 @@
 // first, each with its lines, the address it ships to and its shipments
 // (carrier, tracking number, what each carried); a SHIPPED order has a
 // "Confirm receipt" button (confirmReceipt), and an order placed without an
-// address can be given one from the book (setOrderAddress).
+// address can be given one from the book (setOrderAddress). A paid,
+// shipped or completed order offers "Request a refund / return" and lists
+// its after-sales (aftersale.js).
 import { h, yuan } from "./dom.js";
 import { gql } from "./graphql.js";
 import { AddressBook, addressText } from "./shipping.js";
+import { afterSaleFields, afterSaleList, requestForm, requestable } from "./aftersale.js";
 
-const orderFields = `orderSn status subtotal discount amount shippingFee createdAt
+const orderFields = `orderSn status subtotal discount amount shippingFee refundedAmount createdAt
   shippingAddress { name phone province city district line }
   lines { itemId goodsName specValueStr quantity shippedQuantity }
-  shipments { id carrier trackingNo shippedAt lines { itemId quantity } }`;
+  shipments { id carrier trackingNo shippedAt lines { itemId quantity } }
+  afterSales { ${afterSaleFields} }`;
 const ordersQuery = `query MyOrders { myOrders(first: 20) { edges { node { ${orderFields} } } } }`;
 const confirmMutation = `mutation ConfirmReceipt($sn: String!) { confirmReceipt(orderSn: $sn) { ${orderFields} } }`;
 const setAddressMutation = `mutation SetOrderAddress($sn: String!, $a: ID!) { setOrderAddress(orderSn: $sn, addressId: $a) { ${orderFields} } }`;
@@ -34,6 +38,13 @@ export async function renderOrders(app, session) {
       status.dataset.code = e.code;
       status.textContent = `${e.code}: ${e.message}`;
     }
+    await load();
+  };
+  // A request made by its form: the form already showed any error.
+  const requested = async (what) => {
+    delete status.dataset.code;
+    status.textContent = what;
+    app.setAttribute("aria-busy", "true");
     await load();
   };
   async function load() {
@@ -75,7 +86,25 @@ export async function renderOrders(app, session) {
         type: "button", class: "order", "data-testid": "confirm-receipt",
         onclick: () => act(confirmMutation, { sn: o.orderSn }, `Order ${o.orderSn}: receipt confirmed`),
       }, "Confirm receipt"),
+      (o.afterSales.length > 0 || o.refundedAmount !== "0.00") && h("p", {
+        class: "refunded", "data-testid": "order-refunded", dataset: { amount: o.refundedAmount },
+      }, `Refunded ${yuan(o.refundedAmount)} of ${yuan(o.amount)}`),
+      o.afterSales.length > 0 && afterSaleList(o, act),
+      requestable.includes(o.status) && afterSaleRequest(o),
     );
+  }
+  // The form opens on demand: most orders never need it.
+  function afterSaleRequest(o) {
+    const slot = h("div", { class: "after-sale-request" });
+    const open = h("button", {
+      type: "button", "data-testid": "after-sale-open", "aria-expanded": "false",
+      onclick: () => {
+        const opening = open.getAttribute("aria-expanded") !== "true";
+        open.setAttribute("aria-expanded", String(opening));
+        slot.replaceChildren(...(opening ? [requestForm(o, session, requested)] : []));
+      },
+    }, "Request a refund / return");
+    return h("div", {}, open, slot);
   }
   function addressPicker(o) {
     const select = h("select", { "aria-label": `Address for order ${o.orderSn}` },

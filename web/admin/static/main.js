@@ -1,5 +1,5 @@
 // The console's entry: sign-in, then a hash router (#/, #/new, #/goods/ID,
-// #/orders, #/orders/SN, #/coupons).
+// #/orders, #/orders/SN, #/coupons, #/after-sales).
 // Only ids go into the hash; the token never does.
 import { h, field } from "./dom.js";
 import { gql } from "./api.js";
@@ -10,6 +10,7 @@ import { renderCreate } from "./create.js";
 import { Editor } from "./editor.js";
 import { renderOrders, renderOrder } from "./orders.js";
 import { renderCoupons } from "./coupons.js";
+import { renderAfterSales } from "./aftersales.js";
 
 const app = document.getElementById("app");
 let editor = null;
@@ -33,7 +34,8 @@ function renderSession() {
     return;
   }
   root.replaceChildren(
-    h("nav", { "aria-label": "Console" }, h("a", { href: "#/" }, "Goods"), " · ", h("a", { href: "#/orders" }, "Orders"), " · ", h("a", { href: "#/coupons" }, "Coupons")),
+    h("nav", { "aria-label": "Console" }, h("a", { href: "#/" }, "Goods"), " · ", h("a", { href: "#/orders" }, "Orders"), " · ", h("a", { href: "#/coupons" }, "Coupons"),
+      " · ", h("a", { href: "#/after-sales" }, "After-sales")),
     h("span", { class: "who" }, "Signed in as an admin"),
     h("button", { type: "button", class: "link", onclick: signOut }, "Sign out"),
   );
@@ -106,6 +108,9 @@ async function route() {
     } else if (hash === "#/coupons") {
       editor = null;
       await renderCoupons(app, session.token);
+    } else if (hash === "#/after-sales") {
+      editor = null;
+      await renderAfterSales(app, session.token);
     } else if (hash === "#/orders") {
       editor = null;
       await renderOrders(app, session.token);
