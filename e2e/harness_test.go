@@ -102,7 +102,22 @@ func StartAt(t *testing.T, addr, db string, extra ...string) *Server {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Stop(t) })
+	t.Cleanup(func() {
+		s.Stop(t)
+		if t.Failed() {
+			// What the server logged as errors says why it answered INTERNAL.
+			var errs []string
+			for _, l := range strings.Split(s.stderr.String(), "\n") {
+				if strings.Contains(l, "level=ERROR") {
+					errs = append(errs, l)
+				}
+			}
+			if len(errs) > 20 {
+				errs = append(errs[:20], fmt.Sprintf("… %d more", len(errs)-20))
+			}
+			t.Logf("server %s logged %d errors:\n%s", s.URL, len(errs), strings.Join(errs, "\n"))
+		}
+	})
 	lines := make(chan string, 16)
 	go func() {
 		sc := bufio.NewScanner(stdout)
