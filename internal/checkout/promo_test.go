@@ -109,6 +109,7 @@ func TestCouponOneOrderAtATime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		f.advance(2 * time.Second) // past the claim's validFrom (real clock)
 		var placed []*Order
 		var mu sync.Mutex
 		var refused atomic.Int64
@@ -300,6 +301,9 @@ func TestCouponTakenBetweenTheBatchsReadAndItsLock(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The claims ran on the real clock; the orders run on the
+		// fixture's, set before them: move it past their validFrom.
+		f.advance(2 * time.Second)
 		var once sync.Once
 		f.svc.hook = func(stage string) error {
 			if stage == "unlocked" {
