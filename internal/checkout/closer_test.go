@@ -23,11 +23,14 @@ import (
 // order may stay UNPAID longer than its TTL plus three close intervals
 // (issue 38: two closers walking the same rows one order per transaction
 // fell up to 8,106 orders behind on MariaDB and 7,216 on PostgreSQL). A
-// watcher reads the unpaid orders every 100 ms and measures each one's age
-// from the creation time placeOrder answered with (the one its TTL counts
-// from; the column may keep only whole seconds). Afterwards every order is
-// closed once: each SKU's stock is back where it started and its ledger
-// sums to it.
+// watcher reads the unpaid orders every 100 ms and measures how late each
+// one is: from its expiry (the creation time placeOrder answered with, the
+// one its TTL counts from, plus the TTL) or from placeOrder's answer when
+// that came later — an order is not the closer's to see before its
+// transaction commits, and on a loaded machine (CI runs packages side by
+// side) a batch can take longer than the TTL to answer. Afterwards every
+// order is closed once: each SKU's stock is back where it started and its
+// ledger sums to it.
 //
 // At 52fadce (one order a transaction, both closers walking the same rows):
 // oldest unpaid 5.2 s on SQLite, 32 s on MariaDB, 25 s on PostgreSQL; now
@@ -38,10 +41,12 @@ func TestClosersKeepUpWithCheckout(t *testing.T) {
 		interval = 500 * time.Millisecond
 		load     = 10 * time.Second
 		buyers   = 8 // per instance
-		bound    = ttl + 3*interval
+		allowed  = 3 * interval // past an order's expiry
+		bound    = ttl + allowed
 	)
 	for _, b := range testdb.Backends {
 		t.Run(string(b), func(t *testing.T) {
+			logs := logtest.Capture(t)
 			f, svcs := instances(t, b, path{"group", true}, 2)
 			for _, s := range svcs {
 				s.cfg.OrderTTL = ttl
@@ -56,8 +61,9 @@ func TestClosersKeepUpWithCheckout(t *testing.T) {
 			ctx, stop := context.WithCancel(context.Background())
 			defer stop()
 			var (
-				created  sync.Map // orderSn → its creation time, as placeOrder answered
-				placed   atomic.Int64
+				expiry   sync.Map // orderSn → when the closer may first close it (placed)
+				count    atomic.Int64
+				slowest  atomic.Int64 // the slowest placeOrder's answer, ns
 				lines    atomic.Int64
 				failed   atomic.Int64
 				firstErr atomic.Value
@@ -72,6 +78,7 @@ func TestClosersKeepUpWithCheckout(t *testing.T) {
 							if n%4 == 3 { // a two-SKU order now and then: the plain path, two SKU rows to restore
 								items = append(items, one(skus[(w+n+1)%len(skus)], 2))
 							}
+							began := time.Now()
 							o, err := s.Place(ctx, PlaceInput{UserID: fmt.Sprint("buyer-", i, "-", w), Items: items,
 								IdempotencyKey: fmt.Sprint("keep-up-", i, "-", w, "-", n)})
 							if err != nil {
@@ -79,8 +86,14 @@ func TestClosersKeepUpWithCheckout(t *testing.T) {
 								firstErr.CompareAndSwap(nil, err)
 								continue
 							}
-							created.Store(o.OrderSn, o.CreatedAt)
-							placed.Add(1)
+							answered := time.Now()
+							expiry.Store(o.OrderSn, placed{o.CreatedAt, answered})
+							for took := int64(answered.Sub(began)); ; {
+								if was := slowest.Load(); took <= was || slowest.CompareAndSwap(was, took) {
+									break
+								}
+							}
+							count.Add(1)
 							lines.Add(int64(len(items)))
 						}
 					})
@@ -109,7 +122,7 @@ func TestClosersKeepUpWithCheckout(t *testing.T) {
 			}
 
 			// The watcher, until no order is left unpaid after the load.
-			var worst time.Duration
+			var worst, worstOverdue time.Duration
 			var late []string
 			backlog := 0
 			for {
@@ -125,14 +138,16 @@ func TestClosersKeepUpWithCheckout(t *testing.T) {
 						t.Fatal(err)
 					}
 					expired++
-					v, ok := created.Load(sn)
+					v, ok := expiry.Load(sn)
 					if !ok {
-						continue // its placeOrder has not returned yet: younger than any bound
+						continue // its placeOrder has not returned yet: not yet the closer's to see
 					}
-					age := now.Sub(v.(time.Time))
-					worst = max(worst, age)
-					if age > bound && len(late) < 5 {
-						late = append(late, fmt.Sprintf("%s unpaid %v after it was created", sn, age.Round(time.Millisecond)))
+					p := v.(placed)
+					age, overdue := now.Sub(p.created), now.Sub(p.expires(ttl))
+					worst, worstOverdue = max(worst, age), max(worstOverdue, overdue)
+					if overdue > allowed && len(late) < 5 {
+						late = append(late, fmt.Sprintf("%s unpaid %v after it was created, %v after placeOrder answered", sn,
+							age.Round(time.Millisecond), now.Sub(p.answered).Round(time.Millisecond)))
 					}
 				}
 				if err := rows.Err(); err != nil {
@@ -161,13 +176,15 @@ func TestClosersKeepUpWithCheckout(t *testing.T) {
 			for err := range closerErrs {
 				t.Errorf("a closer's pass failed: %v", err)
 			}
-			t.Logf("%d orders placed (%.0f/s) by %d buyers on 2 instances; most expired unpaid at once: %d; oldest unpaid seen: %v (bound %v)",
-				placed.Load(), float64(placed.Load())/load.Seconds(), 2*buyers, backlog, worst.Round(time.Millisecond), bound)
+			t.Logf("%d orders placed (%.0f/s, slowest placeOrder %v) by %d buyers on 2 instances; most expired unpaid at once: %d; oldest unpaid seen: %v, most overdue %v (allowed %v)",
+				count.Load(), float64(count.Load())/load.Seconds(), time.Duration(slowest.Load()).Round(time.Millisecond), 2*buyers,
+				backlog, worst.Round(time.Millisecond), worstOverdue.Round(time.Millisecond), allowed)
 			if n := failed.Load(); n > 0 {
 				t.Errorf("%d placeOrder failed, first: %v", n, firstErr.Load())
 			}
 			if len(late) > 0 {
-				t.Errorf("orders stayed UNPAID past TTL + 3 close intervals (%v), oldest %v: %s", bound, worst.Round(time.Millisecond), strings.Join(late, "; "))
+				t.Errorf("orders stayed UNPAID more than 3 close intervals (%v) past their expiry, most overdue %v: %s; the closers logged:\n%s",
+					allowed, worstOverdue.Round(time.Millisecond), strings.Join(late, "; "), logs)
 			}
 
 			// Every order closed once, by the timeout, and its stock back.
@@ -178,8 +195,8 @@ func TestClosersKeepUpWithCheckout(t *testing.T) {
 			if err := f.db.SQL.QueryRow("SELECT COUNT(*) FROM stock_log WHERE change_type = 3").Scan(&restores); err != nil {
 				t.Fatal(err)
 			}
-			if closed != placed.Load() || restores != lines.Load() {
-				t.Errorf("closed %d orders with %d restore rows; want %d, %d", closed, restores, placed.Load(), lines.Load())
+			if closed != count.Load() || restores != lines.Load() {
+				t.Errorf("closed %d orders with %d restore rows; want %d, %d", closed, restores, count.Load(), lines.Load())
 			}
 			for _, id := range skus {
 				if got, ledger := f.stock(t, id), f.ledgerSum(t, id, 0); got != opening || ledger != got {
@@ -188,6 +205,18 @@ func TestClosersKeepUpWithCheckout(t *testing.T) {
 			}
 		})
 	}
+}
+
+// placed is what the keep-up test knows of an order placeOrder answered.
+type placed struct{ created, answered time.Time }
+
+// expires is when the closer may first close the order: its TTL after its
+// creation, and not before the closer can see it.
+func (p placed) expires(ttl time.Duration) time.Time {
+	if e := p.created.Add(ttl); e.After(p.answered) {
+		return e
+	}
+	return p.answered
 }
 
 // One order that cannot be closed costs only itself: the claim it is in
