@@ -40,7 +40,7 @@ func TestClosersKeepUpWithCheckout(t *testing.T) {
 		ttl      = 2 * time.Second
 		interval = 500 * time.Millisecond
 		load     = 10 * time.Second
-		buyers   = 8 // per instance
+		buyers   = 8            // per instance
 		allowed  = 3 * interval // past an order's expiry
 		bound    = ttl + allowed
 	)
