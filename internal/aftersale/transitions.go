@@ -113,6 +113,14 @@ func (s *Service) Approve(ctx context.Context, actor Actor, sn string) (*AfterSa
 		}
 		return err
 	})
+	return s.ended(ctx, sn, no, won, err, "only a REQUESTED after-sale can be approved")
+}
+
+// ended answers a transition that sends a refund: the error of its
+// transaction, or, when another caller won the CAS, the after-sale as it
+// is now if that caller took it on to a refund (later) and the state's
+// refusal otherwise; else the after-sale with its refund sent.
+func (s *Service) ended(ctx context.Context, sn, no string, won bool, err error, why string, later ...enums.AfterSaleStatus) (*AfterSale, error) {
 	if err != nil {
 		return nil, store.Classify(err)
 	}
@@ -121,7 +129,10 @@ func (s *Service) Approve(ctx context.Context, actor Actor, sn string) (*AfterSa
 		if err != nil {
 			return nil, err
 		}
-		return nil, refused(cur, "only a REQUESTED after-sale can be approved")
+		if slices.Contains(later, cur.Status) {
+			return cur, nil
+		}
+		return nil, refused(cur, why)
 	}
 	return s.sent(ctx, sn, no)
 }
@@ -291,20 +302,8 @@ func (s *Service) ReceiveReturn(ctx context.Context, actor Actor, sn string) (*A
 		// The SKU rows after the order's: the lock order of every close.
 		return restore(ctx, tx, a, func(l *Line) int64 { return l.Quantity })
 	})
-	if err != nil {
-		return nil, store.Classify(err)
-	}
-	if !won {
-		cur, err := s.get(ctx, sn)
-		if err != nil {
-			return nil, err
-		}
-		if cur.Status == enums.AfterSaleRefunding || cur.Status == enums.AfterSaleRefunded {
-			return cur, nil
-		}
-		return nil, refused(cur, "only a RETURN_SHIPPED after-sale can be received")
-	}
-	return s.sent(ctx, sn, no)
+	return s.ended(ctx, sn, no, won, err, "only a RETURN_SHIPPED after-sale can be received",
+		enums.AfterSaleRefunding, enums.AfterSaleRefunded)
 }
 
 // RefundedTx is REFUNDING → REFUNDED for after-sale id, in payments'

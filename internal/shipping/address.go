@@ -53,6 +53,35 @@ func (s *Service) Addresses(ctx context.Context, user string) ([]*Address, error
 
 // AddAddress adds in to user's book.
 func (s *Service) AddAddress(ctx context.Context, user string, in AddressInput) (*Address, error) {
+	return s.editBook(ctx, user, in, func(ctx context.Context, tx *ent.Tx, book *ent.AddressBook, a OrderAddress) (*Address, error) {
+		n, err := tx.AddressBook.Update().Where(addressbook.ID(book.ID), addressbook.AddressesLT(MaxAddresses)).AddAddresses(1).Save(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("counting the address: %w", err)
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("%w: an address book holds at most %d addresses; remove one first", errs.InvalidInput, MaxAddresses)
+		}
+		now := s.now()
+		row, err := tx.Address.Create().SetUserID(user).SetName(a.Name).SetPhone(a.Phone).SetRegionCode(a.RegionCode).
+			SetProvince(a.Province).SetCity(a.City).SetDistrict(a.District).SetLine(a.Line).SetPostalCode(a.PostalCode).
+			SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("adding the address: %w", err)
+		}
+		def := book.DefaultAddressID
+		if in.IsDefault || def == nil {
+			if def, err = setDefault(ctx, tx, book.ID, row.ID); err != nil {
+				return nil, err
+			}
+		}
+		return addressOf(row, def), nil
+	})
+}
+
+// editBook checks in, then runs edit in a transaction holding user's
+// address book (lockBook: one writer of a book at a time).
+func (s *Service) editBook(ctx context.Context, user string, in AddressInput,
+	edit func(context.Context, *ent.Tx, *ent.AddressBook, OrderAddress) (*Address, error)) (*Address, error) {
 	a, err := in.OrderAddress.check()
 	if err != nil {
 		return nil, err
@@ -63,28 +92,8 @@ func (s *Service) AddAddress(ctx context.Context, user string, in AddressInput) 
 		if err != nil {
 			return err
 		}
-		n, err := tx.AddressBook.Update().Where(addressbook.ID(book.ID), addressbook.AddressesLT(MaxAddresses)).AddAddresses(1).Save(ctx)
-		if err != nil {
-			return fmt.Errorf("counting the address: %w", err)
-		}
-		if n == 0 {
-			return fmt.Errorf("%w: an address book holds at most %d addresses; remove one first", errs.InvalidInput, MaxAddresses)
-		}
-		now := s.now()
-		row, err := tx.Address.Create().SetUserID(user).SetName(a.Name).SetPhone(a.Phone).SetRegionCode(a.RegionCode).
-			SetProvince(a.Province).SetCity(a.City).SetDistrict(a.District).SetLine(a.Line).SetPostalCode(a.PostalCode).
-			SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
-		if err != nil {
-			return fmt.Errorf("adding the address: %w", err)
-		}
-		def := book.DefaultAddressID
-		if in.IsDefault || def == nil {
-			if def, err = setDefault(ctx, tx, book.ID, row.ID); err != nil {
-				return err
-			}
-		}
-		out = addressOf(row, def)
-		return nil
+		out, err = edit(ctx, tx, book, a)
+		return err
 	})
 	return out, store.Classify(err)
 }
@@ -93,44 +102,33 @@ func (s *Service) AddAddress(ctx context.Context, user string, in AddressInput) 
 // makes it the default (false leaves the default where it is: another
 // address becomes the default only by being named).
 func (s *Service) UpdateAddress(ctx context.Context, user string, id int64, in AddressInput) (*Address, error) {
-	a, err := in.OrderAddress.check()
-	if err != nil {
-		return nil, err
-	}
-	var out *Address
-	err = store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
-		book, err := lockBook(ctx, tx, user)
-		if err != nil {
-			return err
-		}
+	return s.editBook(ctx, user, in, func(ctx context.Context, tx *ent.Tx, book *ent.AddressBook, a OrderAddress) (*Address, error) {
 		// Found first: MySQL counts only the rows an UPDATE changed, and an
 		// update may change nothing.
 		if ok, err := tx.Address.Query().Where(address.ID(id), address.UserID(user)).Exist(ctx); err != nil || !ok {
 			if err == nil {
 				err = fmt.Errorf("%w: no address %d in your book", errs.NotFound, id)
 			}
-			return err
+			return nil, err
 		}
-		err = tx.Address.Update().Where(address.ID(id), address.UserID(user)).SetName(a.Name).SetPhone(a.Phone).
+		err := tx.Address.Update().Where(address.ID(id), address.UserID(user)).SetName(a.Name).SetPhone(a.Phone).
 			SetRegionCode(a.RegionCode).SetProvince(a.Province).SetCity(a.City).SetDistrict(a.District).SetLine(a.Line).
 			SetPostalCode(a.PostalCode).SetUpdatedAt(s.now()).Exec(ctx)
 		if err != nil {
-			return fmt.Errorf("updating address %d: %w", id, err)
+			return nil, fmt.Errorf("updating address %d: %w", id, err)
 		}
 		def := book.DefaultAddressID
 		if in.IsDefault {
 			if def, err = setDefault(ctx, tx, book.ID, id); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		row, err := tx.Address.Get(ctx, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out = addressOf(row, def)
-		return nil
+		return addressOf(row, def), nil
 	})
-	return out, store.Classify(err)
 }
 
 // RemoveAddress deletes user's address id from the book (orders keep their
