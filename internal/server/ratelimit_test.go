@@ -14,15 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"storefront/internal/cart"
 	"storefront/internal/catalog"
-	"storefront/internal/checkout"
 	"storefront/internal/demo"
-	"storefront/internal/inventory"
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
-	"storefront/resolvers"
 )
 
 // rlServer is the whole handler with a rate limiter, on a real loopback
@@ -40,16 +36,12 @@ func newRLServer(t *testing.T, db *store.DB, limits RateLimits) *rlServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := catalog.New(db, catalog.DefaultConfig())
-	t.Cleanup(cat.Close)
-	ids, err := demo.Seed(context.Background(), cat)
+	r := Compose(t, db, catalog.DefaultConfig())
+	ids, err := demo.Seed(context.Background(), r.Catalog)
 	if err != nil {
 		t.Fatal(err)
 	}
-	orders := checkout.New(db, checkout.DefaultConfig())
-	h := New(Options{DB: db, Signer: signer, RateLimiter: NewRateLimiter(limits), Resolver: &resolvers.Resolver{
-		Catalog: cat, Inventory: inventory.New(db), Checkout: orders, Carts: cart.New(db, orders, cart.Config{}),
-	}})
+	h := New(Options{DB: db, Signer: signer, RateLimiter: NewRateLimiter(limits), Resolver: r})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	s := &rlServer{url: srv.URL + "/graphql", db: db}

@@ -17,11 +17,9 @@ import (
 
 	"storefront/internal/catalog"
 	"storefront/internal/demo"
-	"storefront/internal/inventory"
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
-	"storefront/resolvers"
 )
 
 // rcFixture is the handler as serve builds it with the response cache on,
@@ -52,8 +50,8 @@ func newRCFixture(t *testing.T, db *store.DB, n *atomic.Int64, cfg catalog.Confi
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := catalog.New(db, cfg)
-	t.Cleanup(cat.Close)
+	r := Compose(t, db, cfg)
+	cat := r.Catalog
 	ids, err := demo.Seed(context.Background(), cat)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +66,7 @@ func newRCFixture(t *testing.T, db *store.DB, n *atomic.Int64, cfg catalog.Confi
 		t.Fatal(err)
 	}
 	f.h = New(Options{DB: db, Signer: signer, ResponseCache: rc,
-		Resolver: &resolvers.Resolver{Catalog: cat, Inventory: inventory.New(db)}})
+		Resolver: r})
 	return f
 }
 

@@ -22,7 +22,6 @@ import (
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
-	"storefront/resolvers"
 )
 
 // GraphQL over HTTP as graphql-http's auditServer checks it (.ci/run runs
@@ -145,12 +144,11 @@ func TestClientDisconnectIsNoError(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cat := catalog.New(db, catalog.DefaultConfig()) // cold: the page must load
-			t.Cleanup(cat.Close)
+			r := Compose(t, db, catalog.DefaultConfig()) // a catalog of its own, cold: the page must load
 			signer, _ := auth.NewSigner("server-test-secret-0123456789")
-			rc := NewResponseCache(cat, 0)
+			rc := NewResponseCache(r.Catalog, 0)
 			t.Cleanup(rc.Close)
-			h := New(Options{DB: db, Signer: signer, Resolver: &resolvers.Resolver{Catalog: cat}, ResponseCache: rc})
+			h := New(Options{DB: db, Signer: signer, Resolver: r, ResponseCache: rc})
 			done := make(chan struct{}, 1)
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				h.ServeHTTP(w, r)
