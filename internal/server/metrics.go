@@ -6,14 +6,35 @@ import (
 	"storefront/internal/catalog"
 )
 
-// catalogCache exports the product-view cache's counters, read once per
-// scrape from catalog.Service.CacheStats.
-type catalogCache struct {
-	cat   *catalog.Service
-	descs [7]*prometheus.Desc
+// counters exports a cache's counters, all read at once per scrape by read
+// (in the order of their names): the product-view cache's and the
+// response cache's.
+type counters struct {
+	descs []*prometheus.Desc
+	read  func() []uint64
 }
 
-var catalogCacheNames = [7][2]string{
+func newCounters(names [][2]string, read func() []uint64) *counters {
+	c := &counters{read: read}
+	for _, n := range names {
+		c.descs = append(c.descs, prometheus.NewDesc(n[0], n[1], nil, nil))
+	}
+	return c
+}
+
+func (c *counters) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.descs {
+		ch <- d
+	}
+}
+
+func (c *counters) Collect(ch chan<- prometheus.Metric) {
+	for i, v := range c.read() {
+		ch <- prometheus.MustNewConstMetric(c.descs[i], prometheus.CounterValue, float64(v))
+	}
+}
+
+var catalogCacheNames = [][2]string{
 	{"storefront_catalog_cache_hits_total", "Product views served from the cache."},
 	{"storefront_catalog_cache_misses_total", "Product views not cached: loaded in full."},
 	{"storefront_catalog_cache_revalidations_total", "Cached product views re-checked with one query after the stock TTL."},
@@ -26,22 +47,8 @@ var catalogCacheNames = [7][2]string{
 // CatalogCacheCollector returns a collector of cat's cache counters. New
 // registers it itself when Options.Resolver has a catalog.
 func CatalogCacheCollector(cat *catalog.Service) prometheus.Collector {
-	c := &catalogCache{cat: cat}
-	for i, n := range catalogCacheNames {
-		c.descs[i] = prometheus.NewDesc(n[0], n[1], nil, nil)
-	}
-	return c
-}
-
-func (c *catalogCache) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range c.descs {
-		ch <- d
-	}
-}
-
-func (c *catalogCache) Collect(ch chan<- prometheus.Metric) {
-	s := c.cat.CacheStats()
-	for i, v := range [7]uint64{s.Hits, s.Misses, s.Revalidations, s.Reloads, s.Rejected, s.Dropped, s.Evicted} {
-		ch <- prometheus.MustNewConstMetric(c.descs[i], prometheus.CounterValue, float64(v))
-	}
+	return newCounters(catalogCacheNames, func() []uint64 {
+		s := cat.CacheStats()
+		return []uint64{s.Hits, s.Misses, s.Revalidations, s.Reloads, s.Rejected, s.Dropped, s.Evicted}
+	})
 }

@@ -173,13 +173,7 @@ type opCounters struct {
 	latency  prometheus.Observer
 }
 
-// respCacheCollector exports the response cache's counters.
-type respCacheCollector struct {
-	c     *ResponseCache
-	descs [7]*prometheus.Desc
-}
-
-var respCacheNames = [7][2]string{
+var respCacheNames = [][2]string{
 	{"storefront_response_cache_hits_total", "GraphQL requests answered with stored bytes: no execution, no database query."},
 	{"storefront_response_cache_misses_total", "Cacheable anonymous queries executed because no current answer was stored (stale ones included)."},
 	{"storefront_response_cache_stale_total", "Stored answers found out of date (an edit, moved stock, the stock TTL) and executed again; also counted as misses."},
@@ -189,23 +183,9 @@ var respCacheNames = [7][2]string{
 	{"storefront_response_cache_dropped_total", "Answers not stored because ristretto's write buffer was full."},
 }
 
+// newRespCacheCollector exports the response cache's counters.
 func newRespCacheCollector(c *ResponseCache) prometheus.Collector {
-	col := &respCacheCollector{c: c}
-	for i, n := range respCacheNames {
-		col.descs[i] = prometheus.NewDesc(n[0], n[1], nil, nil)
-	}
-	return col
-}
-
-func (col *respCacheCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range col.descs {
-		ch <- d
-	}
-}
-
-func (col *respCacheCollector) Collect(ch chan<- prometheus.Metric) {
-	c := col.c
-	for i, v := range [7]uint64{c.hits.Load(), c.misses.Load(), c.stale.Load(), c.bypasses.Load(), c.evicted.Load(), c.rejected.Load(), c.dropped.Load()} {
-		ch <- prometheus.MustNewConstMetric(col.descs[i], prometheus.CounterValue, float64(v))
-	}
+	return newCounters(respCacheNames, func() []uint64 {
+		return []uint64{c.hits.Load(), c.misses.Load(), c.stale.Load(), c.bypasses.Load(), c.evicted.Load(), c.rejected.Load(), c.dropped.Load()}
+	})
 }
