@@ -62,15 +62,23 @@ func renderPage(w http.ResponseWriter, r *http.Request, page *template.Template,
 		http.Error(w, "rendering the page failed", http.StatusInternalServerError)
 		return
 	}
+	WritePage(w, "default-src 'none'; script-src 'self' 'nonce-"+nonce+"'; "+
+		"style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+		buf.Bytes())
+}
+
+// WritePage answers with an HTML page under csp and the headers every page
+// of ours gets (the shop's, the console's, the GraphQL playground's): a
+// token may be typed into or carried by the page, so no referrer leaves it
+// and no shared or back-forward cache keeps it.
+func WritePage(w http.ResponseWriter, csp string, page []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self' 'nonce-"+nonce+"'; "+
-		"style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
-	// The page may carry a token: no shared or back-forward cache may keep it.
 	h.Set("Cache-Control", "no-store")
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(page)
 }
 
 func staticFS() fs.FS {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"storefront/web"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql/playground"
@@ -29,14 +30,7 @@ func playgroundHandler(title, endpoint string) http.Handler {
 		"style-src 'unsafe-inline' " + playgroundCDN + "; font-src data: " + playgroundCDN + "; " +
 		"connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Type", "text/html; charset=utf-8")
-		h.Set("Content-Security-Policy", csp)
-		h.Set("X-Content-Type-Options", "nosniff")
-		// A token typed into the headers editor must not leave in a referrer.
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("Cache-Control", "no-store")
-		_, _ = w.Write(page)
+		web.WritePage(w, csp, page) // a token may be typed into the headers editor
 	})
 }
 

@@ -33,15 +33,7 @@ func Handler() http.Handler {
 	assets := web.LoadAssets(static)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /admin/{$}", func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Type", "text/html; charset=utf-8")
-		h.Set("Content-Security-Policy", CSP)
-		h.Set("X-Content-Type-Options", "nosniff")
-		// The token is typed into this page: no referrer leaves it, and no
-		// shared or back-forward cache keeps the page.
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("Cache-Control", "no-store")
-		_, _ = w.Write(page)
+		web.WritePage(w, CSP, page) // the token is typed into this page
 	})
 	// The shop's way: revalidated every time (a 304 through the ETag), so a new
 	// binary never leaves a tab running yesterday's console against today's API.
