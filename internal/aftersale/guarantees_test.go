@@ -64,6 +64,59 @@ func TestRequestsNeverExceedWhatWasBought(t *testing.T) {
 	})
 }
 
+// A line of 3 with 2 shipped: of 10 one-unit returns at once exactly 2
+// stand (a return takes shipped units no other after-sale has), then the
+// unshipped unit can still be refunded (withheld, so it never ships), and
+// no further return fits. Before, a third return passed: it checked each
+// request against the shipped units alone, not against earlier returns.
+func TestReturnsNeverExceedWhatShipped(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		o := f.paid(t, "buyer-1", 3, f.items[0])
+		if _, err := db.SQL.ExecContext(ctx, "UPDATE order_line SET shipped_quantity = 2 WHERE order_id = ?", o.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.SQL.ExecContext(ctx, "UPDATE orders SET status = ? WHERE id = ?", string(enums.OrderPartiallyShipped), o.ID); err != nil {
+			t.Fatal(err)
+		}
+		one := []as.LineInput{{ItemID: f.items[0], Quantity: 1}}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		won, refused := 0, 0
+		start := make(chan struct{})
+		for i := range 10 {
+			wg.Go(func() {
+				<-start
+				_, err := f.as.Request(ctx, as.RequestInput{UserID: o.UserID, OrderSn: o.OrderSn, Type: enums.AfterSaleReturnAndRefund,
+					Lines: one, Reason: fmt.Sprint("r", i)})
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					won++
+				case errors.Is(err, errs.InvalidInput) && strings.Contains(err.Error(), "only shipped units"):
+					refused++
+				default:
+					t.Errorf("return %d: %v", i, err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if won != 2 || refused != 8 {
+			t.Errorf("%d returns stand, %d refused; want 2 and 8", won, refused)
+		}
+		f.request(t, o, enums.AfterSaleRefundOnly, one...)
+		if q, w := f.lineOf(t, o, f.items[0]); q != 3 || w != 1 {
+			t.Errorf("line holds %d units (%d withheld), want 3 and 1", q, w)
+		}
+		if _, err := f.as.Request(ctx, as.RequestInput{UserID: o.UserID, OrderSn: o.OrderSn, Type: enums.AfterSaleReturnAndRefund,
+			Lines: one, Reason: "one more"}); !errors.Is(err, errs.InvalidInput) {
+			t.Errorf("a fourth unit's return: %v, want INVALID_INPUT", err)
+		}
+	})
+}
+
 // 10 approves and cancels of one request at once: one outcome, one refund
 // at most, one log row out of REQUESTED.
 func TestApproveAndCancelRaceToOneOutcome(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"storefront/ent"
 	"storefront/ent/order"
 	"storefront/ent/orderline"
+	"storefront/ent/predicate"
 	"storefront/internal/pricing"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
@@ -37,8 +38,14 @@ type LineHold struct {
 // latest (InnoDB shows a transaction its own change; PostgreSQL reads it
 // per statement; SQLite has one writer). With withhold (a refund only),
 // the units come from what has not shipped first; those never ship.
+// Without it (a return), the units must also be shipped units that no
+// other after-sale has: shipped − (after-sale units − withheld ones).
 func HoldLineTx(ctx context.Context, tx *ent.Tx, lineID, k int64, withhold bool) (LineHold, error) {
-	n, err := tx.OrderLine.Update().Where(orderline.ID(lineID), afterSaleFits(k)).AddAfterSaleQuantity(k).Save(ctx)
+	fits := []predicate.OrderLine{orderline.ID(lineID), afterSaleFits(k)}
+	if !withhold {
+		fits = append(fits, returnFits(k))
+	}
+	n, err := tx.OrderLine.Update().Where(fits...).AddAfterSaleQuantity(k).Save(ctx)
 	if err != nil {
 		return LineHold{}, fmt.Errorf("holding %d units of line %d: %w", k, lineID, err)
 	}
@@ -47,8 +54,12 @@ func HoldLineTx(ctx context.Context, tx *ent.Tx, lineID, k int64, withhold bool)
 		return LineHold{}, fmt.Errorf("reading line %d: %w", lineID, err)
 	}
 	if n == 0 {
-		return LineHold{}, fmt.Errorf("%w: SKU %d: %d bought, %d in after-sales, %d left; %d asked",
-			ErrAfterSaleQuantity, l.ItemID, l.Quantity, l.AfterSaleQuantity, l.Quantity-l.AfterSaleQuantity, k)
+		if left := l.Quantity - l.AfterSaleQuantity; withhold || k > left {
+			return LineHold{}, fmt.Errorf("%w: SKU %d: %d bought, %d in after-sales, %d left; %d asked",
+				ErrAfterSaleQuantity, l.ItemID, l.Quantity, l.AfterSaleQuantity, left, k)
+		}
+		return LineHold{}, fmt.Errorf("%w: SKU %d: %d shipped, %d of them already in after-sales; only shipped units can be sent back (%d asked)",
+			ErrAfterSaleQuantity, l.ItemID, l.ShippedQuantity, l.AfterSaleQuantity-l.WithheldQuantity, k)
 	}
 	paid := l.UnitPrice*money.Money(l.Quantity) - l.Discount
 	h := LineHold{Amount: pricing.Refundable(paid, l.Quantity, l.AfterSaleQuantity-k, k, l.AfterSaleAmount)}
@@ -81,6 +92,15 @@ func ReleaseLineTx(ctx context.Context, tx *ent.Tx, lineID, k int64, h LineHold)
 func afterSaleFits(k int64) func(*entsql.Selector) {
 	return func(s *entsql.Selector) {
 		s.Where(entsql.ExprP(s.C(orderline.FieldAfterSaleQuantity)+" + ? <= "+s.C(orderline.FieldQuantity), k))
+	}
+}
+
+// returnFits holds while k more units sent back keep the line's after-sale
+// units of shipped goods (all but the withheld ones) at most what shipped.
+func returnFits(k int64) func(*entsql.Selector) {
+	return func(s *entsql.Selector) {
+		s.Where(entsql.ExprP(s.C(orderline.FieldAfterSaleQuantity)+" - "+s.C(orderline.FieldWithheldQuantity)+" + ? <= "+
+			s.C(orderline.FieldShippedQuantity), k))
 	}
 }
 
