@@ -147,6 +147,9 @@ func (s *Service) request(ctx context.Context, in RequestInput, claim *checkout.
 	}
 	var a *AfterSale
 	err = store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
+		if err := lockForFee(ctx, tx, o, in.Type); err != nil {
+			return err
+		}
 		a = &AfterSale{Sn: newSn(now), OrderSn: o.OrderSn, UserID: o.UserID, Type: in.Type, Status: enums.AfterSaleRequested,
 			Currency: o.Currency, Reason: in.Reason, CreatedAt: now, UpdatedAt: now, orderID: o.ID}
 		for _, l := range asked {
@@ -200,13 +203,29 @@ func (s *Service) open(o *checkout.Order, now time.Time) error {
 	return fmt.Errorf("%w: order %s is %s; after-sales are for PAID, shipped or completed orders", ErrInvalidState, o.OrderSn, o.Status)
 }
 
+// lockForFee takes every line of the order, in id order, before a
+// refund-only request of an order with a shipping fee holds any: feeBack
+// then reads the other lines as the last request that held them left
+// them. Without it two requests racing for an unshipped order's last
+// units each read the other's line before its hold, and neither gave the
+// fee back. Other requests need no lock: they never give a fee back.
+func lockForFee(ctx context.Context, tx *ent.Tx, o *checkout.Order, t enums.AfterSaleType) error {
+	if t != enums.AfterSaleRefundOnly || o.ShippingFee == 0 {
+		return nil
+	}
+	_, err := tx.OrderLine.Query().Where(orderline.OrderID(o.ID)).Order(orderline.ByID()).
+		Modify(store.UpdateLock).IDs(ctx)
+	if err != nil {
+		return fmt.Errorf("locking the lines of order %s: %w", o.OrderSn, err)
+	}
+	return nil
+}
+
 // feeBack is the shipping fee a refund-only request gives back: all of it
 // when, with this request, every unit of the order is refunded unshipped
 // (withheld units never ship, so nothing can ship after), else nothing.
-// The lines are read after this transaction's holds: its own lines are
-// the latest; another line read older than another request's hold only
-// leaves the fee where it is (never refunds it twice: the order's money
-// CAS holds the sum of refunds at most what was paid).
+// The lines are read after this transaction's holds, and lockForFee held
+// them all from the transaction's start: what it reads is the latest.
 func feeBack(ctx context.Context, tx *ent.Tx, o *checkout.Order, t enums.AfterSaleType) (money.Money, error) {
 	if t != enums.AfterSaleRefundOnly || o.ShippingFee == 0 {
 		return 0, nil
