@@ -29,29 +29,7 @@ func TestRequestsNeverExceedWhatWasBought(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		f := setup(t, db)
 		o := f.paid(t, "buyer-1", 3, f.items[0])
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		won, refused := 0, 0
-		start := make(chan struct{})
-		for i := range 20 {
-			wg.Go(func() {
-				<-start
-				_, err := f.as.Request(ctx, as.RequestInput{UserID: o.UserID, OrderSn: o.OrderSn, Type: enums.AfterSaleRefundOnly,
-					Lines: []as.LineInput{{ItemID: f.items[0], Quantity: 1}}, Reason: fmt.Sprint("r", i)})
-				mu.Lock()
-				defer mu.Unlock()
-				switch {
-				case err == nil:
-					won++
-				case errors.Is(err, errs.InvalidInput) && strings.Contains(err.Error(), "0 left"):
-					refused++
-				default:
-					t.Errorf("request %d: %v", i, err)
-				}
-			})
-		}
-		close(start)
-		wg.Wait()
+		won, refused := f.requestsAtOnce(t, o, 20, enums.AfterSaleRefundOnly, "0 left")
 		if won != 3 || refused != 17 {
 			t.Errorf("%d requests stand, %d refused; want 3 and 17", won, refused)
 		}
@@ -80,29 +58,7 @@ func TestReturnsNeverExceedWhatShipped(t *testing.T) {
 			t.Fatal(err)
 		}
 		one := []as.LineInput{{ItemID: f.items[0], Quantity: 1}}
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		won, refused := 0, 0
-		start := make(chan struct{})
-		for i := range 10 {
-			wg.Go(func() {
-				<-start
-				_, err := f.as.Request(ctx, as.RequestInput{UserID: o.UserID, OrderSn: o.OrderSn, Type: enums.AfterSaleReturnAndRefund,
-					Lines: one, Reason: fmt.Sprint("r", i)})
-				mu.Lock()
-				defer mu.Unlock()
-				switch {
-				case err == nil:
-					won++
-				case errors.Is(err, errs.InvalidInput) && strings.Contains(err.Error(), "only shipped units"):
-					refused++
-				default:
-					t.Errorf("return %d: %v", i, err)
-				}
-			})
-		}
-		close(start)
-		wg.Wait()
+		won, refused := f.requestsAtOnce(t, o, 10, enums.AfterSaleReturnAndRefund, "only shipped units")
 		if won != 2 || refused != 8 {
 			t.Errorf("%d returns stand, %d refused; want 2 and 8", won, refused)
 		}
@@ -115,6 +71,36 @@ func TestReturnsNeverExceedWhatShipped(t *testing.T) {
 			t.Errorf("a fourth unit's return: %v, want INVALID_INPUT", err)
 		}
 	})
+}
+
+// requestsAtOnce sends n requests of type typ for one unit of o's first
+// SKU all at once and counts those that stood and those refused with
+// INVALID_INPUT saying refusal; any other answer fails the test.
+func (f *fixture) requestsAtOnce(t *testing.T, o *checkout.Order, n int, typ enums.AfterSaleType, refusal string) (won, refused int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			_, err := f.as.Request(ctx, as.RequestInput{UserID: o.UserID, OrderSn: o.OrderSn, Type: typ,
+				Lines: []as.LineInput{{ItemID: f.items[0], Quantity: 1}}, Reason: fmt.Sprint("r", i)})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				won++
+			case errors.Is(err, errs.InvalidInput) && strings.Contains(err.Error(), refusal):
+				refused++
+			default:
+				t.Errorf("request %d: %v", i, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	return won, refused
 }
 
 // 10 approves and cancels of one request at once: one outcome, one refund
