@@ -203,8 +203,9 @@ func (s *Service) open(o *checkout.Order, now time.Time) error {
 	return fmt.Errorf("%w: order %s is %s; after-sales are for PAID, shipped or completed orders", ErrInvalidState, o.OrderSn, o.Status)
 }
 
-// lockForFee takes every line of the order, in id order, before a
-// refund-only request of an order with a shipping fee holds any: feeBack
+// lockForFee takes every line of the order, in the order requests hold
+// them (by SKU), before a refund-only request of an order with a shipping
+// fee holds any: feeBack
 // then reads the other lines as the last request that held them left
 // them. Without it two requests racing for an unshipped order's last
 // units each read the other's line before its hold, and neither gave the
@@ -213,7 +214,7 @@ func lockForFee(ctx context.Context, tx *ent.Tx, o *checkout.Order, t enums.Afte
 	if t != enums.AfterSaleRefundOnly || o.ShippingFee == 0 {
 		return nil
 	}
-	_, err := tx.OrderLine.Query().Where(orderline.OrderID(o.ID)).Order(orderline.ByID()).
+	_, err := tx.OrderLine.Query().Where(orderline.OrderID(o.ID)).Order(orderline.ByItemID(), orderline.ByID()).
 		Modify(store.UpdateLock).IDs(ctx)
 	if err != nil {
 		return fmt.Errorf("locking the lines of order %s: %w", o.OrderSn, err)
