@@ -28,20 +28,28 @@ import (
 // one its TTL counts from, plus the TTL) or from placeOrder's answer when
 // that came later — an order is not the closer's to see before its
 // transaction commits, and on a loaded machine (CI runs packages side by
-// side) a batch can take longer than the TTL to answer. Afterwards every
-// order is closed once: each SKU's stock is back where it started and its
-// ledger sums to it.
+// side) a batch can take longer than the TTL to answer. The three close
+// intervals hold once the buyers have stopped, counted from an order's
+// expiry or from the stop, whichever is later; while they place, an order
+// may be up to 6 s late: CI starves the closers of CPU beside 16 buyers
+// and another package's tests (224 orders/s instead of ~850, an order
+// 3.1 s late, twice in CI), and a test cannot tell that from a slow
+// closer. A closer that falls behind still fails: its backlog cannot drain
+// in three intervals after the load (with claims of one order: 2.3 s on
+// SQLite, 20 s on the servers). Afterwards every order is closed once:
+// each SKU's stock is back where it started and its ledger sums to it.
 //
 // At 52fadce (one order a transaction, both closers walking the same rows):
 // oldest unpaid 5.2 s on SQLite, 32 s on MariaDB, 25 s on PostgreSQL; now
-// about 2.1–2.7 s on each.
+// about 2.1–2.7 s on each on an idle machine.
 func TestClosersKeepUpWithCheckout(t *testing.T) {
 	const (
 		ttl      = 2 * time.Second
 		interval = 500 * time.Millisecond
 		load     = 10 * time.Second
 		buyers   = 8            // per instance
-		allowed  = 3 * interval // past an order's expiry
+		allowed  = 3 * interval // past an order's expiry, once the buyers stopped
+		loaded   = 6 * time.Second
 		bound    = ttl + allowed
 	)
 	for _, b := range testdb.Backends {
@@ -122,11 +130,26 @@ func TestClosersKeepUpWithCheckout(t *testing.T) {
 			}
 
 			// The watcher, until no order is left unpaid after the load.
-			var worst, worstOverdue time.Duration
+			placing := make(chan struct{})
+			go func() { wg.Wait(); close(placing) }()
+			var worst, worstOverdue, worstAfter time.Duration
+			var stoppedAt time.Time
 			var late []string
 			backlog := 0
 			for {
 				now := time.Now()
+				// While the buyers place, an order may be up to loaded late
+				// (CI's packages share 2 cores with them; see the test's
+				// comment); once they have stopped, no more than allowed.
+				limit, stopped := loaded, false
+				select {
+				case <-placing:
+					limit, stopped = allowed, true
+					if stoppedAt.IsZero() {
+						stoppedAt = now
+					}
+				default:
+				}
 				rows, err := f.db.SQL.Query("SELECT order_sn FROM orders WHERE status = ? AND created_at < ?", string(enums.OrderUnpaid), now.UTC().Add(-ttl))
 				if err != nil {
 					t.Fatal(err)
@@ -145,9 +168,18 @@ func TestClosersKeepUpWithCheckout(t *testing.T) {
 					p := v.(placed)
 					age, overdue := now.Sub(p.created), now.Sub(p.expires(ttl))
 					worst, worstOverdue = max(worst, age), max(worstOverdue, overdue)
-					if overdue > allowed && len(late) < 5 {
-						late = append(late, fmt.Sprintf("%s unpaid %v after it was created, %v after placeOrder answered", sn,
-							age.Round(time.Millisecond), now.Sub(p.answered).Round(time.Millisecond)))
+					if stopped {
+						// Late from its expiry or from the buyers' stop, whichever
+						// is later: the backlog of the load gets allowed to drain.
+						overdue = now.Sub(p.expires(ttl))
+						if e := p.expires(ttl); e.Before(stoppedAt) {
+							overdue = now.Sub(stoppedAt)
+						}
+						worstAfter = max(worstAfter, overdue)
+					}
+					if overdue > limit && len(late) < 5 {
+						late = append(late, fmt.Sprintf("%s unpaid %v after it was created, %v after placeOrder answered (buyers stopped: %v)", sn,
+							age.Round(time.Millisecond), now.Sub(p.answered).Round(time.Millisecond), stopped))
 					}
 				}
 				if err := rows.Err(); err != nil {
@@ -176,15 +208,15 @@ func TestClosersKeepUpWithCheckout(t *testing.T) {
 			for err := range closerErrs {
 				t.Errorf("a closer's pass failed: %v", err)
 			}
-			t.Logf("%d orders placed (%.0f/s, slowest placeOrder %v) by %d buyers on 2 instances; most expired unpaid at once: %d; oldest unpaid seen: %v, most overdue %v (allowed %v)",
+			t.Logf("%d orders placed (%.0f/s, slowest placeOrder %v) by %d buyers on 2 instances; most expired unpaid at once: %d; oldest unpaid seen: %v, most overdue %v (allowed %v while placing), %v once the buyers stopped (allowed %v)",
 				count.Load(), float64(count.Load())/load.Seconds(), time.Duration(slowest.Load()).Round(time.Millisecond), 2*buyers,
-				backlog, worst.Round(time.Millisecond), worstOverdue.Round(time.Millisecond), allowed)
+				backlog, worst.Round(time.Millisecond), worstOverdue.Round(time.Millisecond), loaded, worstAfter.Round(time.Millisecond), allowed)
 			if n := failed.Load(); n > 0 {
 				t.Errorf("%d placeOrder failed, first: %v", n, firstErr.Load())
 			}
 			if len(late) > 0 {
-				t.Errorf("orders stayed UNPAID more than 3 close intervals (%v) past their expiry, most overdue %v: %s; the closers logged:\n%s",
-					allowed, worstOverdue.Round(time.Millisecond), strings.Join(late, "; "), logs)
+				t.Errorf("orders stayed UNPAID past their expiry more than %v while the buyers placed or %v after: most overdue %v, %v after; %s; the closers logged:\n%s",
+					loaded, allowed, worstOverdue.Round(time.Millisecond), worstAfter.Round(time.Millisecond), strings.Join(late, "; "), logs)
 			}
 
 			// Every order closed once, by the timeout, and its stock back.
