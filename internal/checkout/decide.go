@@ -127,7 +127,9 @@ func allocate(batch []*ticket, stock map[int64]int64, ps poolState, held map[pro
 			out[i] = verdict{err: fmt.Errorf("%w: user coupon %d is locked by an earlier order", promo.ErrCouponNotApplicable, t.order.UserCouponID)}
 		default:
 			left[src] = avail - l.Quantity
-			coupons[t.order.UserCouponID] = true
+			if id := t.order.UserCouponID; id != 0 {
+				coupons[id] = true
+			}
 			if src.pool != 0 {
 				units[buyer] += l.Quantity
 			}
