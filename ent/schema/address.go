@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -17,13 +16,13 @@ import (
 type Address struct{ ent.Schema }
 
 func (Address) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("address")}
+	return table("address")
 }
 
 func (Address) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
-		field.String("user_id").MaxLen(64).NotEmpty().Immutable(),
+		id(),
+		owner(),
 		field.String("name").MaxLen(255),
 		field.String("phone").MaxLen(32),
 		// GB/T 2260 code of the district: 2 digits province, 4 city, 6 district.
@@ -33,7 +32,7 @@ func (Address) Fields() []ent.Field {
 		field.String("district").MaxLen(255),
 		field.String("line").MaxLen(1024),
 		field.String("postal_code").MaxLen(16).Default(""),
-		field.Time("created_at").Default(time.Now).Immutable(),
+		createdAt(),
 		field.Time("updated_at").Default(time.Now),
 	}
 }

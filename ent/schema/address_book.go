@@ -2,7 +2,6 @@ package schema
 
 import (
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -15,13 +14,13 @@ import (
 type AddressBook struct{ ent.Schema }
 
 func (AddressBook) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("address_book")}
+	return table("address_book")
 }
 
 func (AddressBook) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
-		field.String("user_id").MaxLen(64).NotEmpty().Immutable(),
+		id(),
+		owner(),
 		field.Int64("addresses").Default(0),
 		// NULL only while the book is empty.
 		field.Int64("default_address_id").Optional().Nillable(),

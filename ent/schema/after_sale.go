@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
@@ -22,12 +21,12 @@ import (
 type AfterSale struct{ ent.Schema }
 
 func (AfterSale) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("after_sale")}
+	return table("after_sale")
 }
 
 func (AfterSale) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		// Random like an order number: the ledger's business key of its
 		// restores and the stem of its refunds' numbers.
 		field.String("after_sale_sn").MaxLen(32).NotEmpty().Immutable(),
@@ -45,8 +44,8 @@ func (AfterSale) Fields() []ent.Field {
 		field.String("reject_reason").MaxLen(255).Default(""),
 		field.String("return_carrier").MaxLen(255).Default(""),
 		field.String("return_tracking_no").MaxLen(255).Default(""),
-		field.Int64("version").Default(1),
-		field.Time("created_at").Default(time.Now).Immutable(),
+		version(),
+		createdAt(),
 		field.Time("updated_at").Default(time.Now),
 	}
 }
@@ -71,12 +70,12 @@ func (AfterSale) Indexes() []ent.Index {
 type AfterSaleLine struct{ ent.Schema }
 
 func (AfterSaleLine) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("after_sale_line")}
+	return table("after_sale_line")
 }
 
 func (AfterSaleLine) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		field.Int64("after_sale_id").Immutable(),
 		field.Int64("order_line_id").Immutable(),
 		field.Int64("item_id").Immutable(),
@@ -104,19 +103,19 @@ func (AfterSaleLine) Indexes() []ent.Index {
 type AfterSaleLog struct{ ent.Schema }
 
 func (AfterSaleLog) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("after_sale_log")}
+	return table("after_sale_log")
 }
 
 func (AfterSaleLog) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		field.Int64("after_sale_id").Immutable(),
 		field.String("actor").MaxLen(128).Immutable(),
 		// "" for the request that created it.
 		field.String("from_status").MaxLen(16).Immutable(),
 		field.String("to_status").MaxLen(16).Immutable(),
 		field.String("note").MaxLen(255).Default("").Immutable(),
-		field.Time("created_at").Default(time.Now).Immutable(),
+		createdAt(),
 	}
 }
 

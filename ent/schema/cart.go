@@ -1,10 +1,7 @@
 package schema
 
 import (
-	"time"
-
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -18,12 +15,12 @@ import (
 type Cart struct{ ent.Schema }
 
 func (Cart) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("cart")}
+	return table("cart")
 }
 
 func (Cart) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		// 128 random bits, hex: the cart's public id.
 		field.String("token").MaxLen(32).NotEmpty().Immutable(),
 		// The customer the cart belongs to; "" while anonymous.
@@ -47,8 +44,8 @@ func (Cart) Fields() []ent.Field {
 		field.Int64("user_coupon_id").Optional().Nillable(),
 		// Bumped by every change of the cart or its lines: a checkout claims
 		// the version whose lines it orders.
-		field.Int64("version").Default(1),
-		field.Time("created_at").Default(time.Now).Immutable(),
+		version(),
+		createdAt(),
 		// Last change by its shopper; the cart expires a TTL after it.
 		field.Time("updated_at"),
 	}
@@ -67,12 +64,12 @@ func (Cart) Indexes() []ent.Index {
 type CartLine struct{ ent.Schema }
 
 func (CartLine) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("cart_line")}
+	return table("cart_line")
 }
 
 func (CartLine) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		// Plain columns: lines go with their cart (deleted by the purge and the
 		// merge, in the same transaction), and the SKU is catalog's.
 		field.Int64("cart_id"),
@@ -81,7 +78,7 @@ func (CartLine) Fields() []ent.Field {
 		// The price the shopper last saw for the line (when it was added or
 		// its quantity changed): PRICE_CHANGED compares the current price with it.
 		field.Int64("seen_price"),
-		field.Time("created_at").Default(time.Now).Immutable(),
+		createdAt(),
 	}
 }
 

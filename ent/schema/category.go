@@ -1,10 +1,7 @@
 package schema
 
 import (
-	"time"
-
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -15,17 +12,17 @@ import (
 type Category struct{ ent.Schema }
 
 func (Category) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("category")}
+	return table("category")
 }
 
 func (Category) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		field.String("name").MaxLen(60).NotEmpty(),
 		field.String("slug").MaxLen(120).NotEmpty(),
 		// NULL for a root. A plain column: cycles are refused by catalog.
 		field.Int64("parent_id").Optional().Nillable(),
-		field.Time("created_at").Default(time.Now).Immutable(),
+		createdAt(),
 	}
 }
 

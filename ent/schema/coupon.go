@@ -1,10 +1,7 @@
 package schema
 
 import (
-	"time"
-
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -20,12 +17,12 @@ import (
 type Coupon struct{ ent.Schema }
 
 func (Coupon) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("coupon")}
+	return table("coupon")
 }
 
 func (Coupon) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		field.String("name").MaxLen(120).NotEmpty(),
 		field.Enum("kind").GoType(enums.CouponKind("")),
 		field.Int64("amount_off").GoType(money.Money(0)).Default(0),
@@ -45,7 +42,7 @@ func (Coupon) Fields() []ent.Field {
 		field.Time("stopped_at").Optional().Nillable(),
 		field.Int64("claimed").Default(0),
 		field.Int64("used").Default(0),
-		field.Time("created_at").Default(time.Now).Immutable(),
+		createdAt(),
 	}
 }
 

@@ -2,10 +2,7 @@ package schema
 
 import (
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
-	"entgo.io/ent/schema/field"
-	"entgo.io/ent/schema/index"
 )
 
 // CouponClaim counts one customer's claims of one coupon: a guarded counter
@@ -14,18 +11,13 @@ import (
 type CouponClaim struct{ ent.Schema }
 
 func (CouponClaim) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("coupon_claim")}
+	return table("coupon_claim")
 }
 
 func (CouponClaim) Fields() []ent.Field {
-	return []ent.Field{
-		field.Int64("id"),
-		field.Int64("coupon_id"),
-		field.String("user_id").MaxLen(64),
-		field.Int64("units").Default(0),
-	}
+	return buyerCounter("coupon_id")
 }
 
 func (CouponClaim) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("coupon_id", "user_id").Unique()}
+	return buyerCounterIndex("coupon_id")
 }

@@ -1,10 +1,7 @@
 package schema
 
 import (
-	"time"
-
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
@@ -18,12 +15,12 @@ import (
 type Goods struct{ ent.Schema }
 
 func (Goods) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("goods")}
+	return table("goods")
 }
 
 func (Goods) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		field.String("name").MaxLen(120).NotEmpty(),
 		field.String("code").MaxLen(64).Default(""),
 		field.Enum("spec_type").GoType(enums.SpecType("")).Default(string(enums.SpecSingle)),
@@ -31,9 +28,9 @@ func (Goods) Fields() []ent.Field {
 		// When orders take stock; a switch applies to orders placed afterwards.
 		field.Enum("stock_mode").GoType(enums.StockMode("")).Default(string(enums.DeductAtOrder)),
 		// Bumped by every catalog edit of this goods; the product-view cache is keyed by it.
-		field.Int64("version").Default(1),
-		field.Time("created_at").Default(time.Now).Immutable(),
-		field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now),
+		version(),
+		createdAt(),
+		updatedAt(),
 		// Product-page content (issue 19). The slug is NULL only between the
 		// insert and the update that names it goods-<id>, and on rows written
 		// before slugs existed (storefront migrate fills those).

@@ -3,7 +3,6 @@ package schema
 import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -21,7 +20,7 @@ import (
 type GoodsListing struct{ ent.Schema }
 
 func (GoodsListing) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("goods_listing")}
+	return table("goods_listing")
 }
 
 // binary makes MariaDB and PostgreSQL compare the keys byte by byte, as
@@ -35,7 +34,7 @@ var binary = map[string]string{
 
 func (GoodsListing) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		field.Int64("scope"),
 		field.Int64("goods_id"),
 		field.Enum("status").GoType(enums.GoodsStatus("")),

@@ -1,10 +1,7 @@
 package schema
 
 import (
-	"time"
-
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -16,12 +13,12 @@ import (
 type Idempotency struct{ ent.Schema }
 
 func (Idempotency) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("idempotency_key")}
+	return table("idempotency_key")
 }
 
 func (Idempotency) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		field.String("user_id").MaxLen(64),
 		field.String("key").MaxLen(255),
 		// SHA-256 of the canonical request: the same key with another input is refused.
@@ -30,7 +27,7 @@ func (Idempotency) Fields() []ent.Field {
 		field.String("state").MaxLen(16),
 		field.Time("lease_until"),
 		field.String("order_sn").MaxLen(32).Optional().Nillable(),
-		field.Time("created_at").Default(time.Now).Immutable(),
+		createdAt(),
 		field.Time("expires_at"),
 	}
 }

@@ -1,10 +1,7 @@
 package schema
 
 import (
-	"time"
-
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
@@ -20,15 +17,15 @@ import (
 type Order struct{ ent.Schema }
 
 func (Order) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("orders")}
+	return table("orders")
 }
 
 func (Order) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		// Random, not a sequence: order numbers must not be guessable.
 		field.String("order_sn").MaxLen(32).NotEmpty().Immutable(),
-		field.String("user_id").MaxLen(64).NotEmpty().Immutable(),
+		owner(),
 		field.Enum("status").GoType(enums.OrderStatus("")).Default(string(enums.OrderUnpaid)),
 		field.Int64("amount").GoType(money.Money(0)),
 		// The lines' sum and the coupon's discount (internal/pricing): amount
@@ -46,8 +43,8 @@ func (Order) Fields() []ent.Field {
 		// closed, or already paid by another payment): a person must refund or
 		// review it (the order is never reopened silently).
 		field.Bool("needs_review").Default(false),
-		field.Int64("version").Default(1),
-		field.Time("created_at").Default(time.Now).Immutable(),
+		version(),
+		createdAt(),
 		field.Time("expires_at"),
 		field.Time("paid_at").Optional().Nillable(),
 		field.Time("closed_at").Optional().Nillable(),

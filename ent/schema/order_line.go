@@ -2,7 +2,6 @@ package schema
 
 import (
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
@@ -18,12 +17,12 @@ import (
 type OrderLine struct{ ent.Schema }
 
 func (OrderLine) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("order_line")}
+	return table("order_line")
 }
 
 func (OrderLine) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		field.Int64("order_id"),
 		field.Int64("item_id"),
 		field.Int64("goods_id"),

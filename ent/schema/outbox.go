@@ -1,10 +1,7 @@
 package schema
 
 import (
-	"time"
-
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -46,19 +43,19 @@ import (
 type Outbox struct{ ent.Schema }
 
 func (Outbox) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("outbox")}
+	return table("outbox")
 }
 
 func (Outbox) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		field.String("event_id").MaxLen(36).Immutable(),
 		field.String("type").MaxLen(64),
 		// What the event is about; "" on rows of older releases (above).
 		field.String("aggregate_type").MaxLen(32).Default(""),
 		field.String("aggregate_id").MaxLen(64),
 		field.Text("payload"),
-		field.Time("created_at").Default(time.Now).Immutable(),
+		createdAt(),
 		field.Time("dispatched_at").Optional().Nillable(),
 		field.Int("events").Default(1).Positive().Immutable(),
 		// A dispatcher claims a row before it sends it (platform/outbox/lease.go):

@@ -1,10 +1,7 @@
 package schema
 
 import (
-	"time"
-
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -18,12 +15,12 @@ import (
 type Payment struct{ ent.Schema }
 
 func (Payment) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("payment")}
+	return table("payment")
 }
 
 func (Payment) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		field.Int64("order_id"),
 		field.String("order_sn").MaxLen(32),
 		field.String("provider").MaxLen(32),
@@ -31,9 +28,9 @@ func (Payment) Fields() []ent.Field {
 		field.Int64("amount").GoType(money.Money(0)),
 		field.String("currency").MaxLen(3),
 		field.Enum("status").GoType(enums.PaymentStatus("")),
-		field.Int64("version").Default(1),
-		field.Time("created_at").Default(time.Now).Immutable(),
-		field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now),
+		version(),
+		createdAt(),
+		updatedAt(),
 		// When the payment was first seen PAID. Set once, by CAS (paid_at IS
 		// NULL), by the notification that runs its side effects: paying the
 		// order, or flagging money the order did not need. A later SUCCESS for

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -15,12 +14,12 @@ import (
 type PaymentEvent struct{ ent.Schema }
 
 func (PaymentEvent) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("payment_event")}
+	return table("payment_event")
 }
 
 func (PaymentEvent) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		field.String("provider").MaxLen(32),
 		field.String("event_id").MaxLen(64),
 		field.Int64("payment_ref").Optional().Nillable(),

@@ -1,10 +1,7 @@
 package schema
 
 import (
-	"time"
-
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -20,12 +17,12 @@ import (
 type PaymentStart struct{ ent.Schema }
 
 func (PaymentStart) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("payment_start")}
+	return table("payment_start")
 }
 
 func (PaymentStart) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		field.String("provider").MaxLen(32).Immutable(),
 		field.Int64("order_id").Immutable(),
 		field.String("order_sn").MaxLen(32).Immutable(),
@@ -39,8 +36,8 @@ func (PaymentStart) Fields() []ent.Field {
 		field.String("currency").MaxLen(3),
 		// The order's expiry, which bounds the payment's.
 		field.Time("expires_at"),
-		field.Time("created_at").Default(time.Now).Immutable(),
-		field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now),
+		createdAt(),
+		updatedAt(),
 	}
 }
 

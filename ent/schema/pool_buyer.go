@@ -2,10 +2,7 @@ package schema
 
 import (
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
-	"entgo.io/ent/schema/field"
-	"entgo.io/ent/schema/index"
 )
 
 // PoolBuyer counts one buyer's units from one stock pool over their orders
@@ -15,18 +12,13 @@ import (
 type PoolBuyer struct{ ent.Schema }
 
 func (PoolBuyer) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("pool_buyer")}
+	return table("pool_buyer")
 }
 
 func (PoolBuyer) Fields() []ent.Field {
-	return []ent.Field{
-		field.Int64("id"),
-		field.Int64("pool_id"),
-		field.String("user_id").MaxLen(64),
-		field.Int64("units").Default(0),
-	}
+	return buyerCounter("pool_id")
 }
 
 func (PoolBuyer) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("pool_id", "user_id").Unique()}
+	return buyerCounterIndex("pool_id")
 }

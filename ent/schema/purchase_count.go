@@ -2,10 +2,7 @@ package schema
 
 import (
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
-	"entgo.io/ent/schema/field"
-	"entgo.io/ent/schema/index"
 )
 
 // PurchaseCount counts one customer's units of one goods in orders that
@@ -16,18 +13,13 @@ import (
 type PurchaseCount struct{ ent.Schema }
 
 func (PurchaseCount) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("purchase_count")}
+	return table("purchase_count")
 }
 
 func (PurchaseCount) Fields() []ent.Field {
-	return []ent.Field{
-		field.Int64("id"),
-		field.Int64("goods_id"),
-		field.String("user_id").MaxLen(64),
-		field.Int64("units").Default(0),
-	}
+	return buyerCounter("goods_id")
 }
 
 func (PurchaseCount) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("goods_id", "user_id").Unique()}
+	return buyerCounterIndex("goods_id")
 }

@@ -1,10 +1,7 @@
 package schema
 
 import (
-	"time"
-
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -23,12 +20,12 @@ import (
 type Refund struct{ ent.Schema }
 
 func (Refund) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("refund")}
+	return table("refund")
 }
 
 func (Refund) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		field.String("refund_no").MaxLen(64).NotEmpty().Immutable(),
 		field.Int64("order_id").Immutable(),
 		field.String("order_sn").MaxLen(32).Immutable(),
@@ -48,8 +45,8 @@ func (Refund) Fields() []ent.Field {
 		// claims it by moving it forward (a lease), so two instances never
 		// send it at once.
 		field.Time("next_attempt_at"),
-		field.Time("created_at").Default(time.Now).Immutable(),
-		field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now),
+		createdAt(),
+		updatedAt(),
 		field.Time("settled_at").Optional().Nillable(),
 		// The after-sale this refund pays (issue 43); its refund_no is the
 		// after-sale's number and the count of its refused refunds, plus one.

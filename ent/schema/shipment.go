@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -18,7 +17,7 @@ import (
 type Shipment struct{ ent.Schema }
 
 func (Shipment) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("shipment")}
+	return table("shipment")
 }
 
 // ShipmentLine is one line of a shipment as stored.
@@ -29,7 +28,7 @@ type ShipmentLine struct {
 
 func (Shipment) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		field.Int64("order_id").Immutable(),
 		field.String("carrier").MaxLen(255).Immutable(),
 		field.String("tracking_no").MaxLen(255).Immutable(),

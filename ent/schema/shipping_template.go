@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 
@@ -20,7 +19,7 @@ import (
 type ShippingTemplate struct{ ent.Schema }
 
 func (ShippingTemplate) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("shipping_template")}
+	return table("shipping_template")
 }
 
 // TemplateRule is one rule of a template as stored (internal/shipping.Rule).
@@ -34,15 +33,15 @@ type TemplateRule struct {
 
 func (ShippingTemplate) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		field.String("name").MaxLen(255),
 		field.Enum("charge_by").GoType(enums.ChargeBy("")),
 		field.JSON("rules", []TemplateRule{}),
 		// NULL: never free; otherwise the subtotal of the template's lines
 		// from which they ship free.
 		field.Int64("free_over").GoType(money.Money(0)).Optional().Nillable(),
-		field.Int64("version").Default(1),
-		field.Time("created_at").Default(time.Now).Immutable(),
+		version(),
+		createdAt(),
 		field.Time("updated_at").Default(time.Now),
 	}
 }

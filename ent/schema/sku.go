@@ -1,8 +1,6 @@
 package schema
 
 import (
-	"time"
-
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
@@ -24,12 +22,12 @@ import (
 type Sku struct{ ent.Schema }
 
 func (Sku) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("sku")}
+	return table("sku")
 }
 
 func (Sku) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		field.Int64("goods_id"),
 		// Display order (dimension order), kept for compatibility; never a business key.
 		field.String("spec_value_ids").MaxLen(255).Default(""),
@@ -50,7 +48,7 @@ func (Sku) Fields() []ent.Field {
 		// The terms' version: moved only by catalog edits of this SKU (price,
 		// code, status, spec text), compared by updateSku. A sale never moves
 		// it, so selling never refuses an admin's edit.
-		field.Int64("version").Default(1),
+		version(),
 		// The stock's version: moved by every change of stock or lock_stock
 		// (inventory), compared by setStock. An edit of the terms never moves
 		// it, so editing never refuses a stock change. Databases made before
@@ -62,8 +60,8 @@ func (Sku) Fields() []ent.Field {
 		// One unit's shipping weight, a term like the prices: a WEIGHT
 		// freight template charges by it (internal/shipping).
 		field.Int64("weight_grams").Default(0),
-		field.Time("created_at").Default(time.Now).Immutable(),
-		field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now),
+		createdAt(),
+		updatedAt(),
 	}
 }
 

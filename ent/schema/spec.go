@@ -2,7 +2,6 @@ package schema
 
 import (
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
@@ -14,12 +13,12 @@ import (
 type Spec struct{ ent.Schema }
 
 func (Spec) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("spec")}
+	return table("spec")
 }
 
 func (Spec) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		field.Int64("goods_id"),
 		field.String("name").MaxLen(64).NotEmpty(),
 		field.Int("sort").Default(0),

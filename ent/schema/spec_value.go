@@ -2,7 +2,6 @@ package schema
 
 import (
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
@@ -15,12 +14,12 @@ import (
 type SpecValue struct{ ent.Schema }
 
 func (SpecValue) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("spec_value")}
+	return table("spec_value")
 }
 
 func (SpecValue) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		field.Int64("spec_id"),
 		// Denormalised so a product page loads all values of a goods in one query.
 		field.Int64("goods_id"),

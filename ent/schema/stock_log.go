@@ -1,10 +1,7 @@
 package schema
 
 import (
-	"time"
-
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -15,12 +12,12 @@ import (
 type StockLog struct{ ent.Schema }
 
 func (StockLog) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("stock_log")}
+	return table("stock_log")
 }
 
 func (StockLog) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		field.Int64("item_id"),
 		// Denormalised for per-goods reports without a join.
 		field.Int64("goods_id"),
@@ -34,7 +31,7 @@ func (StockLog) Fields() []ent.Field {
 		field.String("biz_type").MaxLen(32),
 		field.String("biz_sn").MaxLen(64),
 		field.String("remark").MaxLen(255).Default(""),
-		field.Time("created_at").Default(time.Now).Immutable(),
+		createdAt(),
 		// 0: the SKU's main stock; otherwise the stock pool whose balance
 		// this row moves (its before/after are the pool's).
 		field.Int64("pool_id").Default(0),

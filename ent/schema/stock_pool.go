@@ -1,11 +1,8 @@
 package schema
 
 import (
-	"time"
-
 	"entgo.io/ent"
 	"entgo.io/ent/dialect"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -24,12 +21,12 @@ type StockPool struct{ ent.Schema }
 var datetime = map[string]string{dialect.MySQL: "datetime"}
 
 func (StockPool) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("stock_pool")}
+	return table("stock_pool")
 }
 
 func (StockPool) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		// Plain columns, like stock_log's: the pool is written by inventory
 		// with conditional UPDATEs, never through an edge.
 		field.Int64("item_id"),
@@ -57,8 +54,8 @@ func (StockPool) Fields() []ent.Field {
 		// The remainder went back to main stock: flipped once by CAS, so two
 		// closers cannot both return it.
 		field.Bool("returned").Default(false),
-		field.Int64("version").Default(1),
-		field.Time("created_at").Default(time.Now).Immutable(),
+		version(),
+		createdAt(),
 	}
 }
 

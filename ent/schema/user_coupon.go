@@ -1,10 +1,7 @@
 package schema
 
 import (
-	"time"
-
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -18,20 +15,20 @@ import (
 type UserCoupon struct{ ent.Schema }
 
 func (UserCoupon) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("user_coupon")}
+	return table("user_coupon")
 }
 
 func (UserCoupon) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		field.Int64("coupon_id").Immutable(),
-		field.String("user_id").MaxLen(64).NotEmpty().Immutable(),
+		owner(),
 		field.Enum("status").GoType(enums.UserCouponStatus("")).Default(string(enums.CouponAvailable)),
 		field.Time("valid_from").Immutable(),
 		field.Time("valid_until").Immutable(),
 		// The order that holds it (LOCKED) or used it (USED).
 		field.String("order_sn").MaxLen(32).Optional().Nillable(),
-		field.Time("created_at").Default(time.Now).Immutable(),
+		createdAt(),
 	}
 }
 

@@ -1,10 +1,7 @@
 package schema
 
 import (
-	"time"
-
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 )
@@ -14,12 +11,12 @@ import (
 type Webhook struct{ ent.Schema }
 
 func (Webhook) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("webhook")}
+	return table("webhook")
 }
 
 func (Webhook) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		field.String("url").MaxLen(2048),
 		// The event types it receives, comma-separated (OrderPlaced,OrderPaid).
 		field.String("events").MaxLen(512),
@@ -32,6 +29,6 @@ func (Webhook) Fields() []ent.Field {
 		field.String("previous_secret").MaxLen(128).Default("").Sensitive(),
 		field.Time("previous_secret_until").Optional().Nillable(),
 		field.Bool("active").Default(true),
-		field.Time("created_at").Default(time.Now).Immutable(),
+		createdAt(),
 	}
 }

@@ -1,10 +1,7 @@
 package schema
 
 import (
-	"time"
-
 	"entgo.io/ent"
-	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -29,12 +26,12 @@ import (
 type WebhookDelivery struct{ ent.Schema }
 
 func (WebhookDelivery) Annotations() []schema.Annotation {
-	return []schema.Annotation{entsql.Table("webhook_delivery")}
+	return table("webhook_delivery")
 }
 
 func (WebhookDelivery) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int64("id"),
+		id(),
 		field.Int64("webhook_id").Immutable(),
 		field.String("event_id").MaxLen(36).Immutable(),
 		field.String("event_type").MaxLen(64).Immutable(),
@@ -63,7 +60,7 @@ func (WebhookDelivery) Fields() []ent.Field {
 		// puts back the attempts its previous life had claimed at once
 		// instead of leaving them to their lease.
 		field.String("claimed_by").MaxLen(128).Optional().Nillable(),
-		field.Time("created_at").Default(time.Now).Immutable(),
+		createdAt(),
 	}
 }
 
