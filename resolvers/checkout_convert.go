@@ -1,17 +1,9 @@
 package resolvers
 
 import (
-	"context"
-
 	"storefront/graph"
 	"storefront/internal/checkout"
-	"storefront/internal/platform/auth"
 )
-
-// buyer is the caller allowed to order: a customer or an admin.
-func buyer(ctx context.Context) (auth.Principal, error) {
-	return auth.Require(ctx, auth.Customer, auth.Admin)
-}
 
 // placeInput leaves the buyer (UserID) to the resolver: the ids are parsed
 // before the token is checked, as they were at argument coercion.

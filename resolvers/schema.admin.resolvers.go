@@ -17,39 +17,19 @@ import (
 
 // CreateGoods is the resolver for the createGoods field.
 func (r *mutationResolver) CreateGoods(ctx context.Context, input graph.CreateGoodsInput) (*catalog.Goods, error) {
-	in, err := createInput(input)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := auth.Require(ctx, auth.Admin); err != nil {
-		return nil, err
-	}
-	return r.Catalog.Create(ctx, in)
+	return admin(ctx, r.Catalog.Create)(createInput(input))
 }
 
 // UpdateGoods is the resolver for the updateGoods field.
 func (r *mutationResolver) UpdateGoods(ctx context.Context, input graph.UpdateGoodsInput) (*catalog.Goods, error) {
-	in, err := updateGoodsInput(input)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := auth.Require(ctx, auth.Admin); err != nil {
-		return nil, err
-	}
-	return r.Catalog.UpdateGoods(ctx, in)
+	return admin(ctx, r.Catalog.UpdateGoods)(updateGoodsInput(input))
 }
 
 // CreateCategory is the resolver for the createCategory field.
 func (r *mutationResolver) CreateCategory(ctx context.Context, input graph.CreateCategoryInput) (*catalog.Category, error) {
 	var p ids
 	in := catalog.CategoryInput{Name: input.Name, Slug: input.Slug, ParentID: p.opt(input.ParentID)}
-	if p.err != nil {
-		return nil, p.err
-	}
-	if _, err := auth.Require(ctx, auth.Admin); err != nil {
-		return nil, err
-	}
-	return r.Catalog.CreateCategory(ctx, in)
+	return admin(ctx, r.Catalog.CreateCategory)(in, p.err)
 }
 
 // UpdateCategory is the resolver for the updateCategory field.
@@ -57,37 +37,17 @@ func (r *mutationResolver) UpdateCategory(ctx context.Context, input graph.Updat
 	var p ids
 	in := catalog.CategoryEdit{ID: p.one(input.CategoryID), Name: input.Name, Slug: input.Slug,
 		ParentID: p.opt(input.ParentID), ToRoot: deref(input.ToRoot)}
-	if p.err != nil {
-		return nil, p.err
-	}
-	if _, err := auth.Require(ctx, auth.Admin); err != nil {
-		return nil, err
-	}
-	return r.Catalog.UpdateCategory(ctx, in)
+	return admin(ctx, r.Catalog.UpdateCategory)(in, p.err)
 }
 
 // UpdateGoodsSpecs is the resolver for the updateGoodsSpecs field.
 func (r *mutationResolver) UpdateGoodsSpecs(ctx context.Context, input graph.UpdateGoodsSpecsInput) (*catalog.Goods, error) {
-	in, err := updateSpecsInput(input)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := auth.Require(ctx, auth.Admin); err != nil {
-		return nil, err
-	}
-	return r.Catalog.UpdateSpecs(ctx, in)
+	return admin(ctx, r.Catalog.UpdateSpecs)(updateSpecsInput(input))
 }
 
 // UpdateSku is the resolver for the updateSku field.
 func (r *mutationResolver) UpdateSku(ctx context.Context, input graph.UpdateSkuInput) (*catalog.SKU, error) {
-	in, err := updateSkuInput(input)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := auth.Require(ctx, auth.Admin); err != nil {
-		return nil, err
-	}
-	return r.Catalog.UpdateSku(ctx, in)
+	return admin(ctx, r.Catalog.UpdateSku)(updateSkuInput(input))
 }
 
 // SetGoodsStatus is the resolver for the setGoodsStatus field.
@@ -164,14 +124,7 @@ func (r *mutationResolver) Stocktake(ctx context.Context, input graph.StocktakeI
 
 // CreateStockPool is the resolver for the createStockPool field.
 func (r *mutationResolver) CreateStockPool(ctx context.Context, input graph.CreateStockPoolInput) (*inventory.Pool, error) {
-	in, err := poolInput(input)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := auth.Require(ctx, auth.Admin); err != nil {
-		return nil, err
-	}
-	return r.Inventory.MoveToPool(ctx, in)
+	return admin(ctx, r.Inventory.MoveToPool)(poolInput(input))
 }
 
 // CloseStockPool is the resolver for the closeStockPool field.

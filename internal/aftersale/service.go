@@ -13,6 +13,7 @@ import (
 
 	"storefront/ent"
 	"storefront/internal/checkout"
+	"storefront/internal/platform/settings"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/money"
 )
@@ -61,9 +62,7 @@ type Service struct {
 
 // New returns the after-sales service on db (the writer).
 func New(db *store.DB, cfg Config, orders *checkout.Service, refunds Refunds) *Service {
-	if cfg.Window <= 0 {
-		cfg.Window = DefaultConfig().Window
-	}
+	settings.Positive(&cfg.Window, DefaultConfig().Window)
 	return &Service{db: db, cfg: cfg, orders: orders, refunds: refunds, now: func() time.Time { return time.Now().UTC() }}
 }
 

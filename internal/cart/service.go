@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"storefront/internal/checkout"
+	"storefront/internal/platform/settings"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/money"
@@ -51,15 +52,9 @@ type Service struct {
 // lines and units per line are co's, so that a cart always fits one order.
 func New(db *store.DB, co *checkout.Service, cfg Config) *Service {
 	d := DefaultConfig()
-	if cfg.TTL <= 0 {
-		cfg.TTL = d.TTL
-	}
-	if cfg.Lease <= 0 {
-		cfg.Lease = d.Lease
-	}
-	if cfg.PurgeBatch <= 0 {
-		cfg.PurgeBatch = d.PurgeBatch
-	}
+	settings.Positive(&cfg.TTL, d.TTL)
+	settings.Positive(&cfg.Lease, d.Lease)
+	settings.Positive(&cfg.PurgeBatch, d.PurgeBatch)
 	if len(cfg.Secret) == 0 {
 		cfg.Secret = make([]byte, 32)
 		_, _ = rand.Read(cfg.Secret)

@@ -3,6 +3,7 @@ package catalog
 import (
 	"time"
 
+	"storefront/internal/platform/settings"
 	"storefront/internal/vocab/money"
 	"storefront/skumatrix"
 )
@@ -37,11 +38,7 @@ func DefaultConfig() Config {
 
 // withDefaults fills the cache settings a hand-built Config left at zero.
 func (c Config) withDefaults() Config {
-	if c.StockTTL <= 0 {
-		c.StockTTL = DefaultStockTTL
-	}
-	if c.CacheMaxCost <= 0 {
-		c.CacheMaxCost = DefaultCacheMaxCost
-	}
+	settings.Positive(&c.StockTTL, DefaultStockTTL)
+	settings.Positive(&c.CacheMaxCost, DefaultCacheMaxCost)
 	return c
 }

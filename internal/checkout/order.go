@@ -7,6 +7,7 @@ import (
 	"context"
 	"time"
 
+	"storefront/internal/platform/settings"
 	"storefront/internal/platform/store"
 	"storefront/internal/promo"
 	"storefront/internal/shipping"
@@ -128,15 +129,9 @@ type Service struct {
 // New returns a checkout service on db.
 func New(db *store.DB, cfg Config) *Service {
 	def := DefaultConfig() // the group path's sizes are spelled there
-	if cfg.GroupMax <= 0 {
-		cfg.GroupMax = def.GroupMax
-	}
-	if cfg.GroupInFlight <= 0 {
-		cfg.GroupInFlight = def.GroupInFlight
-	}
-	if cfg.PoolBatchMax <= 0 {
-		cfg.PoolBatchMax = def.PoolBatchMax
-	}
+	settings.Positive(&cfg.GroupMax, def.GroupMax)
+	settings.Positive(&cfg.GroupInFlight, def.GroupInFlight)
+	settings.Positive(&cfg.PoolBatchMax, def.PoolBatchMax)
 	return &Service{db: db, cfg: cfg, now: func() time.Time { return time.Now().UTC() }, batcher: newBatcher(db, cfg.GroupInFlight),
 		loneOnPlain: true, claimMax: claimSize,
 		groups: groups{perSource: map[source]int{}, rest: map[int64]time.Time{}, shop: map[int64]int64{}, inflight: map[[2]string]bool{}}}

@@ -37,13 +37,8 @@ func (s *Service) Ledger(ctx context.Context, itemID int64, first int, after str
 		return nil, store.Classify(fmt.Errorf("reading the ledger of SKU %d: %w", itemID, err))
 	}
 	if len(rows) == 0 {
-		// An empty page of a SKU that does not exist is a typo, not "no history".
-		ok, err := s.db.Client.Sku.Query().Where(sku.ID(itemID)).Exist(ctx)
-		if err != nil {
-			return nil, store.Classify(err)
-		}
-		if !ok {
-			return nil, fmt.Errorf("%w: SKU %d", ErrNotFound, itemID)
+		if err := s.skuExists(ctx, itemID); err != nil {
+			return nil, err
 		}
 	}
 	p := &LedgerPage{}
@@ -63,3 +58,16 @@ func (s *Service) Ledger(ctx context.Context, itemID int64, first int, after str
 func Cursor(id int64) string { return paging.Cursor(cursorKind, id) }
 
 const cursorKind = "stocklog"
+
+// skuExists is nil when SKU itemID exists, else ErrNotFound: an empty page
+// of a SKU that does not exist is a typo, not "no history".
+func (s *Service) skuExists(ctx context.Context, itemID int64) error {
+	ok, err := s.db.Client.Sku.Query().Where(sku.ID(itemID)).Exist(ctx)
+	if err != nil {
+		return store.Classify(err)
+	}
+	if !ok {
+		return fmt.Errorf("%w: SKU %d", ErrNotFound, itemID)
+	}
+	return nil
+}

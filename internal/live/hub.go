@@ -23,6 +23,7 @@ import (
 
 	"storefront/internal/catalog"
 	"storefront/internal/inventory"
+	"storefront/internal/platform/settings"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/errs"
 )
@@ -84,9 +85,7 @@ type sub struct {
 
 // New starts a hub on db; Close stops it.
 func New(db *store.DB, cat *catalog.Service, cfg Config) *Hub {
-	if cfg.Interval <= 0 {
-		cfg.Interval = DefaultInterval
-	}
+	settings.Positive(&cfg.Interval, DefaultInterval)
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &Hub{db: db, cat: cat, interval: cfg.Interval, topics: map[int64]*topic{}, stop: cancel, done: make(chan struct{})}
 	go h.run(ctx)

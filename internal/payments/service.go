@@ -16,6 +16,7 @@ import (
 	"storefront/ent/payment"
 	"storefront/internal/aftersale"
 	"storefront/internal/checkout"
+	"storefront/internal/platform/settings"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
@@ -28,9 +29,7 @@ func New(db *store.DB, cfg Config, orders *checkout.Service) *Service {
 	if cfg.Providers == nil {
 		cfg.Providers = map[string]Provider{}
 	}
-	if cfg.RefundRetry <= 0 {
-		cfg.RefundRetry = def.RefundRetry
-	}
+	settings.Positive(&cfg.RefundRetry, def.RefundRetry)
 	if cfg.RefundRetryMax < cfg.RefundRetry {
 		cfg.RefundRetryMax = max(def.RefundRetryMax, cfg.RefundRetry)
 	}

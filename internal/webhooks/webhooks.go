@@ -17,6 +17,7 @@ import (
 	"storefront/ent"
 	"storefront/ent/webhook"
 	"storefront/ent/webhookdelivery"
+	"storefront/internal/platform/settings"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/errs"
 )
@@ -79,15 +80,9 @@ type Service struct {
 // New returns the service; Run starts its sender.
 func New(db *store.DB, cfg Config) *Service {
 	d := DefaultConfig()
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = d.Timeout
-	}
-	if cfg.PerWebhook <= 0 {
-		cfg.PerWebhook = d.PerWebhook
-	}
-	if cfg.Interval <= 0 {
-		cfg.Interval = d.Interval
-	}
+	settings.Positive(&cfg.Timeout, d.Timeout)
+	settings.Positive(&cfg.PerWebhook, d.PerWebhook)
+	settings.Positive(&cfg.Interval, d.Interval)
 	if cfg.Retry == nil {
 		cfg.Retry = d.Retry
 	}

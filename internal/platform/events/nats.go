@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"storefront/internal/platform/outbox"
+	"storefront/internal/platform/settings"
 )
 
 // NATSConfig is where serve publishes (--events-nats and friends).
@@ -68,9 +69,7 @@ func Connect(ctx context.Context, cfg NATSConfig) (*NATS, error) {
 	if cfg.Source == "" {
 		cfg.Source = DefaultSource
 	}
-	if cfg.AckTimeout <= 0 {
-		cfg.AckTimeout = 10 * time.Second
-	}
+	settings.Positive(&cfg.AckTimeout, 10*time.Second)
 	nc, err := nats.Connect(cfg.URL, nats.Name("storefront"), nats.MaxReconnects(-1),
 		nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(true),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { slog.Warn("events: NATS disconnected", "err", err) }),

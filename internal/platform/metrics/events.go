@@ -27,30 +27,18 @@ type Events struct {
 
 func newEvents() *Events {
 	return &Events{
-		Pending: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "storefront_outbox_pending_events",
-			Help: "Events committed and not yet taken by every sink (NATS and the webhook queue).",
-		}),
-		OldestAge: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "storefront_outbox_oldest_pending_age_seconds",
-			Help: "Age of the oldest event some sink has not taken; 0 when none waits.",
-		}),
-		LanePending: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "storefront_outbox_lane_pending_events",
-			Help: "Events committed and not yet taken by the lane's sink (broker: NATS or the log; webhooks: the webhook queue).",
-		}, []string{"lane"}),
-		LaneOldestAge: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "storefront_outbox_lane_oldest_pending_age_seconds",
-			Help: "Age of the oldest event the lane's sink has not taken; 0 when none waits.",
-		}, []string{"lane"}),
-		Dispatched: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "storefront_events_dispatched_total",
-			Help: "Events this instance handed to the lane's sink.",
-		}, []string{"lane"}),
-		DispatchErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "storefront_events_dispatch_errors_total",
-			Help: "Dispatch passes of the lane that stopped on an error (NATS unreachable or full, database errors); its events wait and the lane backs off.",
-		}, []string{"lane"}),
+		Pending: gauge("storefront_outbox_pending_events",
+			"Events committed and not yet taken by every sink (NATS and the webhook queue)."),
+		OldestAge: gauge("storefront_outbox_oldest_pending_age_seconds",
+			"Age of the oldest event some sink has not taken; 0 when none waits."),
+		LanePending: gaugeVec("storefront_outbox_lane_pending_events",
+			"Events committed and not yet taken by the lane's sink (broker: NATS or the log; webhooks: the webhook queue).", "lane"),
+		LaneOldestAge: gaugeVec("storefront_outbox_lane_oldest_pending_age_seconds",
+			"Age of the oldest event the lane's sink has not taken; 0 when none waits.", "lane"),
+		Dispatched: counterVec("storefront_events_dispatched_total",
+			"Events this instance handed to the lane's sink.", "lane"),
+		DispatchErrors: counterVec("storefront_events_dispatch_errors_total",
+			"Dispatch passes of the lane that stopped on an error (NATS unreachable or full, database errors); its events wait and the lane backs off.", "lane"),
 		Lag: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "storefront_events_lag_seconds",
 			Help:    "Commit of an event to NATS JetStream's ack (commit times are stored to the second on some paths).",

@@ -37,63 +37,37 @@ type Metrics struct {
 func New() *Metrics {
 	return &Metrics{
 		Events: newEvents(),
-		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "storefront_graphql_requests_total",
-			Help: "GraphQL operations by first root field and outcome (ok, error, rejected).",
-		}, []string{"operation", "outcome"}),
+		Requests: counterVec("storefront_graphql_requests_total",
+			"GraphQL operations by first root field and outcome (ok, error, rejected).", "operation", "outcome"),
 		Latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "storefront_graphql_request_duration_seconds",
 			Help:    "GraphQL operation latency from the start of the request to the response.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"operation", "outcome"}),
-		Errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "storefront_graphql_errors_total",
-			Help: "GraphQL errors by operation and extensions.code.",
-		}, []string{"operation", "code"}),
-		OrdersPlaced: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "storefront_orders_placed_total",
-			Help: "Successful placeOrder operations (idempotent replays included).",
-		}),
-		Replays: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "storefront_idempotent_replays_total",
-			Help: "placeOrder requests answered with the order of a finished idempotency key (double clicks, client retries).",
-		}),
-		OutOfStock: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "storefront_out_of_stock_total",
-			Help: "placeOrder operations refused with OUT_OF_STOCK.",
-		}),
-		OrdersClosed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "storefront_orders_closed_total",
-			Help: "Orders closed by this instance, by cause (timeout: the closer; cancel: cancelOrder).",
-		}, []string{"cause"}),
-		Payments: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "storefront_payment_notifications_total",
-			Help: "Provider notifications by outcome (success, refused, bad_signature, too_large, unavailable, error).",
-		}, []string{"outcome"}),
-		TxRetries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "storefront_tx_retries_total",
-			Help: "Transactions retried after a transient conflict, by cause (deadlock, lock_wait, busy).",
-		}, []string{"cause"}),
-		LedgerDiffSKUs: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "storefront_stock_ledger_diff_skus",
-			Help: "SKUs whose stock differs from the sum of their ledger rows at the last reconciliation. Alert when > 0.",
-		}),
-		LockDiffSKUs: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "storefront_stock_lock_diff_skus",
-			Help: "SKUs whose lock_stock differs from the units of unpaid lock-mode lines, or is negative or above stock, at the last reconciliation. Alert when > 0.",
-		}),
-		NegativeSKUs: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "storefront_stock_negative_skus",
-			Help: "SKUs with stock below zero at the last reconciliation (oversold). Alert when > 0.",
-		}),
-		ReconcileErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "storefront_reconcile_errors_total",
-			Help: "Periodic reconciliations that could not run (the gauges then keep their last value).",
-		}),
-		ReconcileLast: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "storefront_reconcile_last_success_timestamp_seconds",
-			Help: "Unix time of the last completed reconciliation. Alert when it stops advancing.",
-		}),
+		Errors: counterVec("storefront_graphql_errors_total",
+			"GraphQL errors by operation and extensions.code.", "operation", "code"),
+		OrdersPlaced: counter("storefront_orders_placed_total",
+			"Successful placeOrder operations (idempotent replays included)."),
+		Replays: counter("storefront_idempotent_replays_total",
+			"placeOrder requests answered with the order of a finished idempotency key (double clicks, client retries)."),
+		OutOfStock: counter("storefront_out_of_stock_total",
+			"placeOrder operations refused with OUT_OF_STOCK."),
+		OrdersClosed: counterVec("storefront_orders_closed_total",
+			"Orders closed by this instance, by cause (timeout: the closer; cancel: cancelOrder).", "cause"),
+		Payments: counterVec("storefront_payment_notifications_total",
+			"Provider notifications by outcome (success, refused, bad_signature, too_large, unavailable, error).", "outcome"),
+		TxRetries: counterVec("storefront_tx_retries_total",
+			"Transactions retried after a transient conflict, by cause (deadlock, lock_wait, busy).", "cause"),
+		LedgerDiffSKUs: gauge("storefront_stock_ledger_diff_skus",
+			"SKUs whose stock differs from the sum of their ledger rows at the last reconciliation. Alert when > 0."),
+		LockDiffSKUs: gauge("storefront_stock_lock_diff_skus",
+			"SKUs whose lock_stock differs from the units of unpaid lock-mode lines, or is negative or above stock, at the last reconciliation. Alert when > 0."),
+		NegativeSKUs: gauge("storefront_stock_negative_skus",
+			"SKUs with stock below zero at the last reconciliation (oversold). Alert when > 0."),
+		ReconcileErrors: counter("storefront_reconcile_errors_total",
+			"Periodic reconciliations that could not run (the gauges then keep their last value)."),
+		ReconcileLast: gauge("storefront_reconcile_last_success_timestamp_seconds",
+			"Unix time of the last completed reconciliation. Alert when it stops advancing."),
 	}
 }
 
@@ -103,4 +77,22 @@ func (m *Metrics) Collectors() []prometheus.Collector {
 		m.Requests, m.Latency, m.Errors, m.OrdersPlaced, m.Replays, m.OutOfStock, m.OrdersClosed,
 		m.Payments, m.TxRetries, m.LedgerDiffSKUs, m.LockDiffSKUs, m.NegativeSKUs, m.ReconcileErrors, m.ReconcileLast,
 	}, m.Events.collectors()...)
+}
+
+// The constructors of the metrics above: a metric is its name, its help and
+// its labels, spelled once.
+func counter(name, help string) prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+}
+
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
+func gauge(name, help string) prometheus.Gauge {
+	return prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+}
+
+func gaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
 }
