@@ -9,7 +9,6 @@ import (
 	"entgo.io/ent/dialect/sql"
 
 	"storefront/ent"
-	"storefront/ent/sku"
 	"storefront/ent/stockpool"
 	"storefront/internal/listing"
 	"storefront/internal/platform/store"
@@ -369,10 +368,8 @@ func (s *Service) Pools(ctx context.Context, itemID int64, first int, after stri
 		return nil, store.Classify(fmt.Errorf("reading the pools of SKU %d: %w", itemID, err))
 	}
 	if len(rows) == 0 {
-		if ok, err := s.db.Client.Sku.Query().Where(sku.ID(itemID)).Exist(ctx); err != nil {
-			return nil, store.Classify(err)
-		} else if !ok {
-			return nil, fmt.Errorf("%w: SKU %d", ErrNotFound, itemID)
+		if err := s.skuExists(ctx, itemID); err != nil {
+			return nil, err
 		}
 	}
 	p := &PoolPage{}
@@ -427,18 +424,19 @@ func (s *Service) views(ctx context.Context, rows []*ent.StockPool) ([]*Pool, er
 // soldFromLedger counts, per pool, the units of its sales that stand: each
 // sale row on the pool (change type 1 at order, 2 at a lock-mode payment)
 // less what that order restored of the SKU (change types 3 and 4, to the
-// pool before its return or to main stock after it; an order buys a SKU
-// from one source, so its restores of the SKU are of this sale). Units
-// locked and released are no sale at all (no row, or a change type 8).
-// One query for all pools; uk_biz finds each order's restores.
+// pool before its return or to main stock after it, under the order's key
+// or one of its after-sales'; an order buys a SKU from one source, so its
+// restores of the SKU are of this sale). Units locked and released are no
+// sale at all (no row, or a change type 8). One query for all pools; uk_biz
+// finds each order's restores.
 func (s *Service) soldFromLedger(ctx context.Context, pools []*ent.StockPool) (map[int64]int64, error) {
 	out := make(map[int64]int64, len(pools))
 	if len(pools) == 0 {
 		return out, nil
 	}
 	var in strings.Builder
-	args := make([]any, 0, 2*len(pools)+6)
-	args = append(args, BizOrder, int(CloseRestore), int(RefundRestore))
+	args := make([]any, 0, 2*len(pools)+8)
+	args = append(args, BizOrder, int(CloseRestore), int(RefundRestore), BizAfterSale, int(RefundRestore))
 	for i, p := range pools {
 		if i > 0 {
 			in.WriteString(" OR ")
@@ -449,7 +447,9 @@ func (s *Service) soldFromLedger(ctx context.Context, pools []*ent.StockPool) (m
 	args = append(args, BizOrder, int(OrderDeduct), int(PaymentDeduct))
 	q := `SELECT t.pool_id, SUM(t.sold) FROM (
   SELECT s.pool_id, -s.change_num - COALESCE((SELECT SUM(r.change_num) FROM stock_log r
-    WHERE r.biz_type = ? AND r.biz_sn = s.biz_sn AND r.item_id = s.item_id AND r.change_type IN (?, ?)), 0) AS sold
+    WHERE r.biz_type = ? AND r.biz_sn = s.biz_sn AND r.item_id = s.item_id AND r.change_type IN (?, ?)), 0)
+  - COALESCE((SELECT SUM(r.change_num) FROM stock_log r JOIN after_sale a ON a.after_sale_sn = r.biz_sn JOIN orders o ON o.id = a.order_id
+    WHERE o.order_sn = s.biz_sn AND r.biz_type = ? AND r.item_id = s.item_id AND r.change_type = ?), 0) AS sold
   FROM stock_log s WHERE (` + in.String() + `) AND s.biz_type = ? AND s.change_type IN (?, ?)
 ) t GROUP BY t.pool_id`
 	rs, err := s.db.SQL.QueryContext(ctx, q, args...)

@@ -13,13 +13,16 @@ import (
 // of main stock for it (MovedOut, change type 7 on main) minus what came
 // back (MovedBack: change type 8 on main, under the pool's key at its return
 // and under an order's key for a lock released after it, and restores to
-// main stock of its orders after the return) is its stock plus what left
-// its stock for orders and did not come back (SoldOpen: units of its
-// deduct-mode lines, and of its lock-mode lines DEDUCTED, in orders neither
-// closed nor refunded; a LOCKED line's units are still in its stock); and
-// when its lock_stock (LockedStock) is the units of its LOCKED lines in
-// UNPAID orders (LockedByOrders), within 0..stock. Summed over a SKU's
-// pools the second is issue 18's per-SKU account.
+// main stock of its orders after the return, under the order's key or an
+// after-sale's) is its stock plus what left its stock for orders and did
+// not come back (SoldOpen: units of its deduct-mode lines, and of its
+// lock-mode lines DEDUCTED, in orders not closed — shipped, completed and
+// refunded ones included: a buyer may keep what was refunded — less the
+// refund restores of those lines, under the order's key or an
+// after-sale's; a LOCKED line's units are still in its stock); and when its
+// lock_stock (LockedStock) is the units of its LOCKED lines in UNPAID
+// orders (LockedByOrders), within 0..stock. Summed over a SKU's pools the
+// second is issue 18's per-SKU account.
 type PoolDiff struct {
 	PoolID, ItemID                int64
 	Stock, LedgerSum              int64
@@ -54,14 +57,27 @@ SELECT p.id, p.item_id, p.stock, p.lock_stock,
   COALESCE((SELECT SUM(l.change_num) FROM stock_log l WHERE l.pool_id = 0 AND l.item_id = p.item_id AND l.change_type = ? AND l.biz_type = ? AND l.biz_sn = CAST(p.id AS CHAR)), 0)
   + COALESCE((SELECT SUM(l.change_num) FROM stock_log l JOIN orders o ON o.order_sn = l.biz_sn
                JOIN order_line ol ON ol.order_id = o.id AND ol.item_id = l.item_id
-               WHERE l.pool_id = 0 AND l.biz_type = ? AND l.change_type IN (?, ?, ?) AND ol.pool_id = p.id), 0),
+               WHERE l.pool_id = 0 AND l.biz_type = ? AND l.change_type IN (?, ?, ?) AND ol.pool_id = p.id), 0)
+  + COALESCE((SELECT SUM(l.change_num) FROM stock_log l JOIN after_sale a ON a.after_sale_sn = l.biz_sn
+               JOIN order_line ol ON ol.order_id = a.order_id AND ol.item_id = l.item_id
+               WHERE l.pool_id = 0 AND l.biz_type = ? AND l.change_type = ? AND ol.pool_id = p.id), 0),
   COALESCE((SELECT SUM(ol.quantity) FROM order_line ol JOIN orders o ON o.id = ol.order_id
-            WHERE ol.pool_id = p.id AND o.status IN (?, ?) AND (ol.stock_mode <> ? OR ol.lock_state = ?)), 0),
+            WHERE ol.pool_id = p.id AND o.status <> ? AND (ol.stock_mode <> ? OR ol.lock_state = ?)), 0)
+  - COALESCE((SELECT SUM(l.change_num) FROM stock_log l JOIN orders o ON o.order_sn = l.biz_sn
+               JOIN order_line ol ON ol.order_id = o.id AND ol.item_id = l.item_id
+               WHERE l.biz_type = ? AND l.change_type = ? AND ol.pool_id = p.id), 0)
+  - COALESCE((SELECT SUM(l.change_num) FROM stock_log l JOIN after_sale a ON a.after_sale_sn = l.biz_sn
+               JOIN order_line ol ON ol.order_id = a.order_id AND ol.item_id = l.item_id
+               WHERE l.biz_type = ? AND l.change_type = ? AND ol.pool_id = p.id), 0),
   COALESCE((SELECT SUM(ol.quantity) FROM order_line ol JOIN orders o ON o.id = ol.order_id
             WHERE ol.pool_id = p.id AND o.status = ? AND ol.lock_state = ?), 0)
 FROM stock_pool p ORDER BY p.id`,
-		int(ToPool), BizPool, int(FromPool), BizPool, BizOrder, int(CloseRestore), int(RefundRestore), int(FromPool),
-		string(enums.OrderUnpaid), string(enums.OrderPaid), string(enums.LockAtOrder), string(enums.LockDeducted),
+		int(ToPool), BizPool, int(FromPool), BizPool,
+		BizOrder, int(CloseRestore), int(RefundRestore), int(FromPool),
+		BizAfterSale, int(RefundRestore),
+		string(enums.OrderClosed), string(enums.LockAtOrder), string(enums.LockDeducted),
+		BizOrder, int(RefundRestore),
+		BizAfterSale, int(RefundRestore),
 		string(enums.OrderUnpaid), string(enums.LockHeld))
 	if err != nil {
 		return nil, store.Classify(fmt.Errorf("reconciling pools: %w", err))
