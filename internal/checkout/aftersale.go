@@ -3,6 +3,7 @@ package checkout
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	entsql "entgo.io/ent/dialect/sql"
@@ -106,6 +107,10 @@ func returnFits(k int64) func(*entsql.Selector) {
 
 // refundable are the statuses of an order whose money may go back.
 var refundable = []enums.OrderStatus{enums.OrderPaid, enums.OrderPartiallyShipped, enums.OrderShipped, enums.OrderCompleted}
+
+// paidOrders are the statuses of an order a payment paid: money another
+// payment brings it is extra (PayTx flags it).
+var paidOrders = append(slices.Clip(refundable), enums.OrderRefunded)
 
 // ReserveRefundTx reserves amount of order orderID's money for a refund
 // about to be sent: a CAS keeps the money of refunds sent or confirmed at

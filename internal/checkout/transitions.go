@@ -397,11 +397,12 @@ func PayTx(ctx context.Context, tx *ent.Tx, orderID int64, p Payer, now time.Tim
 	if err := flagTx(ctx, tx, orderID, p, EventPaymentForClosedOrder, now, order.StatusEQ(enums.OrderClosed)); err != nil {
 		return false, err
 	}
-	// PAID or REFUNDED by another payment. paid_payment_id <> ? is not true
-	// for NULL: an order paid before orders named their paying payment is
-	// never flagged, since it cannot tell its payer from an extra (the old rule).
+	// Paid by another payment, whatever it went on to (paidOrders).
+	// paid_payment_id <> ? is not true for NULL: an order paid before orders
+	// named their paying payment is never flagged, since it cannot tell its
+	// payer from an extra (the old rule).
 	return false, flagTx(ctx, tx, orderID, p, EventDuplicatePayment, now,
-		order.StatusIn(enums.OrderPaid, enums.OrderRefunded), order.PaidPaymentIDNEQ(p.ID))
+		order.StatusIn(paidOrders...), order.PaidPaymentIDNEQ(p.ID))
 }
 
 // payAfterClose pays a lock-at-order order closed by the timeout closer

@@ -280,3 +280,35 @@ func TestTwoPaymentsForClosedOrder(t *testing.T) {
 		}
 	})
 }
+
+// Money for an order another payment paid is flagged whatever the order
+// went on to: shipped in part or whole, completed. Before, only PAID and
+// REFUNDED orders were flagged, and a second payment of a shipped order
+// was kept with no one told.
+func TestSecondPaymentAfterShippingIsFlagged(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		ctx := context.Background()
+		for i, st := range []enums.OrderStatus{enums.OrderPartiallyShipped, enums.OrderShipped, enums.OrderCompleted} {
+			o := f.place(t, fmt.Sprintf("ship-dup-%d", i))
+			if c := f.notify(t, "mock", success(o, fmt.Sprintf("ev-A%d", i), fmt.Sprintf("A%d", i)), ""); c != 200 {
+				t.Fatalf("first payment: HTTP %d", c)
+			}
+			// As shipOrder and confirmReceipt leave it (their own tests cover how).
+			if _, err := db.SQL.ExecContext(ctx, "UPDATE orders SET status = ? WHERE id = ?", string(st), o.ID); err != nil {
+				t.Fatal(err)
+			}
+			if c := f.notify(t, "mock", success(o, fmt.Sprintf("ev-B%d", i), fmt.Sprintf("B%d", i)), ""); c != 200 {
+				t.Fatalf("second payment: HTTP %d", c)
+			}
+			got := db.Client.Order.GetX(ctx, o.ID)
+			if got.Status != st || !got.NeedsReview {
+				t.Errorf("%s order after a second payment: %s, needsReview=%v; want %s and flagged", st, got.Status, got.NeedsReview, st)
+			}
+			ev := events(t, db, o, checkout.EventDuplicatePayment)
+			if len(ev) != 1 || ev[0]["paymentId"] != fmt.Sprintf("B%d", i) {
+				t.Errorf("%s order: DuplicatePayment events %v, want one naming B%d", st, ev, i)
+			}
+		}
+	})
+}
