@@ -312,3 +312,35 @@ func TestSecondPaymentAfterShippingIsFlagged(t *testing.T) {
 		}
 	})
 }
+
+// A whole refund made at the provider after the order shipped: the
+// payment is REFUNDED, the order keeps its status and its goods (no stock
+// comes back: the buyer has them) and is flagged for a person. Before, the
+// order was left as it was with no one told.
+func TestProviderRefundOfShippedOrderIsFlagged(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		ctx := context.Background()
+		o := f.place(t, "ship-refund")
+		if c := f.notify(t, "mock", success(o, "ev-P", "P"), ""); c != 200 {
+			t.Fatalf("payment: HTTP %d", c)
+		}
+		if _, err := db.SQL.ExecContext(ctx, "UPDATE orders SET status = ? WHERE id = ?", string(enums.OrderShipped), o.ID); err != nil {
+			t.Fatal(err)
+		}
+		stock := db.Client.Sku.GetX(ctx, f.itemID).Stock
+		if c := f.notify(t, "mock", refunded(o, "ev-P-refunded", "P"), ""); c != 200 {
+			t.Fatalf("REFUNDED: HTTP %d", c)
+		}
+		got := db.Client.Order.GetX(ctx, o.ID)
+		if got.Status != enums.OrderShipped || !got.NeedsReview {
+			t.Errorf("order %s, needsReview=%v; want SHIPPED and flagged", got.Status, got.NeedsReview)
+		}
+		if p := db.Client.Payment.Query().Where(payment.OrderID(o.ID)).OnlyX(ctx); p.Status != enums.PaymentRefunded {
+			t.Errorf("payment %s, want REFUNDED", p.Status)
+		}
+		if s := db.Client.Sku.GetX(ctx, f.itemID).Stock; s != stock {
+			t.Errorf("stock %d after the refund of a shipped order, want %d (unchanged)", s, stock)
+		}
+	})
+}

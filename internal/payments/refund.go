@@ -321,8 +321,11 @@ func refundTx(ctx context.Context, tx *ent.Tx, orderID int64, s *Service) (bool,
 		return settleRefundTx(ctx, tx, s, pending.ID, "", enums.RefundSucceeded, "")
 	}
 	won, err := checkout.CloseTx(ctx, tx, orderID, checkout.Refund, s.now())
-	if err != nil || !won {
-		return won, err
+	if err != nil {
+		return false, err
+	}
+	if !won {
+		return false, checkout.FlagShippedRefundTx(ctx, tx, orderID)
 	}
 	return true, markPaidRefunded(ctx, tx, orderID)
 }
