@@ -2,8 +2,8 @@ package server
 
 import (
 	"encoding/json"
-	"storefront/internal/aftersale"
 
+	"storefront/internal/aftersale"
 	"storefront/internal/catalog"
 	"storefront/internal/checkout"
 	"storefront/internal/inventory"
@@ -59,9 +59,9 @@ var lists = map[string]func(args map[string]any, page int) int{
 	"StockLogConnection.edges":   inPage,
 	"StockPoolConnection.edges":  inPage,
 	// Webhooks: createWebhook refuses more than MaxWebhooks; each has at
-	// most every event type once.
+	// most every event type once (app offers checkout's and after-sales').
 	"Query.webhooks":                  fixed(webhooks.MaxWebhooks),
-	"Webhook.events":                  fixed(len(checkout.EventTypes)),
+	"Webhook.events":                  fixed(len(checkout.EventTypes) + len(aftersale.EventTypes)),
 	"WebhookDeliveryConnection.edges": inPage,
 	// Sku.pools answers the SKU's newest pools only.
 	"Sku.pools": fixed(inventory.LatestPools),
