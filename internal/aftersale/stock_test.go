@@ -168,3 +168,37 @@ func TestDiscountedRefundsAddUpToPaid(t *testing.T) {
 		}
 	})
 }
+
+// The provider's word that the whole payment was refunded, for an order an
+// after-sale had refunded part of (still PAID): the Refund transition cannot
+// take it (money was reserved), so the order keeps its status and its stock
+// and is flagged for a person.
+func TestWholeRefundAtProviderAfterAPartialOneIsFlagged(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		o := f.paid(t, "buyer-1", 2, f.items[0])
+		a := f.request(t, o, enums.AfterSaleRefundOnly, as.LineInput{ItemID: f.items[0], Quantity: 1})
+		if _, err := f.as.Approve(ctx, admin, a.Sn); err != nil {
+			t.Fatal(err)
+		}
+		stock := f.stock(t, f.items[0])
+		cur := f.order(t, o.OrderSn)
+		if cur.Status != enums.OrderPaid || cur.RefundedAmount != a.Amount {
+			t.Fatalf("after the partial refund: %s with %s refunded, want PAID with %s", cur.Status, cur.RefundedAmount, a.Amount)
+		}
+		n := mock.Notification{EventID: "ev-whole-" + o.OrderSn, PaymentID: "pay-" + o.OrderSn, OrderSn: o.OrderSn, Amount: cur.Amount.String(),
+			Currency: "CNY", MerchantID: "m-1", Status: "REFUNDED", Timestamp: time.Now().Unix()}
+		body, _ := json.Marshal(n)
+		if _, err := f.pay.Notify(ctx, "mock", mock.Header(mock.Sign(secret, body)), body); err != nil {
+			t.Fatal(err)
+		}
+		got := db.Client.Order.GetX(ctx, o.ID)
+		if got.Status != enums.OrderPaid || !got.NeedsReview {
+			t.Errorf("order %s, needsReview=%v; want PAID and flagged", got.Status, got.NeedsReview)
+		}
+		if s := f.stock(t, f.items[0]); s != stock {
+			t.Errorf("stock %d, want %d (unchanged by the provider's word)", s, stock)
+		}
+		f.clean(t)
+	})
+}

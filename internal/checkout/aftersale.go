@@ -108,9 +108,6 @@ func returnFits(k int64) func(*entsql.Selector) {
 // refundable are the statuses of an order whose money may go back.
 var refundable = []enums.OrderStatus{enums.OrderPaid, enums.OrderPartiallyShipped, enums.OrderShipped, enums.OrderCompleted}
 
-// shippedOrders are the statuses of an order some of whose units shipped.
-var shippedOrders = []enums.OrderStatus{enums.OrderPartiallyShipped, enums.OrderShipped, enums.OrderCompleted}
-
 // paidOrders are the statuses of an order a payment paid: money another
 // payment brings it is extra (PayTx flags it).
 var paidOrders = append(slices.Clip(refundable), enums.OrderRefunded)

@@ -490,19 +490,20 @@ func flagTx(ctx context.Context, tx *ent.Tx, orderID int64, p Payer, typ string,
 		"provider": p.Provider, "paymentId": p.PaymentID}, now)
 }
 
-// FlagShippedRefundTx flags order orderID for a person when the payment
-// that paid it was refunded whole at the provider after units shipped: the
-// Refund transition takes only a PAID order, the shipped goods are the
-// buyer's (no stock comes back), and the order's status stays, so the flag
-// and the log are what says the money went back outside the shop. Other
-// orders are left as they are.
-func FlagShippedRefundTx(ctx context.Context, tx *ent.Tx, orderID int64) error {
-	n, err := tx.Order.Update().Where(order.ID(orderID), order.StatusIn(shippedOrders...), order.NeedsReview(false)).
+// FlagRefundedOutsideTx flags order orderID for a person when the payment
+// that paid it was refunded whole at the provider and the Refund transition
+// could not take the order: units had shipped (the goods are the buyer's,
+// no stock comes back), or an after-sale had refunded part of it already.
+// The order keeps its status, so the flag and the log are what says the
+// money went back outside the shop. Orders no payment holds (CLOSED,
+// REFUNDED) are left as they are.
+func FlagRefundedOutsideTx(ctx context.Context, tx *ent.Tx, orderID int64) error {
+	n, err := tx.Order.Update().Where(order.ID(orderID), order.StatusIn(refundable...), order.NeedsReview(false)).
 		SetNeedsReview(true).AddVersion(1).Save(ctx)
 	if err != nil || n == 0 {
 		return err
 	}
-	slog.WarnContext(ctx, "a shipped order's payment was refunded at the provider: review by hand", "orderId", orderID)
+	slog.WarnContext(ctx, "a payment was refunded whole at the provider while its order stands: review by hand", "orderId", orderID)
 	return nil
 }
 

@@ -325,7 +325,7 @@ func refundTx(ctx context.Context, tx *ent.Tx, orderID int64, s *Service) (bool,
 		return false, err
 	}
 	if !won {
-		return false, checkout.FlagShippedRefundTx(ctx, tx, orderID)
+		return false, checkout.FlagRefundedOutsideTx(ctx, tx, orderID)
 	}
 	return true, markPaidRefunded(ctx, tx, orderID)
 }
