@@ -50,34 +50,34 @@ func (s *Service) ReconcilePools(ctx context.Context, all bool) ([]PoolDiff, err
 		return nil, store.Classify(err)
 	}
 	defer tx.Rollback()
+	// back: every ledger row that came back for a pool's order line, under
+	// the order's key (a close's restore or release, a refund's restore) or
+	// an after-sale's (its refund restore), to the pool or to main stock.
 	rows, err := tx.QueryContext(ctx, `
+WITH back (line_pool, into_pool, change_type, change_num) AS (
+  SELECT ol.pool_id, l.pool_id, l.change_type, l.change_num FROM stock_log l JOIN orders o ON o.order_sn = l.biz_sn
+    JOIN order_line ol ON ol.order_id = o.id AND ol.item_id = l.item_id
+    WHERE l.biz_type = ? AND l.change_type IN (?, ?, ?) AND ol.pool_id <> 0
+  UNION ALL
+  SELECT ol.pool_id, l.pool_id, l.change_type, l.change_num FROM stock_log l JOIN after_sale a ON a.after_sale_sn = l.biz_sn
+    JOIN order_line ol ON ol.order_id = a.order_id AND ol.item_id = l.item_id
+    WHERE l.biz_type = ? AND l.change_type = ? AND ol.pool_id <> 0
+)
 SELECT p.id, p.item_id, p.stock, p.lock_stock,
   COALESCE((SELECT SUM(l.change_num) FROM stock_log l WHERE l.pool_id = p.id), 0),
   COALESCE((SELECT -SUM(l.change_num) FROM stock_log l WHERE l.pool_id = 0 AND l.item_id = p.item_id AND l.change_type = ? AND l.biz_type = ? AND l.biz_sn = CAST(p.id AS CHAR)), 0),
   COALESCE((SELECT SUM(l.change_num) FROM stock_log l WHERE l.pool_id = 0 AND l.item_id = p.item_id AND l.change_type = ? AND l.biz_type = ? AND l.biz_sn = CAST(p.id AS CHAR)), 0)
-  + COALESCE((SELECT SUM(l.change_num) FROM stock_log l JOIN orders o ON o.order_sn = l.biz_sn
-               JOIN order_line ol ON ol.order_id = o.id AND ol.item_id = l.item_id
-               WHERE l.pool_id = 0 AND l.biz_type = ? AND l.change_type IN (?, ?, ?) AND ol.pool_id = p.id), 0)
-  + COALESCE((SELECT SUM(l.change_num) FROM stock_log l JOIN after_sale a ON a.after_sale_sn = l.biz_sn
-               JOIN order_line ol ON ol.order_id = a.order_id AND ol.item_id = l.item_id
-               WHERE l.pool_id = 0 AND l.biz_type = ? AND l.change_type = ? AND ol.pool_id = p.id), 0),
+  + COALESCE((SELECT SUM(b.change_num) FROM back b WHERE b.line_pool = p.id AND b.into_pool = 0), 0),
   COALESCE((SELECT SUM(ol.quantity) FROM order_line ol JOIN orders o ON o.id = ol.order_id
             WHERE ol.pool_id = p.id AND o.status <> ? AND (ol.stock_mode <> ? OR ol.lock_state = ?)), 0)
-  - COALESCE((SELECT SUM(l.change_num) FROM stock_log l JOIN orders o ON o.order_sn = l.biz_sn
-               JOIN order_line ol ON ol.order_id = o.id AND ol.item_id = l.item_id
-               WHERE l.biz_type = ? AND l.change_type = ? AND ol.pool_id = p.id), 0)
-  - COALESCE((SELECT SUM(l.change_num) FROM stock_log l JOIN after_sale a ON a.after_sale_sn = l.biz_sn
-               JOIN order_line ol ON ol.order_id = a.order_id AND ol.item_id = l.item_id
-               WHERE l.biz_type = ? AND l.change_type = ? AND ol.pool_id = p.id), 0),
+  - COALESCE((SELECT SUM(b.change_num) FROM back b WHERE b.line_pool = p.id AND b.change_type = ?), 0),
   COALESCE((SELECT SUM(ol.quantity) FROM order_line ol JOIN orders o ON o.id = ol.order_id
             WHERE ol.pool_id = p.id AND o.status = ? AND ol.lock_state = ?), 0)
 FROM stock_pool p ORDER BY p.id`,
-		int(ToPool), BizPool, int(FromPool), BizPool,
 		BizOrder, int(CloseRestore), int(RefundRestore), int(FromPool),
 		BizAfterSale, int(RefundRestore),
-		string(enums.OrderClosed), string(enums.LockAtOrder), string(enums.LockDeducted),
-		BizOrder, int(RefundRestore),
-		BizAfterSale, int(RefundRestore),
+		int(ToPool), BizPool, int(FromPool), BizPool,
+		string(enums.OrderClosed), string(enums.LockAtOrder), string(enums.LockDeducted), int(RefundRestore),
 		string(enums.OrderUnpaid), string(enums.LockHeld))
 	if err != nil {
 		return nil, store.Classify(fmt.Errorf("reconciling pools: %w", err))
