@@ -106,14 +106,17 @@ func (s *Service) Request(ctx context.Context, in RequestInput) (*AfterSale, err
 		}
 		claim = c
 	}
-	a, err := s.request(ctx, in, claim)
+	a, err := s.request(ctx, in, claim, false)
 	if err != nil && claim != nil && !errors.Is(err, checkout.ErrIdempotencyInProgress) {
 		s.orders.ReleaseKey(ctx, claim)
 	}
 	return a, err
 }
 
-func (s *Service) request(ctx context.Context, in RequestInput, claim *checkout.Claim) (*AfterSale, error) {
+// request opens the after-sale in; whole is refundOrder's: the order must
+// be PAID and every unit held one that has not shipped, both decided inside
+// the transaction (checkout.LockPaidTx, checkout.HoldUnshipped).
+func (s *Service) request(ctx context.Context, in RequestInput, claim *checkout.Claim, whole bool) (*AfterSale, error) {
 	o, err := s.orders.Order(ctx, "", true, in.OrderSn)
 	if err != nil {
 		return nil, err
@@ -146,7 +149,19 @@ func (s *Service) request(ctx context.Context, in RequestInput, claim *checkout.
 		}
 	}
 	var a *AfterSale
+	hold := checkout.HoldReturn
+	switch {
+	case whole:
+		hold = checkout.HoldUnshipped
+	case in.Type == enums.AfterSaleRefundOnly:
+		hold = checkout.HoldRefund
+	}
 	err = store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
+		if whole {
+			if err := checkout.LockPaidTx(ctx, tx, o.ID); err != nil {
+				return err
+			}
+		}
 		if err := lockForFee(ctx, tx, o, in.Type); err != nil {
 			return err
 		}
@@ -154,7 +169,7 @@ func (s *Service) request(ctx context.Context, in RequestInput, claim *checkout.
 			Currency: o.Currency, Reason: in.Reason, CreatedAt: now, UpdatedAt: now, orderID: o.ID}
 		for _, l := range asked {
 			ol := byItem[l.ItemID]
-			h, err := checkout.HoldLineTx(ctx, tx, ol.LineID(), l.Quantity, in.Type == enums.AfterSaleRefundOnly)
+			h, err := checkout.HoldLineTx(ctx, tx, ol.LineID(), l.Quantity, hold)
 			if err != nil {
 				return err
 			}

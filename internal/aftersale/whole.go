@@ -19,7 +19,10 @@ import (
 // all held already (a refundOrder at the same moment, a retry) sends its
 // REFUNDING after-sales' refunds again instead: two refundOrders at once
 // are one refund, and one after a refusal is a new refund (the next
-// number). The caller (payments) has checked the order's state.
+// number). That the order is PAID and none of the units held has shipped is
+// decided inside the request's transaction (request's whole): a shipment
+// at the same moment either waits for it and finds the units withheld, or
+// goes first and the refund is refused with INVALID_ORDER_STATE.
 func (s *Service) RefundOrder(ctx context.Context, actor Actor, orderSn, reason string) error {
 	if reason == "" || len(reason) > MaxText {
 		return fmt.Errorf("%w: a refund reason of 1 to %d characters is required", ErrInvalidInput, MaxText)
@@ -39,7 +42,7 @@ func (s *Service) RefundOrder(ctx context.Context, actor Actor, orderSn, reason 
 	}
 	if len(in.Lines) > 0 {
 		in = RequestInput{UserID: o.UserID, OrderSn: orderSn, Type: enums.AfterSaleRefundOnly, Lines: in.Lines, Reason: reason}
-		a, err := s.request(ctx, in, nil)
+		a, err := s.request(ctx, in, nil, true)
 		switch {
 		case err == nil:
 			_, err = s.Approve(ctx, actor, a.Sn)

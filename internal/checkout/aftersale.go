@@ -32,19 +32,38 @@ type LineHold struct {
 	Withheld int64       // of its units, those that had not shipped (a refund only)
 }
 
+// Hold is what an after-sale takes of a line's units.
+type Hold int
+
+const (
+	// HoldRefund is a refund only: its units come from what has not
+	// shipped first (those are withheld and never ship), then from shipped
+	// ones the buyer keeps.
+	HoldRefund Hold = iota
+	// HoldReturn is a return: shipped units no other after-sale has.
+	HoldReturn
+	// HoldUnshipped is a refund of units that have not shipped (the whole
+	// order's refundOrder): every unit held must be one that has not
+	// shipped, by the same CAS, so a shipment at the same moment and the
+	// refund cannot both take one unit.
+	HoldUnshipped
+)
+
 // HoldLineTx adds k units of order line lineID to after-sales: a CAS keeps
 // the line's after-sale units at most its quantity (so of many requests at
-// once only those that fit stand). The amount is decided on the row this
-// transaction then holds: after its own UPDATE the row it reads is the
-// latest (InnoDB shows a transaction its own change; PostgreSQL reads it
-// per statement; SQLite has one writer). With withhold (a refund only),
-// the units come from what has not shipped first; those never ship.
-// Without it (a return), the units must also be shipped units that no
-// other after-sale has: shipped − (after-sale units − withheld ones).
-func HoldLineTx(ctx context.Context, tx *ent.Tx, lineID, k int64, withhold bool) (LineHold, error) {
+// once only those that fit stand), and for a return the shipped units no
+// other after-sale has, for HoldUnshipped the units neither shipped nor
+// withheld. The amount is decided on the row this transaction then holds:
+// after its own UPDATE the row it reads is the latest (InnoDB shows a
+// transaction its own change; PostgreSQL reads it per statement; SQLite
+// has one writer).
+func HoldLineTx(ctx context.Context, tx *ent.Tx, lineID, k int64, hold Hold) (LineHold, error) {
 	fits := []predicate.OrderLine{orderline.ID(lineID), afterSaleFits(k)}
-	if !withhold {
+	switch hold {
+	case HoldReturn:
 		fits = append(fits, returnFits(k))
+	case HoldUnshipped:
+		fits = append(fits, shippedFits(k))
 	}
 	n, err := tx.OrderLine.Update().Where(fits...).AddAfterSaleQuantity(k).Save(ctx)
 	if err != nil {
@@ -55,22 +74,51 @@ func HoldLineTx(ctx context.Context, tx *ent.Tx, lineID, k int64, withhold bool)
 		return LineHold{}, fmt.Errorf("reading line %d: %w", lineID, err)
 	}
 	if n == 0 {
-		if left := l.Quantity - l.AfterSaleQuantity; withhold || k > left {
+		left := l.Quantity - l.AfterSaleQuantity
+		switch {
+		case k > left || hold == HoldRefund:
 			return LineHold{}, fmt.Errorf("%w: SKU %d: %d bought, %d in after-sales, %d left; %d asked",
 				ErrAfterSaleQuantity, l.ItemID, l.Quantity, l.AfterSaleQuantity, left, k)
+		case hold == HoldUnshipped:
+			return LineHold{}, fmt.Errorf("%w: SKU %d: %d of %d shipped; only units that have not shipped are refunded this way (%d asked)",
+				ErrInvalidOrderState, l.ItemID, l.ShippedQuantity, l.Quantity, k)
 		}
 		return LineHold{}, fmt.Errorf("%w: SKU %d: %d shipped, %d of them already in after-sales; only shipped units can be sent back (%d asked)",
 			ErrAfterSaleQuantity, l.ItemID, l.ShippedQuantity, l.AfterSaleQuantity-l.WithheldQuantity, k)
 	}
 	paid := l.UnitPrice*money.Money(l.Quantity) - l.Discount
 	h := LineHold{Amount: pricing.Refundable(paid, l.Quantity, l.AfterSaleQuantity-k, k, l.AfterSaleAmount)}
-	if withhold {
+	switch hold {
+	case HoldRefund:
 		h.Withheld = max(0, min(k, l.Quantity-l.ShippedQuantity-l.WithheldQuantity))
+	case HoldUnshipped:
+		h.Withheld = k
 	}
 	if err := tx.OrderLine.UpdateOneID(lineID).AddAfterSaleAmount(h.Amount).AddWithheldQuantity(h.Withheld).Exec(ctx); err != nil {
 		return LineHold{}, fmt.Errorf("holding the money of line %d: %w", lineID, err)
 	}
 	return h, nil
+}
+
+// LockPaidTx takes order orderID's row by a CAS that only a PAID order
+// passes (nothing of it shipped, nothing refunded whole): the first write
+// of a whole-order refund's transaction, as a shipment's first write is
+// its own CAS on the row. Of the two, the one that runs second sees the
+// first's result: a shipment finds the units withheld, the refund finds
+// the order PARTIALLY_SHIPPED.
+func LockPaidTx(ctx context.Context, tx *ent.Tx, orderID int64) error {
+	n, err := tx.Order.Update().Where(order.ID(orderID), order.StatusEQ(enums.OrderPaid)).AddVersion(1).Save(ctx)
+	if err != nil {
+		return fmt.Errorf("locking order %d: %w", orderID, err)
+	}
+	if n == 0 {
+		o, err := tx.Order.Query().Where(order.ID(orderID)).Select(order.FieldOrderSn, order.FieldStatus).Only(ctx)
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: order %s is %s, only PAID orders can be refunded whole", ErrInvalidOrderState, o.OrderSn, o.Status)
+	}
+	return nil
 }
 
 // ReleaseLineTx gives back what HoldLineTx took (a rejected or cancelled
