@@ -70,7 +70,7 @@ func closeExpired(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	orders, _ := app.Orders(db, c.Checkout, payCfg)
+	orders, _, _ := app.Orders(db, c.Checkout, payCfg, c.AfterSale)
 	n, err := orders.CloseExpired(ctx)
 	if err != nil {
 		return fmt.Errorf("closed %d expired orders, then: %w", n, err)

@@ -10,6 +10,7 @@ import (
 	"storefront/ent/orderline"
 	"storefront/ent/sku"
 	"storefront/internal/aftersale"
+	"storefront/internal/app"
 	"storefront/internal/catalog"
 	"storefront/internal/checkout"
 	"storefront/internal/demo"
@@ -43,13 +44,12 @@ func setup(t *testing.T, db *store.DB) *fixture {
 		t.Fatal(err)
 	}
 	cfg := payments.DefaultConfig().With(mock.New("mock", secret, "m-1", "CNY"))
-	orders := checkout.New(db, checkout.DefaultConfig())
-	pay := payments.New(db, cfg, orders)
+	orders, pay, afterSales := app.Orders(db, checkout.DefaultConfig(), cfg, aftersale.DefaultConfig())
 	items := db.Client.Sku.Query().Where(sku.GoodsID(ids[demo.TShirtCode]), sku.StockGT(20)).Order(sku.ByID()).Limit(2).IDsX(ctx)
 	if len(items) < 2 {
 		t.Fatalf("demo T-shirt SKUs with stock: %v", items)
 	}
-	return &fixture{db: db, orders: orders, pay: pay, as: aftersale.New(db, aftersale.DefaultConfig(), orders, pay), items: items}
+	return &fixture{db: db, orders: orders, pay: pay, as: afterSales, items: items}
 }
 
 // paid places an order of user for qty units of each SKU and pays it

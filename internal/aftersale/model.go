@@ -98,3 +98,13 @@ func payloadOf(a *AfterSale) eventPayload {
 	}
 	return p
 }
+
+// withheldAny reports whether a holds units that had not shipped.
+func (a *AfterSale) withheldAny() bool {
+	for _, l := range a.Lines {
+		if l.withheld > 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -3,6 +3,7 @@ package aftersale
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -216,6 +217,12 @@ func (s *Service) end(ctx context.Context, actor Actor, sn string, to enums.Afte
 		now := s.now()
 		won := false
 		err = store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
+			if a.withheldAny() {
+				// Units withheld come back to ship: the order's row first, as a shipment takes it.
+				if err := checkout.LockOrderTx(ctx, tx, a.orderID); err != nil {
+					return err
+				}
+			}
 			ok, err := move(ctx, tx, a.id, a.Status, to, actor.ID, reason, now, func(u *ent.AfterSaleUpdate) {
 				if to == enums.AfterSaleRejected {
 					u.SetRejectReason(reason)
@@ -225,12 +232,7 @@ func (s *Service) end(ctx context.Context, actor Actor, sn string, to enums.Afte
 				return err
 			}
 			won = true
-			for _, l := range a.Lines {
-				if err := checkout.ReleaseLineTx(ctx, tx, l.orderLineID, l.Quantity, checkout.LineHold{Amount: l.Amount, Withheld: l.withheld}); err != nil {
-					return err
-				}
-			}
-			return nil
+			return release(ctx, tx, a, now)
 		})
 		if err != nil {
 			return nil, store.Classify(err)
@@ -240,6 +242,56 @@ func (s *Service) end(ctx context.Context, actor Actor, sn string, to enums.Afte
 		}
 	}
 	return nil, refused(a, why)
+}
+
+// release gives the units of a, which has just ended without a refund,
+// back to its order's lines; withheld ones are to ship again.
+func release(ctx context.Context, tx *ent.Tx, a *AfterSale, now time.Time) error {
+	for _, l := range a.Lines {
+		if err := checkout.ReleaseLineTx(ctx, tx, l.orderLineID, l.Quantity, checkout.LineHold{Amount: l.Amount, Withheld: l.withheld}); err != nil {
+			return err
+		}
+	}
+	if !a.withheldAny() {
+		return nil
+	}
+	return checkout.SettleFulfilmentTx(ctx, tx, a.orderID, now)
+}
+
+// open are the statuses of an after-sale no money has moved for yet.
+var open = []enums.AfterSaleStatus{enums.AfterSaleRequested, enums.AfterSaleApproved, enums.AfterSaleReturnShipped}
+
+// EndOpenTx cancels every open after-sale of order orderID, each by its
+// CAS with a log row saying why (note), and gives their units back to the
+// lines: the order can no longer be refunded (refunded in full, here or at
+// the provider), so they could never end otherwise. It runs in the
+// transaction that refunded the order, which holds the order's row.
+func EndOpenTx(ctx context.Context, tx *ent.Tx, orderID int64, note string, now time.Time) error {
+	rows, err := tx.AfterSale.Query().Where(aftersale.OrderID(orderID), aftersale.StatusIn(open...)).
+		Order(aftersale.ByID()).WithLines().All(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the open after-sales of order %d: %w", orderID, err)
+	}
+	for _, r := range rows {
+		a := toAfterSale(r)
+		ok, err := move(ctx, tx, a.id, a.Status, enums.AfterSaleCancelled, "system", note, now, nil)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		if a.Status == enums.AfterSaleReturnShipped {
+			slog.WarnContext(ctx, "a return on its way back was cancelled: its order was refunded in full; receive the parcel by hand",
+				"afterSaleSn", a.Sn, "orderSn", a.OrderSn)
+		}
+		for _, l := range a.Lines {
+			if err := checkout.ReleaseLineTx(ctx, tx, l.orderLineID, l.Quantity, checkout.LineHold{Amount: l.Amount, Withheld: l.withheld}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // ReturnShipped records the buyer's parcel back of an APPROVED return.
@@ -333,6 +385,19 @@ func RefundedTx(ctx context.Context, tx *ent.Tx, id int64, now time.Time) (bool,
 	}
 	if a.Type == enums.AfterSaleRefundOnly {
 		if err := restore(ctx, tx, a, withheld); err != nil {
+			return false, err
+		}
+	}
+	switch {
+	case whole:
+		// Nothing is left to refund: the order's other open after-sales end.
+		if err := EndOpenTx(ctx, tx, a.orderID, "the order was refunded in full by after-sale "+a.Sn, now); err != nil {
+			return false, err
+		}
+	case a.withheldAny():
+		// Its units never ship: they may have been the last ones to ship.
+		// ConfirmRefundTx's CAS holds the order's row.
+		if err := checkout.SettleFulfilmentTx(ctx, tx, a.orderID, now); err != nil {
 			return false, err
 		}
 	}

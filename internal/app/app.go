@@ -87,11 +87,11 @@ func New(db, writer *store.DB, signer *auth.Signer, cfg Config) *App {
 		cfg.Webhooks.EventTypes = append(slices.Clone(checkout.EventTypes), aftersale.EventTypes...)
 	}
 	cat := catalog.New(db, cfg.Catalog)
-	orders, pay := Orders(writer, cfg.Checkout, cfg.Payments)
+	orders, pay, afterSales := Orders(writer, cfg.Checkout, cfg.Payments, cfg.AfterSale)
 	r := &resolvers.Resolver{Catalog: cat, Inventory: inventory.New(writer), Checkout: orders,
 		Payments: pay, Carts: cart.New(db, orders, cfg.Cart),
 		Live: live.New(db, cat, cfg.Live), Hooks: webhooks.New(db, cfg.Webhooks), Promo: promo.New(writer), Ship: shipping.New(writer),
-		AfterSales: aftersale.New(writer, cfg.AfterSale, orders, pay)}
+		AfterSales: afterSales}
 	a := &App{DB: db, Writer: writer, Metrics: m, Resolver: r, Outbox: outbox.New(writer, cfg.Outbox)}
 
 	o := cfg.HTTP
@@ -121,17 +121,21 @@ func (a *App) Close() {
 	a.Catalog.Close()
 }
 
-// Orders builds checkout and payments on writer, bound both ways: the
-// timeout closer asks payments before closing an order with a started
-// payment (checkout.PaymentCheck), and payments refunds through checkout.
-func Orders(writer *store.DB, co checkout.Config, pc payments.Config) (*checkout.Service, *payments.Service) {
+// Orders builds checkout, payments and after-sales on writer, each once,
+// bound both ways: the timeout closer asks payments before closing an order
+// with a started payment (checkout.PaymentCheck), after-sales send their
+// refunds through payments (aftersale.Refunds), and payments' refundOrder
+// is a whole-order after-sale of this one after-sales service.
+func Orders(writer *store.DB, co checkout.Config, pc payments.Config, ac aftersale.Config) (*checkout.Service, *payments.Service, *aftersale.Service) {
 	ask := &paymentCheck{}
 	if co.Payments == nil {
 		co.Payments = ask
 	}
 	orders := checkout.New(writer, co)
 	ask.Service = payments.New(writer, pc, orders)
-	return orders, ask.Service
+	afterSales := aftersale.New(writer, ac, orders, ask.Service)
+	ask.RefundThrough(afterSales)
+	return orders, ask.Service, afterSales
 }
 
 // paymentCheck is checkout's PaymentCheck: the payments service, set after

@@ -20,6 +20,8 @@ import (
 	"storefront/ent/paymentevent"
 	"storefront/ent/sku"
 	"storefront/ent/stocklog"
+	"storefront/internal/aftersale"
+	"storefront/internal/app"
 	"storefront/internal/catalog"
 	"storefront/internal/checkout"
 	"storefront/internal/demo"
@@ -66,7 +68,7 @@ func setup(t *testing.T, db *store.DB) *fixture {
 	}
 	cfg := payments.DefaultConfig()
 	cfg = cfg.With(mock.New("mock", secret, "m-1", "CNY"), mock.New("other", "other-secret", "m-2", "CNY"))
-	svc := payments.New(db, cfg, checkout.New(db, checkout.DefaultConfig()))
+	_, svc, _ := app.Orders(db, checkout.DefaultConfig(), cfg, aftersale.DefaultConfig())
 	mux := http.NewServeMux()
 	mux.Handle("POST /payments/{provider}/notify", server.NotifyHandler(svc, cfg.MaxBody))
 	srv := httptest.NewServer(mux)

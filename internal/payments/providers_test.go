@@ -15,6 +15,7 @@ import (
 
 	"storefront/ent"
 	"storefront/ent/sku"
+	"storefront/internal/aftersale"
 	"storefront/internal/app"
 	"storefront/internal/catalog"
 	"storefront/internal/checkout"
@@ -83,7 +84,7 @@ func providerSetup(t *testing.T, db *store.DB) *pfix {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.orders, f.svc = app.Orders(db, checkout.DefaultConfig(), cfg)
+	f.orders, f.svc, _ = app.Orders(db, checkout.DefaultConfig(), cfg, aftersale.DefaultConfig())
 	h := server.NotifyHandler(f.svc, cfg.MaxBody)
 	mux := http.NewServeMux()
 	mux.Handle("POST /payments/{provider}/notify", h)

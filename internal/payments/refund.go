@@ -327,6 +327,9 @@ func refundTx(ctx context.Context, tx *ent.Tx, orderID int64, s *Service) (bool,
 	if !won {
 		return false, checkout.FlagRefundedOutsideTx(ctx, tx, orderID)
 	}
+	if err := aftersale.EndOpenTx(ctx, tx, orderID, "the order was refunded in full at the provider", s.now()); err != nil {
+		return false, err
+	}
 	return true, markPaidRefunded(ctx, tx, orderID)
 }
 

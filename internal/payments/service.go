@@ -33,10 +33,12 @@ func New(db *store.DB, cfg Config, orders *checkout.Service) *Service {
 	if cfg.RefundRetryMax < cfg.RefundRetry {
 		cfg.RefundRetryMax = max(def.RefundRetryMax, cfg.RefundRetry)
 	}
-	s := &Service{db: db, cfg: cfg, orders: orders, now: time.Now}
-	s.afterSales = aftersale.New(db, aftersale.DefaultConfig(), orders, s)
-	return s
+	return &Service{db: db, cfg: cfg, orders: orders, now: time.Now}
 }
+
+// RefundThrough binds refundOrder to the after-sales service (the
+// composition root's, built on this one: app.Orders).
+func (s *Service) RefundThrough(afterSales *aftersale.Service) { s.afterSales = afterSales }
 
 // Outcome says what a verified notification did.
 type Outcome string
