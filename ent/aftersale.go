@@ -35,6 +35,8 @@ type AfterSale struct {
 	Amount money.Money `json:"amount,omitempty"`
 	// ShippingFee holds the value of the "shipping_fee" field.
 	ShippingFee money.Money `json:"shipping_fee,omitempty"`
+	// Whole holds the value of the "whole" field.
+	Whole bool `json:"whole,omitempty"`
 	// Currency holds the value of the "currency" field.
 	Currency string `json:"currency,omitempty"`
 	// Reason holds the value of the "reason" field.
@@ -80,6 +82,8 @@ func (*AfterSale) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
+		case aftersale.FieldWhole:
+			values[i] = new(sql.NullBool)
 		case aftersale.FieldID, aftersale.FieldOrderID, aftersale.FieldAmount, aftersale.FieldShippingFee, aftersale.FieldVersion:
 			values[i] = new(sql.NullInt64)
 		case aftersale.FieldAfterSaleSn, aftersale.FieldOrderSn, aftersale.FieldUserID, aftersale.FieldType, aftersale.FieldStatus, aftersale.FieldCurrency, aftersale.FieldReason, aftersale.FieldRejectReason, aftersale.FieldReturnCarrier, aftersale.FieldReturnTrackingNo:
@@ -154,6 +158,12 @@ func (_m *AfterSale) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field shipping_fee", values[i])
 			} else if value.Valid {
 				_m.ShippingFee = money.Money(value.Int64)
+			}
+		case aftersale.FieldWhole:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field whole", values[i])
+			} else if value.Valid {
+				_m.Whole = value.Bool
 			}
 		case aftersale.FieldCurrency:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -267,6 +277,9 @@ func (_m *AfterSale) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("shipping_fee=")
 	builder.WriteString(fmt.Sprintf("%v", _m.ShippingFee))
+	builder.WriteString(", ")
+	builder.WriteString("whole=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Whole))
 	builder.WriteString(", ")
 	builder.WriteString("currency=")
 	builder.WriteString(_m.Currency)

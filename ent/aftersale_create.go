@@ -81,6 +81,20 @@ func (_c *AfterSaleCreate) SetNillableShippingFee(v *money.Money) *AfterSaleCrea
 	return _c
 }
 
+// SetWhole sets the "whole" field.
+func (_c *AfterSaleCreate) SetWhole(v bool) *AfterSaleCreate {
+	_c.mutation.SetWhole(v)
+	return _c
+}
+
+// SetNillableWhole sets the "whole" field if the given value is not nil.
+func (_c *AfterSaleCreate) SetNillableWhole(v *bool) *AfterSaleCreate {
+	if v != nil {
+		_c.SetWhole(*v)
+	}
+	return _c
+}
+
 // SetCurrency sets the "currency" field.
 func (_c *AfterSaleCreate) SetCurrency(v string) *AfterSaleCreate {
 	_c.mutation.SetCurrency(v)
@@ -237,6 +251,10 @@ func (_c *AfterSaleCreate) defaults() {
 		v := aftersale.DefaultShippingFee
 		_c.mutation.SetShippingFee(v)
 	}
+	if _, ok := _c.mutation.Whole(); !ok {
+		v := aftersale.DefaultWhole
+		_c.mutation.SetWhole(v)
+	}
 	if _, ok := _c.mutation.RejectReason(); !ok {
 		v := aftersale.DefaultRejectReason
 		_c.mutation.SetRejectReason(v)
@@ -313,6 +331,9 @@ func (_c *AfterSaleCreate) check() error {
 	}
 	if _, ok := _c.mutation.ShippingFee(); !ok {
 		return &ValidationError{Name: "shipping_fee", err: errors.New(`ent: missing required field "AfterSale.shipping_fee"`)}
+	}
+	if _, ok := _c.mutation.Whole(); !ok {
+		return &ValidationError{Name: "whole", err: errors.New(`ent: missing required field "AfterSale.whole"`)}
 	}
 	if _, ok := _c.mutation.Currency(); !ok {
 		return &ValidationError{Name: "currency", err: errors.New(`ent: missing required field "AfterSale.currency"`)}
@@ -427,6 +448,10 @@ func (_c *AfterSaleCreate) createSpec() (*AfterSale, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ShippingFee(); ok {
 		_spec.SetField(aftersale.FieldShippingFee, field.TypeInt64, value)
 		_node.ShippingFee = value
+	}
+	if value, ok := _c.mutation.Whole(); ok {
+		_spec.SetField(aftersale.FieldWhole, field.TypeBool, value)
+		_node.Whole = value
 	}
 	if value, ok := _c.mutation.Currency(); ok {
 		_spec.SetField(aftersale.FieldCurrency, field.TypeString, value)
@@ -643,6 +668,9 @@ func (u *AfterSaleUpsertOne) UpdateNewValues() *AfterSaleUpsertOne {
 		}
 		if _, exists := u.create.mutation.ShippingFee(); exists {
 			s.SetIgnore(aftersale.FieldShippingFee)
+		}
+		if _, exists := u.create.mutation.Whole(); exists {
+			s.SetIgnore(aftersale.FieldWhole)
 		}
 		if _, exists := u.create.mutation.Currency(); exists {
 			s.SetIgnore(aftersale.FieldCurrency)
@@ -977,6 +1005,9 @@ func (u *AfterSaleUpsertBulk) UpdateNewValues() *AfterSaleUpsertBulk {
 			}
 			if _, exists := b.mutation.ShippingFee(); exists {
 				s.SetIgnore(aftersale.FieldShippingFee)
+			}
+			if _, exists := b.mutation.Whole(); exists {
+				s.SetIgnore(aftersale.FieldWhole)
 			}
 			if _, exists := b.mutation.Currency(); exists {
 				s.SetIgnore(aftersale.FieldCurrency)

@@ -24,6 +24,7 @@ import (
 	"storefront/ent/goods"
 	"storefront/ent/goodslisting"
 	"storefront/ent/idempotency"
+	"storefront/ent/moneyentry"
 	"storefront/ent/order"
 	"storefront/ent/orderline"
 	"storefront/ent/outbox"
@@ -83,6 +84,8 @@ type Client struct {
 	GoodsListing *GoodsListingClient
 	// Idempotency is the client for interacting with the Idempotency builders.
 	Idempotency *IdempotencyClient
+	// MoneyEntry is the client for interacting with the MoneyEntry builders.
+	MoneyEntry *MoneyEntryClient
 	// Order is the client for interacting with the Order builders.
 	Order *OrderClient
 	// OrderLine is the client for interacting with the OrderLine builders.
@@ -145,6 +148,7 @@ func (c *Client) init() {
 	c.Goods = NewGoodsClient(c.config)
 	c.GoodsListing = NewGoodsListingClient(c.config)
 	c.Idempotency = NewIdempotencyClient(c.config)
+	c.MoneyEntry = NewMoneyEntryClient(c.config)
 	c.Order = NewOrderClient(c.config)
 	c.OrderLine = NewOrderLineClient(c.config)
 	c.Outbox = NewOutboxClient(c.config)
@@ -269,6 +273,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Goods:            NewGoodsClient(cfg),
 		GoodsListing:     NewGoodsListingClient(cfg),
 		Idempotency:      NewIdempotencyClient(cfg),
+		MoneyEntry:       NewMoneyEntryClient(cfg),
 		Order:            NewOrderClient(cfg),
 		OrderLine:        NewOrderLineClient(cfg),
 		Outbox:           NewOutboxClient(cfg),
@@ -320,6 +325,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Goods:            NewGoodsClient(cfg),
 		GoodsListing:     NewGoodsListingClient(cfg),
 		Idempotency:      NewIdempotencyClient(cfg),
+		MoneyEntry:       NewMoneyEntryClient(cfg),
 		Order:            NewOrderClient(cfg),
 		OrderLine:        NewOrderLineClient(cfg),
 		Outbox:           NewOutboxClient(cfg),
@@ -370,10 +376,10 @@ func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.Address, c.AddressBook, c.AfterSale, c.AfterSaleLine, c.AfterSaleLog, c.Cart,
 		c.CartLine, c.Category, c.Coupon, c.CouponClaim, c.Goods, c.GoodsListing,
-		c.Idempotency, c.Order, c.OrderLine, c.Outbox, c.Payment, c.PaymentEvent,
-		c.PaymentStart, c.PoolBuyer, c.PurchaseCount, c.Refund, c.Shipment,
-		c.ShippingTemplate, c.Sku, c.Spec, c.SpecValue, c.StockLog, c.StockPool,
-		c.UserCoupon, c.Webhook, c.WebhookDelivery,
+		c.Idempotency, c.MoneyEntry, c.Order, c.OrderLine, c.Outbox, c.Payment,
+		c.PaymentEvent, c.PaymentStart, c.PoolBuyer, c.PurchaseCount, c.Refund,
+		c.Shipment, c.ShippingTemplate, c.Sku, c.Spec, c.SpecValue, c.StockLog,
+		c.StockPool, c.UserCoupon, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Use(hooks...)
 	}
@@ -385,10 +391,10 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.Address, c.AddressBook, c.AfterSale, c.AfterSaleLine, c.AfterSaleLog, c.Cart,
 		c.CartLine, c.Category, c.Coupon, c.CouponClaim, c.Goods, c.GoodsListing,
-		c.Idempotency, c.Order, c.OrderLine, c.Outbox, c.Payment, c.PaymentEvent,
-		c.PaymentStart, c.PoolBuyer, c.PurchaseCount, c.Refund, c.Shipment,
-		c.ShippingTemplate, c.Sku, c.Spec, c.SpecValue, c.StockLog, c.StockPool,
-		c.UserCoupon, c.Webhook, c.WebhookDelivery,
+		c.Idempotency, c.MoneyEntry, c.Order, c.OrderLine, c.Outbox, c.Payment,
+		c.PaymentEvent, c.PaymentStart, c.PoolBuyer, c.PurchaseCount, c.Refund,
+		c.Shipment, c.ShippingTemplate, c.Sku, c.Spec, c.SpecValue, c.StockLog,
+		c.StockPool, c.UserCoupon, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -423,6 +429,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.GoodsListing.mutate(ctx, m)
 	case *IdempotencyMutation:
 		return c.Idempotency.mutate(ctx, m)
+	case *MoneyEntryMutation:
+		return c.MoneyEntry.mutate(ctx, m)
 	case *OrderMutation:
 		return c.Order.mutate(ctx, m)
 	case *OrderLineMutation:
@@ -2256,6 +2264,139 @@ func (c *IdempotencyClient) mutate(ctx context.Context, m *IdempotencyMutation) 
 		return (&IdempotencyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Idempotency mutation op: %q", m.Op())
+	}
+}
+
+// MoneyEntryClient is a client for the MoneyEntry schema.
+type MoneyEntryClient struct {
+	config
+}
+
+// NewMoneyEntryClient returns a client for the MoneyEntry from the given config.
+func NewMoneyEntryClient(c config) *MoneyEntryClient {
+	return &MoneyEntryClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `moneyentry.Hooks(f(g(h())))`.
+func (c *MoneyEntryClient) Use(hooks ...Hook) {
+	c.hooks.MoneyEntry = append(c.hooks.MoneyEntry, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `moneyentry.Intercept(f(g(h())))`.
+func (c *MoneyEntryClient) Intercept(interceptors ...Interceptor) {
+	c.inters.MoneyEntry = append(c.inters.MoneyEntry, interceptors...)
+}
+
+// Create returns a builder for creating a MoneyEntry entity.
+func (c *MoneyEntryClient) Create() *MoneyEntryCreate {
+	mutation := newMoneyEntryMutation(c.config, OpCreate)
+	return &MoneyEntryCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of MoneyEntry entities.
+func (c *MoneyEntryClient) CreateBulk(builders ...*MoneyEntryCreate) *MoneyEntryCreateBulk {
+	return &MoneyEntryCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *MoneyEntryClient) MapCreateBulk(slice any, setFunc func(*MoneyEntryCreate, int)) *MoneyEntryCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &MoneyEntryCreateBulk{err: fmt.Errorf("calling to MoneyEntryClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*MoneyEntryCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &MoneyEntryCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for MoneyEntry.
+func (c *MoneyEntryClient) Update() *MoneyEntryUpdate {
+	mutation := newMoneyEntryMutation(c.config, OpUpdate)
+	return &MoneyEntryUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *MoneyEntryClient) UpdateOne(_m *MoneyEntry) *MoneyEntryUpdateOne {
+	mutation := newMoneyEntryMutation(c.config, OpUpdateOne, withMoneyEntry(_m))
+	return &MoneyEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *MoneyEntryClient) UpdateOneID(id int64) *MoneyEntryUpdateOne {
+	mutation := newMoneyEntryMutation(c.config, OpUpdateOne, withMoneyEntryID(id))
+	return &MoneyEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for MoneyEntry.
+func (c *MoneyEntryClient) Delete() *MoneyEntryDelete {
+	mutation := newMoneyEntryMutation(c.config, OpDelete)
+	return &MoneyEntryDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *MoneyEntryClient) DeleteOne(_m *MoneyEntry) *MoneyEntryDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *MoneyEntryClient) DeleteOneID(id int64) *MoneyEntryDeleteOne {
+	builder := c.Delete().Where(moneyentry.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &MoneyEntryDeleteOne{builder}
+}
+
+// Query returns a query builder for MoneyEntry.
+func (c *MoneyEntryClient) Query() *MoneyEntryQuery {
+	return &MoneyEntryQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeMoneyEntry},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a MoneyEntry entity by its id.
+func (c *MoneyEntryClient) Get(ctx context.Context, id int64) (*MoneyEntry, error) {
+	return c.Query().Where(moneyentry.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *MoneyEntryClient) GetX(ctx context.Context, id int64) *MoneyEntry {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *MoneyEntryClient) Hooks() []Hook {
+	return c.hooks.MoneyEntry
+}
+
+// Interceptors returns the client interceptors.
+func (c *MoneyEntryClient) Interceptors() []Interceptor {
+	return c.inters.MoneyEntry
+}
+
+func (c *MoneyEntryClient) mutate(ctx context.Context, m *MoneyEntryMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&MoneyEntryCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&MoneyEntryUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&MoneyEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&MoneyEntryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown MoneyEntry mutation op: %q", m.Op())
 	}
 }
 
@@ -4886,15 +5027,15 @@ func (c *WebhookDeliveryClient) mutate(ctx context.Context, m *WebhookDeliveryMu
 type (
 	hooks struct {
 		Address, AddressBook, AfterSale, AfterSaleLine, AfterSaleLog, Cart, CartLine,
-		Category, Coupon, CouponClaim, Goods, GoodsListing, Idempotency, Order,
-		OrderLine, Outbox, Payment, PaymentEvent, PaymentStart, PoolBuyer,
+		Category, Coupon, CouponClaim, Goods, GoodsListing, Idempotency, MoneyEntry,
+		Order, OrderLine, Outbox, Payment, PaymentEvent, PaymentStart, PoolBuyer,
 		PurchaseCount, Refund, Shipment, ShippingTemplate, Sku, Spec, SpecValue,
 		StockLog, StockPool, UserCoupon, Webhook, WebhookDelivery []ent.Hook
 	}
 	inters struct {
 		Address, AddressBook, AfterSale, AfterSaleLine, AfterSaleLog, Cart, CartLine,
-		Category, Coupon, CouponClaim, Goods, GoodsListing, Idempotency, Order,
-		OrderLine, Outbox, Payment, PaymentEvent, PaymentStart, PoolBuyer,
+		Category, Coupon, CouponClaim, Goods, GoodsListing, Idempotency, MoneyEntry,
+		Order, OrderLine, Outbox, Payment, PaymentEvent, PaymentStart, PoolBuyer,
 		PurchaseCount, Refund, Shipment, ShippingTemplate, Sku, Spec, SpecValue,
 		StockLog, StockPool, UserCoupon, Webhook, WebhookDelivery []ent.Interceptor
 	}

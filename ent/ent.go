@@ -20,6 +20,7 @@ import (
 	"storefront/ent/goods"
 	"storefront/ent/goodslisting"
 	"storefront/ent/idempotency"
+	"storefront/ent/moneyentry"
 	"storefront/ent/order"
 	"storefront/ent/orderline"
 	"storefront/ent/outbox"
@@ -117,6 +118,7 @@ func checkColumn(t, c string) error {
 			goods.Table:            goods.ValidColumn,
 			goodslisting.Table:     goodslisting.ValidColumn,
 			idempotency.Table:      idempotency.ValidColumn,
+			moneyentry.Table:       moneyentry.ValidColumn,
 			order.Table:            order.ValidColumn,
 			orderline.Table:        orderline.ValidColumn,
 			outbox.Table:           outbox.ValidColumn,

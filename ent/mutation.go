@@ -19,6 +19,7 @@ import (
 	"storefront/ent/goods"
 	"storefront/ent/goodslisting"
 	"storefront/ent/idempotency"
+	"storefront/ent/moneyentry"
 	"storefront/ent/order"
 	"storefront/ent/orderline"
 	"storefront/ent/outbox"
@@ -72,6 +73,7 @@ const (
 	TypeGoods            = "Goods"
 	TypeGoodsListing     = "GoodsListing"
 	TypeIdempotency      = "Idempotency"
+	TypeMoneyEntry       = "MoneyEntry"
 	TypeOrder            = "Order"
 	TypeOrderLine        = "OrderLine"
 	TypeOutbox           = "Outbox"
@@ -1514,6 +1516,7 @@ type AfterSaleMutation struct {
 	addamount          *money.Money
 	shipping_fee       *money.Money
 	addshipping_fee    *money.Money
+	whole              *bool
 	currency           *string
 	reason             *string
 	reject_reason      *string
@@ -1984,6 +1987,42 @@ func (m *AfterSaleMutation) ResetShippingFee() {
 	m.addshipping_fee = nil
 }
 
+// SetWhole sets the "whole" field.
+func (m *AfterSaleMutation) SetWhole(b bool) {
+	m.whole = &b
+}
+
+// Whole returns the value of the "whole" field in the mutation.
+func (m *AfterSaleMutation) Whole() (r bool, exists bool) {
+	v := m.whole
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWhole returns the old "whole" field's value of the AfterSale entity.
+// If the AfterSale object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AfterSaleMutation) OldWhole(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWhole is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWhole requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWhole: %w", err)
+	}
+	return oldValue.Whole, nil
+}
+
+// ResetWhole resets all changes to the "whole" field.
+func (m *AfterSaleMutation) ResetWhole() {
+	m.whole = nil
+}
+
 // SetCurrency sets the "currency" field.
 func (m *AfterSaleMutation) SetCurrency(s string) {
 	m.currency = &s
@@ -2380,7 +2419,7 @@ func (m *AfterSaleMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AfterSaleMutation) Fields() []string {
-	fields := make([]string, 0, 16)
+	fields := make([]string, 0, 17)
 	if m.after_sale_sn != nil {
 		fields = append(fields, aftersale.FieldAfterSaleSn)
 	}
@@ -2404,6 +2443,9 @@ func (m *AfterSaleMutation) Fields() []string {
 	}
 	if m.shipping_fee != nil {
 		fields = append(fields, aftersale.FieldShippingFee)
+	}
+	if m.whole != nil {
+		fields = append(fields, aftersale.FieldWhole)
 	}
 	if m.currency != nil {
 		fields = append(fields, aftersale.FieldCurrency)
@@ -2453,6 +2495,8 @@ func (m *AfterSaleMutation) Field(name string) (ent.Value, bool) {
 		return m.Amount()
 	case aftersale.FieldShippingFee:
 		return m.ShippingFee()
+	case aftersale.FieldWhole:
+		return m.Whole()
 	case aftersale.FieldCurrency:
 		return m.Currency()
 	case aftersale.FieldReason:
@@ -2494,6 +2538,8 @@ func (m *AfterSaleMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldAmount(ctx)
 	case aftersale.FieldShippingFee:
 		return m.OldShippingFee(ctx)
+	case aftersale.FieldWhole:
+		return m.OldWhole(ctx)
 	case aftersale.FieldCurrency:
 		return m.OldCurrency(ctx)
 	case aftersale.FieldReason:
@@ -2574,6 +2620,13 @@ func (m *AfterSaleMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetShippingFee(v)
+		return nil
+	case aftersale.FieldWhole:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWhole(v)
 		return nil
 	case aftersale.FieldCurrency:
 		v, ok := value.(string)
@@ -2754,6 +2807,9 @@ func (m *AfterSaleMutation) ResetField(name string) error {
 		return nil
 	case aftersale.FieldShippingFee:
 		m.ResetShippingFee()
+		return nil
+	case aftersale.FieldWhole:
+		m.ResetWhole()
 		return nil
 	case aftersale.FieldCurrency:
 		m.ResetCurrency()
@@ -12011,6 +12067,785 @@ func (m *IdempotencyMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *IdempotencyMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Idempotency edge %s", name)
+}
+
+// MoneyEntryMutation represents an operation that mutates the MoneyEntry nodes in the graph.
+type MoneyEntryMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int64
+	order_id      *int64
+	addorder_id   *int64
+	order_sn      *string
+	kind          *enums.MoneyEntryKind
+	amount        *money.Money
+	addamount     *money.Money
+	currency      *string
+	provider      *string
+	reference     *string
+	created_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*MoneyEntry, error)
+	predicates    []predicate.MoneyEntry
+}
+
+var _ ent.Mutation = (*MoneyEntryMutation)(nil)
+
+// moneyentryOption allows management of the mutation configuration using functional options.
+type moneyentryOption func(*MoneyEntryMutation)
+
+// newMoneyEntryMutation creates new mutation for the MoneyEntry entity.
+func newMoneyEntryMutation(c config, op Op, opts ...moneyentryOption) *MoneyEntryMutation {
+	m := &MoneyEntryMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeMoneyEntry,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withMoneyEntryID sets the ID field of the mutation.
+func withMoneyEntryID(id int64) moneyentryOption {
+	return func(m *MoneyEntryMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *MoneyEntry
+		)
+		m.oldValue = func(ctx context.Context) (*MoneyEntry, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().MoneyEntry.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withMoneyEntry sets the old MoneyEntry of the mutation.
+func withMoneyEntry(node *MoneyEntry) moneyentryOption {
+	return func(m *MoneyEntryMutation) {
+		m.oldValue = func(context.Context) (*MoneyEntry, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m MoneyEntryMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m MoneyEntryMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of MoneyEntry entities.
+func (m *MoneyEntryMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *MoneyEntryMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *MoneyEntryMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().MoneyEntry.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetOrderID sets the "order_id" field.
+func (m *MoneyEntryMutation) SetOrderID(i int64) {
+	m.order_id = &i
+	m.addorder_id = nil
+}
+
+// OrderID returns the value of the "order_id" field in the mutation.
+func (m *MoneyEntryMutation) OrderID() (r int64, exists bool) {
+	v := m.order_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrderID returns the old "order_id" field's value of the MoneyEntry entity.
+// If the MoneyEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MoneyEntryMutation) OldOrderID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrderID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrderID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrderID: %w", err)
+	}
+	return oldValue.OrderID, nil
+}
+
+// AddOrderID adds i to the "order_id" field.
+func (m *MoneyEntryMutation) AddOrderID(i int64) {
+	if m.addorder_id != nil {
+		*m.addorder_id += i
+	} else {
+		m.addorder_id = &i
+	}
+}
+
+// AddedOrderID returns the value that was added to the "order_id" field in this mutation.
+func (m *MoneyEntryMutation) AddedOrderID() (r int64, exists bool) {
+	v := m.addorder_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetOrderID resets all changes to the "order_id" field.
+func (m *MoneyEntryMutation) ResetOrderID() {
+	m.order_id = nil
+	m.addorder_id = nil
+}
+
+// SetOrderSn sets the "order_sn" field.
+func (m *MoneyEntryMutation) SetOrderSn(s string) {
+	m.order_sn = &s
+}
+
+// OrderSn returns the value of the "order_sn" field in the mutation.
+func (m *MoneyEntryMutation) OrderSn() (r string, exists bool) {
+	v := m.order_sn
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrderSn returns the old "order_sn" field's value of the MoneyEntry entity.
+// If the MoneyEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MoneyEntryMutation) OldOrderSn(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrderSn is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrderSn requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrderSn: %w", err)
+	}
+	return oldValue.OrderSn, nil
+}
+
+// ResetOrderSn resets all changes to the "order_sn" field.
+func (m *MoneyEntryMutation) ResetOrderSn() {
+	m.order_sn = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *MoneyEntryMutation) SetKind(eek enums.MoneyEntryKind) {
+	m.kind = &eek
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *MoneyEntryMutation) Kind() (r enums.MoneyEntryKind, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the MoneyEntry entity.
+// If the MoneyEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MoneyEntryMutation) OldKind(ctx context.Context) (v enums.MoneyEntryKind, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *MoneyEntryMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetAmount sets the "amount" field.
+func (m *MoneyEntryMutation) SetAmount(value money.Money) {
+	m.amount = &value
+	m.addamount = nil
+}
+
+// Amount returns the value of the "amount" field in the mutation.
+func (m *MoneyEntryMutation) Amount() (r money.Money, exists bool) {
+	v := m.amount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmount returns the old "amount" field's value of the MoneyEntry entity.
+// If the MoneyEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MoneyEntryMutation) OldAmount(ctx context.Context) (v money.Money, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmount: %w", err)
+	}
+	return oldValue.Amount, nil
+}
+
+// AddAmount adds value to the "amount" field.
+func (m *MoneyEntryMutation) AddAmount(value money.Money) {
+	if m.addamount != nil {
+		*m.addamount += value
+	} else {
+		m.addamount = &value
+	}
+}
+
+// AddedAmount returns the value that was added to the "amount" field in this mutation.
+func (m *MoneyEntryMutation) AddedAmount() (r money.Money, exists bool) {
+	v := m.addamount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAmount resets all changes to the "amount" field.
+func (m *MoneyEntryMutation) ResetAmount() {
+	m.amount = nil
+	m.addamount = nil
+}
+
+// SetCurrency sets the "currency" field.
+func (m *MoneyEntryMutation) SetCurrency(s string) {
+	m.currency = &s
+}
+
+// Currency returns the value of the "currency" field in the mutation.
+func (m *MoneyEntryMutation) Currency() (r string, exists bool) {
+	v := m.currency
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCurrency returns the old "currency" field's value of the MoneyEntry entity.
+// If the MoneyEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MoneyEntryMutation) OldCurrency(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCurrency is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCurrency requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCurrency: %w", err)
+	}
+	return oldValue.Currency, nil
+}
+
+// ResetCurrency resets all changes to the "currency" field.
+func (m *MoneyEntryMutation) ResetCurrency() {
+	m.currency = nil
+}
+
+// SetProvider sets the "provider" field.
+func (m *MoneyEntryMutation) SetProvider(s string) {
+	m.provider = &s
+}
+
+// Provider returns the value of the "provider" field in the mutation.
+func (m *MoneyEntryMutation) Provider() (r string, exists bool) {
+	v := m.provider
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProvider returns the old "provider" field's value of the MoneyEntry entity.
+// If the MoneyEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MoneyEntryMutation) OldProvider(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProvider is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProvider requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProvider: %w", err)
+	}
+	return oldValue.Provider, nil
+}
+
+// ResetProvider resets all changes to the "provider" field.
+func (m *MoneyEntryMutation) ResetProvider() {
+	m.provider = nil
+}
+
+// SetReference sets the "reference" field.
+func (m *MoneyEntryMutation) SetReference(s string) {
+	m.reference = &s
+}
+
+// Reference returns the value of the "reference" field in the mutation.
+func (m *MoneyEntryMutation) Reference() (r string, exists bool) {
+	v := m.reference
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReference returns the old "reference" field's value of the MoneyEntry entity.
+// If the MoneyEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MoneyEntryMutation) OldReference(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReference is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReference requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReference: %w", err)
+	}
+	return oldValue.Reference, nil
+}
+
+// ResetReference resets all changes to the "reference" field.
+func (m *MoneyEntryMutation) ResetReference() {
+	m.reference = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *MoneyEntryMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *MoneyEntryMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the MoneyEntry entity.
+// If the MoneyEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MoneyEntryMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *MoneyEntryMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// Where appends a list predicates to the MoneyEntryMutation builder.
+func (m *MoneyEntryMutation) Where(ps ...predicate.MoneyEntry) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the MoneyEntryMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *MoneyEntryMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.MoneyEntry, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *MoneyEntryMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *MoneyEntryMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (MoneyEntry).
+func (m *MoneyEntryMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *MoneyEntryMutation) Fields() []string {
+	fields := make([]string, 0, 8)
+	if m.order_id != nil {
+		fields = append(fields, moneyentry.FieldOrderID)
+	}
+	if m.order_sn != nil {
+		fields = append(fields, moneyentry.FieldOrderSn)
+	}
+	if m.kind != nil {
+		fields = append(fields, moneyentry.FieldKind)
+	}
+	if m.amount != nil {
+		fields = append(fields, moneyentry.FieldAmount)
+	}
+	if m.currency != nil {
+		fields = append(fields, moneyentry.FieldCurrency)
+	}
+	if m.provider != nil {
+		fields = append(fields, moneyentry.FieldProvider)
+	}
+	if m.reference != nil {
+		fields = append(fields, moneyentry.FieldReference)
+	}
+	if m.created_at != nil {
+		fields = append(fields, moneyentry.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *MoneyEntryMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case moneyentry.FieldOrderID:
+		return m.OrderID()
+	case moneyentry.FieldOrderSn:
+		return m.OrderSn()
+	case moneyentry.FieldKind:
+		return m.Kind()
+	case moneyentry.FieldAmount:
+		return m.Amount()
+	case moneyentry.FieldCurrency:
+		return m.Currency()
+	case moneyentry.FieldProvider:
+		return m.Provider()
+	case moneyentry.FieldReference:
+		return m.Reference()
+	case moneyentry.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *MoneyEntryMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case moneyentry.FieldOrderID:
+		return m.OldOrderID(ctx)
+	case moneyentry.FieldOrderSn:
+		return m.OldOrderSn(ctx)
+	case moneyentry.FieldKind:
+		return m.OldKind(ctx)
+	case moneyentry.FieldAmount:
+		return m.OldAmount(ctx)
+	case moneyentry.FieldCurrency:
+		return m.OldCurrency(ctx)
+	case moneyentry.FieldProvider:
+		return m.OldProvider(ctx)
+	case moneyentry.FieldReference:
+		return m.OldReference(ctx)
+	case moneyentry.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown MoneyEntry field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *MoneyEntryMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case moneyentry.FieldOrderID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrderID(v)
+		return nil
+	case moneyentry.FieldOrderSn:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrderSn(v)
+		return nil
+	case moneyentry.FieldKind:
+		v, ok := value.(enums.MoneyEntryKind)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case moneyentry.FieldAmount:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmount(v)
+		return nil
+	case moneyentry.FieldCurrency:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCurrency(v)
+		return nil
+	case moneyentry.FieldProvider:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProvider(v)
+		return nil
+	case moneyentry.FieldReference:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReference(v)
+		return nil
+	case moneyentry.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown MoneyEntry field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *MoneyEntryMutation) AddedFields() []string {
+	var fields []string
+	if m.addorder_id != nil {
+		fields = append(fields, moneyentry.FieldOrderID)
+	}
+	if m.addamount != nil {
+		fields = append(fields, moneyentry.FieldAmount)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *MoneyEntryMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case moneyentry.FieldOrderID:
+		return m.AddedOrderID()
+	case moneyentry.FieldAmount:
+		return m.AddedAmount()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *MoneyEntryMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case moneyentry.FieldOrderID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddOrderID(v)
+		return nil
+	case moneyentry.FieldAmount:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAmount(v)
+		return nil
+	}
+	return fmt.Errorf("unknown MoneyEntry numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *MoneyEntryMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *MoneyEntryMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *MoneyEntryMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown MoneyEntry nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *MoneyEntryMutation) ResetField(name string) error {
+	switch name {
+	case moneyentry.FieldOrderID:
+		m.ResetOrderID()
+		return nil
+	case moneyentry.FieldOrderSn:
+		m.ResetOrderSn()
+		return nil
+	case moneyentry.FieldKind:
+		m.ResetKind()
+		return nil
+	case moneyentry.FieldAmount:
+		m.ResetAmount()
+		return nil
+	case moneyentry.FieldCurrency:
+		m.ResetCurrency()
+		return nil
+	case moneyentry.FieldProvider:
+		m.ResetProvider()
+		return nil
+	case moneyentry.FieldReference:
+		m.ResetReference()
+		return nil
+	case moneyentry.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown MoneyEntry field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *MoneyEntryMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *MoneyEntryMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *MoneyEntryMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *MoneyEntryMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *MoneyEntryMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *MoneyEntryMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *MoneyEntryMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown MoneyEntry unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *MoneyEntryMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown MoneyEntry edge %s", name)
 }
 
 // OrderMutation represents an operation that mutates the Order nodes in the graph.

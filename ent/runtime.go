@@ -16,6 +16,7 @@ import (
 	"storefront/ent/goods"
 	"storefront/ent/goodslisting"
 	"storefront/ent/idempotency"
+	"storefront/ent/moneyentry"
 	"storefront/ent/order"
 	"storefront/ent/orderline"
 	"storefront/ent/outbox"
@@ -162,42 +163,46 @@ func init() {
 	aftersaleDescShippingFee := aftersaleFields[8].Descriptor()
 	// aftersale.DefaultShippingFee holds the default value on creation for the shipping_fee field.
 	aftersale.DefaultShippingFee = money.Money(aftersaleDescShippingFee.Default.(int64))
+	// aftersaleDescWhole is the schema descriptor for whole field.
+	aftersaleDescWhole := aftersaleFields[9].Descriptor()
+	// aftersale.DefaultWhole holds the default value on creation for the whole field.
+	aftersale.DefaultWhole = aftersaleDescWhole.Default.(bool)
 	// aftersaleDescCurrency is the schema descriptor for currency field.
-	aftersaleDescCurrency := aftersaleFields[9].Descriptor()
+	aftersaleDescCurrency := aftersaleFields[10].Descriptor()
 	// aftersale.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
 	aftersale.CurrencyValidator = aftersaleDescCurrency.Validators[0].(func(string) error)
 	// aftersaleDescReason is the schema descriptor for reason field.
-	aftersaleDescReason := aftersaleFields[10].Descriptor()
+	aftersaleDescReason := aftersaleFields[11].Descriptor()
 	// aftersale.ReasonValidator is a validator for the "reason" field. It is called by the builders before save.
 	aftersale.ReasonValidator = aftersaleDescReason.Validators[0].(func(string) error)
 	// aftersaleDescRejectReason is the schema descriptor for reject_reason field.
-	aftersaleDescRejectReason := aftersaleFields[11].Descriptor()
+	aftersaleDescRejectReason := aftersaleFields[12].Descriptor()
 	// aftersale.DefaultRejectReason holds the default value on creation for the reject_reason field.
 	aftersale.DefaultRejectReason = aftersaleDescRejectReason.Default.(string)
 	// aftersale.RejectReasonValidator is a validator for the "reject_reason" field. It is called by the builders before save.
 	aftersale.RejectReasonValidator = aftersaleDescRejectReason.Validators[0].(func(string) error)
 	// aftersaleDescReturnCarrier is the schema descriptor for return_carrier field.
-	aftersaleDescReturnCarrier := aftersaleFields[12].Descriptor()
+	aftersaleDescReturnCarrier := aftersaleFields[13].Descriptor()
 	// aftersale.DefaultReturnCarrier holds the default value on creation for the return_carrier field.
 	aftersale.DefaultReturnCarrier = aftersaleDescReturnCarrier.Default.(string)
 	// aftersale.ReturnCarrierValidator is a validator for the "return_carrier" field. It is called by the builders before save.
 	aftersale.ReturnCarrierValidator = aftersaleDescReturnCarrier.Validators[0].(func(string) error)
 	// aftersaleDescReturnTrackingNo is the schema descriptor for return_tracking_no field.
-	aftersaleDescReturnTrackingNo := aftersaleFields[13].Descriptor()
+	aftersaleDescReturnTrackingNo := aftersaleFields[14].Descriptor()
 	// aftersale.DefaultReturnTrackingNo holds the default value on creation for the return_tracking_no field.
 	aftersale.DefaultReturnTrackingNo = aftersaleDescReturnTrackingNo.Default.(string)
 	// aftersale.ReturnTrackingNoValidator is a validator for the "return_tracking_no" field. It is called by the builders before save.
 	aftersale.ReturnTrackingNoValidator = aftersaleDescReturnTrackingNo.Validators[0].(func(string) error)
 	// aftersaleDescVersion is the schema descriptor for version field.
-	aftersaleDescVersion := aftersaleFields[14].Descriptor()
+	aftersaleDescVersion := aftersaleFields[15].Descriptor()
 	// aftersale.DefaultVersion holds the default value on creation for the version field.
 	aftersale.DefaultVersion = aftersaleDescVersion.Default.(int64)
 	// aftersaleDescCreatedAt is the schema descriptor for created_at field.
-	aftersaleDescCreatedAt := aftersaleFields[15].Descriptor()
+	aftersaleDescCreatedAt := aftersaleFields[16].Descriptor()
 	// aftersale.DefaultCreatedAt holds the default value on creation for the created_at field.
 	aftersale.DefaultCreatedAt = aftersaleDescCreatedAt.Default.(func() time.Time)
 	// aftersaleDescUpdatedAt is the schema descriptor for updated_at field.
-	aftersaleDescUpdatedAt := aftersaleFields[16].Descriptor()
+	aftersaleDescUpdatedAt := aftersaleFields[17].Descriptor()
 	// aftersale.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	aftersale.DefaultUpdatedAt = aftersaleDescUpdatedAt.Default.(func() time.Time)
 	aftersalelineFields := schema.AfterSaleLine{}.Fields()
@@ -478,6 +483,28 @@ func init() {
 	idempotencyDescCreatedAt := idempotencyFields[7].Descriptor()
 	// idempotency.DefaultCreatedAt holds the default value on creation for the created_at field.
 	idempotency.DefaultCreatedAt = idempotencyDescCreatedAt.Default.(func() time.Time)
+	moneyentryFields := schema.MoneyEntry{}.Fields()
+	_ = moneyentryFields
+	// moneyentryDescOrderSn is the schema descriptor for order_sn field.
+	moneyentryDescOrderSn := moneyentryFields[2].Descriptor()
+	// moneyentry.OrderSnValidator is a validator for the "order_sn" field. It is called by the builders before save.
+	moneyentry.OrderSnValidator = moneyentryDescOrderSn.Validators[0].(func(string) error)
+	// moneyentryDescCurrency is the schema descriptor for currency field.
+	moneyentryDescCurrency := moneyentryFields[5].Descriptor()
+	// moneyentry.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
+	moneyentry.CurrencyValidator = moneyentryDescCurrency.Validators[0].(func(string) error)
+	// moneyentryDescProvider is the schema descriptor for provider field.
+	moneyentryDescProvider := moneyentryFields[6].Descriptor()
+	// moneyentry.ProviderValidator is a validator for the "provider" field. It is called by the builders before save.
+	moneyentry.ProviderValidator = moneyentryDescProvider.Validators[0].(func(string) error)
+	// moneyentryDescReference is the schema descriptor for reference field.
+	moneyentryDescReference := moneyentryFields[7].Descriptor()
+	// moneyentry.ReferenceValidator is a validator for the "reference" field. It is called by the builders before save.
+	moneyentry.ReferenceValidator = moneyentryDescReference.Validators[0].(func(string) error)
+	// moneyentryDescCreatedAt is the schema descriptor for created_at field.
+	moneyentryDescCreatedAt := moneyentryFields[8].Descriptor()
+	// moneyentry.DefaultCreatedAt holds the default value on creation for the created_at field.
+	moneyentry.DefaultCreatedAt = moneyentryDescCreatedAt.Default.(func() time.Time)
 	orderFields := schema.Order{}.Fields()
 	_ = orderFields
 	// orderDescOrderSn is the schema descriptor for order_sn field.

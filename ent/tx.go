@@ -40,6 +40,8 @@ type Tx struct {
 	GoodsListing *GoodsListingClient
 	// Idempotency is the client for interacting with the Idempotency builders.
 	Idempotency *IdempotencyClient
+	// MoneyEntry is the client for interacting with the MoneyEntry builders.
+	MoneyEntry *MoneyEntryClient
 	// Order is the client for interacting with the Order builders.
 	Order *OrderClient
 	// OrderLine is the client for interacting with the OrderLine builders.
@@ -222,6 +224,7 @@ func (tx *Tx) init() {
 	tx.Goods = NewGoodsClient(tx.config)
 	tx.GoodsListing = NewGoodsListingClient(tx.config)
 	tx.Idempotency = NewIdempotencyClient(tx.config)
+	tx.MoneyEntry = NewMoneyEntryClient(tx.config)
 	tx.Order = NewOrderClient(tx.config)
 	tx.OrderLine = NewOrderLineClient(tx.config)
 	tx.Outbox = NewOutboxClient(tx.config)

@@ -9,12 +9,14 @@ import (
 	"storefront/internal/catalog"
 	"storefront/internal/inventory"
 	"storefront/internal/listing"
+	"storefront/internal/payments"
 	"storefront/internal/promo"
 )
 
 // reconcile prints every SKU whose stock differs from its ledger sum, every
 // fault of the category tree (a loop, a tree too deep) and every listing
-// row that differs from its goods, and exits non-zero when there is one.
+// row that differs from its goods, every order whose money differs from
+// the money ledger, and exits non-zero when there is one.
 // It corrects nothing: a person books a stocktake, or moves a category.
 func reconcile(ctx context.Context, args []string) error {
 	var c config
@@ -86,8 +88,22 @@ func reconcile(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("%d coupon or purchase counter(s) differ from the rows they count\n", len(promos))
 	listed += len(promos)
+	money, err := payments.New(db, payments.Config{}, nil).ReconcileMoney(ctx)
+	if err != nil {
+		return err
+	}
+	review := 0
+	for _, d := range money {
+		fmt.Println(d)
+		if d.Review {
+			review++
+		}
+	}
+	fmt.Printf("%d order(s) whose money differs from the money ledger (%d more flagged for review: docs/operations.md, \"A money difference\")\n",
+		len(money)-review, review)
+	listed += len(money) - review
 	if len(diffs) > 0 || negative > 0 || unbalanced > 0 || len(faults) > 0 || listed > 0 {
-		return fmt.Errorf("reconciliation found %d difference(s), %d negative SKU(s), %d unbalanced pool(s), %d category tree fault(s) and %d listing difference(s)",
+		return fmt.Errorf("reconciliation found %d difference(s), %d negative SKU(s), %d unbalanced pool(s), %d category tree fault(s) and %d listing, promotion or money difference(s)",
 			len(diffs), negative, unbalanced, len(faults), listed)
 	}
 	return nil

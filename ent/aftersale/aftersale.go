@@ -33,6 +33,8 @@ const (
 	FieldAmount = "amount"
 	// FieldShippingFee holds the string denoting the shipping_fee field in the database.
 	FieldShippingFee = "shipping_fee"
+	// FieldWhole holds the string denoting the whole field in the database.
+	FieldWhole = "whole"
 	// FieldCurrency holds the string denoting the currency field in the database.
 	FieldCurrency = "currency"
 	// FieldReason holds the string denoting the reason field in the database.
@@ -73,6 +75,7 @@ var Columns = []string{
 	FieldStatus,
 	FieldAmount,
 	FieldShippingFee,
+	FieldWhole,
 	FieldCurrency,
 	FieldReason,
 	FieldRejectReason,
@@ -102,6 +105,8 @@ var (
 	UserIDValidator func(string) error
 	// DefaultShippingFee holds the default value on creation for the "shipping_fee" field.
 	DefaultShippingFee money.Money
+	// DefaultWhole holds the default value on creation for the "whole" field.
+	DefaultWhole bool
 	// CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
 	CurrencyValidator func(string) error
 	// ReasonValidator is a validator for the "reason" field. It is called by the builders before save.
@@ -192,6 +197,11 @@ func ByAmount(opts ...sql.OrderTermOption) OrderOption {
 // ByShippingFee orders the results by the shipping_fee field.
 func ByShippingFee(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldShippingFee, opts...).ToFunc()
+}
+
+// ByWhole orders the results by the whole field.
+func ByWhole(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldWhole, opts...).ToFunc()
 }
 
 // ByCurrency orders the results by the currency field.

@@ -89,6 +89,11 @@ func ShippingFee(v money.Money) predicate.AfterSale {
 	return predicate.AfterSale(sql.FieldEQ(FieldShippingFee, vc))
 }
 
+// Whole applies equality check predicate on the "whole" field. It's identical to WholeEQ.
+func Whole(v bool) predicate.AfterSale {
+	return predicate.AfterSale(sql.FieldEQ(FieldWhole, v))
+}
+
 // Currency applies equality check predicate on the "currency" field. It's identical to CurrencyEQ.
 func Currency(v string) predicate.AfterSale {
 	return predicate.AfterSale(sql.FieldEQ(FieldCurrency, v))
@@ -530,6 +535,16 @@ func ShippingFeeLT(v money.Money) predicate.AfterSale {
 func ShippingFeeLTE(v money.Money) predicate.AfterSale {
 	vc := int64(v)
 	return predicate.AfterSale(sql.FieldLTE(FieldShippingFee, vc))
+}
+
+// WholeEQ applies the EQ predicate on the "whole" field.
+func WholeEQ(v bool) predicate.AfterSale {
+	return predicate.AfterSale(sql.FieldEQ(FieldWhole, v))
+}
+
+// WholeNEQ applies the NEQ predicate on the "whole" field.
+func WholeNEQ(v bool) predicate.AfterSale {
+	return predicate.AfterSale(sql.FieldNEQ(FieldWhole, v))
 }
 
 // CurrencyEQ applies the EQ predicate on the "currency" field.

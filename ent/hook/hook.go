@@ -164,6 +164,18 @@ func (f IdempotencyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value,
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.IdempotencyMutation", m)
 }
 
+// The MoneyEntryFunc type is an adapter to allow the use of ordinary
+// function as MoneyEntry mutator.
+type MoneyEntryFunc func(context.Context, *ent.MoneyEntryMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f MoneyEntryFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.MoneyEntryMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.MoneyEntryMutation", m)
+}
+
 // The OrderFunc type is an adapter to allow the use of ordinary
 // function as Order mutator.
 type OrderFunc func(context.Context, *ent.OrderMutation) (ent.Value, error)

@@ -68,6 +68,7 @@ var (
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"REQUESTED", "APPROVED", "REJECTED", "RETURN_SHIPPED", "REFUNDING", "REFUNDED", "CANCELLED"}},
 		{Name: "amount", Type: field.TypeInt64},
 		{Name: "shipping_fee", Type: field.TypeInt64, Default: 0},
+		{Name: "whole", Type: field.TypeBool, Default: false},
 		{Name: "currency", Type: field.TypeString, Size: 3},
 		{Name: "reason", Type: field.TypeString, Size: 255},
 		{Name: "reject_reason", Type: field.TypeString, Size: 255, Default: ""},
@@ -420,6 +421,36 @@ var (
 				Name:    "idempotency_expires_at",
 				Unique:  false,
 				Columns: []*schema.Column{IdempotencyKeyColumns[8]},
+			},
+		},
+	}
+	// MoneyEntryColumns holds the columns for the "money_entry" table.
+	MoneyEntryColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "order_id", Type: field.TypeInt64},
+		{Name: "order_sn", Type: field.TypeString, Size: 32},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"CHARGE", "REFUND", "EXTRA", "BALANCE_PAYMENT"}},
+		{Name: "amount", Type: field.TypeInt64},
+		{Name: "currency", Type: field.TypeString, Size: 3},
+		{Name: "provider", Type: field.TypeString, Size: 32},
+		{Name: "reference", Type: field.TypeString, Size: 128},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// MoneyEntryTable holds the schema information for the "money_entry" table.
+	MoneyEntryTable = &schema.Table{
+		Name:       "money_entry",
+		Columns:    MoneyEntryColumns,
+		PrimaryKey: []*schema.Column{MoneyEntryColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "moneyentry_kind_provider_reference",
+				Unique:  true,
+				Columns: []*schema.Column{MoneyEntryColumns[3], MoneyEntryColumns[6], MoneyEntryColumns[7]},
+			},
+			{
+				Name:    "moneyentry_order_id",
+				Unique:  false,
+				Columns: []*schema.Column{MoneyEntryColumns[1]},
 			},
 		},
 	}
@@ -1079,6 +1110,7 @@ var (
 		GoodsTable,
 		GoodsListingTable,
 		IdempotencyKeyTable,
+		MoneyEntryTable,
 		OrdersTable,
 		OrderLineTable,
 		OutboxTable,
@@ -1141,6 +1173,9 @@ func init() {
 	}
 	IdempotencyKeyTable.Annotation = &entsql.Annotation{
 		Table: "idempotency_key",
+	}
+	MoneyEntryTable.Annotation = &entsql.Annotation{
+		Table: "money_entry",
 	}
 	OrdersTable.Annotation = &entsql.Annotation{
 		Table: "orders",

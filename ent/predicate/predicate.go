@@ -45,6 +45,9 @@ type GoodsListing func(*sql.Selector)
 // Idempotency is the predicate function for idempotency builders.
 type Idempotency func(*sql.Selector)
 
+// MoneyEntry is the predicate function for moneyentry builders.
+type MoneyEntry func(*sql.Selector)
+
 // Order is the predicate function for order builders.
 type Order func(*sql.Selector)
 

@@ -39,6 +39,9 @@ func (AfterSale) Fields() []ent.Field {
 		// this after-sale refunds the whole order before anything shipped.
 		field.Int64("amount").GoType(money.Money(0)).Immutable(),
 		field.Int64("shipping_fee").GoType(money.Money(0)).Default(0).Immutable(),
+		// refundOrder's whole-order refund: every unit it holds had not
+		// shipped (reconcile checks it).
+		field.Bool("whole").Default(false).Immutable(),
 		field.String("currency").MaxLen(3).Immutable(),
 		field.String("reason").MaxLen(255).Immutable(),
 		field.String("reject_reason").MaxLen(255).Default(""),

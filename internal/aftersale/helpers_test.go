@@ -114,13 +114,23 @@ func (f *fixture) stock(t *testing.T, item int64) int64 {
 	return f.db.Client.Sku.GetX(ctx, item).Stock
 }
 
-// clean fails the test unless every SKU's stock is the sum of its ledger
-// and its locks are what open orders hold.
+// clean fails the test unless every SKU's stock is the sum of its ledger,
+// its locks are what open orders hold, and every order's money agrees with
+// the money ledger (differences of orders flagged for review aside).
 func (f *fixture) clean(t *testing.T) {
 	t.Helper()
 	diffs, err := inventory.New(f.db).Reconcile(ctx, 100)
 	if err != nil || len(diffs) != 0 {
 		t.Errorf("reconcile: %v %+v", err, diffs)
+	}
+	money, err := f.pay.ReconcileMoney(ctx)
+	if err != nil {
+		t.Errorf("reconciling money: %v", err)
+	}
+	for _, d := range money {
+		if !d.Review {
+			t.Errorf("reconcile: %s", d)
+		}
 	}
 }
 

@@ -30,6 +30,7 @@ type AfterSale struct {
 	UpdatedAt        time.Time
 
 	id, orderID int64
+	whole       bool // refundOrder's: only units that had not shipped
 }
 
 // Line is the units of one order line an after-sale covers.
@@ -45,7 +46,7 @@ func toAfterSale(r *ent.AfterSale) *AfterSale {
 	a := &AfterSale{Sn: r.AfterSaleSn, OrderSn: r.OrderSn, UserID: r.UserID, Type: r.Type, Status: r.Status,
 		Amount: r.Amount, ShippingFee: r.ShippingFee, Currency: r.Currency, Reason: r.Reason, RejectReason: r.RejectReason,
 		ReturnCarrier: r.ReturnCarrier, ReturnTrackingNo: r.ReturnTrackingNo, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
-		id: r.ID, orderID: r.OrderID}
+		id: r.ID, orderID: r.OrderID, whole: r.Whole}
 	for _, l := range r.Edges.Lines {
 		a.Lines = append(a.Lines, &Line{ItemID: l.ItemID, Quantity: l.Quantity, Amount: l.Amount,
 			orderLineID: l.OrderLineID, goodsID: l.GoodsID, poolID: l.PoolID, withheld: l.Withheld})

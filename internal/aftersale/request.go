@@ -21,6 +21,11 @@ import (
 	"storefront/internal/vocab/money"
 )
 
+// unguardedWhole takes the whole refund's guards away (its order's state
+// and its units' shipping): only reconcile's test sets it, to show that
+// reconcile catches what they prevent.
+var unguardedWhole bool
+
 // Limits of a request's shape.
 const (
 	MaxLines  = 50
@@ -151,13 +156,13 @@ func (s *Service) request(ctx context.Context, in RequestInput, claim *checkout.
 	var a *AfterSale
 	hold := checkout.HoldReturn
 	switch {
-	case whole:
+	case whole && !unguardedWhole:
 		hold = checkout.HoldUnshipped
 	case in.Type == enums.AfterSaleRefundOnly:
 		hold = checkout.HoldRefund
 	}
 	err = store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
-		if whole {
+		if whole && !unguardedWhole {
 			if err := checkout.LockPaidTx(ctx, tx, o.ID); err != nil {
 				return err
 			}
@@ -166,7 +171,7 @@ func (s *Service) request(ctx context.Context, in RequestInput, claim *checkout.
 			return err
 		}
 		a = &AfterSale{Sn: newSn(now), OrderSn: o.OrderSn, UserID: o.UserID, Type: in.Type, Status: enums.AfterSaleRequested,
-			Currency: o.Currency, Reason: in.Reason, CreatedAt: now, UpdatedAt: now, orderID: o.ID}
+			Currency: o.Currency, Reason: in.Reason, CreatedAt: now, UpdatedAt: now, orderID: o.ID, whole: whole}
 		for _, l := range asked {
 			ol := byItem[l.ItemID]
 			h, err := checkout.HoldLineTx(ctx, tx, ol.LineID(), l.Quantity, hold)
@@ -264,7 +269,7 @@ func feeBack(ctx context.Context, tx *ent.Tx, o *checkout.Order, t enums.AfterSa
 func insert(ctx context.Context, tx *ent.Tx, a *AfterSale) error {
 	row, err := tx.AfterSale.Create().SetAfterSaleSn(a.Sn).SetOrderID(a.orderID).SetOrderSn(a.OrderSn).SetUserID(a.UserID).
 		SetType(a.Type).SetStatus(a.Status).SetAmount(a.Amount).SetShippingFee(a.ShippingFee).SetCurrency(a.Currency).
-		SetReason(a.Reason).SetCreatedAt(a.CreatedAt).SetUpdatedAt(a.UpdatedAt).Save(ctx)
+		SetReason(a.Reason).SetWhole(a.whole).SetCreatedAt(a.CreatedAt).SetUpdatedAt(a.UpdatedAt).Save(ctx)
 	if err != nil {
 		return fmt.Errorf("writing after-sale %s: %w", a.Sn, err)
 	}

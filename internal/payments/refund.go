@@ -236,9 +236,12 @@ func settleRefundTx(ctx context.Context, tx *ent.Tx, s *Service, id int64, provi
 	if err != nil || n == 0 || status != enums.RefundSucceeded {
 		return n == 1, err
 	}
+	if err := bookRefundTx(ctx, tx, r); err != nil {
+		return false, err
+	}
 	if r.AfterSaleID == nil {
 		// A refund sent before after-sales existed: the whole order, as then.
-		_, err = refundTx(ctx, tx, o.ID, s)
+		_, err = wholeRefundTx(ctx, tx, o.ID, s)
 		return true, err
 	}
 	whole, err := aftersale.RefundedTx(ctx, tx, *r.AfterSaleID, s.now())
@@ -295,12 +298,15 @@ func lockPaying(ctx context.Context, tx *ent.Tx, o *ent.Order) error {
 	return nil
 }
 
-// refundTx is the refund transition inside tx, shared by a confirmed
-// refund and a provider's REFUNDED notification for the paying payment.
-// When one of the order's after-sales has a refund pending, the provider's
-// word that the payment is refunded is that refund's confirmation: the
-// after-sale's mechanism refunds the order (and its stock) once.
-func refundTx(ctx context.Context, tx *ent.Tx, orderID int64, s *Service) (bool, error) {
+// refundTx is a provider's REFUNDED notification for pay, the payment that
+// paid its order, inside tx. When one of the order's after-sales has a
+// refund pending, the provider's word that the payment is refunded is that
+// refund's confirmation: the after-sale's mechanism refunds the order (and
+// its stock) once, and books that refund. Otherwise the money went back
+// outside this shop's refunds: it is booked as such, and the order is
+// refunded whole or flagged (wholeRefundTx).
+func refundTx(ctx context.Context, tx *ent.Tx, pay *ent.Payment, s *Service) (bool, error) {
+	orderID := pay.OrderID
 	pending, err := tx.Refund.Query().Where(refund.OrderID(orderID), refund.StatusEQ(enums.RefundPending), refund.AfterSaleIDNotNil()).
 		Order(refund.ByID()).First(ctx)
 	if err != nil && !ent.IsNotFound(err) {
@@ -316,10 +322,21 @@ func refundTx(ctx context.Context, tx *ent.Tx, orderID int64, s *Service) (bool,
 			// person to reconcile with it (the payment shows REFUNDED).
 			slog.WarnContext(ctx, "the whole payment refunded at the provider while an after-sale refunds part of it: review by hand",
 				"refundNo", pending.RefundNo, "paymentId", pay.PaymentID)
-			return false, nil
+			return false, bookOutsideRefundTx(ctx, tx, pay)
 		}
 		return settleRefundTx(ctx, tx, s, pending.ID, "", enums.RefundSucceeded, "")
 	}
+	if err := bookOutsideRefundTx(ctx, tx, pay); err != nil {
+		return false, err
+	}
+	return wholeRefundTx(ctx, tx, orderID, s)
+}
+
+// wholeRefundTx is the Refund transition of order orderID, whose paying
+// payment went back whole: REFUNDED by CAS, its open after-sales ended and
+// its payment marked REFUNDED; an order the transition cannot take (units
+// shipped, part refunded already) is flagged for a person.
+func wholeRefundTx(ctx context.Context, tx *ent.Tx, orderID int64, s *Service) (bool, error) {
 	won, err := checkout.CloseTx(ctx, tx, orderID, checkout.Refund, s.now())
 	if err != nil {
 		return false, err

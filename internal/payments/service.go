@@ -146,7 +146,7 @@ func (s *Service) apply(ctx context.Context, p Provider, n Notice, digest string
 			if !paidBy(cur, pay.ID) {
 				return nil
 			}
-			_, err = refundTx(ctx, tx, o.ID, s)
+			_, err = refundTx(ctx, tx, pay, s)
 			return err
 		}
 		return nil
@@ -220,8 +220,11 @@ func (s *Service) settle(ctx context.Context, tx *ent.Tx, o *ent.Order, pay *ent
 	if err != nil || first == 0 {
 		return err
 	}
-	_, err = checkout.PayTx(ctx, tx, o.ID, checkout.Payer{ID: pay.ID, Provider: pay.Provider, PaymentID: pay.PaymentID, Amount: pay.Amount}, now)
-	return err
+	paid, err := checkout.PayTx(ctx, tx, o.ID, checkout.Payer{ID: pay.ID, Provider: pay.Provider, PaymentID: pay.PaymentID, Amount: pay.Amount}, now)
+	if err != nil {
+		return err
+	}
+	return bookPaymentTx(ctx, tx, pay, paid)
 }
 
 // paidBy reports whether payment paymentID paid order o. A plain read of o

@@ -27,5 +27,40 @@ func (d *DB) Migrate(ctx context.Context) error {
 	if _, err := d.SQL.ExecContext(ctx, "UPDATE sku SET stock_version = version WHERE stock_version = 0"); err != nil {
 		return fmt.Errorf("migrating schema: starting sku.stock_version at sku.version: %w", err)
 	}
+	for _, q := range ledgerBackfill {
+		if _, err := d.SQL.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("migrating schema: booking the money that moved before the money ledger: %w", err)
+		}
+	}
 	return nil
+}
+
+// ledgerBackfill books on the money ledger (money_entry, payments' table)
+// the money that moved before it existed, from the rows that recorded it:
+// each paying payment a CHARGE, each other payment seen PAID an EXTRA, each
+// confirmed refund a REFUND, and what a REFUNDED order got back beyond its
+// refunds (a whole payment refunded at the provider) a REFUND under
+// "payment:<id>". Each statement books only what has no entry yet, so it
+// runs again harmlessly, on every migrate, by any number of instances (the
+// business key refuses a second row).
+var ledgerBackfill = []string{
+	`INSERT INTO money_entry (order_id, order_sn, kind, amount, currency, provider, reference, created_at)
+SELECT p.order_id, p.order_sn, 'CHARGE', p.amount, p.currency, p.provider, p.payment_id, COALESCE(p.paid_at, p.created_at)
+FROM payment p JOIN orders o ON o.paid_payment_id = p.id AND o.id = p.order_id
+WHERE NOT EXISTS (SELECT 1 FROM money_entry m WHERE m.kind = 'CHARGE' AND m.provider = p.provider AND m.reference = p.payment_id)`,
+	`INSERT INTO money_entry (order_id, order_sn, kind, amount, currency, provider, reference, created_at)
+SELECT p.order_id, p.order_sn, 'EXTRA', p.amount, p.currency, p.provider, p.payment_id, COALESCE(p.paid_at, p.created_at)
+FROM payment p JOIN orders o ON o.id = p.order_id
+WHERE p.paid_at IS NOT NULL AND o.paid_payment_id IS NOT NULL AND o.paid_payment_id <> p.id
+  AND NOT EXISTS (SELECT 1 FROM money_entry m WHERE m.kind = 'EXTRA' AND m.provider = p.provider AND m.reference = p.payment_id)`,
+	`INSERT INTO money_entry (order_id, order_sn, kind, amount, currency, provider, reference, created_at)
+SELECT r.order_id, r.order_sn, 'REFUND', -r.amount, r.currency, r.provider, r.refund_no, COALESCE(r.settled_at, r.created_at)
+FROM refund r WHERE r.status = 'SUCCEEDED'
+  AND NOT EXISTS (SELECT 1 FROM money_entry m WHERE m.kind = 'REFUND' AND m.provider = r.provider AND m.reference = r.refund_no)`,
+	`INSERT INTO money_entry (order_id, order_sn, kind, amount, currency, provider, reference, created_at)
+SELECT o.id, o.order_sn, 'REFUND', -(o.refunded_amount - COALESCE((SELECT SUM(r.amount) FROM refund r WHERE r.order_id = o.id AND r.status = 'SUCCEEDED'), 0)),
+  o.currency, p.provider, CONCAT('payment:', p.payment_id), COALESCE(o.closed_at, o.created_at)
+FROM orders o JOIN payment p ON p.id = o.paid_payment_id
+WHERE o.status = 'REFUNDED' AND o.refunded_amount > COALESCE((SELECT SUM(r.amount) FROM refund r WHERE r.order_id = o.id AND r.status = 'SUCCEEDED'), 0)
+  AND NOT EXISTS (SELECT 1 FROM money_entry m WHERE m.kind = 'REFUND' AND m.provider = p.provider AND m.reference = CONCAT('payment:', p.payment_id))`,
 }

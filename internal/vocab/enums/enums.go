@@ -260,3 +260,23 @@ func (AfterSaleStatus) Values() []string {
 }
 func (e AfterSaleStatus) MarshalGQL(w io.Writer)    { writeQuoted(w, string(e)) }
 func (e *AfterSaleStatus) UnmarshalGQL(v any) error { return unmarshal(v, e) }
+
+// MoneyEntryKind is a movement of money on the money ledger: a payment
+// that paid its order (CHARGE), money back to the buyer (REFUND, negative),
+// a payment the order did not need (EXTRA: another payment had paid it, or
+// it came after the order closed), and a payment from the buyer's balance
+// (BALANCE_PAYMENT).
+type MoneyEntryKind string
+
+const (
+	MoneyCharge         MoneyEntryKind = "CHARGE"
+	MoneyRefund         MoneyEntryKind = "REFUND"
+	MoneyExtra          MoneyEntryKind = "EXTRA"
+	MoneyBalancePayment MoneyEntryKind = "BALANCE_PAYMENT"
+)
+
+func (MoneyEntryKind) Values() []string {
+	return []string{"CHARGE", "REFUND", "EXTRA", "BALANCE_PAYMENT"}
+}
+func (e MoneyEntryKind) MarshalGQL(w io.Writer)    { writeQuoted(w, string(e)) }
+func (e *MoneyEntryKind) UnmarshalGQL(v any) error { return unmarshal(v, e) }
