@@ -99,9 +99,24 @@ func TestPaymentFlowOverHTTP(t *testing.T) {
 			if got := balance(t, s, id); got != stock {
 				t.Errorf("ledger balance after refund = %d, want %d", got, stock)
 			}
+			// The money ledger: the charge and the refund, each once; admins only.
+			const moneyQ = `query($sn: String!) { order(orderSn: $sn) { moneyLog { kind amount currency provider reference } } }`
+			var m struct {
+				Order struct {
+					MoneyLog []struct{ Kind, Amount, Currency, Provider, Reference string }
+				}
+			}
+			decode(t, s.Query(t, s.AdminToken, moneyQ, map[string]any{"sn": sn}), &m)
+			if got := m.Order.MoneyLog; len(got) != 2 || got[0].Kind != "CHARGE" || got[0].Amount != amount || got[0].Reference != "pay-"+sn ||
+				got[1].Kind != "REFUND" || got[1].Amount != "-"+amount || got[1].Provider != "mock" {
+				t.Errorf("money log: %+v, want CHARGE %s and REFUND -%s", got, amount, amount)
+			}
+			if r := s.Query(t, s.CustomerToken, moneyQ, map[string]any{"sn": sn}); r.Code() != "FORBIDDEN" {
+				t.Errorf("a customer's money log: code %q", r.Code())
+			}
 			s.Stop(t)
 			out, err = exec.Command(binary(t), "reconcile", "--db", db).CombinedOutput()
-			if err != nil || !strings.Contains(string(out), "0 SKU(s) differ") {
+			if err != nil || !strings.Contains(string(out), "0 SKU(s) differ") || !strings.Contains(string(out), "0 order(s) whose money differs") {
 				t.Errorf("reconcile: %v\n%s", err, out)
 			}
 		})

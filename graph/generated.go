@@ -229,6 +229,15 @@ type ComplexityRoot struct {
 		URL func(childComplexity int) int
 	}
 
+	MoneyEntry struct {
+		Amount    func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		Currency  func(childComplexity int) int
+		Kind      func(childComplexity int) int
+		Provider  func(childComplexity int) int
+		Reference func(childComplexity int) int
+	}
+
 	Mutation struct {
 		AddAddress              func(childComplexity int, input AddressInput) int
 		AdjustStock             func(childComplexity int, input AdjustStockInput) int
@@ -287,6 +296,7 @@ type ComplexityRoot struct {
 		Discount        func(childComplexity int) int
 		ExpiresAt       func(childComplexity int) int
 		Lines           func(childComplexity int) int
+		MoneyLog        func(childComplexity int) int
 		NeedsReview     func(childComplexity int) int
 		OrderSn         func(childComplexity int) int
 		Payment         func(childComplexity int) int
@@ -689,6 +699,7 @@ type OrderResolver interface {
 	Payment(ctx context.Context, obj *checkout.Order) (*payments.Payment, error)
 	Payments(ctx context.Context, obj *checkout.Order) ([]*payments.Payment, error)
 	Refunds(ctx context.Context, obj *checkout.Order) ([]*payments.RefundView, error)
+	MoneyLog(ctx context.Context, obj *checkout.Order) ([]*ent.MoneyEntry, error)
 
 	Shipments(ctx context.Context, obj *checkout.Order) ([]*checkout.Shipment, error)
 
@@ -1462,6 +1473,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Image.URL(childComplexity), true
 
+	case "MoneyEntry.amount":
+		if e.ComplexityRoot.MoneyEntry.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MoneyEntry.Amount(childComplexity), true
+	case "MoneyEntry.at":
+		if e.ComplexityRoot.MoneyEntry.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MoneyEntry.CreatedAt(childComplexity), true
+	case "MoneyEntry.currency":
+		if e.ComplexityRoot.MoneyEntry.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MoneyEntry.Currency(childComplexity), true
+	case "MoneyEntry.kind":
+		if e.ComplexityRoot.MoneyEntry.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MoneyEntry.Kind(childComplexity), true
+	case "MoneyEntry.provider":
+		if e.ComplexityRoot.MoneyEntry.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MoneyEntry.Provider(childComplexity), true
+	case "MoneyEntry.reference":
+		if e.ComplexityRoot.MoneyEntry.Reference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MoneyEntry.Reference(childComplexity), true
+
 	case "Mutation.addAddress":
 		if e.ComplexityRoot.Mutation.AddAddress == nil {
 			break
@@ -2017,6 +2065,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.Lines(childComplexity), true
+	case "Order.moneyLog":
+		if e.ComplexityRoot.Order.MoneyLog == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.MoneyLog(childComplexity), true
 	case "Order.needsReview":
 		if e.ComplexityRoot.Order.NeedsReview == nil {
 			break
@@ -4102,6 +4156,31 @@ extend type Order {
   "Refunds sent to providers, oldest first (admin: a FAILED one left the order PAID)."
   refunds: [Refund!]!
 }
+
+"What moved an order's money: a payment that paid it, one it did not need, or money back to the buyer."
+enum MoneyEntryKind {
+  CHARGE
+  REFUND
+  EXTRA
+  BALANCE_PAYMENT
+}
+
+"One movement of an order's money on the money ledger, written in the transaction that moved it, under a business key that books it once."
+type MoneyEntry {
+  kind: MoneyEntryKind!
+  "Positive into the shop, negative back to the buyer."
+  amount: Money!
+  currency: String!
+  provider: String!
+  "The provider's payment id (CHARGE, EXTRA), the refund's number (REFUND), or payment:<id> for a payment refunded whole at the provider."
+  reference: String!
+  at: Time!
+}
+
+extend type Order {
+  "Every movement of the order's money, oldest first; storefront reconcile proves the order against it. Admins only (FORBIDDEN otherwise)."
+  moneyLog: [MoneyEntry!]!
+}
 `, BuiltIn: false},
 	{Name: "../schema.ops.graphql", Input: `# Operations: checks an operator runs against the live database. Admin only.
 
@@ -5220,6 +5299,24 @@ func (ec *executionContext) childFields_Image(ctx context.Context, field graphql
 	return nil, fmt.Errorf("no field named %q was found under type Image", field.Name)
 }
 
+func (ec *executionContext) childFields_MoneyEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_MoneyEntry_kind(ctx, field)
+	case "amount":
+		return ec.fieldContext_MoneyEntry_amount(ctx, field)
+	case "currency":
+		return ec.fieldContext_MoneyEntry_currency(ctx, field)
+	case "provider":
+		return ec.fieldContext_MoneyEntry_provider(ctx, field)
+	case "reference":
+		return ec.fieldContext_MoneyEntry_reference(ctx, field)
+	case "at":
+		return ec.fieldContext_MoneyEntry_at(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MoneyEntry", field.Name)
+}
+
 func (ec *executionContext) childFields_Order(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "orderSn":
@@ -5244,6 +5341,8 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 		return ec.fieldContext_Order_payments(ctx, field)
 	case "refunds":
 		return ec.fieldContext_Order_refunds(ctx, field)
+	case "moneyLog":
+		return ec.fieldContext_Order_moneyLog(ctx, field)
 	case "subtotal":
 		return ec.fieldContext_Order_subtotal(ctx, field)
 	case "discount":
@@ -10212,6 +10311,144 @@ func (ec *executionContext) fieldContext_Image_alt(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Image", field, false, false, "String")
 }
 
+func (ec *executionContext) _MoneyEntry_kind(ctx context.Context, field graphql.CollectedField, obj *ent.MoneyEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MoneyEntry_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v enums.MoneyEntryKind) graphql.Marshaler {
+			return ec.marshalNMoneyEntryKind2storefrontᚋinternalᚋvocabᚋenumsᚐMoneyEntryKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MoneyEntry_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MoneyEntry", field, false, false, "MoneyEntryKind")
+}
+
+func (ec *executionContext) _MoneyEntry_amount(ctx context.Context, field graphql.CollectedField, obj *ent.MoneyEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MoneyEntry_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MoneyEntry_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MoneyEntry", field, false, false, "Money")
+}
+
+func (ec *executionContext) _MoneyEntry_currency(ctx context.Context, field graphql.CollectedField, obj *ent.MoneyEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MoneyEntry_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MoneyEntry_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MoneyEntry", field, false, false, "String")
+}
+
+func (ec *executionContext) _MoneyEntry_provider(ctx context.Context, field graphql.CollectedField, obj *ent.MoneyEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MoneyEntry_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MoneyEntry_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MoneyEntry", field, false, false, "String")
+}
+
+func (ec *executionContext) _MoneyEntry_reference(ctx context.Context, field graphql.CollectedField, obj *ent.MoneyEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MoneyEntry_reference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MoneyEntry_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MoneyEntry", field, false, false, "String")
+}
+
+func (ec *executionContext) _MoneyEntry_at(ctx context.Context, field graphql.CollectedField, obj *ent.MoneyEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MoneyEntry_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MoneyEntry_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MoneyEntry", field, false, false, "Time")
+}
+
 func (ec *executionContext) _Mutation_createGoods(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12520,6 +12757,38 @@ func (ec *executionContext) fieldContext_Order_refunds(_ context.Context, field 
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Refund(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Order_moneyLog(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_moneyLog(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Order().MoneyLog(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.MoneyEntry) graphql.Marshaler {
+			return ec.marshalNMoneyEntry2ᚕᚖstorefrontᚋentᚐMoneyEntryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_moneyLog(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Order",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MoneyEntry(ctx, field)
 		},
 	}
 	return fc, nil
@@ -22513,6 +22782,64 @@ func (ec *executionContext) _Image(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
+var moneyEntryImplementors = []string{"MoneyEntry"}
+
+func (ec *executionContext) _MoneyEntry(ctx context.Context, sel ast.SelectionSet, obj *ent.MoneyEntry) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, moneyEntryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MoneyEntry")
+		case "kind":
+			out.Values[i] = ec._MoneyEntry_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._MoneyEntry_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._MoneyEntry_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "provider":
+			out.Values[i] = ec._MoneyEntry_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reference":
+			out.Values[i] = ec._MoneyEntry_reference(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._MoneyEntry_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -22939,6 +23266,12 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Order_refunds(ctx, field, obj)
+				})
+		case "moneyLog":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Order_moneyLog(ctx, field, obj)
 				})
 		case "subtotal":
 			out.Values[i] = ec._Order_subtotal(ctx, field, obj)
@@ -25970,6 +26303,40 @@ func (ec *executionContext) unmarshalNMoney2storefrontᚋinternalᚋvocabᚋmone
 }
 
 func (ec *executionContext) marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx context.Context, sel ast.SelectionSet, v money.Money) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNMoneyEntry2ᚕᚖstorefrontᚋentᚐMoneyEntryᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.MoneyEntry) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMoneyEntry2ᚖstorefrontᚋentᚐMoneyEntry(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMoneyEntry2ᚖstorefrontᚋentᚐMoneyEntry(ctx context.Context, sel ast.SelectionSet, v *ent.MoneyEntry) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "MoneyEntry!")
+		return graphql.Null
+	}
+	return ec._MoneyEntry(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNMoneyEntryKind2storefrontᚋinternalᚋvocabᚋenumsᚐMoneyEntryKind(ctx context.Context, v any) (enums.MoneyEntryKind, error) {
+	var res enums.MoneyEntryKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMoneyEntryKind2storefrontᚋinternalᚋvocabᚋenumsᚐMoneyEntryKind(ctx context.Context, sel ast.SelectionSet, v enums.MoneyEntryKind) graphql.Marshaler {
 	return v
 }
 

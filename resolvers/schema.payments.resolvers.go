@@ -7,6 +7,7 @@ package resolvers
 
 import (
 	"context"
+	"storefront/ent"
 	"storefront/graph"
 	"storefront/internal/checkout"
 	"storefront/internal/payments"
@@ -52,4 +53,9 @@ func (r *orderResolver) Payments(ctx context.Context, obj *checkout.Order) ([]*p
 // Refunds is the resolver for the refunds field.
 func (r *orderResolver) Refunds(ctx context.Context, obj *checkout.Order) ([]*payments.RefundView, error) {
 	return r.Resolver.Payments.RefundsOf(ctx, obj.ID)
+}
+
+// MoneyLog is the resolver for the moneyLog field.
+func (r *orderResolver) MoneyLog(ctx context.Context, obj *checkout.Order) ([]*ent.MoneyEntry, error) {
+	return admin(ctx, r.Resolver.Payments.MoneyLog)(obj.ID, nil)
 }
