@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"storefront/internal/platform/auth"
 	"storefront/internal/testsupport/testdb"
 )
 
@@ -50,6 +51,9 @@ func TestAfterSaleThroughTheBinary(t *testing.T) {
 			req := `mutation($in: RequestAfterSaleInput!) { requestAfterSale(input: $in, idempotencyKey: "as-1") ` + fields + ` }`
 			in := map[string]any{"orderSn": sn, "type": "RETURN_AND_REFUND", "reason": "too big",
 				"lines": []map[string]any{{"itemId": item, "quantity": 1}}}
+			// Another customer's request for this order: FORBIDDEN.
+			wantCode(t, "another customer's order", s.Query(t, tokenFor(t, "someone-else", auth.Customer),
+				`mutation($in: RequestAfterSaleInput!) { requestAfterSale(input: $in) { id } }`, map[string]any{"in": in}), "FORBIDDEN")
 			var r struct{ RequestAfterSale afterSale }
 			decode(t, s.Query(t, s.CustomerToken, req, map[string]any{"in": in}), &r)
 			a := r.RequestAfterSale

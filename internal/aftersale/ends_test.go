@@ -146,3 +146,33 @@ func TestRejectedRefundOfAShippedOrderReopensIt(t *testing.T) {
 		}
 	})
 }
+
+// Two refunds only of a line of 3 with 1 shipped: the first withholds 1 of
+// the 2 unshipped units, the second (2 units) only the 1 left unshipped;
+// the other is a shipped unit the buyer keeps. Counting the first's
+// withheld unit as still unshipped, the line withheld 3 with 1 shipped.
+func TestRefundsWithholdOnlyUnitsNotYetWithheld(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		address, err := shipping.New(db).AddAddress(ctx, "buyer-1", shipping.AddressInput{OrderAddress: demo.DemoAddress})
+		if err != nil {
+			t.Fatal(err)
+		}
+		item := f.items[0]
+		o, err := f.orders.Place(ctx, checkout.PlaceInput{UserID: "buyer-1", AddressID: &address.ID,
+			Items: []checkout.ItemInput{{ItemID: &item, Quantity: 3}}, IdempotencyKey: "withhold"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o = f.pays(t, o)
+		if _, err := f.orders.Ship(ctx, checkout.ShipInput{OrderSn: o.OrderSn, Carrier: "SF", TrackingNo: "SF-w",
+			Lines: []checkout.ShipLine{{ItemID: item, Quantity: 1}}}); err != nil {
+			t.Fatal(err)
+		}
+		f.request(t, o, enums.AfterSaleRefundOnly, as.LineInput{ItemID: item, Quantity: 1})
+		f.request(t, o, enums.AfterSaleRefundOnly, as.LineInput{ItemID: item, Quantity: 2})
+		if q, w := f.lineOf(t, o, item); q != 3 || w != 2 {
+			t.Errorf("the line holds %d units in after-sales, %d of them withheld; want 3 and 2 (1 shipped)", q, w)
+		}
+	})
+}

@@ -101,3 +101,26 @@ func TestConfirmReceiptRules(t *testing.T) {
 		}
 	})
 }
+
+// Automatic receipt counts from the shipment, not from the order: an order
+// placed long ago and shipped just now waits AutoConfirm from its shipment.
+func TestAutoReceiptCountsFromTheShipment(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := setupShipping(t, setup(t, db))
+		to := f.addr(t, "u1", "310104")
+		o := f.paid(t, "u1", to, one(f.skuID(t, "黑色,L"), 1))
+		f.advance(2 * f.svc.cfg.AutoConfirm)
+		if _, err := f.svc.Ship(ctx, ShipInput{OrderSn: o.OrderSn, Carrier: "SF", TrackingNo: "T"}); err != nil {
+			t.Fatal(err)
+		}
+		f.advance(f.svc.cfg.AutoConfirm - time.Minute)
+		if n, err := f.svc.CompleteShipped(ctx); err != nil || n != 0 {
+			t.Errorf("an order shipped less than AutoConfirm ago, placed long before: %d completed, %v", n, err)
+		}
+		f.advance(2 * time.Minute)
+		if n, err := f.svc.CompleteShipped(ctx); err != nil || n != 1 {
+			t.Errorf("past AutoConfirm from its shipment: %d completed, %v", n, err)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -100,6 +101,35 @@ func TestPayTx(t *testing.T) {
 		}
 		if f.stock(t, blackL) != s0L || f.stock(t, whiteM) != s0M {
 			t.Errorf("stock = %d, %d; paying moves none (want %d, %d)", f.stock(t, blackL), f.stock(t, whiteM), s0L, s0M)
+		}
+	})
+}
+
+// The refund reservation's CAS holds on the money reserved, not on the
+// money refunded: a reservation while another is still unconfirmed
+// cannot take the order past what was paid.
+func TestRefundReservationsNeverPassWhatWasPaid(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := setup(t, db)
+		o, err := f.svc.Place(ctx, PlaceInput{UserID: "u1", Items: []ItemInput{one(f.skuID(t, "黑色,L"), 2)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !f.pay(t, o.ID, Payer{ID: o.ID, Provider: "mock", PaymentID: "p-" + o.OrderSn, Amount: o.Amount}) {
+			t.Fatal("not paid")
+		}
+		reserve := func(amount money.Money) error {
+			return store.WithTx(ctx, db, func(ctx context.Context, tx *ent.Tx) error { return ReserveRefundTx(ctx, tx, o.ID, amount) })
+		}
+		if err := reserve(o.Amount - 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := reserve(2); !errors.Is(err, ErrInvalidOrderState) {
+			t.Errorf("a second reservation past what was paid (nothing confirmed yet): %v, want INVALID_ORDER_STATE", err)
+		}
+		if err := reserve(1); err != nil {
+			t.Errorf("the last cent: %v", err)
 		}
 	})
 }

@@ -57,6 +57,10 @@ FROM orders o WHERE o.refunded_amount > o.amount OR o.refunded_amount > o.refund
 	{"fee refunded after shipping", // the shipping fee goes back only when nothing shipped
 		`SELECT a.order_sn, a.after_sale_sn, FALSE FROM after_sale a WHERE a.shipping_fee > 0 AND a.status IN ('REFUNDING', 'REFUNDED')
   AND EXISTS (SELECT 1 FROM order_line l WHERE l.order_id = a.order_id AND l.shipped_quantity > 0)`},
+	{"line units", // no unit both ships and is refunded unshipped; no line in after-sales beyond what was bought
+		`SELECT o.order_sn, CONCAT(ol.item_id, ' SKU, shipped ', ol.shipped_quantity, ', withheld ', ol.withheld_quantity, ' of ', ol.quantity), FALSE
+FROM order_line ol JOIN orders o ON o.id = ol.order_id
+WHERE ol.shipped_quantity + ol.withheld_quantity > ol.quantity OR ol.after_sale_quantity > ol.quantity OR ol.withheld_quantity > ol.after_sale_quantity`},
 	{"refund above what the units paid", // an after-sale's lines never refund more than their line paid
 		`SELECT o.order_sn, CONCAT(ol.item_id, ' SKU, refunding ', ol.after_sale_amount), FALSE FROM order_line ol JOIN orders o ON o.id = ol.order_id
 WHERE ol.after_sale_amount > ol.unit_price * ol.quantity - ol.discount
