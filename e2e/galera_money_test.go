@@ -33,8 +33,8 @@ func TestGaleraShipmentsRaceRefundOrder(t *testing.T) {
 	const ship = `mutation($sn: String!, $i: ID!, $t: String!) { shipOrder(input: {orderSn: $sn, carrier: "SF", trackingNo: $t, lines: [{itemId: $i, quantity: 1}]}) { status } }`
 	for round := range 6 {
 		var p struct{ PlaceOrder struct{ OrderSn, Amount string } }
-		decode(t, s.Query(t, s.CustomerToken, `mutation($i: ID!, $a: ID) { placeOrder(input: {items: [{itemId: $i, quantity: 3}], addressId: $a}) { orderSn amount } }`,
-			map[string]any{"i": item, "a": home}), &p)
+		decode(t, s.Query(t, s.CustomerToken, `mutation($i: ID!, $a: ID, $k: String) { placeOrder(input: {items: [{itemId: $i, quantity: 3}], addressId: $a}, idempotencyKey: $k) { orderSn amount } }`,
+			map[string]any{"i": item, "a": home, "k": fmt.Sprint("galera-race-", round)}), &p)
 		sn := p.PlaceOrder.OrderSn
 		if out, _ := exec.Command(binary(t), "notify", "--url", s.URL, "--order", sn, "--amount", p.PlaceOrder.Amount, "--payment-id", "pay-"+sn).CombinedOutput(); !strings.Contains(string(out), "HTTP 200 success") {
 			t.Fatalf("paying: %s", out)
@@ -46,6 +46,9 @@ func TestGaleraShipmentsRaceRefundOrder(t *testing.T) {
 			wg.Go(func() {
 				r, _, err := post(context.Background(), node.URL, node.AdminToken, "", ship, map[string]any{"sn": sn, "i": item, "t": fmt.Sprint("SF", round, i)})
 				shipped[i] = err == nil && len(r.Errors) == 0
+				if !shipped[i] {
+					t.Logf("round %d, node %d: shipOrder: %v %+v", round, i+1, err, r)
+				}
 			})
 		}
 		wg.Go(func() {
