@@ -81,6 +81,8 @@ var lists = map[string]func(args map[string]any, page int) int{
 	// An order has one refund, and one more each time a provider refused
 	// one and an admin tried again: charged as a few.
 	"Order.refunds": fixed(refundsPerOrder),
+	// The money log has an entry per payment and per refund of the order.
+	"Order.moneyLog": fixed(paymentsPerOrder + refundsPerOrder),
 
 	"Query.stockReconciliation": func(args map[string]any, _ int) int { return reconcileRows(args["limit"]) },
 
