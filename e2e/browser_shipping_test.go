@@ -87,24 +87,25 @@ func TestBrowserShipping(t *testing.T) {
 				b.cmd("POST", "/element/"+el+"/clear", map[string]any{}, nil)
 				b.cmd("POST", "/element/"+el+"/value", map[string]any{"text": v}, nil)
 			}
-			for name, v := range map[string]string{"name": "王五", "phone": "13700137000", "regionCode": "000101", "province": "北京市",
-				"city": "北京市", "district": "东城区", "line": "东长安街 1 号", "postalCode": "100010"} {
+			for name, v := range map[string]string{"name": "王五", "phone": "13700137000", "regionCode": "990101",
+				"line": "东长安街 1 号", "postalCode": "100010"} {
 				fill(name, v)
 			}
 			b.click("[data-testid=address-save]")
 			st = b.shipSettle("the refused region code", func(s *shipState) bool { return s.FormError != "" })
 			if !strings.Contains(st.FormError, "INVALID_INPUT") {
-				t.Errorf("region 000101: %q, want INVALID_INPUT", st.FormError)
+				t.Errorf("region 990101: %q, want INVALID_INPUT", st.FormError)
 			}
 			fill("regionCode", "110101")
 			b.click("[data-testid=address-save]")
 			// 350 g elsewhere: 8.00; the new address is chosen.
 			st = b.shipSettle("the fee to Beijing", func(s *shipState) bool { return len(s.Options) == 2 && s.Fee == "8.00" })
 			var book struct {
-				MyAddresses []struct{ ID, RegionCode string }
+				MyAddresses []struct{ ID, RegionCode, Province, City, District string }
 			}
-			decode(t, s.Query(t, s.CustomerToken, `{ myAddresses { id regionCode } }`, nil), &book)
-			if len(book.MyAddresses) != 2 || book.MyAddresses[1].RegionCode != "110101" || st.Picker != book.MyAddresses[1].ID {
+			decode(t, s.Query(t, s.CustomerToken, `{ myAddresses { id regionCode province city district } }`, nil), &book)
+			if len(book.MyAddresses) != 2 || book.MyAddresses[1].RegionCode != "110101" || st.Picker != book.MyAddresses[1].ID ||
+				book.MyAddresses[1].Province+book.MyAddresses[1].City+book.MyAddresses[1].District != "北京市北京市东城区" {
 				t.Fatalf("the book %+v, the picker on %s", book, st.Picker)
 			}
 

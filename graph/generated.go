@@ -3789,6 +3789,7 @@ enum StockMode {
 	{Name: "../schema.admin.graphql", Input: `# Admin: editing the catalog without breaking history, and moving stock only
 # through the ledger. Every operation here needs role=admin.
 
+"An RFC 3339 instant from 1000-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z (what every database stores), kept in UTC to the microsecond; anything else is INVALID_INPUT."
 scalar Time
 
 extend type Query {
@@ -4672,11 +4673,18 @@ input AddressInput {
   name: String! @text(max: 64)
   "Digits, optionally after a +: 3 to 19 digits."
   phone: String! @text(max: 20)
-  "The district's 6-digit administrative code (GB/T 2260), e.g. \"310104\": its first 2 digits are the province, its first 4 the city."
+  """
+  The district's 6-digit administrative code in the GB/T 2260 table, e.g. "310104" (上海市徐汇区): its first 2
+  digits are the province, its first 4 the city. A code that is not a district's is INVALID_INPUT. Where a city or
+  region has no districts in the table, its own code (441900 东莞市, 810000 香港特别行政区).
+  """
   regionCode: String! @text(max: 6)
-  province: String! @text(max: 32)
-  city: String! @text(max: 32)
-  district: String! @text(max: 32)
+  "Ignored: the address's province, city and district are the names of its regionCode."
+  province: String @text(max: 32)
+  "Ignored, as province."
+  city: String @text(max: 32)
+  "Ignored, as province."
+  district: String @text(max: 32)
   "Street, building, room: at most 120 characters."
   line: String! @text(max: 120)
   postalCode: String @text(max: 10)
@@ -4688,8 +4696,11 @@ type Address {
   name: String!
   phone: String!
   regionCode: String!
+  "The names of regionCode in the GB/T 2260 table: the province (上海市),"
   province: String!
+  "the city (a municipality's name for its districts: 上海市),"
   city: String!
+  "and the district (徐汇区)."
   district: String!
   line: String!
   postalCode: String!
@@ -19231,21 +19242,21 @@ func (ec *executionContext) unmarshalInputAddressInput(ctx context.Context, obj 
 			it.RegionCode = data
 		case "province":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("province"))
-			data, err := ec.unmarshalNString2string(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Province = data
 		case "city":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("city"))
-			data, err := ec.unmarshalNString2string(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.City = data
 		case "district":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("district"))
-			data, err := ec.unmarshalNString2string(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}

@@ -23,11 +23,16 @@ type AddressInput struct {
 	Name string `json:"name"`
 	// Digits, optionally after a +: 3 to 19 digits.
 	Phone string `json:"phone"`
-	// The district's 6-digit administrative code (GB/T 2260), e.g. "310104": its first 2 digits are the province, its first 4 the city.
+	// The district's 6-digit administrative code in the GB/T 2260 table, e.g. "310104" (上海市徐汇区): its first 2
+	// digits are the province, its first 4 the city. A code that is not a district's is INVALID_INPUT. Where a city or
+	// region has no districts in the table, its own code (441900 东莞市, 810000 香港特别行政区).
 	RegionCode string `json:"regionCode"`
-	Province   string `json:"province"`
-	City       string `json:"city"`
-	District   string `json:"district"`
+	// Ignored: the address's province, city and district are the names of its regionCode.
+	Province *string `json:"province,omitempty"`
+	// Ignored, as province.
+	City *string `json:"city,omitempty"`
+	// Ignored, as province.
+	District *string `json:"district,omitempty"`
 	// Street, building, room: at most 120 characters.
 	Line       string  `json:"line"`
 	PostalCode *string `json:"postalCode,omitempty"`

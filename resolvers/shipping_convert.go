@@ -13,8 +13,7 @@ import (
 
 func addressInput(in graph.AddressInput) shipping.AddressInput {
 	return shipping.AddressInput{IsDefault: deref(in.IsDefault), OrderAddress: shipping.OrderAddress{
-		Name: in.Name, Phone: in.Phone, RegionCode: in.RegionCode, Province: in.Province, City: in.City,
-		District: in.District, Line: in.Line, PostalCode: deref(in.PostalCode)}}
+		Name: in.Name, Phone: in.Phone, RegionCode: in.RegionCode, Line: in.Line, PostalCode: deref(in.PostalCode)}}
 }
 
 func templateInput(in graph.CreateShippingTemplateInput) shipping.TemplateInput {

@@ -68,6 +68,10 @@ func TestShippingOverGraphQL(t *testing.T) {
 		code("a customer's template", do(bob, create, map[string]any{"in": tin}), "FORBIDDEN")
 		code("a rule region of 3 digits", do(admin, create, map[string]any{"in": map[string]any{"name": "x", "chargeBy": "PIECE",
 			"rules": []any{map[string]any{"regionCodes": []string{"310"}, "firstUnits": 1, "firstFee": "1.00", "nextUnits": 1, "nextFee": "1.00"}}}}), "INVALID_INPUT")
+		for _, bad := range []string{"99", "3199", "310199", "990000"} {
+			code("a rule region of no place: "+bad, do(admin, create, map[string]any{"in": map[string]any{"name": "x", "chargeBy": "PIECE",
+				"rules": []any{map[string]any{"regionCodes": []string{"31", bad}, "firstUnits": 1, "firstFee": "1.00", "nextUnits": 1, "nextFee": "1.00"}}}}), "INVALID_INPUT")
+		}
 		var tp struct {
 			ID, Name, ChargeBy, FreeOver string
 			Version                      int
@@ -118,6 +122,9 @@ func TestShippingOverGraphQL(t *testing.T) {
 		}
 		code("an anonymous address", do("", addQ, ain("330106")), "UNAUTHENTICATED")
 		code("a 4-digit region", do(bob, addQ, ain("3301")), "INVALID_INPUT")
+		for _, bad := range []string{"990000", "999999", "310199", "330100"} {
+			code("region "+bad+", of no district", do(bob, addQ, ain(bad)), "INVALID_INPUT")
+		}
 		var hz, xj, bj struct {
 			ID, RegionCode, PostalCode string
 			IsDefault                  bool
@@ -136,6 +143,19 @@ func TestShippingOverGraphQL(t *testing.T) {
 		if len(book) != 3 || book[0].ID != hz.ID || !book[0].IsDefault {
 			t.Errorf("myAddresses: %+v", book)
 		}
+		// The names are the code's, whatever the input said (浙江省 杭州市
+		// 西湖区 for 650102), and may be left out.
+		var named []struct{ RegionCode, Province, City, District string }
+		do(bob, `{ myAddresses { regionCode province city district } }`, nil, &named)
+		for _, a := range named {
+			want := map[string]string{"330106": "浙江省杭州市西湖区", "650102": "新疆维吾尔自治区乌鲁木齐市天山区", "110101": "北京市北京市东城区"}[a.RegionCode]
+			if got := a.Province + a.City + a.District; got != want {
+				t.Errorf("myAddresses: %s is %s, want %s", a.RegionCode, got, want)
+			}
+		}
+		var bare struct{ ID string }
+		do(bob, `mutation { addAddress(input: {name: "李四", phone: "13900139000", regionCode: "310104", line: "路 2 号"}) { id province city district } }`, nil, &bare)
+		code("removing it", do(bob, `mutation($id: ID!) { removeAddress(id: $id) }`, map[string]any{"id": bare.ID}), "")
 		code("carol's removal of bob's address", do(carol, `mutation($id: ID!) { removeAddress(id: $id) }`, map[string]any{"id": bj.ID}), "NOT_FOUND")
 
 		// Orders: no address, an address no rule covers, then 400+450+900 g... priced.

@@ -21,8 +21,8 @@ var (
 		{Name: "district", Type: field.TypeString, Size: 255},
 		{Name: "line", Type: field.TypeString, Size: 1024},
 		{Name: "postal_code", Type: field.TypeString, Size: 16, Default: ""},
-		{Name: "created_at", Type: field.TypeTime},
-		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "updated_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 	}
 	// AddressTable holds the schema information for the "address" table.
 	AddressTable = &schema.Table{
@@ -75,8 +75,8 @@ var (
 		{Name: "return_carrier", Type: field.TypeString, Size: 255, Default: ""},
 		{Name: "return_tracking_no", Type: field.TypeString, Size: 255, Default: ""},
 		{Name: "version", Type: field.TypeInt64, Default: 1},
-		{Name: "created_at", Type: field.TypeTime},
-		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "updated_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 	}
 	// AfterSaleTable holds the schema information for the "after_sale" table.
 	AfterSaleTable = &schema.Table{
@@ -142,7 +142,7 @@ var (
 		{Name: "from_status", Type: field.TypeString, Size: 16},
 		{Name: "to_status", Type: field.TypeString, Size: 16},
 		{Name: "note", Type: field.TypeString, Size: 255, Default: ""},
-		{Name: "created_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 	}
 	// AfterSaleLogTable holds the schema information for the "after_sale_log" table.
 	AfterSaleLogTable = &schema.Table{
@@ -166,11 +166,11 @@ var (
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"OPEN", "COMPLETED"}, Default: "OPEN"},
 		{Name: "order_sn", Type: field.TypeString, Nullable: true, Size: 32},
 		{Name: "checkout_key", Type: field.TypeString, Nullable: true, Size: 255},
-		{Name: "checkout_lease", Type: field.TypeTime, Nullable: true},
+		{Name: "checkout_lease", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "user_coupon_id", Type: field.TypeInt64, Nullable: true},
 		{Name: "version", Type: field.TypeInt64, Default: 1},
-		{Name: "created_at", Type: field.TypeTime},
-		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "updated_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 	}
 	// CartTable holds the schema information for the "cart" table.
 	CartTable = &schema.Table{
@@ -202,7 +202,7 @@ var (
 		{Name: "item_id", Type: field.TypeInt64},
 		{Name: "quantity", Type: field.TypeInt64},
 		{Name: "seen_price", Type: field.TypeInt64},
-		{Name: "created_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 	}
 	// CartLineTable holds the schema information for the "cart_line" table.
 	CartLineTable = &schema.Table{
@@ -223,7 +223,7 @@ var (
 		{Name: "name", Type: field.TypeString, Size: 60},
 		{Name: "slug", Type: field.TypeString, Size: 120},
 		{Name: "parent_id", Type: field.TypeInt64, Nullable: true},
-		{Name: "created_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 	}
 	// CategoryTable holds the schema information for the "category" table.
 	CategoryTable = &schema.Table{
@@ -255,14 +255,14 @@ var (
 		{Name: "goods_ids", Type: field.TypeJSON, Nullable: true},
 		{Name: "total_quantity", Type: field.TypeInt64, Nullable: true},
 		{Name: "per_customer_limit", Type: field.TypeInt64, Default: 1},
-		{Name: "claim_starts_at", Type: field.TypeTime, Nullable: true},
-		{Name: "claim_ends_at", Type: field.TypeTime, Nullable: true},
+		{Name: "claim_starts_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "claim_ends_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "valid_days", Type: field.TypeInt},
 		{Name: "code", Type: field.TypeString, Nullable: true, Size: 64},
-		{Name: "stopped_at", Type: field.TypeTime, Nullable: true},
+		{Name: "stopped_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "claimed", Type: field.TypeInt64, Default: 0},
 		{Name: "used", Type: field.TypeInt64, Default: 0},
-		{Name: "created_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 	}
 	// CouponTable holds the schema information for the "coupon" table.
 	CouponTable = &schema.Table{
@@ -306,8 +306,8 @@ var (
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"RECYCLED", "OFF_SHELF", "ON_SHELF"}, Default: "OFF_SHELF"},
 		{Name: "stock_mode", Type: field.TypeEnum, Enums: []string{"DEDUCT_AT_ORDER", "LOCK_AT_ORDER"}, Default: "DEDUCT_AT_ORDER"},
 		{Name: "version", Type: field.TypeInt64, Default: 1},
-		{Name: "created_at", Type: field.TypeTime},
-		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "updated_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "description", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "images", Type: field.TypeJSON, Nullable: true},
 		{Name: "slug", Type: field.TypeString, Nullable: true, Size: 120},
@@ -349,7 +349,7 @@ var (
 		{Name: "min_price", Type: field.TypeInt64},
 		{Name: "sales", Type: field.TypeInt64},
 		{Name: "in_stock", Type: field.TypeBool},
-		{Name: "created_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 	}
 	// GoodsListingTable holds the schema information for the "goods_listing" table.
 	GoodsListingTable = &schema.Table{
@@ -401,10 +401,10 @@ var (
 		{Name: "key", Type: field.TypeString, Size: 255},
 		{Name: "request_hash", Type: field.TypeString, Size: 64},
 		{Name: "state", Type: field.TypeString, Size: 16},
-		{Name: "lease_until", Type: field.TypeTime},
+		{Name: "lease_until", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "order_sn", Type: field.TypeString, Nullable: true, Size: 32},
-		{Name: "created_at", Type: field.TypeTime},
-		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "expires_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 	}
 	// IdempotencyKeyTable holds the schema information for the "idempotency_key" table.
 	IdempotencyKeyTable = &schema.Table{
@@ -469,15 +469,15 @@ var (
 		{Name: "close_reason", Type: field.TypeString, Size: 32, Default: ""},
 		{Name: "needs_review", Type: field.TypeBool, Default: false},
 		{Name: "version", Type: field.TypeInt64, Default: 1},
-		{Name: "created_at", Type: field.TypeTime},
-		{Name: "expires_at", Type: field.TypeTime},
-		{Name: "paid_at", Type: field.TypeTime, Nullable: true},
-		{Name: "closed_at", Type: field.TypeTime, Nullable: true},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "expires_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "paid_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "closed_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "paid_payment_id", Type: field.TypeInt64, Nullable: true},
 		{Name: "shipping_fee", Type: field.TypeInt64, Default: 0},
 		{Name: "shipping_address", Type: field.TypeString, Nullable: true, Size: 2147483647},
-		{Name: "shipped_at", Type: field.TypeTime, Nullable: true},
-		{Name: "completed_at", Type: field.TypeTime, Nullable: true},
+		{Name: "shipped_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "completed_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "refund_reserved", Type: field.TypeInt64, Default: 0},
 		{Name: "refunded_amount", Type: field.TypeInt64, Default: 0},
 	}
@@ -568,16 +568,16 @@ var (
 		{Name: "aggregate_type", Type: field.TypeString, Size: 32, Default: ""},
 		{Name: "aggregate_id", Type: field.TypeString, Size: 64},
 		{Name: "payload", Type: field.TypeString, Size: 2147483647},
-		{Name: "created_at", Type: field.TypeTime},
-		{Name: "dispatched_at", Type: field.TypeTime, Nullable: true},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "dispatched_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "events", Type: field.TypeInt, Default: 1},
 		{Name: "claim", Type: field.TypeString, Nullable: true, Size: 32},
-		{Name: "claimed_until", Type: field.TypeTime, Nullable: true},
+		{Name: "claimed_until", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "claimed_by", Type: field.TypeString, Nullable: true, Size: 128},
-		{Name: "broker_at", Type: field.TypeTime, Nullable: true},
-		{Name: "webhooks_at", Type: field.TypeTime, Nullable: true},
+		{Name: "broker_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "webhooks_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "webhooks_claim", Type: field.TypeString, Nullable: true, Size: 32},
-		{Name: "webhooks_claimed_until", Type: field.TypeTime, Nullable: true},
+		{Name: "webhooks_claimed_until", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "webhooks_claimed_by", Type: field.TypeString, Nullable: true, Size: 128},
 	}
 	// OutboxTable holds the schema information for the "outbox" table.
@@ -614,9 +614,9 @@ var (
 		{Name: "currency", Type: field.TypeString, Size: 3},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"PENDING", "PAID", "REFUNDED", "FAILED"}},
 		{Name: "version", Type: field.TypeInt64, Default: 1},
-		{Name: "created_at", Type: field.TypeTime},
-		{Name: "updated_at", Type: field.TypeTime},
-		{Name: "paid_at", Type: field.TypeTime, Nullable: true},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "updated_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "paid_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 	}
 	// PaymentTable holds the schema information for the "payment" table.
 	PaymentTable = &schema.Table{
@@ -643,7 +643,7 @@ var (
 		{Name: "event_id", Type: field.TypeString, Size: 64},
 		{Name: "payment_ref", Type: field.TypeInt64, Nullable: true},
 		{Name: "payload_digest", Type: field.TypeString, Size: 64},
-		{Name: "processed_at", Type: field.TypeTime},
+		{Name: "processed_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 	}
 	// PaymentEventTable holds the schema information for the "payment_event" table.
 	PaymentEventTable = &schema.Table{
@@ -668,9 +668,9 @@ var (
 		{Name: "provider_ref", Type: field.TypeString, Size: 255, Default: ""},
 		{Name: "amount", Type: field.TypeInt64},
 		{Name: "currency", Type: field.TypeString, Size: 3},
-		{Name: "expires_at", Type: field.TypeTime},
-		{Name: "created_at", Type: field.TypeTime},
-		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "expires_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "updated_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 	}
 	// PaymentStartTable holds the schema information for the "payment_start" table.
 	PaymentStartTable = &schema.Table{
@@ -745,10 +745,10 @@ var (
 		{Name: "provider_refund_id", Type: field.TypeString, Size: 255, Default: ""},
 		{Name: "failure", Type: field.TypeString, Size: 512, Default: ""},
 		{Name: "attempts", Type: field.TypeInt, Default: 0},
-		{Name: "next_attempt_at", Type: field.TypeTime},
-		{Name: "created_at", Type: field.TypeTime},
-		{Name: "updated_at", Type: field.TypeTime},
-		{Name: "settled_at", Type: field.TypeTime, Nullable: true},
+		{Name: "next_attempt_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "updated_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "settled_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "after_sale_id", Type: field.TypeInt64, Nullable: true},
 	}
 	// RefundTable holds the schema information for the "refund" table.
@@ -781,7 +781,7 @@ var (
 		{Name: "carrier", Type: field.TypeString, Size: 255},
 		{Name: "tracking_no", Type: field.TypeString, Size: 255},
 		{Name: "lines", Type: field.TypeJSON},
-		{Name: "shipped_at", Type: field.TypeTime},
+		{Name: "shipped_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 	}
 	// ShipmentTable holds the schema information for the "shipment" table.
 	ShipmentTable = &schema.Table{
@@ -804,8 +804,8 @@ var (
 		{Name: "rules", Type: field.TypeJSON},
 		{Name: "free_over", Type: field.TypeInt64, Nullable: true},
 		{Name: "version", Type: field.TypeInt64, Default: 1},
-		{Name: "created_at", Type: field.TypeTime},
-		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "updated_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 	}
 	// ShippingTemplateTable holds the schema information for the "shipping_template" table.
 	ShippingTemplateTable = &schema.Table{
@@ -830,8 +830,8 @@ var (
 		{Name: "volume", Type: field.TypeInt64, Default: 0},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"ENABLED", "DISABLED"}, Default: "ENABLED"},
 		{Name: "weight_grams", Type: field.TypeInt64, Default: 0},
-		{Name: "created_at", Type: field.TypeTime},
-		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "updated_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "goods_id", Type: field.TypeInt64},
 	}
 	// SkuTable holds the schema information for the "sku" table.
@@ -941,7 +941,7 @@ var (
 		{Name: "biz_type", Type: field.TypeString, Size: 32},
 		{Name: "biz_sn", Type: field.TypeString, Size: 64},
 		{Name: "remark", Type: field.TypeString, Size: 255, Default: ""},
-		{Name: "created_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "pool_id", Type: field.TypeInt64, Default: 0},
 	}
 	// StockLogTable holds the schema information for the "stock_log" table.
@@ -973,12 +973,12 @@ var (
 		{Name: "stock", Type: field.TypeInt64},
 		{Name: "lock_stock", Type: field.TypeInt64, Default: 0},
 		{Name: "per_buyer_limit", Type: field.TypeInt64, Default: 1},
-		{Name: "starts_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime"}},
-		{Name: "ends_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime"}},
-		{Name: "closed_at", Type: field.TypeTime, Nullable: true},
+		{Name: "starts_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "ends_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "closed_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "returned", Type: field.TypeBool, Default: false},
 		{Name: "version", Type: field.TypeInt64, Default: 1},
-		{Name: "created_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 	}
 	// StockPoolTable holds the schema information for the "stock_pool" table.
 	StockPoolTable = &schema.Table{
@@ -1009,10 +1009,10 @@ var (
 		{Name: "coupon_id", Type: field.TypeInt64},
 		{Name: "user_id", Type: field.TypeString, Size: 64},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"AVAILABLE", "LOCKED", "USED", "EXPIRED"}, Default: "AVAILABLE"},
-		{Name: "valid_from", Type: field.TypeTime},
-		{Name: "valid_until", Type: field.TypeTime},
+		{Name: "valid_from", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "valid_until", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "order_sn", Type: field.TypeString, Nullable: true, Size: 32},
-		{Name: "created_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 	}
 	// UserCouponTable holds the schema information for the "user_coupon" table.
 	UserCouponTable = &schema.Table{
@@ -1045,9 +1045,9 @@ var (
 		{Name: "description", Type: field.TypeString, Size: 512, Default: ""},
 		{Name: "secret", Type: field.TypeString, Size: 128},
 		{Name: "previous_secret", Type: field.TypeString, Size: 128, Default: ""},
-		{Name: "previous_secret_until", Type: field.TypeTime, Nullable: true},
+		{Name: "previous_secret_until", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "active", Type: field.TypeBool, Default: true},
-		{Name: "created_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 	}
 	// WebhookTable holds the schema information for the "webhook" table.
 	WebhookTable = &schema.Table{
@@ -1069,13 +1069,13 @@ var (
 		{Name: "status", Type: field.TypeString, Size: 16},
 		{Name: "http_status", Type: field.TypeInt, Nullable: true},
 		{Name: "error", Type: field.TypeString, Size: 512, Default: ""},
-		{Name: "due_at", Type: field.TypeTime},
-		{Name: "at", Type: field.TypeTime, Nullable: true},
-		{Name: "next_attempt_at", Type: field.TypeTime, Nullable: true},
+		{Name: "due_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "next_attempt_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "claim", Type: field.TypeString, Nullable: true, Size: 32},
-		{Name: "claimed_until", Type: field.TypeTime, Nullable: true},
+		{Name: "claimed_until", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "claimed_by", Type: field.TypeString, Nullable: true, Size: 128},
-		{Name: "created_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 	}
 	// WebhookDeliveryTable holds the schema information for the "webhook_delivery" table.
 	WebhookDeliveryTable = &schema.Table{

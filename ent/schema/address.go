@@ -33,7 +33,7 @@ func (Address) Fields() []ent.Field {
 		field.String("line").MaxLen(1024),
 		field.String("postal_code").MaxLen(16).Default(""),
 		createdAt(),
-		field.Time("updated_at").Default(time.Now),
+		field.Time("updated_at").SchemaType(datetime).Default(time.Now),
 	}
 }
 

@@ -49,7 +49,7 @@ func (AfterSale) Fields() []ent.Field {
 		field.String("return_tracking_no").MaxLen(255).Default(""),
 		version(),
 		createdAt(),
-		field.Time("updated_at").Default(time.Now),
+		field.Time("updated_at").SchemaType(datetime).Default(time.Now),
 	}
 }
 

@@ -37,7 +37,7 @@ func (Cart) Fields() []ent.Field {
 		// so every retry places under the same key and replays, never doubles.
 		field.String("checkout_key").MaxLen(255).Optional().Nillable(),
 		// A running checkout's lease, and its owner's token (see cart/checkout.go).
-		field.Time("checkout_lease").Optional().Nillable(),
+		field.Time("checkout_lease").SchemaType(datetime).Optional().Nillable(),
 		// The customer's claimed coupon chosen for the cart's order
 		// (cartCouponUpdate), NULL: none. A plain column: the user coupon is
 		// promo's, and whether it still applies is decided on every read.
@@ -47,7 +47,7 @@ func (Cart) Fields() []ent.Field {
 		version(),
 		createdAt(),
 		// Last change by its shopper; the cart expires a TTL after it.
-		field.Time("updated_at"),
+		field.Time("updated_at").SchemaType(datetime),
 	}
 }
 

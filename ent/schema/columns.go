@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"entgo.io/ent"
+	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
@@ -18,15 +19,25 @@ func table(name string) []schema.Annotation {
 	return []schema.Annotation{entsql.Table(name)}
 }
 
+// datetime is the type of every time column on MySQL and MariaDB:
+// DATETIME(6), not ent's default TIMESTAMP, which holds only 1970-01-01
+// 00:00:01 to 2038-01-19 03:14:07 and whole seconds. DATETIME(6) holds years
+// 1000 to 9999 to the microsecond, as PostgreSQL's timestamptz keeps them;
+// the driver writes and reads it as UTC (store's mysqlConfig: Loc), so the
+// server's time zone never shifts it. The migration converts an existing
+// TIMESTAMP or DATETIME column in place. PostgreSQL and SQLite keep ent's
+// types. Every field.Time takes it.
+var datetime = map[string]string{dialect.MySQL: "datetime(6)"}
+
 // id is every table's key: an int64 the database assigns and never reuses.
 func id() ent.Field { return field.Int64("id") }
 
 // createdAt is when the row was written; it never changes.
-func createdAt() ent.Field { return field.Time("created_at").Default(time.Now).Immutable() }
+func createdAt() ent.Field { return field.Time("created_at").SchemaType(datetime).Default(time.Now).Immutable() }
 
 // updatedAt moves on every update ent makes.
 func updatedAt() ent.Field {
-	return field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now)
+	return field.Time("updated_at").SchemaType(datetime).Default(time.Now).UpdateDefault(time.Now)
 }
 
 // version is the row's optimistic-lock counter: every CAS on the row

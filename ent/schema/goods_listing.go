@@ -48,7 +48,7 @@ func (GoodsListing) Fields() []ent.Field {
 		field.Int64("sales"),
 		// Some enabled SKU has stock - lock_stock > 0.
 		field.Bool("in_stock"),
-		field.Time("created_at"),
+		field.Time("created_at").SchemaType(datetime),
 	}
 }
 

@@ -25,10 +25,10 @@ func (Idempotency) Fields() []ent.Field {
 		field.String("request_hash").MaxLen(64),
 		// PENDING while claimed, DONE with a response.
 		field.String("state").MaxLen(16),
-		field.Time("lease_until"),
+		field.Time("lease_until").SchemaType(datetime),
 		field.String("order_sn").MaxLen(32).Optional().Nillable(),
 		createdAt(),
-		field.Time("expires_at"),
+		field.Time("expires_at").SchemaType(datetime),
 	}
 }
 

@@ -45,9 +45,9 @@ func (Order) Fields() []ent.Field {
 		field.Bool("needs_review").Default(false),
 		version(),
 		createdAt(),
-		field.Time("expires_at"),
-		field.Time("paid_at").Optional().Nillable(),
-		field.Time("closed_at").Optional().Nillable(),
+		field.Time("expires_at").SchemaType(datetime),
+		field.Time("paid_at").SchemaType(datetime).Optional().Nillable(),
+		field.Time("closed_at").SchemaType(datetime).Optional().Nillable(),
 		// payment.id of the payment that paid the order, set in the same CAS that
 		// moves it UNPAID → PAID and never changed after, so refunds know which
 		// payment to refund and later payments are recognised as extra money.
@@ -61,8 +61,8 @@ func (Order) Fields() []ent.Field {
 		field.Text("shipping_address").Optional().Nillable(),
 		// When the last unit shipped (SHIPPED); the closer completes the
 		// order --auto-confirm-after later.
-		field.Time("shipped_at").Optional().Nillable(),
-		field.Time("completed_at").Optional().Nillable(),
+		field.Time("shipped_at").SchemaType(datetime).Optional().Nillable(),
+		field.Time("completed_at").SchemaType(datetime).Optional().Nillable(),
 		// After-sales (issue 43, internal/aftersale): refund_reserved is the
 		// money of refunds sent or confirmed, raised by a CAS that keeps it at
 		// most amount before any refund is sent; refunded_amount is what the

@@ -56,23 +56,23 @@ func (Outbox) Fields() []ent.Field {
 		field.String("aggregate_id").MaxLen(64),
 		field.Text("payload"),
 		createdAt(),
-		field.Time("dispatched_at").Optional().Nillable(),
+		field.Time("dispatched_at").SchemaType(datetime).Optional().Nillable(),
 		field.Int("events").Default(1).Positive().Immutable(),
 		// A dispatcher claims a row before it sends it (platform/outbox/lease.go):
 		// claim is its pass's token, claimed_until when the claim lapses
 		// (a dispatcher that died), so instances never send the same rows.
 		field.String("claim").MaxLen(32).Optional().Nillable(),
-		field.Time("claimed_until").Optional().Nillable(),
+		field.Time("claimed_until").SchemaType(datetime).Optional().Nillable(),
 		// The claimer's instance id (--instance-id): a restarted instance
 		// releases what its previous life claimed instead of waiting out
 		// the lease.
 		field.String("claimed_by").MaxLen(128).Optional().Nillable(),
 		// When the broker's lane (the fields above) and the webhooks' lane
 		// (its own claim below) were each done with the row.
-		field.Time("broker_at").Optional().Nillable(),
-		field.Time("webhooks_at").Optional().Nillable(),
+		field.Time("broker_at").SchemaType(datetime).Optional().Nillable(),
+		field.Time("webhooks_at").SchemaType(datetime).Optional().Nillable(),
 		field.String("webhooks_claim").MaxLen(32).Optional().Nillable(),
-		field.Time("webhooks_claimed_until").Optional().Nillable(),
+		field.Time("webhooks_claimed_until").SchemaType(datetime).Optional().Nillable(),
 		field.String("webhooks_claimed_by").MaxLen(128).Optional().Nillable(),
 	}
 }

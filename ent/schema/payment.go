@@ -35,7 +35,7 @@ func (Payment) Fields() []ent.Field {
 		// NULL), by the notification that runs its side effects: paying the
 		// order, or flagging money the order did not need. A later SUCCESS for
 		// the same payment (a new event id) finds it set and runs nothing again.
-		field.Time("paid_at").Optional().Nillable(),
+		field.Time("paid_at").SchemaType(datetime).Optional().Nillable(),
 	}
 }
 

@@ -25,7 +25,7 @@ func (PaymentEvent) Fields() []ent.Field {
 		field.Int64("payment_ref").Optional().Nillable(),
 		// SHA-256 of the raw body, for audits of what was received.
 		field.String("payload_digest").MaxLen(64),
-		field.Time("processed_at").Default(time.Now),
+		field.Time("processed_at").SchemaType(datetime).Default(time.Now),
 	}
 }
 

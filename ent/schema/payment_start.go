@@ -35,7 +35,7 @@ func (PaymentStart) Fields() []ent.Field {
 		field.Int64("amount").GoType(money.Money(0)),
 		field.String("currency").MaxLen(3),
 		// The order's expiry, which bounds the payment's.
-		field.Time("expires_at"),
+		field.Time("expires_at").SchemaType(datetime),
 		createdAt(),
 		updatedAt(),
 	}

@@ -44,10 +44,10 @@ func (Refund) Fields() []ent.Field {
 		// A PENDING refund is (re)sent at or after this time; a sender
 		// claims it by moving it forward (a lease), so two instances never
 		// send it at once.
-		field.Time("next_attempt_at"),
+		field.Time("next_attempt_at").SchemaType(datetime),
 		createdAt(),
 		updatedAt(),
-		field.Time("settled_at").Optional().Nillable(),
+		field.Time("settled_at").SchemaType(datetime).Optional().Nillable(),
 		// The after-sale this refund pays (issue 43); its refund_no is the
 		// after-sale's number and the count of its refused refunds, plus one.
 		field.Int64("after_sale_id").Optional().Nillable().Immutable(),

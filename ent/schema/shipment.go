@@ -33,7 +33,7 @@ func (Shipment) Fields() []ent.Field {
 		field.String("carrier").MaxLen(255).Immutable(),
 		field.String("tracking_no").MaxLen(255).Immutable(),
 		field.JSON("lines", []ShipmentLine{}).Immutable(),
-		field.Time("shipped_at").Default(time.Now).Immutable(),
+		field.Time("shipped_at").SchemaType(datetime).Default(time.Now).Immutable(),
 	}
 }
 

@@ -42,6 +42,6 @@ func (ShippingTemplate) Fields() []ent.Field {
 		field.Int64("free_over").GoType(money.Money(0)).Optional().Nillable(),
 		version(),
 		createdAt(),
-		field.Time("updated_at").Default(time.Now),
+		field.Time("updated_at").SchemaType(datetime).Default(time.Now),
 	}
 }

@@ -2,7 +2,6 @@ package schema
 
 import (
 	"entgo.io/ent"
-	"entgo.io/ent/dialect"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -16,9 +15,6 @@ import (
 // sum of the ledger rows that carry its id; what is left at the end goes
 // back to main stock once (change type 8, guarded by returned).
 type StockPool struct{ ent.Schema }
-
-// datetime is a time column that holds years 1000 to 9999 on MySQL.
-var datetime = map[string]string{dialect.MySQL: "datetime"}
 
 func (StockPool) Annotations() []schema.Annotation {
 	return table("stock_pool")
@@ -43,14 +39,12 @@ func (StockPool) Fields() []ent.Field {
 		// They stay in the pool after its return until paid or released.
 		field.Int64("lock_stock").Default(0),
 		field.Int64("per_buyer_limit").Default(1),
-		// DATETIME on MySQL, not ent's default TIMESTAMP, which ends in
-		// 2038 (issue 25); inventory bounds them to MinPoolTime..MaxPoolTime.
-		// The migration converts an existing TIMESTAMP column in place.
+		// Inventory bounds them to MinPoolTime..MaxPoolTime.
 		field.Time("starts_at").SchemaType(datetime),
 		field.Time("ends_at").SchemaType(datetime),
 		// Set once by closeStockPool; a pool past ends_at is ended whether
 		// or not it is set.
-		field.Time("closed_at").Optional().Nillable(),
+		field.Time("closed_at").SchemaType(datetime).Optional().Nillable(),
 		// The remainder went back to main stock: flipped once by CAS, so two
 		// closers cannot both return it.
 		field.Bool("returned").Default(false),

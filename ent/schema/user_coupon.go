@@ -24,8 +24,8 @@ func (UserCoupon) Fields() []ent.Field {
 		field.Int64("coupon_id").Immutable(),
 		owner(),
 		field.Enum("status").GoType(enums.UserCouponStatus("")).Default(string(enums.CouponAvailable)),
-		field.Time("valid_from").Immutable(),
-		field.Time("valid_until").Immutable(),
+		field.Time("valid_from").SchemaType(datetime).Immutable(),
+		field.Time("valid_until").SchemaType(datetime).Immutable(),
 		// The order that holds it (LOCKED) or used it (USED).
 		field.String("order_sn").MaxLen(32).Optional().Nillable(),
 		createdAt(),

@@ -27,7 +27,7 @@ func (Webhook) Fields() []ent.Field {
 		// beside secret until previous_secret_until, so that a receiver can
 		// move to the new one without refusing any (webhooks/sign.go).
 		field.String("previous_secret").MaxLen(128).Default("").Sensitive(),
-		field.Time("previous_secret_until").Optional().Nillable(),
+		field.Time("previous_secret_until").SchemaType(datetime).Optional().Nillable(),
 		field.Bool("active").Default(true),
 		createdAt(),
 	}

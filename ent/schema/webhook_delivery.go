@@ -50,12 +50,12 @@ func (WebhookDelivery) Fields() []ent.Field {
 		field.String("status").MaxLen(16),
 		field.Int("http_status").Optional().Nillable(),
 		field.String("error").MaxLen(512).Default(""),
-		field.Time("due_at"),
-		field.Time("at").Optional().Nillable(), // when the attempt ended
+		field.Time("due_at").SchemaType(datetime),
+		field.Time("at").SchemaType(datetime).Optional().Nillable(), // when the attempt ended
 		// After a FAILED attempt: when the next one is due (none: given up).
-		field.Time("next_attempt_at").Optional().Nillable(),
+		field.Time("next_attempt_at").SchemaType(datetime).Optional().Nillable(),
 		field.String("claim").MaxLen(32).Optional().Nillable(),
-		field.Time("claimed_until").Optional().Nillable(),
+		field.Time("claimed_until").SchemaType(datetime).Optional().Nillable(),
 		// The claimer's instance id (--instance-id): a restarted instance
 		// puts back the attempts its previous life had claimed at once
 		// instead of leaving them to their lease.

@@ -42,6 +42,7 @@ func (s *Service) Addresses(ctx context.Context, user string) ([]*Address, error
 			return nil, fmt.Errorf("reading addresses: %w", err)
 		}
 		a.IsDefault = def.Valid && def.Int64 == a.ID
+		a.OrderAddress = a.OrderAddress.named()
 		if a.IsDefault {
 			out = append([]*Address{&a}, out...)
 		} else {
@@ -202,5 +203,5 @@ func setDefault(ctx context.Context, tx *ent.Tx, book, id int64) (*int64, error)
 func addressOf(r *ent.Address, def *int64) *Address {
 	return &Address{ID: r.ID, IsDefault: def != nil && *def == r.ID, OrderAddress: OrderAddress{
 		Name: r.Name, Phone: r.Phone, RegionCode: r.RegionCode, Province: r.Province, City: r.City,
-		District: r.District, Line: r.Line, PostalCode: r.PostalCode}}
+		District: r.District, Line: r.Line, PostalCode: r.PostalCode}.named()}
 }

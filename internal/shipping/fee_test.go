@@ -130,12 +130,16 @@ func TestFeeIgnoresLineOrder(t *testing.T) {
 }
 
 func TestRuleRegionCodes(t *testing.T) {
-	for _, c := range []string{"*", "31", "3101", "310104"} {
+	// A municipality's 4 digits (3101) are its districts' though the table
+	// has no city 310100; 4290 are the county-level cities Hubei governs
+	// directly; 441900 is a city with no districts, so it is an address's.
+	for _, c := range []string{"*", "31", "65", "3101", "6501", "4290", "310104", "650102", "441900", "810000"} {
 		if err := checkRuleRegion(c); err != nil {
 			t.Errorf("checkRuleRegion(%q) = %v", c, err)
 		}
 	}
-	for _, c := range []string{"", "3", "310", "31010", "3101040", "00", "**", "31a1", " 31"} {
+	for _, c := range []string{"", "3", "310", "31010", "3101040", "00", "**", "31a1", " 31",
+		"99", "30", "3199", "3120", "990000", "999999", "310199", "310000", "650100", "429000", "0000"} {
 		if err := checkRuleRegion(c); err == nil {
 			t.Errorf("checkRuleRegion(%q) accepted", c)
 		}

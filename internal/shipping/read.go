@@ -20,8 +20,11 @@ type Querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// ReadAddress is user's address id as an order copies it; NOT_FOUND when
-// the book has no such entry.
+// ReadAddress is user's address id as an order copies it, with its
+// region's names; NOT_FOUND when the book has no such entry, and
+// INVALID_INPUT when its regionCode is not a district of the table (an
+// entry written before codes were checked, or a code the table no longer
+// has): no order ships to a place the fee cannot know.
 func ReadAddress(ctx context.Context, q Querier, user string, id int64) (*OrderAddress, error) {
 	rs, err := q.QueryContext(ctx, "SELECT name, phone, region_code, province, city, district, line, postal_code FROM address WHERE id = ? AND user_id = ?", id, user)
 	if err != nil {
@@ -38,7 +41,15 @@ func ReadAddress(ctx context.Context, q Querier, user string, id int64) (*OrderA
 	if err := rs.Scan(&a.Name, &a.Phone, &a.RegionCode, &a.Province, &a.City, &a.District, &a.Line, &a.PostalCode); err != nil {
 		return nil, fmt.Errorf("reading address %d: %w", id, err)
 	}
-	return a, rs.Err()
+	if err := rs.Err(); err != nil {
+		return nil, store.Classify(err)
+	}
+	r, err := checkRegion(a.RegionCode)
+	if err != nil {
+		return nil, fmt.Errorf("address %d: %w; edit the address", id, err)
+	}
+	a.Province, a.City, a.District = r.Province, r.City, r.District
+	return a, nil
 }
 
 // ReadTemplates reads the templates ids (those that exist).

@@ -24,28 +24,39 @@ const (
 var (
 	phoneRE  = regexp.MustCompile(`^\+?[0-9]{3,19}$`)
 	postalRE = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z -]{1,8}[0-9A-Za-z]$`)
-	digitsRE = regexp.MustCompile(`^[0-9]+$`)
 )
 
-// checkRegion refuses anything but a district's 6-digit code whose
-// province part is not 00 (GB/T 2260).
-func checkRegion(code string) error {
-	if len(code) != 6 || !digitsRE.MatchString(code) || code[:2] == "00" {
-		return fmt.Errorf("%w: regionCode %q: want the district's 6-digit administrative code (GB/T 2260, e.g. 310104)", errs.InvalidInput, code)
+// checkRegion is the place code names, or INVALID_INPUT saying why it is
+// none: an address's regionCode is the 6-digit code of its district in the
+// GB/T 2260 table (gbt2260.go), not a code of the right shape alone.
+func checkRegion(code string) (Region, error) {
+	if r, ok := LookupRegion(code); ok {
+		return r, nil
+	}
+	if c, ok := code6(code); ok {
+		if name, ok := regions().names[c]; ok {
+			return Region{}, fmt.Errorf("%w: regionCode %q is %s, which has districts: give the district's 6-digit code (GB/T 2260, e.g. 310104 for 上海市徐汇区)", errs.InvalidInput, code, name)
+		}
+	}
+	return Region{}, fmt.Errorf("%w: regionCode %q is not a district's code in the GB/T 2260 table: want the district's 6-digit administrative code (e.g. 310104 for 上海市徐汇区)", errs.InvalidInput, code)
+}
+
+// checkRuleRegion refuses a rule's region code that is not "*", or the
+// code of a real province (2 digits), city (4) or district (6).
+func checkRuleRegion(code string) error {
+	if !ruleRegion(code) {
+		return fmt.Errorf("%w: region code %q: want \"*\", or the GB/T 2260 code of a province (2 digits, e.g. 31), a city (4, e.g. 6501) or a district (6, e.g. 310104)", errs.InvalidInput, code)
 	}
 	return nil
 }
 
-// checkRuleRegion refuses a rule's region code that is not "*", a
-// province's 2 digits, a city's 4 or a district's 6.
-func checkRuleRegion(code string) error {
-	if code == "*" {
-		return nil
+// named is a with the names of its region, or a as it is when its code is
+// not in the table (an address written before codes were checked).
+func (a OrderAddress) named() OrderAddress {
+	if r, ok := LookupRegion(a.RegionCode); ok {
+		a.Province, a.City, a.District = r.Province, r.City, r.District
 	}
-	if n := len(code); (n != 2 && n != 4 && n != 6) || !digitsRE.MatchString(code) || code[:2] == "00" {
-		return fmt.Errorf("%w: region code %q: want \"*\", or 2 (province), 4 (city) or 6 (district) digits", errs.InvalidInput, code)
-	}
-	return nil
+	return a
 }
 
 // text checks a required field of 1 to max characters, trimmed.
@@ -57,14 +68,16 @@ func text(what, v string, max int) (string, error) {
 	return v, nil
 }
 
-// check validates and trims an address as a customer wrote it.
+// check validates and trims an address as a customer wrote it; its
+// province, city and district are the names of its regionCode, whatever
+// the customer wrote there, so the fee and the address say one place.
 func (a OrderAddress) check() (OrderAddress, error) {
 	var err error
 	for _, f := range []struct {
 		what string
 		v    *string
 		max  int
-	}{{"name", &a.Name, 64}, {"province", &a.Province, 32}, {"city", &a.City, 32}, {"district", &a.District, 32}, {"line", &a.Line, 120}} {
+	}{{"name", &a.Name, 64}, {"line", &a.Line, 120}} {
 		if *f.v, err = text(f.what, *f.v, f.max); err != nil {
 			return a, err
 		}
@@ -73,9 +86,11 @@ func (a OrderAddress) check() (OrderAddress, error) {
 	if !phoneRE.MatchString(a.Phone) {
 		return a, fmt.Errorf("%w: phone %q: 3 to 19 digits, optionally after a +", errs.InvalidInput, a.Phone)
 	}
-	if err := checkRegion(a.RegionCode); err != nil {
+	r, err := checkRegion(a.RegionCode)
+	if err != nil {
 		return a, err
 	}
+	a.Province, a.City, a.District = r.Province, r.City, r.District
 	a.PostalCode = strings.TrimSpace(a.PostalCode)
 	if a.PostalCode != "" && !postalRE.MatchString(a.PostalCode) {
 		return a, fmt.Errorf("%w: postalCode %q: 3 to 10 letters, digits, spaces or dashes", errs.InvalidInput, a.PostalCode)

@@ -53,8 +53,8 @@ export class AddressBook {
   async add(form) {
     const v = (n) => form.elements[n].value.trim();
     const input = {
-      name: v("name"), phone: v("phone"), regionCode: v("regionCode"), province: v("province"), city: v("city"),
-      district: v("district"), line: v("line"), postalCode: v("postalCode") || null, isDefault: form.elements.isDefault.checked,
+      name: v("name"), phone: v("phone"), regionCode: v("regionCode"),
+      line: v("line"), postalCode: v("postalCode") || null, isDefault: form.elements.isDefault.checked,
     };
     this.error = "";
     try {
@@ -80,10 +80,10 @@ export class AddressBook {
     },
     input("name", "Name", { required: true, maxlength: 64 }),
     input("phone", "Phone", { required: true, inputmode: "tel", pattern: "\\+?[0-9]{3,19}" }),
-    input("regionCode", "Region code", { required: true, inputmode: "numeric", placeholder: "310104", title: "The district's 6-digit code (GB/T 2260)" }),
-    input("province", "Province", { required: true }),
-    input("city", "City", { required: true }),
-    input("district", "District", { required: true }),
+    // The province, city and district are the names of the region code
+    // (the server derives them), so they are not asked for.
+    input("regionCode", "Region code", { required: true, inputmode: "numeric", pattern: "[0-9]{6}", placeholder: "310104",
+      title: "The district's 6-digit code (GB/T 2260): its province, city and district follow from it" }),
     input("line", "Street and number", { required: true, maxlength: 120 }),
     input("postalCode", "Postal code", {}),
     h("label", { class: "check" }, h("input", { type: "checkbox", name: "isDefault" }), " Make it the default"),

@@ -77,6 +77,12 @@ func mysqlConfig(dsn string) (*mysql.Config, error) {
 	}
 	cfg.ParseTime = true
 	cfg.Loc = time.UTC
+	// Times go to the server as UTC to the microsecond, what a DATETIME(6)
+	// column holds (ent/schema's datetime): a finer fraction would be
+	// truncated by MariaDB but rounded by MySQL, even into the next second.
+	if err := cfg.Apply(mysql.TimeTruncate(time.Microsecond)); err != nil {
+		return nil, fmt.Errorf("mysql DSN: %w", err)
+	}
 	// One round trip per statement: every extra round trip made while a hot SKU
 	// row is locked costs everyone queued on it.
 	cfg.InterpolateParams = true
