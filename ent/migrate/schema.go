@@ -434,7 +434,7 @@ var (
 		{Name: "currency", Type: field.TypeString, Size: 3},
 		{Name: "provider", Type: field.TypeString, Size: 32},
 		{Name: "reference", Type: field.TypeString, Size: 128},
-		{Name: "created_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 	}
 	// MoneyEntryTable holds the schema information for the "money_entry" table.
 	MoneyEntryTable = &schema.Table{
