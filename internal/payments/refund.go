@@ -207,9 +207,20 @@ func (s *Service) settleRefund(ctx context.Context, id int64, providerRefundID s
 	})
 }
 
-// settleRefundTx moves refund id from PENDING to status by CAS; only the
-// winner of a SUCCEEDED refunds the order (refundTx: stock restored once),
-// after taking the paying payment's row as every refund does (lockPaying).
+// settleRefundTx moves refund id to status as the provider's last word
+// says, by CAS, after taking the paying payment's row as every refund does
+// (lockPaying):
+//
+//	PENDING   → SUCCEEDED | FAILED   the answer to a send, or a notification
+//	FAILED    → SUCCEEDED            a success reported after a failure (WeChat Pay's
+//	                                 ABNORMAL refund completed by hand in the merchant
+//	                                 platform, a Stripe refund that succeeded after all)
+//	SUCCEEDED → (kept)               a failure reported after a success: the order is
+//	                                 flagged (checkout.FlagRefundReviewTx)
+//
+// Only the winner of a move to SUCCEEDED books the refund (bookSucceeded),
+// so a success is booked once however it arrives. It reports whether this
+// call moved the refund.
 func settleRefundTx(ctx context.Context, tx *ent.Tx, s *Service, id int64, providerRefundID string, status enums.RefundStatus, failure string) (bool, error) {
 	// The paying payment's row before the refund's: a provider's REFUNDED
 	// notification holds the payment's row (its upsert) when it confirms the
@@ -227,25 +238,111 @@ func settleRefundTx(ctx context.Context, tx *ent.Tx, s *Service, id int64, provi
 	if err := lockPaying(ctx, tx, o); err != nil {
 		return false, err
 	}
-	u := tx.Refund.Update().Where(refund.ID(id), refund.StatusEQ(enums.RefundPending)).
-		SetStatus(status).SetSettledAt(s.now()).SetFailure(truncate(failure, 512))
-	if providerRefundID != "" {
-		u.SetProviderRefundID(truncate(providerRefundID, 255))
-	}
-	n, err := u.Save(ctx)
-	if err != nil || n == 0 || status != enums.RefundSucceeded {
+	now := s.now()
+	move := func(from enums.RefundStatus) (bool, error) {
+		u := tx.Refund.Update().Where(refund.ID(id), refund.StatusEQ(from)).
+			SetStatus(status).SetSettledAt(now).SetFailure(truncate(failure, 512))
+		if providerRefundID != "" {
+			u.SetProviderRefundID(truncate(providerRefundID, 255))
+		}
+		n, err := u.Save(ctx)
 		return n == 1, err
+	}
+	moved, err := move(enums.RefundPending)
+	if err != nil || moved && status != enums.RefundSucceeded {
+		return moved, err
+	}
+	if !moved {
+		switch status {
+		case enums.RefundSucceeded:
+			if moved, err = move(enums.RefundFailed); err != nil || !moved {
+				return false, err
+			}
+			slog.WarnContext(ctx, "a refund the provider had reported failed is now reported succeeded: booked as a success",
+				"refundNo", r.RefundNo, "provider", r.Provider, "earlier failure", r.Failure)
+		case enums.RefundFailed:
+			// The money booked stays booked: undoing a refund (its stock, the
+			// order's REFUNDED) is a person's call, with the provider's words.
+			n, err := tx.Refund.Update().Where(refund.ID(id), refund.StatusEQ(enums.RefundSucceeded)).
+				SetFailure(truncate("reported failed after its success: "+failure, 512)).Save(ctx)
+			if err != nil || n == 0 {
+				return false, err
+			}
+			return false, checkout.FlagRefundReviewTx(ctx, tx, o.ID, r.RefundNo,
+				"the provider reported a failure of a refund it had confirmed: the buyer may not have the money ("+failure+")")
+		default:
+			return false, nil
+		}
+	}
+	return true, bookSucceeded(ctx, tx, s, r, o)
+}
+
+// bookSucceeded books refund r of order o, which this transaction has just
+// moved to SUCCEEDED. A refund never returns money another refund returned:
+// its siblings (the other refunds of its after-sale, or of its order for a
+// refund sent before after-sales) are read under their locks, and
+//   - when one of them SUCCEEDED, the provider paid the same money twice:
+//     nothing is booked again and the order is flagged;
+//   - those still PENDING are ended FAILED, never to be sent again (what
+//     they would return, r returned); one already sent may still be paid
+//     out by the provider, so the order is flagged.
+//
+// Otherwise the after-sale is REFUNDED (aftersale.RefundedTx: the order's
+// refunded money, the stock of the units that never shipped), as for any
+// confirmed refund.
+func bookSucceeded(ctx context.Context, tx *ent.Tx, s *Service, r *ent.Refund, o *ent.Order) error {
+	q := tx.Refund.Query().Where(refund.IDNEQ(r.ID))
+	if r.AfterSaleID != nil {
+		q.Where(refund.AfterSaleID(*r.AfterSaleID))
+	} else {
+		q.Where(refund.OrderID(r.OrderID), refund.AfterSaleIDIsNil())
+	}
+	var siblings []struct {
+		ID       int64              `sql:"id"`
+		RefundNo string             `sql:"refund_no"`
+		Status   enums.RefundStatus `sql:"status"`
+		Attempts int                `sql:"attempts"`
+	}
+	err := q.Order(refund.ByID()).Modify(func(sel *entsql.Selector) {
+		sel.Select(sel.C(refund.FieldID), sel.C(refund.FieldRefundNo), sel.C(refund.FieldStatus), sel.C(refund.FieldAttempts))
+		store.UpdateLock(sel)
+	}).Scan(ctx, &siblings)
+	if err != nil {
+		return fmt.Errorf("locking the refunds beside %s: %w", r.RefundNo, err)
+	}
+	for _, sib := range siblings {
+		if sib.Status == enums.RefundSucceeded {
+			return checkout.FlagRefundReviewTx(ctx, tx, o.ID, r.RefundNo,
+				"the provider returned the same money twice: "+sib.RefundNo+" was confirmed before, nothing is booked again")
+		}
+	}
+	for _, sib := range siblings {
+		if sib.Status != enums.RefundPending {
+			continue
+		}
+		n, err := tx.Refund.Update().Where(refund.ID(sib.ID), refund.StatusEQ(enums.RefundPending)).
+			SetStatus(enums.RefundFailed).SetSettledAt(s.now()).
+			SetFailure("not sent again: " + r.RefundNo + " of the same money was confirmed").Save(ctx)
+		if err != nil {
+			return err
+		}
+		if n == 1 && sib.Attempts > 0 {
+			if err := checkout.FlagRefundReviewTx(ctx, tx, o.ID, sib.RefundNo,
+				"sent to the provider, which may still pay it out, while "+r.RefundNo+" of the same money was confirmed"); err != nil {
+				return err
+			}
+		}
 	}
 	if r.AfterSaleID == nil {
 		// A refund sent before after-sales existed: the whole order, as then.
 		_, err = refundTx(ctx, tx, o.ID, s)
-		return true, err
+		return err
 	}
 	whole, err := aftersale.RefundedTx(ctx, tx, *r.AfterSaleID, s.now())
 	if err != nil || !whole {
-		return true, err
+		return err
 	}
-	return true, markPaidRefunded(ctx, tx, o.ID)
+	return markPaidRefunded(ctx, tx, o.ID)
 }
 
 // SweepRefunds sends again every PENDING refund that is due: a send whose
@@ -314,9 +411,8 @@ func refundTx(ctx context.Context, tx *ent.Tx, orderID int64, s *Service) (bool,
 		if pending.Amount != pay.Amount {
 			// Part of the order: the whole payment refunded elsewhere is for a
 			// person to reconcile with it (the payment shows REFUNDED).
-			slog.WarnContext(ctx, "the whole payment refunded at the provider while an after-sale refunds part of it: review by hand",
-				"refundNo", pending.RefundNo, "paymentId", pay.PaymentID)
-			return false, nil
+			return false, checkout.FlagRefundReviewTx(ctx, tx, orderID, pending.RefundNo,
+				"the whole payment "+pay.PaymentID+" refunded at the provider while an after-sale refunds part of it")
 		}
 		return settleRefundTx(ctx, tx, s, pending.ID, "", enums.RefundSucceeded, "")
 	}
