@@ -2,6 +2,7 @@ package payments
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -95,12 +96,15 @@ func (s *Service) LockPayingTx(ctx context.Context, tx *ent.Tx, orderID int64) e
 }
 
 // OpenRefundTx writes an after-sale's refund PENDING in its transaction,
-// or finds the one it has (aftersale.Refunds). Its number is the
-// after-sale's and the count of its refunds the provider refused, plus
-// one: callers at the same moment name the same number (the unique key
-// makes it one refund), and a new attempt after a refusal is a new refund.
-// It refunds the payment that paid the order, whose provider must be
-// configured.
+// or finds the one it has (aftersale.Refunds). The after-sale's refunds
+// are read under their locks, after the paying payment's row the caller
+// holds (LockPayingTx), so what they say is the latest word: one PENDING
+// is the refund (its number again); one SUCCEEDED returned the money
+// already, and nothing is opened ("": nothing to send); otherwise (none,
+// or all refused) a new refund numbered the after-sale's and the count of
+// its refunds, plus one. Callers at the same moment name the same number
+// (the unique key makes it one refund). It refunds the payment that paid
+// the order, whose provider must be configured.
 func (s *Service) OpenRefundTx(ctx context.Context, tx *ent.Tx, ask aftersale.RefundAsk) (string, error) {
 	o, err := tx.Order.Get(ctx, ask.OrderID)
 	if err != nil {
@@ -116,11 +120,27 @@ func (s *Service) OpenRefundTx(ctx context.Context, tx *ent.Tx, ask aftersale.Re
 	if _, ok := s.cfg.Providers[pay.Provider]; !ok {
 		return "", fmt.Errorf("%w: order %s was paid through %q, which is not configured", errs.InvalidInput, o.OrderSn, pay.Provider)
 	}
-	failed, err := tx.Refund.Query().Where(refund.AfterSaleID(ask.AfterSaleID), refund.StatusEQ(enums.RefundFailed)).Count(ctx)
-	if err != nil {
-		return "", err
+	var earlier []struct {
+		RefundNo string             `sql:"refund_no"`
+		Status   enums.RefundStatus `sql:"status"`
 	}
-	no := fmt.Sprintf("%s-R%d", ask.AfterSaleSn, failed+1)
+	// By order_id, the refunds' index (see lockRefunds).
+	err = tx.Refund.Query().Where(refund.OrderID(o.ID), refund.AfterSaleID(ask.AfterSaleID)).Order(refund.ByID()).Modify(func(sel *entsql.Selector) {
+		sel.Select(sel.C(refund.FieldRefundNo), sel.C(refund.FieldStatus))
+		store.UpdateLock(sel)
+	}).Scan(ctx, &earlier)
+	if err != nil {
+		return "", fmt.Errorf("locking the refunds of after-sale %s: %w", ask.AfterSaleSn, err)
+	}
+	for _, e := range earlier {
+		switch e.Status {
+		case enums.RefundSucceeded:
+			return "", nil
+		case enums.RefundPending:
+			return e.RefundNo, nil
+		}
+	}
+	no := fmt.Sprintf("%s-R%d", ask.AfterSaleSn, len(earlier)+1)
 	err = tx.Refund.Create().
 		SetRefundNo(no).SetOrderID(o.ID).SetOrderSn(o.OrderSn).SetPaymentRef(pay.ID).SetProvider(pay.Provider).
 		SetAmount(ask.Amount).SetCurrency(o.Currency).SetReason(truncate(ask.Reason, 255)).SetStatus(enums.RefundPending).
@@ -154,9 +174,16 @@ func (s *Service) SendRefund(ctx context.Context, no string) error {
 // errors are returned.
 func (s *Service) send(ctx context.Context, p Provider, r *ent.Refund) error {
 	now := s.now()
-	claimed, err := s.db.Client.Refund.Update().
-		Where(refund.ID(r.ID), refund.StatusEQ(enums.RefundPending), refund.NextAttemptAtLTE(now)).
-		SetNextAttemptAt(now.Add(max(s.cfg.RefundRetry, 30*time.Second))).AddAttempts(1).Save(ctx)
+	var claimed int
+	// Again on a deadlock, as a transaction is: the claim's index entry
+	// (status, next_attempt_at) can meet a settling transaction's.
+	err := store.Retry(ctx, func() error {
+		var err error
+		claimed, err = s.db.Client.Refund.Update().
+			Where(refund.ID(r.ID), refund.StatusEQ(enums.RefundPending), refund.NextAttemptAtLTE(now)).
+			SetNextAttemptAt(now.Add(max(s.cfg.RefundRetry, 30*time.Second))).AddAttempts(1).Save(ctx)
+		return err
+	})
 	if err != nil || claimed == 0 {
 		return err
 	}
@@ -238,6 +265,13 @@ func settleRefundTx(ctx context.Context, tx *ent.Tx, s *Service, id int64, provi
 	if err := lockPaying(ctx, tx, o); err != nil {
 		return false, err
 	}
+	// Then every refund of the order, before any of them changes: what they
+	// say is the latest word, and a sender's claim of one of them (a single
+	// UPDATE) waits for this transaction instead of deadlocking with it.
+	refunds, err := lockRefunds(ctx, tx, o.ID)
+	if err != nil {
+		return false, err
+	}
 	now := s.now()
 	move := func(from enums.RefundStatus) (bool, error) {
 		u := tx.Refund.Update().Where(refund.ID(id), refund.StatusEQ(from)).
@@ -274,13 +308,46 @@ func settleRefundTx(ctx context.Context, tx *ent.Tx, s *Service, id int64, provi
 			return false, nil
 		}
 	}
-	return true, bookSucceeded(ctx, tx, s, r, o)
+	var siblings []lockedRefund
+	for _, l := range refunds {
+		if l.ID != r.ID && l.AfterSale.Valid == (r.AfterSaleID != nil) && (r.AfterSaleID == nil || l.AfterSale.Int64 == *r.AfterSaleID) {
+			siblings = append(siblings, l)
+		}
+	}
+	return true, bookSucceeded(ctx, tx, s, r, o, siblings)
+}
+
+// lockedRefund is a refund as lockRefunds read it under its lock.
+type lockedRefund struct {
+	ID        int64              `sql:"id"`
+	RefundNo  string             `sql:"refund_no"`
+	Status    enums.RefundStatus `sql:"status"`
+	Attempts  int                `sql:"attempts"`
+	AfterSale sql.NullInt64      `sql:"after_sale_id"`
+}
+
+// lockRefunds reads the refunds of order orderID under their locks, oldest
+// first, through the refunds' order_id index (a locking read of a column
+// without an index would lock every refund of the shop on MariaDB). It is
+// taken after the paying payment's row (lockPaying), as every refund's
+// transaction takes them.
+func lockRefunds(ctx context.Context, tx *ent.Tx, orderID int64) ([]lockedRefund, error) {
+	var rows []lockedRefund
+	err := tx.Refund.Query().Where(refund.OrderID(orderID)).Order(refund.ByID()).Modify(func(sel *entsql.Selector) {
+		sel.Select(sel.C(refund.FieldID), sel.C(refund.FieldRefundNo), sel.C(refund.FieldStatus), sel.C(refund.FieldAttempts),
+			sel.C(refund.FieldAfterSaleID))
+		store.UpdateLock(sel)
+	}).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("locking the refunds of order %d: %w", orderID, err)
+	}
+	return rows, nil
 }
 
 // bookSucceeded books refund r of order o, which this transaction has just
 // moved to SUCCEEDED. A refund never returns money another refund returned:
 // its siblings (the other refunds of its after-sale, or of its order for a
-// refund sent before after-sales) are read under their locks, and
+// refund sent before after-sales, as lockRefunds read them), and
 //   - when one of them SUCCEEDED, the provider paid the same money twice:
 //     nothing is booked again and the order is flagged;
 //   - those still PENDING are ended FAILED, never to be sent again (what
@@ -290,26 +357,7 @@ func settleRefundTx(ctx context.Context, tx *ent.Tx, s *Service, id int64, provi
 // Otherwise the after-sale is REFUNDED (aftersale.RefundedTx: the order's
 // refunded money, the stock of the units that never shipped), as for any
 // confirmed refund.
-func bookSucceeded(ctx context.Context, tx *ent.Tx, s *Service, r *ent.Refund, o *ent.Order) error {
-	q := tx.Refund.Query().Where(refund.IDNEQ(r.ID))
-	if r.AfterSaleID != nil {
-		q.Where(refund.AfterSaleID(*r.AfterSaleID))
-	} else {
-		q.Where(refund.OrderID(r.OrderID), refund.AfterSaleIDIsNil())
-	}
-	var siblings []struct {
-		ID       int64              `sql:"id"`
-		RefundNo string             `sql:"refund_no"`
-		Status   enums.RefundStatus `sql:"status"`
-		Attempts int                `sql:"attempts"`
-	}
-	err := q.Order(refund.ByID()).Modify(func(sel *entsql.Selector) {
-		sel.Select(sel.C(refund.FieldID), sel.C(refund.FieldRefundNo), sel.C(refund.FieldStatus), sel.C(refund.FieldAttempts))
-		store.UpdateLock(sel)
-	}).Scan(ctx, &siblings)
-	if err != nil {
-		return fmt.Errorf("locking the refunds beside %s: %w", r.RefundNo, err)
-	}
+func bookSucceeded(ctx context.Context, tx *ent.Tx, s *Service, r *ent.Refund, o *ent.Order, siblings []lockedRefund) error {
 	for _, sib := range siblings {
 		if sib.Status == enums.RefundSucceeded {
 			return checkout.FlagRefundReviewTx(ctx, tx, o.ID, r.RefundNo,
@@ -335,7 +383,7 @@ func bookSucceeded(ctx context.Context, tx *ent.Tx, s *Service, r *ent.Refund, o
 	}
 	if r.AfterSaleID == nil {
 		// A refund sent before after-sales existed: the whole order, as then.
-		_, err = refundTx(ctx, tx, o.ID, s)
+		_, err := refundTx(ctx, tx, o.ID, s)
 		return err
 	}
 	whole, err := aftersale.RefundedTx(ctx, tx, *r.AfterSaleID, s.now())

@@ -255,3 +255,47 @@ func TestAlipayRefundNotifiedAfterRefusal(t *testing.T) {
 		w.check(t, "after the notification", enums.OrderRefunded, w.o.Amount, false, 1)
 	})
 }
+
+// R1's REFUND.SUCCESS (after its ABNORMAL) at the same moment as a second
+// refundOrder, many rounds: whichever wins, the money is booked once and
+// the stock restored once; when R2 reached the provider the order is
+// flagged, and when it did not, nothing is flagged.
+func TestWeChatSuccessAfterAbnormalRacingRefundOrder(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := providerSetup(t, db)
+		ctx := context.Background()
+		outcomes := map[int]int{}
+		for round := range 8 {
+			w := newLastWord(t, f, f.stands[0], "wx-race-"+string(rune('a'+round)))
+			if _, err := f.svc.Refund(ctx, w.o.OrderSn, "returned"); err != nil {
+				t.Fatal(err)
+			}
+			r1 := w.refunds(t)[0].RefundNo
+			w.wechat(t, "EV-ab-"+r1, "REFUND.ABNORMAL", r1)
+			start := make(chan struct{})
+			done := make(chan error, 1)
+			go func() {
+				<-start
+				_, err := f.svc.Refund(ctx, w.o.OrderSn, "again")
+				done <- err
+			}()
+			close(start)
+			w.wechat(t, "EV-ok-"+r1, "REFUND.SUCCESS", r1)
+			if err := <-done; err != nil {
+				t.Errorf("round %d: the second refundOrder: %v", round, err)
+			}
+			sent := len(w.s.knobs.Refunds())
+			outcomes[sent]++
+			if sent == 2 {
+				// R2 reached the provider (PROCESSING there): flagged, nothing booked twice.
+				w.check(t, "R2 sent", enums.OrderRefunded, w.o.Amount, true, 2)
+			} else {
+				w.check(t, "R2 not sent", enums.OrderRefunded, w.o.Amount, false, 1)
+			}
+			if n, err := f.svc.SweepRefunds(ctx); err != nil || n != 0 {
+				t.Errorf("round %d: the sweeper sent %d (%v), want none", round, n, err)
+			}
+		}
+		t.Logf("provider requests per round: %v", outcomes)
+	})
+}
