@@ -299,3 +299,30 @@ func TestWeChatSuccessAfterAbnormalRacingRefundOrder(t *testing.T) {
 		t.Logf("provider requests per round: %v", outcomes)
 	})
 }
+
+// Alipay's answer 10000 with fund_change N says no money moved with that
+// call: the refund query decides. Not made there, the refund stays PENDING
+// (the order PAID) and the sweeper sends the same number again; made, it
+// is confirmed.
+func TestAlipayNoFundChangeAsksTheRefundQuery(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := providerSetup(t, db)
+		ctx := context.Background()
+		w := newLastWord(t, f, f.stands[1], "ali-nofund")
+		f.ali.NoFundChange = 1
+		if got, err := f.svc.Refund(ctx, w.o.OrderSn, "returned"); err != nil || got.Status != enums.OrderPaid {
+			t.Fatalf("a refund answered fund_change N and not made: %v, %v; want the order still PAID", got, err)
+		}
+		w.statuses(t, "answered fund_change N, not made", enums.RefundPending)
+		w.check(t, "answered fund_change N, not made", enums.OrderPaid, 0, false, 1)
+		waitDue(t, db, w.refunds(t)[0].ID)
+		if _, err := f.svc.SweepRefunds(ctx); err != nil {
+			t.Fatal(err)
+		}
+		w.statuses(t, "sent again", enums.RefundSucceeded)
+		w.check(t, "sent again", enums.OrderRefunded, w.o.Amount, false, 2)
+		if p := w.s.knobs.Faults(); len(p) > 0 {
+			t.Errorf("the stand-in saw requests break Alipay's rules: %q", p)
+		}
+	})
+}
