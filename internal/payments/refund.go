@@ -293,7 +293,7 @@ func settleRefundTx(ctx context.Context, tx *ent.Tx, s *Service, id int64, provi
 				return false, err
 			}
 			slog.WarnContext(ctx, "a refund the provider had reported failed is now reported succeeded: booked as a success",
-				"refundNo", r.RefundNo, "provider", r.Provider, "earlier failure", r.Failure)
+				"refundNo", r.RefundNo, "provider", r.Provider, "earlierFailure", r.Failure)
 		case enums.RefundFailed:
 			// The money booked stays booked: undoing a refund (its stock, the
 			// order's REFUNDED) is a person's call, with the provider's words.
