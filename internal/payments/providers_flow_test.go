@@ -74,7 +74,7 @@ func TestProviderNotifications(t *testing.T) {
 				}
 
 				u := f.place(t, s.name+"-refused")
-				wrong := money.Money(1)
+				wrong, more := money.Money(1), u.Amount+1
 				for _, tc := range []struct {
 					name string
 					b    breakage
@@ -82,12 +82,18 @@ func TestProviderNotifications(t *testing.T) {
 					{"forged signature", breakage{forged: true}},
 					{"another key id, serial or key type", breakage{otherKey: true}},
 					{"stale timestamp", breakage{stale: true}},
+					{"timestamp in the future", breakage{future: true}},
 					{"wrong amount", breakage{amount: &wrong}},
+					{"more than the order's amount", breakage{amount: &more}},
+					{"another AppID", breakage{otherApp: true}},
 					{"wrong currency", breakage{currency: "USD"}},
 					{"wrong app_id, mchid or account", breakage{merchant: "9999999999"}},
 				} {
-					if tc.b.stale && s.name == "alipay" {
+					if (tc.b.stale || tc.b.future) && s.name == "alipay" {
 						continue // Alipay's notifications are sent again for 25 hours: no time is checked (docs/payments.md)
+					}
+					if tc.b.otherApp && s.name != "wechatpay" {
+						continue // Alipay's app_id is its merchant id (above); Stripe names no app
 					}
 					before := f.written(t)
 					h, body := s.paid(u, "PAY-"+s.name+"-2", "EV-"+s.name+"-2", tc.b)

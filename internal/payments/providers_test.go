@@ -34,6 +34,8 @@ type breakage struct {
 	amount                  *money.Money
 	currency, merchant      string
 	forged, otherKey, stale bool
+	future                  bool // signed 6 minutes ahead
+	otherApp                bool // WeChat Pay: another AppID (the merchant's mchid kept)
 }
 
 // stand is one provider played by its stand-in, as these tests drive it.
@@ -119,6 +121,12 @@ func (f *pfix) wechatStand() stand {
 			}
 			if b.stale {
 				n.At = time.Now().Add(-6 * time.Minute)
+			}
+			if b.future {
+				n.At = time.Now().Add(6 * time.Minute)
+			}
+			if b.otherApp {
+				res["appid"] = "wx0000000000000000"
 			}
 			return w.Notification(n)
 		},
@@ -223,6 +231,9 @@ func (f *pfix) stripeStand() stand {
 			}
 			if b.stale {
 				at = time.Now().Add(-6 * time.Minute)
+			}
+			if b.future {
+				at = time.Now().Add(6 * time.Minute)
 			}
 			return s.Event(ev, "payment_intent.succeeded", pi, b.merchant, secret, at)
 		},

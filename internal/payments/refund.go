@@ -2,6 +2,7 @@ package payments
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -95,12 +96,15 @@ func (s *Service) LockPayingTx(ctx context.Context, tx *ent.Tx, orderID int64) e
 }
 
 // OpenRefundTx writes an after-sale's refund PENDING in its transaction,
-// or finds the one it has (aftersale.Refunds). Its number is the
-// after-sale's and the count of its refunds the provider refused, plus
-// one: callers at the same moment name the same number (the unique key
-// makes it one refund), and a new attempt after a refusal is a new refund.
-// It refunds the payment that paid the order, whose provider must be
-// configured.
+// or finds the one it has (aftersale.Refunds). The after-sale's refunds
+// are read under their locks, after the paying payment's row the caller
+// holds (LockPayingTx), so what they say is the latest word: one PENDING
+// is the refund (its number again); one SUCCEEDED returned the money
+// already, and nothing is opened ("": nothing to send); otherwise (none,
+// or all refused) a new refund numbered the after-sale's and the count of
+// its refunds, plus one. Callers at the same moment name the same number
+// (the unique key makes it one refund). It refunds the payment that paid
+// the order, whose provider must be configured.
 func (s *Service) OpenRefundTx(ctx context.Context, tx *ent.Tx, ask aftersale.RefundAsk) (string, error) {
 	o, err := tx.Order.Get(ctx, ask.OrderID)
 	if err != nil {
@@ -116,11 +120,27 @@ func (s *Service) OpenRefundTx(ctx context.Context, tx *ent.Tx, ask aftersale.Re
 	if _, ok := s.cfg.Providers[pay.Provider]; !ok {
 		return "", fmt.Errorf("%w: order %s was paid through %q, which is not configured", errs.InvalidInput, o.OrderSn, pay.Provider)
 	}
-	failed, err := tx.Refund.Query().Where(refund.AfterSaleID(ask.AfterSaleID), refund.StatusEQ(enums.RefundFailed)).Count(ctx)
-	if err != nil {
-		return "", err
+	var earlier []struct {
+		RefundNo string             `sql:"refund_no"`
+		Status   enums.RefundStatus `sql:"status"`
 	}
-	no := fmt.Sprintf("%s-R%d", ask.AfterSaleSn, failed+1)
+	// By order_id, the refunds' index (see lockRefunds).
+	err = tx.Refund.Query().Where(refund.OrderID(o.ID), refund.AfterSaleID(ask.AfterSaleID)).Order(refund.ByID()).Modify(func(sel *entsql.Selector) {
+		sel.Select(sel.C(refund.FieldRefundNo), sel.C(refund.FieldStatus))
+		store.UpdateLock(sel)
+	}).Scan(ctx, &earlier)
+	if err != nil {
+		return "", fmt.Errorf("locking the refunds of after-sale %s: %w", ask.AfterSaleSn, err)
+	}
+	for _, e := range earlier {
+		switch e.Status {
+		case enums.RefundSucceeded:
+			return "", nil
+		case enums.RefundPending:
+			return e.RefundNo, nil
+		}
+	}
+	no := fmt.Sprintf("%s-R%d", ask.AfterSaleSn, len(earlier)+1)
 	err = tx.Refund.Create().
 		SetRefundNo(no).SetOrderID(o.ID).SetOrderSn(o.OrderSn).SetPaymentRef(pay.ID).SetProvider(pay.Provider).
 		SetAmount(ask.Amount).SetCurrency(o.Currency).SetReason(truncate(ask.Reason, 255)).SetStatus(enums.RefundPending).
@@ -154,9 +174,16 @@ func (s *Service) SendRefund(ctx context.Context, no string) error {
 // errors are returned.
 func (s *Service) send(ctx context.Context, p Provider, r *ent.Refund) error {
 	now := s.now()
-	claimed, err := s.db.Client.Refund.Update().
-		Where(refund.ID(r.ID), refund.StatusEQ(enums.RefundPending), refund.NextAttemptAtLTE(now)).
-		SetNextAttemptAt(now.Add(max(s.cfg.RefundRetry, 30*time.Second))).AddAttempts(1).Save(ctx)
+	var claimed int
+	// Again on a deadlock, as a transaction is: the claim's index entry
+	// (status, next_attempt_at) can meet a settling transaction's.
+	err := store.Retry(ctx, func() error {
+		var err error
+		claimed, err = s.db.Client.Refund.Update().
+			Where(refund.ID(r.ID), refund.StatusEQ(enums.RefundPending), refund.NextAttemptAtLTE(now)).
+			SetNextAttemptAt(now.Add(max(s.cfg.RefundRetry, 30*time.Second))).AddAttempts(1).Save(ctx)
+		return err
+	})
 	if err != nil || claimed == 0 {
 		return err
 	}
@@ -207,9 +234,20 @@ func (s *Service) settleRefund(ctx context.Context, id int64, providerRefundID s
 	})
 }
 
-// settleRefundTx moves refund id from PENDING to status by CAS; only the
-// winner of a SUCCEEDED refunds the order (refundTx: stock restored once),
-// after taking the paying payment's row as every refund does (lockPaying).
+// settleRefundTx moves refund id to status as the provider's last word
+// says, by CAS, after taking the paying payment's row as every refund does
+// (lockPaying):
+//
+//	PENDING   → SUCCEEDED | FAILED   the answer to a send, or a notification
+//	FAILED    → SUCCEEDED            a success reported after a failure (WeChat Pay's
+//	                                 ABNORMAL refund completed by hand in the merchant
+//	                                 platform, a Stripe refund that succeeded after all)
+//	SUCCEEDED → (kept)               a failure reported after a success: the order is
+//	                                 flagged (checkout.FlagRefundReviewTx)
+//
+// Only the winner of a move to SUCCEEDED books the refund (bookSucceeded),
+// so a success is booked once however it arrives. It reports whether this
+// call moved the refund.
 func settleRefundTx(ctx context.Context, tx *ent.Tx, s *Service, id int64, providerRefundID string, status enums.RefundStatus, failure string) (bool, error) {
 	// The paying payment's row before the refund's: a provider's REFUNDED
 	// notification holds the payment's row (its upsert) when it confirms the
@@ -227,28 +265,137 @@ func settleRefundTx(ctx context.Context, tx *ent.Tx, s *Service, id int64, provi
 	if err := lockPaying(ctx, tx, o); err != nil {
 		return false, err
 	}
-	u := tx.Refund.Update().Where(refund.ID(id), refund.StatusEQ(enums.RefundPending)).
-		SetStatus(status).SetSettledAt(s.now()).SetFailure(truncate(failure, 512))
-	if providerRefundID != "" {
-		u.SetProviderRefundID(truncate(providerRefundID, 255))
+	// Then every refund of the order, before any of them changes: what they
+	// say is the latest word, and a sender's claim of one of them (a single
+	// UPDATE) waits for this transaction instead of deadlocking with it.
+	refunds, err := lockRefunds(ctx, tx, o.ID)
+	if err != nil {
+		return false, err
 	}
-	n, err := u.Save(ctx)
-	if err != nil || n == 0 || status != enums.RefundSucceeded {
+	now := s.now()
+	move := func(from enums.RefundStatus) (bool, error) {
+		u := tx.Refund.Update().Where(refund.ID(id), refund.StatusEQ(from)).
+			SetStatus(status).SetSettledAt(now).SetFailure(truncate(failure, 512))
+		if providerRefundID != "" {
+			u.SetProviderRefundID(truncate(providerRefundID, 255))
+		}
+		n, err := u.Save(ctx)
 		return n == 1, err
 	}
+	moved, err := move(enums.RefundPending)
+	if err != nil || moved && status != enums.RefundSucceeded {
+		return moved, err
+	}
+	if !moved {
+		switch status {
+		case enums.RefundSucceeded:
+			if moved, err = move(enums.RefundFailed); err != nil || !moved {
+				return false, err
+			}
+			slog.WarnContext(ctx, "a refund the provider had reported failed is now reported succeeded: booked as a success",
+				"refundNo", r.RefundNo, "provider", r.Provider, "earlierFailure", r.Failure)
+		case enums.RefundFailed:
+			// The money booked stays booked: undoing a refund (its stock, the
+			// order's REFUNDED) is a person's call, with the provider's words.
+			n, err := tx.Refund.Update().Where(refund.ID(id), refund.StatusEQ(enums.RefundSucceeded)).
+				SetFailure(truncate("reported failed after its success: "+failure, 512)).Save(ctx)
+			if err != nil || n == 0 {
+				return false, err
+			}
+			return false, checkout.FlagRefundReviewTx(ctx, tx, o.ID, r.RefundNo,
+				"the provider reported a failure of a refund it had confirmed: the buyer may not have the money ("+failure+")")
+		default:
+			return false, nil
+		}
+	}
+	var siblings []lockedRefund
+	for _, l := range refunds {
+		if l.ID != r.ID && l.AfterSale.Valid == (r.AfterSaleID != nil) && (r.AfterSaleID == nil || l.AfterSale.Int64 == *r.AfterSaleID) {
+			siblings = append(siblings, l)
+		}
+	}
+	return true, bookSucceeded(ctx, tx, s, r, o, siblings)
+}
+
+// lockedRefund is a refund as lockRefunds read it under its lock.
+type lockedRefund struct {
+	ID        int64              `sql:"id"`
+	RefundNo  string             `sql:"refund_no"`
+	Status    enums.RefundStatus `sql:"status"`
+	Attempts  int                `sql:"attempts"`
+	AfterSale sql.NullInt64      `sql:"after_sale_id"`
+}
+
+// lockRefunds reads the refunds of order orderID under their locks, oldest
+// first, through the refunds' order_id index (a locking read of a column
+// without an index would lock every refund of the shop on MariaDB). It is
+// taken after the paying payment's row (lockPaying), as every refund's
+// transaction takes them.
+func lockRefunds(ctx context.Context, tx *ent.Tx, orderID int64) ([]lockedRefund, error) {
+	var rows []lockedRefund
+	err := tx.Refund.Query().Where(refund.OrderID(orderID)).Order(refund.ByID()).Modify(func(sel *entsql.Selector) {
+		sel.Select(sel.C(refund.FieldID), sel.C(refund.FieldRefundNo), sel.C(refund.FieldStatus), sel.C(refund.FieldAttempts),
+			sel.C(refund.FieldAfterSaleID))
+		store.UpdateLock(sel)
+	}).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("locking the refunds of order %d: %w", orderID, err)
+	}
+	return rows, nil
+}
+
+// bookSucceeded books refund r of order o, which this transaction has just
+// moved to SUCCEEDED. A refund never returns money another refund returned:
+// its siblings (the other refunds of its after-sale, or of its order for a
+// refund sent before after-sales, as lockRefunds read them), and
+//   - when one of them SUCCEEDED, the provider paid the same money twice:
+//     its money entry is booked (it went back), nothing else moves again, and the order is flagged;
+//   - those still PENDING are ended FAILED, never to be sent again (what
+//     they would return, r returned); one already sent may still be paid
+//     out by the provider, so the order is flagged.
+//
+// Otherwise the after-sale is REFUNDED (aftersale.RefundedTx: the order's
+// refunded money, the stock of the units that never shipped), as for any
+// confirmed refund.
+func bookSucceeded(ctx context.Context, tx *ent.Tx, s *Service, r *ent.Refund, o *ent.Order, siblings []lockedRefund) error {
+	// The money went back, whatever else is wrong: the ledger books it, so
+	// that reconcile shows an order refunded twice as what it is.
 	if err := bookRefundTx(ctx, tx, r); err != nil {
-		return false, err
+		return err
+	}
+	for _, sib := range siblings {
+		if sib.Status == enums.RefundSucceeded {
+			return checkout.FlagRefundReviewTx(ctx, tx, o.ID, r.RefundNo,
+				"the provider returned the same money twice: "+sib.RefundNo+" was confirmed before, the after-sale and the order are not refunded again")
+		}
+	}
+	for _, sib := range siblings {
+		if sib.Status != enums.RefundPending {
+			continue
+		}
+		n, err := tx.Refund.Update().Where(refund.ID(sib.ID), refund.StatusEQ(enums.RefundPending)).
+			SetStatus(enums.RefundFailed).SetSettledAt(s.now()).
+			SetFailure("not sent again: " + r.RefundNo + " of the same money was confirmed").Save(ctx)
+		if err != nil {
+			return err
+		}
+		if n == 1 && sib.Attempts > 0 {
+			if err := checkout.FlagRefundReviewTx(ctx, tx, o.ID, sib.RefundNo,
+				"sent to the provider, which may still pay it out, while "+r.RefundNo+" of the same money was confirmed"); err != nil {
+				return err
+			}
+		}
 	}
 	if r.AfterSaleID == nil {
 		// A refund sent before after-sales existed: the whole order, as then.
-		_, err = wholeRefundTx(ctx, tx, o.ID, s)
-		return true, err
+		_, err := wholeRefundTx(ctx, tx, o.ID, s)
+		return err
 	}
 	whole, err := aftersale.RefundedTx(ctx, tx, *r.AfterSaleID, s.now())
 	if err != nil || !whole {
-		return true, err
+		return err
 	}
-	return true, markPaidRefunded(ctx, tx, o.ID)
+	return markPaidRefunded(ctx, tx, o.ID)
 }
 
 // SweepRefunds sends again every PENDING refund that is due: a send whose
@@ -320,9 +467,11 @@ func refundTx(ctx context.Context, tx *ent.Tx, pay *ent.Payment, s *Service) (bo
 		if pending.Amount != pay.Amount {
 			// Part of the order: the whole payment refunded elsewhere is for a
 			// person to reconcile with it (the payment shows REFUNDED).
-			slog.WarnContext(ctx, "the whole payment refunded at the provider while an after-sale refunds part of it: review by hand",
-				"refundNo", pending.RefundNo, "paymentId", pay.PaymentID)
-			return false, bookOutsideRefundTx(ctx, tx, pay)
+			if err := bookOutsideRefundTx(ctx, tx, pay); err != nil {
+				return false, err
+			}
+			return false, checkout.FlagRefundReviewTx(ctx, tx, orderID, pending.RefundNo,
+				"the whole payment "+pay.PaymentID+" refunded at the provider while an after-sale refunds part of it")
 		}
 		return settleRefundTx(ctx, tx, s, pending.ID, "", enums.RefundSucceeded, "")
 	}

@@ -263,13 +263,17 @@ func (p *Provider) Query(ctx context.Context, s payments.StartedPayment) (paymen
 	return payments.Queried{Status: enums.PaymentFailed}, nil // TRADE_CLOSED
 }
 
-// Refund is alipay.trade.refund with out_request_no: its synchronous
-// answer (code 10000) is the confirmation; the same number again is the
-// same refund.
+// Refund is alipay.trade.refund with out_request_no (the same number again
+// is the same refund). Its answer 10000 says the call succeeded; only
+// fund_change Y says money moved. Otherwise (N, or none: a repeat of a
+// refund made before, or one not made) Alipay's rule is to ask the refund
+// query, whose word is the refund's: refunded, or not (pending: sent again
+// later with the same number).
 func (p *Provider) Refund(ctx context.Context, r payments.RefundRequest) (payments.RefundResult, error) {
 	var out struct {
-		TradeNo   string `json:"trade_no"`
-		RefundFee string `json:"refund_fee"`
+		TradeNo    string `json:"trade_no"`
+		RefundFee  string `json:"refund_fee"`
+		FundChange string `json:"fund_change"`
 	}
 	_, err := p.call(ctx, "alipay.trade.refund", map[string]any{
 		"trade_no": r.PaymentID, "out_trade_no": r.OrderSn, "refund_amount": r.Amount.String(),
@@ -278,5 +282,44 @@ func (p *Provider) Refund(ctx context.Context, r payments.RefundRequest) (paymen
 	if err != nil {
 		return payments.RefundResult{}, err
 	}
-	return payments.RefundResult{Status: enums.RefundSucceeded, ProviderRefundID: out.TradeNo + "/" + r.RefundNo}, nil
+	res := payments.RefundResult{Status: enums.RefundSucceeded, ProviderRefundID: out.TradeNo + "/" + r.RefundNo}
+	if out.FundChange == "Y" {
+		return res, nil
+	}
+	done, err := p.refunded(ctx, r)
+	if err != nil {
+		return payments.RefundResult{}, err
+	}
+	if !done {
+		res.Status = enums.RefundPending
+	}
+	return res, nil
+}
+
+// refunded is alipay.trade.fastpay.refund.query of refund r: 10000 only
+// says the query ran; the refund is made when the answer names it
+// (refund_status REFUND_SUCCESS, or without that field its out_request_no
+// and refund_amount), and not made when it does not. An answer naming
+// another amount is not believed (payments.ErrProvider).
+func (p *Provider) refunded(ctx context.Context, r payments.RefundRequest) (bool, error) {
+	var out struct {
+		OutRequestNo string `json:"out_request_no"`
+		RefundAmount string `json:"refund_amount"`
+		RefundStatus string `json:"refund_status"`
+	}
+	_, err := p.call(ctx, "alipay.trade.fastpay.refund.query", map[string]any{
+		"trade_no": r.PaymentID, "out_trade_no": r.OrderSn, "out_request_no": r.RefundNo,
+	}, &out)
+	if err != nil {
+		return false, err
+	}
+	if out.RefundAmount == "" || out.OutRequestNo != "" && out.OutRequestNo != r.RefundNo ||
+		out.RefundStatus != "" && out.RefundStatus != "REFUND_SUCCESS" {
+		return false, nil
+	}
+	amount, err := money.Parse(out.RefundAmount)
+	if err != nil || amount != r.Amount {
+		return false, fmt.Errorf("%w: the refund query of %s answered refund_amount %q, sent %s", payments.ErrProvider, r.RefundNo, out.RefundAmount, r.Amount)
+	}
+	return true, nil
 }

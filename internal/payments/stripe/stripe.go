@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -111,7 +112,9 @@ type object struct {
 // Verify checks Stripe-Signature with the endpoint's secret
 // (webhook.ConstructEventWithOptions, within the tolerance) and reads
 // payment_intent.succeeded (metadata.orderSn names the order),
-// charge.refunded and refund.updated/refund.failed; other events are
+// charge.refunded and refund.updated/refund.failed/charge.refund.updated
+// (the Refund's status, the last word: succeeded after failed is a
+// success); other events are
 // acknowledged and ignored.
 func (p *Provider) Verify(in payments.Incoming) (payments.Notice, error) {
 	// The event's API version is not required to be stripe-go's: only the
@@ -125,6 +128,13 @@ func (p *Provider) Verify(in payments.Incoming) (payments.Notice, error) {
 		return payments.Notice{}, fmt.Errorf("%w: %v", payments.ErrBadSignature, err)
 	case err != nil:
 		return payments.Notice{}, fmt.Errorf("%w: %v", payments.ErrMalformed, err)
+	}
+	// stripe-go refuses only a timestamp too old; the tolerance is both
+	// ways, so a signature made for later cannot be kept and played then.
+	if t, err := signedAt(in.Header.Get("Stripe-Signature")); err != nil {
+		return payments.Notice{}, fmt.Errorf("%w: %v", payments.ErrMalformed, err)
+	} else if d := t.Sub(in.Now); d > in.Tolerance {
+		return payments.Notice{}, fmt.Errorf("%w: signed %s ahead", payments.ErrStale, d.Round(time.Second))
 	}
 	var e event
 	var o object
@@ -141,7 +151,7 @@ func (p *Provider) Verify(in payments.Incoming) (payments.Notice, error) {
 	case "charge.refunded":
 		n.PaymentID, n.Amount = o.PaymentIntent, money.Money(o.Amount)
 		n.Refund = &payments.RefundNotice{Status: enums.RefundSucceeded, Amount: money.Money(o.AmountRefunded)}
-	case "refund.updated", "refund.failed":
+	case "refund.updated", "refund.failed", "charge.refund.updated":
 		rn := &payments.RefundNotice{RefundNo: o.Metadata["refundNo"], ProviderRefundID: o.ID, Amount: money.Money(o.Amount)}
 		switch o.Status {
 		case "succeeded":
@@ -156,6 +166,21 @@ func (p *Provider) Verify(in payments.Incoming) (payments.Notice, error) {
 		return payments.Notice{Ignore: true}, nil
 	}
 	return n, nil
+}
+
+// signedAt is the t= of a Stripe-Signature header (which
+// webhook.ConstructEventWithOptions has verified).
+func signedAt(header string) (time.Time, error) {
+	for _, part := range strings.Split(header, ",") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(part), "t="); ok {
+			sec, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return time.Time{}, fmt.Errorf("Stripe-Signature t=%q", v)
+			}
+			return time.Unix(sec, 0), nil
+		}
+	}
+	return time.Time{}, errors.New("Stripe-Signature has no t=")
 }
 
 // Reply: Stripe reads only the status (2xx: delivered).

@@ -16,7 +16,8 @@ import (
 	"storefront/internal/payments/alipay"
 )
 
-// Alipay plays Alipay's gateway (alipay.trade.query, alipay.trade.refund)
+// Alipay plays Alipay's gateway (alipay.trade.query, alipay.trade.refund,
+// alipay.trade.fastpay.refund.query)
 // and signs its notifications.
 type Alipay struct {
 	Knobs
@@ -27,7 +28,11 @@ type Alipay struct {
 
 	mu      sync.Mutex
 	trades  map[string]*AlipayTrade // by out_trade_no
-	refunds map[string]bool         // out_request_no
+	refunds map[string]string       // out_request_no → refund_amount
+	// NoFundChange: this many refund requests are answered 10000 with
+	// fund_change N and not made (the answer Alipay says to confirm with the
+	// refund query).
+	NoFundChange int
 }
 
 // AlipayTrade is a trade as the stand-in keeps it.
@@ -37,7 +42,7 @@ type AlipayTrade struct {
 
 // NewAlipay starts an Alipay gateway stand-in with fresh keys.
 func NewAlipay(t testing.TB) *Alipay {
-	a := &Alipay{AppID: "2021000122671234", App: Key(t), Alipay: Key(t), trades: map[string]*AlipayTrade{}, refunds: map[string]bool{}}
+	a := &Alipay{AppID: "2021000122671234", App: Key(t), Alipay: Key(t), trades: map[string]*AlipayTrade{}, refunds: map[string]string{}}
 	a.Server = httptest.NewServer(http.HandlerFunc(a.gateway))
 	t.Cleanup(a.Close)
 	return a
@@ -112,15 +117,33 @@ func (a *Alipay) gateway(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		a.mu.Lock()
-		again := a.refunds[no]
-		a.refunds[no] = true
+		_, again := a.refunds[no]
+		unmade := !again && a.NoFundChange > 0
+		if unmade {
+			a.NoFundChange--
+		} else {
+			a.refunds[no] = amount
+		}
 		a.mu.Unlock()
 		change := "Y"
-		if again { // the same out_request_no: the same refund, no new money moves
+		if again || unmade { // the same out_request_no: the same refund, no new money moves
 			change = "N"
 		}
 		a.answer(w, key, map[string]any{"code": "10000", "msg": "Success", "trade_no": biz["trade_no"], "out_trade_no": biz["out_trade_no"],
 			"buyer_logon_id": "159****5620", "fund_change": change, "refund_fee": amount})
+	case "alipay.trade.fastpay.refund.query":
+		no, _ := biz["out_request_no"].(string)
+		if no == "" || (biz["trade_no"] == nil && biz["out_trade_no"] == nil) {
+			a.problem(fmt.Sprintf("refund query: %v", biz))
+		}
+		a.mu.Lock()
+		amount, made := a.refunds[no]
+		a.mu.Unlock()
+		content := map[string]any{"code": "10000", "msg": "Success", "trade_no": biz["trade_no"], "out_trade_no": biz["out_trade_no"]}
+		if made { // a refund not made is answered 10000 with none of its fields
+			content["out_request_no"], content["refund_amount"] = no, amount
+		}
+		a.answer(w, key, content)
 	default:
 		a.problem("unknown method " + method)
 		a.answer(w, "error_response", map[string]any{"code": "40002", "msg": "Invalid Arguments", "sub_code": "isv.invalid-method"})

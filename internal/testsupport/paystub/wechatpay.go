@@ -160,6 +160,16 @@ func (w *WeChat) Pay(outTradeNo string, total int64) *Trade {
 	return t
 }
 
+// SetState sets the trade_state queries answer for a trade the shop
+// started (USERPAYING: the buyer is still paying).
+func (w *WeChat) SetState(outTradeNo, state string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if t := w.trades[outTradeNo]; t != nil {
+		t.State = state
+	}
+}
+
 func (w *WeChat) query(rw http.ResponseWriter, r *http.Request) {
 	if _, ok := w.read(rw, r); !ok {
 		return

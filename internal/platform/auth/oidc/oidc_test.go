@@ -291,3 +291,44 @@ func TestConfigRefused(t *testing.T) {
 		}
 	}
 }
+
+// A verified token is answered from the cache only until its own expiry:
+// once exp has passed it is refused, though it was verified (and cached)
+// a moment before.
+func TestCachedTokenExpires(t *testing.T) {
+	op, _, tokens, c := setup(t, oidc.Config{})
+	ctx := context.Background()
+	tok := op.Token(t, op.Claims("gina", audience, map[string]any{"exp": time.Now().Add(time.Minute).Unix()}))
+	for range 2 { // the second answer comes from the cache
+		if _, err := tokens.Verify(ctx, tok); err != nil {
+			t.Fatalf("Verify before the expiry = %v", err)
+		}
+	}
+	c.Advance(time.Minute + time.Second)
+	if p, err := tokens.Verify(ctx, tok); err == nil {
+		t.Errorf("a token past its exp was accepted as %+v", p)
+	}
+}
+
+// The key-set interval counts from the last try, not the last success: with
+// the provider down, 200 tokens naming unknown kids ask it once per
+// interval, not once each.
+func TestProviderDownAskedOncePerInterval(t *testing.T) {
+	op, _, tokens, c := setup(t, oidc.Config{})
+	key := op.Keys()[1]
+	c.Advance(oidc.DefaultJWKSRefresh)
+	op.SetDown(true)
+	for round := range 2 {
+		before := op.KeySetTries()
+		for i := range 200 {
+			tok := oidctest.SignAs(t, key, oidctest.RandomKid(), op.Claims("hank", audience, map[string]any{"n": i}))
+			if p, err := tokens.Verify(context.Background(), tok); err == nil {
+				t.Fatalf("an unknown kid was accepted as %+v", p)
+			}
+		}
+		if n := op.KeySetTries() - before; n != 1 {
+			t.Errorf("round %d: the provider, down, was asked for its keys %d times for 200 tokens, want 1", round, n)
+		}
+		c.Advance(oidc.DefaultJWKSRefresh)
+	}
+}

@@ -42,6 +42,7 @@ type Provider struct {
 	down      bool
 
 	fetches atomic.Int64 // key-set requests answered with keys
+	tries   atomic.Int64 // key-set requests, answered or refused while down
 }
 
 // New starts a provider with one RS256 and one ES256 key; it stops at the
@@ -116,6 +117,10 @@ func (p *Provider) SetDown(down bool) {
 
 // KeySetFetches is how many times the key set was served.
 func (p *Provider) KeySetFetches() int64 { return p.fetches.Load() }
+
+// KeySetTries is how many times the key set was asked for, also while the
+// provider was down.
+func (p *Provider) KeySetTries() int64 { return p.tries.Load() }
 
 // Claims are a valid token's claims for sub and aud, valid for an hour from
 // now; extra claims are added or replace these.
@@ -205,6 +210,7 @@ func (p *Provider) discovery(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Provider) jwks(w http.ResponseWriter, r *http.Request) {
+	p.tries.Add(1)
 	if p.unavailable(w) {
 		return
 	}
