@@ -84,7 +84,7 @@ func reconcile(ctx context.Context, args []string) error {
 	for _, d := range promos {
 		fmt.Println(d)
 	}
-	fmt.Printf("%d coupon or purchase counter(s) differ from the rows they count\n", len(promos))
+	fmt.Printf("%d coupon or purchase difference(s) (counters against their rows, coupons against their orders)\n", len(promos))
 	listed += len(promos)
 	if len(diffs) > 0 || negative > 0 || unbalanced > 0 || len(faults) > 0 || listed > 0 {
 		return fmt.Errorf("reconciliation found %d difference(s), %d negative SKU(s), %d unbalanced pool(s), %d category tree fault(s) and %d listing difference(s)",

@@ -4,12 +4,15 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"storefront/ent"
+	"storefront/ent/order"
 	"storefront/internal/inventory"
 	"storefront/internal/pricing"
 	"storefront/internal/promo"
@@ -132,13 +135,22 @@ func closePromo(ctx context.Context, tx *ent.Tx, o *Order, t Transition, now tim
 	return promo.ReleasePurchases(ctx, tx, o.UserID, countedUnits(o))
 }
 
-// payPromo is the payment's part: the coupon becomes USED. After a close
-// (payAfterClose) the purchase counts it gave back are counted again,
-// whatever the limit: the customer has paid.
-func payPromo(ctx context.Context, tx *ent.Tx, o *Order, afterClose bool) error {
+// payPromo is the payment's part (payment p at now): the coupon becomes
+// USED. After a close (payAfterClose) the purchase counts it gave back are
+// counted again, whatever the limit: the customer has paid. A coupon the
+// payment cannot take (another order took it after the close) leaves the
+// order flagged (couponTaken): it keeps its discount, which no coupon pays
+// for.
+func payPromo(ctx context.Context, tx *ent.Tx, o *Order, p Payer, afterClose bool, now time.Time) error {
 	if o.UserCouponID != 0 {
-		if err := promo.Use(ctx, tx, o.UserCouponID, o.OrderSn); err != nil {
+		taken, holder, err := promo.Use(ctx, tx, o.UserCouponID, o.OrderSn)
+		if err != nil {
 			return err
+		}
+		if !taken {
+			if err := couponTaken(ctx, tx, o, p, holder, now); err != nil {
+				return err
+			}
 		}
 	}
 	if !afterClose {
@@ -153,6 +165,22 @@ func payPromo(ctx context.Context, tx *ent.Tx, o *Order, afterClose bool) error 
 		return fmt.Errorf("counting the purchases of order %s again: %w", o.OrderSn, err)
 	}
 	return nil
+}
+
+// couponTaken flags o, paid by p with the discount of a coupon that order
+// holder holds instead, for a person: needsReview, a WARN line and
+// CouponTakenByAnotherOrder. The money paid is what the order asked; what
+// to do about the discount (charge it, refund, let it be) is theirs.
+func couponTaken(ctx context.Context, tx *ent.Tx, o *Order, p Payer, holder string, now time.Time) error {
+	if _, err := tx.Order.Update().Where(order.ID(o.ID)).SetNeedsReview(true).AddVersion(1).Save(ctx); err != nil {
+		return fmt.Errorf("flagging order %s: %w", o.OrderSn, err)
+	}
+	slog.WarnContext(ctx, "paid with the discount of a coupon another order holds: review by hand", "event", EventCouponTakenByAnotherOrder,
+		"orderSn", o.OrderSn, "userCouponId", o.UserCouponID, "discount", o.Discount.String(), "heldBy", holder,
+		"provider", p.Provider, "paymentId", p.PaymentID)
+	return Emit(ctx, tx, EventCouponTakenByAnotherOrder, o.OrderSn, map[string]any{"orderSn": o.OrderSn,
+		"userCouponId": strconv.FormatInt(o.UserCouponID, 10), "discount": o.Discount.String(), "heldBy": holder,
+		"provider": p.Provider, "paymentId": p.PaymentID}, now)
 }
 
 // purchaseLimitError words a purchase limit the order would pass: the
