@@ -37,8 +37,8 @@ func view(uc *ent.UserCoupon, now time.Time) *UserCoupon {
 		ValidFrom: uc.ValidFrom, ValidUntil: uc.ValidUntil, OrderSn: uc.OrderSn}
 }
 
-// Claim gives user a coupon of their own, named by id or by its code, in
-// one transaction: the coupon's CAS on its total (claimed < total_quantity,
+// Claim gives user a coupon of their own, named by id (a coupon without a
+// code) or by its code, in one transaction: the coupon's CAS on its total (claimed < total_quantity,
 // while claimable), the customer's guarded counter of claims (at most
 // per_customer_limit), and the user coupon. Each guard holds or nothing is
 // written, so 1,000 racing claims of a coupon of 100 make exactly 100.
@@ -51,7 +51,10 @@ func (s *Service) Claim(ctx context.Context, user string, id *int64, code *strin
 		now := s.now().Truncate(time.Second)
 		q := tx.Coupon.Query()
 		if id != nil {
-			q = q.Where(coupon.ID(*id))
+			// A coupon with a code is claimed by its code only: by its id
+			// it is not found, as an id that does not exist (ids are
+			// sequential; an id must not stand in for the code).
+			q = q.Where(coupon.ID(*id), coupon.CodeIsNil())
 		} else {
 			q = q.Where(coupon.Code(*code))
 		}
