@@ -76,7 +76,7 @@ func (s *Service) Claim(ctx context.Context, user string, id *int64, code *strin
 		if n, err := upd.Save(ctx); err != nil {
 			return err
 		} else if n == 0 {
-			return fmt.Errorf("%w: coupon %d", ErrCouponSoldOut, c.ID)
+			return lostClaim(ctx, tx, c.ID, now)
 		}
 		limit := Counter(CouponClaims, c.ID, user, 1, c.PerCustomerLimit)
 		if err := inventory.AddCounters(ctx, tx, []inventory.Counter{limit}); err != nil {
@@ -95,6 +95,21 @@ func (s *Service) Claim(ctx context.Context, user string, id *int64, code *strin
 		return nil, fmt.Errorf("%w: coupon %d allows %s at most its limit", ErrCouponLimitExceeded, limit.Scope, user)
 	}
 	return out, store.Classify(err)
+}
+
+// lostClaim says why the claim's CAS on coupon id changed no row: the
+// coupon as it is now, read under its row's lock (the read before the CAS
+// may predate a stop or the last claims), judged as any claim is
+// (claimable): a stop that won is "was stopped", not sold out.
+func lostClaim(ctx context.Context, tx *ent.Tx, id int64, now time.Time) error {
+	c, err := tx.Coupon.Query().Where(coupon.ID(id)).Modify(store.UpdateLock).Only(ctx)
+	if err != nil {
+		return fmt.Errorf("reading coupon %d: %w", id, err)
+	}
+	if err := claimable(c, now); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: coupon %d", ErrCouponSoldOut, id)
 }
 
 // Counter is the guarded counter of kind that adds n for user in scope,
