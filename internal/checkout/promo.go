@@ -14,6 +14,7 @@ import (
 	"storefront/ent"
 	"storefront/ent/order"
 	"storefront/internal/inventory"
+	"storefront/internal/platform/store"
 	"storefront/internal/pricing"
 	"storefront/internal/promo"
 	"storefront/internal/vocab/enums"
@@ -181,6 +182,50 @@ func couponTaken(ctx context.Context, tx *ent.Tx, o *Order, p Payer, holder stri
 	return Emit(ctx, tx, EventCouponTakenByAnotherOrder, o.OrderSn, map[string]any{"orderSn": o.OrderSn,
 		"userCouponId": strconv.FormatInt(o.UserCouponID, 10), "discount": o.Discount.String(), "heldBy": holder,
 		"provider": p.Provider, "paymentId": p.PaymentID}, now)
+}
+
+// CountHeld counts what customers already hold of goods when a purchase
+// limit is set on it (a catalog edit calls it in its transaction: app.New
+// wires catalog.Config.OnPurchaseLimit). Lines placed while it had no limit
+// did not count; the limit bounds the units one holds in orders that
+// stand, so every standing line of the goods becomes counted and each
+// customer's purchase count their standing units (promo.SetPurchases).
+// The edit holds the goods' lock exclusively: no order of the goods is
+// placed, closed or paid meanwhile, and every one after it reads the limit
+// (the goods guard of the plain path and of a batch). On MySQL this must be
+// the transaction's first plain read: REPEATABLE READ fixes the snapshot
+// there, after that lock.
+func CountHeld(ctx context.Context, tx *ent.Tx, goods int64) error {
+	rs, err := tx.QueryContext(ctx, `SELECT l.id, o.user_id, l.quantity, CASE WHEN l.purchase_counted = TRUE THEN 1 ELSE 0 END
+FROM order_line l JOIN orders o ON o.id = l.order_id WHERE l.goods_id = ? AND o.status NOT IN (?, ?)`,
+		goods, string(enums.OrderClosed), string(enums.OrderRefunded))
+	if err != nil {
+		return fmt.Errorf("reading the standing lines of goods %d: %w", goods, err)
+	}
+	defer rs.Close()
+	held := map[string]int64{}
+	var uncounted []any
+	for rs.Next() {
+		var id, qty, counted int64
+		var user string
+		if err := rs.Scan(&id, &user, &qty, &counted); err != nil {
+			return err
+		}
+		held[user] += qty
+		if counted == 0 {
+			uncounted = append(uncounted, id)
+		}
+	}
+	if err := rs.Err(); err != nil {
+		return err
+	}
+	rs.Close()
+	for part := range slices.Chunk(uncounted, 500) {
+		if _, err := tx.ExecContext(ctx, "UPDATE order_line SET purchase_counted = TRUE WHERE id IN ("+store.Marks(len(part))+")", part...); err != nil {
+			return fmt.Errorf("counting the standing lines of goods %d: %w", goods, err)
+		}
+	}
+	return promo.SetPurchases(ctx, tx, goods, held)
 }
 
 // purchaseLimitError words a purchase limit the order would pass: the
