@@ -13,6 +13,7 @@ import (
 	"storefront/internal/demo"
 	"storefront/internal/platform/store"
 	"storefront/internal/promo"
+	"storefront/internal/testsupport/testdb"
 )
 
 // A purchase limit set while one customer's orders race it (40 orders of
@@ -85,6 +86,66 @@ FROM order_line l JOIN orders o ON o.id = l.order_id WHERE l.goods_id = ? AND o.
 		}
 		if _, err := f.svc.Place(ctx, PlaceInput{UserID: "alice", Items: []ItemInput{one(item, 1)}, IdempotencyKey: "after"}); !errors.Is(err, promo.ErrPurchaseLimit) {
 			t.Errorf("an order after it all: %v, want PURCHASE_LIMIT_EXCEEDED", err)
+		}
+		if diffs, err := promo.New(db).Reconcile(ctx); err != nil || len(diffs) != 0 {
+			t.Errorf("reconcile: %v %v", diffs, err)
+		}
+	})
+}
+
+// A purchase limit set between a batch's read (no limit) and its statement:
+// the batch's goods guard carries the limit it read, so the statement
+// finds the goods changed, the batch runs again from a fresh read, and the
+// order of a customer who already holds 3 is PURCHASE_LIMIT_EXCEEDED under
+// the new limit of 2; it never stands uncounted. Carol, holding nothing,
+// orders in the same batch and is placed, counted.
+func TestLimitSetBetweenTheBatchsReadAndItsStatement(t *testing.T) {
+	testdb.EachServer(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := setup(t, db, path{"group", true})
+		cfg := catalog.DefaultConfig()
+		cfg.OnPurchaseLimit = CountHeld
+		cat := catalog.New(db, cfg)
+		t.Cleanup(cat.Close)
+		bag := f.ids[demo.BagCode]
+		item, err := db.Client.Sku.Query().Where(sku.GoodsID(bag)).FirstID(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			if _, err := f.svc.Place(ctx, PlaceInput{UserID: "alice", Items: []ItemInput{one(item, 1)}, IdempotencyKey: fmt.Sprint("held", i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var once sync.Once
+		f.svc.hook = func(stage string) error {
+			if stage == "unlocked" {
+				once.Do(func() {
+					// The limit set on another connection, committed.
+					g, err := cat.Goods(ctx, catalog.Viewer{Admin: true}, bag)
+					if err == nil {
+						_, err = cat.UpdateGoods(ctx, catalog.UpdateGoodsInput{GoodsID: bag, ExpectedVersion: g.Version, PurchaseLimit: ptr(int64(2))})
+					}
+					if err != nil {
+						t.Errorf("setting the limit: %v", err)
+					}
+				})
+			}
+			return nil
+		}
+		hold(f, item)
+		orders, errs := enqueue(t, f, item, []PlaceInput{
+			{UserID: "alice", Items: []ItemInput{one(item, 1)}, IdempotencyKey: "a"},
+			{UserID: "carol", Items: []ItemInput{one(item, 1)}, IdempotencyKey: "c"},
+		})()
+		checkOutcomes(t, orders, errs, promo.ErrPurchaseLimit, nil)
+		var standing, uncounted int64
+		if err := db.SQL.QueryRowContext(ctx, `SELECT COALESCE(SUM(l.quantity), 0), COALESCE(SUM(CASE WHEN l.purchase_counted = TRUE THEN 0 ELSE 1 END), 0)
+FROM order_line l JOIN orders o ON o.id = l.order_id WHERE l.goods_id = ? AND o.status NOT IN ('CLOSED', 'REFUNDED')`, bag).Scan(&standing, &uncounted); err != nil {
+			t.Fatal(err)
+		}
+		if standing != 4 || uncounted != 0 {
+			t.Errorf("%d units standing, %d lines uncounted; want 4 (alice's 3, carol's 1), 0", standing, uncounted)
 		}
 		if diffs, err := promo.New(db).Reconcile(ctx); err != nil || len(diffs) != 0 {
 			t.Errorf("reconcile: %v %v", diffs, err)
