@@ -8,8 +8,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"storefront/ent"
 	"storefront/ent/usercoupon"
+	"storefront/internal/inventory"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
@@ -99,3 +102,54 @@ func TestStopRacingClaims(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// The claim promo.Locks takes a user coupon only within its window of use
+// at the claim's time (its Takeable condition, under the row's lock): at
+// or past validUntil, or before validFrom, the claim is lost and the row
+// stays AVAILABLE; inside it, LOCKED by its order. The read before every
+// claim (ApplyOwned's usable) refuses the same coupon at the same time, so
+// an order never reaches the claim with one outside its window: that
+// layer is checked here too.
+func TestCouponClaimHoldsItsWindow(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		s := New(db)
+		c := amountOff(t, s, func(in *CreateInput) { in.ValidDays = 1 })
+		uc, err := s.Claim(ctx, "alice", &c.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		take := func(at time.Time, sn string) error {
+			return store.WithTx(ctx, db, func(ctx context.Context, tx *ent.Tx) error {
+				return inventory.TakeRows(ctx, tx, []inventory.Claim{Lock([]int64{uc.ID}, []string{sn}, at)})
+			})
+		}
+		owned, err := new(Terms).ReadOwned(ctx, db.Client, []int64{uc.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := []Line{{GoodsID: 1, Subtotal: money.MustParse("100.00")}}
+		for _, at := range []time.Time{uc.ValidUntil, uc.ValidUntil.Add(time.Hour), uc.ValidFrom.Add(-time.Second)} {
+			var lost *inventory.ClaimLost
+			if err := take(at, "late"); !errors.As(err, &lost) || !errors.Is(err, ErrCouponNotApplicable) {
+				t.Errorf("the claim at %v (valid %v to %v): %v, want it lost (COUPON_NOT_APPLICABLE)", at, uc.ValidFrom, uc.ValidUntil, err)
+			}
+			if _, err := ApplyOwned(owned[uc.ID], "alice", uc.ID, lines, at); !errors.Is(err, ErrCouponNotApplicable) {
+				t.Errorf("the read's check at %v: %v, want COUPON_NOT_APPLICABLE", at, err)
+			}
+		}
+		if st := db.Client.UserCoupon.GetX(ctx, uc.ID).Status; st != enums.CouponAvailable {
+			t.Fatalf("after the lost claims: %s, want AVAILABLE", st)
+		}
+		in := uc.ValidUntil.Add(-time.Minute)
+		if _, err := ApplyOwned(owned[uc.ID], "alice", uc.ID, lines, in); err != nil {
+			t.Errorf("the read's check within the window: %v", err)
+		}
+		if err := take(in, "in-time"); err != nil {
+			t.Fatalf("the claim within the window: %v", err)
+		}
+		if r := db.Client.UserCoupon.GetX(ctx, uc.ID); r.Status != enums.CouponLocked || r.OrderSn == nil || *r.OrderSn != "in-time" {
+			t.Errorf("after the claim: %s by %v, want LOCKED by in-time", r.Status, r.OrderSn)
+		}
+	})
+}
