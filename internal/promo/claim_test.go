@@ -77,7 +77,10 @@ func TestStopRacingClaims(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			other.Range(func(k, _ any) bool { t.Errorf("round %d: a claim answered %v, want a claim or COUPON_NOT_APPLICABLE was stopped", round, k); return true })
+			other.Range(func(k, _ any) bool {
+				t.Errorf("round %d: a claim answered %v, want a claim or COUPON_NOT_APPLICABLE was stopped", round, k)
+				return true
+			})
 			rows, err := db.Client.UserCoupon.Query().Where(usercoupon.CouponID(c.ID)).Count(ctx)
 			if err != nil {
 				t.Fatal(err)
