@@ -4496,7 +4496,7 @@ extend type Mutation {
   createCoupon(input: CreateCouponInput!): Coupon!
   "Admin: ends claiming for good; claimed coupons stay usable."
   stopCoupon(id: ID!): Coupon!
-  "A coupon of the caller's own, named by id or by its code: COUPON_SOLD_OUT, COUPON_LIMIT_EXCEEDED, COUPON_NOT_APPLICABLE (stopped, outside its claim window)."
+  "A coupon of the caller's own, named by id (a coupon without a code) or by its code; a coupon with a code is claimed by its code only (by its id: NOT_FOUND). COUPON_SOLD_OUT, COUPON_LIMIT_EXCEEDED, COUPON_NOT_APPLICABLE (stopped, outside its claim window)."
   claimCoupon(couponId: ID, code: String @text(max: 64)): UserCoupon!
 }
 
@@ -4533,7 +4533,7 @@ input CreateCouponInput {
   claimEndsAt: Time
   "A claimed coupon is usable for this many days from its claim; 30 when left out."
   validDays: Int
-  "Unique; customers may claim by it."
+  "Unique; customers claim the coupon by it only (a coupon with a code is never listed on Goods.coupons, nor claimed by its id)."
   code: String @text(max: 64)
 }
 

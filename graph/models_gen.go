@@ -120,7 +120,7 @@ type CreateCouponInput struct {
 	ClaimEndsAt      *time.Time `json:"claimEndsAt,omitempty"`
 	// A claimed coupon is usable for this many days from its claim; 30 when left out.
 	ValidDays *int64 `json:"validDays,omitempty"`
-	// Unique; customers may claim by it.
+	// Unique; customers claim the coupon by it only (a coupon with a code is never listed on Goods.coupons, nor claimed by its id).
 	Code *string `json:"code,omitempty"`
 }
 

@@ -86,7 +86,7 @@ func reconcile(ctx context.Context, args []string) error {
 	for _, d := range promos {
 		fmt.Println(d)
 	}
-	fmt.Printf("%d coupon or purchase counter(s) differ from the rows they count\n", len(promos))
+	fmt.Printf("%d coupon or purchase difference(s) (counters against their rows, coupons against their orders)\n", len(promos))
 	listed += len(promos)
 	money, err := payments.New(db, payments.Config{}, nil).ReconcileMoney(ctx)
 	if err != nil {

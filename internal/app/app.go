@@ -86,6 +86,9 @@ func New(db, writer *store.DB, signer *auth.Signer, cfg Config) *App {
 	if len(cfg.Webhooks.EventTypes) == 0 {
 		cfg.Webhooks.EventTypes = append(slices.Clone(checkout.EventTypes), aftersale.EventTypes...)
 	}
+	if cfg.Catalog.OnPurchaseLimit == nil {
+		cfg.Catalog.OnPurchaseLimit = checkout.CountHeld
+	}
 	cat := catalog.New(db, cfg.Catalog)
 	orders, pay, afterSales := Orders(writer, cfg.Checkout, cfg.Payments, cfg.AfterSale)
 	r := &resolvers.Resolver{Catalog: cat, Inventory: inventory.New(writer), Checkout: orders,

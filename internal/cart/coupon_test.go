@@ -245,3 +245,28 @@ func (f *fixture) version(t *testing.T, token string) int64 {
 	}
 	return r.Version
 }
+
+// The customer's own cart expired with a coupon chosen: signing in with an
+// anonymous cart deletes it and does not carry its coupon (nor its lines)
+// into the cart that lives on.
+func TestExpiredCartsCouponNotCarriedAtAttach(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := &couponFixture{fixture: setup(t, db), promo: promo.New(db)}
+		shirt := f.tshirt(t, "黑色,M")
+		amount := money.MustParse("3.00")
+		uc := f.claim(t, "erin", f.coupon(t, promo.CreateInput{Name: "3 off", Kind: enums.CouponAmountOff, AmountOff: &amount}))
+		f.advance(time.Minute)
+		mine := f.ok(f.svc.Create(ctx, "erin", []LineInput{item(shirt, 2)}))
+		f.ok(f.svc.SetCoupon(ctx, "erin", mine.ID, &uc))
+		f.advance(f.svc.cfg.TTL + time.Minute)
+		anon := f.ok(f.svc.Create(ctx, "", []LineInput{item(shirt, 1)}))
+		c := f.ok(f.svc.Attach(ctx, "erin", anon.ID))
+		if c.UserCouponID() != 0 || c.Cost.Discount != 0 || quantities(c)[shirt] != 1 {
+			t.Errorf("after sign-in: coupon %d, discount %s, %d shirts; want no coupon, 0.00, the anonymous cart's 1", c.UserCouponID(), c.Cost.Discount, quantities(c)[shirt])
+		}
+		if n, err := db.Client.Cart.Query().Where(cart.Token(mine.ID)).Count(ctx); err != nil || n != 0 {
+			t.Errorf("%d rows of the expired cart (%v), want it deleted", n, err)
+		}
+	})
+}

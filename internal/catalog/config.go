@@ -1,7 +1,10 @@
 package catalog
 
 import (
+	"context"
 	"time"
+
+	"storefront/ent"
 
 	"storefront/internal/platform/settings"
 	"storefront/internal/vocab/money"
@@ -19,6 +22,11 @@ type Config struct {
 	StockTTL time.Duration
 	// CacheMaxCost bounds the cache's memory, in bytes.
 	CacheMaxCost int64
+	// OnPurchaseLimit counts, in the edit's transaction and under the
+	// goods' exclusive lock, what customers already hold of a goods whose
+	// purchase limit an edit sets (app.New: checkout.CountHeld, the writer
+	// of order lines); nil counts nothing.
+	OnPurchaseLimit func(ctx context.Context, tx *ent.Tx, goods int64) error
 }
 
 // Cache defaults: a short stock TTL, and a memory bound that holds thousands

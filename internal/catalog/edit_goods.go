@@ -31,7 +31,9 @@ type UpdateGoodsInput struct {
 
 // UpdateGoods applies the edit: a catalog edit like any other (the version
 // moves, views reload), with the goods' listing rows rewritten in the same
-// transaction.
+// transaction. Setting a purchase limit counts the units customers already
+// hold in orders that stand (Config.OnPurchaseLimit): with 3 held, a limit
+// of 2 refuses their next order.
 func (s *Service) UpdateGoods(ctx context.Context, in UpdateGoodsInput) (*Goods, error) {
 	if in.Name != nil {
 		name := strings.TrimSpace(*in.Name)
@@ -56,12 +58,6 @@ func (s *Service) UpdateGoods(ctx context.Context, in UpdateGoodsInput) (*Goods,
 		return nil, fmt.Errorf("%w: give shippingTemplateId or clearShippingTemplate, not both", errs.InvalidInput)
 	}
 	err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
-		if err := checkCategory(ctx, tx, in.CategoryID); err != nil {
-			return err
-		}
-		if err := checkTemplate(ctx, tx, in.ShippingTemplateID); err != nil {
-			return err
-		}
 		err := bumpGoods(ctx, tx, in.GoodsID, &in.ExpectedVersion, func(u *ent.GoodsUpdate) {
 			if in.Name != nil {
 				u.SetName(*in.Name)
@@ -84,6 +80,20 @@ func (s *Service) UpdateGoods(ctx context.Context, in UpdateGoodsInput) (*Goods,
 		})
 		if err != nil {
 			return slugError(err)
+		}
+		// A limit set counts what customers hold already, under the goods'
+		// lock bumpGoods took, before any plain read of this transaction
+		// (CountHeld says why); the checks read after it.
+		if in.PurchaseLimit != nil && s.cfg.OnPurchaseLimit != nil {
+			if err := s.cfg.OnPurchaseLimit(ctx, tx, in.GoodsID); err != nil {
+				return err
+			}
+		}
+		if err := checkCategory(ctx, tx, in.CategoryID); err != nil {
+			return err
+		}
+		if err := checkTemplate(ctx, tx, in.ShippingTemplateID); err != nil {
+			return err
 		}
 		return listing.Refresh(ctx, tx, in.GoodsID)
 	})

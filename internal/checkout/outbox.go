@@ -23,6 +23,9 @@ const (
 	// A payment the order did not need, flagged for a person (PayTx):
 	EventPaymentForClosedOrder = "PaymentForClosedOrder" // the order was closed first
 	EventDuplicatePayment      = "DuplicatePayment"      // another payment paid it
+	// A payment that paid the order while its coupon is another order's
+	// (payPromo): the order keeps a discount no coupon pays for, flagged.
+	EventCouponTakenByAnotherOrder = "CouponTakenByAnotherOrder"
 )
 
 type eventLine struct {
@@ -51,7 +54,7 @@ const aggregateType = "order"
 // (internal/app gives them to the webhooks).
 var EventTypes = []string{
 	EventOrderPlaced, EventOrderPaid, EventOrderClosed, EventOrderRefunded,
-	EventOrderPaidAfterClose, EventPaymentForClosedOrder, EventDuplicatePayment,
+	EventOrderPaidAfterClose, EventPaymentForClosedOrder, EventDuplicatePayment, EventCouponTakenByAnotherOrder,
 	EventOrderShipped, EventOrderCompleted,
 }
 

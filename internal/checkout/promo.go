@@ -4,13 +4,17 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"storefront/ent"
+	"storefront/ent/order"
 	"storefront/internal/inventory"
+	"storefront/internal/platform/store"
 	"storefront/internal/pricing"
 	"storefront/internal/promo"
 	"storefront/internal/vocab/enums"
@@ -132,13 +136,22 @@ func closePromo(ctx context.Context, tx *ent.Tx, o *Order, t Transition, now tim
 	return promo.ReleasePurchases(ctx, tx, o.UserID, countedUnits(o))
 }
 
-// payPromo is the payment's part: the coupon becomes USED. After a close
-// (payAfterClose) the purchase counts it gave back are counted again,
-// whatever the limit: the customer has paid.
-func payPromo(ctx context.Context, tx *ent.Tx, o *Order, afterClose bool) error {
+// payPromo is the payment's part (payment p at now): the coupon becomes
+// USED. After a close (payAfterClose) the purchase counts it gave back are
+// counted again, whatever the limit: the customer has paid. A coupon the
+// payment cannot take (another order took it after the close) leaves the
+// order flagged (couponTaken): it keeps its discount, which no coupon pays
+// for.
+func payPromo(ctx context.Context, tx *ent.Tx, o *Order, p Payer, afterClose bool, now time.Time) error {
 	if o.UserCouponID != 0 {
-		if err := promo.Use(ctx, tx, o.UserCouponID, o.OrderSn); err != nil {
+		taken, holder, err := promo.Use(ctx, tx, o.UserCouponID, o.OrderSn)
+		if err != nil {
 			return err
+		}
+		if !taken {
+			if err := couponTaken(ctx, tx, o, p, holder, now); err != nil {
+				return err
+			}
 		}
 	}
 	if !afterClose {
@@ -153,6 +166,66 @@ func payPromo(ctx context.Context, tx *ent.Tx, o *Order, afterClose bool) error 
 		return fmt.Errorf("counting the purchases of order %s again: %w", o.OrderSn, err)
 	}
 	return nil
+}
+
+// couponTaken flags o, paid by p with the discount of a coupon that order
+// holder holds instead, for a person: needsReview, a WARN line and
+// CouponTakenByAnotherOrder. The money paid is what the order asked; what
+// to do about the discount (charge it, refund, let it be) is theirs.
+func couponTaken(ctx context.Context, tx *ent.Tx, o *Order, p Payer, holder string, now time.Time) error {
+	if _, err := tx.Order.Update().Where(order.ID(o.ID)).SetNeedsReview(true).AddVersion(1).Save(ctx); err != nil {
+		return fmt.Errorf("flagging order %s: %w", o.OrderSn, err)
+	}
+	slog.WarnContext(ctx, "paid with the discount of a coupon another order holds: review by hand", "event", EventCouponTakenByAnotherOrder,
+		"orderSn", o.OrderSn, "userCouponId", o.UserCouponID, "discount", o.Discount.String(), "heldBy", holder,
+		"provider", p.Provider, "paymentId", p.PaymentID)
+	return Emit(ctx, tx, EventCouponTakenByAnotherOrder, o.OrderSn, map[string]any{"orderSn": o.OrderSn,
+		"userCouponId": strconv.FormatInt(o.UserCouponID, 10), "discount": o.Discount.String(), "heldBy": holder,
+		"provider": p.Provider, "paymentId": p.PaymentID}, now)
+}
+
+// CountHeld counts what customers already hold of goods when a purchase
+// limit is set on it (a catalog edit calls it in its transaction: app.New
+// wires catalog.Config.OnPurchaseLimit). Lines placed while it had no limit
+// did not count; the limit bounds the units one holds in orders that
+// stand, so every standing line of the goods becomes counted and each
+// customer's purchase count their standing units (promo.SetPurchases).
+// The edit holds the goods' lock exclusively: no order of the goods is
+// placed, closed or paid meanwhile, and every one after it reads the limit
+// (the goods guard of the plain path and of a batch). On MySQL this must be
+// the transaction's first plain read: REPEATABLE READ fixes the snapshot
+// there, after that lock.
+func CountHeld(ctx context.Context, tx *ent.Tx, goods int64) error {
+	rs, err := tx.QueryContext(ctx, `SELECT l.id, o.user_id, l.quantity, CASE WHEN l.purchase_counted = TRUE THEN 1 ELSE 0 END
+FROM order_line l JOIN orders o ON o.id = l.order_id WHERE l.goods_id = ? AND o.status NOT IN (?, ?)`,
+		goods, string(enums.OrderClosed), string(enums.OrderRefunded))
+	if err != nil {
+		return fmt.Errorf("reading the standing lines of goods %d: %w", goods, err)
+	}
+	defer rs.Close()
+	held := map[string]int64{}
+	var uncounted []any
+	for rs.Next() {
+		var id, qty, counted int64
+		var user string
+		if err := rs.Scan(&id, &user, &qty, &counted); err != nil {
+			return err
+		}
+		held[user] += qty
+		if counted == 0 {
+			uncounted = append(uncounted, id)
+		}
+	}
+	if err := rs.Err(); err != nil {
+		return err
+	}
+	rs.Close()
+	for part := range slices.Chunk(uncounted, 500) {
+		if _, err := tx.ExecContext(ctx, "UPDATE order_line SET purchase_counted = TRUE WHERE id IN ("+store.Marks(len(part))+")", part...); err != nil {
+			return fmt.Errorf("counting the standing lines of goods %d: %w", goods, err)
+		}
+	}
+	return promo.SetPurchases(ctx, tx, goods, held)
 }
 
 // purchaseLimitError words a purchase limit the order would pass: the

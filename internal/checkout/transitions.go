@@ -383,7 +383,7 @@ func PayTx(ctx context.Context, tx *ent.Tx, orderID int64, p Payer, now time.Tim
 		if err := inventory.ListSold(ctx, tx, linesOf(o)); err != nil {
 			return false, err
 		}
-		if err := payPromo(ctx, tx, o, false); err != nil {
+		if err := payPromo(ctx, tx, o, p, false, now); err != nil {
 			return false, err
 		}
 		return true, Emit(ctx, tx, EventOrderPaid, o.OrderSn, map[string]any{"orderSn": o.OrderSn, "amount": o.Amount.String()}, now)
@@ -450,7 +450,7 @@ func payAfterClose(ctx context.Context, tx *ent.Tx, orderID int64, p Payer, now 
 		if err := inventory.Deduct(ctx, tx, payments(o, paid, now), false); err != nil {
 			return err
 		}
-		if err := payPromo(ctx, tx, o, true); err != nil {
+		if err := payPromo(ctx, tx, o, p, true, now); err != nil {
 			return err
 		}
 		won = true

@@ -37,8 +37,8 @@ func view(uc *ent.UserCoupon, now time.Time) *UserCoupon {
 		ValidFrom: uc.ValidFrom, ValidUntil: uc.ValidUntil, OrderSn: uc.OrderSn}
 }
 
-// Claim gives user a coupon of their own, named by id or by its code, in
-// one transaction: the coupon's CAS on its total (claimed < total_quantity,
+// Claim gives user a coupon of their own, named by id (a coupon without a
+// code) or by its code, in one transaction: the coupon's CAS on its total (claimed < total_quantity,
 // while claimable), the customer's guarded counter of claims (at most
 // per_customer_limit), and the user coupon. Each guard holds or nothing is
 // written, so 1,000 racing claims of a coupon of 100 make exactly 100.
@@ -51,7 +51,10 @@ func (s *Service) Claim(ctx context.Context, user string, id *int64, code *strin
 		now := s.now().Truncate(time.Second)
 		q := tx.Coupon.Query()
 		if id != nil {
-			q = q.Where(coupon.ID(*id))
+			// A coupon with a code is claimed by its code only: by its id
+			// it is not found, as an id that does not exist (ids are
+			// sequential; an id must not stand in for the code).
+			q = q.Where(coupon.ID(*id), coupon.CodeIsNil())
 		} else {
 			q = q.Where(coupon.Code(*code))
 		}
@@ -73,7 +76,7 @@ func (s *Service) Claim(ctx context.Context, user string, id *int64, code *strin
 		if n, err := upd.Save(ctx); err != nil {
 			return err
 		} else if n == 0 {
-			return fmt.Errorf("%w: coupon %d", ErrCouponSoldOut, c.ID)
+			return lostClaim(ctx, tx, c.ID, now)
 		}
 		limit := Counter(CouponClaims, c.ID, user, 1, c.PerCustomerLimit)
 		if err := inventory.AddCounters(ctx, tx, []inventory.Counter{limit}); err != nil {
@@ -92,6 +95,21 @@ func (s *Service) Claim(ctx context.Context, user string, id *int64, code *strin
 		return nil, fmt.Errorf("%w: coupon %d allows %s at most its limit", ErrCouponLimitExceeded, limit.Scope, user)
 	}
 	return out, store.Classify(err)
+}
+
+// lostClaim says why the claim's CAS on coupon id changed no row: the
+// coupon as it is now, read under its row's lock (the read before the CAS
+// may predate a stop or the last claims), judged as any claim is
+// (claimable): a stop that won is "was stopped", not sold out.
+func lostClaim(ctx context.Context, tx *ent.Tx, id int64, now time.Time) error {
+	c, err := tx.Coupon.Query().Where(coupon.ID(id)).Modify(store.UpdateLock).Only(ctx)
+	if err != nil {
+		return fmt.Errorf("reading coupon %d: %w", id, err)
+	}
+	if err := claimable(c, now); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: coupon %d", ErrCouponSoldOut, id)
 }
 
 // Counter is the guarded counter of kind that adds n for user in scope,

@@ -176,11 +176,12 @@ func claimable(c *Coupon, now time.Time) error {
 	return nil
 }
 
-// ForGoods is the coupons a customer can claim now whose scope holds
-// goods (a product page's; at most 20, newest first).
+// ForGoods is the coupons without a code a customer can claim now whose
+// scope holds goods (a product page's; at most 20, newest first). One with
+// a code is for whoever was given the code, never listed.
 func (s *Service) ForGoods(ctx context.Context, goods int64) ([]*Coupon, error) {
 	now := s.now()
-	rows, err := s.db.Client.Coupon.Query().Where(coupon.StoppedAtIsNil()).
+	rows, err := s.db.Client.Coupon.Query().Where(coupon.StoppedAtIsNil(), coupon.CodeIsNil()).
 		Order(coupon.ByID(sql.OrderDesc())).Limit(200).All(ctx)
 	if err != nil {
 		return nil, store.Classify(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -31,6 +32,25 @@ func ReleasePurchases(ctx context.Context, tx *ent.Tx, user string, units map[in
 		}
 	}
 	return nil
+}
+
+// SetPurchases makes goods' purchase counts held (each customer's units in
+// orders that stand, as checkout counted them when a limit was set:
+// checkout.CountHeld), every other customer's 0, in the transaction of that
+// count.
+func SetPurchases(ctx context.Context, tx *ent.Tx, goods int64, held map[string]int64) error {
+	if _, err := tx.PurchaseCount.Update().Where(purchasecount.GoodsID(goods)).SetUnits(0).Save(ctx); err != nil {
+		return fmt.Errorf("setting the purchases of goods %d: %w", goods, err)
+	}
+	users := slices.Sorted(maps.Keys(held))
+	if len(users) == 0 {
+		return nil
+	}
+	c := inventory.Counter{Kind: Purchases, Scope: goods, Holders: users, Adds: make([]int64, len(users)), Limit: math.MaxInt64}
+	for i, u := range users {
+		c.Adds[i] = held[u]
+	}
+	return inventory.AddCounters(ctx, tx, []inventory.Counter{c})
 }
 
 // Purchase is the counter adding an order's units of a limited goods.

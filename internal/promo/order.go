@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"entgo.io/ent/dialect/sql"
+
 	"storefront/ent"
 	"storefront/ent/coupon"
 	"storefront/ent/usercoupon"
@@ -21,6 +23,7 @@ import (
 //
 //	AVAILABLE --Lock (placeOrder)--> LOCKED --Use (payment)--> USED
 //	LOCKED --Release (cancel, timeout close)--> AVAILABLE, or EXPIRED past its validity
+//	AVAILABLE or EXPIRED --Use (a late payment of the closed order)--> USED
 //
 // A refund leaves it USED: the money came back, the promotion was spent.
 
@@ -158,24 +161,48 @@ func Lock(ids []int64, orderSns []string, at time.Time) inventory.Claim {
 	return inventory.Claim{Kind: Locks, IDs: ids, Holders: orderSns, At: at}
 }
 
-// Use marks the coupon order orderSn locked as USED (its payment) and
-// counts it on its coupon; a second call changes nothing. After a close
-// gave the coupon back (a late payment of a closed order), it is taken
-// again if still AVAILABLE; if another order has it, this order keeps its
-// discount: the money was already paid (docs/checkout.md).
-func Use(ctx context.Context, tx *ent.Tx, id int64, orderSn string) error {
+// Use makes the coupon the paying order orderSn's: USED by it, counted on
+// its coupon once. It reports whether the coupon is that order's now and,
+// when it is not, the order that holds it instead. An order paid in its
+// time holds it LOCKED. A late payment of an order the timeout closer
+// closed (payAfterClose) takes it back when it is free: AVAILABLE, or
+// EXPIRED by that close (no order holds it; the order was priced within
+// its validity). When another order has locked or used it meanwhile,
+// nothing changes: the caller flags the order, whose discount no coupon
+// pays for (docs/checkout.md).
+func Use(ctx context.Context, tx *ent.Tx, id int64, orderSn string) (taken bool, holder string, err error) {
 	n, err := tx.UserCoupon.Update().Where(usercoupon.ID(id),
 		usercoupon.Or(usercoupon.And(usercoupon.StatusEQ(enums.CouponLocked), usercoupon.OrderSn(orderSn)),
-			usercoupon.StatusEQ(enums.CouponAvailable))).
+			usercoupon.StatusEQ(enums.CouponAvailable),
+			usercoupon.And(usercoupon.StatusEQ(enums.CouponExpired), usercoupon.OrderSnIsNil()))).
 		SetStatus(enums.CouponUsed).SetOrderSn(orderSn).Save(ctx)
-	if err != nil || n == 0 {
-		return err
+	if err != nil {
+		return false, "", fmt.Errorf("using user coupon %d: %w", id, err)
+	}
+	if n == 0 {
+		// Why not, read under the row's lock (the latest row, not an older
+		// snapshot): already this order's, or another's.
+		var rows []struct {
+			Status  string  `sql:"status"`
+			OrderSn *string `sql:"order_sn"`
+		}
+		err := tx.UserCoupon.Query().Where(usercoupon.ID(id)).Modify(func(s *sql.Selector) {
+			s.Select(s.C(usercoupon.FieldStatus), s.C(usercoupon.FieldOrderSn))
+			store.UpdateLock(s)
+		}).Scan(ctx, &rows)
+		if err != nil {
+			return false, "", fmt.Errorf("reading user coupon %d: %w", id, err)
+		}
+		if len(rows) == 1 && rows[0].OrderSn != nil {
+			holder = *rows[0].OrderSn
+		}
+		return holder == orderSn && rows[0].Status == string(enums.CouponUsed), holder, nil
 	}
 	uc, err := tx.UserCoupon.Get(ctx, id)
 	if err != nil {
-		return err
+		return false, "", err
 	}
-	return tx.Coupon.Update().Where(coupon.ID(uc.CouponID)).AddUsed(1).Exec(ctx)
+	return true, orderSn, tx.Coupon.Update().Where(coupon.ID(uc.CouponID)).AddUsed(1).Exec(ctx)
 }
 
 // Release gives the coupon order orderSn locked back at now (its cancel
