@@ -21306,6 +21306,7 @@ type RefundMutation struct {
 	currency           *string
 	reason             *string
 	status             *enums.RefundStatus
+	provider_status    *enums.RefundStatus
 	provider_refund_id *string
 	failure            *string
 	attempts           *int
@@ -21810,6 +21811,55 @@ func (m *RefundMutation) ResetStatus() {
 	m.status = nil
 }
 
+// SetProviderStatus sets the "provider_status" field.
+func (m *RefundMutation) SetProviderStatus(es enums.RefundStatus) {
+	m.provider_status = &es
+}
+
+// ProviderStatus returns the value of the "provider_status" field in the mutation.
+func (m *RefundMutation) ProviderStatus() (r enums.RefundStatus, exists bool) {
+	v := m.provider_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProviderStatus returns the old "provider_status" field's value of the Refund entity.
+// If the Refund object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RefundMutation) OldProviderStatus(ctx context.Context) (v *enums.RefundStatus, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProviderStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProviderStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProviderStatus: %w", err)
+	}
+	return oldValue.ProviderStatus, nil
+}
+
+// ClearProviderStatus clears the value of the "provider_status" field.
+func (m *RefundMutation) ClearProviderStatus() {
+	m.provider_status = nil
+	m.clearedFields[refund.FieldProviderStatus] = struct{}{}
+}
+
+// ProviderStatusCleared returns if the "provider_status" field was cleared in this mutation.
+func (m *RefundMutation) ProviderStatusCleared() bool {
+	_, ok := m.clearedFields[refund.FieldProviderStatus]
+	return ok
+}
+
+// ResetProviderStatus resets all changes to the "provider_status" field.
+func (m *RefundMutation) ResetProviderStatus() {
+	m.provider_status = nil
+	delete(m.clearedFields, refund.FieldProviderStatus)
+}
+
 // SetProviderRefundID sets the "provider_refund_id" field.
 func (m *RefundMutation) SetProviderRefundID(s string) {
 	m.provider_refund_id = &s
@@ -22199,7 +22249,7 @@ func (m *RefundMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *RefundMutation) Fields() []string {
-	fields := make([]string, 0, 17)
+	fields := make([]string, 0, 18)
 	if m.refund_no != nil {
 		fields = append(fields, refund.FieldRefundNo)
 	}
@@ -22226,6 +22276,9 @@ func (m *RefundMutation) Fields() []string {
 	}
 	if m.status != nil {
 		fields = append(fields, refund.FieldStatus)
+	}
+	if m.provider_status != nil {
+		fields = append(fields, refund.FieldProviderStatus)
 	}
 	if m.provider_refund_id != nil {
 		fields = append(fields, refund.FieldProviderRefundID)
@@ -22277,6 +22330,8 @@ func (m *RefundMutation) Field(name string) (ent.Value, bool) {
 		return m.Reason()
 	case refund.FieldStatus:
 		return m.Status()
+	case refund.FieldProviderStatus:
+		return m.ProviderStatus()
 	case refund.FieldProviderRefundID:
 		return m.ProviderRefundID()
 	case refund.FieldFailure:
@@ -22320,6 +22375,8 @@ func (m *RefundMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldReason(ctx)
 	case refund.FieldStatus:
 		return m.OldStatus(ctx)
+	case refund.FieldProviderStatus:
+		return m.OldProviderStatus(ctx)
 	case refund.FieldProviderRefundID:
 		return m.OldProviderRefundID(ctx)
 	case refund.FieldFailure:
@@ -22407,6 +22464,13 @@ func (m *RefundMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetStatus(v)
+		return nil
+	case refund.FieldProviderStatus:
+		v, ok := value.(enums.RefundStatus)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProviderStatus(v)
 		return nil
 	case refund.FieldProviderRefundID:
 		v, ok := value.(string)
@@ -22557,6 +22621,9 @@ func (m *RefundMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *RefundMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(refund.FieldProviderStatus) {
+		fields = append(fields, refund.FieldProviderStatus)
+	}
 	if m.FieldCleared(refund.FieldSettledAt) {
 		fields = append(fields, refund.FieldSettledAt)
 	}
@@ -22577,6 +22644,9 @@ func (m *RefundMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *RefundMutation) ClearField(name string) error {
 	switch name {
+	case refund.FieldProviderStatus:
+		m.ClearProviderStatus()
+		return nil
 	case refund.FieldSettledAt:
 		m.ClearSettledAt()
 		return nil
@@ -22617,6 +22687,9 @@ func (m *RefundMutation) ResetField(name string) error {
 		return nil
 	case refund.FieldStatus:
 		m.ResetStatus()
+		return nil
+	case refund.FieldProviderStatus:
+		m.ResetProviderStatus()
 		return nil
 	case refund.FieldProviderRefundID:
 		m.ResetProviderRefundID()

@@ -37,6 +37,8 @@ type Refund struct {
 	Reason string `json:"reason,omitempty"`
 	// Status holds the value of the "status" field.
 	Status enums.RefundStatus `json:"status,omitempty"`
+	// ProviderStatus holds the value of the "provider_status" field.
+	ProviderStatus *enums.RefundStatus `json:"provider_status,omitempty"`
 	// ProviderRefundID holds the value of the "provider_refund_id" field.
 	ProviderRefundID string `json:"provider_refund_id,omitempty"`
 	// Failure holds the value of the "failure" field.
@@ -63,7 +65,7 @@ func (*Refund) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case refund.FieldID, refund.FieldOrderID, refund.FieldPaymentRef, refund.FieldAmount, refund.FieldAttempts, refund.FieldAfterSaleID:
 			values[i] = new(sql.NullInt64)
-		case refund.FieldRefundNo, refund.FieldOrderSn, refund.FieldProvider, refund.FieldCurrency, refund.FieldReason, refund.FieldStatus, refund.FieldProviderRefundID, refund.FieldFailure:
+		case refund.FieldRefundNo, refund.FieldOrderSn, refund.FieldProvider, refund.FieldCurrency, refund.FieldReason, refund.FieldStatus, refund.FieldProviderStatus, refund.FieldProviderRefundID, refund.FieldFailure:
 			values[i] = new(sql.NullString)
 		case refund.FieldNextAttemptAt, refund.FieldCreatedAt, refund.FieldUpdatedAt, refund.FieldSettledAt:
 			values[i] = new(sql.NullTime)
@@ -141,6 +143,13 @@ func (_m *Refund) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field status", values[i])
 			} else if value.Valid {
 				_m.Status = enums.RefundStatus(value.String)
+			}
+		case refund.FieldProviderStatus:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field provider_status", values[i])
+			} else if value.Valid {
+				_m.ProviderStatus = new(enums.RefundStatus)
+				*_m.ProviderStatus = enums.RefundStatus(value.String)
 			}
 		case refund.FieldProviderRefundID:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -254,6 +263,11 @@ func (_m *Refund) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("status=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Status))
+	builder.WriteString(", ")
+	if v := _m.ProviderStatus; v != nil {
+		builder.WriteString("provider_status=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("provider_refund_id=")
 	builder.WriteString(_m.ProviderRefundID)

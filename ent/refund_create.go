@@ -78,6 +78,20 @@ func (_c *RefundCreate) SetStatus(v enums.RefundStatus) *RefundCreate {
 	return _c
 }
 
+// SetProviderStatus sets the "provider_status" field.
+func (_c *RefundCreate) SetProviderStatus(v enums.RefundStatus) *RefundCreate {
+	_c.mutation.SetProviderStatus(v)
+	return _c
+}
+
+// SetNillableProviderStatus sets the "provider_status" field if the given value is not nil.
+func (_c *RefundCreate) SetNillableProviderStatus(v *enums.RefundStatus) *RefundCreate {
+	if v != nil {
+		_c.SetProviderStatus(*v)
+	}
+	return _c
+}
+
 // SetProviderRefundID sets the "provider_refund_id" field.
 func (_c *RefundCreate) SetProviderRefundID(v string) *RefundCreate {
 	_c.mutation.SetProviderRefundID(v)
@@ -304,6 +318,11 @@ func (_c *RefundCreate) check() error {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "Refund.status": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.ProviderStatus(); ok {
+		if err := refund.ProviderStatusValidator(v); err != nil {
+			return &ValidationError{Name: "provider_status", err: fmt.Errorf(`ent: validator failed for field "Refund.provider_status": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.ProviderRefundID(); !ok {
 		return &ValidationError{Name: "provider_refund_id", err: errors.New(`ent: missing required field "Refund.provider_refund_id"`)}
 	}
@@ -401,6 +420,10 @@ func (_c *RefundCreate) createSpec() (*Refund, *sqlgraph.CreateSpec) {
 		_spec.SetField(refund.FieldStatus, field.TypeEnum, value)
 		_node.Status = value
 	}
+	if value, ok := _c.mutation.ProviderStatus(); ok {
+		_spec.SetField(refund.FieldProviderStatus, field.TypeEnum, value)
+		_node.ProviderStatus = &value
+	}
 	if value, ok := _c.mutation.ProviderRefundID(); ok {
 		_spec.SetField(refund.FieldProviderRefundID, field.TypeString, value)
 		_node.ProviderRefundID = value
@@ -494,6 +517,24 @@ func (u *RefundUpsert) SetStatus(v enums.RefundStatus) *RefundUpsert {
 // UpdateStatus sets the "status" field to the value that was provided on create.
 func (u *RefundUpsert) UpdateStatus() *RefundUpsert {
 	u.SetExcluded(refund.FieldStatus)
+	return u
+}
+
+// SetProviderStatus sets the "provider_status" field.
+func (u *RefundUpsert) SetProviderStatus(v enums.RefundStatus) *RefundUpsert {
+	u.Set(refund.FieldProviderStatus, v)
+	return u
+}
+
+// UpdateProviderStatus sets the "provider_status" field to the value that was provided on create.
+func (u *RefundUpsert) UpdateProviderStatus() *RefundUpsert {
+	u.SetExcluded(refund.FieldProviderStatus)
+	return u
+}
+
+// ClearProviderStatus clears the value of the "provider_status" field.
+func (u *RefundUpsert) ClearProviderStatus() *RefundUpsert {
+	u.SetNull(refund.FieldProviderStatus)
 	return u
 }
 
@@ -670,6 +711,27 @@ func (u *RefundUpsertOne) SetStatus(v enums.RefundStatus) *RefundUpsertOne {
 func (u *RefundUpsertOne) UpdateStatus() *RefundUpsertOne {
 	return u.Update(func(s *RefundUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetProviderStatus sets the "provider_status" field.
+func (u *RefundUpsertOne) SetProviderStatus(v enums.RefundStatus) *RefundUpsertOne {
+	return u.Update(func(s *RefundUpsert) {
+		s.SetProviderStatus(v)
+	})
+}
+
+// UpdateProviderStatus sets the "provider_status" field to the value that was provided on create.
+func (u *RefundUpsertOne) UpdateProviderStatus() *RefundUpsertOne {
+	return u.Update(func(s *RefundUpsert) {
+		s.UpdateProviderStatus()
+	})
+}
+
+// ClearProviderStatus clears the value of the "provider_status" field.
+func (u *RefundUpsertOne) ClearProviderStatus() *RefundUpsertOne {
+	return u.Update(func(s *RefundUpsert) {
+		s.ClearProviderStatus()
 	})
 }
 
@@ -1026,6 +1088,27 @@ func (u *RefundUpsertBulk) SetStatus(v enums.RefundStatus) *RefundUpsertBulk {
 func (u *RefundUpsertBulk) UpdateStatus() *RefundUpsertBulk {
 	return u.Update(func(s *RefundUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetProviderStatus sets the "provider_status" field.
+func (u *RefundUpsertBulk) SetProviderStatus(v enums.RefundStatus) *RefundUpsertBulk {
+	return u.Update(func(s *RefundUpsert) {
+		s.SetProviderStatus(v)
+	})
+}
+
+// UpdateProviderStatus sets the "provider_status" field to the value that was provided on create.
+func (u *RefundUpsertBulk) UpdateProviderStatus() *RefundUpsertBulk {
+	return u.Update(func(s *RefundUpsert) {
+		s.UpdateProviderStatus()
+	})
+}
+
+// ClearProviderStatus clears the value of the "provider_status" field.
+func (u *RefundUpsertBulk) ClearProviderStatus() *RefundUpsertBulk {
+	return u.Update(func(s *RefundUpsert) {
+		s.ClearProviderStatus()
 	})
 }
 

@@ -44,6 +44,26 @@ func (_u *RefundUpdate) SetNillableStatus(v *enums.RefundStatus) *RefundUpdate {
 	return _u
 }
 
+// SetProviderStatus sets the "provider_status" field.
+func (_u *RefundUpdate) SetProviderStatus(v enums.RefundStatus) *RefundUpdate {
+	_u.mutation.SetProviderStatus(v)
+	return _u
+}
+
+// SetNillableProviderStatus sets the "provider_status" field if the given value is not nil.
+func (_u *RefundUpdate) SetNillableProviderStatus(v *enums.RefundStatus) *RefundUpdate {
+	if v != nil {
+		_u.SetProviderStatus(*v)
+	}
+	return _u
+}
+
+// ClearProviderStatus clears the value of the "provider_status" field.
+func (_u *RefundUpdate) ClearProviderStatus() *RefundUpdate {
+	_u.mutation.ClearProviderStatus()
+	return _u
+}
+
 // SetProviderRefundID sets the "provider_refund_id" field.
 func (_u *RefundUpdate) SetProviderRefundID(v string) *RefundUpdate {
 	_u.mutation.SetProviderRefundID(v)
@@ -181,6 +201,11 @@ func (_u *RefundUpdate) check() error {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "Refund.status": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.ProviderStatus(); ok {
+		if err := refund.ProviderStatusValidator(v); err != nil {
+			return &ValidationError{Name: "provider_status", err: fmt.Errorf(`ent: validator failed for field "Refund.provider_status": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.ProviderRefundID(); ok {
 		if err := refund.ProviderRefundIDValidator(v); err != nil {
 			return &ValidationError{Name: "provider_refund_id", err: fmt.Errorf(`ent: validator failed for field "Refund.provider_refund_id": %w`, err)}
@@ -214,6 +239,12 @@ func (_u *RefundUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(refund.FieldStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.ProviderStatus(); ok {
+		_spec.SetField(refund.FieldProviderStatus, field.TypeEnum, value)
+	}
+	if _u.mutation.ProviderStatusCleared() {
+		_spec.ClearField(refund.FieldProviderStatus, field.TypeEnum)
 	}
 	if value, ok := _u.mutation.ProviderRefundID(); ok {
 		_spec.SetField(refund.FieldProviderRefundID, field.TypeString, value)
@@ -275,6 +306,26 @@ func (_u *RefundUpdateOne) SetNillableStatus(v *enums.RefundStatus) *RefundUpdat
 	if v != nil {
 		_u.SetStatus(*v)
 	}
+	return _u
+}
+
+// SetProviderStatus sets the "provider_status" field.
+func (_u *RefundUpdateOne) SetProviderStatus(v enums.RefundStatus) *RefundUpdateOne {
+	_u.mutation.SetProviderStatus(v)
+	return _u
+}
+
+// SetNillableProviderStatus sets the "provider_status" field if the given value is not nil.
+func (_u *RefundUpdateOne) SetNillableProviderStatus(v *enums.RefundStatus) *RefundUpdateOne {
+	if v != nil {
+		_u.SetProviderStatus(*v)
+	}
+	return _u
+}
+
+// ClearProviderStatus clears the value of the "provider_status" field.
+func (_u *RefundUpdateOne) ClearProviderStatus() *RefundUpdateOne {
+	_u.mutation.ClearProviderStatus()
 	return _u
 }
 
@@ -428,6 +479,11 @@ func (_u *RefundUpdateOne) check() error {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`ent: validator failed for field "Refund.status": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.ProviderStatus(); ok {
+		if err := refund.ProviderStatusValidator(v); err != nil {
+			return &ValidationError{Name: "provider_status", err: fmt.Errorf(`ent: validator failed for field "Refund.provider_status": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.ProviderRefundID(); ok {
 		if err := refund.ProviderRefundIDValidator(v); err != nil {
 			return &ValidationError{Name: "provider_refund_id", err: fmt.Errorf(`ent: validator failed for field "Refund.provider_refund_id": %w`, err)}
@@ -478,6 +534,12 @@ func (_u *RefundUpdateOne) sqlSave(ctx context.Context) (_node *Refund, err erro
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(refund.FieldStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.ProviderStatus(); ok {
+		_spec.SetField(refund.FieldProviderStatus, field.TypeEnum, value)
+	}
+	if _u.mutation.ProviderStatusCleared() {
+		_spec.ClearField(refund.FieldProviderStatus, field.TypeEnum)
 	}
 	if value, ok := _u.mutation.ProviderRefundID(); ok {
 		_spec.SetField(refund.FieldProviderRefundID, field.TypeString, value)

@@ -824,27 +824,27 @@ func init() {
 	// refund.ReasonValidator is a validator for the "reason" field. It is called by the builders before save.
 	refund.ReasonValidator = refundDescReason.Validators[0].(func(string) error)
 	// refundDescProviderRefundID is the schema descriptor for provider_refund_id field.
-	refundDescProviderRefundID := refundFields[10].Descriptor()
+	refundDescProviderRefundID := refundFields[11].Descriptor()
 	// refund.DefaultProviderRefundID holds the default value on creation for the provider_refund_id field.
 	refund.DefaultProviderRefundID = refundDescProviderRefundID.Default.(string)
 	// refund.ProviderRefundIDValidator is a validator for the "provider_refund_id" field. It is called by the builders before save.
 	refund.ProviderRefundIDValidator = refundDescProviderRefundID.Validators[0].(func(string) error)
 	// refundDescFailure is the schema descriptor for failure field.
-	refundDescFailure := refundFields[11].Descriptor()
+	refundDescFailure := refundFields[12].Descriptor()
 	// refund.DefaultFailure holds the default value on creation for the failure field.
 	refund.DefaultFailure = refundDescFailure.Default.(string)
 	// refund.FailureValidator is a validator for the "failure" field. It is called by the builders before save.
 	refund.FailureValidator = refundDescFailure.Validators[0].(func(string) error)
 	// refundDescAttempts is the schema descriptor for attempts field.
-	refundDescAttempts := refundFields[12].Descriptor()
+	refundDescAttempts := refundFields[13].Descriptor()
 	// refund.DefaultAttempts holds the default value on creation for the attempts field.
 	refund.DefaultAttempts = refundDescAttempts.Default.(int)
 	// refundDescCreatedAt is the schema descriptor for created_at field.
-	refundDescCreatedAt := refundFields[14].Descriptor()
+	refundDescCreatedAt := refundFields[15].Descriptor()
 	// refund.DefaultCreatedAt holds the default value on creation for the created_at field.
 	refund.DefaultCreatedAt = refundDescCreatedAt.Default.(func() time.Time)
 	// refundDescUpdatedAt is the schema descriptor for updated_at field.
-	refundDescUpdatedAt := refundFields[15].Descriptor()
+	refundDescUpdatedAt := refundFields[16].Descriptor()
 	// refund.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	refund.DefaultUpdatedAt = refundDescUpdatedAt.Default.(func() time.Time)
 	// refund.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.

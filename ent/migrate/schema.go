@@ -742,6 +742,7 @@ var (
 		{Name: "currency", Type: field.TypeString, Size: 3},
 		{Name: "reason", Type: field.TypeString, Size: 255},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"PENDING", "SUCCEEDED", "FAILED"}},
+		{Name: "provider_status", Type: field.TypeEnum, Nullable: true, Enums: []string{"PENDING", "SUCCEEDED", "FAILED"}},
 		{Name: "provider_refund_id", Type: field.TypeString, Size: 255, Default: ""},
 		{Name: "failure", Type: field.TypeString, Size: 512, Default: ""},
 		{Name: "attempts", Type: field.TypeInt, Default: 0},
@@ -770,7 +771,7 @@ var (
 			{
 				Name:    "refund_status_next_attempt_at",
 				Unique:  false,
-				Columns: []*schema.Column{RefundColumns[9], RefundColumns[13]},
+				Columns: []*schema.Column{RefundColumns[9], RefundColumns[14]},
 			},
 		},
 	}

@@ -33,6 +33,8 @@ const (
 	FieldReason = "reason"
 	// FieldStatus holds the string denoting the status field in the database.
 	FieldStatus = "status"
+	// FieldProviderStatus holds the string denoting the provider_status field in the database.
+	FieldProviderStatus = "provider_status"
 	// FieldProviderRefundID holds the string denoting the provider_refund_id field in the database.
 	FieldProviderRefundID = "provider_refund_id"
 	// FieldFailure holds the string denoting the failure field in the database.
@@ -65,6 +67,7 @@ var Columns = []string{
 	FieldCurrency,
 	FieldReason,
 	FieldStatus,
+	FieldProviderStatus,
 	FieldProviderRefundID,
 	FieldFailure,
 	FieldAttempts,
@@ -124,6 +127,16 @@ func StatusValidator(s enums.RefundStatus) error {
 	}
 }
 
+// ProviderStatusValidator is a validator for the "provider_status" field enum values. It is called by the builders before save.
+func ProviderStatusValidator(ps enums.RefundStatus) error {
+	switch ps {
+	case "PENDING", "SUCCEEDED", "FAILED":
+		return nil
+	default:
+		return fmt.Errorf("refund: invalid enum value for provider_status field: %q", ps)
+	}
+}
+
 // OrderOption defines the ordering options for the Refund queries.
 type OrderOption func(*sql.Selector)
 
@@ -175,6 +188,11 @@ func ByReason(opts ...sql.OrderTermOption) OrderOption {
 // ByStatus orders the results by the status field.
 func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStatus, opts...).ToFunc()
+}
+
+// ByProviderStatus orders the results by the provider_status field.
+func ByProviderStatus(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldProviderStatus, opts...).ToFunc()
 }
 
 // ByProviderRefundID orders the results by the provider_refund_id field.

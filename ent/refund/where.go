@@ -626,6 +626,46 @@ func StatusNotIn(vs ...enums.RefundStatus) predicate.Refund {
 	return predicate.Refund(sql.FieldNotIn(FieldStatus, v...))
 }
 
+// ProviderStatusEQ applies the EQ predicate on the "provider_status" field.
+func ProviderStatusEQ(v enums.RefundStatus) predicate.Refund {
+	vc := v
+	return predicate.Refund(sql.FieldEQ(FieldProviderStatus, vc))
+}
+
+// ProviderStatusNEQ applies the NEQ predicate on the "provider_status" field.
+func ProviderStatusNEQ(v enums.RefundStatus) predicate.Refund {
+	vc := v
+	return predicate.Refund(sql.FieldNEQ(FieldProviderStatus, vc))
+}
+
+// ProviderStatusIn applies the In predicate on the "provider_status" field.
+func ProviderStatusIn(vs ...enums.RefundStatus) predicate.Refund {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.Refund(sql.FieldIn(FieldProviderStatus, v...))
+}
+
+// ProviderStatusNotIn applies the NotIn predicate on the "provider_status" field.
+func ProviderStatusNotIn(vs ...enums.RefundStatus) predicate.Refund {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.Refund(sql.FieldNotIn(FieldProviderStatus, v...))
+}
+
+// ProviderStatusIsNil applies the IsNil predicate on the "provider_status" field.
+func ProviderStatusIsNil() predicate.Refund {
+	return predicate.Refund(sql.FieldIsNull(FieldProviderStatus))
+}
+
+// ProviderStatusNotNil applies the NotNil predicate on the "provider_status" field.
+func ProviderStatusNotNil() predicate.Refund {
+	return predicate.Refund(sql.FieldNotNull(FieldProviderStatus))
+}
+
 // ProviderRefundIDEQ applies the EQ predicate on the "provider_refund_id" field.
 func ProviderRefundIDEQ(v string) predicate.Refund {
 	return predicate.Refund(sql.FieldEQ(FieldProviderRefundID, v))

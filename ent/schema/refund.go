@@ -36,6 +36,10 @@ func (Refund) Fields() []ent.Field {
 		field.String("currency").MaxLen(3).Immutable(),
 		field.String("reason").MaxLen(255).Immutable(),
 		field.Enum("status").GoType(enums.RefundStatus("")),
+		// The provider's last word on it (an answer to a send or a
+		// notification), recorded before anything acts on it: reconcile
+		// finds a refund the provider confirmed that this shop did not book.
+		field.Enum("provider_status").GoType(enums.RefundStatus("")).Optional().Nillable(),
 		// The provider's id of the refund, once it answered.
 		field.String("provider_refund_id").MaxLen(255).Default(""),
 		// Why the provider refused it (FAILED), or the last send's error.

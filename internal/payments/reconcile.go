@@ -43,6 +43,8 @@ WHERE p.paid_at IS NOT NULL AND o.paid_payment_id IS NOT NULL AND o.paid_payment
 	{"refund", // a refund the provider confirmed is booked once, for its amount
 		`SELECT r.order_sn, r.refund_no, FALSE FROM refund r WHERE r.status = 'SUCCEEDED' AND 1 <> (SELECT COUNT(*) FROM money_entry m
   WHERE m.kind = 'REFUND' AND m.provider = r.provider AND m.reference = r.refund_no AND m.order_id = r.order_id AND m.amount = -r.amount)`},
+	{"refund the provider confirmed", // the provider's last word on a refund is a success: it is SUCCEEDED here
+		`SELECT r.order_sn, r.refund_no, FALSE FROM refund r WHERE r.provider_status = 'SUCCEEDED' AND r.status <> 'SUCCEEDED'`},
 	{"refund entry without its refund", // every REFUND is a confirmed refund, or a payment refunded at the provider
 		`SELECT m.order_sn, m.reference, FALSE FROM money_entry m WHERE m.kind = 'REFUND' AND m.reference NOT LIKE 'payment:%' AND NOT EXISTS (
   SELECT 1 FROM refund r WHERE r.provider = m.provider AND r.refund_no = m.reference AND r.status = 'SUCCEEDED' AND r.order_id = m.order_id)`},

@@ -2,6 +2,8 @@ package payments_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	"storefront/ent/outbox"
 	"storefront/ent/refund"
 	"storefront/internal/checkout"
+	"storefront/internal/payments"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/paystub"
 	"storefront/internal/testsupport/testdb"
@@ -344,6 +347,46 @@ func TestAlipayNoFundChangeAsksTheRefundQuery(t *testing.T) {
 		w.check(t, "sent again", enums.OrderRefunded, w.o.Amount, false, 2)
 		if p := w.s.knobs.Faults(); len(p) > 0 {
 			t.Errorf("the stand-in saw requests break Alipay's rules: %q", p)
+		}
+	})
+}
+
+// The WeChat Pay sequence with the success after ABNORMAL dropped,
+// as before the refund followed the provider's last word: reconcile
+// reports the refund the provider confirmed and this shop did not book
+// (the provider's word is recorded on the refund before anything acts on
+// it), and with the last word followed reconcile is clean.
+func TestReconcileCatchesADroppedSuccessAfterAbnormal(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *store.DB) {
+		f := providerSetup(t, db)
+		ctx := context.Background()
+		for _, drop := range []bool{true, false} {
+			w := newLastWord(t, f, f.stands[0], fmt.Sprint("wx-drop-", drop))
+			if _, err := f.svc.Refund(ctx, w.o.OrderSn, "returned"); err != nil {
+				t.Fatal(err)
+			}
+			r1 := w.refunds(t)[0].RefundNo
+			w.wechat(t, fmt.Sprint("EV-ab-", drop), "REFUND.ABNORMAL", r1)
+			restore := func() {}
+			if drop {
+				restore = payments.IgnoreLateSuccess()
+			}
+			w.wechat(t, fmt.Sprint("EV-ok-", drop), "REFUND.SUCCESS", r1)
+			restore()
+			diffs, err := f.svc.ReconcileMoney(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := slices.ContainsFunc(diffs, func(d payments.MoneyDiff) bool {
+				return d.Check == "refund the provider confirmed" && d.Detail == r1
+			})
+			if found != drop {
+				t.Errorf("success dropped %v: reconcile reports %v", drop, diffs)
+			}
+			if drop {
+				// The books of the first order are left as the bug left them.
+				db.SQL.ExecContext(ctx, "UPDATE refund SET provider_status = NULL WHERE refund_no = ?", r1)
+			}
 		}
 	})
 }
