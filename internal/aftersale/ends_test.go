@@ -10,10 +10,8 @@ import (
 	"storefront/ent/aftersalelog"
 	as "storefront/internal/aftersale"
 	"storefront/internal/checkout"
-	"storefront/internal/demo"
 	"storefront/internal/payments/mock"
 	"storefront/internal/platform/store"
-	"storefront/internal/shipping"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
 )
@@ -62,18 +60,9 @@ func TestProviderRefundEndsOpenAfterSales(t *testing.T) {
 func TestRefundOfTheUnitsLeftToShipMovesTheOrderOn(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		f := setup(t, db)
-		address, err := shipping.New(db).AddAddress(ctx, "buyer-1", shipping.AddressInput{OrderAddress: demo.DemoAddress})
-		if err != nil {
-			t.Fatal(err)
-		}
 		item := f.items[0]
 		for i, decide := range []string{"reject", "approve"} {
-			o, err := f.orders.Place(ctx, checkout.PlaceInput{UserID: "buyer-1", AddressID: &address.ID,
-				Items: []checkout.ItemInput{{ItemID: &item, Quantity: 3}}, IdempotencyKey: fmt.Sprint("left-", i)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			o = f.pays(t, o)
+			o := f.shippable(t, item, 3, fmt.Sprint("left-", i))
 			if _, err := f.orders.Ship(ctx, checkout.ShipInput{OrderSn: o.OrderSn, Carrier: "SF", TrackingNo: fmt.Sprint("SF-left-", i),
 				Lines: []checkout.ShipLine{{ItemID: item, Quantity: 1}}}); err != nil {
 				t.Fatal(err)
@@ -114,17 +103,8 @@ func TestRefundOfTheUnitsLeftToShipMovesTheOrderOn(t *testing.T) {
 func TestRejectedRefundOfAShippedOrderReopensIt(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		f := setup(t, db)
-		address, err := shipping.New(db).AddAddress(ctx, "buyer-1", shipping.AddressInput{OrderAddress: demo.DemoAddress})
-		if err != nil {
-			t.Fatal(err)
-		}
 		item := f.items[0]
-		o, err := f.orders.Place(ctx, checkout.PlaceInput{UserID: "buyer-1", AddressID: &address.ID,
-			Items: []checkout.ItemInput{{ItemID: &item, Quantity: 2}}, IdempotencyKey: "reopen"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		o = f.pays(t, o)
+		o := f.shippable(t, item, 2, "reopen")
 		a := f.request(t, o, enums.AfterSaleRefundOnly, as.LineInput{ItemID: item, Quantity: 1})
 		if _, err := f.orders.Ship(ctx, checkout.ShipInput{OrderSn: o.OrderSn, Carrier: "SF", TrackingNo: "SF-1"}); err != nil {
 			t.Fatal(err)
@@ -154,21 +134,9 @@ func TestRejectedRefundOfAShippedOrderReopensIt(t *testing.T) {
 func TestRefundsWithholdOnlyUnitsNotYetWithheld(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		f := setup(t, db)
-		address, err := shipping.New(db).AddAddress(ctx, "buyer-1", shipping.AddressInput{OrderAddress: demo.DemoAddress})
-		if err != nil {
-			t.Fatal(err)
-		}
 		item := f.items[0]
-		o, err := f.orders.Place(ctx, checkout.PlaceInput{UserID: "buyer-1", AddressID: &address.ID,
-			Items: []checkout.ItemInput{{ItemID: &item, Quantity: 3}}, IdempotencyKey: "withhold"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		o = f.pays(t, o)
-		if _, err := f.orders.Ship(ctx, checkout.ShipInput{OrderSn: o.OrderSn, Carrier: "SF", TrackingNo: "SF-w",
-			Lines: []checkout.ShipLine{{ItemID: item, Quantity: 1}}}); err != nil {
-			t.Fatal(err)
-		}
+		o := f.shippable(t, item, 3, "withhold")
+		f.shipOne(t, o, item, "SF-w")
 		f.request(t, o, enums.AfterSaleRefundOnly, as.LineInput{ItemID: item, Quantity: 1})
 		f.request(t, o, enums.AfterSaleRefundOnly, as.LineInput{ItemID: item, Quantity: 2})
 		if q, w := f.lineOf(t, o, item); q != 3 || w != 2 {

@@ -18,6 +18,7 @@ import (
 	"storefront/internal/payments"
 	"storefront/internal/payments/mock"
 	"storefront/internal/platform/store"
+	"storefront/internal/shipping"
 	"storefront/internal/vocab/enums"
 )
 
@@ -29,6 +30,8 @@ type fixture struct {
 	pay    *payments.Service
 	as     *aftersale.Service
 	items  []int64 // two SKUs of the demo T-shirt with stock
+	// address is buyer-1's demo address once shippable added it.
+	address int64
 }
 
 var (
@@ -65,6 +68,34 @@ func (f *fixture) paid(t *testing.T, user string, qty int64, items ...int64) *ch
 		t.Fatal(err)
 	}
 	return f.pays(t, o)
+}
+
+// shippable places and pays an order of qty units of item for buyer-1,
+// to the demo address (added to their book once), under key.
+func (f *fixture) shippable(t *testing.T, item, qty int64, key string) *checkout.Order {
+	t.Helper()
+	if f.address == 0 {
+		a, err := shipping.New(f.db).AddAddress(ctx, "buyer-1", shipping.AddressInput{OrderAddress: demo.DemoAddress})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.address = a.ID
+	}
+	o, err := f.orders.Place(ctx, checkout.PlaceInput{UserID: "buyer-1", AddressID: &f.address,
+		Items: []checkout.ItemInput{{ItemID: &item, Quantity: qty}}, IdempotencyKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.pays(t, o)
+}
+
+// shipOne ships one unit of item of o.
+func (f *fixture) shipOne(t *testing.T, o *checkout.Order, item int64, tracking string) {
+	t.Helper()
+	if _, err := f.orders.Ship(ctx, checkout.ShipInput{OrderSn: o.OrderSn, Carrier: "SF", TrackingNo: tracking,
+		Lines: []checkout.ShipLine{{ItemID: item, Quantity: 1}}}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (f *fixture) pays(t *testing.T, o *checkout.Order) *checkout.Order {

@@ -10,11 +10,9 @@ import (
 	"storefront/ent/moneyentry"
 	as "storefront/internal/aftersale"
 	"storefront/internal/checkout"
-	"storefront/internal/demo"
 	"storefront/internal/payments"
 	"storefront/internal/payments/mock"
 	"storefront/internal/platform/store"
-	"storefront/internal/shipping"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
 )
@@ -123,21 +121,9 @@ func TestMoneyLedgerBooksEveryMovementOnce(t *testing.T) {
 func TestReconcileCatchesAWholeRefundOfShippedUnits(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		f := setup(t, db)
-		address, err := shipping.New(db).AddAddress(ctx, "buyer-1", shipping.AddressInput{OrderAddress: demo.DemoAddress})
-		if err != nil {
-			t.Fatal(err)
-		}
 		item := f.items[0]
-		o, err := f.orders.Place(ctx, checkout.PlaceInput{UserID: "buyer-1", AddressID: &address.ID,
-			Items: []checkout.ItemInput{{ItemID: &item, Quantity: 3}}, IdempotencyKey: "unguarded"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		o = f.pays(t, o)
-		if _, err := f.orders.Ship(ctx, checkout.ShipInput{OrderSn: o.OrderSn, Carrier: "SF", TrackingNo: "SF-1",
-			Lines: []checkout.ShipLine{{ItemID: item, Quantity: 1}}}); err != nil {
-			t.Fatal(err)
-		}
+		o := f.shippable(t, item, 3, "unguarded")
+		f.shipOne(t, o, item, "SF-1")
 		if err := f.as.RefundOrder(ctx, admin, o.OrderSn, "guarded"); err == nil {
 			t.Fatal("the guarded whole refund of a shipped order was not refused")
 		}

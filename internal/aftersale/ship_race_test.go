@@ -9,9 +9,7 @@ import (
 
 	"storefront/ent/orderline"
 	"storefront/internal/checkout"
-	"storefront/internal/demo"
 	"storefront/internal/platform/store"
-	"storefront/internal/shipping"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/money"
@@ -27,19 +25,10 @@ import (
 func TestRefundOrderRacingShipments(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		f := setup(t, db)
-		address, err := shipping.New(db).AddAddress(ctx, "buyer-1", shipping.AddressInput{OrderAddress: demo.DemoAddress})
-		if err != nil {
-			t.Fatal(err)
-		}
 		item := f.items[0]
 		refunds := 0
 		for round := range 12 {
-			o, err := f.orders.Place(ctx, checkout.PlaceInput{UserID: "buyer-1", AddressID: &address.ID,
-				Items: []checkout.ItemInput{{ItemID: &item, Quantity: 3}}, IdempotencyKey: fmt.Sprint("ship-race-", round)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			o = f.pays(t, o)
+			o := f.shippable(t, item, 3, fmt.Sprint("ship-race-", round))
 			var wg sync.WaitGroup
 			start := make(chan struct{})
 			var refundErr error
