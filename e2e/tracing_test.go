@@ -168,7 +168,9 @@ func (j *jaeger) trace(t *testing.T, id string) []jaegerSpan {
 	if resp.StatusCode == http.StatusNotFound {
 		return nil
 	}
-	var out struct{ Data []struct{ Spans []jaegerSpan } }
+	var out struct {
+		Data []struct{ Spans []jaegerSpan }
+	}
 	raw, _ := io.ReadAll(resp.Body)
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatalf("jaeger answered %d %s: %v", resp.StatusCode, raw, err)
@@ -271,7 +273,9 @@ func TestTraceFollowsAnOrderToItsWebhook(t *testing.T) {
 			raw, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			var r struct {
-				Data struct{ PlaceOrder struct{ OrderSn, Amount string } }
+				Data struct {
+					PlaceOrder struct{ OrderSn, Amount string }
+				}
 				Errors []any
 			}
 			if err := json.Unmarshal(raw, &r); err != nil || len(r.Errors) > 0 || r.Data.PlaceOrder.OrderSn == "" {
