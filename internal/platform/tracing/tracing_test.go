@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -315,3 +316,23 @@ func TestOperation(t *testing.T) {
 }
 
 var _ sdktrace.SpanExporter = (*tracetest.InMemoryExporter)(nil)
+
+// A line logged in a span carries its trace_id and span_id; one logged
+// outside any span carries neither.
+func TestLogLinesCarryTheTrace(t *testing.T) {
+	tr, _ := newTest(t, DefaultConfig())
+	var buf strings.Builder
+	log := slog.New(LogHandler(slog.NewJSONHandler(&buf, nil)))
+	ctx, span := tr.Start(context.Background(), "request")
+	log.InfoContext(ctx, "in a span")
+	span.End()
+	log.InfoContext(context.Background(), "outside")
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	sc := span.SpanContext()
+	if want := `"trace_id":"` + sc.TraceID().String() + `","span_id":"` + sc.SpanID().String() + `"`; !strings.Contains(lines[0], want) {
+		t.Errorf("line in a span %s lacks %s", lines[0], want)
+	}
+	if strings.Contains(lines[1], "trace_id") {
+		t.Errorf("line outside a span has a trace: %s", lines[1])
+	}
+}
