@@ -35,7 +35,7 @@ func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn_{Conn: conn, c: c}, nil
+	return &tracedConn{Conn: conn, c: c}, nil
 }
 
 // start begins a statement's span, only under a span of the caller's.
@@ -50,15 +50,15 @@ func (c *connector) start(ctx context.Context, query string) (context.Context, t
 	return ctx, span
 }
 
-// conn_ passes every optional interface of database/sql on to the driver's
+// tracedConn passes every optional interface of database/sql on to the driver's
 // connection; where the driver lacks one it answers as database/sql
 // expects of a driver without it (driver.ErrSkip: fall back).
-type conn_ struct {
+type tracedConn struct {
 	driver.Conn
 	c *connector
 }
 
-func (k *conn_) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+func (k *tracedConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	e, ok := k.Conn.(driver.ExecerContext)
 	if !ok {
 		return nil, driver.ErrSkip
@@ -69,7 +69,7 @@ func (k *conn_) ExecContext(ctx context.Context, query string, args []driver.Nam
 	return res, err
 }
 
-func (k *conn_) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+func (k *tracedConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	q, ok := k.Conn.(driver.QueryerContext)
 	if !ok {
 		return nil, driver.ErrSkip
@@ -80,7 +80,7 @@ func (k *conn_) QueryContext(ctx context.Context, query string, args []driver.Na
 	return rows, err
 }
 
-func (k *conn_) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+func (k *tracedConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
 	var (
 		st  driver.Stmt
 		err error
@@ -93,10 +93,10 @@ func (k *conn_) PrepareContext(ctx context.Context, query string) (driver.Stmt, 
 	if err != nil {
 		return nil, err
 	}
-	return &stmt{Stmt: st, c: k.c, query: query}, nil
+	return &tracedStmt{Stmt: st, c: k.c, query: query}, nil
 }
 
-func (k *conn_) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+func (k *tracedConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	var (
 		tx  driver.Tx
 		err error
@@ -109,31 +109,31 @@ func (k *conn_) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, 
 	if err != nil {
 		return nil, err
 	}
-	return &tx_{Tx: tx, c: k.c, ctx: ctx}, nil
+	return &tracedTx{Tx: tx, c: k.c, ctx: ctx}, nil
 }
 
-func (k *conn_) Ping(ctx context.Context) error {
+func (k *tracedConn) Ping(ctx context.Context) error {
 	if p, ok := k.Conn.(driver.Pinger); ok {
 		return p.Ping(ctx)
 	}
 	return nil
 }
 
-func (k *conn_) ResetSession(ctx context.Context) error {
+func (k *tracedConn) ResetSession(ctx context.Context) error {
 	if r, ok := k.Conn.(driver.SessionResetter); ok {
 		return r.ResetSession(ctx)
 	}
 	return nil
 }
 
-func (k *conn_) IsValid() bool {
+func (k *tracedConn) IsValid() bool {
 	if v, ok := k.Conn.(driver.Validator); ok {
 		return v.IsValid()
 	}
 	return true
 }
 
-func (k *conn_) CheckNamedValue(nv *driver.NamedValue) error {
+func (k *tracedConn) CheckNamedValue(nv *driver.NamedValue) error {
 	if c, ok := k.Conn.(driver.NamedValueChecker); ok {
 		return c.CheckNamedValue(nv)
 	}
@@ -142,36 +142,36 @@ func (k *conn_) CheckNamedValue(nv *driver.NamedValue) error {
 
 // Raw is the driver's own connection, for code that reaches it through
 // sql.Conn.Raw.
-func (k *conn_) Raw() driver.Conn { return k.Conn }
+func (k *tracedConn) Raw() driver.Conn { return k.Conn }
 
 // Statement starts the span of a statement sent on the driver's own
 // connection (Raw), past the wrapper; the returned func ends it.
-func (k *conn_) Statement(ctx context.Context, query string) (context.Context, func(error)) {
+func (k *tracedConn) Statement(ctx context.Context, query string) (context.Context, func(error)) {
 	ctx, span := k.c.start(ctx, query)
 	return ctx, func(err error) { endStatement(span, err) }
 }
 
-// tx_ gives COMMIT its span: where a batch spends its fsync.
-type tx_ struct {
+// tracedTx gives COMMIT its span: where a batch spends its fsync.
+type tracedTx struct {
 	driver.Tx
 	c   *connector
 	ctx context.Context
 }
 
-func (t *tx_) Commit() error {
+func (t *tracedTx) Commit() error {
 	_, span := t.c.start(t.ctx, "COMMIT")
 	err := t.Tx.Commit()
 	endStatement(span, err)
 	return err
 }
 
-type stmt struct {
+type tracedStmt struct {
 	driver.Stmt
 	c     *connector
 	query string
 }
 
-func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+func (s *tracedStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
 	ctx, span := s.c.start(ctx, s.query)
 	var (
 		res driver.Result
@@ -189,7 +189,7 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 	return res, err
 }
 
-func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+func (s *tracedStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
 	ctx, span := s.c.start(ctx, s.query)
 	var (
 		rows driver.Rows
@@ -207,7 +207,7 @@ func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driv
 	return rows, err
 }
 
-func (s *stmt) CheckNamedValue(nv *driver.NamedValue) error {
+func (s *tracedStmt) CheckNamedValue(nv *driver.NamedValue) error {
 	if c, ok := s.Stmt.(driver.NamedValueChecker); ok {
 		return c.CheckNamedValue(nv)
 	}
