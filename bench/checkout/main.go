@@ -180,11 +180,11 @@ var (
 	groupInFlight, groupMax, poolBatchMax int
 	// benchTracing is -otel-endpoint's tracer provider (nil: off).
 	benchTracing *tracing.Tracing
-	loadClient                            string
-	withRaw                               bool
-	payPool                               int
-	gcInForce                             int    // the GC target the runs had…
-	gcFrom                                string // …and where it came from
+	loadClient   string
+	withRaw      bool
+	payPool      int
+	gcInForce    int    // the GC target the runs had…
+	gcFrom       string // …and where it came from
 )
 
 func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
