@@ -118,7 +118,9 @@ func New(ctx context.Context, c Config) (*Tracing, error) {
 	if err != nil && res == nil {
 		return nil, fmt.Errorf("trace resource: %w", err)
 	}
-	t := &Tracing{prop: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})}
+	// W3C trace context only: a caller's baggage is nothing this service
+	// reads or should hand on to webhook receivers.
+	t := &Tracing{prop: propagation.TraceContext{}}
 	var proc sdktrace.SpanProcessor = sdktrace.NewBatchSpanProcessor(exp)
 	if c.Ratio < 1 && (c.KeepErrors || c.KeepSlow > 0) {
 		t.tail = newTail(proc, c.KeepErrors, c.KeepSlow)
@@ -173,7 +175,7 @@ func (t *Tracing) Start(ctx context.Context, name string, opts ...trace.SpanStar
 	return t.tracer.Start(ctx, name, opts...)
 }
 
-// Propagator is the W3C trace context (and baggage) propagator; nil off.
+// Propagator is the W3C trace context propagator; nil off.
 func (t *Tracing) Propagator() propagation.TextMapPropagator {
 	if t == nil {
 		return nil
