@@ -196,6 +196,7 @@ type receiver struct {
 	got      map[string]int // event id → 2xx answers given
 	refused  map[string]bool
 	types    map[string]string // event id → type
+	traces   map[string]string // event id → the traceparent header of its last 2xx attempt
 	bad      []string
 	answered int // requests answered, of any status
 	arrived  int // requests received (hanging ones included)
@@ -204,7 +205,7 @@ type receiver struct {
 
 func newReceiver(t *testing.T) *receiver {
 	t.Helper()
-	r := &receiver{got: map[string]int{}, refused: map[string]bool{}, types: map[string]string{}, quit: make(chan struct{})}
+	r := &receiver{got: map[string]int{}, refused: map[string]bool{}, types: map[string]string{}, traces: map[string]string{}, quit: make(chan struct{})}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -264,6 +265,7 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	r.got[id]++
 	r.types[id] = ce.Type
+	r.traces[id] = req.Header.Get("traceparent")
 	w.WriteHeader(204)
 }
 

@@ -16451,6 +16451,7 @@ type OutboxMutation struct {
 	webhooks_claim         *string
 	webhooks_claimed_until *time.Time
 	webhooks_claimed_by    *string
+	traceparent            *string
 	clearedFields          map[string]struct{}
 	done                   bool
 	oldValue               func(context.Context) (*Outbox, error)
@@ -17274,6 +17275,55 @@ func (m *OutboxMutation) ResetWebhooksClaimedBy() {
 	delete(m.clearedFields, outbox.FieldWebhooksClaimedBy)
 }
 
+// SetTraceparent sets the "traceparent" field.
+func (m *OutboxMutation) SetTraceparent(s string) {
+	m.traceparent = &s
+}
+
+// Traceparent returns the value of the "traceparent" field in the mutation.
+func (m *OutboxMutation) Traceparent() (r string, exists bool) {
+	v := m.traceparent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTraceparent returns the old "traceparent" field's value of the Outbox entity.
+// If the Outbox object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboxMutation) OldTraceparent(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTraceparent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTraceparent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTraceparent: %w", err)
+	}
+	return oldValue.Traceparent, nil
+}
+
+// ClearTraceparent clears the value of the "traceparent" field.
+func (m *OutboxMutation) ClearTraceparent() {
+	m.traceparent = nil
+	m.clearedFields[outbox.FieldTraceparent] = struct{}{}
+}
+
+// TraceparentCleared returns if the "traceparent" field was cleared in this mutation.
+func (m *OutboxMutation) TraceparentCleared() bool {
+	_, ok := m.clearedFields[outbox.FieldTraceparent]
+	return ok
+}
+
+// ResetTraceparent resets all changes to the "traceparent" field.
+func (m *OutboxMutation) ResetTraceparent() {
+	m.traceparent = nil
+	delete(m.clearedFields, outbox.FieldTraceparent)
+}
+
 // Where appends a list predicates to the OutboxMutation builder.
 func (m *OutboxMutation) Where(ps ...predicate.Outbox) {
 	m.predicates = append(m.predicates, ps...)
@@ -17308,7 +17358,7 @@ func (m *OutboxMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OutboxMutation) Fields() []string {
-	fields := make([]string, 0, 16)
+	fields := make([]string, 0, 17)
 	if m.event_id != nil {
 		fields = append(fields, outbox.FieldEventID)
 	}
@@ -17357,6 +17407,9 @@ func (m *OutboxMutation) Fields() []string {
 	if m.webhooks_claimed_by != nil {
 		fields = append(fields, outbox.FieldWebhooksClaimedBy)
 	}
+	if m.traceparent != nil {
+		fields = append(fields, outbox.FieldTraceparent)
+	}
 	return fields
 }
 
@@ -17397,6 +17450,8 @@ func (m *OutboxMutation) Field(name string) (ent.Value, bool) {
 		return m.WebhooksClaimedUntil()
 	case outbox.FieldWebhooksClaimedBy:
 		return m.WebhooksClaimedBy()
+	case outbox.FieldTraceparent:
+		return m.Traceparent()
 	}
 	return nil, false
 }
@@ -17438,6 +17493,8 @@ func (m *OutboxMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldWebhooksClaimedUntil(ctx)
 	case outbox.FieldWebhooksClaimedBy:
 		return m.OldWebhooksClaimedBy(ctx)
+	case outbox.FieldTraceparent:
+		return m.OldTraceparent(ctx)
 	}
 	return nil, fmt.Errorf("unknown Outbox field %s", name)
 }
@@ -17559,6 +17616,13 @@ func (m *OutboxMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetWebhooksClaimedBy(v)
 		return nil
+	case outbox.FieldTraceparent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTraceparent(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Outbox field %s", name)
 }
@@ -17631,6 +17695,9 @@ func (m *OutboxMutation) ClearedFields() []string {
 	if m.FieldCleared(outbox.FieldWebhooksClaimedBy) {
 		fields = append(fields, outbox.FieldWebhooksClaimedBy)
 	}
+	if m.FieldCleared(outbox.FieldTraceparent) {
+		fields = append(fields, outbox.FieldTraceparent)
+	}
 	return fields
 }
 
@@ -17671,6 +17738,9 @@ func (m *OutboxMutation) ClearField(name string) error {
 		return nil
 	case outbox.FieldWebhooksClaimedBy:
 		m.ClearWebhooksClaimedBy()
+		return nil
+	case outbox.FieldTraceparent:
+		m.ClearTraceparent()
 		return nil
 	}
 	return fmt.Errorf("unknown Outbox nullable field %s", name)
@@ -17727,6 +17797,9 @@ func (m *OutboxMutation) ResetField(name string) error {
 		return nil
 	case outbox.FieldWebhooksClaimedBy:
 		m.ResetWebhooksClaimedBy()
+		return nil
+	case outbox.FieldTraceparent:
+		m.ResetTraceparent()
 		return nil
 	}
 	return fmt.Errorf("unknown Outbox field %s", name)

@@ -49,7 +49,9 @@ type Outbox struct {
 	WebhooksClaimedUntil *time.Time `json:"webhooks_claimed_until,omitempty"`
 	// WebhooksClaimedBy holds the value of the "webhooks_claimed_by" field.
 	WebhooksClaimedBy *string `json:"webhooks_claimed_by,omitempty"`
-	selectValues      sql.SelectValues
+	// Traceparent holds the value of the "traceparent" field.
+	Traceparent  *string `json:"traceparent,omitempty"`
+	selectValues sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -59,7 +61,7 @@ func (*Outbox) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case outbox.FieldID, outbox.FieldEvents:
 			values[i] = new(sql.NullInt64)
-		case outbox.FieldEventID, outbox.FieldType, outbox.FieldAggregateType, outbox.FieldAggregateID, outbox.FieldPayload, outbox.FieldClaim, outbox.FieldClaimedBy, outbox.FieldWebhooksClaim, outbox.FieldWebhooksClaimedBy:
+		case outbox.FieldEventID, outbox.FieldType, outbox.FieldAggregateType, outbox.FieldAggregateID, outbox.FieldPayload, outbox.FieldClaim, outbox.FieldClaimedBy, outbox.FieldWebhooksClaim, outbox.FieldWebhooksClaimedBy, outbox.FieldTraceparent:
 			values[i] = new(sql.NullString)
 		case outbox.FieldCreatedAt, outbox.FieldDispatchedAt, outbox.FieldClaimedUntil, outbox.FieldBrokerAt, outbox.FieldWebhooksAt, outbox.FieldWebhooksClaimedUntil:
 			values[i] = new(sql.NullTime)
@@ -189,6 +191,13 @@ func (_m *Outbox) assignValues(columns []string, values []any) error {
 				_m.WebhooksClaimedBy = new(string)
 				*_m.WebhooksClaimedBy = value.String
 			}
+		case outbox.FieldTraceparent:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field traceparent", values[i])
+			} else if value.Valid {
+				_m.Traceparent = new(string)
+				*_m.Traceparent = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -288,6 +297,11 @@ func (_m *Outbox) String() string {
 	builder.WriteString(", ")
 	if v := _m.WebhooksClaimedBy; v != nil {
 		builder.WriteString("webhooks_claimed_by=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.Traceparent; v != nil {
+		builder.WriteString("traceparent=")
 		builder.WriteString(*v)
 	}
 	builder.WriteByte(')')

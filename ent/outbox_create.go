@@ -214,6 +214,20 @@ func (_c *OutboxCreate) SetNillableWebhooksClaimedBy(v *string) *OutboxCreate {
 	return _c
 }
 
+// SetTraceparent sets the "traceparent" field.
+func (_c *OutboxCreate) SetTraceparent(v string) *OutboxCreate {
+	_c.mutation.SetTraceparent(v)
+	return _c
+}
+
+// SetNillableTraceparent sets the "traceparent" field if the given value is not nil.
+func (_c *OutboxCreate) SetNillableTraceparent(v *string) *OutboxCreate {
+	if v != nil {
+		_c.SetTraceparent(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *OutboxCreate) SetID(v int64) *OutboxCreate {
 	_c.mutation.SetID(v)
@@ -337,6 +351,11 @@ func (_c *OutboxCreate) check() error {
 			return &ValidationError{Name: "webhooks_claimed_by", err: fmt.Errorf(`ent: validator failed for field "Outbox.webhooks_claimed_by": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.Traceparent(); ok {
+		if err := outbox.TraceparentValidator(v); err != nil {
+			return &ValidationError{Name: "traceparent", err: fmt.Errorf(`ent: validator failed for field "Outbox.traceparent": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -433,6 +452,10 @@ func (_c *OutboxCreate) createSpec() (*Outbox, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.WebhooksClaimedBy(); ok {
 		_spec.SetField(outbox.FieldWebhooksClaimedBy, field.TypeString, value)
 		_node.WebhooksClaimedBy = &value
+	}
+	if value, ok := _c.mutation.Traceparent(); ok {
+		_spec.SetField(outbox.FieldTraceparent, field.TypeString, value)
+		_node.Traceparent = &value
 	}
 	return _node, _spec
 }
@@ -693,6 +716,24 @@ func (u *OutboxUpsert) UpdateWebhooksClaimedBy() *OutboxUpsert {
 // ClearWebhooksClaimedBy clears the value of the "webhooks_claimed_by" field.
 func (u *OutboxUpsert) ClearWebhooksClaimedBy() *OutboxUpsert {
 	u.SetNull(outbox.FieldWebhooksClaimedBy)
+	return u
+}
+
+// SetTraceparent sets the "traceparent" field.
+func (u *OutboxUpsert) SetTraceparent(v string) *OutboxUpsert {
+	u.Set(outbox.FieldTraceparent, v)
+	return u
+}
+
+// UpdateTraceparent sets the "traceparent" field to the value that was provided on create.
+func (u *OutboxUpsert) UpdateTraceparent() *OutboxUpsert {
+	u.SetExcluded(outbox.FieldTraceparent)
+	return u
+}
+
+// ClearTraceparent clears the value of the "traceparent" field.
+func (u *OutboxUpsert) ClearTraceparent() *OutboxUpsert {
+	u.SetNull(outbox.FieldTraceparent)
 	return u
 }
 
@@ -995,6 +1036,27 @@ func (u *OutboxUpsertOne) UpdateWebhooksClaimedBy() *OutboxUpsertOne {
 func (u *OutboxUpsertOne) ClearWebhooksClaimedBy() *OutboxUpsertOne {
 	return u.Update(func(s *OutboxUpsert) {
 		s.ClearWebhooksClaimedBy()
+	})
+}
+
+// SetTraceparent sets the "traceparent" field.
+func (u *OutboxUpsertOne) SetTraceparent(v string) *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.SetTraceparent(v)
+	})
+}
+
+// UpdateTraceparent sets the "traceparent" field to the value that was provided on create.
+func (u *OutboxUpsertOne) UpdateTraceparent() *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.UpdateTraceparent()
+	})
+}
+
+// ClearTraceparent clears the value of the "traceparent" field.
+func (u *OutboxUpsertOne) ClearTraceparent() *OutboxUpsertOne {
+	return u.Update(func(s *OutboxUpsert) {
+		s.ClearTraceparent()
 	})
 }
 
@@ -1463,6 +1525,27 @@ func (u *OutboxUpsertBulk) UpdateWebhooksClaimedBy() *OutboxUpsertBulk {
 func (u *OutboxUpsertBulk) ClearWebhooksClaimedBy() *OutboxUpsertBulk {
 	return u.Update(func(s *OutboxUpsert) {
 		s.ClearWebhooksClaimedBy()
+	})
+}
+
+// SetTraceparent sets the "traceparent" field.
+func (u *OutboxUpsertBulk) SetTraceparent(v string) *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.SetTraceparent(v)
+	})
+}
+
+// UpdateTraceparent sets the "traceparent" field to the value that was provided on create.
+func (u *OutboxUpsertBulk) UpdateTraceparent() *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.UpdateTraceparent()
+	})
+}
+
+// ClearTraceparent clears the value of the "traceparent" field.
+func (u *OutboxUpsertBulk) ClearTraceparent() *OutboxUpsertBulk {
+	return u.Update(func(s *OutboxUpsert) {
+		s.ClearTraceparent()
 	})
 }
 

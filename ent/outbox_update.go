@@ -265,6 +265,26 @@ func (_u *OutboxUpdate) ClearWebhooksClaimedBy() *OutboxUpdate {
 	return _u
 }
 
+// SetTraceparent sets the "traceparent" field.
+func (_u *OutboxUpdate) SetTraceparent(v string) *OutboxUpdate {
+	_u.mutation.SetTraceparent(v)
+	return _u
+}
+
+// SetNillableTraceparent sets the "traceparent" field if the given value is not nil.
+func (_u *OutboxUpdate) SetNillableTraceparent(v *string) *OutboxUpdate {
+	if v != nil {
+		_u.SetTraceparent(*v)
+	}
+	return _u
+}
+
+// ClearTraceparent clears the value of the "traceparent" field.
+func (_u *OutboxUpdate) ClearTraceparent() *OutboxUpdate {
+	_u.mutation.ClearTraceparent()
+	return _u
+}
+
 // Mutation returns the OutboxMutation object of the builder.
 func (_u *OutboxUpdate) Mutation() *OutboxMutation {
 	return _u.mutation
@@ -332,6 +352,11 @@ func (_u *OutboxUpdate) check() error {
 	if v, ok := _u.mutation.WebhooksClaimedBy(); ok {
 		if err := outbox.WebhooksClaimedByValidator(v); err != nil {
 			return &ValidationError{Name: "webhooks_claimed_by", err: fmt.Errorf(`ent: validator failed for field "Outbox.webhooks_claimed_by": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.Traceparent(); ok {
+		if err := outbox.TraceparentValidator(v); err != nil {
+			return &ValidationError{Name: "traceparent", err: fmt.Errorf(`ent: validator failed for field "Outbox.traceparent": %w`, err)}
 		}
 	}
 	return nil
@@ -420,6 +445,12 @@ func (_u *OutboxUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.WebhooksClaimedByCleared() {
 		_spec.ClearField(outbox.FieldWebhooksClaimedBy, field.TypeString)
+	}
+	if value, ok := _u.mutation.Traceparent(); ok {
+		_spec.SetField(outbox.FieldTraceparent, field.TypeString, value)
+	}
+	if _u.mutation.TraceparentCleared() {
+		_spec.ClearField(outbox.FieldTraceparent, field.TypeString)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -679,6 +710,26 @@ func (_u *OutboxUpdateOne) ClearWebhooksClaimedBy() *OutboxUpdateOne {
 	return _u
 }
 
+// SetTraceparent sets the "traceparent" field.
+func (_u *OutboxUpdateOne) SetTraceparent(v string) *OutboxUpdateOne {
+	_u.mutation.SetTraceparent(v)
+	return _u
+}
+
+// SetNillableTraceparent sets the "traceparent" field if the given value is not nil.
+func (_u *OutboxUpdateOne) SetNillableTraceparent(v *string) *OutboxUpdateOne {
+	if v != nil {
+		_u.SetTraceparent(*v)
+	}
+	return _u
+}
+
+// ClearTraceparent clears the value of the "traceparent" field.
+func (_u *OutboxUpdateOne) ClearTraceparent() *OutboxUpdateOne {
+	_u.mutation.ClearTraceparent()
+	return _u
+}
+
 // Mutation returns the OutboxMutation object of the builder.
 func (_u *OutboxUpdateOne) Mutation() *OutboxMutation {
 	return _u.mutation
@@ -759,6 +810,11 @@ func (_u *OutboxUpdateOne) check() error {
 	if v, ok := _u.mutation.WebhooksClaimedBy(); ok {
 		if err := outbox.WebhooksClaimedByValidator(v); err != nil {
 			return &ValidationError{Name: "webhooks_claimed_by", err: fmt.Errorf(`ent: validator failed for field "Outbox.webhooks_claimed_by": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.Traceparent(); ok {
+		if err := outbox.TraceparentValidator(v); err != nil {
+			return &ValidationError{Name: "traceparent", err: fmt.Errorf(`ent: validator failed for field "Outbox.traceparent": %w`, err)}
 		}
 	}
 	return nil
@@ -864,6 +920,12 @@ func (_u *OutboxUpdateOne) sqlSave(ctx context.Context) (_node *Outbox, err erro
 	}
 	if _u.mutation.WebhooksClaimedByCleared() {
 		_spec.ClearField(outbox.FieldWebhooksClaimedBy, field.TypeString)
+	}
+	if value, ok := _u.mutation.Traceparent(); ok {
+		_spec.SetField(outbox.FieldTraceparent, field.TypeString, value)
+	}
+	if _u.mutation.TraceparentCleared() {
+		_spec.ClearField(outbox.FieldTraceparent, field.TypeString)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Outbox{config: _u.config}

@@ -683,6 +683,10 @@ func init() {
 	outboxDescWebhooksClaimedBy := outboxFields[16].Descriptor()
 	// outbox.WebhooksClaimedByValidator is a validator for the "webhooks_claimed_by" field. It is called by the builders before save.
 	outbox.WebhooksClaimedByValidator = outboxDescWebhooksClaimedBy.Validators[0].(func(string) error)
+	// outboxDescTraceparent is the schema descriptor for traceparent field.
+	outboxDescTraceparent := outboxFields[17].Descriptor()
+	// outbox.TraceparentValidator is a validator for the "traceparent" field. It is called by the builders before save.
+	outbox.TraceparentValidator = outboxDescTraceparent.Validators[0].(func(string) error)
 	paymentFields := schema.Payment{}.Fields()
 	_ = paymentFields
 	// paymentDescOrderSn is the schema descriptor for order_sn field.

@@ -77,6 +77,7 @@ func newBench(db *store.DB, hot, cas, lock int64, spread []int64, dur time.Durat
 		cfg.Checkout.GroupCommit = path == "group"
 		cfg.Checkout.GroupInFlight, cfg.Checkout.GroupMax, cfg.Checkout.PoolBatchMax = groupInFlight, groupMax, poolBatchMax
 		cfg.Payments = cfg.Payments.With(mock.New("bench", benchSecret, benchMerchant, "CNY"))
+		cfg.Tracing = benchTracing
 		sf := app.New(db, nil, signer, cfg)
 		b.svc[path], b.url[path] = sf.Checkout, httptest.NewServer(sf.Handler()).URL+"/graphql"
 		if path == "group" {

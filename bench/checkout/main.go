@@ -71,6 +71,7 @@ import (
 	"storefront/internal/demo"
 	"storefront/internal/platform/gctune"
 	"storefront/internal/platform/store"
+	"storefront/internal/platform/tracing"
 )
 
 func main() {
@@ -96,8 +97,19 @@ func main() {
 	syncWait := flag.Bool("sync-wait", true, "section 9: wsrep_sync_wait=1 on the nodes' DSNs, as docs/operations.md deploys them")
 	poolsFlag := flag.String("pools", "", "comma-separated main+batch pool sizes (e.g. 64+8,20+4): run only section 10, the group path at each size in turn, at the last -clients count (pools.go)")
 	poolRounds := flag.Int("pool-rounds", 3, "section 10: rounds, each running every -pools size once for -dur")
+	otelEndpoint := flag.String("otel-endpoint", "", "trace the placeOrder runs to this OTLP/HTTP receiver, as serve's --otel-endpoint (default: tracing off)")
+	otelRatio := flag.Float64("otel-sample-ratio", 1, "with -otel-endpoint: serve's --otel-sample-ratio (its --otel-keep-errors and --otel-keep-slow stay at their defaults)")
 	flag.Parse()
 	gcInForce, gcFrom = gctune.Apply(*gcPercent)
+	if *otelEndpoint != "" {
+		c := tracing.DefaultConfig()
+		c.Endpoint, c.Ratio = *otelEndpoint, *otelRatio
+		var err error
+		if benchTracing, err = tracing.New(context.Background(), c); err != nil {
+			log.Fatal(err)
+		}
+		defer benchTracing.Shutdown(context.Background())
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
@@ -166,11 +178,13 @@ func main() {
 var (
 	cellFilter                            *regexp.Regexp
 	groupInFlight, groupMax, poolBatchMax int
-	loadClient                            string
-	withRaw                               bool
-	payPool                               int
-	gcInForce                             int    // the GC target the runs had…
-	gcFrom                                string // …and where it came from
+	// benchTracing is -otel-endpoint's tracer provider (nil: off).
+	benchTracing *tracing.Tracing
+	loadClient   string
+	withRaw      bool
+	payPool      int
+	gcInForce    int    // the GC target the runs had…
+	gcFrom       string // …and where it came from
 )
 
 func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
@@ -180,7 +194,7 @@ func run(dbSpec string, dur time.Duration, clients []int, hotrow string) error {
 		return err
 	}
 	defer cleanup()
-	db, err := store.Open(ctx, spec)
+	db, err := store.Open(ctx, spec, store.WithConnectorWrapper(connectors()))
 	if err != nil {
 		return err
 	}
@@ -518,4 +532,13 @@ func ratio(a, b float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f", a/b)
+}
+
+// connectors is the statement spans' wrapper with -otel-endpoint, none
+// without.
+func connectors() store.ConnectorWrapper {
+	if !benchTracing.On() {
+		return nil
+	}
+	return benchTracing.Connector
 }

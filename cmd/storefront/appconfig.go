@@ -25,6 +25,7 @@ func (c *config) app(pay payments.Config, m *metrics.Metrics, instance string, c
 		Live:     live.Config{Interval: c.Live.Interval},
 		Webhooks: c.Events.webhooks(instance),
 		Outbox:   outbox.Config{Instance: instance},
+		Tracing:  c.tracer,
 		HTTP: server.Options{
 			Playground: c.Introspection, Introspection: c.Introspection,
 			RequestTimeout: c.RequestTimeout, MaxDepth: c.MaxQueryDepth, MaxComplexity: c.MaxComplexity,

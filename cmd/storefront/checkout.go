@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
 
 	"storefront/internal/app"
 	"storefront/internal/cart"
@@ -16,6 +17,7 @@ import (
 	"storefront/internal/inventory"
 	"storefront/internal/platform/metrics"
 	"storefront/internal/platform/outbox"
+	"storefront/internal/platform/tracing"
 )
 
 // validCheckout refuses settings that would break checkout silently.
@@ -116,8 +118,14 @@ func background(ctx context.Context, svc *checkout.Service, dispatcher *outbox.D
 	done := make(chan struct{}, 4)
 	go func() {
 		defer func() { done <- struct{}{} }()
-		every(ctx, "closed expired orders", c.CloseInterval, func(ctx context.Context) (int, error) {
-			n, err := svc.CloseExpired(ctx)
+		every(ctx, "closed expired orders", c.CloseInterval, func(ctx context.Context) (n int, err error) {
+			// A pass's statements are its span's children (tracing on).
+			ctx, span := c.tracer.Start(ctx, "closer.pass")
+			defer func() {
+				span.SetAttributes(attribute.Int("closer.closed", n))
+				tracing.End(span, err)
+			}()
+			n, err = svc.CloseExpired(ctx)
 			m.OrdersClosed.WithLabelValues("timeout").Add(float64(n))
 			if err == nil {
 				_, err = svc.PurgeKeys(ctx)

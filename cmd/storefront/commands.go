@@ -19,7 +19,7 @@ func openDB(ctx context.Context, c *config) (*store.DB, error) {
 	if c.DBMaxConns < 1 || c.DBBatchConns < 1 {
 		return nil, fmt.Errorf("--db-max-conns %d, --db-batch-conns %d: each must be at least 1", c.DBMaxConns, c.DBBatchConns)
 	}
-	db, err := store.Open(ctx, c.DB, c.pools())
+	db, err := store.Open(ctx, c.DB, c.pools(), c.traced())
 	if err != nil {
 		return nil, err
 	}
@@ -41,6 +41,14 @@ func openDB(ctx context.Context, c *config) (*store.DB, error) {
 
 // pools is the pool sizes of --db-max-conns and --db-batch-conns.
 func (c *config) pools() store.Option { return store.WithPools(c.DBMaxConns, c.DBBatchConns) }
+
+// traced gives every statement a span when serve traces (no wrapper off).
+func (c *config) traced() store.Option {
+	if !c.tracer.On() {
+		return store.WithConnectorWrapper(nil)
+	}
+	return store.WithConnectorWrapper(c.tracer.Connector)
+}
 
 // migratedDB parses a command's --db and opens that database migrated.
 func migratedDB(ctx context.Context, name string, args []string) (*store.DB, error) {

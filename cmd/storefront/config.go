@@ -12,6 +12,7 @@ import (
 	"storefront/internal/checkout"
 	"storefront/internal/platform/auth/oidc"
 	"storefront/internal/platform/store"
+	"storefront/internal/platform/tracing"
 	"storefront/internal/server"
 )
 
@@ -63,6 +64,10 @@ type config struct {
 	// The pools' sizes on a server (store.WithPools): each of --db and
 	// --db-writer gets both.
 	DBMaxConns, DBBatchConns int
+	// Tracing is serve's OpenTelemetry settings (tracing.go); tracer the
+	// provider built from them (nil: off).
+	Tracing tracing.Config
+	tracer  *tracing.Tracing
 }
 
 // flagSet registers the flags shared by commands that open the database.

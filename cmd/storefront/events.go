@@ -11,6 +11,7 @@ import (
 	"storefront/internal/platform/events"
 	"storefront/internal/platform/metrics"
 	"storefront/internal/platform/outbox"
+	"storefront/internal/platform/tracing"
 	"storefront/internal/webhooks"
 )
 
@@ -68,12 +69,12 @@ type sinks struct {
 
 // openSinks connects to NATS (a stream that exists without our subjects
 // stops serve here) and puts the webhooks on a lane of their own.
-func openSinks(ctx context.Context, c *eventsConfig, hooks *webhooks.Service, m *metrics.Metrics) (*sinks, error) {
+func openSinks(ctx context.Context, c *eventsConfig, hooks *webhooks.Service, m *metrics.Metrics, tr *tracing.Tracing) (*sinks, error) {
 	s := &sinks{hooks: hooks, close: func() {}}
 	broker := outbox.Sink(outbox.LogSink).Batch()
 	if c.NATS != "" {
 		n, err := events.Connect(ctx, events.NATSConfig{URL: c.NATS, Stream: c.Stream, SubjectPrefix: c.SubjectPrefix,
-			OnAck: func(lag time.Duration) { m.Events.Lag.Observe(lag.Seconds()) }})
+			OnAck: func(lag time.Duration) { m.Events.Lag.Observe(lag.Seconds()) }, Tracing: tr})
 		if err != nil {
 			return nil, err
 		}

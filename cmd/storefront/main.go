@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"storefront/internal/platform/tracing"
 	"storefront/internal/server"
 )
 
@@ -54,7 +55,9 @@ func run(ctx context.Context, args []string) error {
 			return fmt.Errorf("STOREFRONT_LOG_LEVEL: %w", err)
 		}
 	}
-	slog.SetDefault(slog.New(server.LogHandler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel}))))
+	// Every line logged in a request or a span carries its request_id and
+	// its trace_id and span_id (tracing on).
+	slog.SetDefault(slog.New(server.LogHandler(tracing.LogHandler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel})))))
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, usage)
 		return errors.New("no command given")

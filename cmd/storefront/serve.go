@@ -50,6 +50,7 @@ func serve(ctx context.Context, args []string) error {
 	liveFlags(fs, &c)
 	oidcFlags(fs, &c)
 	paymentFlags(fs, &c.Pay)
+	tracingFlags(fs, &c)
 	fs.IntVar(&c.GCPercent, "gc-percent", int(envInt("GC_PERCENT", gctune.DefaultPercent)), "garbage-collection target, as GOGC sets it; GOGC, when set, wins (STOREFRONT_GC_PERCENT)")
 	fs.TextVar(logLevel, "log-level", logLevel, "least level logged: debug (with it, every event the log sink gets), info, warn or error (STOREFRONT_LOG_LEVEL)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 15*time.Second), "how long in-flight requests may drain on SIGTERM (STOREFRONT_SHUTDOWN_TIMEOUT)")
@@ -129,6 +130,14 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	tr, stopTracing, err := openTracing(ctx, &c)
+	if err != nil {
+		return err
+	}
+	// Deferred first, so it runs last: the spans of the final dispatch
+	// and of shutdown are exported too.
+	defer stopTracing()
+	c.tracer = tr
 	db, err := openDB(ctx, &c)
 	if err != nil {
 		return err
@@ -140,7 +149,7 @@ func serve(ctx context.Context, args []string) error {
 	// own node.
 	wdb := db
 	if c.DBWriter != "" {
-		if wdb, err = store.Open(ctx, c.DBWriter, c.pools()); err != nil {
+		if wdb, err = store.Open(ctx, c.DBWriter, c.pools(), c.traced()); err != nil {
 			return fmt.Errorf("--db-writer: %w", err)
 		}
 		defer wdb.Close()
@@ -167,7 +176,7 @@ func serve(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	out, err := openSinks(ctx, &c.Events, sf.Hooks, m)
+	out, err := openSinks(ctx, &c.Events, sf.Hooks, m, c.tracer)
 	if err != nil {
 		return err
 	}

@@ -579,6 +579,7 @@ var (
 		{Name: "webhooks_claim", Type: field.TypeString, Nullable: true, Size: 32},
 		{Name: "webhooks_claimed_until", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "webhooks_claimed_by", Type: field.TypeString, Nullable: true, Size: 128},
+		{Name: "traceparent", Type: field.TypeString, Nullable: true, Size: 55},
 	}
 	// OutboxTable holds the schema information for the "outbox" table.
 	OutboxTable = &schema.Table{

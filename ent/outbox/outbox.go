@@ -45,6 +45,8 @@ const (
 	FieldWebhooksClaimedUntil = "webhooks_claimed_until"
 	// FieldWebhooksClaimedBy holds the string denoting the webhooks_claimed_by field in the database.
 	FieldWebhooksClaimedBy = "webhooks_claimed_by"
+	// FieldTraceparent holds the string denoting the traceparent field in the database.
+	FieldTraceparent = "traceparent"
 	// Table holds the table name of the outbox in the database.
 	Table = "outbox"
 )
@@ -68,6 +70,7 @@ var Columns = []string{
 	FieldWebhooksClaim,
 	FieldWebhooksClaimedUntil,
 	FieldWebhooksClaimedBy,
+	FieldTraceparent,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -105,6 +108,8 @@ var (
 	WebhooksClaimValidator func(string) error
 	// WebhooksClaimedByValidator is a validator for the "webhooks_claimed_by" field. It is called by the builders before save.
 	WebhooksClaimedByValidator func(string) error
+	// TraceparentValidator is a validator for the "traceparent" field. It is called by the builders before save.
+	TraceparentValidator func(string) error
 )
 
 // OrderOption defines the ordering options for the Outbox queries.
@@ -193,4 +198,9 @@ func ByWebhooksClaimedUntil(opts ...sql.OrderTermOption) OrderOption {
 // ByWebhooksClaimedBy orders the results by the webhooks_claimed_by field.
 func ByWebhooksClaimedBy(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldWebhooksClaimedBy, opts...).ToFunc()
+}
+
+// ByTraceparent orders the results by the traceparent field.
+func ByTraceparent(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTraceparent, opts...).ToFunc()
 }

@@ -134,6 +134,11 @@ func WebhooksClaimedBy(v string) predicate.Outbox {
 	return predicate.Outbox(sql.FieldEQ(FieldWebhooksClaimedBy, v))
 }
 
+// Traceparent applies equality check predicate on the "traceparent" field. It's identical to TraceparentEQ.
+func Traceparent(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEQ(FieldTraceparent, v))
+}
+
 // EventIDEQ applies the EQ predicate on the "event_id" field.
 func EventIDEQ(v string) predicate.Outbox {
 	return predicate.Outbox(sql.FieldEQ(FieldEventID, v))
@@ -1087,6 +1092,81 @@ func WebhooksClaimedByEqualFold(v string) predicate.Outbox {
 // WebhooksClaimedByContainsFold applies the ContainsFold predicate on the "webhooks_claimed_by" field.
 func WebhooksClaimedByContainsFold(v string) predicate.Outbox {
 	return predicate.Outbox(sql.FieldContainsFold(FieldWebhooksClaimedBy, v))
+}
+
+// TraceparentEQ applies the EQ predicate on the "traceparent" field.
+func TraceparentEQ(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEQ(FieldTraceparent, v))
+}
+
+// TraceparentNEQ applies the NEQ predicate on the "traceparent" field.
+func TraceparentNEQ(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldNEQ(FieldTraceparent, v))
+}
+
+// TraceparentIn applies the In predicate on the "traceparent" field.
+func TraceparentIn(vs ...string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldIn(FieldTraceparent, vs...))
+}
+
+// TraceparentNotIn applies the NotIn predicate on the "traceparent" field.
+func TraceparentNotIn(vs ...string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldNotIn(FieldTraceparent, vs...))
+}
+
+// TraceparentGT applies the GT predicate on the "traceparent" field.
+func TraceparentGT(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldGT(FieldTraceparent, v))
+}
+
+// TraceparentGTE applies the GTE predicate on the "traceparent" field.
+func TraceparentGTE(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldGTE(FieldTraceparent, v))
+}
+
+// TraceparentLT applies the LT predicate on the "traceparent" field.
+func TraceparentLT(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldLT(FieldTraceparent, v))
+}
+
+// TraceparentLTE applies the LTE predicate on the "traceparent" field.
+func TraceparentLTE(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldLTE(FieldTraceparent, v))
+}
+
+// TraceparentContains applies the Contains predicate on the "traceparent" field.
+func TraceparentContains(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldContains(FieldTraceparent, v))
+}
+
+// TraceparentHasPrefix applies the HasPrefix predicate on the "traceparent" field.
+func TraceparentHasPrefix(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldHasPrefix(FieldTraceparent, v))
+}
+
+// TraceparentHasSuffix applies the HasSuffix predicate on the "traceparent" field.
+func TraceparentHasSuffix(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldHasSuffix(FieldTraceparent, v))
+}
+
+// TraceparentIsNil applies the IsNil predicate on the "traceparent" field.
+func TraceparentIsNil() predicate.Outbox {
+	return predicate.Outbox(sql.FieldIsNull(FieldTraceparent))
+}
+
+// TraceparentNotNil applies the NotNil predicate on the "traceparent" field.
+func TraceparentNotNil() predicate.Outbox {
+	return predicate.Outbox(sql.FieldNotNull(FieldTraceparent))
+}
+
+// TraceparentEqualFold applies the EqualFold predicate on the "traceparent" field.
+func TraceparentEqualFold(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldEqualFold(FieldTraceparent, v))
+}
+
+// TraceparentContainsFold applies the ContainsFold predicate on the "traceparent" field.
+func TraceparentContainsFold(v string) predicate.Outbox {
+	return predicate.Outbox(sql.FieldContainsFold(FieldTraceparent, v))
 }
 
 // And groups predicates with the AND operator between them.

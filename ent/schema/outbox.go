@@ -74,6 +74,11 @@ func (Outbox) Fields() []ent.Field {
 		field.String("webhooks_claim").MaxLen(32).Optional().Nillable(),
 		field.Time("webhooks_claimed_until").SchemaType(datetime).Optional().Nillable(),
 		field.String("webhooks_claimed_by").MaxLen(128).Optional().Nillable(),
+		// The W3C traceparent of the span that wrote the row (tracing on),
+		// so its events' publish and webhook attempts join the change's
+		// trace; a batch's row of several events keeps each one's in its
+		// payload instead.
+		field.String("traceparent").MaxLen(55).Optional().Nillable(),
 	}
 }
 

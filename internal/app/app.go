@@ -20,6 +20,7 @@ import (
 	"storefront/internal/platform/metrics"
 	"storefront/internal/platform/outbox"
 	"storefront/internal/platform/store"
+	"storefront/internal/platform/tracing"
 	"storefront/internal/promo"
 	"storefront/internal/server"
 	"storefront/internal/shipping"
@@ -48,6 +49,11 @@ type Config struct {
 	ResponseCacheMaxCost int64
 	// Metrics receives every counter (nil: New makes its own).
 	Metrics *metrics.Metrics
+	// Tracing is the one tracer provider (nil: tracing off), handed to
+	// every service that makes spans. The databases' statements get
+	// theirs where the database is opened (store.WithConnectorWrapper
+	// with Tracing.Connector).
+	Tracing *tracing.Tracing
 }
 
 // DefaultConfig has every package's defaults.
@@ -83,6 +89,8 @@ func New(db, writer *store.DB, signer *auth.Signer, cfg Config) *App {
 	if cfg.Checkout.OnReplay == nil {
 		cfg.Checkout.OnReplay = m.Replays.Inc
 	}
+	t := cfg.Tracing
+	cfg.Checkout.Tracing, cfg.Payments.Tracing, cfg.Webhooks.Tracing, cfg.Outbox.Tracing, cfg.HTTP.Tracing = t, t, t, t, t
 	if len(cfg.Webhooks.EventTypes) == 0 {
 		cfg.Webhooks.EventTypes = append(slices.Clone(checkout.EventTypes), aftersale.EventTypes...)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/codes"
+
 	"storefront/ent"
 	"storefront/internal/inventory"
 	"storefront/internal/platform/store"
@@ -59,6 +61,8 @@ func (s *Service) runBatch(batch []*ticket) (out []verdict, held time.Duration) 
 	out = make([]verdict, len(batch))
 	ctx, cancel := context.WithDeadline(context.Background(), batchDeadline(batch, time.Now()))
 	defer cancel()
+	ctx, span := s.batchSpan(ctx, batch)
+	defer span.End()
 	release := s.batcher.hold(batch[0].lane())
 	began := time.Now()
 	defer func() { release(); held = time.Since(began) }()
@@ -91,6 +95,10 @@ func (s *Service) runBatch(batch []*ticket) (out []verdict, held time.Duration) 
 		}
 		return true
 	})
+	if err != nil && span.IsRecording() {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
 	switch {
 	case errors.Is(err, errKeyRace):
 		for i := range out {

@@ -106,7 +106,7 @@ func (s *Service) insertOrders(ctx context.Context, tx *ent.Tx, batch []*ticket,
 	if err := store.Exec(ctx, tx, lines); err != nil {
 		return fmt.Errorf("inserting order lines: %w", err)
 	}
-	ev, err := placedEvent(placed, now)
+	ev, err := placedEvent(placed, traceparents(batch, won), now)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package checkout
 import (
 	"context"
 	"time"
+
+	"storefront/internal/platform/tracing"
 )
 
 // Config holds checkout's limits and timings; DefaultConfig follows issue 5.
@@ -44,6 +46,10 @@ type Config struct {
 	// AutoConfirm: the closer completes SHIPPED orders shipped this long
 	// ago whose buyer did not confirm receipt (receipt.go).
 	AutoConfirm time.Duration
+	// Tracing gives each group-commit batch a span linked to its orders'
+	// requests and keeps each order's trace on its OrderPlaced event (nil:
+	// off). internal/app sets it.
+	Tracing *tracing.Tracing
 }
 
 // PaymentCheck is asked by the timeout closer about the expired orders it

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"storefront/internal/inventory"
 )
 
@@ -59,6 +61,9 @@ type ticket struct {
 	done chan verdict // buffered: answering never blocks the batch
 	// deadline is the request's (zero: none); see batchDeadline.
 	deadline time.Time
+	// span is the request's span (tracing on; else invalid): the batch
+	// links to it and the order's event keeps it.
+	span trace.SpanContext
 }
 
 // verdict is a ticket's outcome.

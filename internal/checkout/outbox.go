@@ -86,19 +86,27 @@ func Emit(ctx context.Context, tx *ent.Tx, typ string, orderSn string, payload a
 // changed in one transaction (outbox.Many): one order's is an ordinary
 // event, several orders' a row of several, each event with its own id and
 // its order's number.
-func eventsOf(typ string, orders []*Order, reason string, at time.Time) (*outbox.Record, error) {
+// trace (nil: none) is each order's traceparent.
+func eventsOf(typ string, orders []*Order, reason string, at time.Time, trace func(i int) string) (*outbox.Record, error) {
 	return outbox.Many(aggregateType, typ, at, len(orders), func(i int) (string, []byte, error) {
 		p, err := json.Marshal(payloadOf(orders[i], reason))
 		return orders[i].OrderSn, p, err
-	})
+	}, trace)
 }
 
 // placedEvent is the one outbox row announcing the orders of a batch: the
 // batch writes it in its own statements (eventRecord.write), and MySQL
 // numbers the orders on the server in the same round trip, which their
-// numbers, the events' aggregate ids, do not need.
-func placedEvent(orders []*Order, at time.Time) (*eventRecord, error) {
-	r, err := eventsOf(EventOrderPlaced, orders, "", at)
+// numbers, the events' aggregate ids, do not need. Each event keeps the
+// trace of the request that placed its order (traces, nil with tracing
+// off), not the batch's: its publish and webhook attempts join that
+// order's trace.
+func placedEvent(orders []*Order, traces []string, at time.Time) (*eventRecord, error) {
+	var trace func(int) string
+	if traces != nil {
+		trace = func(i int) string { return traces[i] }
+	}
+	r, err := eventsOf(EventOrderPlaced, orders, "", at, trace)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +118,7 @@ func placedEvent(orders []*Order, at time.Time) (*eventRecord, error) {
 // OrderPlaced events (placedEvent). A row per order was a statement per
 // order, as many as the rest of the closer's claim's together.
 func emitAll(ctx context.Context, tx *ent.Tx, typ string, orders []*Order, reason string, at time.Time) error {
-	r, err := eventsOf(typ, orders, reason, at)
+	r, err := eventsOf(typ, orders, reason, at, nil)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"storefront/ent"
 	"storefront/ent/order"
 	"storefront/ent/orderline"
@@ -25,6 +27,9 @@ func (s *Service) Place(ctx context.Context, in PlaceInput) (*Order, error) {
 		return nil, err
 	}
 	t := &ticket{in: in, hash: requestHash(in), key: in.IdempotencyKey, keep: s.cfg.Retention}
+	if s.cfg.Tracing.On() {
+		t.span = trace.SpanContextFromContext(ctx)
+	}
 	if t.key == "" {
 		t.key, t.keep = fallbackPrefix+t.hash, s.cfg.FallbackWindow
 	}

@@ -2,6 +2,8 @@ package payments
 
 import (
 	"time"
+
+	"storefront/internal/platform/tracing"
 )
 
 // Config configures payments.
@@ -9,6 +11,8 @@ type Config struct {
 	// Providers by name (see internal/payments/providers, where each
 	// provider package is registered).
 	Providers map[string]Provider
+	// Tracing gives every call to a provider a client span (nil: off).
+	Tracing *tracing.Tracing
 	// Tolerance bounds how old (or how far in the future) a notification's
 	// timestamp may be: a captured notification cannot be replayed later.
 	Tolerance time.Duration

@@ -29,6 +29,9 @@ func New(db *store.DB, cfg Config, orders *checkout.Service) *Service {
 	if cfg.Providers == nil {
 		cfg.Providers = map[string]Provider{}
 	}
+	if cfg.Tracing.On() {
+		cfg.Providers = tracedProviders(cfg.Tracing, cfg.Providers)
+	}
 	settings.Positive(&cfg.RefundRetry, def.RefundRetry)
 	if cfg.RefundRetryMax < cfg.RefundRetry {
 		cfg.RefundRetryMax = max(def.RefundRetryMax, cfg.RefundRetry)

@@ -19,4 +19,5 @@ func refusal(err error, format string, args ...any) *gqlerror.Error {
 var (
 	codeInvalidInput = resolvers.Code(errs.InvalidInput)
 	codeOutOfStock   = resolvers.Code(inventory.ErrOutOfStock)
+	codeUnavailable  = resolvers.Code(errs.Unavailable)
 )

@@ -30,6 +30,10 @@ func newGraphQL(r *resolvers.Resolver, o Options, m *metrics.Metrics, t *httpTra
 	// GET and POST application/json, the response cache in front (transport.go).
 	srv.AddTransport(t)
 	srv.SetQueryCache(newByteLRU(o.QueryCacheBytes, docCost))
+	if o.Tracing.On() {
+		// First: its span holds every other extension's work and the resolvers'.
+		srv.Use(opSpans{o.Tracing})
+	}
 	if o.Introspection {
 		srv.Use(extension.Introspection{})
 	} else {

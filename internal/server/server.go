@@ -22,6 +22,7 @@ import (
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/metrics"
 	"storefront/internal/platform/store"
+	"storefront/internal/platform/tracing"
 	"storefront/internal/vocab/input"
 	"storefront/resolvers"
 	"storefront/web"
@@ -77,6 +78,10 @@ type Options struct {
 	// Live configures subscriptions over WebSocket, served when
 	// Resolver.Live is set (websocket.go).
 	Live LiveOptions
+	// Tracing gives /graphql and the payment notifications a server span
+	// (their traceparent its parent) and each GraphQL operation its own;
+	// nil: none, and nothing of tracing on the request's path.
+	Tracing *tracing.Tracing
 
 	// tokens routes each bearer token to Signer or OIDC (build sets it).
 	tokens *auth.Tokens
@@ -131,7 +136,7 @@ func build(o Options, metricsOnPublic bool) Handlers {
 
 	mux := http.NewServeMux()
 	gql := newGraphQL(o.Resolver, o, m, t)
-	mux.Handle("/graphql", privateNoStore(limitBody(o.MaxBodyBytes, o.tokens.Middleware(idempotencyKey(gql)))))
+	mux.Handle("/graphql", o.Tracing.Server("/graphql", privateNoStore(limitBody(o.MaxBodyBytes, o.tokens.Middleware(idempotencyKey(gql))))))
 	if o.Playground {
 		mux.Handle("GET /{$}", playgroundHandler("storefront", "/graphql"))
 	}
@@ -139,9 +144,9 @@ func build(o Options, metricsOnPublic bool) Handlers {
 	mux.Handle("/admin/", admin.Handler())
 	if o.PaymentNotify != nil {
 		notify := timeout(o.RequestTimeout, countNotifications(m, o.PaymentNotify))
-		mux.Handle("POST /payments/{provider}/notify", notify)
+		mux.Handle("POST /payments/{provider}/notify", o.Tracing.Server("/payments/{provider}/notify", notify))
 		// Stripe's webhook endpoint is registered in its dashboard under this path.
-		mux.Handle("POST /payments/stripe/webhook", ForProvider("stripe", notify))
+		mux.Handle("POST /payments/stripe/webhook", o.Tracing.Server("/payments/stripe/webhook", ForProvider("stripe", notify)))
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))

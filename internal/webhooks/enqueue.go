@@ -117,7 +117,7 @@ func (s *Service) plan(evs []outbox.Event, hooks []*ent.Webhook) (*queued, error
 			if err != nil {
 				return err
 			}
-			bodies = append(bodies, event{id: e.ID, body: b})
+			bodies = append(bodies, event{id: e.ID, body: b, trace: e.Trace, typ: e.Type})
 		}
 		return nil
 	}

@@ -22,6 +22,10 @@ import (
 type event struct {
 	id   string
 	body []byte
+	// trace is the traceparent of the change that raised it (tracing on;
+	// "" otherwise): each attempt is a span of that trace.
+	trace string
+	typ   string
 }
 
 // result is how one event's attempt ended.
@@ -62,7 +66,10 @@ func (s *Service) jobsOf(ctx context.Context, ds []*ent.WebhookDelivery, token s
 	for _, d := range ds {
 		j := &job{d: d, token: token}
 		if d.OutboxID == nil {
-			j.events = []event{{id: d.EventID, body: []byte(d.Body)}}
+			j.events = []event{{id: d.EventID, body: []byte(d.Body), typ: d.EventType}}
+			if s.cfg.Tracing.On() {
+				j.events[0].trace = traceOf(j.events[0].body)
+			}
 		} else {
 			evs, ok := rows[*d.OutboxID]
 			if !ok {
@@ -76,7 +83,7 @@ func (s *Service) jobsOf(ctx context.Context, ds []*ent.WebhookDelivery, token s
 					j.events = nil
 					break
 				}
-				j.events = append(j.events, event{id: e.ID, body: b})
+				j.events = append(j.events, event{id: e.ID, body: b, trace: e.Trace, typ: e.Type})
 			}
 			if j.events == nil {
 				continue

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"entgo.io/ent/dialect/sql"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"storefront/ent"
 	"storefront/ent/predicate"
@@ -22,6 +24,7 @@ import (
 	"storefront/internal/platform/events"
 	"storefront/internal/platform/outbox"
 	"storefront/internal/platform/store"
+	"storefront/internal/platform/tracing"
 )
 
 // inflight counts one instance's claimed attempts per webhook (in flight or
@@ -200,7 +203,7 @@ func (s *Service) start(r *runner, h *ent.Webhook, until time.Time, jobs []*job)
 					s.end(ctx, h, j, i, result{lapse: true})
 					return
 				}
-				status, err := s.send(ctx, r.client, h, j.events[i])
+				status, err := s.send(ctx, r.client, h, j.events[i], j.d.Attempt)
 				// Shutting down: put back (the receiver may have it: at
 				// least once).
 				s.end(ctx, h, j, i, result{status: status, err: err, cut: err != nil && ctx.Err() != nil})
@@ -309,7 +312,17 @@ func (s *Service) putBack(ctx context.Context, d *ent.WebhookDelivery, token str
 
 // send makes one event's request: its CloudEvent, signed for this
 // attempt's timestamp.
-func (s *Service) send(ctx context.Context, client *http.Client, h *ent.Webhook, e event) (int, error) {
+func (s *Service) send(ctx context.Context, client *http.Client, h *ent.Webhook, e event, attempt int) (status int, err error) {
+	if s.cfg.Tracing.On() {
+		var span trace.Span
+		ctx, span = s.attemptSpan(ctx, h, e, attempt)
+		defer func() {
+			if status != 0 {
+				span.SetAttributes(attribute.Int("http.response.status_code", status))
+			}
+			tracing.End(span, err)
+		}()
+	}
 	ts := time.Now().Unix()
 	sig, err := s.sign(h, e.id, ts, e.body)
 	if err != nil {
@@ -324,6 +337,7 @@ func (s *Service) send(ctx context.Context, client *http.Client, h *ent.Webhook,
 	req.Header.Set("webhook-id", e.id)
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
 	req.Header.Set("webhook-signature", sig)
+	s.cfg.Tracing.Inject(ctx, req.Header)
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, err

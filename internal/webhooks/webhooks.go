@@ -19,6 +19,7 @@ import (
 	"storefront/ent/webhookdelivery"
 	"storefront/internal/platform/settings"
 	"storefront/internal/platform/store"
+	"storefront/internal/platform/tracing"
 	"storefront/internal/vocab/errs"
 )
 
@@ -46,6 +47,9 @@ type Config struct {
 	// EventTypes are the types a webhook may subscribe to: the domains'
 	// (internal/app passes checkout's).
 	EventTypes []string
+	// Tracing gives each attempt a client span in its event's trace and
+	// the request a traceparent header (nil: off).
+	Tracing *tracing.Tracing
 }
 
 // DefaultRetry is --webhook-retry's default: 5s,5m,30m,2h,5h,10h,10h.

@@ -20,14 +20,18 @@ const DefaultSource = "/storefront"
 // attributes, and TestEnvelopeHasTheSpecsAttributes checks them against the
 // specification's required and optional ones.
 type CloudEvent struct {
-	SpecVersion     string          `json:"specversion"`
-	ID              string          `json:"id"`
-	Source          string          `json:"source"`
-	Type            string          `json:"type"`
-	Subject         string          `json:"subject,omitempty"`
-	Time            string          `json:"time"` // RFC 3339
-	DataContentType string          `json:"datacontenttype"`
-	Data            json.RawMessage `json:"data"`
+	SpecVersion     string `json:"specversion"`
+	ID              string `json:"id"`
+	Source          string `json:"source"`
+	Type            string `json:"type"`
+	Subject         string `json:"subject,omitempty"`
+	Time            string `json:"time"` // RFC 3339
+	DataContentType string `json:"datacontenttype"`
+	// Traceparent is the distributed-tracing extension
+	// (cloudevents/spec extensions/distributed-tracing.md): the W3C
+	// traceparent of the change that raised the event, when tracing was on.
+	Traceparent string          `json:"traceparent,omitempty"`
+	Data        json.RawMessage `json:"data"`
 }
 
 // ContentType is the media type of a structured CloudEvent over HTTP.
@@ -44,7 +48,7 @@ func Envelope(e outbox.Event, source string) (CloudEvent, error) {
 	return CloudEvent{
 		SpecVersion: "1.0", ID: e.ID, Source: source, Type: e.Type, Subject: e.Aggregate.ID,
 		Time: e.At.UTC().Format(time.RFC3339Nano), DataContentType: "application/json",
-		Data: json.RawMessage(e.Payload),
+		Traceparent: e.Trace, Data: json.RawMessage(e.Payload),
 	}, nil
 }
 
@@ -72,7 +76,12 @@ func Encode(e outbox.Event, source string) ([]byte, error) {
 	}
 	b = append(b, `,"time":"`...)
 	b = e.At.UTC().AppendFormat(b, time.RFC3339Nano)
-	b = append(b, `","datacontenttype":"application/json","data":`...)
+	b = append(b, `","datacontenttype":"application/json"`...)
+	if e.Trace != "" {
+		b = append(b, `,"traceparent":`...)
+		b = appendString(b, e.Trace)
+	}
+	b = append(b, `,"data":`...)
 	b = append(b, e.Payload...)
 	return append(b, '}'), nil
 }

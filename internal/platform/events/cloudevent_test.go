@@ -100,6 +100,9 @@ func TestEncodeIsMarshal(t *testing.T) {
 		{ID: "a-2", Type: "OrderPaid", Aggregate: order("2026120100002"), Payload: `{"amount":"89.00","orderSn":"2026120100002"}`, At: at.Add(time.Second)},
 		{ID: "a-3", Type: "OrderClosed", Aggregate: order("a\"b<c>é"), Payload: `{"orderSn":"a\"b\u003cc\u003e\u00e9","reason":"x"}` /* as json.Marshal writes it */, At: at},
 		{ID: "a-4", Type: "DuplicatePayment", Payload: `{"paymentId":"p"}`, At: at},
+		// Traced: the distributed-tracing extension's traceparent.
+		{ID: "a-5", Type: "OrderPaid", Aggregate: order("2026120100005"), Payload: `{"orderSn":"2026120100005"}`, At: at,
+			Trace: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
 	} {
 		for _, source := range []string{DefaultSource, "https://shop.example/é\"x"} {
 			got, err := Encode(e, source)

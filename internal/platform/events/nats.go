@@ -5,15 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"storefront/internal/platform/outbox"
 	"storefront/internal/platform/settings"
+	"storefront/internal/platform/tracing"
 )
 
 // NATSConfig is where serve publishes (--events-nats and friends).
@@ -28,6 +32,10 @@ type NATSConfig struct {
 	AckTimeout time.Duration
 	// OnAck, when set, is told each event's lag: commit to the broker's ack.
 	OnAck func(lag time.Duration)
+	// Tracing gives each publish a producer span in its event's trace,
+	// ended by the broker's ack, and the message a traceparent header (nil:
+	// off).
+	Tracing *tracing.Tracing
 }
 
 // Defaults of NATSConfig.
@@ -202,6 +210,21 @@ func (n *NATS) send(ctx context.Context, evs []outbox.Event) (int, error) {
 	return len(evs), nil
 }
 
+// publishSpan starts the producer span of publishing e as m: a child of
+// the change that wrote e (its outbox row's traceparent; the dispatch
+// pass's span when it has none), linked to the pass, and m carries its
+// traceparent for consumers that trace.
+func (n *NATS) publishSpan(ctx context.Context, e outbox.Event, m *nats.Msg) trace.Span {
+	pass := trace.SpanContextFromContext(ctx)
+	ctx, span := n.cfg.Tracing.Start(tracing.WithTraceparent(ctx, e.Trace), "publish "+m.Subject,
+		trace.WithSpanKind(trace.SpanKindProducer), trace.WithLinks(trace.Link{SpanContext: pass}),
+		trace.WithAttributes(attribute.String("messaging.system", "nats"), attribute.String("messaging.operation.type", "send"),
+			attribute.String("messaging.destination.name", m.Subject), attribute.String("messaging.message.id", e.ID),
+			attribute.String("cloudevents.event_type", e.Type), attribute.String("cloudevents.event_subject", e.Aggregate.ID)))
+	n.cfg.Tracing.Inject(ctx, http.Header(m.Header))
+	return span
+}
+
 // streamGone reports whether err says that no stream takes the subject: a
 // publish with no responders (JetStream answers for a stream only), or a
 // lookup that found none.
@@ -213,7 +236,26 @@ func streamGone(err error) bool {
 // publish sends evs at once and waits for their acks.
 func (n *NATS) publish(ctx context.Context, evs []outbox.Event) (int, error) {
 	futures := make([]jetstream.PubAckFuture, 0, len(evs))
-	var perr error
+	var (
+		perr  error
+		spans []trace.Span // tracing on: futures[i]'s, ended at its ack
+		acked int
+		fail  error
+	)
+	if n.cfg.Tracing.On() {
+		spans = make([]trace.Span, 0, len(evs))
+		defer func() {
+			for i, s := range spans {
+				switch {
+				case i < acked:
+				case i == acked && fail != nil:
+					tracing.End(s, fail)
+				default:
+					tracing.End(s, errors.New("not acknowledged"))
+				}
+			}
+		}()
+	}
 	for _, e := range evs {
 		body, err := Encode(e, n.cfg.Source)
 		if err != nil {
@@ -223,12 +265,22 @@ func (n *NATS) publish(ctx context.Context, evs []outbox.Event) (int, error) {
 		m := nats.NewMsg(n.Subject(e.Type))
 		m.Header.Set(jetstream.MsgIDHeader, e.ID)
 		m.Data = body
+		var span trace.Span
+		if spans != nil {
+			span = n.publishSpan(ctx, e, m)
+		}
 		f, err := n.js.PublishMsgAsync(m)
 		if err != nil {
 			perr = fmt.Errorf("publishing event %s: %w", e.ID, err)
+			if span != nil {
+				tracing.End(span, perr)
+			}
 			break
 		}
 		futures = append(futures, f)
+		if span != nil {
+			spans = append(spans, span)
+		}
 	}
 	timeout := time.NewTimer(n.cfg.AckTimeout)
 	defer timeout.Stop()
@@ -238,12 +290,19 @@ func (n *NATS) publish(ctx context.Context, evs []outbox.Event) (int, error) {
 			if n.cfg.OnAck != nil {
 				n.cfg.OnAck(time.Since(evs[i].At))
 			}
+			if spans != nil {
+				spans[i].End()
+				acked = i + 1
+			}
 		case err := <-f.Err():
-			return i, fmt.Errorf("publishing event %s: %w", evs[i].ID, err)
+			fail = fmt.Errorf("publishing event %s: %w", evs[i].ID, err)
+			return i, fail
 		case <-timeout.C:
-			return i, fmt.Errorf("publishing event %s: no ack from NATS in %s", evs[i].ID, n.cfg.AckTimeout)
+			fail = fmt.Errorf("publishing event %s: no ack from NATS in %s", evs[i].ID, n.cfg.AckTimeout)
+			return i, fail
 		case <-ctx.Done():
-			return i, ctx.Err()
+			fail = ctx.Err()
+			return i, fail
 		}
 	}
 	return len(futures), perr

@@ -75,7 +75,7 @@ func TestAnyDomainsEventsReachTheBrokerAndTheWebhooks(t *testing.T) {
 		if err := store.WithTx(ctx, db, func(ctx context.Context, tx *ent.Tx) error {
 			r, err := outbox.Many("test", happened, at, 3, func(i int) (string, []byte, error) {
 				return fmt.Sprint("t-", i), fmt.Appendf(nil, `{"n":%d}`, i), nil
-			})
+			}, nil)
 			if err != nil {
 				return err
 			}

@@ -6,10 +6,13 @@ import (
 	"time"
 
 	"entgo.io/ent/dialect/sql"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"storefront/ent"
 	entoutbox "storefront/ent/outbox"
 	"storefront/internal/platform/store"
+	"storefront/internal/platform/tracing"
 )
 
 // ClaimLease is how long a dispatcher's claim on outbox rows, for one
@@ -25,6 +28,8 @@ type Config struct {
 	// the dispatcher makes record it, and TakeBack releases those of its
 	// previous life at start.
 	Instance string
+	// Tracing gives each pass that claimed rows a span (nil: off).
+	Tracing *tracing.Tracing
 }
 
 // Dispatcher hands the outbox's events to each lane's sink, once per lane
@@ -47,10 +52,17 @@ func New(db *store.DB, cfg Config) *Dispatcher {
 // and the error of a row it could not read or of the sink (the rows before
 // it are marked; it and the later ones wait, released for the lane's next
 // pass). The other lane's progress is its own.
-func (d *Dispatcher) DispatchLane(ctx context.Context, lane Lane, sink BatchSink, batch int) (int, error) {
+func (d *Dispatcher) DispatchLane(ctx context.Context, lane Lane, sink BatchSink, batch int) (_ int, err error) {
 	c, rows, err := d.claim(ctx, lane, batch)
 	if err != nil || len(rows) == 0 {
 		return 0, err
+	}
+	if d.cfg.Tracing.On() {
+		// Only a pass that found work: an idle outbox makes no traces.
+		var span trace.Span
+		ctx, span = d.cfg.Tracing.Start(ctx, "outbox.dispatch "+lane.String(), trace.WithAttributes(
+			attribute.String("outbox.lane", lane.String()), attribute.Int("outbox.rows", len(rows))))
+		defer func() { tracing.End(span, err) }()
 	}
 	var (
 		evs  []Event

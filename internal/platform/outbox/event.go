@@ -17,6 +17,9 @@ type Event struct {
 	Aggregate Aggregate // what it is about; its id is the CloudEvent's subject
 	Payload   string
 	At        time.Time // when the change it announces committed (the row's created_at)
+	// Trace is the W3C traceparent of the change that wrote the event
+	// ("": none): its publish and webhook attempts are spans of that trace.
+	Trace string
 	// Row is the outbox row the event came in (zero: not from the outbox).
 	// A sink may keep work per row rather than per event: the webhooks
 	// queue a batch's row once per webhook, not once per order.
@@ -37,12 +40,16 @@ type Row struct {
 // read a batch's row again through here when they send its events.
 func RowEvents(r *ent.Outbox) ([]Event, error) {
 	row := Row{ID: r.ID, EventID: r.EventID, Events: r.Events}
+	var trace string
+	if r.Traceparent != nil {
+		trace = *r.Traceparent
+	}
 	if r.Events == 1 {
 		a := Aggregate{Type: r.AggregateType, ID: r.AggregateID}
 		if a.Type == "" {
 			a = legacyAggregate(r.Payload)
 		}
-		return []Event{{ID: r.EventID, Type: r.Type, Aggregate: a, Payload: r.Payload, At: r.CreatedAt, Row: row}}, nil
+		return []Event{{ID: r.EventID, Type: r.Type, Aggregate: a, Payload: r.Payload, At: r.CreatedAt, Trace: trace, Row: row}}, nil
 	}
 	var evs []batchedEvent
 	if err := json.Unmarshal([]byte(r.Payload), &evs); err != nil {
@@ -57,7 +64,11 @@ func RowEvents(r *ent.Outbox) ([]Event, error) {
 		if a.Type == "" {
 			a = legacyAggregate(string(e.Payload))
 		}
-		out[i] = Event{ID: e.EventID, Type: r.Type, Aggregate: a, Payload: string(e.Payload), At: r.CreatedAt, Row: row}
+		t := e.Traceparent
+		if t == "" {
+			t = trace
+		}
+		out[i] = Event{ID: e.EventID, Type: r.Type, Aggregate: a, Payload: string(e.Payload), At: r.CreatedAt, Trace: t, Row: row}
 	}
 	return out, nil
 }

@@ -17,7 +17,7 @@ func TestRowEventsGiveEachEventItsAggregate(t *testing.T) {
 	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	many, err := Many("test", "TestHappened", at, 2, func(i int) (string, []byte, error) {
 		return fmt.Sprint("t-", i), fmt.Appendf(nil, `{"n":%d}`, i), nil
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

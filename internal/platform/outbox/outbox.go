@@ -12,6 +12,7 @@ import (
 	"storefront/ent"
 	entoutbox "storefront/ent/outbox"
 	"storefront/internal/platform/store"
+	"storefront/internal/platform/tracing"
 )
 
 // Aggregate is what an event is about: its type ("order") and its id (the
@@ -35,6 +36,10 @@ type Record struct {
 	Payload   string
 	At        time.Time // when the change it announces committed
 	Events    int
+	// Trace is the W3C traceparent of the span that wrote the row (""
+	// with tracing off): its events' publish and webhook attempts join
+	// that trace. Insert takes it from its context when it is empty.
+	Trace string
 }
 
 // Write is r's row.
@@ -46,11 +51,19 @@ func (r *Record) Write(v store.Values) {
 	v.Str(entoutbox.FieldPayload, r.Payload)
 	v.Time(entoutbox.FieldCreatedAt, r.At)
 	v.Int(entoutbox.FieldEvents, int64(r.Events))
+	if r.Trace != "" {
+		// Only with tracing on: off, the row and its statement are as
+		// they were.
+		v.Str(entoutbox.FieldTraceparent, r.Trace)
+	}
 }
 
 // Insert writes r in tx: it exists if and only if the change it announces
 // commits, and is dispatched only after that.
 func Insert(ctx context.Context, tx *ent.Tx, r *Record) error {
+	if r.Trace == "" {
+		r.Trace = tracing.Traceparent(ctx)
+	}
 	if err := store.Exec(ctx, tx, store.NewInsert(entoutbox.Table).Row(r.Write)); err != nil {
 		return fmt.Errorf("writing %s event: %w", r.Type, err)
 	}
@@ -80,12 +93,15 @@ func One(a Aggregate, typ string, payload any, at time.Time) (*Record, error) {
 type batchedEvent struct {
 	EventID     string          `json:"eventId"`
 	AggregateID string          `json:"aggregateId"`
+	Traceparent string          `json:"traceparent,omitempty"`
 	Payload     json.RawMessage `json:"payload"`
 }
 
 // Many is the record of n events of type typ, about n aggregates of type
 // aggType, in one row: each(i) gives the i-th's aggregate id and its
-// payload's JSON. One event's row is an ordinary one (One's); several
+// payload's JSON, and trace (nil: none) its W3C traceparent, the trace of
+// the request that asked for it (a group-commit batch's orders each come
+// from their own request). One event's row is an ordinary one (One's); several
 // events' row holds them in order, each with its own id and aggregate id.
 // A row per event cost the hot SKU's group-commit batch a tenth of its
 // database CPU per order (docs/checkout.md, "Outbox").
@@ -93,13 +109,17 @@ type batchedEvent struct {
 // The payload is assembled by hand: json.Marshal would validate and
 // compact every payload again (a RawMessage), which showed in the batch's
 // profile.
-func Many(aggType, typ string, at time.Time, n int, each func(i int) (id string, payload []byte, err error)) (*Record, error) {
+func Many(aggType, typ string, at time.Time, n int, each func(i int) (id string, payload []byte, err error), trace func(i int) string) (*Record, error) {
 	if n == 1 {
 		id, p, err := each(0)
 		if err != nil {
 			return nil, fmt.Errorf("encoding %s event: %w", typ, err)
 		}
-		return &Record{EventID: newEventID(), Type: typ, Aggregate: Aggregate{Type: aggType, ID: id}, Payload: string(p), At: at, Events: 1}, nil
+		r := &Record{EventID: newEventID(), Type: typ, Aggregate: Aggregate{Type: aggType, ID: id}, Payload: string(p), At: at, Events: 1}
+		if trace != nil {
+			r.Trace = trace(0)
+		}
+		return r, nil
 	}
 	var b strings.Builder
 	b.WriteByte('[')
@@ -119,6 +139,13 @@ func Many(aggType, typ string, at time.Time, n int, each func(i int) (id string,
 		b.WriteString(newEventID()) // hex digits and dashes: nothing to escape
 		b.WriteString(`","aggregateId":`)
 		b.Write(aid)
+		if trace != nil {
+			if tp := trace(i); tp != "" {
+				b.WriteString(`,"traceparent":"`)
+				b.WriteString(tp) // hex digits and dashes
+				b.WriteByte('"')
+			}
+		}
 		b.WriteString(`,"payload":`)
 		b.Write(p)
 		b.WriteByte('}')

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 )
@@ -50,7 +51,15 @@ func (c *Conn) BeginPostgres(ctx context.Context, local string) error {
 func (c *Conn) SendPostgres(ctx context.Context, q string) (res []PostgresResult, committed bool, err error) {
 	c.open = true // q holds one from its first statement on
 	var status byte
-	err = c.c.Raw(func(dc any) error {
+	err = c.c.Raw(func(dc any) (err error) {
+		if t, ok := dc.(traced); ok {
+			// A wrapped connection (tracing): the batch's one query gets
+			// the span every other statement gets from the wrapper.
+			var end func(error)
+			ctx, end = t.Statement(ctx, q)
+			defer func() { end(err) }()
+			dc = t.Raw()
+		}
 		pc, ok := dc.(*pgConn)
 		if !ok {
 			return fmt.Errorf("store.SendPostgres: the connection is a %T, not PostgreSQL's", dc)
@@ -98,6 +107,13 @@ func (c *Conn) SendPostgres(ctx context.Context, q string) (res []PostgresResult
 		return res, false, fmt.Errorf("%w: %w", ErrCommitUnknown, err)
 	}
 	return res, committed, err
+}
+
+// traced is a connection a ConnectorWrapper wrapped: the driver's own
+// beneath it, and a span for a statement sent past the wrapper.
+type traced interface {
+	Raw() driver.Conn
+	Statement(ctx context.Context, query string) (context.Context, func(error))
 }
 
 // rollbackError is an error of the batch whose ROLLBACK failed too.

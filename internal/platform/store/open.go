@@ -5,6 +5,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
@@ -78,11 +79,11 @@ func Open(ctx context.Context, spec string, opts ...Option) (*DB, error) {
 	)
 	switch kind {
 	case "sqlite":
-		op, err = openSQLite(rest)
+		op, err = openSQLite(rest, o.conn)
 	case "mysql":
-		op, err = openMySQL(rest, o.pools())
+		op, err = openMySQL(rest, o.pools(), o.conn)
 	case "postgres":
-		op, err = openPostgres(rest, o.pools())
+		op, err = openPostgres(rest, o.pools(), o.conn)
 	default:
 		return nil, fmt.Errorf("database %q: unknown kind %q (want sqlite, mysql or postgres)", spec, kind)
 	}
@@ -120,6 +121,7 @@ type Option func(*options)
 
 type options struct {
 	wrap                 func(dialect.Driver) dialect.Driver
+	conn                 ConnectorWrapper
 	maxConns, batchConns int
 }
 
@@ -167,6 +169,34 @@ func WithPools(maxConns, batchConns int) Option {
 func WithDriverWrapper(f func(dialect.Driver) dialect.Driver) Option {
 	return func(o *options) { o.wrap = f }
 }
+
+// ConnectorWrapper wraps the database/sql connector of each pool, given
+// the server's db.system name (sqlite, mysql, postgresql): tracing's span
+// per statement sees every statement, ent's, raw SQL's and the batch's, in
+// and out of transactions.
+type ConnectorWrapper func(system string, c driver.Connector) driver.Connector
+
+// WithConnectorWrapper wraps every pool's connector with f (nil: none).
+func WithConnectorWrapper(f ConnectorWrapper) Option {
+	return func(o *options) { o.conn = f }
+}
+
+// open is a pool on c, wrapped by w when there is one.
+func (w ConnectorWrapper) open(system string, c driver.Connector) *sql.DB {
+	if w != nil {
+		c = w(system, c)
+	}
+	return sql.OpenDB(c)
+}
+
+// dsnConnector is a driver opened by DSN as a connector.
+type dsnConnector struct {
+	d   driver.Driver
+	dsn string
+}
+
+func (c dsnConnector) Connect(context.Context) (driver.Conn, error) { return c.d.Open(c.dsn) }
+func (c dsnConnector) Driver() driver.Driver                        { return c.d }
 
 // Close releases the pools.
 func (d *DB) Close() error {

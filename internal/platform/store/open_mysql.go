@@ -13,7 +13,7 @@ import (
 
 // openMySQL opens the main pool and the batch pool (DB.Batch), on one
 // server or on the first ready node of a Galera list (nodes_mysql.go).
-func openMySQL(dsns string, size pools) (opened, error) {
+func openMySQL(dsns string, size pools, wrap ConnectorWrapper) (opened, error) {
 	var cfgs []*mysql.Config
 	for _, dsn := range splitNodes(dsns) {
 		cfg, err := mysqlConfig(dsn)
@@ -29,7 +29,14 @@ func openMySQL(dsns string, size pools) (opened, error) {
 		return openPools(func(multi bool) (*sql.DB, error) {
 			c := cfgs[0].Clone()
 			c.MultiStatements = multi
-			return sql.Open("mysql", c.FormatDSN())
+			if wrap == nil {
+				return sql.Open("mysql", c.FormatDSN())
+			}
+			conn, err := mysql.NewConnector(c)
+			if err != nil {
+				return nil, err
+			}
+			return wrap.open("mysql", conn), nil
 		}, size, nil)
 	}
 	set, err := newNodeSet(cfgs)
@@ -50,7 +57,7 @@ func openMySQL(dsns string, size pools) (opened, error) {
 			}
 			nc.nodes = append(nc.nodes, conn)
 		}
-		return sql.OpenDB(nc), nil
+		return wrap.open("mysql", nc), nil
 	}, size, set.close)
 	if err != nil {
 		set.close()

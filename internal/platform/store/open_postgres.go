@@ -12,7 +12,7 @@ import (
 
 // openPostgres opens the main pool and the batch pool (DB.Batch) through
 // pgx's database/sql driver. dsn is a libpq URL or key=value string.
-func openPostgres(dsn string, size pools) (opened, error) {
+func openPostgres(dsn string, size pools, wrap ConnectorWrapper) (opened, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return opened{}, fmt.Errorf("postgres DSN: %w", err)
@@ -30,7 +30,7 @@ func openPostgres(dsn string, size pools) (opened, error) {
 	// jsonb.)
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
 	conn := rebinding{stdlib.GetConnector(*cfg)}
-	main := sql.OpenDB(conn)
+	main := wrap.open("postgresql", conn)
 	// A pool per instance, against max_connections (100 by default):
 	// docs/operations.md, "PostgreSQL"; DefaultMaxConns says why its size.
 	main.SetMaxOpenConns(size.main)
@@ -38,7 +38,7 @@ func openPostgres(dsn string, size pools) (opened, error) {
 	main.SetConnMaxLifetime(30 * time.Minute)
 	// The batch sends its statements as one simple-protocol query
 	// (conn_postgres.go); its own small pool, as on MySQL.
-	batch := sql.OpenDB(conn)
+	batch := wrap.open("postgresql", conn)
 	batch.SetMaxOpenConns(size.batch)
 	batch.SetMaxIdleConns(size.batch)
 	batch.SetConnMaxLifetime(30 * time.Minute)

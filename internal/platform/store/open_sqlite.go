@@ -7,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 
-	_ "modernc.org/sqlite" // pure-Go SQLite: the default needs no C compiler
+	"modernc.org/sqlite" // pure-Go SQLite: the default needs no C compiler
 )
 
-func openSQLite(path string) (opened, error) {
+func openSQLite(path string, wrap ConnectorWrapper) (opened, error) {
 	if dir := filepath.Dir(path); dir != "." && path != ":memory:" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return opened{}, fmt.Errorf("creating %s: %w", dir, err)
@@ -22,9 +22,14 @@ func openSQLite(path string) (opened, error) {
 	dsn := "file:" + path + "?_txlock=immediate" +
 		"&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
 		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return opened{}, err
+	var db *sql.DB
+	if wrap == nil {
+		var err error
+		if db, err = sql.Open("sqlite", dsn); err != nil {
+			return opened{}, err
+		}
+	} else {
+		db = wrap.open("sqlite", dsnConnector{&sqlite.Driver{}, dsn})
 	}
 	// SQLite has one writer at a time; a small pool avoids a crowd of
 	// connections spinning in the busy handler.
