@@ -108,7 +108,7 @@ func StartAt(t *testing.T, addr, db string, extra ...string) *Server {
 			// What the server logged as errors says why it answered INTERNAL.
 			var errs []string
 			for _, l := range strings.Split(s.stderr.String(), "\n") {
-				if strings.Contains(l, "level=ERROR") {
+				if strings.Contains(l, "level=ERROR") || strings.Contains(l, `"level":"ERROR"`) {
 					errs = append(errs, l)
 				}
 			}
