@@ -32,7 +32,9 @@ func TestGaleraShipmentsRaceRefundOrder(t *testing.T) {
 	item, home := demo.Goods.Skus[0].ID, demo.MyAddresses[0].ID
 	const ship = `mutation($sn: String!, $i: ID!, $t: String!) { shipOrder(input: {orderSn: $sn, carrier: "SF", trackingNo: $t, lines: [{itemId: $i, quantity: 1}]}) { status } }`
 	for round := range 6 {
-		var p struct{ PlaceOrder struct{ OrderSn, Amount string } }
+		var p struct {
+			PlaceOrder struct{ OrderSn, Amount string }
+		}
 		decode(t, s.Query(t, s.CustomerToken, `mutation($i: ID!, $a: ID, $k: String) { placeOrder(input: {items: [{itemId: $i, quantity: 3}], addressId: $a}, idempotencyKey: $k) { orderSn amount } }`,
 			map[string]any{"i": item, "a": home, "k": fmt.Sprint("galera-race-", round)}), &p)
 		sn := p.PlaceOrder.OrderSn
