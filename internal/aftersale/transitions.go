@@ -247,10 +247,8 @@ func (s *Service) end(ctx context.Context, actor Actor, sn string, to enums.Afte
 // release gives the units of a, which has just ended without a refund,
 // back to its order's lines; withheld ones are to ship again.
 func release(ctx context.Context, tx *ent.Tx, a *AfterSale, now time.Time) error {
-	for _, l := range a.Lines {
-		if err := checkout.ReleaseLineTx(ctx, tx, l.orderLineID, l.Quantity, checkout.LineHold{Amount: l.Amount, Withheld: l.withheld}); err != nil {
-			return err
-		}
+	if err := releaseLines(ctx, tx, a); err != nil {
+		return err
 	}
 	if !a.withheldAny() {
 		return nil
@@ -285,10 +283,18 @@ func EndOpenTx(ctx context.Context, tx *ent.Tx, orderID int64, note string, now 
 			slog.WarnContext(ctx, "a return on its way back was cancelled: its order was refunded in full; receive the parcel by hand",
 				"afterSaleSn", a.Sn, "orderSn", a.OrderSn)
 		}
-		for _, l := range a.Lines {
-			if err := checkout.ReleaseLineTx(ctx, tx, l.orderLineID, l.Quantity, checkout.LineHold{Amount: l.Amount, Withheld: l.withheld}); err != nil {
-				return err
-			}
+		if err := releaseLines(ctx, tx, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// releaseLines gives a's units and money back to its order's lines.
+func releaseLines(ctx context.Context, tx *ent.Tx, a *AfterSale) error {
+	for _, l := range a.Lines {
+		if err := checkout.ReleaseLineTx(ctx, tx, l.orderLineID, l.Quantity, checkout.LineHold{Amount: l.Amount, Withheld: l.withheld}); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -42,12 +42,16 @@ func outsideRefund(paymentID string) string { return "payment:" + paymentID }
 // key refuses it and the transaction rolls back rather than count money
 // twice.
 func bookTx(ctx context.Context, tx *ent.Tx, e Entry) error {
-	err := tx.MoneyEntry.Create().SetKind(e.Kind).SetOrderID(e.OrderID).SetOrderSn(e.OrderSn).SetAmount(e.Amount).
-		SetCurrency(e.Currency).SetProvider(e.Provider).SetReference(e.Reference).Exec(ctx)
-	if err != nil {
+	if err := create(tx, e).Exec(ctx); err != nil {
 		return fmt.Errorf("booking %s %s of order %s (%s %s): %w", e.Kind, e.Amount, e.OrderSn, e.Provider, e.Reference, err)
 	}
 	return nil
+}
+
+// create is e's row.
+func create(tx *ent.Tx, e Entry) *ent.MoneyEntryCreate {
+	return tx.MoneyEntry.Create().SetKind(e.Kind).SetOrderID(e.OrderID).SetOrderSn(e.OrderSn).SetAmount(e.Amount).
+		SetCurrency(e.Currency).SetProvider(e.Provider).SetReference(e.Reference)
 }
 
 // bookPaymentTx books payment pay of order o: CHARGE when it paid the
@@ -86,8 +90,8 @@ func bookOutsideRefundTx(ctx context.Context, tx *ent.Tx, pay *ent.Payment) erro
 	if left <= 0 {
 		return nil
 	}
-	err = tx.MoneyEntry.Create().SetKind(enums.MoneyRefund).SetOrderID(pay.OrderID).SetOrderSn(pay.OrderSn).SetAmount(-left).
-		SetCurrency(pay.Currency).SetProvider(pay.Provider).SetReference(outsideRefund(pay.PaymentID)).
+	err = create(tx, Entry{Kind: enums.MoneyRefund, OrderID: pay.OrderID, OrderSn: pay.OrderSn, Amount: -left,
+		Currency: pay.Currency, Provider: pay.Provider, Reference: outsideRefund(pay.PaymentID)}).
 		OnConflict(entsql.ConflictColumns(moneyentry.FieldKind, moneyentry.FieldProvider, moneyentry.FieldReference), entsql.ResolveWithIgnore()).
 		Exec(ctx)
 	if err != nil {

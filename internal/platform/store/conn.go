@@ -122,10 +122,9 @@ func (c *Conn) discard() {
 // A panic while reading the answer leaves the connection and its
 // transaction in an unknown state, as a cut connection does, and is
 // answered as one (driver.ErrBadConn: Send says ErrCommitUnknown), logged
-// with its stack. go-sql-driver/mysql v1.10.1 panics in readColumns
+// with its stack: go-sql-driver/mysql v1.10.1 panics in readColumns
 // (slice bounds out of range) on a result cut short while a Galera node
-// rejoins mid-batch: 1 of 4 runs of TestGaleraNodeIsolated answered
-// INTERNAL for the batch's orders.
+// rejoins.
 func queryAll(ctx context.Context, c *sql.Conn, q string, scan func(*sql.Rows) error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
