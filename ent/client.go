@@ -26,6 +26,7 @@ import (
 	"storefront/ent/idempotency"
 	"storefront/ent/moneyentry"
 	"storefront/ent/order"
+	"storefront/ent/orderadjustment"
 	"storefront/ent/orderline"
 	"storefront/ent/outbox"
 	"storefront/ent/payment"
@@ -88,6 +89,8 @@ type Client struct {
 	MoneyEntry *MoneyEntryClient
 	// Order is the client for interacting with the Order builders.
 	Order *OrderClient
+	// OrderAdjustment is the client for interacting with the OrderAdjustment builders.
+	OrderAdjustment *OrderAdjustmentClient
 	// OrderLine is the client for interacting with the OrderLine builders.
 	OrderLine *OrderLineClient
 	// Outbox is the client for interacting with the Outbox builders.
@@ -150,6 +153,7 @@ func (c *Client) init() {
 	c.Idempotency = NewIdempotencyClient(c.config)
 	c.MoneyEntry = NewMoneyEntryClient(c.config)
 	c.Order = NewOrderClient(c.config)
+	c.OrderAdjustment = NewOrderAdjustmentClient(c.config)
 	c.OrderLine = NewOrderLineClient(c.config)
 	c.Outbox = NewOutboxClient(c.config)
 	c.Payment = NewPaymentClient(c.config)
@@ -275,6 +279,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Idempotency:      NewIdempotencyClient(cfg),
 		MoneyEntry:       NewMoneyEntryClient(cfg),
 		Order:            NewOrderClient(cfg),
+		OrderAdjustment:  NewOrderAdjustmentClient(cfg),
 		OrderLine:        NewOrderLineClient(cfg),
 		Outbox:           NewOutboxClient(cfg),
 		Payment:          NewPaymentClient(cfg),
@@ -327,6 +332,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Idempotency:      NewIdempotencyClient(cfg),
 		MoneyEntry:       NewMoneyEntryClient(cfg),
 		Order:            NewOrderClient(cfg),
+		OrderAdjustment:  NewOrderAdjustmentClient(cfg),
 		OrderLine:        NewOrderLineClient(cfg),
 		Outbox:           NewOutboxClient(cfg),
 		Payment:          NewPaymentClient(cfg),
@@ -376,10 +382,10 @@ func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.Address, c.AddressBook, c.AfterSale, c.AfterSaleLine, c.AfterSaleLog, c.Cart,
 		c.CartLine, c.Category, c.Coupon, c.CouponClaim, c.Goods, c.GoodsListing,
-		c.Idempotency, c.MoneyEntry, c.Order, c.OrderLine, c.Outbox, c.Payment,
-		c.PaymentEvent, c.PaymentStart, c.PoolBuyer, c.PurchaseCount, c.Refund,
-		c.Shipment, c.ShippingTemplate, c.Sku, c.Spec, c.SpecValue, c.StockLog,
-		c.StockPool, c.UserCoupon, c.Webhook, c.WebhookDelivery,
+		c.Idempotency, c.MoneyEntry, c.Order, c.OrderAdjustment, c.OrderLine, c.Outbox,
+		c.Payment, c.PaymentEvent, c.PaymentStart, c.PoolBuyer, c.PurchaseCount,
+		c.Refund, c.Shipment, c.ShippingTemplate, c.Sku, c.Spec, c.SpecValue,
+		c.StockLog, c.StockPool, c.UserCoupon, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Use(hooks...)
 	}
@@ -391,10 +397,10 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.Address, c.AddressBook, c.AfterSale, c.AfterSaleLine, c.AfterSaleLog, c.Cart,
 		c.CartLine, c.Category, c.Coupon, c.CouponClaim, c.Goods, c.GoodsListing,
-		c.Idempotency, c.MoneyEntry, c.Order, c.OrderLine, c.Outbox, c.Payment,
-		c.PaymentEvent, c.PaymentStart, c.PoolBuyer, c.PurchaseCount, c.Refund,
-		c.Shipment, c.ShippingTemplate, c.Sku, c.Spec, c.SpecValue, c.StockLog,
-		c.StockPool, c.UserCoupon, c.Webhook, c.WebhookDelivery,
+		c.Idempotency, c.MoneyEntry, c.Order, c.OrderAdjustment, c.OrderLine, c.Outbox,
+		c.Payment, c.PaymentEvent, c.PaymentStart, c.PoolBuyer, c.PurchaseCount,
+		c.Refund, c.Shipment, c.ShippingTemplate, c.Sku, c.Spec, c.SpecValue,
+		c.StockLog, c.StockPool, c.UserCoupon, c.Webhook, c.WebhookDelivery,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -433,6 +439,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.MoneyEntry.mutate(ctx, m)
 	case *OrderMutation:
 		return c.Order.mutate(ctx, m)
+	case *OrderAdjustmentMutation:
+		return c.OrderAdjustment.mutate(ctx, m)
 	case *OrderLineMutation:
 		return c.OrderLine.mutate(ctx, m)
 	case *OutboxMutation:
@@ -2524,6 +2532,22 @@ func (c *OrderClient) QueryLines(_m *Order) *OrderLineQuery {
 	return query
 }
 
+// QueryAdjustments queries the adjustments edge of a Order.
+func (c *OrderClient) QueryAdjustments(_m *Order) *OrderAdjustmentQuery {
+	query := (&OrderAdjustmentClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(order.Table, order.FieldID, id),
+			sqlgraph.To(orderadjustment.Table, orderadjustment.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, order.AdjustmentsTable, order.AdjustmentsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *OrderClient) Hooks() []Hook {
 	return c.hooks.Order
@@ -2546,6 +2570,155 @@ func (c *OrderClient) mutate(ctx context.Context, m *OrderMutation) (Value, erro
 		return (&OrderDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Order mutation op: %q", m.Op())
+	}
+}
+
+// OrderAdjustmentClient is a client for the OrderAdjustment schema.
+type OrderAdjustmentClient struct {
+	config
+}
+
+// NewOrderAdjustmentClient returns a client for the OrderAdjustment from the given config.
+func NewOrderAdjustmentClient(c config) *OrderAdjustmentClient {
+	return &OrderAdjustmentClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `orderadjustment.Hooks(f(g(h())))`.
+func (c *OrderAdjustmentClient) Use(hooks ...Hook) {
+	c.hooks.OrderAdjustment = append(c.hooks.OrderAdjustment, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `orderadjustment.Intercept(f(g(h())))`.
+func (c *OrderAdjustmentClient) Intercept(interceptors ...Interceptor) {
+	c.inters.OrderAdjustment = append(c.inters.OrderAdjustment, interceptors...)
+}
+
+// Create returns a builder for creating a OrderAdjustment entity.
+func (c *OrderAdjustmentClient) Create() *OrderAdjustmentCreate {
+	mutation := newOrderAdjustmentMutation(c.config, OpCreate)
+	return &OrderAdjustmentCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of OrderAdjustment entities.
+func (c *OrderAdjustmentClient) CreateBulk(builders ...*OrderAdjustmentCreate) *OrderAdjustmentCreateBulk {
+	return &OrderAdjustmentCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *OrderAdjustmentClient) MapCreateBulk(slice any, setFunc func(*OrderAdjustmentCreate, int)) *OrderAdjustmentCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &OrderAdjustmentCreateBulk{err: fmt.Errorf("calling to OrderAdjustmentClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*OrderAdjustmentCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &OrderAdjustmentCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for OrderAdjustment.
+func (c *OrderAdjustmentClient) Update() *OrderAdjustmentUpdate {
+	mutation := newOrderAdjustmentMutation(c.config, OpUpdate)
+	return &OrderAdjustmentUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *OrderAdjustmentClient) UpdateOne(_m *OrderAdjustment) *OrderAdjustmentUpdateOne {
+	mutation := newOrderAdjustmentMutation(c.config, OpUpdateOne, withOrderAdjustment(_m))
+	return &OrderAdjustmentUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *OrderAdjustmentClient) UpdateOneID(id int64) *OrderAdjustmentUpdateOne {
+	mutation := newOrderAdjustmentMutation(c.config, OpUpdateOne, withOrderAdjustmentID(id))
+	return &OrderAdjustmentUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for OrderAdjustment.
+func (c *OrderAdjustmentClient) Delete() *OrderAdjustmentDelete {
+	mutation := newOrderAdjustmentMutation(c.config, OpDelete)
+	return &OrderAdjustmentDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *OrderAdjustmentClient) DeleteOne(_m *OrderAdjustment) *OrderAdjustmentDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *OrderAdjustmentClient) DeleteOneID(id int64) *OrderAdjustmentDeleteOne {
+	builder := c.Delete().Where(orderadjustment.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &OrderAdjustmentDeleteOne{builder}
+}
+
+// Query returns a query builder for OrderAdjustment.
+func (c *OrderAdjustmentClient) Query() *OrderAdjustmentQuery {
+	return &OrderAdjustmentQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeOrderAdjustment},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a OrderAdjustment entity by its id.
+func (c *OrderAdjustmentClient) Get(ctx context.Context, id int64) (*OrderAdjustment, error) {
+	return c.Query().Where(orderadjustment.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *OrderAdjustmentClient) GetX(ctx context.Context, id int64) *OrderAdjustment {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryOrder queries the order edge of a OrderAdjustment.
+func (c *OrderAdjustmentClient) QueryOrder(_m *OrderAdjustment) *OrderQuery {
+	query := (&OrderClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(orderadjustment.Table, orderadjustment.FieldID, id),
+			sqlgraph.To(order.Table, order.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, orderadjustment.OrderTable, orderadjustment.OrderColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *OrderAdjustmentClient) Hooks() []Hook {
+	return c.hooks.OrderAdjustment
+}
+
+// Interceptors returns the client interceptors.
+func (c *OrderAdjustmentClient) Interceptors() []Interceptor {
+	return c.inters.OrderAdjustment
+}
+
+func (c *OrderAdjustmentClient) mutate(ctx context.Context, m *OrderAdjustmentMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&OrderAdjustmentCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&OrderAdjustmentUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&OrderAdjustmentUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&OrderAdjustmentDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown OrderAdjustment mutation op: %q", m.Op())
 	}
 }
 
@@ -5028,16 +5201,17 @@ type (
 	hooks struct {
 		Address, AddressBook, AfterSale, AfterSaleLine, AfterSaleLog, Cart, CartLine,
 		Category, Coupon, CouponClaim, Goods, GoodsListing, Idempotency, MoneyEntry,
-		Order, OrderLine, Outbox, Payment, PaymentEvent, PaymentStart, PoolBuyer,
-		PurchaseCount, Refund, Shipment, ShippingTemplate, Sku, Spec, SpecValue,
-		StockLog, StockPool, UserCoupon, Webhook, WebhookDelivery []ent.Hook
+		Order, OrderAdjustment, OrderLine, Outbox, Payment, PaymentEvent, PaymentStart,
+		PoolBuyer, PurchaseCount, Refund, Shipment, ShippingTemplate, Sku, Spec,
+		SpecValue, StockLog, StockPool, UserCoupon, Webhook, WebhookDelivery []ent.Hook
 	}
 	inters struct {
 		Address, AddressBook, AfterSale, AfterSaleLine, AfterSaleLog, Cart, CartLine,
 		Category, Coupon, CouponClaim, Goods, GoodsListing, Idempotency, MoneyEntry,
-		Order, OrderLine, Outbox, Payment, PaymentEvent, PaymentStart, PoolBuyer,
-		PurchaseCount, Refund, Shipment, ShippingTemplate, Sku, Spec, SpecValue,
-		StockLog, StockPool, UserCoupon, Webhook, WebhookDelivery []ent.Interceptor
+		Order, OrderAdjustment, OrderLine, Outbox, Payment, PaymentEvent, PaymentStart,
+		PoolBuyer, PurchaseCount, Refund, Shipment, ShippingTemplate, Sku, Spec,
+		SpecValue, StockLog, StockPool, UserCoupon, Webhook,
+		WebhookDelivery []ent.Interceptor
 	}
 )
 

@@ -22,6 +22,7 @@ import (
 	"storefront/ent/idempotency"
 	"storefront/ent/moneyentry"
 	"storefront/ent/order"
+	"storefront/ent/orderadjustment"
 	"storefront/ent/orderline"
 	"storefront/ent/outbox"
 	"storefront/ent/payment"
@@ -120,6 +121,7 @@ func checkColumn(t, c string) error {
 			idempotency.Table:      idempotency.ValidColumn,
 			moneyentry.Table:       moneyentry.ValidColumn,
 			order.Table:            order.ValidColumn,
+			orderadjustment.Table:  orderadjustment.ValidColumn,
 			orderline.Table:        orderline.ValidColumn,
 			outbox.Table:           outbox.ValidColumn,
 			payment.Table:          payment.ValidColumn,

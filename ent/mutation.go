@@ -21,6 +21,7 @@ import (
 	"storefront/ent/idempotency"
 	"storefront/ent/moneyentry"
 	"storefront/ent/order"
+	"storefront/ent/orderadjustment"
 	"storefront/ent/orderline"
 	"storefront/ent/outbox"
 	"storefront/ent/payment"
@@ -75,6 +76,7 @@ const (
 	TypeIdempotency      = "Idempotency"
 	TypeMoneyEntry       = "MoneyEntry"
 	TypeOrder            = "Order"
+	TypeOrderAdjustment  = "OrderAdjustment"
 	TypeOrderLine        = "OrderLine"
 	TypeOutbox           = "Outbox"
 	TypePayment          = "Payment"
@@ -12890,6 +12892,9 @@ type OrderMutation struct {
 	lines              map[int64]struct{}
 	removedlines       map[int64]struct{}
 	clearedlines       bool
+	adjustments        map[int64]struct{}
+	removedadjustments map[int64]struct{}
+	clearedadjustments bool
 	done               bool
 	oldValue           func(context.Context) (*Order, error)
 	predicates         []predicate.Order
@@ -14154,6 +14159,60 @@ func (m *OrderMutation) ResetLines() {
 	m.removedlines = nil
 }
 
+// AddAdjustmentIDs adds the "adjustments" edge to the OrderAdjustment entity by ids.
+func (m *OrderMutation) AddAdjustmentIDs(ids ...int64) {
+	if m.adjustments == nil {
+		m.adjustments = make(map[int64]struct{})
+	}
+	for i := range ids {
+		m.adjustments[ids[i]] = struct{}{}
+	}
+}
+
+// ClearAdjustments clears the "adjustments" edge to the OrderAdjustment entity.
+func (m *OrderMutation) ClearAdjustments() {
+	m.clearedadjustments = true
+}
+
+// AdjustmentsCleared reports if the "adjustments" edge to the OrderAdjustment entity was cleared.
+func (m *OrderMutation) AdjustmentsCleared() bool {
+	return m.clearedadjustments
+}
+
+// RemoveAdjustmentIDs removes the "adjustments" edge to the OrderAdjustment entity by IDs.
+func (m *OrderMutation) RemoveAdjustmentIDs(ids ...int64) {
+	if m.removedadjustments == nil {
+		m.removedadjustments = make(map[int64]struct{})
+	}
+	for i := range ids {
+		delete(m.adjustments, ids[i])
+		m.removedadjustments[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedAdjustments returns the removed IDs of the "adjustments" edge to the OrderAdjustment entity.
+func (m *OrderMutation) RemovedAdjustmentsIDs() (ids []int64) {
+	for id := range m.removedadjustments {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// AdjustmentsIDs returns the "adjustments" edge IDs in the mutation.
+func (m *OrderMutation) AdjustmentsIDs() (ids []int64) {
+	for id := range m.adjustments {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetAdjustments resets all changes to the "adjustments" edge.
+func (m *OrderMutation) ResetAdjustments() {
+	m.adjustments = nil
+	m.clearedadjustments = false
+	m.removedadjustments = nil
+}
+
 // Where appends a list predicates to the OrderMutation builder.
 func (m *OrderMutation) Where(ps ...predicate.Order) {
 	m.predicates = append(m.predicates, ps...)
@@ -14817,9 +14876,12 @@ func (m *OrderMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *OrderMutation) AddedEdges() []string {
-	edges := make([]string, 0, 1)
+	edges := make([]string, 0, 2)
 	if m.lines != nil {
 		edges = append(edges, order.EdgeLines)
+	}
+	if m.adjustments != nil {
+		edges = append(edges, order.EdgeAdjustments)
 	}
 	return edges
 }
@@ -14834,15 +14896,24 @@ func (m *OrderMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case order.EdgeAdjustments:
+		ids := make([]ent.Value, 0, len(m.adjustments))
+		for id := range m.adjustments {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *OrderMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 1)
+	edges := make([]string, 0, 2)
 	if m.removedlines != nil {
 		edges = append(edges, order.EdgeLines)
+	}
+	if m.removedadjustments != nil {
+		edges = append(edges, order.EdgeAdjustments)
 	}
 	return edges
 }
@@ -14857,15 +14928,24 @@ func (m *OrderMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case order.EdgeAdjustments:
+		ids := make([]ent.Value, 0, len(m.removedadjustments))
+		for id := range m.removedadjustments {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *OrderMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 1)
+	edges := make([]string, 0, 2)
 	if m.clearedlines {
 		edges = append(edges, order.EdgeLines)
+	}
+	if m.clearedadjustments {
+		edges = append(edges, order.EdgeAdjustments)
 	}
 	return edges
 }
@@ -14876,6 +14956,8 @@ func (m *OrderMutation) EdgeCleared(name string) bool {
 	switch name {
 	case order.EdgeLines:
 		return m.clearedlines
+	case order.EdgeAdjustments:
+		return m.clearedadjustments
 	}
 	return false
 }
@@ -14895,8 +14977,769 @@ func (m *OrderMutation) ResetEdge(name string) error {
 	case order.EdgeLines:
 		m.ResetLines()
 		return nil
+	case order.EdgeAdjustments:
+		m.ResetAdjustments()
+		return nil
 	}
 	return fmt.Errorf("unknown Order edge %s", name)
+}
+
+// OrderAdjustmentMutation represents an operation that mutates the OrderAdjustment nodes in the graph.
+type OrderAdjustmentMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int64
+	item_id       *int64
+	additem_id    *int64
+	kind          *enums.AdjustmentKind
+	source_id     *int64
+	addsource_id  *int64
+	label         *string
+	amount        *money.Money
+	addamount     *money.Money
+	clearedFields map[string]struct{}
+	_order        *int64
+	cleared_order bool
+	done          bool
+	oldValue      func(context.Context) (*OrderAdjustment, error)
+	predicates    []predicate.OrderAdjustment
+}
+
+var _ ent.Mutation = (*OrderAdjustmentMutation)(nil)
+
+// orderadjustmentOption allows management of the mutation configuration using functional options.
+type orderadjustmentOption func(*OrderAdjustmentMutation)
+
+// newOrderAdjustmentMutation creates new mutation for the OrderAdjustment entity.
+func newOrderAdjustmentMutation(c config, op Op, opts ...orderadjustmentOption) *OrderAdjustmentMutation {
+	m := &OrderAdjustmentMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeOrderAdjustment,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withOrderAdjustmentID sets the ID field of the mutation.
+func withOrderAdjustmentID(id int64) orderadjustmentOption {
+	return func(m *OrderAdjustmentMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *OrderAdjustment
+		)
+		m.oldValue = func(ctx context.Context) (*OrderAdjustment, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().OrderAdjustment.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withOrderAdjustment sets the old OrderAdjustment of the mutation.
+func withOrderAdjustment(node *OrderAdjustment) orderadjustmentOption {
+	return func(m *OrderAdjustmentMutation) {
+		m.oldValue = func(context.Context) (*OrderAdjustment, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m OrderAdjustmentMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m OrderAdjustmentMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of OrderAdjustment entities.
+func (m *OrderAdjustmentMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *OrderAdjustmentMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *OrderAdjustmentMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().OrderAdjustment.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetOrderID sets the "order_id" field.
+func (m *OrderAdjustmentMutation) SetOrderID(i int64) {
+	m._order = &i
+}
+
+// OrderID returns the value of the "order_id" field in the mutation.
+func (m *OrderAdjustmentMutation) OrderID() (r int64, exists bool) {
+	v := m._order
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrderID returns the old "order_id" field's value of the OrderAdjustment entity.
+// If the OrderAdjustment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderAdjustmentMutation) OldOrderID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrderID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrderID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrderID: %w", err)
+	}
+	return oldValue.OrderID, nil
+}
+
+// ResetOrderID resets all changes to the "order_id" field.
+func (m *OrderAdjustmentMutation) ResetOrderID() {
+	m._order = nil
+}
+
+// SetItemID sets the "item_id" field.
+func (m *OrderAdjustmentMutation) SetItemID(i int64) {
+	m.item_id = &i
+	m.additem_id = nil
+}
+
+// ItemID returns the value of the "item_id" field in the mutation.
+func (m *OrderAdjustmentMutation) ItemID() (r int64, exists bool) {
+	v := m.item_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldItemID returns the old "item_id" field's value of the OrderAdjustment entity.
+// If the OrderAdjustment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderAdjustmentMutation) OldItemID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldItemID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldItemID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldItemID: %w", err)
+	}
+	return oldValue.ItemID, nil
+}
+
+// AddItemID adds i to the "item_id" field.
+func (m *OrderAdjustmentMutation) AddItemID(i int64) {
+	if m.additem_id != nil {
+		*m.additem_id += i
+	} else {
+		m.additem_id = &i
+	}
+}
+
+// AddedItemID returns the value that was added to the "item_id" field in this mutation.
+func (m *OrderAdjustmentMutation) AddedItemID() (r int64, exists bool) {
+	v := m.additem_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetItemID resets all changes to the "item_id" field.
+func (m *OrderAdjustmentMutation) ResetItemID() {
+	m.item_id = nil
+	m.additem_id = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *OrderAdjustmentMutation) SetKind(ek enums.AdjustmentKind) {
+	m.kind = &ek
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *OrderAdjustmentMutation) Kind() (r enums.AdjustmentKind, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the OrderAdjustment entity.
+// If the OrderAdjustment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderAdjustmentMutation) OldKind(ctx context.Context) (v enums.AdjustmentKind, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *OrderAdjustmentMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetSourceID sets the "source_id" field.
+func (m *OrderAdjustmentMutation) SetSourceID(i int64) {
+	m.source_id = &i
+	m.addsource_id = nil
+}
+
+// SourceID returns the value of the "source_id" field in the mutation.
+func (m *OrderAdjustmentMutation) SourceID() (r int64, exists bool) {
+	v := m.source_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSourceID returns the old "source_id" field's value of the OrderAdjustment entity.
+// If the OrderAdjustment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderAdjustmentMutation) OldSourceID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSourceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSourceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSourceID: %w", err)
+	}
+	return oldValue.SourceID, nil
+}
+
+// AddSourceID adds i to the "source_id" field.
+func (m *OrderAdjustmentMutation) AddSourceID(i int64) {
+	if m.addsource_id != nil {
+		*m.addsource_id += i
+	} else {
+		m.addsource_id = &i
+	}
+}
+
+// AddedSourceID returns the value that was added to the "source_id" field in this mutation.
+func (m *OrderAdjustmentMutation) AddedSourceID() (r int64, exists bool) {
+	v := m.addsource_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSourceID resets all changes to the "source_id" field.
+func (m *OrderAdjustmentMutation) ResetSourceID() {
+	m.source_id = nil
+	m.addsource_id = nil
+}
+
+// SetLabel sets the "label" field.
+func (m *OrderAdjustmentMutation) SetLabel(s string) {
+	m.label = &s
+}
+
+// Label returns the value of the "label" field in the mutation.
+func (m *OrderAdjustmentMutation) Label() (r string, exists bool) {
+	v := m.label
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLabel returns the old "label" field's value of the OrderAdjustment entity.
+// If the OrderAdjustment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderAdjustmentMutation) OldLabel(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLabel is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLabel requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLabel: %w", err)
+	}
+	return oldValue.Label, nil
+}
+
+// ResetLabel resets all changes to the "label" field.
+func (m *OrderAdjustmentMutation) ResetLabel() {
+	m.label = nil
+}
+
+// SetAmount sets the "amount" field.
+func (m *OrderAdjustmentMutation) SetAmount(value money.Money) {
+	m.amount = &value
+	m.addamount = nil
+}
+
+// Amount returns the value of the "amount" field in the mutation.
+func (m *OrderAdjustmentMutation) Amount() (r money.Money, exists bool) {
+	v := m.amount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmount returns the old "amount" field's value of the OrderAdjustment entity.
+// If the OrderAdjustment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderAdjustmentMutation) OldAmount(ctx context.Context) (v money.Money, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmount: %w", err)
+	}
+	return oldValue.Amount, nil
+}
+
+// AddAmount adds value to the "amount" field.
+func (m *OrderAdjustmentMutation) AddAmount(value money.Money) {
+	if m.addamount != nil {
+		*m.addamount += value
+	} else {
+		m.addamount = &value
+	}
+}
+
+// AddedAmount returns the value that was added to the "amount" field in this mutation.
+func (m *OrderAdjustmentMutation) AddedAmount() (r money.Money, exists bool) {
+	v := m.addamount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAmount resets all changes to the "amount" field.
+func (m *OrderAdjustmentMutation) ResetAmount() {
+	m.amount = nil
+	m.addamount = nil
+}
+
+// ClearOrder clears the "order" edge to the Order entity.
+func (m *OrderAdjustmentMutation) ClearOrder() {
+	m.cleared_order = true
+	m.clearedFields[orderadjustment.FieldOrderID] = struct{}{}
+}
+
+// OrderCleared reports if the "order" edge to the Order entity was cleared.
+func (m *OrderAdjustmentMutation) OrderCleared() bool {
+	return m.cleared_order
+}
+
+// OrderIDs returns the "order" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// OrderID instead. It exists only for internal usage by the builders.
+func (m *OrderAdjustmentMutation) OrderIDs() (ids []int64) {
+	if id := m._order; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetOrder resets all changes to the "order" edge.
+func (m *OrderAdjustmentMutation) ResetOrder() {
+	m._order = nil
+	m.cleared_order = false
+}
+
+// Where appends a list predicates to the OrderAdjustmentMutation builder.
+func (m *OrderAdjustmentMutation) Where(ps ...predicate.OrderAdjustment) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the OrderAdjustmentMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *OrderAdjustmentMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.OrderAdjustment, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *OrderAdjustmentMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *OrderAdjustmentMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (OrderAdjustment).
+func (m *OrderAdjustmentMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *OrderAdjustmentMutation) Fields() []string {
+	fields := make([]string, 0, 6)
+	if m._order != nil {
+		fields = append(fields, orderadjustment.FieldOrderID)
+	}
+	if m.item_id != nil {
+		fields = append(fields, orderadjustment.FieldItemID)
+	}
+	if m.kind != nil {
+		fields = append(fields, orderadjustment.FieldKind)
+	}
+	if m.source_id != nil {
+		fields = append(fields, orderadjustment.FieldSourceID)
+	}
+	if m.label != nil {
+		fields = append(fields, orderadjustment.FieldLabel)
+	}
+	if m.amount != nil {
+		fields = append(fields, orderadjustment.FieldAmount)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *OrderAdjustmentMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case orderadjustment.FieldOrderID:
+		return m.OrderID()
+	case orderadjustment.FieldItemID:
+		return m.ItemID()
+	case orderadjustment.FieldKind:
+		return m.Kind()
+	case orderadjustment.FieldSourceID:
+		return m.SourceID()
+	case orderadjustment.FieldLabel:
+		return m.Label()
+	case orderadjustment.FieldAmount:
+		return m.Amount()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *OrderAdjustmentMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case orderadjustment.FieldOrderID:
+		return m.OldOrderID(ctx)
+	case orderadjustment.FieldItemID:
+		return m.OldItemID(ctx)
+	case orderadjustment.FieldKind:
+		return m.OldKind(ctx)
+	case orderadjustment.FieldSourceID:
+		return m.OldSourceID(ctx)
+	case orderadjustment.FieldLabel:
+		return m.OldLabel(ctx)
+	case orderadjustment.FieldAmount:
+		return m.OldAmount(ctx)
+	}
+	return nil, fmt.Errorf("unknown OrderAdjustment field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OrderAdjustmentMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case orderadjustment.FieldOrderID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrderID(v)
+		return nil
+	case orderadjustment.FieldItemID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetItemID(v)
+		return nil
+	case orderadjustment.FieldKind:
+		v, ok := value.(enums.AdjustmentKind)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case orderadjustment.FieldSourceID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSourceID(v)
+		return nil
+	case orderadjustment.FieldLabel:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLabel(v)
+		return nil
+	case orderadjustment.FieldAmount:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmount(v)
+		return nil
+	}
+	return fmt.Errorf("unknown OrderAdjustment field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *OrderAdjustmentMutation) AddedFields() []string {
+	var fields []string
+	if m.additem_id != nil {
+		fields = append(fields, orderadjustment.FieldItemID)
+	}
+	if m.addsource_id != nil {
+		fields = append(fields, orderadjustment.FieldSourceID)
+	}
+	if m.addamount != nil {
+		fields = append(fields, orderadjustment.FieldAmount)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *OrderAdjustmentMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case orderadjustment.FieldItemID:
+		return m.AddedItemID()
+	case orderadjustment.FieldSourceID:
+		return m.AddedSourceID()
+	case orderadjustment.FieldAmount:
+		return m.AddedAmount()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OrderAdjustmentMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case orderadjustment.FieldItemID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddItemID(v)
+		return nil
+	case orderadjustment.FieldSourceID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSourceID(v)
+		return nil
+	case orderadjustment.FieldAmount:
+		v, ok := value.(money.Money)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAmount(v)
+		return nil
+	}
+	return fmt.Errorf("unknown OrderAdjustment numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *OrderAdjustmentMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *OrderAdjustmentMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *OrderAdjustmentMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown OrderAdjustment nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *OrderAdjustmentMutation) ResetField(name string) error {
+	switch name {
+	case orderadjustment.FieldOrderID:
+		m.ResetOrderID()
+		return nil
+	case orderadjustment.FieldItemID:
+		m.ResetItemID()
+		return nil
+	case orderadjustment.FieldKind:
+		m.ResetKind()
+		return nil
+	case orderadjustment.FieldSourceID:
+		m.ResetSourceID()
+		return nil
+	case orderadjustment.FieldLabel:
+		m.ResetLabel()
+		return nil
+	case orderadjustment.FieldAmount:
+		m.ResetAmount()
+		return nil
+	}
+	return fmt.Errorf("unknown OrderAdjustment field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *OrderAdjustmentMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m._order != nil {
+		edges = append(edges, orderadjustment.EdgeOrder)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *OrderAdjustmentMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case orderadjustment.EdgeOrder:
+		if id := m._order; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *OrderAdjustmentMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *OrderAdjustmentMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *OrderAdjustmentMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.cleared_order {
+		edges = append(edges, orderadjustment.EdgeOrder)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *OrderAdjustmentMutation) EdgeCleared(name string) bool {
+	switch name {
+	case orderadjustment.EdgeOrder:
+		return m.cleared_order
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *OrderAdjustmentMutation) ClearEdge(name string) error {
+	switch name {
+	case orderadjustment.EdgeOrder:
+		m.ClearOrder()
+		return nil
+	}
+	return fmt.Errorf("unknown OrderAdjustment unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *OrderAdjustmentMutation) ResetEdge(name string) error {
+	switch name {
+	case orderadjustment.EdgeOrder:
+		m.ResetOrder()
+		return nil
+	}
+	return fmt.Errorf("unknown OrderAdjustment edge %s", name)
 }
 
 // OrderLineMutation represents an operation that mutates the OrderLine nodes in the graph.

@@ -75,9 +75,11 @@ type Order struct {
 type OrderEdges struct {
 	// Lines holds the value of the lines edge.
 	Lines []*OrderLine `json:"lines,omitempty"`
+	// Adjustments holds the value of the adjustments edge.
+	Adjustments []*OrderAdjustment `json:"adjustments,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [1]bool
+	loadedTypes [2]bool
 }
 
 // LinesOrErr returns the Lines value or an error if the edge
@@ -87,6 +89,15 @@ func (e OrderEdges) LinesOrErr() ([]*OrderLine, error) {
 		return e.Lines, nil
 	}
 	return nil, &NotLoadedError{edge: "lines"}
+}
+
+// AdjustmentsOrErr returns the Adjustments value or an error if the edge
+// was not loaded in eager-loading.
+func (e OrderEdges) AdjustmentsOrErr() ([]*OrderAdjustment, error) {
+	if e.loadedTypes[1] {
+		return e.Adjustments, nil
+	}
+	return nil, &NotLoadedError{edge: "adjustments"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -284,6 +295,11 @@ func (_m *Order) Value(name string) (ent.Value, error) {
 // QueryLines queries the "lines" edge of the Order entity.
 func (_m *Order) QueryLines() *OrderLineQuery {
 	return NewOrderClient(_m.config).QueryLines(_m)
+}
+
+// QueryAdjustments queries the "adjustments" edge of the Order entity.
+func (_m *Order) QueryAdjustments() *OrderAdjustmentQuery {
+	return NewOrderClient(_m.config).QueryAdjustments(_m)
 }
 
 // Update returns a builder for updating this Order.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"storefront/ent/order"
+	"storefront/ent/orderadjustment"
 	"storefront/ent/orderline"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/money"
@@ -328,6 +329,21 @@ func (_c *OrderCreate) AddLines(v ...*OrderLine) *OrderCreate {
 	return _c.AddLineIDs(ids...)
 }
 
+// AddAdjustmentIDs adds the "adjustments" edge to the OrderAdjustment entity by IDs.
+func (_c *OrderCreate) AddAdjustmentIDs(ids ...int64) *OrderCreate {
+	_c.mutation.AddAdjustmentIDs(ids...)
+	return _c
+}
+
+// AddAdjustments adds the "adjustments" edges to the OrderAdjustment entity.
+func (_c *OrderCreate) AddAdjustments(v ...*OrderAdjustment) *OrderCreate {
+	ids := make([]int64, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddAdjustmentIDs(ids...)
+}
+
 // Mutation returns the OrderMutation object of the builder.
 func (_c *OrderCreate) Mutation() *OrderMutation {
 	return _c.mutation
@@ -623,6 +639,22 @@ func (_c *OrderCreate) createSpec() (*Order, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(orderline.FieldID, field.TypeInt64),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.AdjustmentsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   order.AdjustmentsTable,
+			Columns: []string{order.AdjustmentsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(orderadjustment.FieldID, field.TypeInt64),
 			},
 		}
 		for _, k := range nodes {

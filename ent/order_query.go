@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"storefront/ent/order"
+	"storefront/ent/orderadjustment"
 	"storefront/ent/orderline"
 	"storefront/ent/predicate"
 
@@ -21,12 +22,13 @@ import (
 // OrderQuery is the builder for querying Order entities.
 type OrderQuery struct {
 	config
-	ctx        *QueryContext
-	order      []order.OrderOption
-	inters     []Interceptor
-	predicates []predicate.Order
-	withLines  *OrderLineQuery
-	modifiers  []func(*sql.Selector)
+	ctx             *QueryContext
+	order           []order.OrderOption
+	inters          []Interceptor
+	predicates      []predicate.Order
+	withLines       *OrderLineQuery
+	withAdjustments *OrderAdjustmentQuery
+	modifiers       []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -78,6 +80,28 @@ func (_q *OrderQuery) QueryLines() *OrderLineQuery {
 			sqlgraph.From(order.Table, order.FieldID, selector),
 			sqlgraph.To(orderline.Table, orderline.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, order.LinesTable, order.LinesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryAdjustments chains the current query on the "adjustments" edge.
+func (_q *OrderQuery) QueryAdjustments() *OrderAdjustmentQuery {
+	query := (&OrderAdjustmentClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(order.Table, order.FieldID, selector),
+			sqlgraph.To(orderadjustment.Table, orderadjustment.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, order.AdjustmentsTable, order.AdjustmentsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -272,12 +296,13 @@ func (_q *OrderQuery) Clone() *OrderQuery {
 		return nil
 	}
 	return &OrderQuery{
-		config:     _q.config,
-		ctx:        _q.ctx.Clone(),
-		order:      append([]order.OrderOption{}, _q.order...),
-		inters:     append([]Interceptor{}, _q.inters...),
-		predicates: append([]predicate.Order{}, _q.predicates...),
-		withLines:  _q.withLines.Clone(),
+		config:          _q.config,
+		ctx:             _q.ctx.Clone(),
+		order:           append([]order.OrderOption{}, _q.order...),
+		inters:          append([]Interceptor{}, _q.inters...),
+		predicates:      append([]predicate.Order{}, _q.predicates...),
+		withLines:       _q.withLines.Clone(),
+		withAdjustments: _q.withAdjustments.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -293,6 +318,17 @@ func (_q *OrderQuery) WithLines(opts ...func(*OrderLineQuery)) *OrderQuery {
 		opt(query)
 	}
 	_q.withLines = query
+	return _q
+}
+
+// WithAdjustments tells the query-builder to eager-load the nodes that are connected to
+// the "adjustments" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *OrderQuery) WithAdjustments(opts ...func(*OrderAdjustmentQuery)) *OrderQuery {
+	query := (&OrderAdjustmentClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withAdjustments = query
 	return _q
 }
 
@@ -374,8 +410,9 @@ func (_q *OrderQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Order,
 	var (
 		nodes       = []*Order{}
 		_spec       = _q.querySpec()
-		loadedTypes = [1]bool{
+		loadedTypes = [2]bool{
 			_q.withLines != nil,
+			_q.withAdjustments != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -406,6 +443,13 @@ func (_q *OrderQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Order,
 			return nil, err
 		}
 	}
+	if query := _q.withAdjustments; query != nil {
+		if err := _q.loadAdjustments(ctx, query, nodes,
+			func(n *Order) { n.Edges.Adjustments = []*OrderAdjustment{} },
+			func(n *Order, e *OrderAdjustment) { n.Edges.Adjustments = append(n.Edges.Adjustments, e) }); err != nil {
+			return nil, err
+		}
+	}
 	return nodes, nil
 }
 
@@ -424,6 +468,36 @@ func (_q *OrderQuery) loadLines(ctx context.Context, query *OrderLineQuery, node
 	}
 	query.Where(predicate.OrderLine(func(s *sql.Selector) {
 		s.Where(sql.InValues(s.C(order.LinesColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.OrderID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "order_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *OrderQuery) loadAdjustments(ctx context.Context, query *OrderAdjustmentQuery, nodes []*Order, init func(*Order), assign func(*Order, *OrderAdjustment)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int64]*Order)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(orderadjustment.FieldOrderID)
+	}
+	query.Where(predicate.OrderAdjustment(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(order.AdjustmentsColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"storefront/ent/order"
+	"storefront/ent/orderadjustment"
 	"storefront/ent/orderline"
 	"storefront/ent/predicate"
 	"storefront/internal/vocab/enums"
@@ -432,6 +433,21 @@ func (_u *OrderUpdate) AddLines(v ...*OrderLine) *OrderUpdate {
 	return _u.AddLineIDs(ids...)
 }
 
+// AddAdjustmentIDs adds the "adjustments" edge to the OrderAdjustment entity by IDs.
+func (_u *OrderUpdate) AddAdjustmentIDs(ids ...int64) *OrderUpdate {
+	_u.mutation.AddAdjustmentIDs(ids...)
+	return _u
+}
+
+// AddAdjustments adds the "adjustments" edges to the OrderAdjustment entity.
+func (_u *OrderUpdate) AddAdjustments(v ...*OrderAdjustment) *OrderUpdate {
+	ids := make([]int64, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddAdjustmentIDs(ids...)
+}
+
 // Mutation returns the OrderMutation object of the builder.
 func (_u *OrderUpdate) Mutation() *OrderMutation {
 	return _u.mutation
@@ -456,6 +472,27 @@ func (_u *OrderUpdate) RemoveLines(v ...*OrderLine) *OrderUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveLineIDs(ids...)
+}
+
+// ClearAdjustments clears all "adjustments" edges to the OrderAdjustment entity.
+func (_u *OrderUpdate) ClearAdjustments() *OrderUpdate {
+	_u.mutation.ClearAdjustments()
+	return _u
+}
+
+// RemoveAdjustmentIDs removes the "adjustments" edge to OrderAdjustment entities by IDs.
+func (_u *OrderUpdate) RemoveAdjustmentIDs(ids ...int64) *OrderUpdate {
+	_u.mutation.RemoveAdjustmentIDs(ids...)
+	return _u
+}
+
+// RemoveAdjustments removes "adjustments" edges to OrderAdjustment entities.
+func (_u *OrderUpdate) RemoveAdjustments(v ...*OrderAdjustment) *OrderUpdate {
+	ids := make([]int64, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveAdjustmentIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -674,6 +711,51 @@ func (_u *OrderUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(orderline.FieldID, field.TypeInt64),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.AdjustmentsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   order.AdjustmentsTable,
+			Columns: []string{order.AdjustmentsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(orderadjustment.FieldID, field.TypeInt64),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedAdjustmentsIDs(); len(nodes) > 0 && !_u.mutation.AdjustmentsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   order.AdjustmentsTable,
+			Columns: []string{order.AdjustmentsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(orderadjustment.FieldID, field.TypeInt64),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.AdjustmentsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   order.AdjustmentsTable,
+			Columns: []string{order.AdjustmentsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(orderadjustment.FieldID, field.TypeInt64),
 			},
 		}
 		for _, k := range nodes {
@@ -1103,6 +1185,21 @@ func (_u *OrderUpdateOne) AddLines(v ...*OrderLine) *OrderUpdateOne {
 	return _u.AddLineIDs(ids...)
 }
 
+// AddAdjustmentIDs adds the "adjustments" edge to the OrderAdjustment entity by IDs.
+func (_u *OrderUpdateOne) AddAdjustmentIDs(ids ...int64) *OrderUpdateOne {
+	_u.mutation.AddAdjustmentIDs(ids...)
+	return _u
+}
+
+// AddAdjustments adds the "adjustments" edges to the OrderAdjustment entity.
+func (_u *OrderUpdateOne) AddAdjustments(v ...*OrderAdjustment) *OrderUpdateOne {
+	ids := make([]int64, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddAdjustmentIDs(ids...)
+}
+
 // Mutation returns the OrderMutation object of the builder.
 func (_u *OrderUpdateOne) Mutation() *OrderMutation {
 	return _u.mutation
@@ -1127,6 +1224,27 @@ func (_u *OrderUpdateOne) RemoveLines(v ...*OrderLine) *OrderUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveLineIDs(ids...)
+}
+
+// ClearAdjustments clears all "adjustments" edges to the OrderAdjustment entity.
+func (_u *OrderUpdateOne) ClearAdjustments() *OrderUpdateOne {
+	_u.mutation.ClearAdjustments()
+	return _u
+}
+
+// RemoveAdjustmentIDs removes the "adjustments" edge to OrderAdjustment entities by IDs.
+func (_u *OrderUpdateOne) RemoveAdjustmentIDs(ids ...int64) *OrderUpdateOne {
+	_u.mutation.RemoveAdjustmentIDs(ids...)
+	return _u
+}
+
+// RemoveAdjustments removes "adjustments" edges to OrderAdjustment entities.
+func (_u *OrderUpdateOne) RemoveAdjustments(v ...*OrderAdjustment) *OrderUpdateOne {
+	ids := make([]int64, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveAdjustmentIDs(ids...)
 }
 
 // Where appends a list predicates to the OrderUpdate builder.
@@ -1375,6 +1493,51 @@ func (_u *OrderUpdateOne) sqlSave(ctx context.Context) (_node *Order, err error)
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(orderline.FieldID, field.TypeInt64),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.AdjustmentsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   order.AdjustmentsTable,
+			Columns: []string{order.AdjustmentsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(orderadjustment.FieldID, field.TypeInt64),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedAdjustmentsIDs(); len(nodes) > 0 && !_u.mutation.AdjustmentsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   order.AdjustmentsTable,
+			Columns: []string{order.AdjustmentsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(orderadjustment.FieldID, field.TypeInt64),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.AdjustmentsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   order.AdjustmentsTable,
+			Columns: []string{order.AdjustmentsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(orderadjustment.FieldID, field.TypeInt64),
 			},
 		}
 		for _, k := range nodes {

@@ -18,6 +18,7 @@ import (
 	"storefront/ent/idempotency"
 	"storefront/ent/moneyentry"
 	"storefront/ent/order"
+	"storefront/ent/orderadjustment"
 	"storefront/ent/orderline"
 	"storefront/ent/outbox"
 	"storefront/ent/payment"
@@ -591,6 +592,22 @@ func init() {
 	orderDescRefundedAmount := orderFields[23].Descriptor()
 	// order.DefaultRefundedAmount holds the default value on creation for the refunded_amount field.
 	order.DefaultRefundedAmount = money.Money(orderDescRefundedAmount.Default.(int64))
+	orderadjustmentFields := schema.OrderAdjustment{}.Fields()
+	_ = orderadjustmentFields
+	// orderadjustmentDescKind is the schema descriptor for kind field.
+	orderadjustmentDescKind := orderadjustmentFields[3].Descriptor()
+	// orderadjustment.KindValidator is a validator for the "kind" field. It is called by the builders before save.
+	orderadjustment.KindValidator = orderadjustmentDescKind.Validators[0].(func(string) error)
+	// orderadjustmentDescSourceID is the schema descriptor for source_id field.
+	orderadjustmentDescSourceID := orderadjustmentFields[4].Descriptor()
+	// orderadjustment.DefaultSourceID holds the default value on creation for the source_id field.
+	orderadjustment.DefaultSourceID = orderadjustmentDescSourceID.Default.(int64)
+	// orderadjustmentDescLabel is the schema descriptor for label field.
+	orderadjustmentDescLabel := orderadjustmentFields[5].Descriptor()
+	// orderadjustment.DefaultLabel holds the default value on creation for the label field.
+	orderadjustment.DefaultLabel = orderadjustmentDescLabel.Default.(string)
+	// orderadjustment.LabelValidator is a validator for the "label" field. It is called by the builders before save.
+	orderadjustment.LabelValidator = orderadjustmentDescLabel.Validators[0].(func(string) error)
 	orderlineFields := schema.OrderLine{}.Fields()
 	_ = orderlineFields
 	// orderlineDescGoodsName is the schema descriptor for goods_name field.

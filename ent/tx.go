@@ -44,6 +44,8 @@ type Tx struct {
 	MoneyEntry *MoneyEntryClient
 	// Order is the client for interacting with the Order builders.
 	Order *OrderClient
+	// OrderAdjustment is the client for interacting with the OrderAdjustment builders.
+	OrderAdjustment *OrderAdjustmentClient
 	// OrderLine is the client for interacting with the OrderLine builders.
 	OrderLine *OrderLineClient
 	// Outbox is the client for interacting with the Outbox builders.
@@ -226,6 +228,7 @@ func (tx *Tx) init() {
 	tx.Idempotency = NewIdempotencyClient(tx.config)
 	tx.MoneyEntry = NewMoneyEntryClient(tx.config)
 	tx.Order = NewOrderClient(tx.config)
+	tx.OrderAdjustment = NewOrderAdjustmentClient(tx.config)
 	tx.OrderLine = NewOrderLineClient(tx.config)
 	tx.Outbox = NewOutboxClient(tx.config)
 	tx.Payment = NewPaymentClient(tx.config)

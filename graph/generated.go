@@ -42,6 +42,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Adjustment() AdjustmentResolver
 	Cart() CartResolver
 	CartCost() CartCostResolver
 	CartLine() CartLineResolver
@@ -71,6 +72,19 @@ type ComplexityRoot struct {
 		PostalCode func(childComplexity int) int
 		Province   func(childComplexity int) int
 		RegionCode func(childComplexity int) int
+	}
+
+	Adjustment struct {
+		Amount   func(childComplexity int) int
+		Kind     func(childComplexity int) int
+		Label    func(childComplexity int) int
+		Lines    func(childComplexity int) int
+		SourceID func(childComplexity int) int
+	}
+
+	AdjustmentLine struct {
+		Amount func(childComplexity int) int
+		ItemID func(childComplexity int) int
 	}
 
 	AfterSale struct {
@@ -116,6 +130,7 @@ type ComplexityRoot struct {
 	}
 
 	CartCost struct {
+		Adjustments   func(childComplexity int) int
 		Discount      func(childComplexity int) int
 		Shipping      func(childComplexity int, addressID *string) int
 		Subtotal      func(childComplexity int) int
@@ -288,6 +303,7 @@ type ComplexityRoot struct {
 	}
 
 	Order struct {
+		Adjustments     func(childComplexity int) int
 		AfterSales      func(childComplexity int) int
 		Amount          func(childComplexity int) int
 		CompletedAt     func(childComplexity int) int
@@ -614,6 +630,9 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type AdjustmentResolver interface {
+	SourceID(ctx context.Context, obj *checkout.Adjustment) (*string, error)
+}
 type CartResolver interface {
 	UserCoupon(ctx context.Context, obj *cart.Cart) (*promo.UserCoupon, error)
 	Order(ctx context.Context, obj *cart.Cart) (*checkout.Order, error)
@@ -818,6 +837,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Address.RegionCode(childComplexity), true
 
+	case "Adjustment.amount":
+		if e.ComplexityRoot.Adjustment.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Adjustment.Amount(childComplexity), true
+	case "Adjustment.kind":
+		if e.ComplexityRoot.Adjustment.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Adjustment.Kind(childComplexity), true
+	case "Adjustment.label":
+		if e.ComplexityRoot.Adjustment.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Adjustment.Label(childComplexity), true
+	case "Adjustment.lines":
+		if e.ComplexityRoot.Adjustment.Lines == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Adjustment.Lines(childComplexity), true
+	case "Adjustment.sourceId":
+		if e.ComplexityRoot.Adjustment.SourceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Adjustment.SourceID(childComplexity), true
+
+	case "AdjustmentLine.amount":
+		if e.ComplexityRoot.AdjustmentLine.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AdjustmentLine.Amount(childComplexity), true
+	case "AdjustmentLine.itemId":
+		if e.ComplexityRoot.AdjustmentLine.ItemID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AdjustmentLine.ItemID(childComplexity), true
+
 	case "AfterSale.amount":
 		if e.ComplexityRoot.AfterSale.Amount == nil {
 			break
@@ -985,6 +1048,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Cart.Warnings(childComplexity), true
 
+	case "CartCost.adjustments":
+		if e.ComplexityRoot.CartCost.Adjustments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CartCost.Adjustments(childComplexity), true
 	case "CartCost.discount":
 		if e.ComplexityRoot.CartCost.Discount == nil {
 			break
@@ -2017,6 +2086,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Mutation.UpdateWebhook(childComplexity, args["id"].(string), args["input"].(UpdateWebhookInput)), true
 
+	case "Order.adjustments":
+		if e.ComplexityRoot.Order.Adjustments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Adjustments(childComplexity), true
 	case "Order.afterSales":
 		if e.ComplexityRoot.Order.AfterSales == nil {
 			break
@@ -4073,6 +4148,41 @@ type OrderEdge {
   cursor: String!
   node: Order!
 }
+
+"What changes an order's amount besides its lines (API-CONVENTIONS.md, \"Order money\")."
+enum AdjustmentKind {
+  COUPON
+  PROMOTION
+  SHIPPING
+  POINTS
+  GROUP_BUY
+  BARGAIN
+}
+
+"""
+One change of an order's money besides its lines: negative for a discount
+(a coupon), positive for a fee (shipping). subtotal + Σ adjustments' amount
+= amount; discount and shippingFee are their sums.
+"""
+type Adjustment {
+  kind: AdjustmentKind!
+  "What gave it: the customer's coupon (UserCoupon) for COUPON; null for SHIPPING."
+  sourceId: ID
+  label: String!
+  amount: Money!
+  "Each line's share (lines with none are left out); the shares sum exactly to amount. Refunds of a line return its subtotal less its shares of the discounts."
+  lines: [AdjustmentLine!]!
+}
+
+type AdjustmentLine {
+  itemId: ID!
+  amount: Money!
+}
+
+extend type Order {
+  "The order's adjustments, in the order they were applied (discounts first, the shipping fee last)."
+  adjustments: [Adjustment!]!
+}
 `, BuiltIn: false},
 	{Name: "../schema.payments.graphql", Input: `# Payments: verified notifications arrive on POST /payments/{provider}/notify
 # (Stripe's on POST /payments/stripe/webhook); these operations start a
@@ -4319,6 +4429,8 @@ type CartCost {
   (its order carries its own).
   """
   discount: Money!
+  "The chosen coupon's adjustment as the order would get it (none without one); the shipping fee is shipping(addressId)'s."
+  adjustments: [Adjustment!]!
   totalQuantity: Int!
 }
 
@@ -4998,6 +5110,32 @@ func (ec *executionContext) childFields_Address(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Address", field.Name)
 }
 
+func (ec *executionContext) childFields_Adjustment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_Adjustment_kind(ctx, field)
+	case "sourceId":
+		return ec.fieldContext_Adjustment_sourceId(ctx, field)
+	case "label":
+		return ec.fieldContext_Adjustment_label(ctx, field)
+	case "amount":
+		return ec.fieldContext_Adjustment_amount(ctx, field)
+	case "lines":
+		return ec.fieldContext_Adjustment_lines(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Adjustment", field.Name)
+}
+
+func (ec *executionContext) childFields_AdjustmentLine(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "itemId":
+		return ec.fieldContext_AdjustmentLine_itemId(ctx, field)
+	case "amount":
+		return ec.fieldContext_AdjustmentLine_amount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AdjustmentLine", field.Name)
+}
+
 func (ec *executionContext) childFields_AfterSale(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -5088,6 +5226,8 @@ func (ec *executionContext) childFields_CartCost(ctx context.Context, field grap
 		return ec.fieldContext_CartCost_subtotal(ctx, field)
 	case "discount":
 		return ec.fieldContext_CartCost_discount(ctx, field)
+	case "adjustments":
+		return ec.fieldContext_CartCost_adjustments(ctx, field)
 	case "totalQuantity":
 		return ec.fieldContext_CartCost_totalQuantity(ctx, field)
 	case "shipping":
@@ -5346,6 +5486,8 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 		return ec.fieldContext_Order_expiresAt(ctx, field)
 	case "needsReview":
 		return ec.fieldContext_Order_needsReview(ctx, field)
+	case "adjustments":
+		return ec.fieldContext_Order_adjustments(ctx, field)
 	case "payment":
 		return ec.fieldContext_Order_payment(ctx, field)
 	case "payments":
@@ -7628,6 +7770,176 @@ func (ec *executionContext) fieldContext_Address_isDefault(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Address", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _Adjustment_kind(ctx context.Context, field graphql.CollectedField, obj *checkout.Adjustment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Adjustment_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v enums.AdjustmentKind) graphql.Marshaler {
+			return ec.marshalNAdjustmentKind2storefrontᚋinternalᚋvocabᚋenumsᚐAdjustmentKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Adjustment_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Adjustment", field, false, false, "AdjustmentKind")
+}
+
+func (ec *executionContext) _Adjustment_sourceId(ctx context.Context, field graphql.CollectedField, obj *checkout.Adjustment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Adjustment_sourceId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Adjustment().SourceID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Adjustment_sourceId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Adjustment", field, true, true, "ID")
+}
+
+func (ec *executionContext) _Adjustment_label(ctx context.Context, field graphql.CollectedField, obj *checkout.Adjustment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Adjustment_label(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Label, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Adjustment_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Adjustment", field, false, false, "String")
+}
+
+func (ec *executionContext) _Adjustment_amount(ctx context.Context, field graphql.CollectedField, obj *checkout.Adjustment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Adjustment_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Adjustment_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Adjustment", field, false, false, "Money")
+}
+
+func (ec *executionContext) _Adjustment_lines(ctx context.Context, field graphql.CollectedField, obj *checkout.Adjustment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Adjustment_lines(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lines, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []checkout.AdjustmentLine) graphql.Marshaler {
+			return ec.marshalNAdjustmentLine2ᚕstorefrontᚋinternalᚋcheckoutᚐAdjustmentLineᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Adjustment_lines(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Adjustment",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AdjustmentLine(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AdjustmentLine_itemId(ctx context.Context, field graphql.CollectedField, obj *checkout.AdjustmentLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AdjustmentLine_itemId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ItemID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNID2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AdjustmentLine_itemId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AdjustmentLine", field, false, false, "ID")
+}
+
+func (ec *executionContext) _AdjustmentLine_amount(ctx context.Context, field graphql.CollectedField, obj *checkout.AdjustmentLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AdjustmentLine_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Money) graphql.Marshaler {
+			return ec.marshalNMoney2storefrontᚋinternalᚋvocabᚋmoneyᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AdjustmentLine_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AdjustmentLine", field, false, false, "Money")
+}
+
 func (ec *executionContext) _AfterSale_id(ctx context.Context, field graphql.CollectedField, obj *aftersale.AfterSale) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8374,6 +8686,38 @@ func (ec *executionContext) _CartCost_discount(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_CartCost_discount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CartCost", field, false, false, "Money")
+}
+
+func (ec *executionContext) _CartCost_adjustments(ctx context.Context, field graphql.CollectedField, obj *cart.Cost) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CartCost_adjustments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Adjustments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*checkout.Adjustment) graphql.Marshaler {
+			return ec.marshalNAdjustment2ᚕᚖstorefrontᚋinternalᚋcheckoutᚐAdjustmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CartCost_adjustments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CartCost",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Adjustment(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _CartCost_totalQuantity(ctx context.Context, field graphql.CollectedField, obj *cart.Cost) (ret graphql.Marshaler) {
@@ -12675,6 +13019,38 @@ func (ec *executionContext) _Order_needsReview(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Order_needsReview(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Order_adjustments(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_adjustments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Adjustments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*checkout.Adjustment) graphql.Marshaler {
+			return ec.marshalNAdjustment2ᚕᚖstorefrontᚋinternalᚋcheckoutᚐAdjustmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_adjustments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Order",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Adjustment(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Order_payment(ctx context.Context, field graphql.CollectedField, obj *checkout.Order) (ret graphql.Marshaler) {
@@ -21762,6 +22138,98 @@ func (ec *executionContext) _Address(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
+var adjustmentImplementors = []string{"Adjustment"}
+
+func (ec *executionContext) _Adjustment(ctx context.Context, sel ast.SelectionSet, obj *checkout.Adjustment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, adjustmentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Adjustment")
+		case "kind":
+			out.Values[i] = ec._Adjustment_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sourceId":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Adjustment_sourceId(ctx, field, obj)
+				})
+		case "label":
+			out.Values[i] = ec._Adjustment_label(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "amount":
+			out.Values[i] = ec._Adjustment_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lines":
+			out.Values[i] = ec._Adjustment_lines(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var adjustmentLineImplementors = []string{"AdjustmentLine"}
+
+func (ec *executionContext) _AdjustmentLine(ctx context.Context, sel ast.SelectionSet, obj *checkout.AdjustmentLine) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, adjustmentLineImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AdjustmentLine")
+		case "itemId":
+			out.Values[i] = ec._AdjustmentLine_itemId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._AdjustmentLine_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var afterSaleImplementors = []string{"AfterSale"}
 
 func (ec *executionContext) _AfterSale(ctx context.Context, sel ast.SelectionSet, obj *aftersale.AfterSale) graphql.Marshaler {
@@ -22057,6 +22525,11 @@ func (ec *executionContext) _CartCost(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "discount":
 			out.Values[i] = ec._CartCost_discount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "adjustments":
+			out.Values[i] = ec._CartCost_adjustments(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -23257,6 +23730,11 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 			}
 		case "needsReview":
 			out.Values[i] = ec._Order_needsReview(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "adjustments":
+			out.Values[i] = ec._Order_adjustments(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -25719,6 +26197,60 @@ func (ec *executionContext) unmarshalNAddressInput2storefrontᚋgraphᚐAddressI
 func (ec *executionContext) unmarshalNAdjustStockInput2storefrontᚋgraphᚐAdjustStockInput(ctx context.Context, v any) (AdjustStockInput, error) {
 	res, err := ec.unmarshalInputAdjustStockInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAdjustment2ᚕᚖstorefrontᚋinternalᚋcheckoutᚐAdjustmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*checkout.Adjustment) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAdjustment2ᚖstorefrontᚋinternalᚋcheckoutᚐAdjustment(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAdjustment2ᚖstorefrontᚋinternalᚋcheckoutᚐAdjustment(ctx context.Context, sel ast.SelectionSet, v *checkout.Adjustment) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Adjustment!")
+		return graphql.Null
+	}
+	return ec._Adjustment(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAdjustmentKind2storefrontᚋinternalᚋvocabᚋenumsᚐAdjustmentKind(ctx context.Context, v any) (enums.AdjustmentKind, error) {
+	var res enums.AdjustmentKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAdjustmentKind2storefrontᚋinternalᚋvocabᚋenumsᚐAdjustmentKind(ctx context.Context, sel ast.SelectionSet, v enums.AdjustmentKind) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNAdjustmentLine2storefrontᚋinternalᚋcheckoutᚐAdjustmentLine(ctx context.Context, sel ast.SelectionSet, v checkout.AdjustmentLine) graphql.Marshaler {
+	return ec._AdjustmentLine(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAdjustmentLine2ᚕstorefrontᚋinternalᚋcheckoutᚐAdjustmentLineᚄ(ctx context.Context, sel ast.SelectionSet, v []checkout.AdjustmentLine) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAdjustmentLine2storefrontᚋinternalᚋcheckoutᚐAdjustmentLine(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNAfterSale2ᚕᚖstorefrontᚋinternalᚋaftersaleᚐAfterSaleᚄ(ctx context.Context, sel ast.SelectionSet, v []*aftersale.AfterSale) graphql.Marshaler {

@@ -10,7 +10,17 @@ import (
 	"storefront/graph"
 	"storefront/internal/checkout"
 	"storefront/internal/vocab/paging"
+	"strconv"
 )
+
+// SourceID is the resolver for the sourceId field.
+func (r *adjustmentResolver) SourceID(ctx context.Context, obj *checkout.Adjustment) (*string, error) {
+	if obj.SourceID == 0 {
+		return nil, nil
+	}
+	id := strconv.FormatInt(obj.SourceID, 10)
+	return &id, nil
+}
 
 // PlaceOrder is the resolver for the placeOrder field.
 func (r *mutationResolver) PlaceOrder(ctx context.Context, input graph.PlaceOrderInput, idempotencyKey *string) (*checkout.Order, error) {
@@ -68,7 +78,13 @@ func (r *queryResolver) MyOrders(ctx context.Context, first *int64, after *strin
 	return c, nil
 }
 
+// Adjustment returns graph.AdjustmentResolver implementation.
+func (r *Resolver) Adjustment() graph.AdjustmentResolver { return &adjustmentResolver{r} }
+
 // Order returns graph.OrderResolver implementation.
 func (r *Resolver) Order() graph.OrderResolver { return &orderResolver{r} }
 
-type orderResolver struct{ *Resolver }
+type (
+	adjustmentResolver struct{ *Resolver }
+	orderResolver      struct{ *Resolver }
+)

@@ -188,6 +188,18 @@ func (f OrderFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.OrderMutation", m)
 }
 
+// The OrderAdjustmentFunc type is an adapter to allow the use of ordinary
+// function as OrderAdjustment mutator.
+type OrderAdjustmentFunc func(context.Context, *ent.OrderAdjustmentMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f OrderAdjustmentFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.OrderAdjustmentMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.OrderAdjustmentMutation", m)
+}
+
 // The OrderLineFunc type is an adapter to allow the use of ordinary
 // function as OrderLine mutator.
 type OrderLineFunc func(context.Context, *ent.OrderLineMutation) (ent.Value, error)

@@ -519,6 +519,37 @@ var (
 			},
 		},
 	}
+	// OrderAdjustmentColumns holds the columns for the "order_adjustment" table.
+	OrderAdjustmentColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "item_id", Type: field.TypeInt64},
+		{Name: "kind", Type: field.TypeString, Size: 16},
+		{Name: "source_id", Type: field.TypeInt64, Default: 0},
+		{Name: "label", Type: field.TypeString, Size: 120, Default: ""},
+		{Name: "amount", Type: field.TypeInt64},
+		{Name: "order_id", Type: field.TypeInt64},
+	}
+	// OrderAdjustmentTable holds the schema information for the "order_adjustment" table.
+	OrderAdjustmentTable = &schema.Table{
+		Name:       "order_adjustment",
+		Columns:    OrderAdjustmentColumns,
+		PrimaryKey: []*schema.Column{OrderAdjustmentColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "order_adjustment_orders_adjustments",
+				Columns:    []*schema.Column{OrderAdjustmentColumns[6]},
+				RefColumns: []*schema.Column{OrdersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "orderadjustment_order_id_kind_source_id_item_id",
+				Unique:  true,
+				Columns: []*schema.Column{OrderAdjustmentColumns[6], OrderAdjustmentColumns[2], OrderAdjustmentColumns[3], OrderAdjustmentColumns[1]},
+			},
+		},
+	}
 	// OrderLineColumns holds the columns for the "order_line" table.
 	OrderLineColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -1114,6 +1145,7 @@ var (
 		IdempotencyKeyTable,
 		MoneyEntryTable,
 		OrdersTable,
+		OrderAdjustmentTable,
 		OrderLineTable,
 		OutboxTable,
 		PaymentTable,
@@ -1181,6 +1213,10 @@ func init() {
 	}
 	OrdersTable.Annotation = &entsql.Annotation{
 		Table: "orders",
+	}
+	OrderAdjustmentTable.ForeignKeys[0].RefTable = OrdersTable
+	OrderAdjustmentTable.Annotation = &entsql.Annotation{
+		Table: "order_adjustment",
 	}
 	OrderLineTable.ForeignKeys[0].RefTable = OrdersTable
 	OrderLineTable.Annotation = &entsql.Annotation{

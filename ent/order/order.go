@@ -65,6 +65,8 @@ const (
 	FieldRefundedAmount = "refunded_amount"
 	// EdgeLines holds the string denoting the lines edge name in mutations.
 	EdgeLines = "lines"
+	// EdgeAdjustments holds the string denoting the adjustments edge name in mutations.
+	EdgeAdjustments = "adjustments"
 	// Table holds the table name of the order in the database.
 	Table = "orders"
 	// LinesTable is the table that holds the lines relation/edge.
@@ -74,6 +76,13 @@ const (
 	LinesInverseTable = "order_line"
 	// LinesColumn is the table column denoting the lines relation/edge.
 	LinesColumn = "order_id"
+	// AdjustmentsTable is the table that holds the adjustments relation/edge.
+	AdjustmentsTable = "order_adjustment"
+	// AdjustmentsInverseTable is the table name for the OrderAdjustment entity.
+	// It exists in this package in order to avoid circular dependency with the "orderadjustment" package.
+	AdjustmentsInverseTable = "order_adjustment"
+	// AdjustmentsColumn is the table column denoting the adjustments relation/edge.
+	AdjustmentsColumn = "order_id"
 )
 
 // Columns holds all SQL columns for order fields.
@@ -295,10 +304,31 @@ func ByLines(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newLinesStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByAdjustmentsCount orders the results by adjustments count.
+func ByAdjustmentsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newAdjustmentsStep(), opts...)
+	}
+}
+
+// ByAdjustments orders the results by adjustments terms.
+func ByAdjustments(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newAdjustmentsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newLinesStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(LinesInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, LinesTable, LinesColumn),
+	)
+}
+func newAdjustmentsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(AdjustmentsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, AdjustmentsTable, AdjustmentsColumn),
 	)
 }

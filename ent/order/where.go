@@ -1380,6 +1380,29 @@ func HasLinesWith(preds ...predicate.OrderLine) predicate.Order {
 	})
 }
 
+// HasAdjustments applies the HasEdge predicate on the "adjustments" edge.
+func HasAdjustments() predicate.Order {
+	return predicate.Order(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, AdjustmentsTable, AdjustmentsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasAdjustmentsWith applies the HasEdge predicate on the "adjustments" edge with a given conditions (other predicates).
+func HasAdjustmentsWith(preds ...predicate.OrderAdjustment) predicate.Order {
+	return predicate.Order(func(s *sql.Selector) {
+		step := newAdjustmentsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Order) predicate.Order {
 	return predicate.Order(sql.AndPredicates(predicates...))

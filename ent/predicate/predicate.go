@@ -51,6 +51,9 @@ type MoneyEntry func(*sql.Selector)
 // Order is the predicate function for order builders.
 type Order func(*sql.Selector)
 
+// OrderAdjustment is the predicate function for orderadjustment builders.
+type OrderAdjustment func(*sql.Selector)
+
 // OrderLine is the predicate function for orderline builders.
 type OrderLine func(*sql.Selector)
 

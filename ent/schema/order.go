@@ -74,7 +74,7 @@ func (Order) Fields() []ent.Field {
 }
 
 func (Order) Edges() []ent.Edge {
-	return []ent.Edge{edge.To("lines", OrderLine.Type)}
+	return []ent.Edge{edge.To("lines", OrderLine.Type), edge.To("adjustments", OrderAdjustment.Type)}
 }
 
 func (Order) Indexes() []ent.Index {

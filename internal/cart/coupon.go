@@ -7,6 +7,7 @@ import (
 
 	"storefront/ent"
 	"storefront/internal/platform/store"
+	"storefront/internal/checkout"
 	"storefront/internal/pricing"
 	"storefront/internal/promo"
 	"storefront/internal/vocab/enums"
@@ -78,8 +79,9 @@ func (s *Service) SetCoupon(ctx context.Context, who, token string, id *int64) (
 var errAnonymous = fmt.Errorf("%w: sign in and attach the cart (cartBuyerIdentityUpdate) before choosing a coupon", errs.Forbidden)
 
 // discount prices the chosen coupon into c's cost: promo.Apply on the
-// lines as the order would have them, pricing.Price to apportion it (as
-// checkout does). A coupon that does not apply costs nothing and warns.
+// lines as the order would have them, the coupon's adjustment quoted as
+// checkout quotes it (pricing.Quote). A coupon that does not apply costs
+// nothing and warns.
 func (s *Service) discount(ctx context.Context, c *Cart) error {
 	if c.userCouponID == 0 || c.Status != enums.CartOpen || len(c.Lines) == 0 {
 		return nil
@@ -98,10 +100,11 @@ func (s *Service) discount(ctx context.Context, c *Cart) error {
 	if err != nil {
 		return store.Classify(fmt.Errorf("applying the cart's coupon: %w", err))
 	}
-	q, err := pricing.Price(priced, pricing.Adjustments{Discount: a.Discount, Scope: a.Scope})
+	q, err := pricing.Quote(priced, []pricing.Adjustment{a.Adjustment()})
 	if err != nil {
 		return err
 	}
-	c.Cost.Discount = q.Discount
+	c.Cost.Discount = q.Discount()
+	c.Cost.Adjustments = checkout.Adjustments(&q, func(i int) int64 { return c.Lines[i].ItemID })
 	return nil
 }

@@ -184,7 +184,7 @@ func (c *Cart) price() error {
 	for i, l := range c.Lines {
 		lines[i] = pricing.Line{UnitPrice: l.UnitPrice, Quantity: l.Quantity}
 	}
-	q, err := pricing.Price(lines, pricing.Adjustments{})
+	q, err := pricing.Quote(lines, nil)
 	if err != nil {
 		return err
 	}

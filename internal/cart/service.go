@@ -105,7 +105,10 @@ type Cost struct {
 	Subtotal money.Money
 	// Discount is the chosen coupon's, as the order would get it (0: none,
 	// or it does not apply: a warning says why).
-	Discount      money.Money
+	Discount money.Money
+	// Adjustments are the chosen coupon's discount as the order would get
+	// it (the shipping fee is CartCost.shipping's, by address).
+	Adjustments   []*checkout.Adjustment
 	TotalQuantity int64
 
 	lines []*Line // what it is the cost of (Lines)

@@ -86,7 +86,10 @@ func HoldLineTx(ctx context.Context, tx *ent.Tx, lineID, k int64, hold Hold) (Li
 		return LineHold{}, fmt.Errorf("%w: SKU %d: %d shipped, %d of them already in after-sales; only shipped units can be sent back (%d asked)",
 			ErrAfterSaleQuantity, l.ItemID, l.ShippedQuantity, l.AfterSaleQuantity-l.WithheldQuantity, k)
 	}
-	paid := l.UnitPrice*money.Money(l.Quantity) - l.Discount
+	paid, err := linePaidTx(ctx, tx, l)
+	if err != nil {
+		return LineHold{}, err
+	}
 	h := LineHold{Amount: pricing.Refundable(paid, l.Quantity, l.AfterSaleQuantity-k, k, l.AfterSaleAmount)}
 	switch hold {
 	case HoldRefund:

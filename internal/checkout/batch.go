@@ -187,7 +187,7 @@ type decision struct {
 	stock    map[int64]int64
 	pools    poolState
 	held     map[promo.Holding]int64 // purchase counts of the orders' limited goods
-	coupons  map[int64]*promo.Owned  // the customers' coupons the orders use
+	pricers  []Pricer                // the adjustments' terms for the orders (adjust.go)
 	keysRead bool
 }
 
@@ -241,10 +241,12 @@ func (s *Service) decideBatch(ctx context.Context, q querier, ec *ent.Client, ba
 	if d.held, err = readHeld(ctx, q, batch, d.rows); err != nil {
 		return d, err
 	}
-	if ids := couponsOf(batch); len(ids) > 0 {
-		if d.coupons, err = s.coupons.ReadOwned(ctx, ec, ids); err != nil {
-			return d, err
-		}
+	ins := make([]*PlaceInput, len(batch))
+	for i, t := range batch {
+		ins[i] = &t.in
+	}
+	if d.pricers, err = s.readPricers(ctx, ec, ins); err != nil {
+		return d, err
 	}
 	d.won = s.decide(batch, d, keys, out, now)
 	if len(d.won) < len(batch) && (recalled || poolsRecalled || !withKeys) {
@@ -310,17 +312,6 @@ func readHeld(ctx context.Context, q querier, batch []*ticket, rows []*skuRow) (
 		}
 	}
 	return promo.Held(ctx, q, hs)
-}
-
-// couponsOf returns the customers' coupons the batch's orders name.
-func couponsOf(batch []*ticket) []int64 {
-	var ids []int64
-	for _, t := range batch {
-		if t.in.UserCouponID != nil {
-			ids = append(ids, *t.in.UserCouponID)
-		}
-	}
-	return ids
 }
 
 // mainSKUs returns the distinct SKUs of batch whose orders take main stock,

@@ -212,6 +212,7 @@ func (s *Service) writeOrders(q *store.Text, batch []*ticket, won []int, placed 
 	q.Insert(order.Table, n, func(j int, v store.Values) { placed[j].write(v) })
 	q.SQL(returning + "; ")
 	lines(q, batch, won, placed)
+	writeAdjustments(q, placed)
 	ev, err := placedEvent(placed, traceparents(batch, won), now)
 	if err != nil {
 		return err

@@ -106,6 +106,11 @@ func (s *Service) insertOrders(ctx context.Context, tx *ent.Tx, batch []*ticket,
 	if err := store.Exec(ctx, tx, lines); err != nil {
 		return fmt.Errorf("inserting order lines: %w", err)
 	}
+	if adjs := adjustmentRows(placed...); adjs != nil {
+		if err := store.Exec(ctx, tx, adjs); err != nil {
+			return fmt.Errorf("inserting order adjustments: %w", err)
+		}
+	}
 	ev, err := placedEvent(placed, traceparents(batch, won), now)
 	if err != nil {
 		return err

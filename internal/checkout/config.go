@@ -50,6 +50,9 @@ type Config struct {
 	// requests and keeps each order's trace on its OrderPlaced event (nil:
 	// off). internal/app sets it.
 	Tracing *tracing.Tracing
+	// Adjusters are kinds of adjustment besides the coupon and the
+	// shipping fee, applied between them in this order (adjust.go).
+	Adjusters []Adjuster
 }
 
 // PaymentCheck is asked by the timeout closer about the expired orders it

@@ -26,17 +26,15 @@ func (s *Service) decide(batch []*ticket, d decision, keys map[[2]string]*ent.Id
 			out[i] = keyVerdict(r, t.hash, now)
 			continue
 		}
-		lines, amount, err := s.buildFrom(t.in.Items, d.rows, d.pools.pools, nil)
+		lines, err := s.buildFrom(t.in.Items, d.rows, d.pools.pools, nil)
 		if err != nil {
 			out[i] = verdict{err: err}
 			continue
 		}
-		t.line, t.order = lines[0], s.newOrder(t.in, lines, amount)
-		if id := t.in.UserCouponID; id != nil {
-			if err := priceCoupon(t.order, d.coupons[*id], *id); err != nil {
-				out[i] = verdict{err: err}
-				continue
-			}
+		t.line, t.order = lines[0], s.newOrder(t.in, lines)
+		if err := price(t.order, &t.in, d.pricers); err != nil {
+			out[i] = verdict{err: err}
+			continue
 		}
 		cand = append(cand, i)
 	}

@@ -22,11 +22,14 @@ type Order struct {
 	UserID  string
 	Status  enums.OrderStatus
 	Amount  money.Money
-	// Subtotal is the lines' sum, Discount the coupon's (internal/pricing):
-	// Amount = Subtotal - Discount + ShippingFee.
-	Subtotal money.Money
-	Discount money.Money
-	// UserCouponID is the claimed coupon the order locked or used (0: none).
+	// Subtotal is the lines' sum; Amount = Subtotal + Σ Adjustments'
+	// amounts (adjust.go). Discount (− the negative ones) and ShippingFee
+	// (the fee) are their sums, stored with the order.
+	Subtotal    money.Money
+	Discount    money.Money
+	Adjustments []*Adjustment
+	// UserCouponID is the claimed coupon the order locked or used (0:
+	// none): the coupon kind's claim, given back or used with the order.
 	UserCouponID int64
 	Currency     string
 	Remark       string
@@ -34,8 +37,8 @@ type Order struct {
 	Lines        []*OrderLine
 	CreatedAt    time.Time
 	ExpiresAt    time.Time
-	// Shipping (issue 41, shipto.go, ship.go, receipt.go): the fee is part
-	// of Amount; the address is a copy (nil: none yet).
+	// Shipping (shipto.go, ship.go, receipt.go): the fee is the SHIPPING
+	// adjustment's amount; the address is a copy (nil: none yet).
 	ShippingFee     money.Money
 	ShippingAddress *shipping.OrderAddress
 	ShippedAt       *time.Time
@@ -63,7 +66,7 @@ type OrderLine struct {
 	StockMode enums.StockMode
 	// PoolID is the stock pool the line was sold from; 0 for main stock.
 	PoolID int64
-	// Discount is the line's share of the order's discount.
+	// Discount is the line's share of the order's discounts (adjust.go).
 	Discount money.Money
 
 	// ShippedQuantity is how many of its units shipments carried.
@@ -108,6 +111,10 @@ type Service struct {
 	groups  groups
 	batcher batcher     // the database's way of running a batch (batcher.go)
 	coupons promo.Terms // the terms of the coupons orders used
+	// adjusters are the kinds of adjustment orders are priced with, in
+	// order: the coupon, then Config.Adjusters (the shipping fee is last,
+	// from shipTo).
+	adjusters []Adjuster
 	// loneOnPlain: an order that finds the group path idle takes the plain
 	// path (SQLite; see placeLone).
 	loneOnPlain bool
@@ -132,9 +139,11 @@ func New(db *store.DB, cfg Config) *Service {
 	settings.Positive(&cfg.GroupMax, def.GroupMax)
 	settings.Positive(&cfg.GroupInFlight, def.GroupInFlight)
 	settings.Positive(&cfg.PoolBatchMax, def.PoolBatchMax)
-	return &Service{db: db, cfg: cfg, now: func() time.Time { return time.Now().UTC() }, batcher: newBatcher(db, cfg.GroupInFlight),
+	s := &Service{db: db, cfg: cfg, now: func() time.Time { return time.Now().UTC() }, batcher: newBatcher(db, cfg.GroupInFlight),
 		loneOnPlain: true, claimMax: claimSize,
 		groups: groups{perSource: map[source]int{}, rest: map[int64]time.Time{}, shop: map[int64]int64{}, inflight: map[[2]string]bool{}}}
+	s.adjusters = append([]Adjuster{couponKind{&s.coupons}}, cfg.Adjusters...)
+	return s
 }
 
 // Config returns the service's configuration.

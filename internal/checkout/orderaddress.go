@@ -58,7 +58,10 @@ func (s *Service) SetOrderAddress(ctx context.Context, userID, orderSn string, a
 			n, err = tx.Order.Update().
 				Where(order.ID(o.ID), order.Version(o.version), order.StatusEQ(o.Status), order.ShippingAddressIsNil()).
 				SetShippingAddress(addressJSON(a)).SetShippingFee(fee).SetAmount(amount).AddVersion(1).Save(ctx)
-			return err
+			if err != nil || n == 0 || fee == o.ShippingFee {
+				return err
+			}
+			return reshipTx(ctx, tx, o, fee)
 		})
 		if err != nil {
 			return nil, store.Classify(err)

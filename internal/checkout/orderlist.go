@@ -88,7 +88,7 @@ func (s *Service) Orders(ctx context.Context, f OrderFilter, first int, after st
 	if below != 0 {
 		q = q.Where(order.IDLT(below))
 	}
-	rows, err := q.Order(order.ByID(sql.OrderDesc())).Limit(first + 1).WithLines(withLines).All(ctx)
+	rows, err := q.Order(order.ByID(sql.OrderDesc())).Limit(first + 1).WithLines(withLines).WithAdjustments(withAdjustments).All(ctx)
 	if err != nil {
 		return nil, 0, store.Classify(fmt.Errorf("listing orders: %w", err))
 	}

@@ -44,6 +44,22 @@ type eventPayload struct {
 	UserCouponID int64       `json:"userCouponId,omitempty,string"`
 	Reason       string      `json:"reason,omitempty"`
 	Lines        []eventLine `json:"lines"`
+	// The order's adjustments (absent when it has none), as
+	// Order.adjustments says them.
+	Adjustments []eventAdjustment `json:"adjustments,omitempty"`
+}
+
+type eventAdjustment struct {
+	Kind     string                `json:"kind"`
+	SourceID int64                 `json:"sourceId,omitempty,string"`
+	Label    string                `json:"label,omitempty"`
+	Amount   string                `json:"amount"`
+	Lines    []eventAdjustmentLine `json:"lines"`
+}
+
+type eventAdjustmentLine struct {
+	ItemID int64  `json:"itemId,string"`
+	Amount string `json:"amount"`
 }
 
 // aggregateType is the outbox's name for an order: its events' aggregate
@@ -70,6 +86,13 @@ func payloadOf(o *Order, reason string) eventPayload {
 	}
 	for _, l := range o.Lines {
 		p.Lines = append(p.Lines, eventLine{ItemID: l.ItemID, Quantity: l.Quantity})
+	}
+	for _, a := range o.Adjustments {
+		e := eventAdjustment{Kind: string(a.Kind), SourceID: a.SourceID, Label: a.Label, Amount: a.Amount.String()}
+		for _, l := range a.Lines {
+			e.Lines = append(e.Lines, eventAdjustmentLine{ItemID: l.ItemID, Amount: l.Amount.String()})
+		}
+		p.Adjustments = append(p.Adjustments, e)
 	}
 	return p
 }

@@ -14,7 +14,6 @@ import (
 	"storefront/internal/platform/store"
 	"storefront/internal/promo"
 	"storefront/internal/vocab/enums"
-	"storefront/internal/vocab/money"
 )
 
 // fallbackPrefix marks keys derived from the input when the client sent none.
@@ -74,7 +73,7 @@ func (s *Service) place(ctx context.Context, in PlaceInput, c *claim) (*Order, e
 		// decide reads the lines and checks them against the take that
 		// did not hold; on q, a client or the last round's transaction.
 		decide := func(ctx context.Context, q querier) (*Order, error) {
-			lines, amount, err := s.resolve(ctx, q, in.Items, to)
+			lines, err := s.resolve(ctx, q, in.Items, to)
 			if err != nil {
 				return nil, err
 			}
@@ -97,13 +96,14 @@ func (s *Service) place(ctx context.Context, in PlaceInput, c *claim) (*Order, e
 					return nil, err
 				}
 			}
-			o := s.newOrder(in, lines, amount)
+			o := s.newOrder(in, lines)
 			to.stamp(o)
-			o.Subtotal = o.Amount - o.ShippingFee
-			if in.UserCouponID != nil {
-				if err := s.applyCoupon(ctx, o, *in.UserCouponID); err != nil {
-					return nil, err
-				}
+			pricers, err := s.readPricers(ctx, s.db.Client, []*PlaceInput{&in})
+			if err != nil {
+				return nil, err
+			}
+			if err := price(o, &in, pricers); err != nil {
+				return nil, err
 			}
 			return o, nil
 		}
@@ -141,11 +141,12 @@ func (s *Service) place(ctx context.Context, in PlaceInput, c *claim) (*Order, e
 	return nil, fmt.Errorf("%w: SKU %d kept changing while the order was placed; retry", store.ErrUnavailable, short.Sale.ItemID)
 }
 
-func (s *Service) newOrder(in PlaceInput, lines []*line, amount money.Money) *Order {
+// newOrder is the order of in's resolved lines, not yet priced (price).
+func (s *Service) newOrder(in PlaceInput, lines []*line) *Order {
 	now := s.now()
 	o := &Order{
 		OrderSn: newOrderSn(now), UserID: in.UserID, Status: enums.OrderUnpaid,
-		Amount: amount, Subtotal: amount, Currency: s.cfg.Currency, Remark: in.Remark,
+		Currency: s.cfg.Currency, Remark: in.Remark,
 		CreatedAt: now, ExpiresAt: now.Add(s.cfg.OrderTTL),
 	}
 	for _, l := range lines {
@@ -190,6 +191,11 @@ func (s *Service) placeTx(ctx context.Context, c *claim, decided func(context.Co
 		}
 		if err := store.Exec(ctx, tx, lines); err != nil {
 			return fmt.Errorf("inserting order lines: %w", err)
+		}
+		if adjs := adjustmentRows(o); adjs != nil {
+			if err := store.Exec(ctx, tx, adjs); err != nil {
+				return fmt.Errorf("inserting order adjustments: %w", err)
+			}
 		}
 		if err := emit(ctx, tx, EventOrderPlaced, o, "", o.CreatedAt); err != nil {
 			return err

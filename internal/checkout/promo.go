@@ -23,43 +23,51 @@ import (
 
 // An order's coupon and purchase limits (internal/promo): decided when the
 // order is priced, made the order's in its transaction, given back once by
-// its close. The plain path reads its coupon alone (applyCoupon), a batch
-// its orders' coupons at once (decideBatch); both claim them the same way
-// (couponClaims).
+// its close. The coupon is a kind of adjustment (couponKind); both paths
+// claim it the same way (couponClaims).
 
-// applyCoupon prices o with the customer's coupon id. Nothing is written;
-// the order's transaction claims the coupon.
-func (s *Service) applyCoupon(ctx context.Context, o *Order, id int64) error {
-	owned, err := s.coupons.ReadOwned(ctx, s.db.Client, []int64{id})
-	if err != nil {
-		return err
+// couponKind is the COUPON adjustment: the customer's claimed coupon
+// (PlaceInput.UserCouponID), its discount over the lines in its scope.
+// Read reads the coupons the orders name at once; the order's transaction
+// claims the coupon.
+type couponKind struct{ terms *promo.Terms }
+
+func (k couponKind) Read(ctx context.Context, c *ent.Client, ins []*PlaceInput) (Pricer, error) {
+	var ids []int64
+	for _, in := range ins {
+		if in.UserCouponID != nil {
+			ids = append(ids, *in.UserCouponID)
+		}
 	}
-	return priceCoupon(o, owned[id], id)
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	owned, err := k.terms.ReadOwned(ctx, c, ids)
+	if err != nil {
+		return nil, err
+	}
+	return func(o *Order, in *PlaceInput) (*pricing.Adjustment, error) {
+		if in.UserCouponID == nil {
+			return nil, nil
+		}
+		return priceCoupon(o, owned[*in.UserCouponID], *in.UserCouponID)
+	}, nil
 }
 
-// priceCoupon prices o with coupon id as read (nil: no such coupon): the
-// discount over the lines in its scope (pricing.Price apportions it), the
-// order's amount after it, or why it does not apply.
-func priceCoupon(o *Order, owned *promo.Owned, id int64) error {
+// priceCoupon is o's discount with coupon id as read (nil: no such
+// coupon), or why it does not apply.
+func priceCoupon(o *Order, owned *promo.Owned, id int64) (*pricing.Adjustment, error) {
 	lines := make([]promo.Line, len(o.Lines))
-	priced := make([]pricing.Line, len(o.Lines))
 	for i, l := range o.Lines {
 		lines[i] = promo.Line{GoodsID: l.GoodsID, Subtotal: l.UnitPrice * money.Money(l.Quantity)}
-		priced[i] = pricing.Line{UnitPrice: l.UnitPrice, Quantity: l.Quantity}
 	}
 	a, err := promo.ApplyOwned(owned, o.UserID, id, lines, o.CreatedAt)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	q, err := pricing.Price(priced, pricing.Adjustments{Discount: a.Discount, Scope: a.Scope, ShippingFee: o.ShippingFee})
-	if err != nil {
-		return err
-	}
-	o.Subtotal, o.Discount, o.Amount, o.UserCouponID = q.Subtotal, q.Discount, q.Amount, id
-	for i, l := range o.Lines {
-		l.Discount = q.LineDiscounts[i]
-	}
-	return nil
+	o.UserCouponID = id
+	adj := a.Adjustment()
+	return &adj, nil
 }
 
 // couponClaims is the claim at of the coupons orders use (ascending: the

@@ -27,6 +27,7 @@ func toOrder(r *ent.Order) *Order {
 	if r.UserCouponID != nil {
 		o.UserCouponID = *r.UserCouponID
 	}
+	o.Adjustments = adjustmentsOf(r.Edges.Adjustments)
 	o.Lines = make([]*OrderLine, len(r.Edges.Lines))
 	for i, l := range r.Edges.Lines {
 		o.Lines[i] = &OrderLine{ItemID: l.ItemID, GoodsID: l.GoodsID, GoodsName: l.GoodsName,
@@ -39,9 +40,11 @@ func toOrder(r *ent.Order) *Order {
 
 func withLines(q *ent.OrderLineQuery) { q.Order(ent.Asc("item_id")) }
 
+func withAdjustments(q *ent.OrderAdjustmentQuery) { q.Order(ent.Asc("id")) }
+
 // load returns the order with its lines, or ErrNotFound.
 func (s *Service) load(ctx context.Context, orderSn string) (*Order, error) {
-	r, err := s.db.Client.Order.Query().Where(order.OrderSn(orderSn)).WithLines(withLines).Only(ctx)
+	r, err := s.db.Client.Order.Query().Where(order.OrderSn(orderSn)).WithLines(withLines).WithAdjustments(withAdjustments).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, fmt.Errorf("%w: no order %s", ErrNotFound, orderSn)
 	}
@@ -84,7 +87,7 @@ func (s *Service) MyOrders(ctx context.Context, userID string, first int, after 
 	if below != 0 {
 		q = q.Where(order.IDLT(below))
 	}
-	rows, err := q.Order(order.ByID(sql.OrderDesc())).Limit(first + 1).WithLines(withLines).All(ctx)
+	rows, err := q.Order(order.ByID(sql.OrderDesc())).Limit(first + 1).WithLines(withLines).WithAdjustments(withAdjustments).All(ctx)
 	if err != nil {
 		return nil, store.Classify(fmt.Errorf("listing orders: %w", err))
 	}

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"storefront/ent"
-	"storefront/internal/pricing"
-
 	"storefront/internal/inventory"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
@@ -55,13 +53,13 @@ func (r *skuRow) available() int64 { return r.stock - r.locked }
 // on shelf and enabled, duplicates merged, sorted by ascending SKU id (the
 // lock order every stock-moving transaction follows, so none can deadlock on
 // another's SKU rows). One read, nothing written.
-func (s *Service) resolve(ctx context.Context, q querier, items []ItemInput, to *shipTo) ([]*line, money.Money, error) {
+func (s *Service) resolve(ctx context.Context, q querier, items []ItemInput, to *shipTo) ([]*line, error) {
 	rows, err := s.lookup(ctx, q, items)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	if err := to.read(ctx, q, rows); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	var ids []int64
 	for _, it := range items {
@@ -74,7 +72,7 @@ func (s *Service) resolve(ctx context.Context, q querier, items []ItemInput, to 
 	}
 	pools, _, err := inventory.ReadPoolState(ctx, s.db.SQL, ids, nil)
 	if err != nil {
-		return nil, 0, store.Classify(err)
+		return nil, store.Classify(err)
 	}
 	return s.buildFrom(items, rows, pools, to)
 }
@@ -85,8 +83,9 @@ func (s *Service) resolve(ctx context.Context, q querier, items []ItemInput, to 
 // sells at the pool's price from the pool's stock, only while the pool is
 // on sale. A SKU is ordered from one source per order (main stock or one
 // pool), so each restore of the order books one ledger row per SKU. to is
-// where the order ships (nil: nowhere, a batch's orders).
-func (s *Service) buildFrom(items []ItemInput, rows []*skuRow, pools map[int64]*ent.StockPool, to *shipTo) ([]*line, money.Money, error) {
+// where the order ships (nil: nowhere, a batch's orders): its fee is worked
+// out here (to.fee), for the order's quote (price).
+func (s *Service) buildFrom(items []ItemInput, rows []*skuRow, pools map[int64]*ent.StockPool, to *shipTo) ([]*line, error) {
 	now := s.now()
 	byID := make(map[int64]*skuRow, len(rows))
 	for _, r := range rows {
@@ -110,22 +109,22 @@ func (s *Service) buildFrom(items []ItemInput, rows []*skuRow, pools map[int64]*
 		r := find(it)
 		switch {
 		case r == nil && it.ItemID != nil:
-			return nil, 0, fmt.Errorf("%w: item %d: no SKU %d", ErrNotFound, i+1, *it.ItemID)
+			return nil, fmt.Errorf("%w: item %d: no SKU %d", ErrNotFound, i+1, *it.ItemID)
 		case r == nil:
-			return nil, 0, fmt.Errorf("%w: item %d: goods %d has no SKU with spec values %v", ErrNotFound, i+1, *it.GoodsID, it.SpecValueIDs)
+			return nil, fmt.Errorf("%w: item %d: goods %d has no SKU with spec values %v", ErrNotFound, i+1, *it.GoodsID, it.SpecValueIDs)
 		}
 		if r.goodsStatus != enums.GoodsOnShelf || r.status != enums.SkuEnabled {
-			return nil, 0, fmt.Errorf("%w: SKU %d (%s %s) is not on sale", ErrSkuUnavailable, r.id, r.goodsName, r.specText)
+			return nil, fmt.Errorf("%w: SKU %d (%s %s) is not on sale", ErrSkuUnavailable, r.id, r.goodsName, r.specText)
 		}
 		var pool *ent.StockPool
 		if it.PoolID != nil {
 			switch pool = pools[*it.PoolID]; {
 			case pool == nil:
-				return nil, 0, fmt.Errorf("%w: item %d: no stock pool %d", ErrNotFound, i+1, *it.PoolID)
+				return nil, fmt.Errorf("%w: item %d: no stock pool %d", ErrNotFound, i+1, *it.PoolID)
 			case pool.ItemID != r.id:
-				return nil, 0, fmt.Errorf("%w: item %d: stock pool %d is not of SKU %d", ErrInvalidInput, i+1, pool.ID, r.id)
+				return nil, fmt.Errorf("%w: item %d: stock pool %d is not of SKU %d", ErrInvalidInput, i+1, pool.ID, r.id)
 			case !inventory.PoolOpen(pool, now):
-				return nil, 0, fmt.Errorf("%w: pool %d (%s) sells from %s to %s", inventory.ErrPoolNotActive, pool.ID, pool.Name,
+				return nil, fmt.Errorf("%w: pool %d (%s) sells from %s to %s", inventory.ErrPoolNotActive, pool.ID, pool.Name,
 					pool.StartsAt.Format(time.RFC3339), pool.EndsAt.Format(time.RFC3339))
 			}
 		}
@@ -141,16 +140,16 @@ func (s *Service) buildFrom(items []ItemInput, rows []*skuRow, pools map[int64]*
 			}
 			merged[r.id] = l
 		} else if pool == nil && l.PoolID != 0 || pool != nil && l.PoolID != pool.ID {
-			return nil, 0, fmt.Errorf("%w: item %d: SKU %d is ordered from more than one source (main stock or one pool per order)", ErrInvalidInput, i+1, r.id)
+			return nil, fmt.Errorf("%w: item %d: SKU %d is ordered from more than one source (main stock or one pool per order)", ErrInvalidInput, i+1, r.id)
 		}
 		l.Quantity += it.Quantity
 		if it.MaxPrice != nil && l.UnitPrice > *it.MaxPrice {
 			// Read here, from the row the order is priced by: a rise after
 			// this read fails the take's terms and reads again.
-			return nil, 0, fmt.Errorf("%w: SKU %d (%s %s) now costs %s, above the %s seen", ErrPriceChanged, r.id, r.goodsName, r.specText, l.UnitPrice, *it.MaxPrice)
+			return nil, fmt.Errorf("%w: SKU %d (%s %s) now costs %s, above the %s seen", ErrPriceChanged, r.id, r.goodsName, r.specText, l.UnitPrice, *it.MaxPrice)
 		}
 		if l.Quantity > s.cfg.MaxQuantity {
-			return nil, 0, fmt.Errorf("%w: SKU %d: %d in total, at most %d", ErrInvalidQuantity, r.id, l.Quantity, s.cfg.MaxQuantity)
+			return nil, fmt.Errorf("%w: SKU %d: %d in total, at most %d", ErrInvalidQuantity, r.id, l.Quantity, s.cfg.MaxQuantity)
 		}
 	}
 	lines := make([]*line, 0, len(merged))
@@ -158,19 +157,10 @@ func (s *Service) buildFrom(items []ItemInput, rows []*skuRow, pools map[int64]*
 		lines = append(lines, l)
 	}
 	slices.SortFunc(lines, func(a, b *line) int { return cmp.Compare(a.ItemID, b.ItemID) })
-	priced := make([]pricing.Line, len(lines))
-	for i, l := range lines {
-		priced[i] = pricing.Line{UnitPrice: l.UnitPrice, Quantity: l.Quantity}
+	if err := to.fee(lines); err != nil {
+		return nil, err
 	}
-	fee, err := to.fee(lines)
-	if err != nil {
-		return nil, 0, err
-	}
-	q, err := pricing.Price(priced, pricing.Adjustments{ShippingFee: fee})
-	if err != nil {
-		return nil, 0, err
-	}
-	return lines, q.Amount, nil
+	return lines, nil
 }
 
 // lookup reads every named SKU with its goods in one statement (a join: one

@@ -6,6 +6,7 @@ import (
 
 	"storefront/ent/idempotency"
 	"storefront/ent/order"
+	"storefront/ent/orderadjustment"
 	"storefront/ent/orderline"
 	"storefront/internal/inventory"
 	"storefront/internal/platform/outbox"
@@ -80,6 +81,62 @@ func (l *OrderLine) writeTerms(v store.Values) {
 	v.Int(orderline.FieldPoolID, l.PoolID)
 	v.Int(orderline.FieldDiscount, int64(l.Discount))
 	v.Raw(orderline.FieldPurchaseCounted, sqlBool[l.counted])
+}
+
+// share is one row of order_adjustment: a line's share of an adjustment.
+type share struct {
+	o *Order
+	a *Adjustment
+	l AdjustmentLine
+}
+
+// write is the row of the share.
+func (r share) write(v store.Values) {
+	orderRef(v, orderadjustment.FieldOrderID, r.o)
+	v.Int(orderadjustment.FieldItemID, r.l.ItemID)
+	v.Str(orderadjustment.FieldKind, string(r.a.Kind))
+	v.Int(orderadjustment.FieldSourceID, r.a.SourceID)
+	v.Str(orderadjustment.FieldLabel, r.a.Label)
+	v.Int(orderadjustment.FieldAmount, int64(r.l.Amount))
+}
+
+// sharesOf are the adjustment rows of orders (none for an order without
+// adjustments: on a hot SKU's batch, usually none at all).
+func sharesOf(orders ...*Order) []share {
+	var out []share
+	for _, o := range orders {
+		for _, a := range o.Adjustments {
+			for _, l := range a.Lines {
+				out = append(out, share{o, a, l})
+			}
+		}
+	}
+	return out
+}
+
+// adjustmentRows is the one INSERT of the adjustment rows of orders, or
+// nil when they have none.
+func adjustmentRows(orders ...*Order) *store.Insert {
+	rows := sharesOf(orders...)
+	if len(rows) == 0 {
+		return nil
+	}
+	in := store.NewInsert(orderadjustment.Table)
+	for _, r := range rows {
+		in.Row(r.write)
+	}
+	return in
+}
+
+// writeAdjustments writes the adjustment rows of orders into a batch's
+// statement text, ended by "; " (nothing when they have none).
+func writeAdjustments(q *store.Text, orders []*Order) {
+	rows := sharesOf(orders...)
+	if len(rows) == 0 {
+		return
+	}
+	q.Insert(orderadjustment.Table, len(rows), func(j int, v store.Values) { rows[j].write(v) })
+	q.SQL("; ")
 }
 
 // newLockState is where a new line's units are: locked for a lock-at-order line.

@@ -10,11 +10,11 @@ import (
 	"storefront/internal/vocab/money"
 )
 
-// Shipping at placement (issue 41). An order's shipping fee is computed on
-// the server only, from the lines resolve read (each SKU's weight and its
-// goods' freight template come with them, in the same join) and the
-// buyer's address, and goes into pricing.Price with the lines: amount =
-// subtotal − discount + shipping fee. The fee and a copy of the address are
+// Shipping at placement. An order's shipping fee is computed on the server
+// only, from the lines resolve read (each SKU's weight and its goods'
+// freight template come with them, in the same join) and the buyer's
+// address, and is the order's SHIPPING adjustment (shippingAdjustment),
+// priced last. The fee and a copy of the address are
 // frozen on the order. An order of goods without a template needs no
 // address and reads nothing more; one with an address takes the plain path
 // (group.go: groupable), whose resolve reads the address once and the
@@ -65,9 +65,9 @@ func (t *shipTo) read(ctx context.Context, q querier, rows []*skuRow) error {
 	return err
 }
 
-// fee is the shipping fee of lines (shipping.Fee); lines of goods with a
-// template and no address are ErrAddressRequired.
-func (t *shipTo) fee(lines []*line) (money.Money, error) {
+// fee works out the shipping fee of lines (shipping.Fee) for stamp; lines
+// of goods with a template and no address are ErrAddressRequired.
+func (t *shipTo) fee(lines []*line) error {
 	if t != nil {
 		t.charged = 0
 	}
@@ -78,10 +78,10 @@ func (t *shipTo) fee(lines []*line) (money.Money, error) {
 		}
 	}
 	if len(need) == 0 {
-		return 0, nil
+		return nil
 	}
 	if t == nil || t.addr == nil {
-		return 0, fmt.Errorf("%w: %v ship under a freight template: give the order an addressId", shipping.ErrAddressRequired, need)
+		return fmt.Errorf("%w: %v ship under a freight template: give the order an addressId", shipping.ErrAddressRequired, need)
 	}
 	sl := make([]shipping.Line, len(lines))
 	for i, l := range lines {
@@ -90,7 +90,7 @@ func (t *shipTo) fee(lines []*line) (money.Money, error) {
 	}
 	f, err := shipping.Fee(t.addr.RegionCode, sl, t.templates)
 	t.charged = f
-	return f, err
+	return err
 }
 
 // stamp writes the fee and the address onto the order being placed.

@@ -32,6 +32,7 @@ type Applied struct {
 	UserCouponID int64
 	Discount     money.Money
 	Scope        []bool // the lines that share the discount
+	Label        string // the coupon's name
 }
 
 // Owned is a customer's coupon as read, with its coupon.
@@ -105,7 +106,7 @@ func ApplyOwned(o *Owned, user string, id int64, lines []Line, now time.Time) (A
 	if err != nil {
 		return Applied{}, err
 	}
-	return Applied{UserCouponID: id, Discount: d, Scope: scope}, nil
+	return Applied{UserCouponID: id, Discount: d, Scope: scope, Label: o.Coupon.Name}, nil
 }
 
 // OwnedBy is user's coupon id as seen at now, read through client, or

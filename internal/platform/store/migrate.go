@@ -32,7 +32,30 @@ func (d *DB) Migrate(ctx context.Context) error {
 			return fmt.Errorf("migrating schema: booking the money that moved before the money ledger: %w", err)
 		}
 	}
+	for _, q := range adjustmentBackfill {
+		if _, err := d.SQL.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("migrating schema: writing the adjustments of orders placed before order_adjustment: %w", err)
+		}
+	}
 	return nil
+}
+
+// adjustmentBackfill writes the adjustment rows (order_adjustment,
+// checkout's table) of orders placed before an order's money was a list of
+// adjustments, from the sums they stored: each line's coupon discount a
+// COUPON share, the shipping fee a SHIPPING adjustment on the order's
+// first line. Each writes only for orders with no row of its kind, so it
+// runs again harmlessly on every migrate.
+var adjustmentBackfill = []string{
+	`INSERT INTO order_adjustment (order_id, item_id, kind, source_id, label, amount)
+SELECT l.order_id, l.item_id, 'COUPON', COALESCE(o.user_coupon_id, 0),
+  COALESCE((SELECT c.name FROM user_coupon uc JOIN coupon c ON c.id = uc.coupon_id WHERE uc.id = o.user_coupon_id), ''), -l.discount
+FROM order_line l JOIN orders o ON o.id = l.order_id
+WHERE l.discount > 0 AND NOT EXISTS (SELECT 1 FROM order_adjustment a WHERE a.order_id = l.order_id AND a.kind = 'COUPON')`,
+	`INSERT INTO order_adjustment (order_id, item_id, kind, source_id, label, amount)
+SELECT o.id, (SELECT MIN(l.item_id) FROM order_line l WHERE l.order_id = o.id), 'SHIPPING', 0, 'Shipping', o.shipping_fee
+FROM orders o
+WHERE o.shipping_fee > 0 AND NOT EXISTS (SELECT 1 FROM order_adjustment a WHERE a.order_id = o.id AND a.kind = 'SHIPPING')`,
 }
 
 // ledgerBackfill books on the money ledger (money_entry, payments' table)

@@ -280,3 +280,24 @@ func (MoneyEntryKind) Values() []string {
 }
 func (e MoneyEntryKind) MarshalGQL(w io.Writer)    { writeQuoted(w, string(e)) }
 func (e *MoneyEntryKind) UnmarshalGQL(v any) error { return unmarshal(v, e) }
+
+// AdjustmentKind is what changes an order's amount besides its lines
+// (API-CONVENTIONS.md, "Order money"): discounts (negative) and fees
+// (positive). Each kind is defined once, in checkout's adjustment
+// definitions; the quote, the rows, refunds and events treat them alike.
+type AdjustmentKind string
+
+const (
+	AdjustCoupon    AdjustmentKind = "COUPON"
+	AdjustPromotion AdjustmentKind = "PROMOTION"
+	AdjustShipping  AdjustmentKind = "SHIPPING"
+	AdjustPoints    AdjustmentKind = "POINTS"
+	AdjustGroupBuy  AdjustmentKind = "GROUP_BUY"
+	AdjustBargain   AdjustmentKind = "BARGAIN"
+)
+
+func (AdjustmentKind) Values() []string {
+	return []string{"COUPON", "PROMOTION", "SHIPPING", "POINTS", "GROUP_BUY", "BARGAIN"}
+}
+func (e AdjustmentKind) MarshalGQL(w io.Writer)    { writeQuoted(w, string(e)) }
+func (e *AdjustmentKind) UnmarshalGQL(v any) error { return unmarshal(v, e) }
