@@ -82,6 +82,22 @@ func wantDiscount(t *testing.T, c *Cart, want money.Money, warned bool) {
 	if c.Cost.Discount != want {
 		t.Errorf("cost.discount = %s, want %s", c.Cost.Discount, want)
 	}
+	// The discount is the cost's one COUPON adjustment, its shares summing
+	// to it; none without a discount.
+	var adj money.Money
+	for _, a := range c.Cost.Adjustments {
+		var shares money.Money
+		for _, l := range a.Lines {
+			shares += l.Amount
+		}
+		if a.Kind != enums.AdjustCoupon || a.SourceID != c.UserCouponID() || shares != a.Amount {
+			t.Errorf("cost adjustment %+v: want the cart's coupon %d, shares summing to its amount", a, c.UserCouponID())
+		}
+		adj -= a.Amount
+	}
+	if adj != want || (want == 0) != (len(c.Cost.Adjustments) == 0) {
+		t.Errorf("cost.adjustments %+v, want one of -%s", c.Cost.Adjustments, want)
+	}
 	if w := couponWarnings(t, c); len(w) > 0 != warned {
 		t.Errorf("coupon warnings %v, want warned=%v", w, warned)
 	}
