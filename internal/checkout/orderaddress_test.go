@@ -10,6 +10,7 @@ import (
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
+	"storefront/internal/vocab/money"
 )
 
 // setOrderAddress gives an order placed without an address a copy of one:
@@ -51,6 +52,21 @@ func TestSetOrderAddress(t *testing.T) {
 		got, err = f.svc.SetOrderAddress(ctx, "u1", unpaid.OrderSn, home)
 		if err != nil || got.ShippingFee != m("12.00") || got.Amount != unpaid.Amount+m("12.00") {
 			t.Errorf("an unpaid order whose fee changes: %+v, %v; want fee 12.00 and the amount with it", got, err)
+		}
+		// The fee is its SHIPPING adjustment, rows and all: read back, the
+		// adjustments still sum to the amount.
+		if got != nil {
+			sum := got.Subtotal
+			var fee money.Money
+			for _, a := range got.Adjustments {
+				sum += a.Amount
+				if a.Kind == enums.AdjustShipping {
+					fee += a.Amount
+				}
+			}
+			if fee != m("12.00") || sum != got.Amount {
+				t.Errorf("adjustments %+v: shipping %s, subtotal + adjustments %s; want 12.00 and the amount %s", got.Adjustments, fee, sum, got.Amount)
+			}
 		}
 		if _, err := f.svc.SetOrderAddress(ctx, "u1", paid.OrderSn, home); !errors.Is(err, ErrInvalidOrderState) {
 			t.Errorf("a paid order whose fee would change: %v", err)
