@@ -31,6 +31,6 @@ type Resolver struct {
 	// Ship keeps address books and freight templates (Shipping is
 	// CartCost's resolver method).
 	Ship *shipping.Service
-	// AfterSales runs buyers' refund and return requests (issue 43).
+	// AfterSales runs buyers' refund and return requests.
 	AfterSales *aftersale.Service
 }

@@ -71,7 +71,7 @@ func (s *Service) mergeOther(ctx context.Context, tx *ent.Tx, who string, r *ent
 	if n == 0 {
 		// A checkout of it holds a key: its lines may be an order already,
 		// so it is neither merged nor deleted, and the sign-in does not wait
-		// for it either (issue 25). It gives up the open slot to r and stays
+		// for it either. It gives up the open slot to r and stays
 		// the customer's, by its id: COMPLETED when its checkout places the
 		// order, OPEN with its lines when that is refused.
 		if _, err := tx.Cart.Update().Where(cart.ID(other.ID), cart.OpenOwner(who)).ClearOpenOwner().Save(ctx); err != nil {

@@ -11,8 +11,8 @@ import (
 	"storefront/internal/vocab/enums"
 )
 
-// A cart made without lines is not stored until its first line (issue 25:
-// an anonymous client could otherwise fill the table with empty carts that
+// A cart made without lines is not stored until its first line (an
+// anonymous client could otherwise fill the table with empty carts that
 // live for the TTL). Its id is still handed out, and it must then read as
 // the empty cart it is, not as an unknown one, with nothing stored to say
 // so: the id vouches for itself. Its 16 bytes are

@@ -274,8 +274,7 @@ func noLine(id int64) error { return fmt.Errorf("%w: no line %d in the cart", er
 // changeLines runs fn on the cart token's lines as change does. The id of
 // an empty cart handed out and not stored reads as that cart, OPEN with no
 // lines, so a change of its lines answers what it answers for a stored cart
-// without the line, lineID's NOT_FOUND "no line", not "no such cart" (issue
-// 25 review); once its customer has an open cart, the id names that cart,
+// without the line, lineID's NOT_FOUND "no line", not "no such cart"; once its customer has an open cart, the id names that cart,
 // as for a read (Cart) and cartLinesAdd.
 func (s *Service) changeLines(ctx context.Context, who, token string, lineID int64, fn func(ctx context.Context, tx *ent.Tx, r *ent.Cart, lines []*ent.CartLine) error) (*Cart, error) {
 	c, err := s.change(ctx, who, token, fn)

@@ -39,7 +39,7 @@ func (s *Service) Cart(ctx context.Context, who, token string) (*Cart, error) {
 		}
 		// A customer's empty cart id names their open cart once they have
 		// one (its first line, or cartCreate's, went there): the read
-		// answers the cart a change of this id changes (issue 25 review).
+		// answers the cart a change of this id changes.
 		open, err := s.openCart(ctx, owner)
 		if err != nil || open == nil {
 			return s.empty(token, owner, at), err

@@ -1,4 +1,4 @@
-// Package cart keeps shoppers' carts (issue 20): lines that survive devices
+// Package cart keeps shoppers' carts: lines that survive devices
 // and sign-ins, re-priced and re-checked on every read, and a checkout that
 // turns a cart into exactly one order through checkout.Service.Place. It is
 // the only writer of the cart and cart_line tables.

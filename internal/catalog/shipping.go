@@ -10,7 +10,7 @@ import (
 )
 
 // A goods' freight template and its SKUs' weights are catalog terms like
-// its name and prices (issue 41): written here, read by checkout and
+// its name and prices: written here, read by checkout and
 // shipping when an order is priced. The templates are shipping's.
 
 // MaxWeightGrams bounds a SKU's weight: 1,000 kg.

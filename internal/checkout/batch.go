@@ -132,7 +132,7 @@ func (s *Service) runBatch(batch []*ticket) (out []verdict, held time.Duration) 
 // hold, not for a cause of the whole batch: a value the database refuses in
 // one order's row (PostgreSQL's NUL, MariaDB's invalid utf8mb4, a value too
 // long) or a constraint on one row (a duplicate order number). One buyer's
-// data must not fail the others' orders (issue 38), so the batch's orders
+// data must not fail the others' orders, so the batch's orders
 // are then placed one by one on the plain path, as a key claimed during the
 // batch already sends them (errKeyRace): each gets its own answer, the
 // offending one its own error classified as the plain path classifies it.
@@ -143,7 +143,7 @@ func (s *Service) runBatch(batch []*ticket) (out []verdict, held time.Duration) 
 // the one OrderPlaced row the batch writes for all of them), and the case
 // needs no code of its own. Bisection would find one offender in about
 // 2·log2(n) batches instead of n plain orders, but would rerun the halves'
-// decisions, memory and reruns for a case the door's input rules (issue 38)
+// decisions, memory and reruns for a case the door's input rules
 // make rare; its only gain is throughput while it happens, and a batch that
 // fails this way costs at most its own orders' worth of plain transactions.
 //

@@ -131,7 +131,7 @@ func (b *serverBatcher) attempt(ctx context.Context, s *Service, batch []*ticket
 			// rows and counters are read afresh, and the check under the
 			// lock decides. Holding a pool's row before the batch's inserts
 			// deadlocked with the batch in flight, whose line inserts hold
-			// gap locks on orders.order_sn (issue 18's review).
+			// gap locks on orders.order_sn.
 			if err := inventory.LockSKUs(ctx, c, mainSKUs(batch)); err != nil {
 				return err
 			}

@@ -18,7 +18,7 @@ import (
 // compound statement runs; the server rolls the transaction back, the
 // statement's COMMIT then commits nothing, and the abort surfaces as 1213 at
 // the next statement. Seen as 132 batches that "committed" and had no
-// order (issue 28). The read goes on the batch's own connection c (its
+// order (docs/operations.md). The read goes on the batch's own connection c (its
 // transaction ended: Send rolled back and read @done on it), where a commit
 // is visible once its statement has returned; a second connection, taken
 // while this one is held, could wait for a pool that the batch's own

@@ -7,7 +7,8 @@ import (
 	"storefront/internal/platform/tracing"
 )
 
-// Config holds checkout's limits and timings; DefaultConfig follows issue 5.
+// Config holds checkout's limits and timings; DefaultConfig gives the
+// defaults docs/checkout.md lists.
 type Config struct {
 	MaxQuantity int64         // per SKU per order, after merging duplicate lines
 	MaxLines    int           // lines of one order, before merging

@@ -18,7 +18,7 @@ import (
 	"storefront/internal/inventory"
 )
 
-// Group commit (issue 8). One hot SKU row takes one CAS at a time, and each
+// Group commit. One hot SKU row takes one CAS at a time, and each
 // order transaction holds the row lock from its CAS to COMMIT, so a flash sale
 // tops out at one order per lock hold. Instead, single-SKU orders that arrive
 // while the group path's transactions are busy queue up, and the next

@@ -45,7 +45,7 @@ type Order struct {
 	CompletedAt     *time.Time
 	// ClosedAt is when it was closed or refunded.
 	ClosedAt *time.Time
-	// RefundedAmount is the money refunds confirmed (issue 43); it never
+	// RefundedAmount is the money refunds confirmed; it never
 	// exceeds Amount, and the order is REFUNDED when it equals it.
 	RefundedAmount money.Money
 

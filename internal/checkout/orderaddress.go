@@ -14,7 +14,7 @@ import (
 )
 
 // SetOrderAddress gives userID's order orderSn, which has no address yet,
-// a copy of the buyer's address addressID (issue 41): an order of goods
+// a copy of the buyer's address addressID: an order of goods
 // that ship free, placed without one, must have one before it ships. The
 // fee is worked out again for the address from the lines' goods and SKUs
 // as they are now: when it differs from the order's (a goods got a

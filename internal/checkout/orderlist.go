@@ -15,7 +15,7 @@ import (
 	"storefront/internal/vocab/paging"
 )
 
-// The admin order list (issue 41): every order, newest first (descending
+// The admin order list: every order, newest first (descending
 // id, as myOrders), filtered, with its count. Each filter is a range of an
 // index of orders (docs/shipping.md, "The order list"):
 //

@@ -138,8 +138,8 @@ func placedEvent(orders []*Order, traces []string, at time.Time) (*eventRecord, 
 
 // emitAll writes the events of type typ about orders, closed in one
 // transaction, in one outbox row, as a group-commit batch writes its
-// OrderPlaced events (placedEvent). A row per order was a statement per
-// order, as many as the rest of the closer's claim's together.
+// OrderPlaced events (placedEvent): a row per order would be a statement
+// per order, as many as the rest of the closer's claim's together.
 func emitAll(ctx context.Context, tx *ent.Tx, typ string, orders []*Order, reason string, at time.Time) error {
 	r, err := eventsOf(typ, orders, reason, at, nil)
 	if err != nil {

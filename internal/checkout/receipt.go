@@ -12,7 +12,7 @@ import (
 	"storefront/internal/vocab/enums"
 )
 
-// Receipt (issue 41): a SHIPPED order becomes COMPLETED once, when its
+// Receipt: a SHIPPED order becomes COMPLETED once, when its
 // buyer confirms receipt or when the closer finds it shipped more than
 // --auto-confirm-after ago (seed 003: LikeShop confirms automatically after
 // 7 days). Both are the same CAS on the status, SHIPPED → COMPLETED, and

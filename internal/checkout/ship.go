@@ -21,7 +21,7 @@ import (
 	"storefront/internal/vocab/enums"
 )
 
-// Shipments (issue 41): an admin ships some or all of a paid order's units
+// Shipments: an admin ships some or all of a paid order's units
 // with a carrier and a tracking number. Each shipment is one transaction:
 //
 //  1. the order's row, by a CAS that only a PAID or PARTIALLY_SHIPPED order

@@ -11,7 +11,7 @@ import (
 	"storefront/internal/vocab/money"
 )
 
-// The demo's shipping (issue 41): a fifth goods sold by weight, a water
+// The demo's shipping: a fifth goods sold by weight, a water
 // bottle in two sizes, under a WEIGHT freight template, and an address for
 // the demo customer. The four goods of Seed stay free to ship (no
 // template), so clients, benchmarks and tests that order them without an

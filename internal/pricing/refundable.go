@@ -6,7 +6,7 @@ import (
 	"storefront/internal/vocab/money"
 )
 
-// Refundable is what k more units of an order line refund (issue 43). The
+// Refundable is what k more units of an order line refund. The
 // line was charged paid (unit price × quantity − its share of the discount)
 // for quantity units; held of its units, holding heldAmount, are in other
 // after-sales already. Part of a line refunds pro rata, rounded down to the

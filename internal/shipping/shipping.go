@@ -1,5 +1,5 @@
-// Package shipping is where orders go and what shipping them costs (issue
-// 41): customers' address books, freight templates (运费模板, seed 003's
+// Package shipping is where orders go and what shipping them costs:
+// customers' address books, freight templates (运费模板, seed 003's
 // ls_freight and ls_freight_config), and the fee, a pure function of an
 // order's lines, its templates and the address's region (fee.go). It is
 // the one writer of address, address_book and shipping_template. Checkout

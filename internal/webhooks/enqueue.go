@@ -34,7 +34,7 @@ const insertChunk = 200
 // slots' worth per webhook), the rows are queued claimed by it (SENDING,
 // with a lease) and their attempts start from the events in hand: no
 // claim UPDATE of their own, which at the hot SKU's rate was a commit as
-// frequent as the batches' own (docs/benchmarks.md, issue 29). The rest
+// frequent as the batches' own (docs/benchmarks.md). The rest
 // wait PENDING for a sender's pass, as do rows whose instance died.
 func (s *Service) Sink() outbox.BatchSink {
 	return func(ctx context.Context, evs []outbox.Event) (int, error) {

@@ -37,7 +37,7 @@ func Apply(percent int) (int, string) {
 // rest of serving (request buffers, the goroutines of a few hundred
 // connections, the runtime's own structures) and room for the collector, so
 // that a server with full caches collects about once a second instead of
-// without pause. Under issue 25's flood the live heap was 90-115 MB beside
+// without pause. Under a flood of distinct anonymous requests the live heap is 90-115 MB beside
 // the caches' 160 MiB bound, and RSS is the limit plus about 17 MiB the
 // limit does not count (the binary's text and data): 48 MiB keeps a default
 // server within 256 MB (docs/benchmarks.md).
@@ -48,8 +48,8 @@ const MemoryHeadroom = 48 << 20
 //
 // At --gc-percent 400 the heap grows to five times what is live before a
 // collection, and with full caches that is far more than the machine may
-// have: issue 25's flood of distinct anonymous requests took the server
-// from 36 MB to about 500 MB of RSS with every cache within its bound.
+// have: a flood of distinct anonymous requests takes the server from
+// 36 MB to about 500 MB of RSS with every cache within its bound.
 // A limit makes the collector run earlier as the heap nears it, so the
 // caches' bounds, and not the GC target, decide the ceiling; below it GC
 // runs as rarely as 400 lets it. (Go gives the collector at most about half

@@ -18,7 +18,7 @@ func (d *DB) Migrate(ctx context.Context) error {
 	if err := d.Client.Schema.Create(ctx); err != nil {
 		return fmt.Errorf("migrating schema: %w", err)
 	}
-	// sku.stock_version (issue 26) splits the SKU's one version into the
+	// sku.stock_version splits the SKU's one version into the
 	// terms' and the stock's. Before it, every stock movement and every
 	// terms edit moved sku.version; an admin may hold a version read from
 	// an older binary for either form, so both versions start at it. The

@@ -20,7 +20,7 @@ import (
 // node. On a hot SKU, writes through three nodes meet at certification and
 // the node whose batches lose backs off while the other two go on: a
 // rejoined node's instance lost every conflict for 10 s under CI's load
-// (issue 28). Through one node they queue on the row lock instead, as on one
+// (docs/operations.md). Through one node they queue on the row lock instead, as on one
 // server. The other nodes are the writer's standbys: when it leaves the
 // primary component the next ready node takes over within a probe, and a
 // node that comes back takes its place again only after settle, so that a

@@ -51,7 +51,7 @@ var galera atomic.Bool
 // Galera conflicts are retried until the caller's deadline (at most 50
 // times, about 10 s of backoff): on a hot row written through three nodes
 // each node's batch loses to the other two's often, and two retries left
-// 7–19 % of buyers refused with stock left (issue 28); eight still refused
+// 7–19 % of buyers refused with stock left; eight still refused
 // 1 buyer in 2,600 under 64 clients without pause (docs/operations.md). A
 // certification conflict means another node's write won, so the cluster
 // progresses: waiting longer is never waiting for nothing. The backoff
