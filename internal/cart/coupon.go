@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"storefront/ent"
-	"storefront/internal/platform/store"
 	"storefront/internal/checkout"
+	"storefront/internal/platform/store"
 	"storefront/internal/pricing"
 	"storefront/internal/promo"
 	"storefront/internal/vocab/enums"
