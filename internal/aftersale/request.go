@@ -100,7 +100,7 @@ func (s *Service) Request(ctx context.Context, in RequestInput) (*AfterSale, err
 	if err := in.check(); err != nil {
 		return nil, err
 	}
-	var claim *checkout.Claim
+	var claim *checkout.IdempotencyClaim
 	if in.IdempotencyKey != "" {
 		c, done, err := s.orders.ClaimKey(ctx, in.UserID, in.IdempotencyKey, in.hash())
 		if err != nil {
@@ -121,7 +121,7 @@ func (s *Service) Request(ctx context.Context, in RequestInput) (*AfterSale, err
 // request opens the after-sale in; whole is refundOrder's: the order must
 // be PAID and every unit held one that has not shipped, both decided inside
 // the transaction (checkout.LockPaidTx, checkout.HoldUnshipped).
-func (s *Service) request(ctx context.Context, in RequestInput, claim *checkout.Claim, whole bool) (*AfterSale, error) {
+func (s *Service) request(ctx context.Context, in RequestInput, claim *checkout.IdempotencyClaim, whole bool) (*AfterSale, error) {
 	o, err := s.orders.Order(ctx, "", true, in.OrderSn)
 	if err != nil {
 		return nil, err

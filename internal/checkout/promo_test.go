@@ -49,7 +49,7 @@ func TestCouponClaimsNeverPassTheirLimits(t *testing.T) {
 		c := newCoupon(t, ps, func(in *promo.CreateInput) { in.TotalQuantity = ptr(int64(100)) })
 		var ok, soldOut atomic.Int64
 		race(1000, 64, func(i int) {
-			_, err := ps.Claim(ctx, fmt.Sprintf("u%04d", i), &c.ID, nil)
+			_, err := ps.ClaimCoupon(ctx, fmt.Sprintf("u%04d", i), &c.ID, nil)
 			switch {
 			case err == nil:
 				ok.Add(1)
@@ -71,7 +71,7 @@ func TestCouponClaimsNeverPassTheirLimits(t *testing.T) {
 		two := newCoupon(t, ps, func(in *promo.CreateInput) { in.PerCustomerLimit = ptr(int64(2)) })
 		var mine, limited atomic.Int64
 		race(20, 20, func(int) {
-			_, err := ps.Claim(ctx, "alice", &two.ID, nil)
+			_, err := ps.ClaimCoupon(ctx, "alice", &two.ID, nil)
 			switch {
 			case err == nil:
 				mine.Add(1)
@@ -105,7 +105,7 @@ func TestCouponOneOrderAtATime(t *testing.T) {
 		}
 		// Two units meet the threshold, one does not.
 		c := newCoupon(t, ps, func(in *promo.CreateInput) { in.MinSubtotal = ptr(row.SellPrice + 1) })
-		uc, err := ps.Claim(ctx, "alice", &c.ID, nil)
+		uc, err := ps.ClaimCoupon(ctx, "alice", &c.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,7 +192,7 @@ func TestCouponOneOrderAtATime(t *testing.T) {
 		if diffs, err := ps.Reconcile(ctx); err != nil || len(diffs) != 0 {
 			t.Errorf("reconcile: %v %v, want no difference", diffs, err)
 		}
-		bobs, err := ps.Claim(ctx, "bob", &c.ID, nil)
+		bobs, err := ps.ClaimCoupon(ctx, "bob", &c.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,11 +293,11 @@ func TestCouponTakenBetweenTheBatchsReadAndItsLock(t *testing.T) {
 		ps := promo.New(db)
 		item := f.skuID(t, "黑色,L")
 		c := newCoupon(t, ps, nil)
-		alices, err := ps.Claim(ctx, "alice", &c.ID, nil)
+		alices, err := ps.ClaimCoupon(ctx, "alice", &c.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		bobs, err := ps.Claim(ctx, "bob", &c.ID, nil)
+		bobs, err := ps.ClaimCoupon(ctx, "bob", &c.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
