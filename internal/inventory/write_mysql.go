@@ -224,7 +224,7 @@ func writeTakeMySQL(q *store.Text, t *Take, at time.Time) int {
 	}
 	skuCAS{id: id, n: total, floor: total, lock: t.Lock, goods: goods, terms: &t.Terms}.write(q)
 	q.SQL(" AND " + goodsVar(goods) + "; SET @c := @c + ROW_COUNT(); ")
-	listing.WriteEmptied(q, goods, func(q *store.Text) { q.SQL("@s - @l - " + itoa(total) + " <= 0") })
+	listing.MySQL{}.Emptied(q, goods, func(q *store.Text) { q.SQL("@s - @l - " + itoa(total) + " <= 0") })
 	return 1
 }
 

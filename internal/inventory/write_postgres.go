@@ -85,7 +85,7 @@ func (PostgresBatch) Write(ctx context.Context, c *store.Conn, b *Batch) (Writte
 	}
 	for i := range b.Takes {
 		if t := &b.Takes[i]; t.Pool == nil {
-			listing.WriteEmptiedPostgres(q, t.Moves[0].GoodsID, t.Moves[0].ItemID)
+			listing.Postgres{}.Emptied(q, t.Moves[0].GoodsID, t.Moves[0].ItemID)
 		}
 	}
 	// Counters of their own last, after the listing, as the plain path
