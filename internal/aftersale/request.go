@@ -18,6 +18,7 @@ import (
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
+	"storefront/internal/vocab/input"
 	"storefront/internal/vocab/money"
 )
 
@@ -28,9 +29,8 @@ var unguardedWhole bool
 
 // Limits of a request's shape.
 const (
-	MaxLines  = 50
-	MaxText   = 255
-	maxKeyLen = 255
+	MaxLines = 50
+	MaxText  = 255
 )
 
 // RequestInput is requestAfterSale's input.
@@ -73,8 +73,8 @@ func (in *RequestInput) check() error {
 	if in.Reason == "" || len(in.Reason) > MaxText {
 		return fmt.Errorf("%w: a reason of 1 to %d bytes is required", ErrInvalidInput, MaxText)
 	}
-	if len(in.IdempotencyKey) > maxKeyLen {
-		return fmt.Errorf("%w: idempotency key over %d bytes", ErrInvalidInput, maxKeyLen)
+	if len(in.IdempotencyKey) > input.MaxKeyBytes {
+		return fmt.Errorf("%w: idempotency key over %d bytes", ErrInvalidInput, input.MaxKeyBytes)
 	}
 	return nil
 }
