@@ -27,7 +27,7 @@ import (
 // newCoupon creates a coupon of 10.00 off, its other terms from edit.
 func newCoupon(t *testing.T, ps *promo.Service, edit func(*promo.CreateInput)) *promo.Coupon {
 	t.Helper()
-	in := promo.CreateInput{Name: "满百减十", Kind: enums.CouponAmountOff, AmountOff: ptr(money.MustParse("10.00")), ValidDays: 7}
+	in := promo.CreateInput{Name: "满百减十", Kind: enums.CouponAmountOff, AmountOff: new(money.MustParse("10.00")), ValidDays: 7}
 	if edit != nil {
 		edit(&in)
 	}
@@ -46,7 +46,7 @@ func TestCouponClaimsNeverPassTheirLimits(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		ps := promo.New(db)
-		c := newCoupon(t, ps, func(in *promo.CreateInput) { in.TotalQuantity = ptr(int64(100)) })
+		c := newCoupon(t, ps, func(in *promo.CreateInput) { in.TotalQuantity = new(int64(100)) })
 		var ok, soldOut atomic.Int64
 		race(1000, 64, func(i int) {
 			_, err := ps.ClaimCoupon(ctx, fmt.Sprintf("u%04d", i), &c.ID, nil)
@@ -68,7 +68,7 @@ func TestCouponClaimsNeverPassTheirLimits(t *testing.T) {
 			t.Errorf("%d claimed, %d sold out, %d user coupons, claimed counter %d; want 100, 900, 100, 100", ok.Load(), soldOut.Load(), rows, after.Claimed)
 		}
 
-		two := newCoupon(t, ps, func(in *promo.CreateInput) { in.PerCustomerLimit = ptr(int64(2)) })
+		two := newCoupon(t, ps, func(in *promo.CreateInput) { in.PerCustomerLimit = new(int64(2)) })
 		var mine, limited atomic.Int64
 		race(20, 20, func(int) {
 			_, err := ps.ClaimCoupon(ctx, "alice", &two.ID, nil)
@@ -104,7 +104,7 @@ func TestCouponOneOrderAtATime(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Two units meet the threshold, one does not.
-		c := newCoupon(t, ps, func(in *promo.CreateInput) { in.MinSubtotal = ptr(row.SellPrice + 1) })
+		c := newCoupon(t, ps, func(in *promo.CreateInput) { in.MinSubtotal = new(row.SellPrice + 1) })
 		uc, err := ps.ClaimCoupon(ctx, "alice", &c.ID, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -44,7 +44,7 @@ func TestStopRacingClaims(t *testing.T) {
 		s := New(db)
 		var stoppedSeen atomic.Int64
 		for round := range 3 {
-			c := amountOff(t, s, func(in *CreateInput) { in.TotalQuantity = ptr(int64(10_000)) })
+			c := amountOff(t, s, func(in *CreateInput) { in.TotalQuantity = new(int64(10_000)) })
 			var ok, stopped atomic.Int64
 			var once sync.Once
 			var other sync.Map
@@ -103,8 +103,6 @@ func TestStopRacingClaims(t *testing.T) {
 		}
 	})
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // The claim promo.Locks takes a user coupon only within its window of use
 // at the claim's time (its Takeable condition, under the row's lock): at
