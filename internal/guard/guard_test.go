@@ -10,6 +10,7 @@ import (
 
 	"storefront/ent"
 	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/must"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/errs"
 )
@@ -18,32 +19,31 @@ import (
 // does not have yet is a table, a kind and its owner's code, and no change
 // to guard or inventory.
 var (
-	errBudgetSpent  = errs.New(errs.Conflict, "the promotion's budget is spent")
-	errNoBalance    = errs.New(errs.Conflict, "the balance is below the payment")
-	errVoucherTaken = errs.New(errs.Conflict, "the voucher was taken")
-
 	// budgets: a promotion's discount given, within its budget.
-	budgets = &CounterKind{Table: "test_budget", Scope: "promotion_id", Holder: "holder", Units: "given", Exceeded: errBudgetSpent}
+	budgets = &CounterKind{Table: "test_budget", Scope: "promotion_id", Holder: "holder", Units: "given",
+		Exceeded: errs.New(errs.Conflict, "the promotion's budget is spent")}
 	// balances: what a customer owes, the balance negated; a payment adds
 	// its amount within 0.
-	balances = &CounterKind{Table: "test_balance", Scope: "currency", Holder: "customer", Units: "owed", Exceeded: errNoBalance}
+	balances = &CounterKind{Table: "test_balance", Scope: "currency", Holder: "customer", Units: "owed",
+		Exceeded: errs.New(errs.Conflict, "the balance is below the payment")}
 	// vouchers: a voucher FREE → HELD by the order that uses it.
 	vouchers = &RowClaimKind{Table: "test_voucher", ID: "id", State: "state", Holder: "holder", Free: "FREE", Held: "HELD",
-		Lost: errVoucherTaken}
+		Lost: errs.New(errs.Conflict, "the voucher was taken")}
 )
 
 func createTables(t *testing.T, db *store.DB) {
 	t.Helper()
-	for _, q := range []string{
-		"CREATE TABLE test_budget (promotion_id BIGINT NOT NULL, holder VARCHAR(64) NOT NULL, given BIGINT NOT NULL, PRIMARY KEY (promotion_id, holder))",
-		"CREATE TABLE test_balance (currency BIGINT NOT NULL, customer VARCHAR(64) NOT NULL, owed BIGINT NOT NULL, PRIMARY KEY (currency, customer))",
-		"CREATE TABLE test_voucher (id BIGINT NOT NULL PRIMARY KEY, state VARCHAR(16) NOT NULL, holder VARCHAR(64))",
-		"INSERT INTO test_voucher (id, state) VALUES (1, 'FREE'), (2, 'FREE')",
-	} {
-		if _, err := db.SQL.ExecContext(context.Background(), q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	_, err := db.SQL.ExecContext(context.Background(), "CREATE TABLE test_budget (promotion_id BIGINT NOT NULL, "+
+		"holder VARCHAR(64) NOT NULL, given BIGINT NOT NULL, PRIMARY KEY (promotion_id, holder))")
+	must.NoErr(t, err)
+	_, err = db.SQL.ExecContext(context.Background(), "CREATE TABLE test_balance (currency BIGINT NOT NULL, "+
+		"customer VARCHAR(64) NOT NULL, owed BIGINT NOT NULL, PRIMARY KEY (currency, customer))")
+	must.NoErr(t, err)
+	_, err = db.SQL.ExecContext(context.Background(), "CREATE TABLE test_voucher (id BIGINT NOT NULL PRIMARY KEY, "+
+		"state VARCHAR(16) NOT NULL, holder VARCHAR(64))")
+	must.NoErr(t, err)
+	_, err = db.SQL.ExecContext(context.Background(), "INSERT INTO test_voucher (id, state) VALUES (1, 'FREE'), (2, 'FREE')")
+	must.NoErr(t, err)
 }
 
 // race runs n transactions at once, each writing what write(i) says, and
@@ -51,24 +51,24 @@ func createTables(t *testing.T, db *store.DB) {
 // error fails the test.
 func race(t *testing.T, db *store.DB, n int, want error, write func(ctx context.Context, tx *ent.Tx, i int) error) (ok, refused int) {
 	t.Helper()
+	results := make([]error, n)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
 	for i := range n {
 		wg.Go(func() {
-			err := store.WithTx(context.Background(), db, func(ctx context.Context, tx *ent.Tx) error { return write(ctx, tx, i) })
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				ok++
-			case errors.Is(err, want):
-				refused++
-			default:
-				t.Errorf("transaction %d: %v", i, err)
-			}
+			results[i] = store.WithTx(context.Background(), db, func(ctx context.Context, tx *ent.Tx) error { return write(ctx, tx, i) })
 		})
 	}
 	wg.Wait()
+	for i, err := range results {
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, want):
+			refused++
+		default:
+			t.Errorf("transaction %d: %v", i, err)
+		}
+	}
 	return ok, refused
 }
 
@@ -89,7 +89,7 @@ func TestBudgetAndBalanceAreCounters(t *testing.T) {
 	const racers, budget, each = 16, 1000, 300
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		createTables(t, db)
-		ok, refused := race(t, db, racers, errBudgetSpent, func(ctx context.Context, tx *ent.Tx, _ int) error {
+		ok, refused := race(t, db, racers, budgets.Exceeded, func(ctx context.Context, tx *ent.Tx, _ int) error {
 			return AddCounters(ctx, tx, []Counter{Add(budgets, 7, "budget", each, budget)})
 		})
 		if given := units(t, db, "SELECT given FROM test_budget WHERE promotion_id = 7"); ok != 3 || refused != racers-3 || given != 3*each {
@@ -102,7 +102,7 @@ func TestBudgetAndBalanceAreCounters(t *testing.T) {
 		}); err != nil {
 			t.Fatalf("topping up: %v", err)
 		}
-		ok, refused = race(t, db, racers, errNoBalance, func(ctx context.Context, tx *ent.Tx, _ int) error {
+		ok, refused = race(t, db, racers, balances.Exceeded, func(ctx context.Context, tx *ent.Tx, _ int) error {
 			return AddCounters(ctx, tx, []Counter{Add(balances, 156, "alice", each, 0)})
 		})
 		if owed := units(t, db, "SELECT owed FROM test_balance WHERE currency = 156 AND customer = 'alice'"); ok != 3 || refused != racers-3 || owed != 3*each-budget {
@@ -112,8 +112,8 @@ func TestBudgetAndBalanceAreCounters(t *testing.T) {
 		err := store.WithTx(ctx, db, func(ctx context.Context, tx *ent.Tx) error {
 			return AddCounters(ctx, tx, []Counter{Add(balances, 156, "bob", 1, 0)})
 		})
-		if !errors.Is(err, errNoBalance) {
-			t.Errorf("paying from no balance: %v, want %v", err, errNoBalance)
+		if !errors.Is(err, balances.Exceeded) {
+			t.Errorf("paying from no balance: %v, want %v", err, balances.Exceeded)
 		}
 	})
 }
@@ -125,7 +125,7 @@ func TestRowClaimTakesAllOrNone(t *testing.T) {
 	const racers = 12
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		createTables(t, db)
-		ok, refused := race(t, db, racers, errVoucherTaken, func(ctx context.Context, tx *ent.Tx, i int) error {
+		ok, refused := race(t, db, racers, vouchers.Lost, func(ctx context.Context, tx *ent.Tx, i int) error {
 			sn := fmt.Sprint("order-", i)
 			return TakeRows(ctx, tx, []RowClaim{{Kind: vouchers, IDs: []int64{1, 2}, Holders: []string{sn, sn}}})
 		})
