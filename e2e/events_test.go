@@ -14,6 +14,7 @@ import (
 	"storefront/internal/payments/mock"
 	"storefront/internal/platform/auth"
 	"storefront/internal/testsupport/testdb"
+	"storefront/internal/testsupport/wait"
 )
 
 // An order a client was told exists, and the token of its buyer.
@@ -142,8 +143,8 @@ func TestEventsReachNATSAndWebhooks(t *testing.T) {
 				}
 
 				const want = 300 + 50 + 20
-				waitFor(t, "370 events in the stream", 60*time.Second, func() bool { return ns.count(t) >= want })
-				waitFor(t, "the 70 paid and closed events at the webhook", 60*time.Second, func() bool {
+				wait.Within(t, "370 events in the stream", 60*time.Second, func() bool { return ns.count(t) >= want })
+				wait.Within(t, "the 70 paid and closed events at the webhook", 60*time.Second, func() bool {
 					got, _, _, _ := paid.snapshot()
 					return len(got) >= 70
 				})
@@ -202,7 +203,7 @@ func TestEventsReachNATSAndWebhooks(t *testing.T) {
 				// The receiver counts an event when it answers; the sender records
 				// the attempt after the answer reaches it: await the records.
 				var ds []delivery
-				waitFor(t, "every webhook attempt recorded", 20*time.Second, func() bool {
+				wait.Within(t, "every webhook attempt recorded", 20*time.Second, func() bool {
 					ds = deliveries(t, s, paidID)
 					for _, d := range ds {
 						if d.Status == "SENDING" {

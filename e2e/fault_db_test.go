@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"storefront/internal/testsupport/testdb"
+	"storefront/internal/testsupport/wait"
 )
 
 // MariaDB stopped for a few seconds under load, then started again:
@@ -25,7 +26,7 @@ func TestFaultDatabaseOutage(t *testing.T) {
 
 	stop := make(chan struct{})
 	o, wg := load(t, s.URL, id, 8, stop)
-	waitFor(t, "20 orders before the outage", 30*time.Second, func() bool {
+	wait.Within(t, "20 orders before the outage", 30*time.Second, func() bool {
 		orders, _, _ := o.snapshot()
 		return len(orders) >= 20
 	})
@@ -33,7 +34,7 @@ func TestFaultDatabaseOutage(t *testing.T) {
 
 	stopMariaDB(t)
 	down := time.Now()
-	waitFor(t, "UNAVAILABLE answers during the outage", 15*time.Second, func() bool {
+	wait.Within(t, "UNAVAILABLE answers during the outage", 15*time.Second, func() bool {
 		_, codes, _ := o.snapshot()
 		return codes["UNAVAILABLE"] >= 5
 	})
@@ -47,7 +48,7 @@ func TestFaultDatabaseOutage(t *testing.T) {
 	startMariaDB(t)
 
 	// Recovery on its own: the same process answers again, without a restart.
-	waitFor(t, "orders succeeding again", 30*time.Second, func() bool {
+	wait.Within(t, "orders succeeding again", 30*time.Second, func() bool {
 		orders, _, _ := o.snapshot()
 		return len(orders) >= len(before)+20
 	})
@@ -118,12 +119,12 @@ func frozenDatabase(t *testing.T, s *Server, requestTimeout time.Duration, start
 	halt := func() { once.Do(func() { close(stop); wg.Wait() }) }
 	defer halt() // a failed wait still stops the load
 	ok := func() int { _, codes, _ := o.snapshot(); return codes[""] }
-	waitFor(t, "20 answers before the freeze", 30*time.Second, func() bool { return ok() >= 20 })
+	wait.Within(t, "20 answers before the freeze", 30*time.Second, func() bool { return ok() >= 20 })
 	before := ok()
 	thaw := freezeMariaDB(t)
 	t.Cleanup(thaw) // registered at once: MariaDB never stays frozen
 	frozen := time.Now()
-	waitFor(t, "UNAVAILABLE answers while frozen", 15*time.Second, func() bool {
+	wait.Within(t, "UNAVAILABLE answers while frozen", 15*time.Second, func() bool {
 		_, codes, _ := o.snapshot()
 		return codes["UNAVAILABLE"] >= 8
 	})
@@ -133,7 +134,7 @@ func frozenDatabase(t *testing.T, s *Server, requestTimeout time.Duration, start
 	time.Sleep(time.Until(frozen.Add(4 * time.Second)))
 	thaw()
 
-	waitFor(t, "answers after the thaw", 30*time.Second, func() bool { return ok() >= before+20 })
+	wait.Within(t, "answers after the thaw", 30*time.Second, func() bool { return ok() >= before+20 })
 	halt()
 	seen, codes, slowest := o.snapshot()
 	t.Logf("outcomes across the freeze: %v; slowest answer %v", codes, slowest.Round(time.Millisecond))

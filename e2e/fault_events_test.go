@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"storefront/internal/testsupport/testdb"
+	"storefront/internal/testsupport/wait"
 )
 
 // placedIDs waits until the stream holds an OrderPlaced for every order of
@@ -24,7 +25,7 @@ func placedIDs(t *testing.T, ns *eventStream, seen []string) map[string]string {
 	t.Helper()
 	var evs []storedEvent
 	missing := 0
-	waitFor(t, "every acknowledged order's OrderPlaced in the stream", 90*time.Second, func() bool {
+	wait.Within(t, "every acknowledged order's OrderPlaced in the stream", 90*time.Second, func() bool {
 		if ns.count(t) < len(seen) {
 			return false
 		}
@@ -81,7 +82,7 @@ func TestFaultKillWhileDispatching(t *testing.T) {
 			id := setStockTo(t, s, "黑色,L", 100000)
 			stop := make(chan struct{})
 			o, wg := load(t, s.URL, id, 16, stop)
-			waitFor(t, "200 orders and some events out before the kill", 60*time.Second, func() bool {
+			wait.Within(t, "200 orders and some events out before the kill", 60*time.Second, func() bool {
 				orders, _, _ := o.snapshot()
 				return len(orders) >= 200 && ns.count(t) > 0
 			})
@@ -94,7 +95,7 @@ func TestFaultKillWhileDispatching(t *testing.T) {
 			s2 := Start(t, spec, args...)
 			_ = s2
 			ids := placedIDs(t, ns, seen)
-			waitFor(t, "every acknowledged order's OrderPlaced at the webhook", 90*time.Second, func() bool {
+			wait.Within(t, "every acknowledged order's OrderPlaced at the webhook", 90*time.Second, func() bool {
 				got, _, _, _ := rec.snapshot()
 				for _, sn := range seen {
 					if got[ids[sn]] == 0 {
@@ -134,7 +135,7 @@ func startNATS(t *testing.T, addr, dir string) *natsServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { n.stop() })
-	waitFor(t, "nats-server listening on "+addr, 20*time.Second, func() bool {
+	wait.Within(t, "nats-server listening on "+addr, 20*time.Second, func() bool {
 		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 		if err == nil {
 			c.Close()
@@ -191,14 +192,14 @@ func TestFaultNATSStoppedUnderLoad(t *testing.T) {
 			id := setStockTo(t, s, "黑色,L", 100000)
 			stop := make(chan struct{})
 			o, wg := load(t, s.URL, id, 8, stop)
-			waitFor(t, "50 orders and their events flowing", 60*time.Second, func() bool {
+			wait.Within(t, "50 orders and their events flowing", 60*time.Second, func() bool {
 				orders, _, _ := o.snapshot()
 				return len(orders) >= 50 && ns.count(t) > 0
 			})
 			n.stop()
 			down := time.Now()
 			before, _, _ := o.snapshot()
-			waitFor(t, "events waiting in the outbox (/metrics)", 30*time.Second, func() bool {
+			wait.Within(t, "events waiting in the outbox (/metrics)", 30*time.Second, func() bool {
 				return metric(t, s, "storefront_outbox_pending_events") > 0
 			})
 			// The outage itself: five seconds of load without a broker.
@@ -206,7 +207,7 @@ func TestFaultNATSStoppedUnderLoad(t *testing.T) {
 			during, _, _ := o.snapshot()
 			age := metric(t, s, "storefront_outbox_oldest_pending_age_seconds")
 			n = startNATS(t, addr, dir)
-			waitFor(t, "50 more orders after NATS returned", 60*time.Second, func() bool {
+			wait.Within(t, "50 more orders after NATS returned", 60*time.Second, func() bool {
 				orders, _, _ := o.snapshot()
 				return len(orders) >= len(during)+50
 			})
@@ -227,7 +228,7 @@ func TestFaultNATSStoppedUnderLoad(t *testing.T) {
 				t.Error("no order was placed while NATS was down")
 			}
 			placedIDs(t, ns, seen)
-			waitFor(t, "the outbox drained (/metrics)", 30*time.Second, func() bool {
+			wait.Within(t, "the outbox drained (/metrics)", 30*time.Second, func() bool {
 				return metric(t, s, "storefront_outbox_pending_events") == 0
 			})
 		})

@@ -17,6 +17,7 @@ import (
 	"storefront/internal/payments/mock"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
+	"storefront/internal/testsupport/wait"
 )
 
 // kill -9 in the middle of a checkout load, then restart on the same
@@ -29,7 +30,7 @@ func TestFaultKillDuringCheckout(t *testing.T) {
 			id := setStockTo(t, s, "黑色,L", 100000) // never runs out: every request writes
 			stop := make(chan struct{})
 			o, wg := load(t, s.URL, id, 32, stop)
-			waitFor(t, "50 orders before the kill", 30*time.Second, func() bool {
+			wait.Within(t, "50 orders before the kill", 30*time.Second, func() bool {
 				orders, _, _ := o.snapshot()
 				return len(orders) >= 50
 			})
@@ -84,7 +85,7 @@ func TestFaultKillDuringLockModeCheckout(t *testing.T) {
 			stop := make(chan struct{})
 			o, wg := load(t, s.URL, id, 32, stop)
 			p, pwg := payLoad(s.URL, probe.PlaceOrder.Amount, o, 4, stop)
-			waitFor(t, "50 orders and 20 acknowledged payments before the kill", 60*time.Second, func() bool {
+			wait.Within(t, "50 orders and 20 acknowledged payments before the kill", 60*time.Second, func() bool {
 				orders, _, _ := o.snapshot()
 				paid, _, _ := p.snapshot()
 				return len(orders) >= 50 && len(paid) >= 20

@@ -10,6 +10,7 @@ import (
 
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
+	"storefront/internal/testsupport/wait"
 )
 
 // kill -9 of serve while it holds claims, then a restart on the same
@@ -63,7 +64,7 @@ func TestFaultRestartTakesBackClaims(t *testing.T) {
 					return liveClaims(t, db, "SELECT claimed_until FROM outbox WHERE dispatched_at IS NULL AND claimed_until IS NOT NULL"),
 						liveClaims(t, db, "SELECT claimed_until FROM webhook_delivery WHERE status = 'SENDING' AND claimed_until IS NOT NULL")
 				}
-				waitFor(t, "claims held mid-dispatch", 60*time.Second, func() bool {
+				wait.Within(t, "claims held mid-dispatch", 60*time.Second, func() bool {
 					if how == "broker down" {
 						o, _ := held()
 						return o > 0
@@ -87,7 +88,7 @@ func TestFaultRestartTakesBackClaims(t *testing.T) {
 				restart := time.Now()
 				s2 := StartAt(t, addr, spec, args...)
 				ready := time.Since(restart)
-				waitFor(t, "every order's OrderPlaced in the stream and at the webhook", 120*time.Second, func() bool {
+				wait.Within(t, "every order's OrderPlaced in the stream and at the webhook", 120*time.Second, func() bool {
 					if ns.count(t) < len(sns) {
 						return false
 					}

@@ -13,6 +13,7 @@ import (
 
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/wait"
 )
 
 // One instance per node, a hot SKU sold through all three: every buyer
@@ -53,7 +54,7 @@ func TestGaleraHotSKU(t *testing.T) {
 	agree(t, "after stock 1000", specs, dbs, map[string]int{hot: 0, big: 0}, 200+buyers)
 
 	// Three dispatchers: every event handed to the broker once, by one of them.
-	waitFor(t, "every event dispatched", 60*time.Second, func() bool {
+	wait.Within(t, "every event dispatched", 60*time.Second, func() bool {
 		return dbInt(t, dbs[0], "SELECT COUNT(*) FROM outbox WHERE dispatched_at IS NULL") == 0
 	})
 	events := dbInt(t, dbs[0], "SELECT COALESCE(SUM(events), 0) FROM outbox")
@@ -107,7 +108,7 @@ func editSeenOnNode3(t *testing.T, servers []*Server, dbs []*store.DB, id string
 		must[struct{ SellPrice string }](t, servers[0].Query(t, servers[0].AdminToken, `mutation($in: UpdateSkuInput!) { updateSku(input: $in) { sellPrice } }`,
 			map[string]any{"in": map[string]any{"itemId": id, "expectedVersion": version, "sellPrice": price}}), "updateSku")
 		edited := time.Now()
-		waitFor(t, "the new price through node 3", ttl+3*time.Second, func() bool { return priceOn(servers[2]) == price })
+		wait.Within(t, "the new price through node 3", ttl+3*time.Second, func() bool { return priceOn(servers[2]) == price })
 		worst = max(worst, time.Since(edited))
 	}
 	t.Logf("a price edited through node 1 showed through node 3 within %v at worst of %d edits (stock TTL %v)", worst.Round(time.Millisecond), n, ttl)
@@ -208,7 +209,7 @@ func TestGaleraClosersRace(t *testing.T) {
 	if ta.ok.Load() != orders || len(ta.codes) != 0 {
 		t.Fatalf("placing the orders to expire: %v", ta)
 	}
-	waitFor(t, "every order closed", 60*time.Second, func() bool {
+	wait.Within(t, "every order closed", 60*time.Second, func() bool {
 		return dbInt(t, dbs[0], "SELECT COUNT(*) FROM orders WHERE status = 'UNPAID'") == 0
 	})
 	for i, db := range dbs {
@@ -233,7 +234,7 @@ func TestGaleraClosersRace(t *testing.T) {
 		}
 		return n
 	}
-	waitFor(t, "the closers' counts", 10*time.Second, func() bool { return sum() >= orders })
+	wait.Within(t, "the closers' counts", 10*time.Second, func() bool { return sum() >= orders })
 	t.Logf("timeout closes by the two closers: %v", closed)
 	if sum() != orders {
 		t.Errorf("closed %v = %d, want %d (each once)", closed, sum(), orders)
@@ -258,7 +259,7 @@ func TestGaleraNodeIsolated(t *testing.T) {
 	t.Cleanup(func() {
 		// Whatever happened, the node goes back: the next test needs three.
 		_, _ = c.admin[cut].Exec("SET GLOBAL wsrep_provider_options = 'gmcast.isolate=0'")
-		waitFor(t, "node 1 back in the cluster", 90*time.Second, func() bool {
+		wait.Within(t, "node 1 back in the cluster", 90*time.Second, func() bool {
 			size, state, _, err := c.status(cut)
 			return err == nil && size == 3 && state == "Synced"
 		})
@@ -350,12 +351,12 @@ func TestGaleraNodeIsolated(t *testing.T) {
 	setPhase("cutting")
 	c.isolate(t, cut, true)
 	at := time.Now()
-	waitFor(t, "instance 1's /readyz 503", 60*time.Second, func() bool { return ready(servers[cut]) == 503 })
-	waitFor(t, "nodes 2 and 3 a cluster of two", 60*time.Second, func() bool {
+	wait.Within(t, "instance 1's /readyz 503", 60*time.Second, func() bool { return ready(servers[cut]) == 503 })
+	wait.Within(t, "nodes 2 and 3 a cluster of two", 60*time.Second, func() bool {
 		size, state, _, err := c.status(1)
 		return err == nil && size == 2 && state == "Synced"
 	})
-	waitFor(t, "every instance's writes moved off node 1", 30*time.Second, func() bool {
+	wait.Within(t, "every instance's writes moved off node 1", 30*time.Second, func() bool {
 		for _, s := range servers {
 			if moves(s) < 1 {
 				return false
@@ -385,12 +386,12 @@ func TestGaleraNodeIsolated(t *testing.T) {
 	setPhase("rejoining")
 	c.isolate(t, cut, false)
 	back := time.Now()
-	waitFor(t, "node 1 Synced in a cluster of three", 90*time.Second, func() bool {
+	wait.Within(t, "node 1 Synced in a cluster of three", 90*time.Second, func() bool {
 		size, state, _, err := c.status(cut)
 		return err == nil && size == 3 && state == "Synced"
 	})
-	waitFor(t, "instance 1's /readyz 200", 30*time.Second, func() bool { return ready(servers[cut]) == 200 })
-	waitFor(t, "every instance's writes back on node 1", 30*time.Second, func() bool {
+	wait.Within(t, "instance 1's /readyz 200", 30*time.Second, func() bool { return ready(servers[cut]) == 200 })
+	wait.Within(t, "every instance's writes back on node 1", 30*time.Second, func() bool {
 		for _, s := range servers {
 			if moves(s) < 2 {
 				return false

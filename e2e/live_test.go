@@ -24,6 +24,7 @@ import (
 	"storefront/internal/platform/store"
 	"storefront/internal/server"
 	"storefront/internal/testsupport/testdb"
+	"storefront/internal/testsupport/wait"
 )
 
 // liveClients is how many graphql-ws clients watch the goods.
@@ -302,7 +303,7 @@ func TestLiveStockAcrossInstances(t *testing.T) {
 			for e := w.next(t, 30*time.Second); e.Closed == 0; e = w.next(t, 30*time.Second) {
 				record(e)
 			}
-			waitFor(t, "the hub to drop every subscriber", 30*time.Second, func() bool { return A.hub.Stats().Subscribers == 0 && A.hub.Stats().Goods == 0 })
+			wait.Within(t, "the hub to drop every subscriber", 30*time.Second, func() bool { return A.hub.Stats().Subscribers == 0 && A.hub.Stats().Goods == 0 })
 			http.DefaultClient.CloseIdleConnections()
 			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 				n, stacks := ownGoroutines()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"storefront/internal/testsupport/testdb"
+	"storefront/internal/testsupport/wait"
 )
 
 // Without --events-nats a dispatched event is a log line only at
@@ -26,7 +27,7 @@ func TestLogSinkEventsAtDebug(t *testing.T) {
 				return false
 			}
 			// The pass logs its count after its sink took the events.
-			waitFor(t, "the dispatch pass's count", 10*time.Second, func() bool {
+			wait.Within(t, "the dispatch pass's count", 10*time.Second, func() bool {
 				return strings.Contains(s.stderr.String(), `"msg":"dispatched events"`)
 			})
 			if got, want := logged(), level == "debug"; got != want {

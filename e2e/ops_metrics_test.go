@@ -8,6 +8,7 @@ import (
 
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
+	"storefront/internal/testsupport/wait"
 )
 
 // The counters an operator watches move with real traffic, and the
@@ -56,7 +57,7 @@ func TestOperationsMetricsOverHTTP(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			waitFor(t, "the periodic check to see both SKUs", 15*time.Second, func() bool {
+			wait.Within(t, "the periodic check to see both SKUs", 15*time.Second, func() bool {
 				return metricValue(t, s, "storefront_stock_ledger_diff_skus") == "2" && metricValue(t, s, "storefront_stock_negative_skus") == "1"
 			})
 			var d struct {

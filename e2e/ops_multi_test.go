@@ -12,6 +12,7 @@ import (
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
+	"storefront/internal/testsupport/wait"
 )
 
 // Several instances, one database: two `storefront serve` processes on one
@@ -66,7 +67,7 @@ func twoInstancesOneDatabase(t *testing.T, backend testdb.Backend) {
 	b.Stop(t)
 	closing := []string{"--order-ttl", "2s", "--close-interval", "500ms", "--stock-ttl", stockTTL.String()}
 	a, b = Start(t, spec, closing...), Start(t, spec, closing...)
-	waitFor(t, "the 200 raced orders closed", 30*time.Second, func() bool {
+	wait.Within(t, "the 200 raced orders closed", 30*time.Second, func() bool {
 		return dbInt(t, db, "SELECT COUNT(*) FROM orders WHERE status = 'UNPAID'") == 0
 	})
 	const more = 100
@@ -78,7 +79,7 @@ func twoInstancesOneDatabase(t *testing.T, backend testdb.Backend) {
 			t.Fatalf("late order %d: %v %+v", i, err, r)
 		}
 	}
-	waitFor(t, "the late orders closed by the two closers", 30*time.Second, func() bool {
+	wait.Within(t, "the late orders closed by the two closers", 30*time.Second, func() bool {
 		return dbInt(t, db, "SELECT COUNT(*) FROM orders WHERE status = 'UNPAID'") == 0
 	})
 	if n := dbInt(t, db, "SELECT COUNT(*) FROM orders WHERE status = 'CLOSED'"); n != 200+more {
@@ -233,19 +234,8 @@ func priceEditSeenElsewhere(t *testing.T, a, b *Server, id string, ttl time.Dura
 	must[struct{ SellPrice string }](t, a.Query(t, a.AdminToken, `mutation($in: UpdateSkuInput!) { updateSku(input: $in) { sellPrice } }`,
 		map[string]any{"in": map[string]any{"itemId": id, "expectedVersion": version, "sellPrice": price}}), "updateSku")
 	edited := time.Now()
-	waitFor(t, "the new price on instance B", ttl+3*time.Second, func() bool { return priceOn(b) == price })
+	wait.Within(t, "the new price on instance B", ttl+3*time.Second, func() bool { return priceOn(b) == price })
 	t.Logf("price edited through A seen through B after %v (stock TTL %v)", time.Since(edited).Round(time.Millisecond), ttl)
-}
-
-func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, limit)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 func dbInt(t *testing.T, db *store.DB, query string) int {

@@ -14,6 +14,7 @@ import (
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/events"
 	"storefront/internal/testsupport/testdb"
+	"storefront/internal/testsupport/wait"
 )
 
 // Webhooks go on while NATS fails, whichever way it fails (issue 38): the
@@ -66,7 +67,7 @@ func TestWebhooksGoOnWhenNATSFails(t *testing.T) {
 				if fault == "deleted" {
 					// Both sinks working first; then the stream goes.
 					want += len(placeRound(t, s.URL, id, "before", 10))
-					waitFor(t, "the first orders in the stream and at the webhook", 30*time.Second, func() bool {
+					wait.Within(t, "the first orders in the stream and at the webhook", 30*time.Second, func() bool {
 						return ns.count(t) >= want && placed() >= want
 					})
 					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -78,7 +79,7 @@ func TestWebhooksGoOnWhenNATSFails(t *testing.T) {
 				start := time.Now()
 				sns := placeRound(t, s.URL, id, "during", 20)
 				want += len(sns)
-				waitFor(t, fmt.Sprintf("%d OrderPlaced events at the webhook while NATS is %s", want, fault), 20*time.Second, func() bool {
+				wait.Within(t, fmt.Sprintf("%d OrderPlaced events at the webhook while NATS is %s", want, fault), 20*time.Second, func() bool {
 					return placed() >= want
 				})
 				t.Logf("NATS %s: the webhook got the %d orders' events %v after the first was placed", fault, len(sns), time.Since(start).Round(time.Millisecond))
@@ -97,7 +98,7 @@ func TestWebhooksGoOnWhenNATSFails(t *testing.T) {
 				switch fault {
 				case "deleted":
 					// Made again: the stream holds the orders placed after.
-					waitFor(t, "the stream made again with the later orders' events", 20*time.Second, func() bool {
+					wait.Within(t, "the stream made again with the later orders' events", 20*time.Second, func() bool {
 						evs := ns.count(t)
 						return evs >= len(sns)
 					})
@@ -113,7 +114,7 @@ func TestWebhooksGoOnWhenNATSFails(t *testing.T) {
 				default:
 					// The broker's lane holds the events the webhooks' lane
 					// took long ago: /metrics tells the two apart.
-					waitFor(t, fmt.Sprintf("the webhooks' lane empty and at least %d events in the broker's on /metrics", want-full), 10*time.Second, func() bool {
+					wait.Within(t, fmt.Sprintf("the webhooks' lane empty and at least %d events in the broker's on /metrics", want-full), 10*time.Second, func() bool {
 						return lane("webhooks") == 0 && lane("broker") >= float64(want-full)
 					})
 					if fault == "full" {

@@ -106,7 +106,7 @@ func (r *mutationResolver) ClaimCoupon(ctx context.Context, couponID *string, co
 	if i.err != nil {
 		return nil, i.err
 	}
-	return r.Promo.Claim(ctx, p.UserID, coupon, code)
+	return r.Promo.ClaimCoupon(ctx, p.UserID, coupon, code)
 }
 
 // Coupons is the resolver for the coupons field.

@@ -25,15 +25,15 @@ func FuzzSpecKey(f *testing.F) {
 			t.Errorf("SpecKey(%v) = %q but SpecKey(%v) = %q, want the same key for a permutation", ids, k, perm, pk)
 		}
 
-		got, err := ParseSpecKey(k)
+		got, err := parseSpecKey(k)
 		if want := slices.Sorted(slices.Values(ids)); err != nil || !slices.Equal(got, want) {
-			t.Errorf("ParseSpecKey(SpecKey(%v) = %q) = %v, %v, want %v, nil", ids, k, got, err, want)
+			t.Errorf("parseSpecKey(SpecKey(%v) = %q) = %v, %v, want %v, nil", ids, k, got, err, want)
 		}
 
-		// Whatever ParseSpecKey accepts must be the one canonical spelling.
-		if parsed, err := ParseSpecKey(key); err == nil {
+		// Whatever parseSpecKey accepts must be the one canonical spelling.
+		if parsed, err := parseSpecKey(key); err == nil {
 			if back := SpecKey(parsed); back != key {
-				t.Errorf("ParseSpecKey(%q) = %v but SpecKey of that = %q: a non-canonical key was accepted", key, parsed, back)
+				t.Errorf("parseSpecKey(%q) = %v but SpecKey of that = %q: a non-canonical key was accepted", key, parsed, back)
 			}
 		}
 	})

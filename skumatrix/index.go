@@ -111,9 +111,6 @@ func NewIndex(dims [][]int64, skus []SKU) (*Index, error) {
 // order; Selectable's out[i] answers for Values()[i].
 func (ix *Index) Values() []int64 { return slices.Clone(ix.values) }
 
-// NumSKUs reports how many SKUs (bit positions) the index has.
-func (ix *Index) NumSKUs() int { return ix.nskus }
-
 // Avail returns the SKUs that are enabled and have stock(pos) > 0. Build it
 // once per stock snapshot and share it across requests; stock is only asked
 // about enabled SKUs.

@@ -47,8 +47,8 @@ func TestSelectableTShirt(t *testing.T) {
 	if got, want := ix.Values(), []int64{1, 2, 3, 4, 5, 6, 7}; !slices.Equal(got, want) {
 		t.Fatalf("Values() = %v, want %v", got, want)
 	}
-	if got := ix.NumSKUs(); got != 12 {
-		t.Fatalf("NumSKUs() = %d, want 12", got)
+	if got := ix.nskus; got != 12 {
+		t.Fatalf("the index has %d SKUs, want 12", got)
 	}
 	avail := ix.Avail(stockFunc(tshirtStock))
 	// Available: 黑S(0) 黑M(1) 黑L(2) 白L(6) 藏青L(10).

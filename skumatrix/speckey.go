@@ -36,13 +36,13 @@ func SpecKey(valueIDs []int64) string {
 	return string(buf)
 }
 
-// ParseSpecKey is the inverse of SpecKey. It accepts only keys SpecKey can
+// parseSpecKey is the inverse of SpecKey. It accepts only keys SpecKey can
 // produce: every part a canonical base-10 int64 (no "+", no leading zeros, no
 // "-0") and the parts in non-decreasing order. Rejecting non-canonical
 // spellings such as "35_12" keeps the key a unique identifier; duplicate ids
 // ("12_12") are accepted because SpecKey produces them — whether they form a
 // valid SKU is for NewIndex / ValidateSelection to decide. "" parses to no ids.
-func ParseSpecKey(key string) ([]int64, error) {
+func parseSpecKey(key string) ([]int64, error) {
 	if key == "" {
 		return nil, nil
 	}

@@ -46,13 +46,13 @@ func TestParseSpecKey(t *testing.T) {
 		{"0", []int64{0}},
 		{"-9223372036854775808_-1_9223372036854775807", []int64{math.MinInt64, -1, math.MaxInt64}},
 	} {
-		got, err := ParseSpecKey(tc.in)
+		got, err := parseSpecKey(tc.in)
 		if err != nil || !slices.Equal(got, tc.want) {
-			t.Errorf("ParseSpecKey(%q) = %v, %v, want %v, nil", tc.in, got, err, tc.want)
+			t.Errorf("parseSpecKey(%q) = %v, %v, want %v, nil", tc.in, got, err, tc.want)
 			continue
 		}
 		if back := SpecKey(got); back != tc.in {
-			t.Errorf("SpecKey(ParseSpecKey(%q)) = %q, want the input back", tc.in, back)
+			t.Errorf("SpecKey(parseSpecKey(%q)) = %q, want the input back", tc.in, back)
 		}
 	}
 }
@@ -77,8 +77,8 @@ func TestParseSpecKeyMalformed(t *testing.T) {
 		"1.5",
 		"0x10",
 	} {
-		if got, err := ParseSpecKey(in); err == nil {
-			t.Errorf("ParseSpecKey(%q) = %v, nil, want an error", in, got)
+		if got, err := parseSpecKey(in); err == nil {
+			t.Errorf("parseSpecKey(%q) = %v, nil, want an error", in, got)
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"storefront/internal/payments/mock"
 	"storefront/internal/platform/store"
 	"storefront/internal/shipping"
+	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
 )
 
@@ -140,10 +141,7 @@ func (f *fixture) request(t *testing.T, o *checkout.Order, typ enums.AfterSaleTy
 	return a
 }
 
-func (f *fixture) stock(t *testing.T, item int64) int64 {
-	t.Helper()
-	return f.db.Client.Sku.GetX(ctx, item).Stock
-}
+func (f *fixture) stock(t *testing.T, item int64) int64 { return testdb.Stock(t, f.db, item) }
 
 // clean fails the test unless every SKU's stock is the sum of its ledger,
 // its locks are what open orders hold, and every order's money agrees with

@@ -18,6 +18,7 @@ import (
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
+	"storefront/internal/vocab/input"
 	"storefront/internal/vocab/money"
 )
 
@@ -28,9 +29,8 @@ var unguardedWhole bool
 
 // Limits of a request's shape.
 const (
-	MaxLines  = 50
-	MaxText   = 255
-	maxKeyLen = 255
+	MaxLines = 50
+	MaxText  = 255
 )
 
 // RequestInput is requestAfterSale's input.
@@ -73,8 +73,8 @@ func (in *RequestInput) check() error {
 	if in.Reason == "" || len(in.Reason) > MaxText {
 		return fmt.Errorf("%w: a reason of 1 to %d bytes is required", ErrInvalidInput, MaxText)
 	}
-	if len(in.IdempotencyKey) > maxKeyLen {
-		return fmt.Errorf("%w: idempotency key over %d bytes", ErrInvalidInput, maxKeyLen)
+	if len(in.IdempotencyKey) > input.MaxKeyBytes {
+		return fmt.Errorf("%w: idempotency key over %d bytes", ErrInvalidInput, input.MaxKeyBytes)
 	}
 	return nil
 }
@@ -100,7 +100,7 @@ func (s *Service) Request(ctx context.Context, in RequestInput) (*AfterSale, err
 	if err := in.check(); err != nil {
 		return nil, err
 	}
-	var claim *checkout.Claim
+	var claim *checkout.IdempotencyClaim
 	if in.IdempotencyKey != "" {
 		c, done, err := s.orders.ClaimKey(ctx, in.UserID, in.IdempotencyKey, in.hash())
 		if err != nil {
@@ -121,7 +121,7 @@ func (s *Service) Request(ctx context.Context, in RequestInput) (*AfterSale, err
 // request opens the after-sale in; whole is refundOrder's: the order must
 // be PAID and every unit held one that has not shipped, both decided inside
 // the transaction (checkout.LockPaidTx, checkout.HoldUnshipped).
-func (s *Service) request(ctx context.Context, in RequestInput, claim *checkout.Claim, whole bool) (*AfterSale, error) {
+func (s *Service) request(ctx context.Context, in RequestInput, claim *checkout.IdempotencyClaim, whole bool) (*AfterSale, error) {
 	o, err := s.orders.Order(ctx, "", true, in.OrderSn)
 	if err != nil {
 		return nil, err

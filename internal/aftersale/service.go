@@ -65,6 +65,3 @@ func New(db *store.DB, cfg Config, orders *checkout.Service, refunds Refunds) *S
 	settings.Positive(&cfg.Window, DefaultConfig().Window)
 	return &Service{db: db, cfg: cfg, orders: orders, refunds: refunds, now: func() time.Time { return time.Now().UTC() }}
 }
-
-// SetClock replaces the clock (tests of the window).
-func (s *Service) SetClock(now func() time.Time) { s.now = now }

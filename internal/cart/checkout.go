@@ -15,6 +15,7 @@ import (
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
+	"storefront/internal/vocab/input"
 	"storefront/internal/vocab/money"
 )
 
@@ -50,8 +51,8 @@ func (s *Service) CheckoutWith(ctx context.Context, who, token, key string, opts
 	if who == "" {
 		return nil, fmt.Errorf("%w: checkout needs a customer token", errs.Unauthenticated)
 	}
-	if len(key) > checkout.MaxKeyLen {
-		return nil, fmt.Errorf("%w: idempotency key longer than %d characters", errs.InvalidInput, checkout.MaxKeyLen)
+	if len(key) > input.MaxKeyBytes {
+		return nil, fmt.Errorf("%w: idempotency key longer than %d bytes", errs.InvalidInput, input.MaxKeyBytes)
 	}
 	for range 3 {
 		r, err := s.visible(ctx, s.db.Client, who, token)

@@ -37,7 +37,7 @@ func (f *couponFixture) coupon(t *testing.T, in promo.CreateInput) *promo.Coupon
 
 func (f *couponFixture) claim(t *testing.T, user string, c *promo.Coupon) int64 {
 	t.Helper()
-	uc, err := f.promo.Claim(context.Background(), user, &c.ID, nil)
+	uc, err := f.promo.ClaimCoupon(context.Background(), user, &c.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"storefront/internal/demo"
 	"storefront/internal/inventory"
 	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/testdb"
 )
 
 // fixture is a cart service on the demo catalog with a movable clock.
@@ -68,14 +69,7 @@ func (f *fixture) shoes(t *testing.T, n int) []int64 {
 	return ids
 }
 
-func (f *fixture) stock(t *testing.T, id int64) int64 {
-	t.Helper()
-	s, err := f.db.Client.Sku.Get(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s.Stock
-}
+func (f *fixture) stock(t *testing.T, id int64) int64 { return testdb.Stock(t, f.db, id) }
 
 func (f *fixture) orders(t *testing.T, user string) int {
 	t.Helper()

@@ -13,6 +13,7 @@ import (
 	"storefront/internal/catalog"
 	"storefront/internal/demo"
 	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/must"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/money"
@@ -47,9 +48,9 @@ func openSteppedIDs(t *testing.T, b testdb.Backend) *store.DB {
 		t.Fatalf("opening MariaDB with auto_increment_increment=3: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
-	noErr(t, db.Migrate(ctx))
+	must.NoErr(t, db.Migrate(ctx))
 	var step int
-	noErr(t, db.SQL.QueryRowContext(ctx, "SELECT @@SESSION.auto_increment_increment").Scan(&step))
+	must.NoErr(t, db.SQL.QueryRowContext(ctx, "SELECT @@SESSION.auto_increment_increment").Scan(&step))
 	if step != 3 {
 		t.Fatalf("auto_increment_increment = %d, want 3: the test would prove nothing", step)
 	}
@@ -108,11 +109,11 @@ func checkSkuReferences(t *testing.T, db *store.DB) {
 	t.Helper()
 	ctx := context.Background()
 	specs, err := db.Client.Spec.Query().All(ctx)
-	noErr(t, err)
+	must.NoErr(t, err)
 	values, err := db.Client.SpecValue.Query().All(ctx)
-	noErr(t, err)
+	must.NoErr(t, err)
 	ledger, err := db.Client.StockLog.Query().All(ctx)
-	noErr(t, err)
+	must.NoErr(t, err)
 	skus := skusOf(t, db, 0)
 
 	bad := 0
@@ -193,21 +194,21 @@ func steppedPostgres(t *testing.T) *store.DB {
 	ctx := context.Background()
 	db := testdb.Open(t, testdb.Postgres)
 	rs, err := db.SQL.QueryContext(ctx, "SELECT schemaname || '.' || sequencename FROM pg_sequences")
-	noErr(t, err)
+	must.NoErr(t, err)
 	var seqs []string
 	for rs.Next() {
 		var s string
-		noErr(t, rs.Scan(&s))
+		must.NoErr(t, rs.Scan(&s))
 		seqs = append(seqs, s)
 	}
-	noErr(t, rs.Err())
+	must.NoErr(t, rs.Err())
 	rs.Close()
 	if len(seqs) < 5 {
 		t.Fatalf("%d id sequences: the test would prove nothing", len(seqs))
 	}
 	for _, s := range seqs {
 		_, err := db.SQL.ExecContext(ctx, "ALTER SEQUENCE "+s+" INCREMENT BY 3")
-		noErr(t, err)
+		must.NoErr(t, err)
 	}
 	return db
 }

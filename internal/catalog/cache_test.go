@@ -9,21 +9,11 @@ import (
 
 	"storefront/ent/sku"
 	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/must"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/money"
 )
-
-// eachCounted is testdb.Each with a statement counter on the driver.
-func eachCounted(t *testing.T, fn func(t *testing.T, db *store.DB, n *atomic.Int64)) {
-	for _, b := range testdb.Backends {
-		t.Run(string(b), func(t *testing.T) {
-			n := new(atomic.Int64)
-			db := testdb.Open(t, b, testdb.CountStatements(n))
-			fn(t, db, n)
-		})
-	}
-}
 
 // fakeClock replaces time.Now in the cache so tests step past the TTL
 // instead of sleeping.
@@ -57,15 +47,6 @@ func createShirt(t *testing.T, s *Service, code string) *Goods {
 	return g
 }
 
-// noErr fails the test where ent's X methods would panic and stop every
-// test left in the package.
-func noErr(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 func mustView(t *testing.T, s *Service, v Viewer, id int64) *Goods {
 	t.Helper()
 	g, err := s.Goods(context.Background(), v, id)
@@ -79,7 +60,7 @@ func mustView(t *testing.T, s *Service, v Viewer, id int64) *Goods {
 // values, SKUs); a warm one none; after the stock TTL one statement re-checks
 // it, and only stock moves: the catalog part (index, spec keys) is reused.
 func TestCacheQueriesAndStockTTL(t *testing.T) {
-	eachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
+	testdb.EachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
 		ctx := context.Background()
 		s, clk := newCached(t, db)
 		id := createShirt(t, s, "TTL").ID
@@ -98,7 +79,7 @@ func TestCacheQueriesAndStockTTL(t *testing.T) {
 		// Checkout moves stock in the database; the page may show the old
 		// number until the TTL passes, then exactly one query refreshes it.
 		hot := g1.SkuList(false)[0]
-		noErr(t, db.Client.Sku.UpdateOneID(hot.ID).AddStock(-2).AddStockVersion(1).Exec(ctx)) // as checkout's CAS does
+		must.NoErr(t, db.Client.Sku.UpdateOneID(hot.ID).AddStock(-2).AddStockVersion(1).Exec(ctx)) // as checkout's CAS does
 		if g := mustView(t, s, Viewer{}, id); g.SkuList(false)[0].Stock != 5 {
 			t.Errorf("within the TTL stock = %d, want the cached 5", g.SkuList(false)[0].Stock)
 		}
@@ -136,7 +117,7 @@ func TestCacheQueriesAndStockTTL(t *testing.T) {
 // An edit through this instance (changed) shows on its very next read; another
 // instance shows it once its TTL has passed.
 func TestCacheEditVisibility(t *testing.T) {
-	eachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
+	testdb.EachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
 		ctx := context.Background()
 		a, _ := newCached(t, db)
 		b, clkB := newCached(t, db)
@@ -144,7 +125,7 @@ func TestCacheEditVisibility(t *testing.T) {
 		mustView(t, a, Viewer{}, id)
 		mustView(t, b, Viewer{}, id)
 
-		noErr(t, db.Client.Goods.UpdateOneID(id).SetName("改名").AddVersion(1).Exec(ctx))
+		must.NoErr(t, db.Client.Goods.UpdateOneID(id).SetName("改名").AddVersion(1).Exec(ctx))
 		a.changed(id)
 		if g := mustView(t, a, Viewer{}, id); g.Name != "改名" || g.Version != 2 {
 			t.Errorf("editing instance, next read: %q v%d, want 改名 v2", g.Name, g.Version)
@@ -173,7 +154,7 @@ func TestCacheVisibility(t *testing.T) {
 		customer, admin := Viewer{}, Viewer{Admin: true}
 		mustView(t, s, customer, id)
 
-		noErr(t, db.Client.Goods.UpdateOneID(id).SetStatus(enums.GoodsOffShelf).AddVersion(1).Exec(ctx))
+		must.NoErr(t, db.Client.Goods.UpdateOneID(id).SetStatus(enums.GoodsOffShelf).AddVersion(1).Exec(ctx))
 		s.changed(id)
 		mustView(t, s, admin, id) // cached now, off shelf
 		if g, err := s.Goods(ctx, customer, id); g != nil || err != nil {
@@ -193,7 +174,7 @@ func TestCacheRevalidationSeesSkuStatus(t *testing.T) {
 		ctx := context.Background()
 		s, clk := newCached(t, db)
 		g := createShirt(t, s, "SKUST")
-		noErr(t, db.Client.Sku.Update().Where(sku.ID(g.SkuList(false)[0].ID)).SetStatus(enums.SkuDisabled).Exec(ctx))
+		must.NoErr(t, db.Client.Sku.Update().Where(sku.ID(g.SkuList(false)[0].ID)).SetStatus(enums.SkuDisabled).Exec(ctx))
 		clk.step(DefaultStockTTL)
 		if got := mustView(t, s, Viewer{}, g.ID); len(got.SkuList(false)) != 5 {
 			t.Errorf("enabled SKUs after the TTL = %d, want 5", len(got.SkuList(false)))
@@ -325,13 +306,13 @@ func TestSelectableAllocations(t *testing.T) {
 // them: an admin read is checked against the database (one statement) and
 // shows the current stock and versions at once; customers keep the cached view.
 func TestCacheAdminReadsAreCurrent(t *testing.T) {
-	eachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
+	testdb.EachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
 		ctx := context.Background()
 		s, _ := newCached(t, db)
 		id := createShirt(t, s, "ADMIN").ID
 		cached := mustView(t, s, Viewer{}, id)
 		hot := cached.SkuList(false)[0]
-		noErr(t, db.Client.Sku.UpdateOneID(hot.ID).AddStock(-1).AddStockVersion(1).Exec(ctx))
+		must.NoErr(t, db.Client.Sku.UpdateOneID(hot.ID).AddStock(-1).AddStockVersion(1).Exec(ctx))
 
 		n.Store(0)
 		g := mustView(t, s, Viewer{Admin: true}, id)
@@ -353,7 +334,7 @@ func TestCacheAdminReadsAreCurrent(t *testing.T) {
 // instance; a warm page of unchanged goods is that statement and the
 // listing's.
 func TestCacheListChecksVersions(t *testing.T) {
-	eachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
+	testdb.EachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
 		ctx := context.Background()
 		s, _ := newCached(t, db)
 		a, b := createShirt(t, s, "LA"), createShirt(t, s, "LB")
@@ -364,7 +345,7 @@ func TestCacheListChecksVersions(t *testing.T) {
 		if _, err := s.List(ctx, Viewer{}, ListParams{First: 10}); err != nil || n.Load() != 2 {
 			t.Errorf("warm list: %d statements (err %v), want 2 (the listing, the page's goods rows)", n.Load(), err)
 		}
-		noErr(t, db.Client.Goods.UpdateOneID(b.ID).SetName("改名").AddVersion(1).Exec(ctx)) // no changed(): another instance
+		must.NoErr(t, db.Client.Goods.UpdateOneID(b.ID).SetName("改名").AddVersion(1).Exec(ctx)) // no changed(): another instance
 		page, err := s.List(ctx, Viewer{}, ListParams{First: 10})
 		if err != nil || len(page.Goods) != 2 {
 			t.Fatalf("List = %v, %v", page, err)
@@ -382,7 +363,7 @@ func TestCacheListChecksVersions(t *testing.T) {
 // (internal/payments/service.go): the TTL check still shows it, one statement as for
 // stock, and an admin's read shows it at once.
 func TestCacheRevalidationSeesVolume(t *testing.T) {
-	eachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
+	testdb.EachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
 		ctx := context.Background()
 		s, clk := newCached(t, db)
 		id := createShirt(t, s, "VOLUME").ID
@@ -390,7 +371,7 @@ func TestCacheRevalidationSeesVolume(t *testing.T) {
 		sold := func(qty int) {
 			t.Helper()
 			_, err := db.SQL.ExecContext(ctx, "UPDATE sku SET volume = volume + ? WHERE id = ?", qty, hot.ID)
-			noErr(t, err)
+			must.NoErr(t, err)
 		}
 		volume := func(g *Goods) int64 { return g.SkuList(false)[0].Volume }
 

@@ -9,6 +9,7 @@ import (
 	"storefront/internal/catalog"
 	"storefront/internal/demo"
 	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/must"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
@@ -148,7 +149,7 @@ func TestDuplicateSpecKeyRefusedByDatabase(t *testing.T) {
 			}
 		}
 		code := "WMS-1"
-		noErr(t, db.Client.Sku.Create().SetGoodsID(existing.GoodsID).SetSpecKey("y1").SetSkuCode(code).Exec(ctx))
+		must.NoErr(t, db.Client.Sku.Create().SetGoodsID(existing.GoodsID).SetSpecKey("y1").SetSkuCode(code).Exec(ctx))
 		if _, err := db.Client.Sku.Create().SetGoodsID(existing.GoodsID).SetSpecKey("y2").SetSkuCode(code).Save(ctx); !ent.IsConstraintError(err) {
 			t.Errorf("duplicate sku_code: err = %v, want a constraint error", err)
 		}

@@ -10,6 +10,7 @@ import (
 	"storefront/internal/catalog"
 	"storefront/internal/listing"
 	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/must"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
@@ -66,7 +67,7 @@ func cmpOr(a, b error) error {
 func treeHolds(t *testing.T, db *store.DB) {
 	t.Helper()
 	rows, err := db.Client.Category.Query().All(context.Background())
-	noErr(t, err)
+	must.NoErr(t, err)
 	parent := map[int64]*int64{}
 	children := map[int64]int{}
 	for _, r := range rows {
@@ -96,7 +97,7 @@ func treeHolds(t *testing.T, db *store.DB) {
 func newCategory(t *testing.T, s *catalog.Service, name string, parent *int64) *catalog.Category {
 	t.Helper()
 	c, err := s.CreateCategory(context.Background(), catalog.CategoryInput{Name: name, ParentID: parent})
-	noErr(t, err)
+	must.NoErr(t, err)
 	return c
 }
 
@@ -116,7 +117,7 @@ func TestCrosswiseMovesNeverBothCommit(t *testing.T) {
 			for i := range pairs {
 				for _, k := range []*catalog.Category{a[i], b[i]} {
 					_, err := s.UpdateCategory(ctx, catalog.CategoryEdit{ID: k.ID, ToRoot: true})
-					noErr(t, err)
+					must.NoErr(t, err)
 				}
 			}
 			var fns []func() error
@@ -206,7 +207,7 @@ func TestRacingCreatesKeepTheChildrenLimit(t *testing.T) {
 			t.Errorf("%d creates committed, want %d (the room left under the limit)", committed, free)
 		}
 		kids, err := s.Children(ctx, p)
-		noErr(t, err)
+		must.NoErr(t, err)
 		if len(kids) != catalog.MaxChildren {
 			t.Errorf("the parent has %d children, want %d", len(kids), catalog.MaxChildren)
 		}
@@ -233,7 +234,7 @@ func TestGoodsEditsRacingAMoveAreRelisted(t *testing.T) {
 		for i := range 6 {
 			g, err := s.Create(ctx, catalog.CreateInput{Name: fmt.Sprint("Goods ", i), Code: fmt.Sprint("MOVE-", i), Status: enums.GoodsOnShelf,
 				CategoryID: &a.ID, DefaultSku: catalog.SkuTerms{SellPrice: money.MustParse("5.00"), Stock: 1}})
-			noErr(t, err)
+			must.NoErr(t, err)
 			ids = append(ids, g.ID)
 		}
 		for round := range 10 {
@@ -246,7 +247,7 @@ func TestGoodsEditsRacingAMoveAreRelisted(t *testing.T) {
 			var fns []func() error
 			for _, id := range ids {
 				v, err := s.Goods(ctx, catalog.Viewer{Admin: true}, id)
-				noErr(t, err)
+				must.NoErr(t, err)
 				fns = append(fns, func() error {
 					_, err := s.UpdateGoods(ctx, catalog.UpdateGoodsInput{GoodsID: id, ExpectedVersion: v.Version, CategoryID: &into})
 					return err
@@ -305,7 +306,7 @@ func TestRacingCreatesKeepSlugsUnique(t *testing.T) {
 		fns = nil
 		for i := range racers {
 			fns = append(fns, func() error {
-				_, err := s.CreateCategory(ctx, catalog.CategoryInput{Name: fmt.Sprint("Boots ", i), Slug: ptr("boots")})
+				_, err := s.CreateCategory(ctx, catalog.CategoryInput{Name: fmt.Sprint("Boots ", i), Slug: new("boots")})
 				return err
 			})
 		}

@@ -11,6 +11,7 @@ import (
 	"storefront/internal/catalog"
 	"storefront/internal/listing"
 	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/must"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
@@ -33,7 +34,7 @@ func TestMoveUnderOwnChildInAShallowTree(t *testing.T) {
 			t.Errorf("B under itself: %v, want INVALID_INPUT", err)
 		}
 		row, err := db.Client.Category.Get(ctx, a.ID)
-		noErr(t, err)
+		must.NoErr(t, err)
 		if row.ParentID != nil {
 			t.Errorf("A's parent is %d after the refused move, want none", *row.ParentID)
 		}
@@ -45,7 +46,7 @@ func TestMoveUnderOwnChildInAShallowTree(t *testing.T) {
 func scopesOf(t *testing.T, db *store.DB, id int64) []int64 {
 	t.Helper()
 	rows, err := db.Client.GoodsListing.Query().Where(goodslisting.GoodsID(id)).All(context.Background())
-	noErr(t, err)
+	must.NoErr(t, err)
 	var out []int64
 	for _, r := range rows {
 		out = append(out, r.Scope)
@@ -57,7 +58,7 @@ func scopesOf(t *testing.T, db *store.DB, id int64) []int64 {
 func noDiffs(t *testing.T, db *store.DB, step string) {
 	t.Helper()
 	diffs, err := listing.Reconcile(context.Background(), db.Client, 100)
-	noErr(t, err)
+	must.NoErr(t, err)
 	for _, d := range diffs {
 		t.Errorf("%s: %s", step, d)
 	}
@@ -77,12 +78,12 @@ func TestMoveRelistsGoodsInSubcategories(t *testing.T) {
 		d := newCategory(t, s, "D", nil)
 		g, err := s.Create(ctx, catalog.CreateInput{Name: "袜子", Code: "SOCK", Status: enums.GoodsOnShelf, CategoryID: &c.ID,
 			DefaultSku: catalog.SkuTerms{SellPrice: money.MustParse("5.00"), Stock: 1}})
-		noErr(t, err)
+		must.NoErr(t, err)
 		if got, want := scopesOf(t, db, g.ID), []int64{0, a.ID, b.ID, c.ID}; !slices.Equal(got, want) {
 			t.Fatalf("scopes before the move %v, want %v", got, want)
 		}
 		_, err = s.UpdateCategory(ctx, catalog.CategoryEdit{ID: b.ID, ParentID: &d.ID})
-		noErr(t, err)
+		must.NoErr(t, err)
 		if got, want := scopesOf(t, db, g.ID), []int64{0, b.ID, c.ID, d.ID}; !slices.Equal(got, want) {
 			t.Errorf("scopes after B moved under D %v, want %v", got, want)
 		}
@@ -105,7 +106,7 @@ func TestALoopWrittenByHand(t *testing.T) {
 		other := newCategory(t, s, "Other", nil)
 		g, err := s.Create(ctx, catalog.CreateInput{Name: "帽子", Code: "HAT", Status: enums.GoodsOnShelf, CategoryID: &b.ID,
 			DefaultSku: catalog.SkuTerms{SellPrice: money.MustParse("5.00"), Stock: 1}})
-		noErr(t, err)
+		must.NoErr(t, err)
 		if _, err := db.SQL.ExecContext(ctx, "UPDATE category SET parent_id = ? WHERE id = ?", b.ID, a.ID); err != nil {
 			t.Fatal(err)
 		}
@@ -132,17 +133,17 @@ func TestALoopWrittenByHand(t *testing.T) {
 		loop("a move of Other under B", err)
 		_, err = s.CreateCategory(ctx, catalog.CategoryInput{Name: "New", ParentID: &a.ID})
 		loop("a create under A", err)
-		if _, err := s.UpdateCategory(ctx, catalog.CategoryEdit{ID: a.ID, Name: ptr("A renamed")}); err != nil {
+		if _, err := s.UpdateCategory(ctx, catalog.CategoryEdit{ID: a.ID, Name: new("A renamed")}); err != nil {
 			t.Errorf("a rename of A, which walks nothing: %v", err)
 		}
 
 		faults, err := catalog.CheckTree(ctx, db.Client)
-		noErr(t, err)
+		must.NoErr(t, err)
 		if len(faults) != 1 || !strings.Contains(faults[0].String(), itoa(a.ID)) || !strings.Contains(faults[0].String(), itoa(b.ID)) {
 			t.Errorf("tree check: %v, want one fault naming the loop of %d and %d", faults, a.ID, b.ID)
 		}
 		diffs, err := listing.Reconcile(ctx, db.Client, 100)
-		noErr(t, err)
+		must.NoErr(t, err)
 		if len(diffs) != 1 || diffs[0].GoodsID != g.ID || diffs[0].Column != "category" {
 			t.Errorf("listing check: %v, want one finding: goods %d's category", diffs, g.ID)
 		}
@@ -153,12 +154,12 @@ func TestALoopWrittenByHand(t *testing.T) {
 		}
 		treeHolds(t, db)
 		path, err := s.Path(ctx, b)
-		noErr(t, err)
+		must.NoErr(t, err)
 		if len(path) != 2 || path[0].ID != a.ID || path[1].ID != b.ID {
 			t.Errorf("B's path after the repair %+v, want A › B", path)
 		}
 		faults, err = catalog.CheckTree(ctx, db.Client)
-		noErr(t, err)
+		must.NoErr(t, err)
 		if len(faults) != 0 {
 			t.Errorf("tree check after the repair: %v", faults)
 		}
@@ -182,17 +183,17 @@ func TestATooDeepTreeWrittenByHand(t *testing.T) {
 		top := newCategory(t, s, "Top", nil)
 		g, err := s.Create(ctx, catalog.CreateInput{Name: "鞋", Code: "SHOE", Status: enums.GoodsOnShelf, CategoryID: &chain[4].ID,
 			DefaultSku: catalog.SkuTerms{SellPrice: money.MustParse("5.00"), Stock: 1}})
-		noErr(t, err)
+		must.NoErr(t, err)
 		if _, err := db.SQL.ExecContext(ctx, "UPDATE category SET parent_id = ? WHERE id = ?", top.ID, chain[0].ID); err != nil {
 			t.Fatal(err)
 		}
 		faults, err := catalog.CheckTree(ctx, db.Client)
-		noErr(t, err)
+		must.NoErr(t, err)
 		if len(faults) != 1 || !strings.Contains(faults[0].String(), itoa(chain[4].ID)) {
 			t.Errorf("tree check: %v, want one fault: category %d is 6 levels deep", faults, chain[4].ID)
 		}
 		diffs, err := listing.Reconcile(ctx, db.Client, 100)
-		noErr(t, err)
+		must.NoErr(t, err)
 		if len(diffs) != 1 || diffs[0].GoodsID != g.ID || diffs[0].Column != "category" {
 			t.Errorf("listing check: %v, want one finding: goods %d's category", diffs, g.ID)
 		}

@@ -15,7 +15,6 @@ import (
 type Config struct {
 	Limits   skumatrix.Limits
 	MaxPrice money.Money
-	MaxStock int64
 	// StockTTL is how long a cached view's stock is shown before one query
 	// re-checks it: stock on product pages lags by at most this much (seed
 	// 003, 7.3). Edits through this instance are visible at once.
@@ -39,7 +38,7 @@ const (
 // DefaultConfig follows the seed: ≤ 6 dimensions, ≤ 500 SKUs per goods.
 func DefaultConfig() Config {
 	return Config{
-		Limits: skumatrix.DefaultLimits, MaxPrice: money.MustParse("1000000.00"), MaxStock: 100_000_000,
+		Limits: skumatrix.DefaultLimits, MaxPrice: money.MustParse("1000000.00"),
 		StockTTL: DefaultStockTTL, CacheMaxCost: DefaultCacheMaxCost,
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"storefront/internal/catalog"
 	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/must"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
@@ -31,17 +32,17 @@ func TestGoodsContent(t *testing.T) {
 		s := catalog.New(db, catalog.DefaultConfig())
 		t.Cleanup(s.Close)
 		a, err := s.Create(ctx, contentGoods("Cotton Tee", "TEE 01/Black", catalog.Content{}))
-		noErr(t, err)
+		must.NoErr(t, err)
 		if a.Slug != "tee-01-black" {
 			t.Errorf("slug from code %q: %q, want tee-01-black", "TEE 01/Black", a.Slug)
 		}
 		b, err := s.Create(ctx, contentGoods("纯棉圆领T恤", "", catalog.Content{}))
-		noErr(t, err)
+		must.NoErr(t, err)
 		if want := "goods-" + itoa(b.ID); b.Slug != want {
 			t.Errorf("Chinese name, no code: slug %q, want %q", b.Slug, want)
 		}
 		c, err := s.Create(ctx, contentGoods("Another", "tee-01-black", catalog.Content{}))
-		noErr(t, err)
+		must.NoErr(t, err)
 		if want := "goods-" + itoa(c.ID); c.Slug != want {
 			t.Errorf("code whose slug is taken: %q, want %q", c.Slug, want)
 		}
@@ -49,7 +50,7 @@ func TestGoodsContent(t *testing.T) {
 		imgs := []media.Image{{URL: "https://cdn.example.com/a.jpg", Alt: "正面"}, {URL: "/shop/static/demo-bag.svg"}}
 		slug := "my-bag"
 		d, err := s.Create(ctx, contentGoods("Bag", "BAG", catalog.Content{Description: &desc, Images: &imgs, Slug: &slug}))
-		noErr(t, err)
+		must.NoErr(t, err)
 		if d.Slug != slug || d.Description != desc || len(d.Images) != 2 || d.Images[0] != imgs[0] {
 			t.Errorf("created with content: %q %q %+v", d.Slug, d.Description, d.Images)
 		}
@@ -104,7 +105,7 @@ func TestGoodsContent(t *testing.T) {
 		}
 		u, err := s.UpdateGoods(ctx, catalog.UpdateGoodsInput{GoodsID: a.ID, ExpectedVersion: a.Version, Name: str("Cotton Tee II"),
 			Content: catalog.Content{Description: str("new")}})
-		noErr(t, err)
+		must.NoErr(t, err)
 		if u.Name != "Cotton Tee II" || u.Description != "new" || u.Slug != "tee-01-black" || u.Version != a.Version+1 {
 			t.Errorf("updateGoods: %q %q %q v%d", u.Name, u.Description, u.Slug, u.Version)
 		}
@@ -125,7 +126,7 @@ func TestCategories(t *testing.T) {
 		var parent *int64
 		for _, name := range []string{"一级", "Two", "Three", "Four", "Five"} {
 			c, err := s.CreateCategory(ctx, catalog.CategoryInput{Name: name, ParentID: parent})
-			noErr(t, err)
+			must.NoErr(t, err)
 			chain = append(chain, c)
 			parent = &c.ID
 		}
@@ -142,9 +143,9 @@ func TestCategories(t *testing.T) {
 			t.Errorf("a move under itself: %v, want INVALID_INPUT", err)
 		}
 		other, err := s.CreateCategory(ctx, catalog.CategoryInput{Name: "Other"})
-		noErr(t, err)
+		must.NoErr(t, err)
 		otherChild, err := s.CreateCategory(ctx, catalog.CategoryInput{Name: "Other child", ParentID: &other.ID})
-		noErr(t, err)
+		must.NoErr(t, err)
 		if _, err := s.UpdateCategory(ctx, catalog.CategoryEdit{ID: chain[1].ID, ParentID: &otherChild.ID}); !errors.Is(err, errs.InvalidInput) {
 			t.Errorf("Two (4 levels with its subtree) under a second-level category, 6 deep: %v, want INVALID_INPUT", err)
 		}
@@ -152,12 +153,12 @@ func TestCategories(t *testing.T) {
 			t.Fatalf("moving Four (with Five) under Other: %v", err)
 		}
 		path, err := s.Path(ctx, chain[4])
-		noErr(t, err)
+		must.NoErr(t, err)
 		if len(path) != 3 || path[0].ID != other.ID || path[1].ID != chain[3].ID || path[2].ID != chain[4].ID {
 			t.Errorf("path of Five after the move: %+v, want Other › Four › Five", path)
 		}
 		roots, err := s.Categories(ctx)
-		noErr(t, err)
+		must.NoErr(t, err)
 		if len(roots) != 2 || roots[0].Name != "Other" || roots[1].Name != "一级" {
 			t.Errorf("roots %+v, want Other and 一级 in name order", roots)
 		}

@@ -14,6 +14,7 @@ import (
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
+	"storefront/internal/vocab/limits"
 	"storefront/internal/vocab/money"
 	"storefront/skumatrix"
 )
@@ -305,8 +306,8 @@ func (s *Service) checkTerms(t SkuTerms) error {
 			return fmt.Errorf("%w: %s %s is above the maximum %s", errs.InvalidInput, p.name, p.v, s.cfg.MaxPrice)
 		}
 	}
-	if t.Stock < 0 || t.Stock > s.cfg.MaxStock {
-		return fmt.Errorf("%w: stock %d must be between 0 and %d", errs.InvalidInput, t.Stock, s.cfg.MaxStock)
+	if t.Stock < 0 || t.Stock > limits.MaxStock {
+		return fmt.Errorf("%w: stock %d must be between 0 and %d", errs.InvalidInput, t.Stock, limits.MaxStock)
 	}
 	return checkWeight(t.WeightGrams)
 }

@@ -8,6 +8,7 @@ import (
 
 	"storefront/internal/catalog"
 	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/must"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/money"
@@ -49,7 +50,7 @@ func TestConcurrentCreatesAllCommit(t *testing.T) {
 			t.Fatalf("%d of %d createGoods failed", failed, len(errs))
 		}
 		listed, err := db.Client.GoodsListing.Query().Count(ctx)
-		noErr(t, err)
+		must.NoErr(t, err)
 		if listed != len(errs) {
 			t.Fatalf("%d listing rows, want one per goods (%d)", listed, len(errs))
 		}

@@ -10,6 +10,7 @@ import (
 	"storefront/internal/catalog"
 	"storefront/internal/listing"
 	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/must"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
@@ -31,14 +32,14 @@ func concurrentEditsRewriteTheListing(t *testing.T, db *store.DB) {
 	cat := catalog.New(db, catalog.DefaultConfig())
 	t.Cleanup(cat.Close)
 	root, err := cat.CreateCategory(ctx, catalog.CategoryInput{Name: "root"})
-	noErr(t, err)
+	must.NoErr(t, err)
 	leaf, err := cat.CreateCategory(ctx, catalog.CategoryInput{Name: "leaf", ParentID: &root.ID})
-	noErr(t, err)
+	must.NoErr(t, err)
 	g, err := cat.Create(ctx, catalog.CreateInput{Name: "g", Code: "RACE-X", Status: enums.GoodsOnShelf,
 		DefaultSku: catalog.SkuTerms{SellPrice: money.MustParse("1.00"), Stock: 1}})
-	noErr(t, err)
+	must.NoErr(t, err)
 	skuID, err := db.Client.Sku.Query().Where(sku.GoodsID(g.ID)).FirstID(ctx)
-	noErr(t, err)
+	must.NoErr(t, err)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	dups, other := 0, 0

@@ -20,7 +20,7 @@ func TestUpdateSku(t *testing.T) {
 		g := shirt(t, cat)
 		s := g.SkuList(false)[0]
 		price := money.MustParse("79.90")
-		got, err := cat.UpdateSku(ctx, catalog.UpdateSkuInput{ItemID: s.ID, ExpectedVersion: s.Version, SellPrice: &price, SkuCode: ptr(" WMS-9 ")})
+		got, err := cat.UpdateSku(ctx, catalog.UpdateSkuInput{ItemID: s.ID, ExpectedVersion: s.Version, SellPrice: &price, SkuCode: new(" WMS-9 ")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +39,7 @@ func TestUpdateSku(t *testing.T) {
 			t.Errorf("stale version: %v", err)
 		}
 		other := g.SkuList(false)[1]
-		if _, err := cat.UpdateSku(ctx, catalog.UpdateSkuInput{ItemID: other.ID, ExpectedVersion: other.Version, SkuCode: ptr("WMS-9")}); !errors.Is(err, catalog.ErrSkuCodeTaken) {
+		if _, err := cat.UpdateSku(ctx, catalog.UpdateSkuInput{ItemID: other.ID, ExpectedVersion: other.Version, SkuCode: new("WMS-9")}); !errors.Is(err, catalog.ErrSkuCodeTaken) {
 			t.Errorf("taken code: %v", err)
 		}
 		neg := money.Money(-1)
@@ -57,7 +57,7 @@ func TestUpdateSku(t *testing.T) {
 		}
 		// Clearing the code stores NULL, and a lineation price below the sell price is fine.
 		low := money.MustParse("1.00")
-		got, err = cat.UpdateSku(ctx, catalog.UpdateSkuInput{ItemID: s.ID, ExpectedVersion: got.Version, SkuCode: ptr(""), LineationPrice: &low})
+		got, err = cat.UpdateSku(ctx, catalog.UpdateSkuInput{ItemID: s.ID, ExpectedVersion: got.Version, SkuCode: new(""), LineationPrice: &low})
 		if err != nil || got.SkuCode != nil || got.LineationPrice != low {
 			t.Errorf("clearing the code: %+v, %v", got, err)
 		}

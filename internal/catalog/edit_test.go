@@ -12,6 +12,7 @@ import (
 	"storefront/ent/specvalue"
 	"storefront/internal/catalog"
 	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/must"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
@@ -66,7 +67,7 @@ func countRows(t *testing.T, db *store.DB) counts {
 func ledgerBalances(t *testing.T, db *store.DB) {
 	t.Helper()
 	ledger, err := db.Client.StockLog.Query().All(context.Background())
-	noErr(t, err)
+	must.NoErr(t, err)
 	for _, s := range skusOf(t, db, 0) {
 		var sum int64
 		for _, r := range ledger {
@@ -103,7 +104,7 @@ func TestUpdateSpecsDiffsBySpecKey(t *testing.T) {
 			}
 		}
 		maxValueID, err := db.Client.SpecValue.Query().Aggregate(ent.Max(specvalue.FieldID)).Int(ctx)
-		noErr(t, err)
+		must.NoErr(t, err)
 
 		specs := form(g)
 		specs[0].Values[2].Name = "海军蓝"                                          // rename 藏青
@@ -113,8 +114,8 @@ func TestUpdateSpecsDiffsBySpecKey(t *testing.T) {
 			GoodsID: g.ID, ExpectedVersion: g.Version, Specs: specs,
 			DefaultSku: &catalog.SkuTerms{SellPrice: money.MustParse("99.00"), Stock: 7},
 			Skus: []catalog.SkuEdit{
-				{Values: []string{"黑色", "L"}, SellPrice: money.MustParse("109.00"), SkuCode: ptr("BLK-L")},
-				{Values: []string{"红色", "XL"}, SellPrice: money.MustParse("129.00"), Stock: ptr[int64](3)},
+				{Values: []string{"黑色", "L"}, SellPrice: money.MustParse("109.00"), SkuCode: new("BLK-L")},
+				{Values: []string{"红色", "XL"}, SellPrice: money.MustParse("129.00"), Stock: new(int64(3))},
 			},
 		})
 		if err != nil {
@@ -259,7 +260,7 @@ func TestBadEditsWriteNothing(t *testing.T) {
 		other := shirt2(t, cat)
 		taken := "TAKEN-1"
 		otherSku := skusOf(t, db, other.ID)[0] // shirt2 checked it has one
-		noErr(t, db.Client.Sku.UpdateOneID(otherSku.ID).SetSkuCode(taken).Exec(ctx))
+		must.NoErr(t, db.Client.Sku.UpdateOneID(otherSku.ID).SetSkuCode(taken).Exec(ctx))
 		price := money.MustParse("10.00")
 		neg := money.Money(-1)
 		edit := func(f func([]catalog.SpecEdit) []catalog.SpecEdit, skus ...catalog.SkuEdit) catalog.UpdateSpecsInput {
@@ -287,8 +288,8 @@ func TestBadEditsWriteNothing(t *testing.T) {
 			{"negative price", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"红色", "S"}, SellPrice: -100}), errs.InvalidInput},
 			{"absurd price", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"红色", "S"}, SellPrice: money.MustParse("99999999.00")}), errs.InvalidInput},
 			{"negative lineation", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"红色", "S"}, SellPrice: price, LineationPrice: &neg}), errs.InvalidInput},
-			{"negative opening stock", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"红色", "S"}, SellPrice: price, Stock: ptr[int64](-1)}), errs.InvalidInput},
-			{"existing SKU's stock", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"黑色", "S"}, SellPrice: price, Stock: ptr[int64](99)}), errs.InvalidInput},
+			{"negative opening stock", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"红色", "S"}, SellPrice: price, Stock: new(int64(-1))}), errs.InvalidInput},
+			{"existing SKU's stock", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"黑色", "S"}, SellPrice: price, Stock: new(int64(99))}), errs.InvalidInput},
 			{"skuCode of another goods' SKU", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"红色", "S"}, SellPrice: price, SkuCode: &taken}), errs.InvalidInput},
 			{"skuCode taken by existing SKU edit", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"黑色", "S"}, SellPrice: price, SkuCode: &taken}), errs.InvalidInput},
 			{"not a combination", edit(addValue("红色"), catalog.SkuEdit{Values: []string{"紫色", "S"}, SellPrice: price}), errs.InvalidInput},
@@ -332,7 +333,7 @@ func TestBadCreateWritesNothing(t *testing.T) {
 		cat := catalog.New(db, catalog.DefaultConfig())
 		taken := "TAKEN-2"
 		g := shirt(t, cat)
-		noErr(t, db.Client.Sku.Update().Where(sku.GoodsID(g.ID), sku.SpecValueStr("黑色,S")).SetSkuCode(taken).Exec(ctx))
+		must.NoErr(t, db.Client.Sku.Update().Where(sku.GoodsID(g.ID), sku.SpecValueStr("黑色,S")).SetSkuCode(taken).Exec(ctx))
 		ok := func() catalog.CreateInput {
 			return catalog.CreateInput{Name: "袜子", Status: enums.GoodsOnShelf,
 				Specs:      []catalog.SpecInput{{Name: "颜色", Values: []string{"黑", "白"}}},
@@ -401,5 +402,3 @@ func valueNames(g *catalog.Goods) []string {
 	}
 	return out
 }
-
-func ptr[T any](v T) *T { return &v }

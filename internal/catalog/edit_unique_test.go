@@ -9,6 +9,7 @@ import (
 	"storefront/ent"
 	"storefront/ent/sku"
 	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/must"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
@@ -61,12 +62,12 @@ func TestSpecKeyRaceOneSkuWins(t *testing.T) {
 			t.Errorf("%d writers inserted the combination, want exactly 1", wins)
 		}
 		rows, err := db.Client.Sku.Query().Where(sku.GoodsID(g.ID), sku.SpecKey("7001_7002")).All(ctx)
-		noErr(t, err)
+		must.NoErr(t, err)
 		if len(rows) != 1 {
 			t.Fatalf("SKUs with spec key 7001_7002: %d", len(rows))
 		}
 		c, err := db.Client.StockLog.Query().Count(ctx)
-		noErr(t, err)
+		must.NoErr(t, err)
 		if c != 2 {
 			t.Errorf("ledger rows = %d, want the default SKU's and the winner's opening rows", c)
 		}

@@ -14,13 +14,6 @@ import (
 // the calling test, with a message: a panic in GetX or OnlyX would stop every
 // test left in the package.
 
-func noErr(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 func goodsRow(t testing.TB, db *store.DB, id int64) *ent.Goods {
 	t.Helper()
 	g, err := db.Client.Goods.Get(context.Background(), id)

@@ -36,20 +36,20 @@ func (s *Service) SeedBench(ctx context.Context, n int, seed uint64, progress fu
 	r := rand.New(rand.NewPCG(seed, 19))
 	var places []int64
 	for i := range 8 {
-		root, err := s.CreateCategory(ctx, CategoryInput{Name: fmt.Sprintf("Bench %d", i), Slug: ptrTo(fmt.Sprintf("bench-%d", i))})
+		root, err := s.CreateCategory(ctx, CategoryInput{Name: fmt.Sprintf("Bench %d", i), Slug: new(fmt.Sprintf("bench-%d", i))})
 		if err != nil {
 			return err
 		}
 		for j := range 6 {
 			child, err := s.CreateCategory(ctx, CategoryInput{Name: fmt.Sprintf("Bench %d.%d", i, j), ParentID: &root.ID,
-				Slug: ptrTo(fmt.Sprintf("bench-%d-%d", i, j))})
+				Slug: new(fmt.Sprintf("bench-%d-%d", i, j))})
 			if err != nil {
 				return err
 			}
 			places = append(places, child.ID)
 			for k := range 4 {
 				leaf, err := s.CreateCategory(ctx, CategoryInput{Name: fmt.Sprintf("Bench %d.%d.%d", i, j, k), ParentID: &child.ID,
-					Slug: ptrTo(fmt.Sprintf("bench-%d-%d-%d", i, j, k))})
+					Slug: new(fmt.Sprintf("bench-%d-%d-%d", i, j, k))})
 				if err != nil {
 					return err
 				}
@@ -129,5 +129,3 @@ func seedBenchBatch(ctx context.Context, tx *ent.Tx, r *rand.Rand, from, size in
 	}
 	return inventory.Sold(ctx, tx, sold)
 }
-
-func ptrTo[T any](v T) *T { return &v }

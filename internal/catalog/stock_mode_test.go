@@ -14,6 +14,7 @@ import (
 	"storefront/internal/platform/auth"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/gqltest"
+	"storefront/internal/testsupport/must"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
@@ -109,14 +110,14 @@ func TestStockModeOverGraphQL(t *testing.T) {
 		cfg := app.DefaultConfig()
 		cfg.Catalog.StockTTL = time.Hour // only the edit's invalidation can make the customer see it
 		signer, err := auth.NewSigner("catalog-test-secret-0123456789")
-		noErr(t, err)
+		must.NoErr(t, err)
 		sf := app.New(db, nil, signer, cfg)
 		t.Cleanup(sf.Close)
 		cat, h := sf.Catalog, sf.Handler()
 		admin, err := signer.Issue("alice", auth.Admin, time.Hour)
-		noErr(t, err)
+		must.NoErr(t, err)
 		customer, err := signer.Issue("bob", auth.Customer, time.Hour)
-		noErr(t, err)
+		must.NoErr(t, err)
 		do := func(token, query string, vars map[string]any) gqlAnswer {
 			t.Helper()
 			return gqlAnswer{gqltest.Do(t, h, token, query, vars)}

@@ -12,6 +12,7 @@ import (
 	"storefront/internal/catalog"
 	"storefront/internal/demo"
 	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/must"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
@@ -32,7 +33,7 @@ func TestCategoryMovesBesideGoodsEditsDoNotDeadlock(t *testing.T) {
 		// The T-shirt's category (a root) moves under D and back; the
 		// admins edit the T-shirt, its SKUs' prices, name and status.
 		shirt, err := db.Client.Goods.Get(ctx, ids[demo.TShirtCode])
-		noErr(t, err)
+		must.NoErr(t, err)
 		if shirt.CategoryID == nil {
 			t.Fatal("the demo T-shirt has no category")
 		}
@@ -68,7 +69,7 @@ func TestCategoryMovesBesideGoodsEditsDoNotDeadlock(t *testing.T) {
 		// Two editors of SKU prices and two of the goods' name and status,
 		// each from a fresh read every time, until the mover is done.
 		skuIDs, err := db.Client.Sku.Query().Where(sku.GoodsID(shirt.ID)).Order(sku.ByID()).IDs(ctx)
-		noErr(t, err)
+		must.NoErr(t, err)
 		for e, id := range goodsIDs {
 			wg.Go(func() {
 				skuID := skuIDs[e*len(skuIDs)/2]

@@ -28,7 +28,7 @@ func BenchmarkPlaceOrderPromo(b *testing.B) {
 			ctx := context.Background()
 			svc := benchHandler(b, db, checkout.DefaultConfig()).app.Checkout
 			ps := promo.New(db)
-			c, err := ps.Create(ctx, promo.CreateInput{Name: "bench", Kind: enums.CouponAmountOff, AmountOff: ptrTo(money.MustParse("1.00")), ValidDays: 30})
+			c, err := ps.Create(ctx, promo.CreateInput{Name: "bench", Kind: enums.CouponAmountOff, AmountOff: new(money.MustParse("1.00")), ValidDays: 30})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -77,5 +77,3 @@ func BenchmarkPlaceOrderPromo(b *testing.B) {
 		})
 	}
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -18,6 +18,7 @@ import (
 	"storefront/internal/platform/outbox"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
+	"storefront/internal/testsupport/wait"
 )
 
 // hold fills the group path, as if its transactions were in flight, so that
@@ -60,18 +61,6 @@ func queued(f *fixture) int {
 	return len(f.svc.groups.waiting)
 }
 
-// waitFor polls cond until it holds, failing the test with what it waited
-// for after 10 s: a broken group path must fail with a message, not hang
-// until go test's timeout.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up after 10 s waiting until %s", what)
-		}
-	}
-}
-
 // bounded is a context that ends after 10 s, for calls that a broken group
 // path would leave waiting forever.
 func bounded(t *testing.T) context.Context {
@@ -102,7 +91,7 @@ func enqueue(t *testing.T, f *fixture, id int64, ins []PlaceInput) func() ([]*Or
 			defer wg.Done()
 			orders[i], errs[i] = f.svc.Place(bounded(t), in)
 		}()
-		waitFor(t, fmt.Sprint("order ", i, " is queued"), func() bool { return queued(f) >= i+1 })
+		wait.For(t, fmt.Sprint("order ", i, " is queued"), func() bool { return queued(f) >= i+1 })
 	}
 	return func() ([]*Order, []error) {
 		unhold(f) // the "transactions in flight" end: the queue is the next batch
@@ -780,7 +769,7 @@ func TestGroupCancelledContext(t *testing.T) {
 			_, err := f.svc.Place(ctx, PlaceInput{UserID: "u1", Items: []ItemInput{one(id, 1)}})
 			errc <- err
 		}()
-		waitFor(t, "the order is queued", func() bool { return queueLen(f, id) >= 1 })
+		wait.For(t, "the order is queued", func() bool { return queueLen(f, id) >= 1 })
 		cancel()
 		if err := <-errc; !errors.Is(err, context.Canceled) || queueLen(f, id) != 0 {
 			t.Errorf("cancelled while queued: err = %v, queue %d; want context.Canceled, 0", err, queueLen(f, id))
@@ -978,7 +967,7 @@ WHERE datname = current_database() AND pid NOT IN (pg_backend_pid(), ?)
 			}
 			return n == 0
 		}
-		waitFor(t, "the batch's statements ended on the server", othersDone)
+		wait.For(t, "the batch's statements ended on the server", othersDone)
 		if err := holder.Rollback(); err != nil {
 			t.Fatal(err)
 		}
@@ -1050,7 +1039,7 @@ func TestGroupNextBatchWaitsToBeAsBig(t *testing.T) {
 		}
 		waitQueued := func(n int) {
 			t.Helper()
-			waitFor(t, fmt.Sprint(n, " orders wait (", queued(f), " do)"), func() bool { return queued(f) == n })
+			wait.For(t, fmt.Sprint(n, " orders wait (", queued(f), " do)"), func() bool { return queued(f) == n })
 		}
 		running := func() int { g.mu.Lock(); defer g.mu.Unlock(); return g.running[0] }
 

@@ -106,14 +106,7 @@ func (f *fixture) skuID(t *testing.T, spec string) int64 {
 	return id
 }
 
-func (f *fixture) stock(t *testing.T, id int64) int64 {
-	t.Helper()
-	s, err := f.db.Client.Sku.Get(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s.Stock
-}
+func (f *fixture) stock(t *testing.T, id int64) int64 { return testdb.Stock(t, f.db, id) }
 
 func (f *fixture) setStock(t *testing.T, id, n int64) {
 	t.Helper()
@@ -196,8 +189,6 @@ func (f *fixture) counts(t *testing.T) map[string]int {
 }
 
 func one(id, qty int64) ItemInput { return ItemInput{ItemID: &id, Quantity: qty} }
-
-func ptr[T any](v T) *T { return &v }
 
 // race runs n calls of fn with at most par running at once, on real goroutines.
 func race(n, par int, fn func(i int)) {

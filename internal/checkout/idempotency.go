@@ -130,29 +130,29 @@ func (s *Service) PurgeKeys(ctx context.Context) (int, error) {
 	return n, store.Classify(err)
 }
 
-// Claim is a held idempotency key of another domain's creating mutation
-// (requestAfterSale): the same claim, lease and record as placeOrder's, the
-// record naming what was created (its number) once done.
-type Claim struct{ c *claim }
+// IdempotencyClaim is a held idempotency key of another domain's creating
+// mutation (requestAfterSale): the same claim, lease and record as
+// placeOrder's, the record naming what was created (its number) once done.
+type IdempotencyClaim struct{ c *claim }
 
 // ClaimKey claims key of user for a request whose canonical input hashes to
 // hash (which should name the operation, so that one key used for two
 // operations is a reuse). It returns the claim, or the number recorded
 // when the same input already finished under this key; errors are
 // ErrIdempotencyInProgress and ErrIdempotencyKeyReused.
-func (s *Service) ClaimKey(ctx context.Context, user, key, hash string) (*Claim, string, error) {
+func (s *Service) ClaimKey(ctx context.Context, user, key, hash string) (*IdempotencyClaim, string, error) {
 	c, done, err := s.claimKey(ctx, user, key, hash, s.cfg.Retention)
 	if c == nil {
 		return nil, done, err
 	}
-	return &Claim{c}, "", err
+	return &IdempotencyClaim{c}, "", err
 }
 
 // FinishKeyTx records number as what the claim created, in the creating
 // transaction: the thing and its record commit together or not at all.
-func FinishKeyTx(ctx context.Context, tx *ent.Tx, c *Claim, number string) error {
+func FinishKeyTx(ctx context.Context, tx *ent.Tx, c *IdempotencyClaim, number string) error {
 	return finish(ctx, tx, c.c, number)
 }
 
 // ReleaseKey gives the key back after a failed attempt.
-func (s *Service) ReleaseKey(ctx context.Context, c *Claim) { s.release(ctx, c.c) }
+func (s *Service) ReleaseKey(ctx context.Context, c *IdempotencyClaim) { s.release(ctx, c.c) }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"storefront/internal/vocab/input"
 	"storefront/internal/vocab/money"
 	"storefront/skumatrix"
 )
@@ -48,9 +49,6 @@ type ItemInput struct {
 	MaxPrice *money.Money
 }
 
-// MaxKeyLen is the longest Idempotency-Key accepted (API-CONVENTIONS.md).
-const MaxKeyLen = 255
-
 // Column sizes of orders.remark and orders.user_id.
 const (
 	maxRemark = 255
@@ -76,8 +74,8 @@ func (s *Service) check(in PlaceInput) error {
 	if in.UserCouponID != nil && *in.UserCouponID <= 0 {
 		return fmt.Errorf("%w: userCouponId %d", ErrInvalidInput, *in.UserCouponID)
 	}
-	if len(in.IdempotencyKey) > MaxKeyLen {
-		return fmt.Errorf("%w: idempotency key longer than %d characters", ErrInvalidInput, MaxKeyLen)
+	if len(in.IdempotencyKey) > input.MaxKeyBytes {
+		return fmt.Errorf("%w: idempotency key longer than %d bytes", ErrInvalidInput, input.MaxKeyBytes)
 	}
 	for i, it := range in.Items {
 		switch {

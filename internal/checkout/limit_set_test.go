@@ -52,7 +52,7 @@ func TestPurchaseLimitSetWhileOrdersRace(t *testing.T) {
 								t.Error(err)
 								return
 							}
-							if _, err := cat.UpdateGoods(ctx, catalog.UpdateGoodsInput{GoodsID: bag, ExpectedVersion: g.Version, PurchaseLimit: ptr(int64(2))}); err != nil {
+							if _, err := cat.UpdateGoods(ctx, catalog.UpdateGoodsInput{GoodsID: bag, ExpectedVersion: g.Version, PurchaseLimit: new(int64(2))}); err != nil {
 								t.Errorf("setting the limit: %v", err)
 							}
 							setAt.Store(placed.Load())
@@ -124,7 +124,7 @@ func TestLimitSetBetweenTheBatchsReadAndItsStatement(t *testing.T) {
 					// The limit set on another connection, committed.
 					g, err := cat.Goods(ctx, catalog.Viewer{Admin: true}, bag)
 					if err == nil {
-						_, err = cat.UpdateGoods(ctx, catalog.UpdateGoodsInput{GoodsID: bag, ExpectedVersion: g.Version, PurchaseLimit: ptr(int64(2))})
+						_, err = cat.UpdateGoods(ctx, catalog.UpdateGoodsInput{GoodsID: bag, ExpectedVersion: g.Version, PurchaseLimit: new(int64(2))})
 					}
 					if err != nil {
 						t.Errorf("setting the limit: %v", err)

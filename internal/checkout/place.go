@@ -10,6 +10,7 @@ import (
 	"storefront/ent"
 	"storefront/ent/order"
 	"storefront/ent/orderline"
+	"storefront/internal/guard"
 	"storefront/internal/inventory"
 	"storefront/internal/platform/store"
 	"storefront/internal/promo"
@@ -203,7 +204,7 @@ func (s *Service) placeTx(ctx context.Context, c *claim, decided func(context.Co
 		if err := finish(ctx, tx, c, o.OrderSn); err != nil {
 			return err
 		}
-		if err := inventory.TakeRows(ctx, tx, couponClaims(o.CreatedAt, o)); err != nil {
+		if err := guard.TakeRows(ctx, tx, couponClaims(o.CreatedAt, o)); err != nil {
 			return err
 		}
 		return inventory.TakeChecked(ctx, tx, sales, purchaseCounters(o)...)
@@ -212,7 +213,7 @@ func (s *Service) placeTx(ctx context.Context, c *claim, decided func(context.Co
 	if errors.As(err, &short) {
 		return err
 	}
-	var limit *inventory.CounterLimit
+	var limit *guard.CounterLimit
 	if errors.As(err, &limit) && limit.Kind == promo.Purchases {
 		return s.purchaseLimitError(ctx, limit)
 	}

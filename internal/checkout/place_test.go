@@ -39,7 +39,7 @@ func TestPlaceOrderBySpecValues(t *testing.T) {
 		// [L, 黑色]: the spec key makes the click order irrelevant; the same SKU
 		// named twice is merged into one line.
 		o, err := f.svc.Place(ctx, PlaceInput{UserID: "u1", Remark: "gift", Items: []ItemInput{
-			{GoodsID: ptr(f.ids[demo.TShirtCode]), SpecValueIDs: []int64{l, black}, Quantity: 2},
+			{GoodsID: new(f.ids[demo.TShirtCode]), SpecValueIDs: []int64{l, black}, Quantity: 2},
 			one(blackL, 1),
 		}})
 		if err != nil {
@@ -114,12 +114,12 @@ func TestPlaceOrderValidationWritesNothing(t *testing.T) {
 			{"merged above maximum", PlaceInput{Items: []ItemInput{one(blackL, 600), one(blackL, 600)}}, ErrInvalidQuantity},
 			{"51 lines", PlaceInput{Items: many}, ErrInvalidInput},
 			{"no items", PlaceInput{}, ErrInvalidInput},
-			{"itemId and goodsId", PlaceInput{Items: []ItemInput{{ItemID: &blackL, GoodsID: ptr(f.ids[demo.TShirtCode]), Quantity: 1}}}, ErrInvalidInput},
+			{"itemId and goodsId", PlaceInput{Items: []ItemInput{{ItemID: &blackL, GoodsID: new(f.ids[demo.TShirtCode]), Quantity: 1}}}, ErrInvalidInput},
 			{"neither", PlaceInput{Items: []ItemInput{{SpecValueIDs: []int64{1}, Quantity: 1}}}, ErrInvalidInput},
 			{"remark too long", PlaceInput{Remark: strings.Repeat("长", 86), Items: []ItemInput{one(blackL, 1)}}, ErrInvalidInput}, // 258 bytes
 			{"key too long", PlaceInput{IdempotencyKey: strings.Repeat("k", 256), Items: []ItemInput{one(blackL, 1)}}, ErrInvalidInput},
 			{"unknown SKU", PlaceInput{Items: []ItemInput{one(blackL, 1), one(999999, 1)}}, ErrNotFound},
-			{"unknown selection", PlaceInput{Items: []ItemInput{{GoodsID: ptr(f.ids[demo.TShirtCode]), SpecValueIDs: []int64{1, 2}, Quantity: 1}}}, ErrNotFound},
+			{"unknown selection", PlaceInput{Items: []ItemInput{{GoodsID: new(f.ids[demo.TShirtCode]), SpecValueIDs: []int64{1, 2}, Quantity: 1}}}, ErrNotFound},
 			{"disabled SKU", PlaceInput{Items: []ItemInput{one(blackL, 1), one(blackM, 1)}}, ErrSkuUnavailable},
 			{"goods off shelf", PlaceInput{Items: []ItemInput{one(bag, 1)}}, ErrSkuUnavailable},
 			{"out of stock", PlaceInput{Items: []ItemInput{one(blackL, 1), one(f.skuID(t, "黑色,S"), 1)}}, ErrOutOfStock},

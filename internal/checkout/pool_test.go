@@ -13,6 +13,7 @@ import (
 	"storefront/internal/listing"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
+	"storefront/internal/testsupport/wait"
 )
 
 // newPool moves quantity of SKU id into a pool on sale from the fixture's
@@ -472,7 +473,7 @@ func TestGroupLanes(t *testing.T) {
 			_, err := f.svc.Place(bounded(t), PlaceInput{UserID: "flash", Items: []ItemInput{fromPool(id, p.ID, 1)}})
 			done <- err
 		}()
-		waitFor(t, "the pool order queues", func() bool { return queued(f) == 1 })
+		wait.For(t, "the pool order queues", func() bool { return queued(f) == 1 })
 		select {
 		case err := <-done:
 			t.Fatalf("the pool order finished (%v) with its lane full, want it queued", err)
@@ -514,7 +515,7 @@ func TestPoolBatchRestsAndIsCapped(t *testing.T) {
 			}()
 		}
 		// Each arrival would start a batch at once were the pool not resting.
-		waitFor(t, "every pool order queues while the pool rests", func() bool { return queued(f) == n })
+		wait.For(t, "every pool order queues while the pool rests", func() bool { return queued(f) == n })
 		for range n {
 			if err := <-errs; err != nil {
 				t.Errorf("a pool order after the rest: %v", err)
@@ -556,7 +557,7 @@ func TestPoolRestsOnlyBesideTheShop(t *testing.T) {
 				t.Fatalf("a pool order: %v", err)
 			}
 			// A batch answers its buyers before it hands over.
-			waitFor(t, "the pool's batch ends", func() bool { g.mu.Lock(); defer g.mu.Unlock(); return g.running[poolLane] == 0 })
+			wait.For(t, "the pool's batch ends", func() bool { g.mu.Lock(); defer g.mu.Unlock(); return g.running[poolLane] == 0 })
 		}
 		order("alone")
 		if resting() {
@@ -670,12 +671,12 @@ func TestPoolRestsAfterAShopBatchInsideIt(t *testing.T) {
 		if _, err := f.svc.Place(bounded(t), PlaceInput{UserID: "shop", Items: []ItemInput{one(id, 1)}}); err != nil {
 			t.Fatalf("a main-stock order while the pool's batch runs: %v", err)
 		}
-		waitFor(t, "the main-stock batch ends", func() bool { g.mu.Lock(); defer g.mu.Unlock(); return g.running[0] == 0 })
+		wait.For(t, "the main-stock batch ends", func() bool { g.mu.Lock(); defer g.mu.Unlock(); return g.running[0] == 0 })
 		close(resume)
 		if err := <-done; err != nil {
 			t.Fatalf("the pool order: %v", err)
 		}
-		waitFor(t, "the pool's batch ends", func() bool { g.mu.Lock(); defer g.mu.Unlock(); return g.running[poolLane] == 0 })
+		wait.For(t, "the pool's batch ends", func() bool { g.mu.Lock(); defer g.mu.Unlock(); return g.running[poolLane] == 0 })
 		g.mu.Lock()
 		_, resting := g.rest[p.ID]
 		g.mu.Unlock()

@@ -13,7 +13,7 @@ import (
 
 	"storefront/ent"
 	"storefront/ent/order"
-	"storefront/internal/inventory"
+	"storefront/internal/guard"
 	"storefront/internal/platform/store"
 	"storefront/internal/pricing"
 	"storefront/internal/promo"
@@ -73,7 +73,7 @@ func priceCoupon(o *Order, owned *promo.Owned, id int64) (*pricing.Adjustment, e
 // couponClaims is the claim at of the coupons orders use (ascending: the
 // order their rows are locked); none when no order uses one. The plain
 // path passes its one order, a batch the orders it won.
-func couponClaims(at time.Time, orders ...*Order) []inventory.Claim {
+func couponClaims(at time.Time, orders ...*Order) []guard.RowClaim {
 	byID := map[int64]*Order{}
 	for _, o := range orders {
 		if o.UserCouponID != 0 {
@@ -88,14 +88,14 @@ func couponClaims(at time.Time, orders ...*Order) []inventory.Claim {
 	for i, id := range ids {
 		sns[i] = byID[id].OrderSn
 	}
-	return []inventory.Claim{promo.Lock(ids, sns, at)}
+	return []guard.RowClaim{promo.Lock(ids, sns, at)}
 }
 
 // purchaseCounters are the purchase counters the counted lines of orders
 // add to: one per limited goods (ascending), each buyer's units in it
 // (ascending buyer). The plain path passes its one order, a batch the
 // orders it won.
-func purchaseCounters(orders ...*Order) []inventory.Counter {
+func purchaseCounters(orders ...*Order) []guard.Counter {
 	units := map[promo.Holding]int64{}
 	limits := map[int64]int64{}
 	for _, o := range orders {
@@ -109,10 +109,10 @@ func purchaseCounters(orders ...*Order) []inventory.Counter {
 	holdings := slices.SortedFunc(maps.Keys(units), func(a, b promo.Holding) int {
 		return cmp.Or(cmp.Compare(a.Goods, b.Goods), cmp.Compare(a.User, b.User))
 	})
-	var out []inventory.Counter
+	var out []guard.Counter
 	for _, h := range holdings {
 		if n := len(out); n == 0 || out[n-1].Scope != h.Goods {
-			out = append(out, inventory.Counter{Kind: promo.Purchases, Scope: h.Goods, Limit: limits[h.Goods]})
+			out = append(out, guard.Counter{Kind: promo.Purchases, Scope: h.Goods, Limit: limits[h.Goods]})
 		}
 		c := &out[len(out)-1]
 		c.Holders, c.Adds = append(c.Holders, h.User), append(c.Adds, units[h])
@@ -165,12 +165,12 @@ func payPromo(ctx context.Context, tx *ent.Tx, o *Order, p Payer, afterClose boo
 	if !afterClose {
 		return nil
 	}
-	var again []inventory.Counter
+	var again []guard.Counter
 	units := countedUnits(o)
 	for _, g := range slices.Sorted(maps.Keys(units)) {
 		again = append(again, promo.Purchase(g, o.UserID, units[g], math.MaxInt64))
 	}
-	if err := inventory.AddCounters(ctx, tx, again); err != nil {
+	if err := guard.AddCounters(ctx, tx, again); err != nil {
 		return fmt.Errorf("counting the purchases of order %s again: %w", o.OrderSn, err)
 	}
 	return nil
@@ -238,7 +238,7 @@ FROM order_line l JOIN orders o ON o.id = l.order_id WHERE l.goods_id = ? AND o.
 
 // purchaseLimitError words a purchase limit the order would pass: the
 // goods, its limit, and what the customer may still order of it.
-func (s *Service) purchaseLimitError(ctx context.Context, l *inventory.CounterLimit) error {
+func (s *Service) purchaseLimitError(ctx context.Context, l *guard.CounterLimit) error {
 	left, limit, name, err := promo.Left(ctx, s.db.Client, l.Scope, l.Holder)
 	if err != nil {
 		return fmt.Errorf("%w: goods %d (and reading what is left: %v)", promo.ErrPurchaseLimit, l.Scope, err)

@@ -31,7 +31,7 @@ func TestLatePaymentOfAnOrderWhoseCouponWentToAnother(t *testing.T) {
 		ps := promo.New(db)
 		item := f.skuID(t, "黑色,L")
 		c := newCoupon(t, ps, nil)
-		uc, err := ps.Claim(ctx, "alice", &c.ID, nil)
+		uc, err := ps.ClaimCoupon(ctx, "alice", &c.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +123,7 @@ func TestLatePaymentOfAnOrderWhoseCouponWentToAnother(t *testing.T) {
 			{"EXPIRED", 1, 25 * time.Hour, enums.CouponExpired},
 		} {
 			c := newCoupon(t, ps, func(in *promo.CreateInput) { in.ValidDays = tc.valid })
-			mine, err := ps.Claim(ctx, "alice", &c.ID, nil)
+			mine, err := ps.ClaimCoupon(ctx, "alice", &c.ID, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

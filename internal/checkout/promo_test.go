@@ -27,7 +27,7 @@ import (
 // newCoupon creates a coupon of 10.00 off, its other terms from edit.
 func newCoupon(t *testing.T, ps *promo.Service, edit func(*promo.CreateInput)) *promo.Coupon {
 	t.Helper()
-	in := promo.CreateInput{Name: "满百减十", Kind: enums.CouponAmountOff, AmountOff: ptr(money.MustParse("10.00")), ValidDays: 7}
+	in := promo.CreateInput{Name: "满百减十", Kind: enums.CouponAmountOff, AmountOff: new(money.MustParse("10.00")), ValidDays: 7}
 	if edit != nil {
 		edit(&in)
 	}
@@ -46,10 +46,10 @@ func TestCouponClaimsNeverPassTheirLimits(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		ps := promo.New(db)
-		c := newCoupon(t, ps, func(in *promo.CreateInput) { in.TotalQuantity = ptr(int64(100)) })
+		c := newCoupon(t, ps, func(in *promo.CreateInput) { in.TotalQuantity = new(int64(100)) })
 		var ok, soldOut atomic.Int64
 		race(1000, 64, func(i int) {
-			_, err := ps.Claim(ctx, fmt.Sprintf("u%04d", i), &c.ID, nil)
+			_, err := ps.ClaimCoupon(ctx, fmt.Sprintf("u%04d", i), &c.ID, nil)
 			switch {
 			case err == nil:
 				ok.Add(1)
@@ -68,10 +68,10 @@ func TestCouponClaimsNeverPassTheirLimits(t *testing.T) {
 			t.Errorf("%d claimed, %d sold out, %d user coupons, claimed counter %d; want 100, 900, 100, 100", ok.Load(), soldOut.Load(), rows, after.Claimed)
 		}
 
-		two := newCoupon(t, ps, func(in *promo.CreateInput) { in.PerCustomerLimit = ptr(int64(2)) })
+		two := newCoupon(t, ps, func(in *promo.CreateInput) { in.PerCustomerLimit = new(int64(2)) })
 		var mine, limited atomic.Int64
 		race(20, 20, func(int) {
-			_, err := ps.Claim(ctx, "alice", &two.ID, nil)
+			_, err := ps.ClaimCoupon(ctx, "alice", &two.ID, nil)
 			switch {
 			case err == nil:
 				mine.Add(1)
@@ -104,8 +104,8 @@ func TestCouponOneOrderAtATime(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Two units meet the threshold, one does not.
-		c := newCoupon(t, ps, func(in *promo.CreateInput) { in.MinSubtotal = ptr(row.SellPrice + 1) })
-		uc, err := ps.Claim(ctx, "alice", &c.ID, nil)
+		c := newCoupon(t, ps, func(in *promo.CreateInput) { in.MinSubtotal = new(row.SellPrice + 1) })
+		uc, err := ps.ClaimCoupon(ctx, "alice", &c.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,7 +192,7 @@ func TestCouponOneOrderAtATime(t *testing.T) {
 		if diffs, err := ps.Reconcile(ctx); err != nil || len(diffs) != 0 {
 			t.Errorf("reconcile: %v %v, want no difference", diffs, err)
 		}
-		bobs, err := ps.Claim(ctx, "bob", &c.ID, nil)
+		bobs, err := ps.ClaimCoupon(ctx, "bob", &c.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,11 +293,11 @@ func TestCouponTakenBetweenTheBatchsReadAndItsLock(t *testing.T) {
 		ps := promo.New(db)
 		item := f.skuID(t, "黑色,L")
 		c := newCoupon(t, ps, nil)
-		alices, err := ps.Claim(ctx, "alice", &c.ID, nil)
+		alices, err := ps.ClaimCoupon(ctx, "alice", &c.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		bobs, err := ps.Claim(ctx, "bob", &c.ID, nil)
+		bobs, err := ps.ClaimCoupon(ctx, "bob", &c.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"storefront/internal/platform/store"
 	"storefront/internal/platform/tracing"
 	"storefront/internal/testsupport/testdb"
+	"storefront/internal/testsupport/wait"
 )
 
 // A group-commit batch of three requests' orders, traced: one batch span,
@@ -48,7 +49,7 @@ func TestGroupBatchTraces(t *testing.T) {
 					defer span.End()
 					orders[i], errs[i] = f.svc.Place(ctx, in)
 				}()
-				waitFor(t, "the order is queued", func() bool { return queued(f) >= i+1 })
+				wait.For(t, "the order is queued", func() bool { return queued(f) >= i+1 })
 			}
 			unhold(f)
 			wg.Wait()

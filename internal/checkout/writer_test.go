@@ -3,6 +3,8 @@ package checkout
 import (
 	"testing"
 	"time"
+
+	"storefront/internal/testsupport/wait"
 )
 
 // The writer goes to the main lane's waiters first (a batch of ordinary
@@ -19,10 +21,10 @@ func TestWriterServesMainFirstWithinBurst(t *testing.T) {
 		go func() { w.lock(lane); got <- name; w.unlock() }()
 	}
 	take("pool 2", poolLane)
-	waitFor(t, "the second pool batch waits", queued(poolLane, 1))
+	wait.For(t, "the second pool batch waits", queued(poolLane, 1))
 	for i, name := range []string{"main a", "main b", "main c"} {
 		take(name, 0)
-		waitFor(t, name+" waits", queued(0, i+1))
+		wait.For(t, name+" waits", queued(0, i+1))
 	}
 	w.unlock()
 	var order []string

@@ -14,11 +14,8 @@ import (
 	"storefront/ent/sku"
 	"storefront/ent/stocklog"
 	"storefront/internal/platform/store"
+	"storefront/internal/vocab/limits"
 )
-
-// MaxStock bounds one change and any balance an admin sets: a typo of a few
-// extra digits should be refused, not booked.
-const MaxStock = 100_000_000
 
 // AdjustInput is an incremental admin change of one SKU's stock.
 type AdjustInput struct {
@@ -53,8 +50,8 @@ var errApplied = errors.New("already applied")
 // stock >= -delta (the CAS, seed 003 6.2), otherwise ErrOutOfStock. A BizSn
 // already booked for this SKU changes nothing and returns the SKU as it is.
 func (s *Service) Adjust(ctx context.Context, in AdjustInput) (*ent.Sku, error) {
-	if in.Delta == 0 || in.Delta > MaxStock || in.Delta < -MaxStock {
-		return nil, fmt.Errorf("%w: delta must be non-zero and within ±%d", ErrInvalidInput, MaxStock)
+	if in.Delta == 0 || in.Delta > limits.MaxStock || in.Delta < -limits.MaxStock {
+		return nil, fmt.Errorf("%w: delta must be non-zero and within ±%d", ErrInvalidInput, limits.MaxStock)
 	}
 	if err := checkReason(in.Reason); err != nil {
 		return nil, err
@@ -101,8 +98,8 @@ func (s *Service) Adjust(ctx context.Context, in AdjustInput) (*ent.Sku, error) 
 // what unpaid orders hold locked is ErrOutOfStock: those units are theirs,
 // and their payments must still find them (issue 25 §2).
 func (s *Service) SetStock(ctx context.Context, in SetStockInput) (*ent.Sku, error) {
-	if in.Stock < 0 || in.Stock > MaxStock {
-		return nil, fmt.Errorf("%w: stock must be between 0 and %d", ErrInvalidInput, MaxStock)
+	if in.Stock < 0 || in.Stock > limits.MaxStock {
+		return nil, fmt.Errorf("%w: stock must be between 0 and %d", ErrInvalidInput, limits.MaxStock)
 	}
 	if err := checkReason(in.Reason); err != nil {
 		return nil, err
@@ -144,8 +141,8 @@ func (s *Service) SetStock(ctx context.Context, in SetStockInput) (*ent.Sku, err
 // locked quantity: the locked units are sold, and only their orders'
 // payments or closes may move them (issue 25 §2).
 func (s *Service) Stocktake(ctx context.Context, in StocktakeInput) (*ent.Sku, error) {
-	if in.Counted < 0 || in.Counted > MaxStock {
-		return nil, fmt.Errorf("%w: countedStock must be between 0 and %d", ErrInvalidInput, MaxStock)
+	if in.Counted < 0 || in.Counted > limits.MaxStock {
+		return nil, fmt.Errorf("%w: countedStock must be between 0 and %d", ErrInvalidInput, limits.MaxStock)
 	}
 	if err := checkReason(in.Reason); err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/limits"
 )
 
 // oneSku creates a single-spec goods with the given stock and returns its SKU.
@@ -57,7 +58,7 @@ func TestAdjust(t *testing.T) {
 		for name, in := range map[string]inventory.AdjustInput{
 			"zero":      {ItemID: s.ID, Delta: 0, Reason: "x"},
 			"no reason": {ItemID: s.ID, Delta: 1, Reason: " "},
-			"absurd":    {ItemID: s.ID, Delta: inventory.MaxStock + 1, Reason: "x"},
+			"absurd":    {ItemID: s.ID, Delta: limits.MaxStock + 1, Reason: "x"},
 		} {
 			if _, err := inv.Adjust(ctx, in); !errors.Is(err, inventory.ErrInvalidInput) {
 				t.Errorf("%s: %v, want ErrInvalidInput", name, err)

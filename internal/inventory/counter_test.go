@@ -8,6 +8,7 @@ import (
 
 	"storefront/ent"
 	"storefront/ent/poolbuyer"
+	"storefront/internal/guard"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/errs"
@@ -17,9 +18,9 @@ import (
 var errTestLimit = errs.New(errs.Conflict, "the test counter's limit would be passed")
 
 // testCounter is a counter kind that is not the pools': one definition, no
-// renderer of its own (it borrows pool_buyer's table, whose scope no pool
+// renderer of its own in any engine (it borrows pool_buyer's table, whose scope no pool
 // uses here).
-var testCounter = &CounterKind{Table: poolbuyer.Table, Scope: poolbuyer.FieldPoolID, Holder: poolbuyer.FieldUserID,
+var testCounter = &guard.CounterKind{Table: poolbuyer.Table, Scope: poolbuyer.FieldPoolID, Holder: poolbuyer.FieldUserID,
 	Units: poolbuyer.FieldUnits, Exceeded: errTestLimit}
 
 // A guarded counter of a new kind holds its limit on every path with no
@@ -31,24 +32,24 @@ var testCounter = &CounterKind{Table: poolbuyer.Table, Scope: poolbuyer.FieldPoo
 func TestCounterKindHoldsItsLimitOnEveryEngine(t *testing.T) {
 	const limit, buyers = 5, 24
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
-		paths := map[string]func(ctx context.Context, c Counter) error{
-			"plain": func(ctx context.Context, c Counter) error {
-				return store.WithTx(ctx, db, func(ctx context.Context, tx *ent.Tx) error { return AddCounters(ctx, tx, []Counter{c}) })
+		paths := map[string]func(ctx context.Context, c guard.Counter) error{
+			"plain": func(ctx context.Context, c guard.Counter) error {
+				return store.WithTx(ctx, db, func(ctx context.Context, tx *ent.Tx) error { return guard.AddCounters(ctx, tx, []guard.Counter{c}) })
 			},
 		}
-		if e := BatchEngineOf(db.Kind); e != nil {
-			paths["batch"] = func(ctx context.Context, c Counter) error {
+		if e := engineOf(db.Kind); e != nil {
+			paths["batch"] = func(ctx context.Context, c guard.Counter) error {
 				return store.Retry(ctx, func() error {
 					return db.OnConn(ctx, func(ctx context.Context, conn *store.Conn) error {
-						_, err := e.Write(ctx, conn, &Batch{StockWrite: StockWrite{Counters: []Counter{c}}, Begin: true})
+						_, err := e.Write(ctx, conn, &Batch{StockWrite: StockWrite{Counters: []guard.Counter{c}}, Begin: true})
 						return err
 					})
 				})
 			}
 		} else {
-			paths["batch"] = func(ctx context.Context, c Counter) error {
+			paths["batch"] = func(ctx context.Context, c guard.Counter) error {
 				return store.WithTx(ctx, db, func(ctx context.Context, tx *ent.Tx) error {
-					return WriteLocked(ctx, tx, StockWrite{Counters: []Counter{c}}, nil)
+					return WriteLocked(ctx, tx, StockWrite{Counters: []guard.Counter{c}}, nil)
 				})
 			}
 		}
@@ -63,7 +64,7 @@ func TestCounterKindHoldsItsLimitOnEveryEngine(t *testing.T) {
 				for i := range buyers {
 					wg.Go(func() {
 						own := "buyer-" + string(rune('a'+i))
-						err := add(ctx, Counter{Kind: testCounter, Scope: scope, Holders: []string{"hot", own}, Adds: []int64{1, 1}, Limit: limit})
+						err := add(ctx, guard.Counter{Kind: testCounter, Scope: scope, Holders: []string{"hot", own}, Adds: []int64{1, 1}, Limit: limit})
 						mu.Lock()
 						defer mu.Unlock()
 						switch {

@@ -13,6 +13,7 @@ import (
 	"storefront/ent"
 	"storefront/ent/goods"
 	"storefront/ent/stocklog"
+	"storefront/internal/guard"
 	"storefront/internal/listing"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
@@ -168,8 +169,8 @@ func CheckGoods(ctx context.Context, tx *ent.Tx, sales []Sale) error {
 // two statements, one round trip each, between the lock and COMMIT. The
 // first sale that does not hold is returned as *Short. The counters (a
 // purchase limit's) come last, after the listing, as a close gives them
-// back: a *CounterLimit refuses the order.
-func TakeChecked(ctx context.Context, tx *ent.Tx, sales []Sale, counters ...Counter) error {
+// back: a *guard.CounterLimit refuses the order.
+func TakeChecked(ctx context.Context, tx *ent.Tx, sales []Sale, counters ...guard.Counter) error {
 	sales = slices.SortedFunc(slices.Values(sales), func(a, b Sale) int { return cmp.Compare(a.ItemID, b.ItemID) })
 	// Pool sales after every SKU row: the lock order is SKU rows, then pool
 	// rows (ascending pool id). A pool sale never touches its SKU's row.
@@ -213,7 +214,7 @@ func TakeChecked(ctx context.Context, tx *ent.Tx, sales []Sale, counters ...Coun
 	if err := listing.Emptied(ctx, tx, emptied...); err != nil {
 		return err
 	}
-	return AddCounters(ctx, tx, counters)
+	return guard.AddCounters(ctx, tx, counters)
 }
 
 // bookMoved writes m's ledger row from the SKU row this transaction has

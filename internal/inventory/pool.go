@@ -13,6 +13,7 @@ import (
 	"storefront/internal/listing"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
+	"storefront/internal/vocab/limits"
 	"storefront/internal/vocab/money"
 	"storefront/internal/vocab/paging"
 )
@@ -115,10 +116,10 @@ func (in *PoolInput) check(now time.Time) error {
 		return fmt.Errorf("%w: a pool's name must be 1 to 120 bytes", ErrInvalidInput)
 	case in.Price <= 0:
 		return fmt.Errorf("%w: a pool's price must be above 0", ErrInvalidInput)
-	case in.Quantity <= 0 || in.Quantity > MaxStock:
-		return fmt.Errorf("%w: quantity must be between 1 and %d", ErrInvalidInput, MaxStock)
-	case in.PerBuyerLimit <= 0 || in.PerBuyerLimit > MaxStock:
-		return fmt.Errorf("%w: perBuyerLimit must be between 1 and %d", ErrInvalidInput, MaxStock)
+	case in.Quantity <= 0 || in.Quantity > limits.MaxStock:
+		return fmt.Errorf("%w: quantity must be between 1 and %d", ErrInvalidInput, limits.MaxStock)
+	case in.PerBuyerLimit <= 0 || in.PerBuyerLimit > limits.MaxStock:
+		return fmt.Errorf("%w: perBuyerLimit must be between 1 and %d", ErrInvalidInput, limits.MaxStock)
 	case !in.StartsAt.Before(in.EndsAt):
 		return fmt.Errorf("%w: startsAt must be before endsAt", ErrInvalidInput)
 	case !now.Before(in.EndsAt):

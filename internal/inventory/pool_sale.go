@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"storefront/ent"
+	"storefront/internal/guard"
 	"storefront/internal/listing"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/errs"
@@ -97,8 +98,7 @@ func takePool(ctx context.Context, tx *ent.Tx, s *Sale) error {
 			return err
 		}
 	}
-	c := Counter{Kind: PoolBuyers, Scope: id, Holders: []string{s.Buyer}, Adds: []int64{n}, Limit: s.PoolLimit}
-	return c.addPlain(ctx, tx)
+	return guard.AddCounters(ctx, tx, []guard.Counter{guard.Add(PoolBuyers, id, s.Buyer, n, s.PoolLimit)})
 }
 
 // bookPool writes m's ledger row from the pool row this transaction has

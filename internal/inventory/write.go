@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"storefront/ent"
+	"storefront/ent/poolbuyer"
+	"storefront/internal/guard"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
 )
@@ -16,8 +18,9 @@ import (
 // values its own way (write_mysql.go: MariaDB's compound statement and
 // MySQL's multi-statement query; write_postgres.go: data-modifying WITH
 // queries; write_sqlite.go: statements under the database's one write lock;
-// write_plain.go: the plain path's CASes), and a guard is defined once
-// here, rendered by each. Callers never see SQL text of stock or a
+// movement.go: the plain path's CASes), and a guard is defined once
+// here, rendered by each; the row claims and counters of other tables are
+// guard's, rendered by its renderer of the same server. Callers never see SQL text of stock or a
 // variable of its statement.
 
 // ErrMoved: a guard did not hold under the lock (stock taken meanwhile, the
@@ -36,11 +39,11 @@ type StockWrite struct {
 	// lock order of every stock-moving transaction.
 	Takes []Take
 	// Claims take rows of their own (a customer's coupon) before any
-	// source's row in the lock order (claim.go).
-	Claims []Claim
+	// source's row in the lock order.
+	Claims []guard.RowClaim
 	// Counters are guarded counters of their own (a source's ride on its
 	// Take), after every source's row in the lock order.
-	Counters []Counter
+	Counters []guard.Counter
 	// At is when the takes happen (a pool sells only inside its window).
 	At time.Time
 }
@@ -75,14 +78,19 @@ type Take struct {
 // total is the units the take's moves take (their Num are negative).
 func (t *Take) total() int64 { return totalOf(t.Moves) }
 
+// PoolBuyers counts the units each buyer holds of a pool: its per-buyer
+// limit.
+var PoolBuyers = &guard.CounterKind{Table: poolbuyer.Table, Scope: poolbuyer.FieldPoolID, Holder: poolbuyer.FieldUserID,
+	Units: poolbuyer.FieldUnits, Exceeded: ErrPoolLimitExceeded}
+
 // counter is the guarded counter a pool take adds its buyers' units to.
-func (t *Take) counter() Counter {
+func (t *Take) counter() guard.Counter {
 	holders, sum := claims(t.Moves, t.Buyers)
 	adds := make([]int64, len(holders))
 	for i, h := range holders {
 		adds[i] = sum[h]
 	}
-	return Counter{Kind: PoolBuyers, Scope: t.Pool.ID, Holders: holders, Adds: adds, Limit: t.Pool.PerBuyerLimit}
+	return guard.Counter{Kind: PoolBuyers, Scope: t.Pool.ID, Holders: holders, Adds: adds, Limit: t.Pool.PerBuyerLimit}
 }
 
 // goodsOnSale is the one definition of the goods guard's condition on a

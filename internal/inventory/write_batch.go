@@ -77,12 +77,6 @@ type BatchEngine interface {
 	RefusedData(err error) bool
 }
 
-var batchEngines = map[store.Kind]BatchEngine{}
-
-// BatchEngineOf is the engine of the database kind, nil for one that
-// writes batches statement by statement (SQLite: WriteLocked).
-func BatchEngineOf(kind store.Kind) BatchEngine { return batchEngines[kind] }
-
 // LockSKUs locks the SKU rows ids in ascending order, in the transaction
 // open on c (a rerun that locks before it reads).
 func LockSKUs(ctx context.Context, c *store.Conn, ids []int64) error {

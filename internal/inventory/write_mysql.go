@@ -12,6 +12,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"storefront/ent/stocklog"
+	"storefront/internal/guard"
 	"storefront/internal/listing"
 	"storefront/internal/platform/store"
 )
@@ -28,11 +29,6 @@ import (
 // syscall each, and a wake-up of the client) measured 11.5 % of the
 // server's CPU at 19 packets a batch. It has a real IF and SIGNAL too.
 type MySQLBatch struct{ Compound bool }
-
-func init() {
-	batchEngines[store.MariaDB] = MySQLBatch{Compound: true}
-	batchEngines[store.MySQL] = MySQLBatch{}
-}
 
 // shareLockMySQL: store's ShareClause, spelled where a statement is
 // written as text (MariaDB 10.11 has no FOR SHARE).
@@ -89,14 +85,14 @@ func (e MySQLBatch) Write(ctx context.Context, c *store.Conn, b *Batch) (Written
 	// counters).
 	checks := 0
 	for i := range b.Claims {
-		writeClaimMySQL(q, &b.Claims[i])
+		countMySQL(q, guard.MySQL{}.Claim(q, &b.Claims[i]))
 		checks++
 	}
 	for i := range b.Takes {
 		checks += writeTakeMySQL(q, &b.Takes[i], b.At)
 	}
 	for i := range b.Counters {
-		writeCounterMySQL(q, &b.Counters[i])
+		countMySQL(q, guard.MySQL{}.Counter(q, &b.Counters[i]))
 		checks++
 	}
 	// COMMIT in the same trip, so the row locks are held for no network
@@ -228,7 +224,7 @@ func writeTakeMySQL(q *store.Text, t *Take, at time.Time) int {
 	}
 	skuCAS{id: id, n: total, floor: total, lock: t.Lock, goods: goods, terms: &t.Terms}.write(q)
 	q.SQL(" AND " + goodsVar(goods) + "; SET @c := @c + ROW_COUNT(); ")
-	listing.WriteEmptied(q, goods, func(q *store.Text) { q.SQL("@s - @l - " + itoa(total) + " <= 0") })
+	listing.MySQL{}.Emptied(q, goods, func(q *store.Text) { q.SQL("@s - @l - " + itoa(total) + " <= 0") })
 	return 1
 }
 
@@ -269,35 +265,13 @@ func writePoolTakeMySQL(q *store.Text, t *Take, at time.Time) int {
 	poolCAS(q, p, t.Terms.Price, t.total(), t.Lock, at)
 	q.SQL(" AND @g AND @k; SET @c := @c + ROW_COUNT(); ")
 	c := t.counter()
-	writeCounterMySQL(q, &c)
+	countMySQL(q, guard.MySQL{}.Counter(q, &c))
 	return 2
 }
 
-// writeCounterMySQL adds a counter's units in one upsert and counts in @c
-// whether every holder stayed within the limit.
-func writeCounterMySQL(q *store.Text, c *Counter) {
-	k := c.Kind
-	q.Insert(k.Table, len(c.Holders), c.row)
-	q.SQL(" ON DUPLICATE KEY UPDATE " + k.Units + " = " + k.Units + " + VALUES(" + k.Units + "); ")
-	q.SQL("SET @c := @c + (SELECT COUNT(*) = 0 FROM " + k.Table + " WHERE " + k.Scope + " = ")
-	q.Int(c.Scope)
-	q.SQL(" AND " + k.Units + " > ")
-	q.Int(c.Limit)
-	q.SQL(" AND " + k.Holder + " IN (")
-	for j, h := range c.Holders {
-		if j > 0 {
-			q.SQL(", ")
-		}
-		q.Str(h)
-	}
-	q.SQL(")); ")
-}
-
-// writeClaimMySQL takes a claim's rows in one UPDATE and counts in @c
-// whether it took every one.
-func writeClaimMySQL(q *store.Text, c *Claim) {
-	c.update(q)
-	q.SQL("; SET @c := @c + (ROW_COUNT() = ")
-	q.Int(int64(len(c.IDs)))
+// countMySQL counts in @c whether the guard just written held.
+func countMySQL(q *store.Text, held guard.Held) {
+	q.SQL("SET @c := @c + (")
+	held(q)
 	q.SQL("); ")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"storefront/ent/stocklog"
+	"storefront/internal/guard"
 	"storefront/internal/listing"
 	"storefront/internal/platform/store"
 )
@@ -24,8 +25,6 @@ import (
 // the transaction back. Plain SQL has no RAISE outside a function; a
 // division by a count is not a constant the planner could fold in advance.
 type PostgresBatch struct{}
-
-func init() { batchEngines[store.Postgres] = PostgresBatch{} }
 
 func (PostgresBatch) Begin(ctx context.Context, c *store.Conn) error {
 	return c.BeginPostgres(ctx, pgLockTimeout(pgBudget(ctx)))
@@ -75,7 +74,7 @@ func (PostgresBatch) Write(ctx context.Context, c *store.Conn, b *Batch) (Writte
 		}
 	}
 	for i := range b.Claims {
-		writeClaimPostgres(q, &b.Claims[i])
+		guard.Postgres{}.Claim(q, &b.Claims[i])
 	}
 	// From here to COMMIT the rows are held, each source in order; the
 	// listing's flips come last (the lock order, goods_lock.go), each a
@@ -86,13 +85,13 @@ func (PostgresBatch) Write(ctx context.Context, c *store.Conn, b *Batch) (Writte
 	}
 	for i := range b.Takes {
 		if t := &b.Takes[i]; t.Pool == nil {
-			listing.WriteEmptiedPostgres(q, t.Moves[0].GoodsID, t.Moves[0].ItemID)
+			listing.Postgres{}.Emptied(q, t.Moves[0].GoodsID, t.Moves[0].ItemID)
 		}
 	}
 	// Counters of their own last, after the listing, as the plain path
 	// and a close write them.
 	for i := range b.Counters {
-		writeCounterPostgres(q, &b.Counters[i])
+		guard.Postgres{}.Counter(q, &b.Counters[i])
 	}
 	var crash error
 	if b.BeforeCommit != nil {
@@ -185,33 +184,8 @@ func writeTakePostgres(q *store.Text, t *Take, at time.Time) {
 	q.SQL(" SELECT 1 / COUNT(*) FROM s; ")
 	if t.Pool != nil {
 		c := t.counter()
-		writeCounterPostgres(q, &c)
+		guard.Postgres{}.Counter(q, &c)
 	}
-}
-
-// writeCounterPostgres adds a counter's units in one upsert that returns
-// them, and fails its statement when a holder passed the limit.
-func writeCounterPostgres(q *store.Text, c *Counter) {
-	k := c.Kind
-	q.SQL("WITH b AS (")
-	q.Insert(k.Table, len(c.Holders), c.row)
-	// The table's name qualifies the column: unqualified it is ambiguous
-	// beside EXCLUDED's.
-	q.SQL(" ON CONFLICT (" + k.Scope + ", " + k.Holder + ") DO UPDATE SET " + k.Units + " = " + k.Table + "." + k.Units +
-		" + EXCLUDED." + k.Units + " RETURNING " + k.Units + ")")
-	q.SQL(" SELECT 1 / (COUNT(*) = 0)::int FROM b WHERE " + k.Units + " > ")
-	q.Int(c.Limit)
-	q.SQL("; ")
-}
-
-// writeClaimPostgres takes a claim's rows in one UPDATE that returns
-// them, and fails its statement unless it took every one.
-func writeClaimPostgres(q *store.Text, c *Claim) {
-	q.SQL("WITH u AS (")
-	c.update(q)
-	q.SQL(" RETURNING 1) SELECT 1 / (COUNT(*) = ")
-	q.Int(int64(len(c.IDs)))
-	q.SQL(")::int FROM u; ")
 }
 
 // pgBudget is the time ctx leaves the batch (0: no deadline), in whole

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"storefront/ent"
+	"storefront/internal/guard"
 	"storefront/internal/listing"
 	"storefront/internal/platform/store"
 )
@@ -22,7 +23,7 @@ type Balance struct{ Stock, Locked int64 }
 // chained from the balance read (none when lock: stock did not move), the
 // listing's flip when it emptied a SKU, and a pool's counter.
 func WriteLocked(ctx context.Context, tx *ent.Tx, w StockWrite, read map[int64]Balance) error {
-	if err := TakeRows(ctx, tx, w.Claims); err != nil {
+	if err := guard.TakeRows(ctx, tx, w.Claims); err != nil {
 		return err
 	}
 	for i := range w.Takes {
@@ -38,7 +39,7 @@ func WriteLocked(ctx context.Context, tx *ent.Tx, w StockWrite, read map[int64]B
 		}
 	}
 	for i := range w.Counters {
-		if err := addLockedSQLite(ctx, tx, &w.Counters[i]); err != nil {
+		if err := (guard.SQLite{}).Counter(ctx, tx, &w.Counters[i]); err != nil {
 			return err
 		}
 	}
@@ -82,30 +83,5 @@ func takePoolLocked(ctx context.Context, tx *ent.Tx, t *Take, at time.Time) erro
 		}
 	}
 	c := t.counter()
-	return addLockedSQLite(ctx, tx, &c)
-}
-
-// addLockedSQLite adds a counter's units in one upsert whose condition
-// keeps each holder within the limit: the caller decided from an exact
-// read, and the check stays in the statement, which then fails the batch
-// rather than pass it.
-func addLockedSQLite(ctx context.Context, tx *ent.Tx, c *Counter) error {
-	k := c.Kind
-	ins := store.NewInsert(k.Table)
-	for j := range c.Holders {
-		ins.Row(func(v store.Values) { c.row(j, v) })
-	}
-	q, args := ins.SQL()
-	q += " ON CONFLICT (" + k.Scope + ", " + k.Holder + ") DO UPDATE SET " + k.Units + " = " + k.Units + " + excluded." + k.Units +
-		" WHERE " + k.Units + " + excluded." + k.Units + " <= ?"
-	res, err := tx.ExecContext(ctx, q, append(args, c.Limit)...)
-	if err != nil {
-		return fmt.Errorf("counting %s of %s %d: %w", k.Units, k.Table, c.Scope, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n != int64(len(c.Holders)) {
-		return fmt.Errorf("%w: %s %d, %d of %d holders within the limit under the lock", k.Exceeded, k.Table, c.Scope, n, len(c.Holders))
-	}
-	return nil
+	return guard.SQLite{}.Counter(ctx, tx, &c)
 }

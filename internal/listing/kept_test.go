@@ -14,6 +14,7 @@ import (
 	"storefront/internal/inventory"
 	"storefront/internal/listing"
 	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/must"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/money"
@@ -30,7 +31,7 @@ type kept struct {
 func keptOf(t *testing.T, db *store.DB, id int64) kept {
 	t.Helper()
 	r, err := db.Client.GoodsListing.Query().Where(goodslisting.GoodsID(id), goodslisting.Scope(listing.All)).Only(context.Background())
-	noErr(t, err)
+	must.NoErr(t, err)
 	return kept{r.MinPrice, r.Sales, r.InStock, r.Status}
 }
 
@@ -38,7 +39,7 @@ func keptOf(t *testing.T, db *store.DB, id int64) kept {
 func reconciled(t *testing.T, db *store.DB, step string) {
 	t.Helper()
 	diffs, err := listing.Reconcile(context.Background(), db.Client, 100)
-	noErr(t, err)
+	must.NoErr(t, err)
 	for _, d := range diffs {
 		t.Errorf("%s: %s", step, d)
 	}
@@ -46,7 +47,7 @@ func reconciled(t *testing.T, db *store.DB, step string) {
 
 func pay(t *testing.T, db *store.DB, o *checkout.Order) {
 	t.Helper()
-	noErr(t, store.WithTx(context.Background(), db, func(ctx context.Context, tx *ent.Tx) error {
+	must.NoErr(t, store.WithTx(context.Background(), db, func(ctx context.Context, tx *ent.Tx) error {
 		won, err := checkout.PayTx(ctx, tx, o.ID, checkout.Payer{Provider: "test", PaymentID: o.OrderSn, Amount: o.Amount}, time.Now())
 		if err == nil && !won {
 			err = fmt.Errorf("order %s was not paid", o.OrderSn)
@@ -88,17 +89,17 @@ func TestKeptValuesFollowEveryChange(t *testing.T) {
 						{Values: []string{"S"}, SkuTerms: catalog.SkuTerms{SellPrice: m("10.00"), Stock: 1}, Enabled: &on},
 						{Values: []string{"L"}, SkuTerms: catalog.SkuTerms{SellPrice: m("30.00"), Stock: 2}, Enabled: &on},
 					}})
-				noErr(t, err)
+				must.NoErr(t, err)
 				skus := g.SkuList(true) // S, M, L in id order
 				s, mid, l := skus[0], skus[1], skus[2]
 				want("created", g.ID, kept{1000, 0, true, enums.GoodsOnShelf})
 
-				_, err = cat.UpdateSku(ctx, catalog.UpdateSkuInput{ItemID: s.ID, ExpectedVersion: s.Version, SellPrice: ptr(m("5.00"))})
-				noErr(t, err)
+				_, err = cat.UpdateSku(ctx, catalog.UpdateSkuInput{ItemID: s.ID, ExpectedVersion: s.Version, SellPrice: new(m("5.00"))})
+				must.NoErr(t, err)
 				want("S priced 5.00", g.ID, kept{500, 0, true, enums.GoodsOnShelf})
 				disabled := enums.SkuDisabled
 				_, err = cat.UpdateSku(ctx, catalog.UpdateSkuInput{ItemID: s.ID, ExpectedVersion: s.Version + 1, Status: &disabled})
-				noErr(t, err)
+				must.NoErr(t, err)
 				want("S disabled", g.ID, kept{2000, 0, true, enums.GoodsOnShelf})
 
 				buyers := 0
@@ -106,13 +107,13 @@ func TestKeptValuesFollowEveryChange(t *testing.T) {
 					t.Helper()
 					buyers++ // one buyer per order: the same order again would be a replay
 					o, err := co.Place(ctx, checkout.PlaceInput{UserID: fmt.Sprintf("u%d", buyers), Items: []checkout.ItemInput{{ItemID: &item, Quantity: n}}})
-					noErr(t, err)
+					must.NoErr(t, err)
 					return o
 				}
 				o := order(l.ID, 2)
 				want("L sold out (M has none, S disabled)", g.ID, kept{2000, 0, false, enums.GoodsOnShelf})
 				_, err = co.CancelOrder(ctx, o.UserID, false, o.OrderSn)
-				noErr(t, err)
+				must.NoErr(t, err)
 				want("cancelled", g.ID, kept{2000, 0, true, enums.GoodsOnShelf})
 				o = order(l.ID, 1)
 				pay(t, db, o)
@@ -122,25 +123,25 @@ func TestKeptValuesFollowEveryChange(t *testing.T) {
 				pay(t, db, pay2)
 				want("paid", g.ID, kept{2000, 2, false, enums.GoodsOnShelf})
 				_, err = inv.Adjust(ctx, inventory.AdjustInput{ItemID: mid.ID, Delta: 3, Reason: "found"})
-				noErr(t, err)
+				must.NoErr(t, err)
 				want("M adjusted +3", g.ID, kept{2000, 2, true, enums.GoodsOnShelf})
 				_, err = inv.Adjust(ctx, inventory.AdjustInput{ItemID: mid.ID, Delta: -3, Reason: "lost"})
-				noErr(t, err)
+				must.NoErr(t, err)
 				want("M adjusted -3", g.ID, kept{2000, 2, false, enums.GoodsOnShelf})
 				_, err = cat.SetStatus(ctx, g.ID, enums.GoodsOffShelf)
-				noErr(t, err)
+				must.NoErr(t, err)
 				want("off shelf", g.ID, kept{2000, 2, false, enums.GoodsOffShelf})
 
 				// Lock at order: the lock empties, a cancel releases, a payment deducts.
 				scarf, err := cat.Create(ctx, catalog.CreateInput{Name: "真丝围巾", Status: enums.GoodsOnShelf, StockMode: enums.LockAtOrder,
 					DefaultSku: catalog.SkuTerms{SellPrice: m("99.00"), Stock: 1}})
-				noErr(t, err)
+				must.NoErr(t, err)
 				item := scarf.SkuList(true)[0].ID
 				want("scarf created", scarf.ID, kept{9900, 0, true, enums.GoodsOnShelf})
 				o = order(item, 1)
 				want("scarf locked", scarf.ID, kept{9900, 0, false, enums.GoodsOnShelf})
 				_, err = co.CancelOrder(ctx, o.UserID, false, o.OrderSn)
-				noErr(t, err)
+				must.NoErr(t, err)
 				want("scarf released", scarf.ID, kept{9900, 0, true, enums.GoodsOnShelf})
 				o = order(item, 1)
 				pay(t, db, o)
@@ -148,16 +149,16 @@ func TestKeptValuesFollowEveryChange(t *testing.T) {
 
 				// A category and a move of the category: the scopes follow.
 				top, err := cat.CreateCategory(ctx, catalog.CategoryInput{Name: "Clothes"})
-				noErr(t, err)
+				must.NoErr(t, err)
 				sub, err := cat.CreateCategory(ctx, catalog.CategoryInput{Name: "Tops"})
-				noErr(t, err)
+				must.NoErr(t, err)
 				v, err := cat.Goods(ctx, catalog.Viewer{Admin: true}, g.ID)
-				noErr(t, err)
+				must.NoErr(t, err)
 				_, err = cat.UpdateGoods(ctx, catalog.UpdateGoodsInput{GoodsID: g.ID, ExpectedVersion: v.Version, CategoryID: &sub.ID})
-				noErr(t, err)
+				must.NoErr(t, err)
 				reconciled(t, db, "into Tops")
 				_, err = cat.UpdateCategory(ctx, catalog.CategoryEdit{ID: sub.ID, ParentID: &top.ID})
-				noErr(t, err)
+				must.NoErr(t, err)
 				reconciled(t, db, "Tops under Clothes")
 				if n, err := db.Client.GoodsListing.Query().Where(goodslisting.GoodsID(g.ID)).Count(ctx); err != nil || n != 3 {
 					t.Errorf("T-shirt under Clothes/Tops: %d listing rows (%v), want 3 (all, Tops, Clothes)", n, err)
@@ -181,7 +182,7 @@ func TestKeptValuesUnderConcurrentOrders(t *testing.T) {
 		g, err := cat.Create(ctx, catalog.CreateInput{Name: "跑鞋", Status: enums.GoodsOnShelf,
 			Specs:      []catalog.SpecInput{{Name: "尺码", Values: []string{"40", "41", "42", "43"}}},
 			DefaultSku: catalog.SkuTerms{SellPrice: money.MustParse("300.00"), Stock: 3}})
-		noErr(t, err)
+		must.NoErr(t, err)
 		skus := g.SkuList(false)
 		var mu sync.Mutex
 		var placed []*checkout.Order
@@ -223,5 +224,3 @@ func TestKeptValuesUnderConcurrentOrders(t *testing.T) {
 		}
 	})
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -15,6 +15,7 @@ import (
 	"storefront/internal/inventory"
 	"storefront/internal/listing"
 	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/must"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/money"
@@ -40,13 +41,13 @@ func readTruth(t *testing.T, db *store.DB) []truth {
 	t.Helper()
 	ctx := context.Background()
 	cats, err := db.Client.Category.Query().All(ctx)
-	noErr(t, err)
+	must.NoErr(t, err)
 	parent := map[int64]*int64{}
 	for _, c := range cats {
 		parent[c.ID] = c.ParentID
 	}
 	rows, err := db.Client.Goods.Query().WithSkus().All(ctx)
-	noErr(t, err)
+	must.NoErr(t, err)
 	out := make([]truth, 0, len(rows))
 	for _, g := range rows {
 		tr := truth{id: g.ID, name: g.Name, code: g.Code, status: g.Status, price: listing.NoPrice, created: g.CreatedAt,
@@ -129,7 +130,7 @@ func seed(t *testing.T, db *store.DB, n int, r *rand.Rand) (*catalog.Service, []
 	t.Cleanup(s.Close)
 	cat := func(name string, parent *int64) *int64 {
 		c, err := s.CreateCategory(ctx, catalog.CategoryInput{Name: name, ParentID: parent})
-		noErr(t, err)
+		must.NoErr(t, err)
 		return &c.ID
 	}
 	a := cat("Clothes", nil)
@@ -162,10 +163,10 @@ func seed(t *testing.T, db *store.DB, n int, r *rand.Rand) (*catalog.Service, []
 				SkuTerms: catalog.SkuTerms{SellPrice: money.Money(100 + 100*r.Int64N(50)), Stock: stock}})
 		}
 		g, err := s.Create(ctx, in)
-		noErr(t, err)
+		must.NoErr(t, err)
 		if sold := r.Int64N(4); sold > 0 {
 			sku := g.SkuList(true)[r.IntN(3)]
-			noErr(t, store.WithTx(ctx, db, func(ctx context.Context, tx *ent.Tx) error {
+			must.NoErr(t, store.WithTx(ctx, db, func(ctx context.Context, tx *ent.Tx) error {
 				return inventory.Sold(ctx, tx, []inventory.RestoreLine{{ItemID: sku.ID, GoodsID: g.ID, Num: sold * 3}})
 			}))
 		}
@@ -244,11 +245,4 @@ func TestListingOracle(t *testing.T) {
 			t.Errorf("only %d of the listings span more than one page: the data proves little", nonEmpty)
 		}
 	})
-}
-
-func noErr(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"storefront/internal/listing"
 	"storefront/internal/platform/store"
+	"storefront/internal/testsupport/must"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/money"
@@ -42,7 +43,7 @@ func TestListingPlans(t *testing.T) {
 						p := listing.Params{Scope: scope, Statuses: []enums.GoodsStatus{enums.GoodsOnShelf}, Search: search,
 							Sort: sort, Desc: desc, First: 20}
 						q, args, err := listing.Statement(db.Dialect.Name(), p)
-						noErr(t, err)
+						must.NoErr(t, err)
 						name := fmt.Sprintf("by %s desc=%v scope=%d search=%q", sort, desc, scope, search)
 						plan := explain(t, db, q, args)
 						if !usesOnly(db, plan, index[sort]) {
@@ -63,7 +64,7 @@ func TestListingPlans(t *testing.T) {
 		for _, sort := range []listing.Field{listing.ByName, listing.BySales, listing.ByPrice} {
 			p := listing.Params{Scope: cats[0], Statuses: []enums.GoodsStatus{enums.GoodsOnShelf}, PriceMax: &price, Sort: sort, First: 20}
 			q, args, err := listing.Statement(db.Dialect.Name(), p)
-			noErr(t, err)
+			must.NoErr(t, err)
 			if plan := explain(t, db, q, args); !usesAnIndex(db, plan) {
 				t.Errorf("price range by %s: plan %q scans the table\n%s", sort, plan, q)
 			}
@@ -81,18 +82,18 @@ func explain(t *testing.T, db *store.DB, q string, args []any) []string {
 		prefix = "EXPLAIN QUERY PLAN "
 	}
 	conn, err := db.SQL.Conn(ctx)
-	noErr(t, err)
+	must.NoErr(t, err)
 	defer conn.Close()
 	if db.Kind == store.Postgres {
 		_, err := conn.ExecContext(ctx, "SET enable_seqscan = off; SET enable_sort = off")
-		noErr(t, err)
+		must.NoErr(t, err)
 		defer conn.ExecContext(ctx, "RESET enable_seqscan; RESET enable_sort") //nolint:errcheck
 	}
 	rows, err := conn.QueryContext(ctx, prefix+q, args...)
-	noErr(t, err)
+	must.NoErr(t, err)
 	defer rows.Close()
 	cols, err := rows.Columns()
-	noErr(t, err)
+	must.NoErr(t, err)
 	var out []string
 	for rows.Next() {
 		vals := make([]sql.NullString, len(cols))
@@ -100,7 +101,7 @@ func explain(t *testing.T, db *store.DB, q string, args []any) []string {
 		for i := range vals {
 			ptrs[i] = &vals[i]
 		}
-		noErr(t, rows.Scan(ptrs...))
+		must.NoErr(t, rows.Scan(ptrs...))
 		line := map[string]string{}
 		for i, c := range cols {
 			line[strings.ToLower(c)] = vals[i].String
@@ -114,7 +115,7 @@ func explain(t *testing.T, db *store.DB, q string, args []any) []string {
 			out = append(out, fmt.Sprintf("table=%s key=%s type=%s extra=%s", line["table"], line["key"], line["type"], line["extra"]))
 		}
 	}
-	noErr(t, rows.Err())
+	must.NoErr(t, rows.Err())
 	return out
 }
 

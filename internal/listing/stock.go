@@ -14,9 +14,10 @@ import (
 
 // The stock flips. in_stock changes only when a SKU's available stock
 // (stock - lock_stock) crosses zero, so the hot path asks for a flip only
-// then: a sale that left its SKU with nothing (Emptied, WriteEmptied). Every
-// other movement (restores, releases, admin adjustments, pools) calls
-// Recheck, which re-evaluates the truth both ways. Each statement touches
+// then: a sale that left its SKU with nothing (Emptied; in a group-commit
+// batch MySQL.Emptied, Postgres.Emptied). Every other movement (restores,
+// releases, admin adjustments, pools) calls Recheck, which re-evaluates the
+// truth both ways. Each statement touches
 // only the rows whose value really changes, through the (goods_id, in_stock)
 // index, and must run after the caller's SKU rows are locked (the lock
 // order: goods rows, SKU rows, then listing rows; internal/inventory/goods_lock.go).

@@ -2,11 +2,14 @@ package listing
 
 import "storefront/internal/platform/store"
 
-// WriteEmptied renders Emptied for the group-commit batch's one statement on
-// MySQL, after the CAS that took from a SKU of goods; emptied writes the
-// condition that the SKU has nothing left after it, from the batch's locked
-// read (its writer's own variables: no variable's name is listing's to
-// know). The condition comes first: a SKU that kept stock makes it false
+// MySQL renders the listing's writes in the group-commit batch's one
+// statement on MySQL and MariaDB (inventory.MySQLBatch).
+type MySQL struct{}
+
+// Emptied renders Emptied after the CAS that took from a SKU of goods;
+// emptied writes the condition that the SKU has nothing left after it,
+// from the batch's locked read (its writer's own variables: no variable's
+// name is listing's to know). The condition comes first: a SKU that kept stock makes it false
 // before any table is read, and the optimizer answers an impossible WHERE
 // without reading or locking an index record, so such a batch pays one
 // statement the server does not execute against a table. (A key like
@@ -17,7 +20,7 @@ import "storefront/internal/platform/store"
 // that kept stock costs no statement at all: as an UPDATE with an impossible
 // WHERE it still cost the server about a third more CPU an order on a batch
 // over 16 SKUs (one such UPDATE per SKU; docs/benchmarks.md).
-func WriteEmptied(q *store.Text, goods int64, emptied func(q *store.Text)) {
+func (MySQL) Emptied(q *store.Text, goods int64, emptied func(q *store.Text)) {
 	if q.Compound {
 		q.SQL("IF ")
 		emptied(q)

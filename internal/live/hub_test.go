@@ -13,6 +13,7 @@ import (
 	"storefront/internal/inventory"
 	"storefront/internal/live"
 	"storefront/internal/testsupport/testdb"
+	"storefront/internal/testsupport/wait"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
 )
@@ -114,7 +115,7 @@ func TestHubPushesChanges(t *testing.T) {
 			t.Fatalf("an admin subscribing to an off-shelf goods: %v", err)
 		}
 		cancel()
-		waitFor(t, "no subscriber and no goods after every context ended", func() bool {
+		wait.For(t, "no subscriber and no goods after every context ended", func() bool {
 			s := f.hub.Stats()
 			return s.Subscribers == 0 && s.Goods == 0
 		})
@@ -137,7 +138,7 @@ func TestHubReadsPerGoodsNotPerSubscriber(t *testing.T) {
 		waitPolls := func(k uint64) {
 			t.Helper()
 			p0 := f.hub.Stats().Polls
-			waitFor(t, fmt.Sprintf("%d more polls", k), func() bool { return f.hub.Stats().Polls >= p0+k })
+			wait.For(t, fmt.Sprintf("%d more polls", k), func() bool { return f.hub.Stats().Polls >= p0+k })
 		}
 		waitPolls(2) // the first poll of a new goods reads its view once more
 		n0, p0 := f.n.Load(), f.hub.Stats().Polls
@@ -147,22 +148,11 @@ func TestHubReadsPerGoodsNotPerSubscriber(t *testing.T) {
 			t.Errorf("%d statements in %d polls with 100 subscribers of one unchanged goods, want one per poll", n, p)
 		}
 		cancel()
-		waitFor(t, "the hub to forget the goods", func() bool { return f.hub.Stats().Goods == 0 })
+		wait.For(t, "the hub to forget the goods", func() bool { return f.hub.Stats().Goods == 0 })
 		n0 = f.n.Load()
 		time.Sleep(100 * time.Millisecond) // five intervals with nobody watching
 		if n := f.n.Load() - n0; n != 0 {
 			t.Errorf("%d statements with nobody watching, want 0", n)
 		}
 	})
-}
-
-// waitFor polls cond until it holds, failing the test after 10 s: a poll
-// without a deadline hangs the suite instead of failing it.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(2 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 10s for %s", what)
-		}
-	}
 }

@@ -18,16 +18,16 @@ var mergeFrom = map[enums.PaymentStatus][]enums.PaymentStatus{
 	enums.PaymentRefunded: {enums.PaymentPending, enums.PaymentPaid},
 }
 
-// Merge returns the state after a verified notification of incoming arrives
+// merge returns the state after a verified notification of incoming arrives
 // at a payment in state current.
-func Merge(current, incoming enums.PaymentStatus) enums.PaymentStatus {
+func merge(current, incoming enums.PaymentStatus) enums.PaymentStatus {
 	if slices.Contains(mergeFrom[incoming], current) {
 		return incoming
 	}
 	return current
 }
 
-// mergeSQL is Merge as the SET expression of the atomic upsert, so the rule
+// mergeSQL is merge as the SET expression of the atomic upsert, so the rule
 // is applied by the database on the row it holds locked, not on a stale read.
 //
 // The row's columns are named with its table: in an upsert's update

@@ -8,7 +8,7 @@ import (
 
 	"storefront/ent"
 	"storefront/ent/coupon"
-	"storefront/internal/inventory"
+	"storefront/internal/guard"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
@@ -37,12 +37,12 @@ func view(uc *ent.UserCoupon, now time.Time) *UserCoupon {
 		ValidFrom: uc.ValidFrom, ValidUntil: uc.ValidUntil, OrderSn: uc.OrderSn}
 }
 
-// Claim gives user a coupon of their own, named by id (a coupon without a
+// ClaimCoupon gives user a coupon of their own, named by id (a coupon without a
 // code) or by its code, in one transaction: the coupon's CAS on its total (claimed < total_quantity,
 // while claimable), the customer's guarded counter of claims (at most
 // per_customer_limit), and the user coupon. Each guard holds or nothing is
 // written, so 1,000 racing claims of a coupon of 100 make exactly 100.
-func (s *Service) Claim(ctx context.Context, user string, id *int64, code *string) (*UserCoupon, error) {
+func (s *Service) ClaimCoupon(ctx context.Context, user string, id *int64, code *string) (*UserCoupon, error) {
 	if (id == nil) == (code == nil) {
 		return nil, fmt.Errorf("%w: give couponId or code, one of them", errs.InvalidInput)
 	}
@@ -78,8 +78,8 @@ func (s *Service) Claim(ctx context.Context, user string, id *int64, code *strin
 		} else if n == 0 {
 			return lostClaim(ctx, tx, c.ID, now)
 		}
-		limit := Counter(CouponClaims, c.ID, user, 1, c.PerCustomerLimit)
-		if err := inventory.AddCounters(ctx, tx, []inventory.Counter{limit}); err != nil {
+		limit := guard.Add(CouponClaims, c.ID, user, 1, c.PerCustomerLimit)
+		if err := guard.AddCounters(ctx, tx, []guard.Counter{limit}); err != nil {
 			return err
 		}
 		uc, err := tx.UserCoupon.Create().SetCouponID(c.ID).SetUserID(user).SetStatus(enums.CouponAvailable).
@@ -90,7 +90,7 @@ func (s *Service) Claim(ctx context.Context, user string, id *int64, code *strin
 		out = view(uc, now)
 		return nil
 	})
-	var limit *inventory.CounterLimit
+	var limit *guard.CounterLimit
 	if errors.As(err, &limit) {
 		return nil, fmt.Errorf("%w: coupon %d allows %s at most its limit", ErrCouponLimitExceeded, limit.Scope, user)
 	}
@@ -110,10 +110,4 @@ func lostClaim(ctx context.Context, tx *ent.Tx, id int64, now time.Time) error {
 		return err
 	}
 	return fmt.Errorf("%w: coupon %d", ErrCouponSoldOut, id)
-}
-
-// Counter is the guarded counter of kind that adds n for user in scope,
-// within limit.
-func Counter(kind *inventory.CounterKind, scope int64, user string, n, limit int64) inventory.Counter {
-	return inventory.Counter{Kind: kind, Scope: scope, Holders: []string{user}, Adds: []int64{n}, Limit: limit}
 }

@@ -12,7 +12,7 @@ import (
 
 	"storefront/ent"
 	"storefront/ent/usercoupon"
-	"storefront/internal/inventory"
+	"storefront/internal/guard"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
 	"storefront/internal/vocab/enums"
@@ -44,7 +44,7 @@ func TestStopRacingClaims(t *testing.T) {
 		s := New(db)
 		var stoppedSeen atomic.Int64
 		for round := range 3 {
-			c := amountOff(t, s, func(in *CreateInput) { in.TotalQuantity = ptr(int64(10_000)) })
+			c := amountOff(t, s, func(in *CreateInput) { in.TotalQuantity = new(int64(10_000)) })
 			var ok, stopped atomic.Int64
 			var once sync.Once
 			var other sync.Map
@@ -55,7 +55,7 @@ func TestStopRacingClaims(t *testing.T) {
 				sem <- struct{}{}
 				go func() {
 					defer func() { <-sem; wg.Done() }()
-					_, err := s.Claim(ctx, fmt.Sprintf("r%d-u%04d", round, i), &c.ID, nil)
+					_, err := s.ClaimCoupon(ctx, fmt.Sprintf("r%d-u%04d", round, i), &c.ID, nil)
 					switch {
 					case err == nil:
 						if ok.Add(1) == 50 {
@@ -104,8 +104,6 @@ func TestStopRacingClaims(t *testing.T) {
 	})
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // The claim promo.Locks takes a user coupon only within its window of use
 // at the claim's time (its Takeable condition, under the row's lock): at
 // or past validUntil, or before validFrom, the claim is lost and the row
@@ -118,13 +116,13 @@ func TestCouponClaimHoldsItsWindow(t *testing.T) {
 		ctx := context.Background()
 		s := New(db)
 		c := amountOff(t, s, func(in *CreateInput) { in.ValidDays = 1 })
-		uc, err := s.Claim(ctx, "alice", &c.ID, nil)
+		uc, err := s.ClaimCoupon(ctx, "alice", &c.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		take := func(at time.Time, sn string) error {
 			return store.WithTx(ctx, db, func(ctx context.Context, tx *ent.Tx) error {
-				return inventory.TakeRows(ctx, tx, []inventory.Claim{Lock([]int64{uc.ID}, []string{sn}, at)})
+				return guard.TakeRows(ctx, tx, []guard.RowClaim{Lock([]int64{uc.ID}, []string{sn}, at)})
 			})
 		}
 		owned, err := new(Terms).ReadOwned(ctx, db.Client, []int64{uc.ID})
@@ -133,7 +131,7 @@ func TestCouponClaimHoldsItsWindow(t *testing.T) {
 		}
 		lines := []Line{{GoodsID: 1, Subtotal: money.MustParse("100.00")}}
 		for _, at := range []time.Time{uc.ValidUntil, uc.ValidUntil.Add(time.Hour), uc.ValidFrom.Add(-time.Second)} {
-			var lost *inventory.ClaimLost
+			var lost *guard.ClaimLost
 			if err := take(at, "late"); !errors.As(err, &lost) || !errors.Is(err, ErrCouponNotApplicable) {
 				t.Errorf("the claim at %v (valid %v to %v): %v, want it lost (COUPON_NOT_APPLICABLE)", at, uc.ValidFrom, uc.ValidUntil, err)
 			}

@@ -10,13 +10,14 @@ import (
 
 	"storefront/ent"
 	"storefront/ent/purchasecount"
-	"storefront/internal/inventory"
+	"storefront/internal/guard"
+	"storefront/internal/platform/store"
 )
 
 // A goods' purchase limit is the units one customer may hold in orders
 // that stand (UNPAID, PAID and later; not CLOSED or REFUNDED). The order's
 // transaction adds its units to the customer's Purchases counter after its
-// stock (inventory.TakeChecked renders it, in the lock order), and the
+// stock (inventory.TakeChecked adds it, in the lock order), and the
 // order's close or refund gives them back once (ReleasePurchases), in the
 // transaction of its state's CAS.
 
@@ -46,16 +47,16 @@ func SetPurchases(ctx context.Context, tx *ent.Tx, goods int64, held map[string]
 	if len(users) == 0 {
 		return nil
 	}
-	c := inventory.Counter{Kind: Purchases, Scope: goods, Holders: users, Adds: make([]int64, len(users)), Limit: math.MaxInt64}
+	c := guard.Counter{Kind: Purchases, Scope: goods, Holders: users, Adds: make([]int64, len(users)), Limit: math.MaxInt64}
 	for i, u := range users {
 		c.Adds[i] = held[u]
 	}
-	return inventory.AddCounters(ctx, tx, []inventory.Counter{c})
+	return guard.AddCounters(ctx, tx, []guard.Counter{c})
 }
 
 // Purchase is the counter adding an order's units of a limited goods.
-func Purchase(goods int64, user string, units, limit int64) inventory.Counter {
-	return Counter(Purchases, goods, user, units, limit)
+func Purchase(goods int64, user string, units, limit int64) guard.Counter {
+	return guard.Add(Purchases, goods, user, units, limit)
 }
 
 // Left is what user may still order of goods under its purchase limit,
@@ -85,7 +86,7 @@ type Holding struct {
 // Held reads the units customers hold of goods under their purchase limits
 // through q (a plain read: a group-commit batch decides from it, and the
 // counter's guard under the lock checks what it decided).
-func Held(ctx context.Context, q inventory.Querier, hs []Holding) (map[Holding]int64, error) {
+func Held(ctx context.Context, q store.Querier, hs []Holding) (map[Holding]int64, error) {
 	out := make(map[Holding]int64, len(hs))
 	if len(hs) == 0 {
 		return out, nil

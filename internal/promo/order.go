@@ -11,7 +11,7 @@ import (
 	"storefront/ent"
 	"storefront/ent/coupon"
 	"storefront/ent/usercoupon"
-	"storefront/internal/inventory"
+	"storefront/internal/guard"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/money"
@@ -137,12 +137,12 @@ func usable(uc *ent.UserCoupon, now time.Time) error {
 
 // Locks is the claim that makes a customer's coupon an order's: AVAILABLE
 // and valid at the order's time → LOCKED with the order's number, in the
-// order's transaction before its stock (inventory.Claim), on the plain
+// order's transaction before its stock (a guard.RowClaim), on the plain
 // path and in a batch alike. Another order that locked it first wins; this
 // one's claim is then lost (ErrCouponNotApplicable) and its transaction
 // must not commit. Whose coupon it is was checked when it was read
 // (ApplyOwned): a user coupon never changes hands.
-var Locks = &inventory.ClaimKind{Table: usercoupon.Table, ID: usercoupon.FieldID, State: usercoupon.FieldStatus,
+var Locks = &guard.RowClaimKind{Table: usercoupon.Table, ID: usercoupon.FieldID, State: usercoupon.FieldStatus,
 	Holder: usercoupon.FieldOrderSn, Free: string(enums.CouponAvailable), Held: string(enums.CouponLocked),
 	Takeable: validAt, Lost: errCouponTaken}
 
@@ -158,8 +158,8 @@ func validAt(w store.Statement, at time.Time) {
 }
 
 // Lock is the claim of the orders' coupons: ids[i] by orderSns[i], at.
-func Lock(ids []int64, orderSns []string, at time.Time) inventory.Claim {
-	return inventory.Claim{Kind: Locks, IDs: ids, Holders: orderSns, At: at}
+func Lock(ids []int64, orderSns []string, at time.Time) guard.RowClaim {
+	return guard.RowClaim{Kind: Locks, IDs: ids, Holders: orderSns, At: at}
 }
 
 // Use makes the coupon the paying order orderSn's: USED by it, counted on

@@ -2,7 +2,8 @@
 // counts: claims that no interleaving can take past a coupon's total or a
 // customer's limit, the discount a coupon gives an order, the claimed
 // coupon's state through its order's life, and the per-customer purchase
-// limit of a goods. Its limits are guarded counters (inventory/counter.go)
+// limit of a goods. Its limits are guarded counters and its coupon locks row
+// claims (internal/guard)
 // and CASes in the caller's transaction, like stock.
 package promo
 
@@ -11,7 +12,7 @@ import (
 
 	"storefront/ent/couponclaim"
 	"storefront/ent/purchasecount"
-	"storefront/internal/inventory"
+	"storefront/internal/guard"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/errs"
 )
@@ -26,12 +27,12 @@ var (
 
 // CouponClaims counts each customer's claims of a coupon: its limit is the
 // coupon's per_customer_limit.
-var CouponClaims = &inventory.CounterKind{Table: couponclaim.Table, Scope: couponclaim.FieldCouponID,
+var CouponClaims = &guard.CounterKind{Table: couponclaim.Table, Scope: couponclaim.FieldCouponID,
 	Holder: couponclaim.FieldUserID, Units: couponclaim.FieldUnits, Exceeded: ErrCouponLimitExceeded}
 
 // Purchases counts each customer's units of a goods in orders that stand:
 // its limit is the goods' purchase_limit.
-var Purchases = &inventory.CounterKind{Table: purchasecount.Table, Scope: purchasecount.FieldGoodsID,
+var Purchases = &guard.CounterKind{Table: purchasecount.Table, Scope: purchasecount.FieldGoodsID,
 	Holder: purchasecount.FieldUserID, Units: purchasecount.FieldUnits, Exceeded: ErrPurchaseLimit}
 
 // Service claims, lists and administers coupons.

@@ -105,7 +105,7 @@ const expensiveQuery = `query($first: Int) {
 // Too deep or too expensive: QUERY_TOO_COMPLEX and not one statement sent,
 // so no resolver ran. The same shapes within the limits are answered.
 func TestQueryLimits(t *testing.T) {
-	eachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
+	testdb.EachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
 		h := newHardened(t, db, n, server.Options{MaxDepth: 4})
 		r := h.post(t, "", map[string]any{"query": deepQuery})
 		if r.code() != "QUERY_TOO_COMPLEX" || r.statements != 0 || string(r.Data) != "" && string(r.Data) != "null" {
@@ -149,7 +149,7 @@ func TestQueryLimits(t *testing.T) {
 // introspection allowed it passes the depth limit, and without it it is
 // refused, as is the playground page.
 func TestIntrospectionSetting(t *testing.T) {
-	eachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
+	testdb.EachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
 		on := newHardened(t, db, n, server.Options{Introspection: true, Playground: true})
 		if r := on.post(t, "", map[string]any{"query": introspectionQuery}); r.code() != "" || !bytes.Contains(r.Data, []byte(`"stockReconciliation"`)) {
 			t.Errorf("introspection on: %+v", r.Errors)
@@ -175,7 +175,7 @@ func TestIntrospectionSetting(t *testing.T) {
 // with its query registers it; then the hash alone runs it. A hash that
 // does not match its query is refused.
 func TestAutomaticPersistedQueries(t *testing.T) {
-	eachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
+	testdb.EachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
 		h := newHardened(t, db, n, server.Options{})
 		q := `{ goods(id: 1) { name totalStock } }`
 		sum := sha256.Sum256([]byte(q))
@@ -198,7 +198,7 @@ func TestAutomaticPersistedQueries(t *testing.T) {
 // A request whose deadline has passed is answered UNAVAILABLE, with a
 // message that says to retry, not INTERNAL and not a hang.
 func TestRequestTimeoutIsUnavailable(t *testing.T) {
-	eachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
+	testdb.EachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
 		h := newHardened(t, db, n, server.Options{RequestTimeout: time.Nanosecond})
 		for _, c := range []struct{ token, query string }{
 			{"", `{ goodsList(first: 5) { edges { node { id } } } }`},
@@ -215,7 +215,7 @@ func TestRequestTimeoutIsUnavailable(t *testing.T) {
 // stockReconciliation is admin-only and lists exactly the SKUs whose stock
 // is not their ledger sum; the periodic check's gauges say the same.
 func TestStockReconciliation(t *testing.T) {
-	eachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
+	testdb.EachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
 		h := newHardened(t, db, n, server.Options{})
 		q := map[string]any{"query": `{ stockReconciliation(limit: 10) { itemId goodsId stock ledgerSum diff } }`}
 		if r := h.post(t, "", q); r.code() != "UNAUTHENTICATED" {

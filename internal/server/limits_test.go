@@ -80,7 +80,7 @@ func TestListCosts(t *testing.T) {
 // Issue 15: 240 aliases of the shoe's SKUs, a 9.8 MB answer, are refused
 // by default before any statement, and would be by complexity alone.
 func TestAliasAttackRefused(t *testing.T) {
-	eachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
+	testdb.EachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
 		h := newHardened(t, db, n, server.Options{})
 		r := h.post(t, "", map[string]any{"query": aliasAttack(240)})
 		if r.code() != "QUERY_TOO_COMPLEX" || r.statements != 0 || !strings.Contains(r.Errors[0].Message, "aliases") {
@@ -161,7 +161,7 @@ func TestRealQueriesWithinDefaultLimits(t *testing.T) {
 // QUERY_TOO_COMPLEX and no data; one within it is whole. A mutation is
 // answered in full: what it did has happened.
 func TestResponseSizeLimit(t *testing.T) {
-	eachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
+	testdb.EachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
 		h := newHardened(t, db, n, server.Options{MaxResponseBytes: 10_000})
 		shoe := `goods(id: 3) { skus { id specValueStr sellPrice stock } }` // about 40 KB
 		r := h.post(t, "", map[string]any{"query": "{ " + shoe + " }"})

@@ -25,6 +25,7 @@ import (
 	"storefront/internal/platform/store"
 	"storefront/internal/server"
 	"storefront/internal/testsupport/testdb"
+	"storefront/internal/testsupport/wait"
 )
 
 const oidcAudience = "storefront"
@@ -168,11 +169,7 @@ const (
 func TestOIDCSignIn(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		s := newOIDCShop(t, db, false)
-		select {
-		case <-s.idp.Loaded():
-		case <-time.After(15 * time.Second):
-			t.Fatalf("the keys never loaded: %v", s.idp.Ready())
-		}
+		wait.For(t, "the provider's keys loaded", func() bool { return s.idp.Ready() == nil })
 		bag := fmt.Sprint(s.ids[demo.BagCode])
 
 		// Refused, each with UNAUTHENTICATED, and nothing done.
@@ -305,11 +302,7 @@ func TestOIDCProviderUnreachableAtStart(t *testing.T) {
 	s.must(t, hsBob, placeOrder, map[string]any{"sku": s.sku}, &own)
 
 	s.op.SetDown(false)
-	select {
-	case <-s.idp.Loaded():
-	case <-time.After(15 * time.Second):
-		t.Fatalf("the keys never loaded: %v", s.idp.Ready())
-	}
+	wait.For(t, "the provider's keys loaded", func() bool { return s.idp.Ready() == nil })
 	if code, body := ready(); code != http.StatusOK {
 		t.Errorf("/readyz after the keys loaded: %d %q", code, body)
 	}

@@ -64,15 +64,6 @@ func (f *fixture) query(t *testing.T, q string, vars map[string]any) int64 {
 	return f.n.Load()
 }
 
-func eachCounted(t *testing.T, fn func(t *testing.T, db *store.DB, n *atomic.Int64)) {
-	for _, b := range testdb.Backends {
-		t.Run(string(b), func(t *testing.T) {
-			n := new(atomic.Int64)
-			fn(t, testdb.Open(t, b, testdb.CountStatements(n)), n)
-		})
-	}
-}
-
 const listQuery = `query($first: Int) { goodsList(first: $first) { edges { node {
   id name priceRange { min max } totalStock skus { id specValueStr sellPrice stock }
   selectable { specValueId selectable } } } pageInfo { hasNextPage } } }`
@@ -80,7 +71,7 @@ const listQuery = `query($first: Int) { goodsList(first: $first) { edges { node 
 // goodsList with priceRange, totalStock and skus on every node costs the
 // same number of statements for 5 goods as for 50: no N+1.
 func TestGoodsListStatementsIndependentOfPageSize(t *testing.T) {
-	eachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
+	testdb.EachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
 		setup := catalog.New(db, catalog.DefaultConfig())
 		t.Cleanup(setup.Close)
 		for i := range 50 {
@@ -115,7 +106,7 @@ const pageQuery = `query($id: ID!, $sel: [ID!]) { goods(id: $id) {
 // A cold product page of the 500-SKU goods costs four statements (goods,
 // specs, spec values, SKUs), not one per SKU; a warm one costs none.
 func TestProductPageStatements(t *testing.T) {
-	eachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
+	testdb.EachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
 		setup := catalog.New(db, catalog.DefaultConfig())
 		t.Cleanup(setup.Close)
 		ids, err := demo.Seed(context.Background(), setup)
@@ -147,7 +138,7 @@ func TestProductPageStatements(t *testing.T) {
 // goods (inventory.ActivePools), not one per SKU: a warm page of the
 // 500-SKU shoe with it costs 1.
 func TestActivePoolStatements(t *testing.T) {
-	eachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
+	testdb.EachCounted(t, func(t *testing.T, db *store.DB, n *atomic.Int64) {
 		ctx := context.Background()
 		setup := catalog.New(db, catalog.DefaultConfig())
 		t.Cleanup(setup.Close)

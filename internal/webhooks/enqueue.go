@@ -88,7 +88,7 @@ func (s *Service) plan(evs []outbox.Event, hooks []*ent.Webhook) (*queued, error
 	now := s.now()
 	// One claim for every webhook's rows, each webhook's lapsing at its own
 	// time (until).
-	q := &queued{token: outbox.NewClaim(s.cfg.Instance, now, time.Time{}).Token, claimed: map[int64]map[string][]event{}, until: map[int64]time.Time{}}
+	q := &queued{token: outbox.NewLease(s.cfg.Instance, now, time.Time{}).Token, claimed: map[int64]map[string][]event{}, until: map[int64]time.Time{}}
 	r := s.runner()
 	room, admitted := map[int64]int{}, map[int64]int{}
 	claimedRows := map[int64][]*ent.WebhookDeliveryCreate{}

@@ -234,13 +234,13 @@ func lapsed(id int64, now time.Time) predicate.WebhookDelivery {
 }
 
 // lease is the sender's claim on webhook_delivery's rows: the outbox's
-// lanes' mechanism (outbox.Lease), on this table's columns. A claimed row
+// lanes' mechanism (outbox.LeaseColumns), on this table's columns. A claimed row
 // is also SENDING, which tells an attempt in flight from a row recorded.
-var lease = outbox.Lease{Token: webhookdelivery.FieldClaim, Until: webhookdelivery.FieldClaimedUntil, By: webhookdelivery.FieldClaimedBy}
+var lease = outbox.LeaseColumns{Token: webhookdelivery.FieldClaim, Until: webhookdelivery.FieldClaimedUntil, By: webhookdelivery.FieldClaimedBy}
 
 // claim takes due rows of webhook id, up to n events (a row of several
 // counts its events; the first row is taken whatever its count): a
-// conditional UPDATE (outbox.Lease), so that of two instances only one
+// conditional UPDATE (outbox.LeaseColumns.Take), so that of two instances only one
 // sends each attempt. The claim holds until the time it returns (leaseEnd).
 func (s *Service) claim(ctx context.Context, id int64, n, held int) (string, time.Time, []*ent.WebhookDelivery, error) {
 	now := s.now()
@@ -271,7 +271,7 @@ func (s *Service) claim(ctx context.Context, id int64, n, held int) (string, tim
 	for i, d := range ds {
 		ids[i] = d.ID
 	}
-	c := outbox.NewClaim(s.cfg.Instance, now, s.leaseEnd(now, held, events))
+	c := outbox.NewLease(s.cfg.Instance, now, s.leaseEnd(now, held, events))
 	won, err := lease.Take(ctx, c, func(ctx context.Context, set func(*sql.UpdateBuilder)) (int, error) {
 		return s.db.Client.WebhookDelivery.Update().Where(webhookdelivery.IDIn(ids...), due(id, now)).
 			SetStatus(Sending).Modify(set).Save(ctx)

@@ -37,11 +37,11 @@ type CloudEvent struct {
 // ContentType is the media type of a structured CloudEvent over HTTP.
 const ContentType = "application/cloudevents+json; charset=utf-8"
 
-// Envelope returns e as a CloudEvent from source: its id is the outbox
+// envelope returns e as a CloudEvent from source: its id is the outbox
 // event's id, stable across every re-send (receivers and JetStream
 // deduplicate on it), its subject the id of the aggregate it is about (an
 // order's orderSn; none when the event names none).
-func Envelope(e outbox.Event, source string) (CloudEvent, error) {
+func envelope(e outbox.Event, source string) (CloudEvent, error) {
 	if !json.Valid([]byte(e.Payload)) {
 		return CloudEvent{}, notJSON(e)
 	}
@@ -54,11 +54,11 @@ func Envelope(e outbox.Event, source string) (CloudEvent, error) {
 
 func notJSON(e outbox.Event) error { return fmt.Errorf("event %s: payload is not JSON", e.ID) }
 
-// Encode is Envelope in JSON, written by hand: json.Marshal validates and
+// Encode is envelope in JSON, written by hand: json.Marshal validates and
 // compacts the payload (a RawMessage) again, which showed in the
 // dispatcher's profile; the payload is the outbox's, written by
 // json.Marshal in the transaction that committed it. The output is the
-// same as json.Marshal(Envelope(e, source)) (TestEncodeIsMarshal).
+// same as json.Marshal(envelope(e, source)) (TestEncodeIsMarshal).
 func Encode(e outbox.Event, source string) ([]byte, error) {
 	if !json.Valid([]byte(e.Payload)) {
 		return nil, notJSON(e)

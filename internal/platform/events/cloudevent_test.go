@@ -109,7 +109,7 @@ func TestEncodeIsMarshal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ce, err := Envelope(e, source)
+			ce, err := envelope(e, source)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -26,6 +26,7 @@ import (
 	"storefront/internal/platform/outbox"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
+	"storefront/internal/testsupport/wait"
 	"storefront/internal/webhooks"
 )
 
@@ -131,7 +132,7 @@ func TestAnyDomainsEventsReachTheBrokerAndTheWebhooks(t *testing.T) {
 			t.Errorf("NATS subjects %v, want %v", onNATS, want)
 		}
 
-		waitFor(t, "the webhook to receive 4 events", func() bool { return len(rcv.subjects()) >= len(want) })
+		wait.For(t, "the webhook to receive 4 events", func() bool { return len(rcv.subjects()) >= len(want) })
 		if got := rcv.subjects(); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("webhook subjects %v, want %v", got, want)
 		}
@@ -238,14 +239,4 @@ func uniq() (stream, prefix string) {
 	_, _ = rand.Read(b[:])
 	tag := hex.EncodeToString(b[:])
 	return "T_" + strings.ToUpper(tag), "t." + tag
-}
-
-// waitFor waits until cond holds, for 10 s at most.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up after 10 s waiting until %s", what)
-		}
-	}
 }

@@ -32,16 +32,6 @@ func emitN(t *testing.T, db *store.DB, n int) {
 	}
 }
 
-// waitFor waits until cond holds, for 10 s at most.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up after 10 s waiting until %s", what)
-		}
-	}
-}
-
 // Dispatchers of several instances claim rows before they send them: four
 // of them racing over 600 rows, each running both lanes, hand each event
 // to each lane's sink exactly once (before claims, three instances

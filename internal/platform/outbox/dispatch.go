@@ -123,9 +123,9 @@ func (d *Dispatcher) Dispatch(ctx context.Context, sink Sink, batch int) (int, e
 // claim takes up to n outbox rows claimable for lane, oldest first, for
 // this pass (Lease) and returns them. The claim records this instance's id
 // (Config.Instance) for TakeBack.
-func (d *Dispatcher) claim(ctx context.Context, lane Lane, n int) (Claim, []*ent.Outbox, error) {
+func (d *Dispatcher) claim(ctx context.Context, lane Lane, n int) (Lease, []*ent.Outbox, error) {
 	now := d.now()
-	c := NewClaim(d.cfg.Instance, now, now.Add(ClaimLease))
+	c := NewLease(d.cfg.Instance, now, now.Add(ClaimLease))
 	ids, err := d.db.Client.Outbox.Query().Where(lane.claimable(now)).Order(entoutbox.ByID()).Limit(n).IDs(ctx)
 	if err != nil || len(ids) == 0 {
 		return c, nil, store.Classify(errOr(err, "reading outbox"))
@@ -149,7 +149,7 @@ func (d *Dispatcher) claim(ctx context.Context, lane Lane, n int) (Claim, []*ent
 // left, so the lane's next pass (of any instance) takes them at once. It
 // returns how many rows it marked: fewer than done when the lease lapsed
 // and another pass took some.
-func (d *Dispatcher) settle(ctx context.Context, lane Lane, c Claim, done, left []*ent.Outbox) (int, error) {
+func (d *Dispatcher) settle(ctx context.Context, lane Lane, c Lease, done, left []*ent.Outbox) (int, error) {
 	n := 0
 	if len(done) > 0 {
 		var err error

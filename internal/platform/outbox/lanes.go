@@ -39,19 +39,19 @@ func (l Lane) String() string {
 // row, and its claim.
 type laneColumns struct {
 	done  string
-	lease Lease
+	lease LeaseColumns
 }
 
 var laneCols = [...]laneColumns{
-	LaneBroker: {entoutbox.FieldBrokerAt, Lease{entoutbox.FieldClaim, entoutbox.FieldClaimedUntil, entoutbox.FieldClaimedBy}},
+	LaneBroker: {entoutbox.FieldBrokerAt, LeaseColumns{entoutbox.FieldClaim, entoutbox.FieldClaimedUntil, entoutbox.FieldClaimedBy}},
 	LaneWebhooks: {entoutbox.FieldWebhooksAt,
-		Lease{entoutbox.FieldWebhooksClaim, entoutbox.FieldWebhooksClaimedUntil, entoutbox.FieldWebhooksClaimedBy}},
+		LeaseColumns{entoutbox.FieldWebhooksClaim, entoutbox.FieldWebhooksClaimedUntil, entoutbox.FieldWebhooksClaimedBy}},
 }
 
 func (l Lane) cols() laneColumns { return laneCols[l] }
 
 // lease is the lane's claim on the outbox's rows.
-func (l Lane) lease() Lease { return laneCols[l].lease }
+func (l Lane) lease() LeaseColumns { return laneCols[l].lease }
 
 // other is the lane whose mark, with l's, makes a row dispatched.
 func (l Lane) other() Lane { return 1 - l }

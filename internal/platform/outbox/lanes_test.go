@@ -11,6 +11,7 @@ import (
 	entoutbox "storefront/ent/outbox"
 	"storefront/internal/platform/store"
 	"storefront/internal/testsupport/testdb"
+	"storefront/internal/testsupport/wait"
 )
 
 // recorder is a sink that keeps what it took, or refuses everything
@@ -218,7 +219,7 @@ func TestFailingLaneBacksOff(t *testing.T) {
 				case 6:
 					// Before the broker is back: the webhooks' lane took
 					// everything while the broker's failed.
-					waitFor(t, "the webhooks' lane to take every event", func() bool { return laneLeft(t, svc, LaneWebhooks) == 0 })
+					wait.For(t, "the webhooks' lane to take every event", func() bool { return laneLeft(t, svc, LaneWebhooks) == 0 })
 					if n := laneLeft(t, svc, LaneBroker); n != rows {
 						t.Errorf("%d events wait for the failing broker, want %d", n, rows)
 					}

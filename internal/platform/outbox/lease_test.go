@@ -33,11 +33,11 @@ func TestLeaseGivesEachRowToOneClaimer(t *testing.T) {
 		}
 		for _, lane := range Lanes {
 			now := time.Now()
-			claims, won := make([]Claim, claimers), make([]int, claimers)
+			claims, won := make([]Lease, claimers), make([]int, claimers)
 			start := make(chan struct{})
 			var wg sync.WaitGroup
 			for i := range claimers {
-				claims[i] = NewClaim(fmt.Sprint("i", i), now, now.Add(ClaimLease))
+				claims[i] = NewLease(fmt.Sprint("i", i), now, now.Add(ClaimLease))
 				mine := ids[i*step : min(i*step+window, rows)]
 				wg.Go(func() {
 					<-start
@@ -64,7 +64,7 @@ func TestLeaseGivesEachRowToOneClaimer(t *testing.T) {
 				t.Errorf("%s: the claims won %d rows between them, want each of %d once", lane, total, rows)
 			}
 			// Claimed, the rows are no one else's until the lease lapses.
-			late := NewClaim("late", now, now.Add(ClaimLease))
+			late := NewLease("late", now, now.Add(ClaimLease))
 			n, err := lane.lease().Take(ctx, late, func(ctx context.Context, set func(*sql.UpdateBuilder)) (int, error) {
 				return db.Client.Outbox.Update().Where(entoutbox.IDIn(ids...), lane.claimable(now.Add(ClaimLease/2))).Modify(set).Save(ctx)
 			})

@@ -3,6 +3,7 @@ package testdb
 import (
 	"context"
 	"sync/atomic"
+	"testing"
 
 	"entgo.io/ent/dialect"
 
@@ -39,4 +40,15 @@ func CountStatements(n *atomic.Int64) store.Option {
 // CountReads adds every read (ent's Query) to n.
 func CountReads(n *atomic.Int64) store.Option {
 	return store.WithDriverWrapper(func(d dialect.Driver) dialect.Driver { return counter{d, n, false} })
+}
+
+// EachCounted is Each with a statement counter (CountStatements) on the
+// driver, handed to fn beside the database.
+func EachCounted(t *testing.T, fn func(t *testing.T, db *store.DB, n *atomic.Int64)) {
+	for _, b := range Backends {
+		t.Run(string(b), func(t *testing.T) {
+			n := new(atomic.Int64)
+			fn(t, Open(t, b, CountStatements(n)), n)
+		})
+	}
 }

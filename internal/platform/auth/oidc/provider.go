@@ -74,9 +74,6 @@ func (p *Provider) Ready() error {
 	return fmt.Errorf("the OpenID provider's keys are not loaded: %w", p.why)
 }
 
-// Loaded is closed when the keys have first loaded.
-func (p *Provider) Loaded() <-chan struct{} { return p.loaded }
-
 // Close stops the background loading and refreshing, and waits for it.
 func (p *Provider) Close() {
 	p.stop()

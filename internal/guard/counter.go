@@ -1,25 +1,19 @@
-package inventory
+package guard
 
 import (
 	"context"
 	"fmt"
 
 	"storefront/ent"
-	"storefront/ent/poolbuyer"
 	"storefront/internal/platform/store"
 )
 
 // A guarded counter is a table of rows keyed by (scope, holder), each
-// counting units that may only grow within a limit: the units a buyer holds
-// of a pool today; a customer's claims of a coupon or purchases of a goods
-// next. Like stock it must not be oversold by any interleaving, so it is
-// written the way stock is: inside the seller's transaction, in the lock
-// order (after the source's row), by an upsert that either stays within
-// the limit or fails the transaction. A new counter is one CounterKind
-// (its table and columns, below) and nothing more: every engine renders
-// any Counter (write_mysql.go, write_postgres.go, write_sqlite.go, and
-// addPlain here for the plain path). docs/checkout.md, "Adding a guarded
-// counter".
+// counting units that may only grow within a limit. Like stock it must not
+// be oversold by any interleaving, so it is written the way stock is:
+// inside the seller's transaction, in the lock order (after the source's
+// row), by an upsert that either stays within the limit or fails the
+// transaction. docs/checkout.md, "Adding a guarded counter".
 
 // CounterKind names a counter's table and columns. The table has a unique
 // key on (Scope, Holder).
@@ -28,11 +22,6 @@ type CounterKind struct {
 	// Exceeded is the error a holder past the limit answers.
 	Exceeded error
 }
-
-// PoolBuyers counts the units each buyer holds of a pool: its per-buyer
-// limit.
-var PoolBuyers = &CounterKind{Table: poolbuyer.Table, Scope: poolbuyer.FieldPoolID, Holder: poolbuyer.FieldUserID,
-	Units: poolbuyer.FieldUnits, Exceeded: ErrPoolLimitExceeded}
 
 // Counter is what one transaction adds to one scope of a counter: Adds[i]
 // units to Holders[i] (ascending: the order their rows are locked), each
@@ -43,6 +32,12 @@ type Counter struct {
 	Holders []string
 	Adds    []int64
 	Limit   int64
+}
+
+// Add is the counter of kind that adds n for holder in scope, within
+// limit.
+func Add(kind *CounterKind, scope int64, holder string, n, limit int64) Counter {
+	return Counter{Kind: kind, Scope: scope, Holders: []string{holder}, Adds: []int64{n}, Limit: limit}
 }
 
 // row writes the counter row of holder j as inserted: its units are the
@@ -69,8 +64,8 @@ func (e *CounterLimit) Error() string {
 func (e *CounterLimit) Unwrap() error { return e.Kind.Exceeded }
 
 // AddCounters adds counters on the plain path, inside the seller's
-// transaction after its stock (TakeChecked): each within its limit, or a
-// *CounterLimit and nothing of the transaction may commit.
+// transaction after its stock: each within its limit, or a *CounterLimit
+// and nothing of the transaction may commit.
 func AddCounters(ctx context.Context, tx *ent.Tx, counters []Counter) error {
 	for i := range counters {
 		if err := counters[i].addPlain(ctx, tx); err != nil {

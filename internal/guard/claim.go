@@ -1,4 +1,4 @@
-package inventory
+package guard
 
 import (
 	"context"
@@ -9,18 +9,14 @@ import (
 	"storefront/internal/platform/store"
 )
 
-// A claim takes rows of a table from a free state to a held one, each row
-// by its own holder (a customer's coupon AVAILABLE → LOCKED by the order
-// that uses it), all of them or none: like a counter's limit, a guard of
-// the transaction that writes the sale. The kind's owner (promo) names the
-// table and what makes a row takeable; every engine renders any claim: the
-// plain path and SQLite by TakeRows, MariaDB and PostgreSQL inside the
-// batch's one statement. A claim comes before any stock row in the lock
-// order (the plain path claims, then takes), so a batch and a plain order
-// of the same row never wait for each other crosswise.
+// A row claim takes rows of a table from a free state to a held one, each
+// row by its own holder, all of them or none. The kind's owner names the
+// table and what makes a row takeable. A claim comes before any stock row
+// in the lock order (the plain path claims, then takes), so a batch and a
+// plain order of the same row never wait for each other crosswise.
 
-// ClaimKind names a claim's table and states.
-type ClaimKind struct {
+// RowClaimKind names a row claim's table and states.
+type RowClaimKind struct {
 	Table, ID, State, Holder string
 	Free, Held               string
 	// Takeable writes a row's further condition of being takeable at the
@@ -30,10 +26,10 @@ type ClaimKind struct {
 	Lost error
 }
 
-// Claim is what one transaction takes of a claim's kind: row IDs[i] by
+// RowClaim is what one transaction takes of a claim's kind: row IDs[i] by
 // Holders[i], at At.
-type Claim struct {
-	Kind    *ClaimKind
+type RowClaim struct {
+	Kind    *RowClaimKind
 	IDs     []int64
 	Holders []string
 	At      time.Time
@@ -41,7 +37,7 @@ type Claim struct {
 
 // update writes the claim's one conditional UPDATE: every row it names
 // that is free and takeable becomes its holder's.
-func (c *Claim) update(w store.Statement) {
+func (c *RowClaim) update(w store.Statement) {
 	k := c.Kind
 	w.SQL("UPDATE " + k.Table + " SET " + k.State + " = ")
 	w.Str(k.Held)
@@ -67,10 +63,10 @@ func (c *Claim) update(w store.Statement) {
 	}
 }
 
-// ClaimLost is the error of a claim that did not take every row it named:
-// its kind's Lost.
+// ClaimLost is the error of a row claim that did not take every row it
+// named: its kind's Lost.
 type ClaimLost struct {
-	Kind  *ClaimKind
+	Kind  *RowClaimKind
 	IDs   []int64
 	Taken int64
 }
@@ -84,7 +80,7 @@ func (e *ClaimLost) Unwrap() error { return e.Kind.Lost }
 // TakeRows takes claims in tx statement by statement (the plain path;
 // SQLite's batch under its write lock): each takes every row it names, or
 // it is a *ClaimLost and nothing of the transaction may commit.
-func TakeRows(ctx context.Context, tx *ent.Tx, claims []Claim) error {
+func TakeRows(ctx context.Context, tx *ent.Tx, claims []RowClaim) error {
 	for i := range claims {
 		c := &claims[i]
 		if len(c.IDs) == 0 {
