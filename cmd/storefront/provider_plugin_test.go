@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"storefront/internal/payments"
 	"storefront/internal/payments/providers"
 	"storefront/internal/platform/auth"
+	"storefront/internal/testsupport/nettest"
 	"storefront/internal/vocab/enums"
 )
 
@@ -98,12 +98,12 @@ func TestAProviderRegistersItself(t *testing.T) {
 	// serve that did not refuse returns at once instead of serving.
 	stopped, stop := context.WithCancel(ctx)
 	stop()
-	err := runWith(stopped, []string{"serve", "--demo", "--db", db, "--addr", freeAddr(t), "--fakepay-page", "https://other.example"}, io.Discard)
+	err := runWith(stopped, []string{"serve", "--demo", "--db", db, "--addr", nettest.FreeAddr(t), "--fakepay-page", "https://other.example"}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--fakepay-secret") {
 		t.Fatalf("serve with part of fakepay's settings: %v", err)
 	}
 
-	addr := freeAddr(t)
+	addr := nettest.FreeAddr(t)
 	done := make(chan error, 1)
 	go func() {
 		done <- runWith(ctx, []string{"serve", "--demo", "--db", db, "--addr", addr, "--fakepay-secret", "s3"}, io.Discard)
@@ -173,16 +173,6 @@ func TestAProviderRegistersItself(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("serve: %v", err)
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // waitReady polls /readyz until serve answers 200, failing at once when
