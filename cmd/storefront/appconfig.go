@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/sha256"
+	"time"
 
 	"storefront/internal/aftersale"
 	"storefront/internal/app"
@@ -15,7 +16,6 @@ import (
 	"storefront/internal/platform/outbox"
 	"storefront/internal/platform/tracing"
 	"storefront/internal/server"
-	"time"
 )
 
 // catalogFlags are the product-view cache's.
