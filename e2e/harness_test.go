@@ -9,11 +9,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"storefront/internal/testsupport/nettest"
 	"strings"
 	"sync"
 	"testing"
@@ -70,15 +70,8 @@ type Server struct {
 	stderr        *lockedBuffer
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+// freeAddr is nettest.FreeAddr, named as the suites here call it.
+func freeAddr(t *testing.T) string { return nettest.FreeAddr(t) }
 
 // Start runs `storefront serve --demo --db db` plus extra args and waits for /readyz.
 func Start(t *testing.T, db string, extra ...string) *Server {

@@ -14233,7 +14233,7 @@ func (ec *executionContext) _PaymentStart_qrCode(ctx context.Context, field grap
 			return ec.fieldContext_PaymentStart_qrCode(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.QrCode, nil
+			return obj.QrCode(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -14244,7 +14244,7 @@ func (ec *executionContext) _PaymentStart_qrCode(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_PaymentStart_qrCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PaymentStart", field, false, false, "String")
+	return graphql.NewScalarFieldContext("PaymentStart", field, true, false, "String")
 }
 
 func (ec *executionContext) _PaymentStart_redirectUrl(ctx context.Context, field graphql.CollectedField, obj *payments.Started) (ret graphql.Marshaler) {
@@ -14256,7 +14256,7 @@ func (ec *executionContext) _PaymentStart_redirectUrl(ctx context.Context, field
 			return ec.fieldContext_PaymentStart_redirectUrl(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.RedirectURL, nil
+			return obj.RedirectURL(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -14267,7 +14267,7 @@ func (ec *executionContext) _PaymentStart_redirectUrl(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_PaymentStart_redirectUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PaymentStart", field, false, false, "String")
+	return graphql.NewScalarFieldContext("PaymentStart", field, true, false, "String")
 }
 
 func (ec *executionContext) _PaymentStart_clientSecret(ctx context.Context, field graphql.CollectedField, obj *payments.Started) (ret graphql.Marshaler) {
@@ -14279,7 +14279,7 @@ func (ec *executionContext) _PaymentStart_clientSecret(ctx context.Context, fiel
 			return ec.fieldContext_PaymentStart_clientSecret(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ClientSecret, nil
+			return obj.ClientSecret(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -14290,7 +14290,7 @@ func (ec *executionContext) _PaymentStart_clientSecret(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_PaymentStart_clientSecret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PaymentStart", field, false, false, "String")
+	return graphql.NewScalarFieldContext("PaymentStart", field, true, false, "String")
 }
 
 func (ec *executionContext) _PaymentStart_expiresAt(ctx context.Context, field graphql.CollectedField, obj *payments.Started) (ret graphql.Marshaler) {

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
+	"github.com/alecthomas/kong"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
 
+	"storefront/internal/aftersale"
 	"storefront/internal/app"
 	"storefront/internal/cart"
 	"storefront/internal/checkout"
@@ -20,8 +21,23 @@ import (
 	"storefront/internal/platform/tracing"
 )
 
-// validCheckout refuses settings that would break checkout silently.
-func validCheckout(c checkout.Config) error {
+// checkoutFlags are the order and cart settings serve and close-expired
+// share.
+type checkoutFlags struct {
+	OrderTTL      time.Duration `name:"order-ttl" env:"STOREFRONT_ORDER_TTL" default:"${order_ttl}" help:"unpaid orders older than this are closed"`
+	MaxQuantity   int64         `name:"max-quantity" env:"STOREFRONT_MAX_QUANTITY" default:"${max_quantity}" help:"most units of one SKU per order"`
+	Currency      string        `name:"currency" env:"STOREFRONT_CURRENCY" default:"${currency}" help:"ISO 4217 currency of orders"`
+	CloseBatch    int           `name:"close-batch" env:"STOREFRONT_CLOSE_BATCH" default:"${close_batch}" help:"order ids the timeout closer reads per query; it closes them 32 per transaction"`
+	GroupCommit   bool          `name:"group-commit" env:"STOREFRONT_GROUP_COMMIT" default:"${group_commit}" help:"batch single-SKU orders that arrive while others are in flight into one transaction"`
+	GroupMax      int           `name:"group-max" env:"STOREFRONT_GROUP_MAX" default:"${group_max}" help:"most orders one group-commit transaction takes"`
+	GroupInFlight int           `name:"group-inflight" env:"STOREFRONT_GROUP_INFLIGHT" default:"${group_inflight}" help:"most group-commit transactions in flight at once"`
+	PoolBatchMax  int           `name:"pool-batch-max" env:"STOREFRONT_POOL_BATCH_MAX" default:"${pool_batch_max}" help:"most orders one group-commit transaction of a stock pool takes"`
+	AutoConfirm   time.Duration `name:"auto-confirm-after" env:"STOREFRONT_AUTO_CONFIRM_AFTER" default:"${auto_confirm_after}" help:"the closer completes SHIPPED orders whose receipt was not confirmed this long after they shipped"`
+	CartTTL       time.Duration `name:"cart-ttl" env:"STOREFRONT_CART_TTL" default:"${cart_ttl}" help:"carts untouched for this long expire and are purged"`
+}
+
+// Validate refuses settings that would break checkout silently.
+func (c *checkoutFlags) Validate() error {
 	switch {
 	case c.OrderTTL <= 0:
 		return errors.New("--order-ttl must be positive")
@@ -39,40 +55,56 @@ func validCheckout(c checkout.Config) error {
 		return errors.New("--pool-batch-max must be at least 1")
 	case c.AutoConfirm <= 0:
 		return errors.New("--auto-confirm-after must be positive")
+	case c.CartTTL <= 0:
+		return errors.New("--cart-ttl must be positive")
 	}
 	return nil
 }
 
-// closeExpired is the `close-expired` command: one pass of the timeout closer
-// (for cron, or to drain a backlog by hand).
-func closeExpired(ctx context.Context, args []string) error {
-	var c config
-	fs := flagSet("close-expired", &c)
-	checkoutFlags(fs, &c.Checkout)
-	cartFlags(fs, &c)
-	paymentFlags(fs, &c.Pay)
-	if err := fs.Parse(args); err != nil {
-		return err
+// config is checkout's configuration: its defaults with the flags'.
+func (c *checkoutFlags) config() checkout.Config {
+	cfg := checkout.DefaultConfig()
+	cfg.OrderTTL, cfg.MaxQuantity, cfg.Currency, cfg.CloseBatch = c.OrderTTL, c.MaxQuantity, c.Currency, c.CloseBatch
+	cfg.GroupCommit, cfg.GroupMax, cfg.GroupInFlight, cfg.PoolBatchMax, cfg.AutoConfirm = c.GroupCommit, c.GroupMax, c.GroupInFlight, c.PoolBatchMax, c.AutoConfirm
+	return cfg
+}
+
+// serveCheckoutFlags are checkout's settings in serve: the shared ones,
+// the after-sales' window and how often the closer runs.
+type serveCheckoutFlags struct {
+	Checkout        checkoutFlags `embed:""`
+	AfterSaleWindow time.Duration `name:"after-sale-window" env:"STOREFRONT_AFTER_SALE_WINDOW" default:"${after_sale_window}" help:"buyers may ask for a refund or return this long after an order completes"`
+	CloseInterval   time.Duration `name:"close-interval" env:"STOREFRONT_CLOSE_INTERVAL" default:"30s" help:"how often the timeout closer runs"`
+}
+
+func (c *serveCheckoutFlags) Validate() error {
+	if c.CloseInterval <= 0 {
+		return errors.New("--close-interval must be positive")
 	}
-	if err := validCheckout(c.Checkout); err != nil {
-		return err
-	}
-	if err := validCart(&c); err != nil {
-		return err
-	}
+	return nil
+}
+
+// closeExpiredCmd is `storefront close-expired`: one pass of the timeout
+// closer (for cron, or to drain a backlog by hand).
+type closeExpiredCmd struct {
+	Database dbFlags       `embed:"" group:"database"`
+	Checkout checkoutFlags `embed:"" group:"checkout"`
+	Pay      payFlags      `embed:"" group:"payments"`
+}
+
+func (c *closeExpiredCmd) Run(ctx context.Context, kctx *kong.Context) error {
 	// The providers serve talks to: an order with a started payment is
 	// closed only after its provider says it was not paid.
-	payCfg, err := paymentConfig(fs, &c.Pay, false, c.Checkout.Currency)
+	payCfg, err := c.Pay.config(kctx, false, c.Checkout.Currency)
 	if err != nil {
 		return err
 	}
-	c.Migrate = strings.HasPrefix(c.DB, "sqlite:") // as serve: the embedded file is always brought up to date
-	db, err := openDB(ctx, &c)
+	db, err := c.Database.open(ctx, c.Database.DB, c.Database.sqlite(), nil) // as serve: the embedded file is always brought up to date
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	orders, _, _ := app.Orders(db, c.Checkout, payCfg, c.AfterSale)
+	orders, _, _ := app.Orders(db, c.Checkout.config(), payCfg, aftersale.DefaultConfig())
 	n, err := orders.CloseExpired(ctx)
 	if err != nil {
 		return fmt.Errorf("closed %d expired orders, then: %w", n, err)
@@ -88,7 +120,12 @@ func closeExpired(ctx context.Context, args []string) error {
 		return fmt.Errorf("returned %d ended stock pools, then: %w", pools, err)
 	}
 	fmt.Printf("returned %d ended stock pools\n", pools)
-	return purgeCarts(ctx, db, orders, &c)
+	gone, err := cart.New(db, orders, cart.Config{TTL: c.Checkout.CartTTL}).Purge(ctx)
+	if err != nil {
+		return fmt.Errorf("purged %d expired carts, then: %w", gone, err)
+	}
+	fmt.Printf("purged %d expired carts\n", gone)
+	return nil
 }
 
 // every runs f now and then every interval until ctx ends. A failing pass is
@@ -113,14 +150,15 @@ func every(ctx context.Context, name string, interval time.Duration, f func(cont
 
 // background starts the timeout closer and the outbox dispatcher; the
 // returned func stops them and waits.
-func background(ctx context.Context, svc *checkout.Service, dispatcher *outbox.Dispatcher, inv *inventory.Service, carts *cart.Service, out *sinks, c *config, m *metrics.Metrics) (stop func()) {
+func background(ctx context.Context, sf *app.App, out *sinks, closeEvery, outboxEvery time.Duration, tr *tracing.Tracing) (stop func()) {
+	svc, dispatcher, inv, carts, m := sf.Checkout, sf.Outbox, sf.Inventory, sf.Carts, sf.Metrics
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{}, 4)
 	go func() {
 		defer func() { done <- struct{}{} }()
-		every(ctx, "closed expired orders", c.CloseInterval, func(ctx context.Context) (n int, err error) {
+		every(ctx, "closed expired orders", closeEvery, func(ctx context.Context) (n int, err error) {
 			// A pass's statements are its span's children (tracing on).
-			ctx, span := c.tracer.Start(ctx, "closer.pass")
+			ctx, span := tr.Start(ctx, "closer.pass")
 			defer func() {
 				span.SetAttributes(attribute.Int("closer.closed", n))
 				tracing.End(span, err)
@@ -161,7 +199,7 @@ func background(ctx context.Context, svc *checkout.Service, dispatcher *outbox.D
 	// just when the gauges matter.
 	go func() {
 		defer func() { done <- struct{}{} }()
-		every(ctx, "", max(c.OutboxInterval, time.Second), func(ctx context.Context) (int, error) {
+		every(ctx, "", max(outboxEvery, time.Second), func(ctx context.Context) (int, error) {
 			backlog(ctx, dispatcher, m)
 			return 0, nil
 		})
@@ -182,7 +220,7 @@ func background(ctx context.Context, svc *checkout.Service, dispatcher *outbox.D
 			defer func() { lanesDone <- struct{}{} }()
 			sink, name := out.lanes[lane], lane.String()
 			errs := m.Events.DispatchErrors.WithLabelValues(name)
-			dispatcher.RunLane(ctx, lane, sink, outbox.LaneConfig{Interval: c.OutboxInterval, Batch: 500, OnPass: func(n int, err error) {
+			dispatcher.RunLane(ctx, lane, sink, outbox.LaneConfig{Interval: outboxEvery, Batch: 500, OnPass: func(n int, err error) {
 				if err != nil {
 					errs.Inc()
 					slog.Warn("dispatching events failed", "lane", name, "err", err)

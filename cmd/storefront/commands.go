@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -11,57 +10,16 @@ import (
 	"storefront/internal/catalog"
 	"storefront/internal/demo"
 	"storefront/internal/platform/auth"
-	"storefront/internal/platform/store"
 	"storefront/internal/shipping"
 )
 
-func openDB(ctx context.Context, c *config) (*store.DB, error) {
-	if c.DBMaxConns < 1 || c.DBBatchConns < 1 {
-		return nil, fmt.Errorf("--db-max-conns %d, --db-batch-conns %d: each must be at least 1", c.DBMaxConns, c.DBBatchConns)
-	}
-	db, err := store.Open(ctx, c.DB, c.pools(), c.traced())
-	if err != nil {
-		return nil, err
-	}
-	if c.Migrate {
-		if err := db.Migrate(ctx); err != nil {
-			db.Close()
-			return nil, err
-		}
-		// Goods written before slugs and the listing existed get theirs.
-		if n, err := catalog.Backfill(ctx, db); err != nil {
-			db.Close()
-			return nil, err
-		} else if n > 0 {
-			fmt.Printf("listed %d goods written before the listing existed\n", n)
-		}
-	}
-	return db, nil
+// migrateCmd is `storefront migrate`.
+type migrateCmd struct {
+	Database dbFlags `embed:"" group:"database"`
 }
 
-// pools is the pool sizes of --db-max-conns and --db-batch-conns.
-func (c *config) pools() store.Option { return store.WithPools(c.DBMaxConns, c.DBBatchConns) }
-
-// traced gives every statement a span when serve traces (no wrapper off).
-func (c *config) traced() store.Option {
-	if !c.tracer.On() {
-		return store.WithConnectorWrapper(nil)
-	}
-	return store.WithConnectorWrapper(c.tracer.Connector)
-}
-
-// migratedDB parses a command's --db and opens that database migrated.
-func migratedDB(ctx context.Context, name string, args []string) (*store.DB, error) {
-	var c config
-	if err := flagSet(name, &c).Parse(args); err != nil {
-		return nil, err
-	}
-	c.Migrate = true
-	return openDB(ctx, &c)
-}
-
-func migrate(ctx context.Context, args []string) error {
-	db, err := migratedDB(ctx, "migrate", args)
+func (c *migrateCmd) Run(ctx context.Context) error {
+	db, err := c.Database.open(ctx, c.Database.DB, true, nil)
 	if err != nil {
 		return err
 	}
@@ -70,8 +28,13 @@ func migrate(ctx context.Context, args []string) error {
 	return nil
 }
 
-func seedDemo(ctx context.Context, args []string) error {
-	db, err := migratedDB(ctx, "seed-demo", args)
+// seedDemoCmd is `storefront seed-demo`.
+type seedDemoCmd struct {
+	Database dbFlags `embed:"" group:"database"`
+}
+
+func (c *seedDemoCmd) Run(ctx context.Context) error {
+	db, err := c.Database.open(ctx, c.Database.DB, true, nil)
 	if err != nil {
 		return err
 	}
@@ -101,23 +64,29 @@ func printDemo(ids map[string]int64) {
 		ids[demo.TShirtCode], ids[demo.BagCode], ids[demo.ShoeCode], ids[demo.ScarfCode])
 }
 
-func token(args []string) error {
-	fs := flag.NewFlagSet("token", flag.ContinueOnError)
-	sub := fs.String("sub", "", "user id (the token's sub)")
-	role := fs.String("role", "customer", "admin or customer")
-	ttl := fs.Duration("ttl", time.Hour, "how long the token is valid")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	secret := env("JWT_SECRET", "")
-	if secret == "" {
+// jwtFlags are the server's signing secret, hidden from --help: a secret
+// belongs in the environment, not in the process list.
+type jwtFlags struct {
+	Secret string `name:"jwt-secret" env:"STOREFRONT_JWT_SECRET" hidden:"" help:"the secret tokens are signed with"`
+}
+
+// tokenCmd is `storefront token`.
+type tokenCmd struct {
+	Sub  string        `help:"user id (the token's sub)"`
+	Role string        `default:"customer" help:"admin or customer"`
+	TTL  time.Duration `name:"ttl" default:"1h" help:"how long the token is valid"`
+	JWT  jwtFlags      `embed:""`
+}
+
+func (c *tokenCmd) Run() error {
+	if c.JWT.Secret == "" {
 		return errors.New("STOREFRONT_JWT_SECRET is not set: tokens are signed with the server's secret")
 	}
-	s, err := auth.NewSigner(secret)
+	s, err := auth.NewSigner(c.JWT.Secret)
 	if err != nil {
 		return err
 	}
-	t, err := s.Issue(strings.TrimSpace(*sub), auth.Role(*role), *ttl)
+	t, err := s.Issue(strings.TrimSpace(c.Sub), auth.Role(c.Role), c.TTL)
 	if err != nil {
 		return err
 	}

@@ -1,132 +1,112 @@
 package main
 
 import (
-	"flag"
+	"fmt"
+	"io"
+	"log/slog"
 	"os"
-	"strconv"
 	"strings"
-	"time"
+
+	"github.com/alecthomas/kong"
 
 	"storefront/internal/aftersale"
+	"storefront/internal/cart"
 	"storefront/internal/catalog"
 	"storefront/internal/checkout"
+	"storefront/internal/live"
+	"storefront/internal/payments/providers"
 	"storefront/internal/platform/auth/oidc"
+	"storefront/internal/platform/events"
+	"storefront/internal/platform/gctune"
 	"storefront/internal/platform/store"
 	"storefront/internal/platform/tracing"
 	"storefront/internal/server"
 )
 
-// config is the whole configuration: defaults, then STOREFRONT_* variables,
-// then flags.
-type config struct {
-	DB              string
-	DBWriter        string // serve's --db-writer
-	Addr            string
-	InstanceID      string // serve's --instance-id (instance.go)
-	Migrate         bool
-	Demo            bool
-	JWTSecret       string
-	OIDC            oidc.Config // serve's OpenID provider (oidc.go)
-	Introspection   bool
-	ShutdownTimeout time.Duration
-	Checkout        checkout.Config
-	AfterSale       aftersale.Config
-	Catalog         catalog.Config
-	CloseInterval   time.Duration
-	CartTTL         time.Duration
-	OutboxInterval  time.Duration
-	Events          eventsConfig // where order events go (events.go)
-	// Operations: the periodic stock check and the GraphQL endpoint's limits.
-	ReconcileInterval time.Duration
-	RequestTimeout    time.Duration
-	MaxQueryDepth     int
-	MaxComplexity     int
-	GCPercent         int // serve's GC target unless GOGC is set (internal/gctune)
-	// The GraphQL endpoint's other limits (limits.go) and where /metrics
-	// is served ("": on Addr, with everything else).
-	MaxAliases             int
-	MaxResponseBytes       int64
-	QueryCacheBytes        int64
-	MaxPersistedQueryBytes int
-	MetricsAddr            string
-	// The response cache (respcache.go).
-	ResponseCache        bool
-	ResponseCacheMaxCost int64
-	// Limits on mutations per client (ratelimit.go), and the proxies whose
-	// X-Forwarded-For is believed (parsed into RateLimits by validRateLimits).
-	RateLimits     server.RateLimits
-	TrustedProxies string
-	// MemoryLimit is the Go runtime's soft memory limit (memlimit.go).
-	MemoryLimit int64
-	Live        liveConfig // live.go
-	Pay         payFlags   // payments.go
+// cli is the binary's whole configuration, declared once: every command,
+// its flags by area, and each flag's STOREFRONT_* variable, default and
+// help in its tags (kong's). Defaults that a package owns are its
+// constants, named as ${vars} (defaults below).
+type cli struct {
+	LogLevel slog.Level `name:"log-level" env:"STOREFRONT_LOG_LEVEL" default:"info" group:"runtime" help:"least level logged: debug (with it, every event the log sink gets), info, warn or error"`
 
-	// The pools' sizes on a server (store.WithPools): each of --db and
-	// --db-writer gets both.
-	DBMaxConns, DBBatchConns int
-	// Tracing is serve's OpenTelemetry settings (tracing.go); tracer the
-	// provider built from them (nil: off).
-	Tracing tracing.Config
-	tracer  *tracing.Tracing
+	Serve        serveCmd        `cmd:"" help:"Serve GraphQL, the shop and the admin console, and run the closer, the dispatcher and the checks."`
+	Migrate      migrateCmd      `cmd:"" help:"Bring the schema up to date."`
+	SeedDemo     seedDemoCmd     `cmd:"" name:"seed-demo" help:"Write the demo catalog and its shipping."`
+	CloseExpired closeExpiredCmd `cmd:"" name:"close-expired" help:"One pass of the timeout closer (for cron, or to drain a backlog by hand)."`
+	Reconcile    reconcileCmd    `cmd:"" help:"Check stock against the ledger, the listing, the category tree, coupons and money; exit 1 on a difference."`
+	SeedBench    seedBenchCmd    `cmd:"" name:"seed-bench" help:"Write a generated catalog for the listing benchmark."`
+	Notify       notifyCmd       `cmd:"" help:"Sign and send a mock provider's notification to a running server."`
+	Token        tokenCmd        `cmd:"" help:"Print a token signed with STOREFRONT_JWT_SECRET."`
 }
 
-// flagSet registers the flags shared by commands that open the database.
-func flagSet(name string, c *config) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.StringVar(&c.DB, "db", env("DB", store.DefaultDB), "database: sqlite:PATH, mysql:DSN or postgres:DSN; mysql:DSN1,DSN2,… for the nodes of a Galera cluster, of which the first ready one takes the connections (STOREFRONT_DB)")
-	fs.IntVar(&c.DBMaxConns, "db-max-conns", int(envInt("DB_MAX_CONNS", store.DefaultMaxConns)), "most connections this process keeps to a MySQL or PostgreSQL server, besides the batch pool's (STOREFRONT_DB_MAX_CONNS)")
-	fs.IntVar(&c.DBBatchConns, "db-batch-conns", int(envInt("DB_BATCH_CONNS", store.DefaultBatchConns)), "most connections of the group-commit batch's pool; at least twice --group-inflight (STOREFRONT_DB_BATCH_CONNS)")
-	c.JWTSecret = os.Getenv("STOREFRONT_JWT_SECRET")
-	return fs
+// newCLI is the configuration with every registered payment provider's
+// settings in the commands that take payments.
+func newCLI() *cli {
+	c := &cli{}
+	c.Serve.Pay.Providers = providers.NewFlags()
+	c.CloseExpired.Pay.Providers = providers.NewFlags()
+	return c
 }
 
-func env(name, def string) string {
-	if v, ok := os.LookupEnv("STOREFRONT_" + name); ok {
-		return v
+// groups are --help's areas, in this order.
+var groups = []kong.Group{
+	{Key: "server", Title: "Server"},
+	{Key: "database", Title: "Database"},
+	{Key: "checkout", Title: "Orders, carts and after-sales"},
+	{Key: "catalog", Title: "Catalog cache"},
+	{Key: "graphql", Title: "GraphQL limits and the response cache"},
+	{Key: "rate", Title: "Rate limits"},
+	{Key: "events", Title: "Events and webhooks"},
+	{Key: "live", Title: "Live stock (WebSocket)"},
+	{Key: "auth", Title: "OpenID provider"},
+	{Key: "payments", Title: "Payments (a provider is switched on by any of its flags; then all it needs must be given)"},
+	{Key: "runtime", Title: "Runtime and checks"},
+	{Key: "tracing", Title: "Tracing (OpenTelemetry)"},
+}
+
+// defaults are the ${vars} of the tags: the defaults their packages own.
+func defaults() kong.Vars {
+	co, rl, tr := checkout.DefaultConfig(), server.DefaultRateLimits(), tracing.DefaultConfig()
+	s := fmt.Sprint // a duration as 1h0m0s, a float in its shortest form
+	return kong.Vars{
+		"db": store.DefaultDB, "db_max_conns": s(store.DefaultMaxConns), "db_batch_conns": s(store.DefaultBatchConns),
+		"order_ttl": s(co.OrderTTL), "max_quantity": s(co.MaxQuantity), "currency": co.Currency, "close_batch": s(co.CloseBatch),
+		"group_commit": s(co.GroupCommit), "group_max": s(co.GroupMax), "group_inflight": s(co.GroupInFlight),
+		"pool_batch_max": s(co.PoolBatchMax), "auto_confirm_after": s(co.AutoConfirm),
+		"after_sale_window": s(aftersale.DefaultConfig().Window), "cart_ttl": s(cart.DefaultConfig().TTL),
+		"stock_ttl": s(catalog.DefaultStockTTL), "cache_max_cost": s(catalog.DefaultCacheMaxCost),
+		"events_stream": events.DefaultStream, "events_subject_prefix": events.DefaultSubjectPrefix,
+		"request_timeout": s(server.DefaultRequestTimeout), "max_query_depth": s(server.DefaultMaxDepth), "max_query_complexity": s(server.DefaultMaxComplexity),
+		"max_query_aliases": s(server.DefaultMaxAliases), "max_response_bytes": s(server.DefaultMaxResponseBytes),
+		"query_cache_bytes": s(server.DefaultQueryCacheBytes), "max_persisted_query_bytes": s(server.DefaultMaxPersistedQueryBytes),
+		"response_cache_max_cost": s(server.DefaultResponseCacheMaxCost),
+		"rate_anonymous":          s(rl.Anonymous.PerSecond), "rate_anonymous_burst": s(rl.Anonymous.Burst),
+		"rate_account": s(rl.Account.PerSecond), "rate_account_burst": s(rl.Account.Burst),
+		"live_interval": s(live.DefaultInterval), "live_max_conns_per_addr": s(server.DefaultMaxLiveConnsPerAddr),
+		"live_max_subscriptions": s(server.DefaultMaxSubscriptionsPerConn), "live_ping_interval": s(server.DefaultLivePingInterval),
+		"oidc_role_claim": oidc.DefaultRoleClaim, "oidc_admin_role": oidc.DefaultAdminRole, "oidc_jwks_refresh": s(oidc.DefaultJWKSRefresh),
+		"otel_sample_ratio": s(tr.Ratio), "otel_keep_errors": s(tr.KeepErrors), "otel_keep_slow": s(tr.KeepSlow),
+		"gc_percent": s(gctune.DefaultPercent),
 	}
-	return def
 }
 
-func envBool(name string, def bool) bool {
-	if v, err := strconv.ParseBool(env(name, "")); err == nil {
-		return v
+// newParser parses into c; help goes to out, and exit is called after it.
+func newParser(c *cli, out io.Writer, exit func(int)) (*kong.Kong, error) {
+	return kong.New(c, kong.Name("storefront"), kong.Description("GraphQL storefront backend. Every flag's variable is named after it."),
+		kong.Vars(defaults()), kong.ExplicitGroups(groups), kong.ValueFormatter(helpValue),
+		kong.Writers(out, os.Stderr), kong.Exit(exit), kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}))
+}
+
+// helpValue is a flag's help with its default (a bool's too, which kong's
+// placeholder leaves out) and its variable.
+func helpValue(v *kong.Value) string {
+	h := v.Help
+	if v.HasDefault && v.Default != "" && v.IsBool() && v.Default != "false" {
+		h += " (default " + v.Default + ")"
 	}
-	return def
-}
-
-func envInt(name string, def int64) int64 {
-	if v, err := strconv.ParseInt(env(name, ""), 10, 64); err == nil {
-		return v
+	if len(v.Tag.Envs) > 0 {
+		h += " ($" + strings.Join(v.Tag.Envs, ", $") + ")"
 	}
-	return def
-}
-
-// checkoutFlags registers the checkout settings shared by serve and
-// close-expired.
-func checkoutFlags(fs *flag.FlagSet, c *checkout.Config) {
-	*c = checkout.DefaultConfig()
-	fs.DurationVar(&c.OrderTTL, "order-ttl", envDuration("ORDER_TTL", c.OrderTTL), "unpaid orders older than this are closed (STOREFRONT_ORDER_TTL)")
-	fs.Int64Var(&c.MaxQuantity, "max-quantity", envInt("MAX_QUANTITY", c.MaxQuantity), "most units of one SKU per order (STOREFRONT_MAX_QUANTITY)")
-	fs.StringVar(&c.Currency, "currency", env("CURRENCY", c.Currency), "ISO 4217 currency of orders (STOREFRONT_CURRENCY)")
-	fs.IntVar(&c.CloseBatch, "close-batch", int(envInt("CLOSE_BATCH", int64(c.CloseBatch))), "order ids the timeout closer reads per query; it closes them 32 per transaction (STOREFRONT_CLOSE_BATCH)")
-	fs.BoolVar(&c.GroupCommit, "group-commit", envBool("GROUP_COMMIT", c.GroupCommit), "batch single-SKU orders that arrive while others are in flight into one transaction (STOREFRONT_GROUP_COMMIT)")
-	fs.IntVar(&c.GroupMax, "group-max", int(envInt("GROUP_MAX", int64(c.GroupMax))), "most orders one group-commit transaction takes (STOREFRONT_GROUP_MAX)")
-	fs.IntVar(&c.GroupInFlight, "group-inflight", int(envInt("GROUP_INFLIGHT", int64(c.GroupInFlight))), "most group-commit transactions in flight at once (STOREFRONT_GROUP_INFLIGHT)")
-	fs.IntVar(&c.PoolBatchMax, "pool-batch-max", int(envInt("POOL_BATCH_MAX", int64(c.PoolBatchMax))), "most orders one group-commit transaction of a stock pool takes (STOREFRONT_POOL_BATCH_MAX)")
-	fs.DurationVar(&c.AutoConfirm, "auto-confirm-after", envDuration("AUTO_CONFIRM_AFTER", c.AutoConfirm), "the closer completes SHIPPED orders whose receipt was not confirmed this long after they shipped (STOREFRONT_AUTO_CONFIRM_AFTER)")
-}
-
-func envDuration(name string, def time.Duration) time.Duration {
-	if v, err := time.ParseDuration(env(name, "")); err == nil {
-		return v
-	}
-	return def
-}
-
-// isSet reports whether a flag or its variable was given explicitly.
-func isSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	_, inEnv := os.LookupEnv("STOREFRONT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")))
-	return set || inEnv
+	return h
 }

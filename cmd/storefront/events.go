@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -15,28 +14,24 @@ import (
 	"storefront/internal/webhooks"
 )
 
-// eventsConfig is where the outbox's events go: NATS JetStream when a URL is
-// given (else the log), and the webhooks' delivery policy.
-type eventsConfig struct {
-	NATS          string
-	Stream        string
-	SubjectPrefix string
-	Retry         string // comma-separated durations
-	Timeout       time.Duration
-	AllowPrivate  bool
-	retry         []time.Duration // Retry, parsed by validEvents
+// eventsFlags are where the outbox's events go: NATS JetStream when a URL
+// is given (else the log), and the webhooks' delivery policy.
+type eventsFlags struct {
+	OutboxInterval time.Duration `name:"outbox-interval" env:"STOREFRONT_OUTBOX_INTERVAL" default:"1s" help:"how often committed events are dispatched"`
+	NATS           string        `name:"events-nats" env:"STOREFRONT_EVENTS_NATS" help:"publish order events to this NATS JetStream server, e.g. nats://127.0.0.1:4222 (default: log them)"`
+	Stream         string        `name:"events-stream" env:"STOREFRONT_EVENTS_STREAM" default:"${events_stream}" help:"JetStream stream of the events, created when missing"`
+	SubjectPrefix  string        `name:"events-subject-prefix" env:"STOREFRONT_EVENTS_SUBJECT_PREFIX" default:"${events_subject_prefix}" help:"events go to subject PREFIX.<type>"`
+	Retry          string        `name:"webhook-retry" env:"STOREFRONT_WEBHOOK_RETRY" default:"5s,5m,30m,2h,5h,10h,10h" help:"waits before each retry of a failed webhook delivery; after the last it is failed"`
+	Timeout        time.Duration `name:"webhook-timeout" env:"STOREFRONT_WEBHOOK_TIMEOUT" default:"10s" help:"one webhook attempt's time limit"`
+	AllowPrivate   bool          `name:"webhook-allow-private" env:"STOREFRONT_WEBHOOK_ALLOW_PRIVATE" help:"accept webhooks on loopback, private and link-local addresses"`
+
+	retry []time.Duration // Retry, parsed by Validate
 }
 
-func eventsFlags(fs *flag.FlagSet, c *eventsConfig) {
-	fs.StringVar(&c.NATS, "events-nats", env("EVENTS_NATS", ""), "publish order events to this NATS JetStream server, e.g. nats://127.0.0.1:4222 (default: log them) (STOREFRONT_EVENTS_NATS)")
-	fs.StringVar(&c.Stream, "events-stream", env("EVENTS_STREAM", events.DefaultStream), "JetStream stream of the events, created when missing (STOREFRONT_EVENTS_STREAM)")
-	fs.StringVar(&c.SubjectPrefix, "events-subject-prefix", env("EVENTS_SUBJECT_PREFIX", events.DefaultSubjectPrefix), "events go to subject PREFIX.<type> (STOREFRONT_EVENTS_SUBJECT_PREFIX)")
-	fs.StringVar(&c.Retry, "webhook-retry", env("WEBHOOK_RETRY", "5s,5m,30m,2h,5h,10h,10h"), "waits before each retry of a failed webhook delivery; after the last it is failed (STOREFRONT_WEBHOOK_RETRY)")
-	fs.DurationVar(&c.Timeout, "webhook-timeout", envDuration("WEBHOOK_TIMEOUT", 10*time.Second), "one webhook attempt's time limit (STOREFRONT_WEBHOOK_TIMEOUT)")
-	fs.BoolVar(&c.AllowPrivate, "webhook-allow-private", envBool("WEBHOOK_ALLOW_PRIVATE", false), "accept webhooks on loopback, private and link-local addresses (STOREFRONT_WEBHOOK_ALLOW_PRIVATE)")
-}
-
-func validEvents(c *eventsConfig) error {
+func (c *eventsFlags) Validate() error {
+	if c.OutboxInterval <= 0 {
+		return errors.New("--outbox-interval must be positive")
+	}
 	c.retry = nil
 	for _, s := range strings.Split(c.Retry, ",") {
 		if s = strings.TrimSpace(s); s == "" {
@@ -69,7 +64,7 @@ type sinks struct {
 
 // openSinks connects to NATS (a stream that exists without our subjects
 // stops serve here) and puts the webhooks on a lane of their own.
-func openSinks(ctx context.Context, c *eventsConfig, hooks *webhooks.Service, m *metrics.Metrics, tr *tracing.Tracing) (*sinks, error) {
+func openSinks(ctx context.Context, c *eventsFlags, hooks *webhooks.Service, m *metrics.Metrics, tr *tracing.Tracing) (*sinks, error) {
 	s := &sinks{hooks: hooks, close: func() {}}
 	broker := outbox.Sink(outbox.LogSink).Batch()
 	if c.NATS != "" {
@@ -80,8 +75,8 @@ func openSinks(ctx context.Context, c *eventsConfig, hooks *webhooks.Service, m 
 		}
 		broker, s.close = n.Sink(), n.Close
 	}
-	// Each sink on its own lane: the webhooks no longer wait for NATS to
-	// take an event first (issue 38).
+	// Each sink on its own lane: the webhooks do not wait for NATS to take
+	// an event first.
 	s.lanes = map[outbox.Lane]outbox.BatchSink{
 		outbox.LaneBroker:   counted(outbox.LaneBroker, broker, m),
 		outbox.LaneWebhooks: counted(outbox.LaneWebhooks, hooks.Sink(), m),
@@ -100,6 +95,6 @@ func counted(lane outbox.Lane, sink outbox.BatchSink, m *metrics.Metrics) outbox
 }
 
 // webhooks is the webhooks' delivery policy; their claims carry instance.
-func (c *eventsConfig) webhooks(instance string) webhooks.Config {
+func (c *eventsFlags) webhooks(instance string) webhooks.Config {
 	return webhooks.Config{Retry: c.retry, Timeout: c.Timeout, AllowPrivate: c.AllowPrivate, Source: events.DefaultSource, Instance: instance}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -11,26 +10,20 @@ import (
 	"storefront/internal/platform/outbox"
 )
 
-// instanceFlag registers serve's --instance-id.
-func instanceFlag(fs *flag.FlagSet, c *config) {
-	fs.StringVar(&c.InstanceID, "instance-id", env("INSTANCE_ID", ""), "this instance's id, the same across its restarts and unique among the instances of one database: "+
-		"the outbox and webhook claims it makes carry it, and at start it takes back its own at once instead of waiting out their lease (default: host name/--addr) (STOREFRONT_INSTANCE_ID)")
-}
-
 // maxInstanceID is the width of the claimed_by columns.
 const maxInstanceID = 128
 
 // instanceID is --instance-id, or the host name and the listen address:
 // stable across restarts of one process on one machine, and different for
 // two processes on one machine (they cannot listen on one address).
-func instanceID(c *config) (string, error) {
-	id := c.InstanceID
+func instanceID(given, addr string) (string, error) {
+	id := given
 	if id == "" {
 		host, err := os.Hostname()
 		if err != nil || host == "" {
 			host = "localhost"
 		}
-		id = host + "/" + c.Addr
+		id = host + "/" + addr
 	}
 	if len(id) > maxInstanceID {
 		return "", fmt.Errorf("--instance-id %q: at most %d bytes", id, maxInstanceID)

@@ -3,43 +3,24 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"strings"
 	"time"
 
-	"storefront/internal/live"
 	"storefront/internal/server"
 )
 
-// liveConfig is serve's live stock: the goodsStock subscription over
+// liveFlags are serve's live stock: the goodsStock subscription over
 // WebSocket (docs/live.md).
-type liveConfig struct {
-	Interval        time.Duration
-	MaxConnsPerAddr int
-	MaxConns        int // 0: server.MaxLiveConnsFor the memory limit
-	MaxSubsPerConn  int
-	Origins         string
-	PingInterval    time.Duration
+type liveFlags struct {
+	Interval        time.Duration `name:"live-interval" env:"STOREFRONT_LIVE_INTERVAL" default:"${live_interval}" help:"how often watched goods' stock is checked; at most one message per goods and subscriber per interval"`
+	MaxConnsPerAddr int           `name:"live-max-conns-per-addr" env:"STOREFRONT_LIVE_MAX_CONNS_PER_ADDR" default:"${live_max_conns_per_addr}" help:"most WebSocket connections open at once from one client address; more are refused with 429"`
+	MaxConns        int           `name:"live-max-conns" env:"STOREFRONT_LIVE_MAX_CONNS" help:"most WebSocket connections open at once on this instance; more are refused with 503 and Retry-After; 0: a quarter of the memory limit at 40 KiB a connection (1331 at the default limit)"`
+	MaxSubsPerConn  int           `name:"live-max-subscriptions" env:"STOREFRONT_LIVE_MAX_SUBSCRIPTIONS" default:"${live_max_subscriptions}" help:"most subscriptions running at once on one WebSocket connection; more end with RATE_LIMITED"`
+	Origins         string        `name:"live-origins" env:"STOREFRONT_LIVE_ORIGINS" help:"comma-separated host patterns of other origins whose pages may open a WebSocket (this host's own pages always may)"`
+	PingInterval    time.Duration `name:"live-ping-interval" env:"STOREFRONT_LIVE_PING_INTERVAL" default:"${live_ping_interval}" help:"how often the server pings WebSocket clients; no pong within two intervals disconnects"`
 }
 
-func liveFlags(fs *flag.FlagSet, c *config) {
-	l := &c.Live
-	fs.DurationVar(&l.Interval, "live-interval", envDuration("LIVE_INTERVAL", live.DefaultInterval),
-		"how often watched goods' stock is checked; at most one message per goods and subscriber per interval (STOREFRONT_LIVE_INTERVAL)")
-	fs.IntVar(&l.MaxConnsPerAddr, "live-max-conns-per-addr", int(envInt("LIVE_MAX_CONNS_PER_ADDR", server.DefaultMaxLiveConnsPerAddr)),
-		"most WebSocket connections open at once from one client address; more are refused with 429 (STOREFRONT_LIVE_MAX_CONNS_PER_ADDR)")
-	fs.IntVar(&l.MaxConns, "live-max-conns", int(envInt("LIVE_MAX_CONNS", 0)),
-		"most WebSocket connections open at once on this instance; more are refused with 503 and Retry-After; 0: a quarter of the memory limit at 40 KiB a connection (1331 at the default limit) (STOREFRONT_LIVE_MAX_CONNS)")
-	fs.IntVar(&l.MaxSubsPerConn, "live-max-subscriptions", int(envInt("LIVE_MAX_SUBSCRIPTIONS", server.DefaultMaxSubscriptionsPerConn)),
-		"most subscriptions running at once on one WebSocket connection; more end with RATE_LIMITED (STOREFRONT_LIVE_MAX_SUBSCRIPTIONS)")
-	fs.StringVar(&l.Origins, "live-origins", env("LIVE_ORIGINS", ""),
-		"comma-separated host patterns of other origins whose pages may open a WebSocket (this host's own pages always may) (STOREFRONT_LIVE_ORIGINS)")
-	fs.DurationVar(&l.PingInterval, "live-ping-interval", envDuration("LIVE_PING_INTERVAL", server.DefaultLivePingInterval),
-		"how often the server pings WebSocket clients; no pong within two intervals disconnects (STOREFRONT_LIVE_PING_INTERVAL)")
-}
-
-func validLive(c *config) error {
-	l := c.Live
+func (l *liveFlags) Validate() error {
 	if l.Interval < 10*time.Millisecond {
 		return errors.New("--live-interval must be at least 10ms")
 	}
@@ -55,10 +36,10 @@ func validLive(c *config) error {
 	return nil
 }
 
-// liveOptions is the server's side of liveConfig; closing ends every
+// options are the server's side of the flags; closing ends every
 // WebSocket connection (on shutdown); memLimit is serve's memory limit, from
 // which the bound on connections is derived unless one is given.
-func (l liveConfig) options(closing context.Context, memLimit int64) server.LiveOptions {
+func (l *liveFlags) options(closing context.Context, memLimit int64) server.LiveOptions {
 	var origins []string
 	for o := range strings.SplitSeq(l.Origins, ",") {
 		if o = strings.TrimSpace(o); o != "" {

@@ -1,12 +1,13 @@
 // Command storefront is the one binary: serve, migrate, seed-demo,
-// close-expired, reconcile, notify, token.
+// close-expired, reconcile, seed-bench, notify, token. Its configuration
+// is declared once, in config.go.
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -20,7 +21,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:])
 	stop()
-	if errors.Is(err, flag.ErrHelp) {
+	if errors.Is(err, errHelp) {
 		os.Exit(0)
 	}
 	if err != nil {
@@ -29,62 +30,44 @@ func main() {
 	}
 }
 
-const usage = `storefront — GraphQL storefront backend
+// errHelp is run's answer when it printed help instead of running.
+var errHelp = errors.New("help printed")
 
-Usage:
-  storefront serve [--demo] [--db sqlite:PATH|mysql:DSN|postgres:DSN] [--addr HOST:PORT]
-  storefront migrate [--db …]
-  storefront seed-demo [--db …]
-  storefront close-expired [--db …] [--order-ttl 30m]
-  storefront reconcile [--db …]         (exit 1 when stock and ledger, or the listing and its goods, differ, or the category tree has a fault)
-  storefront seed-bench --goods 100000 [--db …]   (a generated catalog for the listing benchmark)
-  storefront notify --order SN --amount 89.00 [--provider mock] [--status SUCCESS]
-  storefront token --sub ID --role admin|customer [--ttl 1h]
-
-Every flag can also be set as STOREFRONT_<NAME> (e.g. STOREFRONT_DB).
-Run "storefront COMMAND -h" for the flags of a command.
-`
-
-// logLevel is the least level logged: STOREFRONT_LOG_LEVEL, or serve's
-// --log-level.
+// logLevel is the least level logged: --log-level (STOREFRONT_LOG_LEVEL).
 var logLevel = new(slog.LevelVar)
 
 func run(ctx context.Context, args []string) error {
-	if v := env("LOG_LEVEL", ""); v != "" {
-		if err := logLevel.UnmarshalText([]byte(v)); err != nil {
-			return fmt.Errorf("STOREFRONT_LOG_LEVEL: %w", err)
-		}
-	}
 	// Every line logged in a request or a span carries its request_id and
 	// its trace_id and span_id (tracing on).
 	slog.SetDefault(slog.New(server.LogHandler(tracing.LogHandler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel})))))
+	return runWith(ctx, args, os.Stdout)
+}
+
+// runWith parses args into the configuration and runs its command; help
+// goes to out.
+func runWith(ctx context.Context, args []string, out io.Writer) error {
+	c := newCLI()
+	helped := false
+	parser, err := newParser(c, out, func(int) { helped = true })
+	if err != nil {
+		return err
+	}
 	if len(args) == 0 {
-		fmt.Fprint(os.Stderr, usage)
+		parser.Stdout = os.Stderr
+		_, _ = parser.Parse([]string{"--help"})
 		return errors.New("no command given")
 	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "serve":
-		return serve(ctx, rest)
-	case "migrate":
-		return migrate(ctx, rest)
-	case "seed-demo":
-		return seedDemo(ctx, rest)
-	case "close-expired":
-		return closeExpired(ctx, rest)
-	case "reconcile":
-		return reconcile(ctx, rest)
-	case "seed-bench":
-		return seedBench(ctx, rest)
-	case "notify":
-		return notify(rest)
-	case "token":
-		return token(rest)
-	case "help", "-h", "--help":
-		fmt.Print(usage)
-		return nil
-	default:
-		fmt.Fprint(os.Stderr, usage)
-		return fmt.Errorf("unknown command %q", cmd)
+	if args[0] == "help" {
+		args = []string{"--help"}
 	}
+	kctx, err := parser.Parse(args)
+	if helped {
+		return errHelp
+	}
+	if err != nil {
+		return err
+	}
+	logLevel.Set(c.LogLevel)
+	kctx.BindTo(ctx, (*context.Context)(nil))
+	return kctx.Run()
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"math"
 	"os"
 	"runtime/debug"
@@ -10,26 +8,13 @@ import (
 	"storefront/internal/platform/gctune"
 )
 
-// memoryLimitFlag registers serve's soft memory limit (internal/gctune).
-func memoryLimitFlag(fs *flag.FlagSet, c *config) {
-	fs.Int64Var(&c.MemoryLimit, "memory-limit", envInt("MEMORY_LIMIT", 0),
-		"the Go runtime's soft memory limit in bytes; 0: the caches' bounds (--cache-max-cost, --response-cache-max-cost, twice --query-cache-bytes) plus 48 MiB; GOMEMLIMIT, when set, wins (STOREFRONT_MEMORY_LIMIT)")
-}
-
-// memoryLimit is the limit serve applies: the flag's, or the default
+// memoryLimit is the limit serve applies: --memory-limit, or the default
 // derived from the caches' bounds.
-func memoryLimit(c *config) (int64, error) {
-	if c.MemoryLimit < 0 {
-		return 0, errors.New("--memory-limit must be 0 (derived from the caches) or more")
+func (c *serveCmd) memoryLimit() int64 {
+	if c.Runtime.MemoryLimit > 0 {
+		return c.Runtime.MemoryLimit
 	}
-	if c.MemoryLimit > 0 {
-		return c.MemoryLimit, nil
-	}
-	caches := c.Catalog.CacheMaxCost + 2*c.QueryCacheBytes
-	if c.ResponseCache {
-		caches += c.ResponseCacheMaxCost
-	}
-	return gctune.DefaultMemoryLimit(caches), nil
+	return gctune.DefaultMemoryLimit(c.Catalog.CacheMaxCost + 2*c.GraphQL.QueryCacheBytes + c.GraphQL.Cache.bytes())
 }
 
 // memoryLimitInForce is the limit the runtime will keep once serve applies

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,45 +14,44 @@ import (
 	"storefront/internal/payments/mock"
 )
 
-// notify signs and sends a provider notification to a running server, so a
+// notifyCmd is `storefront notify`: it signs and sends a provider notification to a running server, so a
 // new user can complete a payment by hand (demo: the mock provider).
-func notify(args []string) error {
-	fs := flag.NewFlagSet("notify", flag.ContinueOnError)
-	provider := fs.String("provider", "mock", "provider name")
-	orderSn := fs.String("order", "", "order number (required)")
-	status := fs.String("status", "SUCCESS", "SUCCESS, REFUNDED or FAILED")
-	amount := fs.String("amount", "", "amount, e.g. 89.00 (required: the order's amount)")
-	currency := fs.String("currency", "CNY", "currency")
-	merchant := fs.String("merchant", "mock-merchant", "merchant id")
-	paymentID := fs.String("payment-id", "", "provider payment id (default: derived from the order)")
-	eventID := fs.String("event-id", "", "provider event id (default: a fresh one)")
-	url := fs.String("url", env("NOTIFY_URL", "http://127.0.0.1:8080"), "server base URL")
-	secret := fs.String("secret", env("MOCK_PAYMENT_SECRET", "mock-secret"), "provider secret (STOREFRONT_MOCK_PAYMENT_SECRET)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *orderSn == "" || *amount == "" {
+type notifyCmd struct {
+	Provider  string `name:"provider" default:"mock" help:"provider name"`
+	OrderSn   string `name:"order" help:"order number (required)"`
+	Status    string `name:"status" default:"SUCCESS" help:"SUCCESS, REFUNDED or FAILED"`
+	Amount    string `name:"amount" help:"amount, e.g. 89.00 (required: the order's amount)"`
+	Currency  string `name:"currency" default:"CNY" help:"currency"`
+	Merchant  string `name:"merchant" default:"mock-merchant" help:"merchant id"`
+	PaymentID string `name:"payment-id" help:"provider payment id (default: derived from the order)"`
+	EventID   string `name:"event-id" help:"provider event id (default: a fresh one)"`
+	URL       string `name:"url" env:"STOREFRONT_NOTIFY_URL" default:"http://127.0.0.1:8080" help:"server base URL"`
+	Secret    string `name:"secret" env:"STOREFRONT_MOCK_PAYMENT_SECRET" default:"mock-secret" help:"provider secret"`
+}
+
+func (c *notifyCmd) Run() error {
+	if c.OrderSn == "" || c.Amount == "" {
 		return errors.New("--order and --amount are required")
 	}
-	if *paymentID == "" {
-		*paymentID = "pay-" + *orderSn
+	if c.PaymentID == "" {
+		c.PaymentID = "pay-" + c.OrderSn
 	}
-	if *eventID == "" {
-		*eventID = fmt.Sprintf("evt-%s-%d", *orderSn, time.Now().UnixNano())
+	if c.EventID == "" {
+		c.EventID = fmt.Sprintf("evt-%s-%d", c.OrderSn, time.Now().UnixNano())
 	}
 	body, err := json.Marshal(mock.Notification{
-		EventID: *eventID, PaymentID: *paymentID, OrderSn: *orderSn, Amount: *amount, Currency: *currency,
-		MerchantID: *merchant, Status: strings.ToUpper(*status), Timestamp: time.Now().Unix(),
+		EventID: c.EventID, PaymentID: c.PaymentID, OrderSn: c.OrderSn, Amount: c.Amount, Currency: c.Currency,
+		MerchantID: c.Merchant, Status: strings.ToUpper(c.Status), Timestamp: time.Now().Unix(),
 	})
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequest("POST", strings.TrimRight(*url, "/")+"/payments/"+*provider+"/notify", bytes.NewReader(body))
+	req, err := http.NewRequest("POST", strings.TrimRight(c.URL, "/")+"/payments/"+c.Provider+"/notify", bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Signature", mock.Sign(*secret, body))
+	req.Header.Set("X-Signature", mock.Sign(c.Secret, body))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err

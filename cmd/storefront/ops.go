@@ -3,35 +3,27 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"time"
 
 	"storefront/internal/inventory"
 	"storefront/internal/platform/metrics"
-	"storefront/internal/server"
 )
 
-// opsFlags registers serve's operations settings: the periodic stock check
-// and the GraphQL endpoint's limits.
-func opsFlags(fs *flag.FlagSet, c *config) {
-	fs.DurationVar(&c.ReconcileInterval, "reconcile-interval", envDuration("RECONCILE_INTERVAL", 10*time.Minute),
-		"how often stock is checked against the ledger (STOREFRONT_RECONCILE_INTERVAL)")
-	fs.DurationVar(&c.RequestTimeout, "request-timeout", envDuration("REQUEST_TIMEOUT", server.DefaultRequestTimeout),
-		"deadline of one GraphQL request or payment notification (STOREFRONT_REQUEST_TIMEOUT)")
-	fs.IntVar(&c.MaxQueryDepth, "max-query-depth", int(envInt("MAX_QUERY_DEPTH", server.DefaultMaxDepth)),
-		"deepest GraphQL selection accepted (STOREFRONT_MAX_QUERY_DEPTH)")
-	fs.IntVar(&c.MaxComplexity, "max-query-complexity", int(envInt("MAX_QUERY_COMPLEXITY", server.DefaultMaxComplexity)),
-		"highest GraphQL query complexity accepted; lists count first × their fields (STOREFRONT_MAX_QUERY_COMPLEXITY)")
+// runtimeFlags are serve's runtime settings and its periodic stock check.
+type runtimeFlags struct {
+	ReconcileInterval time.Duration `name:"reconcile-interval" env:"STOREFRONT_RECONCILE_INTERVAL" default:"10m" help:"how often stock is checked against the ledger"`
+	GCPercent         int           `name:"gc-percent" env:"STOREFRONT_GC_PERCENT" default:"${gc_percent}" help:"garbage-collection target, as GOGC sets it; GOGC, when set, wins"`
+	MemoryLimit       int64         `name:"memory-limit" placeholder:"BYTES" env:"STOREFRONT_MEMORY_LIMIT" help:"the Go runtime's soft memory limit in bytes; 0: the caches' bounds (--cache-max-cost, --response-cache-max-cost, twice --query-cache-bytes) plus 48 MiB; GOMEMLIMIT, when set, wins"`
 }
 
-func validOps(c *config) error {
+func (r *runtimeFlags) Validate() error {
 	switch {
-	case c.ReconcileInterval <= 0:
+	case r.ReconcileInterval <= 0:
 		return errors.New("--reconcile-interval must be positive")
-	case c.RequestTimeout <= 0:
-		return errors.New("--request-timeout must be positive")
-	case c.MaxQueryDepth < 1 || c.MaxComplexity < 1:
-		return errors.New("--max-query-depth and --max-query-complexity must be at least 1")
+	case r.GCPercent < 0:
+		return errors.New("--gc-percent must be 0 or more")
+	case r.MemoryLimit < 0:
+		return errors.New("--memory-limit must be 0 (derived from the caches) or more")
 	}
 	return nil
 }

@@ -13,25 +13,24 @@ import (
 	"storefront/internal/promo"
 )
 
-// reconcile prints every SKU whose stock differs from its ledger sum, every
+// reconcileCmd is `storefront reconcile`: it prints every SKU whose stock differs from its ledger sum, every
 // fault of the category tree (a loop, a tree too deep) and every listing
 // row that differs from its goods, every order whose money differs from
 // the money ledger, and exits non-zero when there is one.
 // It corrects nothing: a person books a stocktake, or moves a category.
-func reconcile(ctx context.Context, args []string) error {
-	var c config
-	fs := flagSet("reconcile", &c)
-	limit := fs.Int("limit", 1000, "list at most this many SKUs")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	db, err := openDB(ctx, &c)
+type reconcileCmd struct {
+	Database dbFlags `embed:"" group:"database"`
+	Limit    int     `name:"limit" default:"1000" help:"list at most this many SKUs"`
+}
+
+func (c *reconcileCmd) Run(ctx context.Context) error {
+	db, err := c.Database.open(ctx, c.Database.DB, false, nil)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	inv := inventory.New(db)
-	diffs, err := inv.Reconcile(ctx, *limit)
+	diffs, err := inv.Reconcile(ctx, c.Limit)
 	if err != nil {
 		return err
 	}
@@ -75,7 +74,7 @@ func reconcile(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("%d category tree fault(s) (loops, categories deeper than %d levels, parents with more than %d children)\n",
 		len(faults), listing.MaxDepth, catalog.MaxChildren)
-	listed, err := reconcileListing(ctx, db, *limit)
+	listed, err := reconcileListing(ctx, db, c.Limit)
 	if err != nil {
 		return err
 	}

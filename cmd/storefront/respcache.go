@@ -1,25 +1,26 @@
 package main
 
-import (
-	"errors"
-	"flag"
+import "errors"
 
-	"storefront/internal/server"
-)
-
-// responseCacheFlags registers serve's response cache: finished answers of
+// responseCacheFlags are serve's response cache: finished answers of
 // anonymous product-page and listing queries, validated against the
 // product-view cache (docs/operations.md, "The response cache").
-func responseCacheFlags(fs *flag.FlagSet, c *config) {
-	fs.BoolVar(&c.ResponseCache, "response-cache", envBool("RESPONSE_CACHE", true),
-		"serve anonymous cacheable queries from finished answers; false: execute every request (STOREFRONT_RESPONSE_CACHE)")
-	fs.Int64Var(&c.ResponseCacheMaxCost, "response-cache-max-cost", envInt("RESPONSE_CACHE_MAX_COST", server.DefaultResponseCacheMaxCost),
-		"response cache memory bound in bytes (STOREFRONT_RESPONSE_CACHE_MAX_COST)")
+type responseCacheFlags struct {
+	On      bool  `name:"response-cache" env:"STOREFRONT_RESPONSE_CACHE" default:"true" help:"serve anonymous cacheable queries from finished answers; false: execute every request"`
+	MaxCost int64 `name:"response-cache-max-cost" env:"STOREFRONT_RESPONSE_CACHE_MAX_COST" default:"${response_cache_max_cost}" help:"response cache memory bound in bytes"`
 }
 
-func validResponseCache(c *config) error {
-	if c.ResponseCacheMaxCost < 1 {
+func (r *responseCacheFlags) Validate() error {
+	if r.MaxCost < 1 {
 		return errors.New("--response-cache-max-cost must be at least 1")
 	}
 	return nil
+}
+
+// bytes is the cache's bound when it is on, else 0.
+func (r *responseCacheFlags) bytes() int64 {
+	if !r.On {
+		return 0
+	}
+	return r.MaxCost
 }

@@ -107,7 +107,7 @@ func New(db, writer *store.DB, signer *auth.Signer, cfg Config) *App {
 
 	o := cfg.HTTP
 	o.DB, o.Signer, o.Metrics, o.Resolver = db, signer, m, r
-	o.PaymentNotify = server.NotifyHandler(a.Payments, cfg.Payments.MaxBody)
+	o.PaymentNotify, o.PaymentRoutes = server.NotifyHandler(a.Payments, cfg.Payments.MaxBody), cfg.Payments.Routes()
 	o.Collectors = append(append([]prometheus.Collector(nil), o.Collectors...), live.Collector(a.Live))
 	if cfg.ResponseCacheMaxCost > 0 {
 		o.ResponseCache = server.NewResponseCache(a.Catalog, cfg.ResponseCacheMaxCost)

@@ -95,14 +95,15 @@ type StartOrder struct {
 }
 
 // Started is a started payment as the buyer's page needs it; the GraphQL
-// type PaymentStart binds to it.
+// type PaymentStart binds to it (startpage.go).
 type Started struct {
-	Provider     string
-	OutTradeNo   string
-	QrCode       *string
-	RedirectURL  *string
-	ClientSecret *string
-	ExpiresAt    time.Time
+	Provider   string
+	OutTradeNo string
+	ExpiresAt  time.Time
+	// Page is what the provider gives the buyer's page to pay with, by
+	// the PaymentStart field that carries it (PageQRCode, …): each
+	// provider fills in its own.
+	Page map[string]string `json:"-"`
 	// Ref is the provider's object id (a PaymentIntent), kept for Query.
 	Ref string `json:"-"`
 }

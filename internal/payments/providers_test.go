@@ -21,7 +21,9 @@ import (
 	"storefront/internal/checkout"
 	"storefront/internal/demo"
 	"storefront/internal/payments"
-	"storefront/internal/payments/providers"
+	"storefront/internal/payments/alipay"
+	"storefront/internal/payments/stripe"
+	"storefront/internal/payments/wechatpay"
 	"storefront/internal/platform/store"
 	"storefront/internal/server"
 	"storefront/internal/testsupport/paystub"
@@ -82,15 +84,19 @@ func providerSetup(t *testing.T, db *store.DB) *pfix {
 	wc, ac, sc := f.wx.Config("https://shop.example/payments/wechatpay/notify"), f.ali.Config("https://shop.example/payments/alipay/notify"), f.st.Config("CNY")
 	cfg := payments.DefaultConfig()
 	cfg.RefundRetry = time.Millisecond // a lost send is due again at once
-	cfg, err = providers.Build(cfg, providers.Settings{WeChatPay: &wc, Alipay: &ac, Stripe: &sc})
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []interface{ Validate() error }{wc, ac, sc} {
+		if err := c.Validate(); err != nil {
+			t.Fatal(err)
+		}
 	}
+	cfg = cfg.With(wechatpay.New(wc), alipay.New(ac), stripe.New(sc))
 	f.orders, f.svc, _ = app.Orders(db, checkout.DefaultConfig(), cfg, aftersale.DefaultConfig())
 	h := server.NotifyHandler(f.svc, cfg.MaxBody)
 	mux := http.NewServeMux()
 	mux.Handle("POST /payments/{provider}/notify", h)
-	mux.Handle("POST /payments/stripe/webhook", server.ForProvider("stripe", h))
+	for path, provider := range cfg.Routes() {
+		mux.Handle("POST "+path, server.ForProvider(provider, h))
+	}
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
 	f.stands = []stand{f.wechatStand(), f.alipayStand(), f.stripeStand()}
@@ -150,8 +156,8 @@ func (f *pfix) wechatStand() stand {
 				in["time_expire"] != want || in["notify_url"] != "https://shop.example/payments/wechatpay/notify" {
 				t.Errorf("native order %v; want out_trade_no %s, total %d fen, time_expire %s", in, o.OrderSn, int64(o.Amount), want)
 			}
-			if st.QrCode == nil || *st.QrCode != "weixin://wxpay/bizpayurl?pr="+o.OrderSn {
-				t.Errorf("qrCode %v", st.QrCode)
+			if st.QrCode() == nil || *st.QrCode() != "weixin://wxpay/bizpayurl?pr="+o.OrderSn {
+				t.Errorf("qrCode %v", st.QrCode())
 			}
 		},
 	}
@@ -190,12 +196,12 @@ func (f *pfix) alipayStand() stand {
 			return a.Pay(o.OrderSn, o.Amount.String()).TradeNo
 		},
 		started: func(t *testing.T, o *ent.Order, st *payments.Started) {
-			if st.RedirectURL == nil {
+			if st.RedirectURL() == nil {
 				t.Fatal("no redirect URL")
 			}
-			u, err := url.Parse(*st.RedirectURL)
+			u, err := url.Parse(*st.RedirectURL())
 			if err != nil || u.Scheme+"://"+u.Host+u.Path != a.URL+"/gateway.do" {
-				t.Fatalf("redirect URL %q", *st.RedirectURL)
+				t.Fatalf("redirect URL %q", *st.RedirectURL())
 			}
 			biz, err := a.CheckRequest(u.Query())
 			if err != nil {
@@ -253,8 +259,8 @@ func (f *pfix) stripeStand() stand {
 			if v.Get("amount") != strconv.FormatInt(int64(o.Amount), 10) || v.Get("currency") != "cny" || v.Get("metadata[orderSn]") != o.OrderSn {
 				t.Errorf("PaymentIntent %v; want amount %d (minor units), cny, metadata[orderSn] %s", v, int64(o.Amount), o.OrderSn)
 			}
-			if st.ClientSecret == nil || *st.ClientSecret == "" {
-				t.Errorf("clientSecret %v", st.ClientSecret)
+			if st.ClientSecret() == nil || *st.ClientSecret() == "" {
+				t.Errorf("clientSecret %v", st.ClientSecret())
 			}
 		},
 	}

@@ -19,8 +19,8 @@ type Notifier interface {
 	Reply(provider string, err error) (contentType string, body []byte)
 }
 
-// NotifyHandler serves POST /payments/{provider}/notify and Stripe's
-// POST /payments/stripe/webhook (Options.PaymentNotify) with n, reading at
+// NotifyHandler serves POST /payments/{provider}/notify and the providers'
+// own paths (Options.PaymentNotify, PaymentRoutes) with n, reading at
 // most maxBody bytes (payments.Config.MaxBody). It is the notifications'
 // presenter, as resolvers.PresentError is GraphQL's: the provider is told
 // in its own words (n.Reply: WeChat Pay's {"code":"FAIL"}, Alipay's
@@ -58,8 +58,8 @@ func NotifyHandler(n Notifier, maxBody int64) http.Handler {
 	})
 }
 
-// ForProvider serves h as provider's route (a fixed path such as Stripe's
-// /payments/stripe/webhook).
+// ForProvider serves h as provider's own route (a fixed path such as
+// Stripe's /payments/stripe/webhook).
 func ForProvider(provider string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.SetPathValue("provider", provider)

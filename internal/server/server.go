@@ -46,9 +46,12 @@ type Options struct {
 	Collectors []prometheus.Collector
 	// DemoToken signs the /shop/ page in as the demo customer; only --demo sets it.
 	DemoToken string
-	// PaymentNotify serves POST /payments/{provider}/notify and
-	// POST /payments/stripe/webhook (nil: not mounted).
+	// PaymentNotify serves POST /payments/{provider}/notify and each
+	// provider's own paths, PaymentRoutes (nil: not mounted).
 	PaymentNotify http.Handler
+	// PaymentRoutes are the providers' own notification paths, each with
+	// the provider it serves (payments.Config.Routes).
+	PaymentRoutes map[string]string
 	// Metrics receives the GraphQL and payment counters and is exported on
 	// /metrics (nil: New makes its own).
 	Metrics *metrics.Metrics
@@ -145,8 +148,9 @@ func build(o Options, metricsOnPublic bool) Handlers {
 	if o.PaymentNotify != nil {
 		notify := timeout(o.RequestTimeout, countNotifications(m, o.PaymentNotify))
 		mux.Handle("POST /payments/{provider}/notify", o.Tracing.Server("/payments/{provider}/notify", notify))
-		// Stripe's webhook endpoint is registered in its dashboard under this path.
-		mux.Handle("POST /payments/stripe/webhook", o.Tracing.Server("/payments/stripe/webhook", ForProvider("stripe", notify)))
+		for path, provider := range o.PaymentRoutes {
+			mux.Handle("POST "+path, o.Tracing.Server(path, ForProvider(provider, notify)))
+		}
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))

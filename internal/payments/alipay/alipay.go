@@ -170,7 +170,7 @@ func (p *Provider) Start(_ context.Context, o payments.StartOrder) (payments.Sta
 		return payments.Started{}, err
 	}
 	u := p.cfg.Gateway + "?" + v.Encode()
-	return payments.Started{RedirectURL: &u}, nil
+	return payments.Started{Page: map[string]string{payments.PageRedirectURL: u}}, nil
 }
 
 // answer is the common part of an API answer.

@@ -87,6 +87,10 @@ func (p *Provider) Name() string     { return "stripe" }
 func (p *Provider) Merchant() string { return "" } // an event of a connected account names it (account)
 func (p *Provider) Currency() string { return p.cfg.Currency }
 
+// Routes: Stripe's webhook endpoint is registered in its dashboard under
+// this path.
+func (p *Provider) Routes() []string { return []string{"/payments/stripe/webhook"} }
+
 // event is the part of a Stripe event this shop reads.
 type event struct {
 	ID      string `json:"id"`
@@ -225,7 +229,7 @@ func (p *Provider) Start(ctx context.Context, o payments.StartOrder) (payments.S
 	if err != nil {
 		return payments.Started{}, err
 	}
-	return payments.Started{ClientSecret: &pi.ClientSecret, Ref: pi.ID}, nil
+	return payments.Started{Page: map[string]string{payments.PageClientSecret: pi.ClientSecret}, Ref: pi.ID}, nil
 }
 
 // intent is the started payment's PaymentIntent.

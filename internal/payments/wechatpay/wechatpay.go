@@ -310,7 +310,7 @@ func (p *Provider) Start(ctx context.Context, o payments.StartOrder) (payments.S
 	if out.CodeURL == "" {
 		return payments.Started{}, fmt.Errorf("%w: native pay answered no code_url", payments.ErrProvider)
 	}
-	return payments.Started{QrCode: &out.CodeURL}, nil
+	return payments.Started{Page: map[string]string{payments.PageQRCode: out.CodeURL}}, nil
 }
 
 // Query is GET /v3/pay/transactions/out-trade-no/{out_trade_no}.
