@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -98,22 +99,39 @@ func (c *ResponseCache) lookup(key string) *cachedAnswer {
 
 // Aliases: an anonymous client sends the same bytes again and again (a
 // product page's POST body, an Apollo client's GET). So the cache also maps
-// the SHA-256 of a request's raw bytes (body or query string, and the
-// method) to the key those bytes decode to, and a request seen before is
-// looked up without decoding its JSON. Identical bytes decode to the same
-// key, so an alias can only lead to the answer the key would. An alias
+// a request's raw bytes (body or query string, and the method) to the key
+// those bytes decode to, and a request seen before is looked up without
+// decoding its JSON (cachedFront). Identical bytes decode to the same key,
+// so an alias can only lead to the answer the key would. A request of up
+// to maxRawAlias bytes is its own alias: ristretto's hash of it is far
+// cheaper than a SHA-256, and the full alias kept in the entry is compared
+// on every lookup, so no collision can lead elsewhere. A longer one is
+// aliased by its SHA-256, so no alias costs more than that size. An alias
 // costs its two keys; it holds no answer, so evicting the answer leaves a
 // harmless alias that leads to nothing.
 func aliasKey(get bool, raw []byte) string {
-	var b [1 + sha256.Size]byte
-	b[0] = 'P'
+	tag := byte('P')
 	if get {
-		b[0] = 'G'
+		tag = 'G'
 	}
-	sum := sha256.Sum256(raw)
-	copy(b[1:], sum[:])
-	return string(b[:])
+	var b strings.Builder
+	if len(raw) > maxRawAlias {
+		sum := sha256.Sum256(raw)
+		b.Grow(1 + len(sum))
+		b.WriteByte(tag | 0x20) // lower case: a hash, never raw bytes
+		b.Write(sum[:])
+		return b.String()
+	}
+	b.Grow(1 + len(raw))
+	b.WriteByte(tag)
+	b.Write(raw)
+	return b.String()
 }
+
+// maxRawAlias is the longest request that is its own alias: a page's
+// query and variables fit, and a flood of distinct requests adds at most
+// this much per alias (within the cache's bound in bytes, as any entry).
+const maxRawAlias = 2 << 10
 
 // alias records that requests of raw key alias decode to key.
 func (c *ResponseCache) alias(alias, key string) {

@@ -136,7 +136,7 @@ func build(o Options, metricsOnPublic bool) Handlers {
 
 	mux := http.NewServeMux()
 	gql := newGraphQL(o.Resolver, o, m, t)
-	mux.Handle("/graphql", o.Tracing.Server("/graphql", privateNoStore(limitBody(o.MaxBodyBytes, o.tokens.Middleware(idempotencyKey(gql))))))
+	mux.Handle("/graphql", o.Tracing.Server("/graphql", t.cachedFront(o.MaxBodyBytes, privateNoStore(limitBody(o.MaxBodyBytes, o.tokens.Middleware(idempotencyKey(gql)))))))
 	if o.Playground {
 		mux.Handle("GET /{$}", playgroundHandler("storefront", "/graphql"))
 	}

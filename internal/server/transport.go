@@ -72,14 +72,14 @@ var (
 )
 
 func (t *httpTransport) Supports(r *http.Request) bool {
-	if r.Header.Get("Upgrade") != "" {
+	if header(r.Header, "Upgrade") != "" {
 		return false
 	}
 	switch r.Method {
 	case http.MethodGet:
 		return true
 	case http.MethodPost:
-		ct := r.Header.Get("Content-Type")
+		ct := header(r.Header, "Content-Type")
 		if ct == mediaJSON {
 			return true
 		}
@@ -279,22 +279,21 @@ func responseType(accept string) string {
 func (t *httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	start := time.Now()
 	ctx := r.Context()
-	media := responseType(r.Header.Get("Accept"))
+	media := responseType(header(r.Header, "Accept"))
 	get := r.Method == http.MethodGet
-	anonymous := r.Header.Get("Authorization") == ""
-	body, done, err := readRaw(r)
-	defer done()
+	anonymous := header(r.Header, "Authorization") == ""
+	var body []byte
+	var err error
 	var alias string
 	aliased := false // the alias was known: its key's answer is not current
-	if err == nil && anonymous && t.cache != nil {
-		// The same bytes as an earlier request: its key without decoding
-		// anything (respcache.go, aliases).
-		alias = aliasKey(get, body)
-		var a *cachedAnswer
-		if a, aliased = t.cache.lookupAlias(alias); a != nil {
-			t.hit(w, r, media, get, a, start)
-			return
-		}
+	if f := frontOf(r); f != nil {
+		// cachedFront read the request and found no current answer by
+		// its bytes (respcache.go, aliases).
+		body, err, alias, aliased = f.raw, f.err, f.alias, f.aliased
+	} else {
+		var done func()
+		body, done, err = readRaw(r)
+		defer done()
 	}
 	var req *request
 	if err == nil {
