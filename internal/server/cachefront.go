@@ -33,17 +33,19 @@ func (t *httpTransport) cachedFront(maxBody int64, next http.Handler) http.Handl
 			next.ServeHTTP(w, r)
 			return
 		}
-		raw, done, err := readRaw(r)
-		defer done()
-		f := &front{raw: raw, err: err}
+		raw, buf, err := readRaw(r)
+		defer putBuf(buf)
+		var alias string
+		aliased := false
 		if err == nil {
-			f.alias = aliasKey(get, f.raw)
+			alias = aliasKey(get, raw)
 			var a *cachedAnswer
-			if a, f.aliased = t.cache.lookupAlias(f.alias); a != nil {
+			if a, aliased = t.cache.lookupAlias(alias); a != nil {
 				t.hit(w, r, responseType(header(r.Header, "Accept")), get, a, start)
 				return
 			}
 		}
+		f := &front{raw: raw, err: err, alias: alias, aliased: aliased}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), frontKey{}, f)))
 	})
 }

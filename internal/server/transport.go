@@ -112,19 +112,25 @@ var bodyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // errBadRequest marks what makes a request no GraphQL request: 400.
 var errBadRequest = errors.New("bad GraphQL request")
 
-// readRaw returns the request as sent: the body of a POST (in a pooled
-// buffer, valid until done is called) or a GET's query string.
-func readRaw(r *http.Request) (raw []byte, done func(), err error) {
+// readRaw returns the request as sent: the body of a POST (in buf, a
+// pooled buffer valid until putBuf(buf)) or a GET's query string (buf nil).
+func readRaw(r *http.Request) (raw []byte, buf *bytes.Buffer, err error) {
 	if r.Method == http.MethodGet {
-		return []byte(r.URL.RawQuery), func() {}, nil
+		return []byte(r.URL.RawQuery), nil, nil
 	}
-	buf := bodyBufs.Get().(*bytes.Buffer)
+	buf = bodyBufs.Get().(*bytes.Buffer)
 	buf.Reset()
-	done = func() { bodyBufs.Put(buf) }
 	if _, err := buf.ReadFrom(r.Body); err != nil {
-		return nil, done, badRequest("the request body could not be read: %v", err)
+		return nil, buf, badRequest("the request body could not be read: %v", err)
 	}
-	return buf.Bytes(), done, nil
+	return buf.Bytes(), buf, nil
+}
+
+// putBuf gives readRaw's buffer back (nil: none was taken).
+func putBuf(buf *bytes.Buffer) {
+	if buf != nil {
+		bodyBufs.Put(buf)
+	}
 }
 
 // parseRequest decodes what readRaw returned.
@@ -291,9 +297,9 @@ func (t *httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.
 		// its bytes (respcache.go, aliases).
 		body, err, alias, aliased = f.raw, f.err, f.alias, f.aliased
 	} else {
-		var done func()
-		body, done, err = readRaw(r)
-		defer done()
+		var buf *bytes.Buffer
+		body, buf, err = readRaw(r)
+		defer putBuf(buf)
 	}
 	var req *request
 	if err == nil {
