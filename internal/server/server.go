@@ -136,7 +136,8 @@ func build(o Options, metricsOnPublic bool) Handlers {
 
 	mux := http.NewServeMux()
 	gql := newGraphQL(o.Resolver, o, m, t)
-	mux.Handle("/graphql", o.Tracing.Server("/graphql", t.cachedFront(o.MaxBodyBytes, privateNoStore(limitBody(o.MaxBodyBytes, o.tokens.Middleware(idempotencyKey(gql)))))))
+	graphql := o.Tracing.Server("/graphql", t.cachedFront(o.MaxBodyBytes, privateNoStore(limitBody(o.MaxBodyBytes, o.tokens.Middleware(idempotencyKey(gql))))))
+	mux.Handle("/graphql", graphql)
 	if o.Playground {
 		mux.Handle("GET /{$}", playgroundHandler("storefront", "/graphql"))
 	}
@@ -156,7 +157,7 @@ func build(o Options, metricsOnPublic bool) Handlers {
 	if metricsOnPublic {
 		mux.Handle("GET /metrics", metricsH)
 	}
-	return Handlers{Public: requestID(mux), Metrics: metricsH}
+	return Handlers{Public: requestID(graphqlFirst(graphql, mux)), Metrics: metricsH}
 }
 
 // positive is v, or d when v is not positive (an option left unset).
