@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
+	"unsafe"
 )
 
 // cachedFront answers an anonymous request whose exact bytes were answered
@@ -38,12 +40,17 @@ func (t *httpTransport) cachedFront(maxBody int64, next http.Handler) http.Handl
 		var alias string
 		aliased := false
 		if err == nil {
-			alias = aliasKey(get, raw)
+			// The alias is built in a pooled buffer and looked up without
+			// a copy: ristretto's Get hashes its key and keeps no reference.
+			kb := aliasBufs.Get().(*[]byte)
+			defer aliasBufs.Put(kb)
+			*kb = appendAlias((*kb)[:0], get, raw)
 			var a *cachedAnswer
-			if a, aliased = t.cache.lookupAlias(alias); a != nil {
+			if a, aliased = t.cache.lookupAlias(unsafe.String(unsafe.SliceData(*kb), len(*kb))); a != nil {
 				t.hit(w, r, responseType(header(r.Header, "Accept")), get, a, start)
 				return
 			}
+			alias = string(*kb)
 		}
 		f := &front{raw: raw, err: err, alias: alias, aliased: aliased}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), frontKey{}, f)))
@@ -61,6 +68,9 @@ type front struct {
 }
 
 type frontKey struct{}
+
+// aliasBufs hold aliases being looked up; any alias fits without growing.
+var aliasBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1+maxRawAlias); return &b }}
 
 // frontOf is cachedFront's reading of r, or nil when it did not read r.
 func frontOf(r *http.Request) *front {

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -109,23 +108,19 @@ func (c *ResponseCache) lookup(key string) *cachedAnswer {
 // aliased by its SHA-256, so no alias costs more than that size. An alias
 // costs its two keys; it holds no answer, so evicting the answer leaves a
 // harmless alias that leads to nothing.
-func aliasKey(get bool, raw []byte) string {
+func aliasKey(get bool, raw []byte) string { return string(appendAlias(nil, get, raw)) }
+
+// appendAlias appends the alias of raw to dst.
+func appendAlias(dst []byte, get bool, raw []byte) []byte {
 	tag := byte('P')
 	if get {
 		tag = 'G'
 	}
-	var b strings.Builder
 	if len(raw) > maxRawAlias {
 		sum := sha256.Sum256(raw)
-		b.Grow(1 + len(sum))
-		b.WriteByte(tag | 0x20) // lower case: a hash, never raw bytes
-		b.Write(sum[:])
-		return b.String()
+		return append(append(dst, tag|0x20), sum[:]...) // lower case: a hash, never raw bytes
 	}
-	b.Grow(1 + len(raw))
-	b.WriteByte(tag)
-	b.Write(raw)
-	return b.String()
+	return append(append(dst, tag), raw...)
 }
 
 // maxRawAlias is the longest request that is its own alias: a page's

@@ -262,13 +262,13 @@ func requestID(next http.Handler) http.Handler {
 	prefix := hex.EncodeToString(b[:]) + "-"
 	var n atomic.Uint64
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get("X-Request-Id")
+		id := header(r.Header, "X-Request-Id")
 		// A client's id is echoed and logged: printable ASCII only.
 		if id == "" || len(id) > 64 || !printableASCII(id) {
 			var buf [32]byte
 			id = string(strconv.AppendUint(append(buf[:0], prefix...), n.Add(1), 16))
 		}
-		w.Header().Set("X-Request-Id", id)
+		w.Header()["X-Request-Id"] = []string{id}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
 	})
 }
