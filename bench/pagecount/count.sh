@@ -21,7 +21,7 @@ cat > "$out/page.json" <<'JSON'
 {"query":"query($id: ID!, $sel: [ID!]) { goods(id: $id) { id name specs { id name values { id name } } skus { id specValueIds sellPrice stock status } priceRange { min max } totalStock selectable(selected: $sel) { specValueId selectable } } }","variables":{"id":"1","sel":["1"]}}
 JSON
 # Go's asynchronous preemption signals abort callgrind.
-GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind \
+GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --compress-strings=no --compress-pos=no \
   --callgrind-out-file="$out/callgrind.out.%p" "$bin" serve --demo --addr "$addr" --db "sqlite:$out/db" \
   --stock-ttl 1h --close-interval 1h --outbox-interval 1h --reconcile-interval 1h --refund-interval 1h ${EXTRA:-} >"$out/serve.log" 2>&1 &
 vg=$!

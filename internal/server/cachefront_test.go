@@ -81,3 +81,33 @@ func TestCachedFrontAnswersAsTheTransport(t *testing.T) {
 		}
 	})
 }
+
+// After an edit, the same bytes are executed once more and then answered
+// with the new answer from the cache: the alias follows the answer its key
+// now has, and never leads back to the old one.
+func TestAliasFollowsTheNewAnswer(t *testing.T) {
+	eachCached(t, catalog.DefaultConfig(), func(t *testing.T, f *rcFixture) {
+		vars := map[string]any{"id": f.shirt}
+		page := func() answer { return f.post(t, "", rcPage, vars) }
+		old := page()
+		sku := old.data(t)["goods"].(map[string]any)["skus"].([]any)[0].(map[string]any)
+		f.rc.Wait()
+		upd := `mutation($in: UpdateSkuInput!) { updateSku(input: $in) { sellPrice } }`
+		f.post(t, f.admin, upd, map[string]any{"in": map[string]any{"itemId": sku["id"], "expectedVersion": sku["version"], "sellPrice": "4.56"}}).data(t)
+		fresh := page()
+		if fresh.body() == old.body() || !strings.Contains(fresh.body(), `"4.56"`) {
+			t.Fatalf("after updateSku: %.120s", fresh.body())
+		}
+		f.rc.Wait()
+		body, _ := json.Marshal(map[string]any{"query": rcPage, "variables": vars}) // as post sends it
+		if e, ok := f.rc.rc.Get(aliasKey(false, body)); !ok || e.target.Value() == nil || string(e.target.Value().body) != fresh.body() {
+			t.Errorf("the alias does not lead to the new answer (found %v)", ok)
+		}
+		for i := range 3 {
+			hits := f.rc.hits.Load()
+			if a := page(); a.body() != fresh.body() || a.statements != 0 || f.rc.hits.Load() != hits+1 {
+				t.Fatalf("request %d after the edit: %d statements, a hit %v, the new answer %v", i, a.statements, f.rc.hits.Load() == hits+1, a.body() == fresh.body())
+			}
+		}
+	})
+}

@@ -339,7 +339,7 @@ func (t *httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.
 	}
 	if sentKey != "" && !aliased {
 		if a := t.cache.lookup(sentKey); a != nil {
-			t.cache.alias(alias, sentKey)
+			t.cache.alias(alias, a)
 			t.hit(w, r, media, get, a, start)
 			return
 		}
@@ -378,7 +378,7 @@ func (t *httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.
 	}
 	if key != "" && key != sentKey && !aliased {
 		if a := t.cache.lookup(key); a != nil {
-			t.cache.alias(alias, key)
+			t.cache.alias(alias, a)
 			t.hit(w, r, media, get, a, start)
 			return
 		}
@@ -409,7 +409,7 @@ func (t *httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.
 			requests: t.m.Requests.WithLabelValues(op, "ok"),
 			latency:  t.m.Latency.WithLabelValues(op, "ok"),
 		})
-		t.cache.alias(alias, key)
+		t.cache.alias(alias, a)
 		t.serveAnswer(w, r, media, req.get, a)
 		return
 	}
