@@ -14,9 +14,10 @@ import (
 // would do nothing), the body is read whole here within the body limit,
 // the Idempotency-Key header means nothing to a stored query's answer, and
 // gqlgen's handler would only pick this transport to look the same alias
-// up. A stored answer costs the cached page a read, a hash and two cache
-// lookups and nothing of the handler chain, whose requests, contexts and
-// header canonicalisations were most of what a hit cost.
+// up. A stored answer then costs a read of the body, one lookup of its
+// alias and the check that the answer is current, and nothing of the
+// handler chain (its copies of the request, contexts and header
+// canonicalisations, which would cost a hit more than the lookup does).
 //
 // Every other request goes down the chain as before. One whose bytes were
 // read here carries them (and what the alias lookup found) to Do in its
