@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/dgraph-io/ristretto/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,9 +40,12 @@ type ResponseCache struct {
 // cachedAnswer is one finished answer. Immutable once stored.
 type cachedAnswer struct {
 	key string // the full key: ristretto keeps only hashes of it
-	// canonical is set on an alias entry (and nothing else is): the key
-	// of the answer that the raw request with this key decodes to.
+	// canonical and target are set on an alias entry (and nothing else
+	// is): the key of the answer that the raw request with this key
+	// decodes to, and that answer as last found, held weakly so that an
+	// alias keeps no answer alive outside the cache's bound.
 	canonical string
+	target    weak.Pointer[cachedAnswer]
 	body      []byte
 	length    []string // Content-Length
 	etag      []string // a strong ETag of body
@@ -98,44 +103,71 @@ func (c *ResponseCache) lookup(key string) *cachedAnswer {
 
 // Aliases: an anonymous client sends the same bytes again and again (a
 // product page's POST body, an Apollo client's GET). So the cache also maps
-// the SHA-256 of a request's raw bytes (body or query string, and the
-// method) to the key those bytes decode to, and a request seen before is
-// looked up without decoding its JSON. Identical bytes decode to the same
-// key, so an alias can only lead to the answer the key would. An alias
-// costs its two keys; it holds no answer, so evicting the answer leaves a
-// harmless alias that leads to nothing.
-func aliasKey(get bool, raw []byte) string {
-	var b [1 + sha256.Size]byte
-	b[0] = 'P'
+// a request's raw bytes (body or query string, and the method) to the key
+// those bytes decode to, and a request seen before is looked up without
+// decoding its JSON (cachedFront). Identical bytes decode to the same key,
+// so an alias can only lead to the answer the key would. A request of up
+// to maxRawAlias bytes is its own alias: ristretto's hash of it is far
+// cheaper than a SHA-256, and the full alias kept in the entry is compared
+// on every lookup, so no collision can lead elsewhere. A longer one is
+// aliased by its SHA-256, so no alias costs more than that size. An alias
+// costs its two keys; it holds its answer only weakly, so evicting the
+// answer leaves a harmless alias that leads, once the answer is collected,
+// to nothing.
+func aliasKey(get bool, raw []byte) string { return string(appendAlias(nil, get, raw)) }
+
+// appendAlias appends the alias of raw to dst.
+func appendAlias(dst []byte, get bool, raw []byte) []byte {
+	tag := byte('P')
 	if get {
-		b[0] = 'G'
+		tag = 'G'
 	}
-	sum := sha256.Sum256(raw)
-	copy(b[1:], sum[:])
-	return string(b[:])
+	if len(raw) > maxRawAlias {
+		sum := sha256.Sum256(raw)
+		return append(append(dst, tag|0x20), sum[:]...) // lower case: a hash, never raw bytes
+	}
+	return append(append(dst, tag), raw...)
 }
 
-// alias records that requests of raw key alias decode to key.
-func (c *ResponseCache) alias(alias, key string) {
+// maxRawAlias is the longest request that is its own alias: a page's
+// query and variables fit, and a flood of distinct requests adds at most
+// this much per alias (within the cache's bound in bytes, as any entry).
+const maxRawAlias = 2 << 10
+
+// alias records that requests of raw key alias decode to a's key, and
+// are answered a while it is current.
+func (c *ResponseCache) alias(alias string, a *cachedAnswer) {
 	if alias == "" {
 		return
 	}
-	if a, ok := c.rc.Get(alias); ok && a.key == alias && a.canonical == key {
+	if e, ok := c.rc.Get(alias); ok && e.key == alias && e.canonical == a.key && e.target.Value() == a {
 		return
 	}
-	if !c.rc.Set(alias, &cachedAnswer{key: alias, canonical: key}, int64(len(alias)+len(key)+aliasOverhead)) {
+	if !c.rc.Set(alias, &cachedAnswer{key: alias, canonical: a.key, target: weak.Make(a)}, int64(len(alias)+len(a.key)+aliasOverhead)) {
 		c.dropped.Add(1)
 	}
 }
 
 // lookupAlias returns the current answer of the key alias leads to, and
 // whether alias was known (then looking its key up again is pointless).
+// The answer the alias last led to is tried first, which spares a lookup
+// of its key; when it is gone or out of date, the key's answer is looked
+// up (a newer one is stored after an execution) and the alias follows it.
 func (c *ResponseCache) lookupAlias(alias string) (*cachedAnswer, bool) {
-	a, ok := c.rc.Get(alias)
-	if !ok || a.key != alias || a.canonical == "" {
+	e, ok := c.rc.Get(alias)
+	if !ok || e.key != alias || e.canonical == "" {
 		return nil, false
 	}
-	return c.lookup(a.canonical), true
+	t := e.target.Value()
+	if t != nil && c.cat.Current(t.reads) {
+		return t, true
+	}
+	a := c.lookup(e.canonical)
+	if a != nil && a != t {
+		// alias may be a view of a pooled buffer (cachedFront): kept, it is copied.
+		c.alias(strings.Clone(alias), a)
+	}
+	return a, true
 }
 
 const aliasOverhead = 128

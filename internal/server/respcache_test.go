@@ -44,7 +44,7 @@ func eachCached(t *testing.T, cfg catalog.Config, fn func(t *testing.T, f *rcFix
 	}
 }
 
-func newRCFixture(t *testing.T, db *store.DB, n *atomic.Int64, cfg catalog.Config) *rcFixture {
+func newRCFixture(t testing.TB, db *store.DB, n *atomic.Int64, cfg catalog.Config) *rcFixture {
 	t.Helper()
 	signer, err := auth.NewSigner("server-test-secret-0123456789")
 	if err != nil {

@@ -5,13 +5,9 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -139,7 +135,8 @@ func build(o Options, metricsOnPublic bool) Handlers {
 
 	mux := http.NewServeMux()
 	gql := newGraphQL(o.Resolver, o, m, t)
-	mux.Handle("/graphql", o.Tracing.Server("/graphql", privateNoStore(limitBody(o.MaxBodyBytes, o.tokens.Middleware(idempotencyKey(gql))))))
+	graphql := o.Tracing.Server("/graphql", t.cachedFront(o.MaxBodyBytes, withRequestID(privateNoStore(limitBody(o.MaxBodyBytes, o.tokens.Middleware(idempotencyKey(gql)))))))
+	mux.Handle("/graphql", graphql)
 	if o.Playground {
 		mux.Handle("GET /{$}", playgroundHandler("storefront", "/graphql"))
 	}
@@ -160,7 +157,7 @@ func build(o Options, metricsOnPublic bool) Handlers {
 	if metricsOnPublic {
 		mux.Handle("GET /metrics", metricsH)
 	}
-	return Handlers{Public: requestID(mux), Metrics: metricsH}
+	return Handlers{Public: requestID(graphqlFirst(graphql, withRequestID(mux))), Metrics: metricsH}
 }
 
 // positive is v, or d when v is not positive (an option left unset).
@@ -251,42 +248,4 @@ type badKeyKey struct{}
 func badKeyHeader(ctx context.Context) error {
 	err, _ := ctx.Value(badKeyKey{}).(error)
 	return err
-}
-
-type requestIDKey struct{}
-
-// requestID tags each request with an id, returned in X-Request-Id, so a
-// client's report can be found in the logs.
-func requestID(next http.Handler) http.Handler {
-	// A random per-process prefix and a counter: unique across instances and
-	// restarts without a getrandom call on every request of the hot path.
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	prefix := hex.EncodeToString(b[:]) + "-"
-	var n atomic.Uint64
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get("X-Request-Id")
-		// A client's id is echoed and logged: printable ASCII only.
-		if id == "" || len(id) > 64 || !printableASCII(id) {
-			var buf [32]byte
-			id = string(strconv.AppendUint(append(buf[:0], prefix...), n.Add(1), 16))
-		}
-		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
-	})
-}
-
-func printableASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] > 0x7E {
-			return false
-		}
-	}
-	return true
-}
-
-// RequestID returns the id of the current request ("" outside one).
-func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
 }

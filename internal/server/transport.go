@@ -72,14 +72,14 @@ var (
 )
 
 func (t *httpTransport) Supports(r *http.Request) bool {
-	if r.Header.Get("Upgrade") != "" {
+	if header(r.Header, "Upgrade") != "" {
 		return false
 	}
 	switch r.Method {
 	case http.MethodGet:
 		return true
 	case http.MethodPost:
-		ct := r.Header.Get("Content-Type")
+		ct := header(r.Header, "Content-Type")
 		if ct == mediaJSON {
 			return true
 		}
@@ -112,19 +112,25 @@ var bodyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // errBadRequest marks what makes a request no GraphQL request: 400.
 var errBadRequest = errors.New("bad GraphQL request")
 
-// readRaw returns the request as sent: the body of a POST (in a pooled
-// buffer, valid until done is called) or a GET's query string.
-func readRaw(r *http.Request) (raw []byte, done func(), err error) {
+// readRaw returns the request as sent: the body of a POST (in buf, a
+// pooled buffer valid until putBuf(buf)) or a GET's query string (buf nil).
+func readRaw(r *http.Request) (raw []byte, buf *bytes.Buffer, err error) {
 	if r.Method == http.MethodGet {
-		return []byte(r.URL.RawQuery), func() {}, nil
+		return []byte(r.URL.RawQuery), nil, nil
 	}
-	buf := bodyBufs.Get().(*bytes.Buffer)
+	buf = bodyBufs.Get().(*bytes.Buffer)
 	buf.Reset()
-	done = func() { bodyBufs.Put(buf) }
 	if _, err := buf.ReadFrom(r.Body); err != nil {
-		return nil, done, badRequest("the request body could not be read: %v", err)
+		return nil, buf, badRequest("the request body could not be read: %v", err)
 	}
-	return buf.Bytes(), done, nil
+	return buf.Bytes(), buf, nil
+}
+
+// putBuf gives readRaw's buffer back (nil: none was taken).
+func putBuf(buf *bytes.Buffer) {
+	if buf != nil {
+		bodyBufs.Put(buf)
+	}
 }
 
 // parseRequest decodes what readRaw returned.
@@ -279,22 +285,21 @@ func responseType(accept string) string {
 func (t *httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	start := time.Now()
 	ctx := r.Context()
-	media := responseType(r.Header.Get("Accept"))
+	media := responseType(header(r.Header, "Accept"))
 	get := r.Method == http.MethodGet
-	anonymous := r.Header.Get("Authorization") == ""
-	body, done, err := readRaw(r)
-	defer done()
+	anonymous := header(r.Header, "Authorization") == ""
+	var body []byte
+	var err error
 	var alias string
 	aliased := false // the alias was known: its key's answer is not current
-	if err == nil && anonymous && t.cache != nil {
-		// The same bytes as an earlier request: its key without decoding
-		// anything (respcache.go, aliases).
-		alias = aliasKey(get, body)
-		var a *cachedAnswer
-		if a, aliased = t.cache.lookupAlias(alias); a != nil {
-			t.hit(w, r, media, get, a, start)
-			return
-		}
+	if f := frontOf(r); f != nil {
+		// cachedFront read the request and found no current answer by
+		// its bytes (respcache.go, aliases).
+		body, err, alias, aliased = f.raw, f.err, f.alias, f.aliased
+	} else {
+		var buf *bytes.Buffer
+		body, buf, err = readRaw(r)
+		defer putBuf(buf)
 	}
 	var req *request
 	if err == nil {
@@ -334,7 +339,7 @@ func (t *httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.
 	}
 	if sentKey != "" && !aliased {
 		if a := t.cache.lookup(sentKey); a != nil {
-			t.cache.alias(alias, sentKey)
+			t.cache.alias(alias, a)
 			t.hit(w, r, media, get, a, start)
 			return
 		}
@@ -373,7 +378,7 @@ func (t *httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.
 	}
 	if key != "" && key != sentKey && !aliased {
 		if a := t.cache.lookup(key); a != nil {
-			t.cache.alias(alias, key)
+			t.cache.alias(alias, a)
 			t.hit(w, r, media, get, a, start)
 			return
 		}
@@ -404,7 +409,7 @@ func (t *httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.
 			requests: t.m.Requests.WithLabelValues(op, "ok"),
 			latency:  t.m.Latency.WithLabelValues(op, "ok"),
 		})
-		t.cache.alias(alias, key)
+		t.cache.alias(alias, a)
 		t.serveAnswer(w, r, media, req.get, a)
 		return
 	}
