@@ -19,7 +19,7 @@ func TestRefundOrderReadsTheOrderOncePerStep(t *testing.T) {
 			f := setup(t, testdb.Open(t, b, testdb.CountTableReads(&reads, "orders")))
 			o := f.paid(t, "buyer-1", 1, f.items[0], f.items[1])
 			reads.Store(0)
-			got, err := f.pay.Refund(ctx, o.OrderSn, "counted")
+			got, err := f.as.RefundOrder(ctx, admin, o.OrderSn, "counted")
 			if err != nil || got.Status != enums.OrderRefunded {
 				t.Fatalf("refundOrder: %v %v", got, err)
 			}

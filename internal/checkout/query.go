@@ -27,6 +27,9 @@ func toOrder(r *ent.Order) *Order {
 	if r.UserCouponID != nil {
 		o.UserCouponID = *r.UserCouponID
 	}
+	if r.PaidPaymentID != nil {
+		o.PaidPaymentID = *r.PaidPaymentID
+	}
 	o.Lines = make([]*OrderLine, len(r.Edges.Lines))
 	for i, l := range r.Edges.Lines {
 		o.Lines[i] = &OrderLine{ItemID: l.ItemID, GoodsID: l.GoodsID, GoodsName: l.GoodsName,
