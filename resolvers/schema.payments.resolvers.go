@@ -25,10 +25,11 @@ func (r *mutationResolver) PaymentReturn(ctx context.Context, input graph.Paymen
 
 // RefundOrder is the resolver for the refundOrder field.
 func (r *mutationResolver) RefundOrder(ctx context.Context, orderSn string, reason string) (*checkout.Order, error) {
-	if _, err := auth.Require(ctx, auth.Admin); err != nil {
+	a, err := actor(ctx, auth.Admin)
+	if err != nil {
 		return nil, err
 	}
-	return r.Payments.Refund(ctx, orderSn, reason)
+	return r.AfterSales.RefundOrder(ctx, a, orderSn, reason)
 }
 
 // StartPayment is the resolver for the startPayment field.

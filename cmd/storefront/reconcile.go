@@ -87,7 +87,7 @@ func (c *reconcileCmd) Run(ctx context.Context) error {
 	}
 	fmt.Printf("%d coupon or purchase difference(s) (counters against their rows, coupons against their orders)\n", len(promos))
 	listed += len(promos)
-	money, err := payments.New(db, payments.Config{}, nil).ReconcileMoney(ctx)
+	money, err := payments.New(db, payments.Config{}).ReconcileMoney(ctx)
 	if err != nil {
 		return err
 	}

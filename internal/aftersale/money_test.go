@@ -65,7 +65,7 @@ func TestMoneyLedgerBooksEveryMovementOnce(t *testing.T) {
 		if _, err := f.as.Approve(ctx, admin, a.Sn); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.pay.Refund(ctx, refunded.OrderSn, "the rest"); err != nil {
+		if _, err := f.as.RefundOrder(ctx, admin, refunded.OrderSn, "the rest"); err != nil {
 			t.Fatal(err)
 		}
 
@@ -124,11 +124,11 @@ func TestReconcileCatchesAWholeRefundOfShippedUnits(t *testing.T) {
 		item := f.items[0]
 		o := f.shippable(t, item, 3, "unguarded")
 		f.shipOne(t, o, item, "SF-1")
-		if err := f.as.RefundOrder(ctx, admin, o.OrderSn, "guarded"); err == nil {
+		if _, err := f.as.RefundOrder(ctx, admin, o.OrderSn, "guarded"); err == nil {
 			t.Fatal("the guarded whole refund of a shipped order was not refused")
 		}
 		defer as.UnguardWholeRefund()()
-		if err := f.as.RefundOrder(ctx, admin, o.OrderSn, "unguarded"); err != nil {
+		if _, err := f.as.RefundOrder(ctx, admin, o.OrderSn, "unguarded"); err != nil {
 			t.Fatal(err)
 		}
 		diffs, err := f.pay.ReconcileMoney(ctx)

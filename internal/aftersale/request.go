@@ -15,6 +15,7 @@ import (
 	"storefront/ent/aftersale"
 	"storefront/ent/orderline"
 	"storefront/internal/checkout"
+	"storefront/internal/payments"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
@@ -70,11 +71,20 @@ func (in *RequestInput) check() error {
 		}
 		seen[l.ItemID] = true
 	}
-	if in.Reason == "" || len(in.Reason) > MaxText {
-		return fmt.Errorf("%w: a reason of 1 to %d bytes is required", ErrInvalidInput, MaxText)
+	if err := checkReason(in.Reason); err != nil {
+		return err
 	}
 	if len(in.IdempotencyKey) > input.MaxKeyBytes {
 		return fmt.Errorf("%w: idempotency key over %d bytes", ErrInvalidInput, input.MaxKeyBytes)
+	}
+	return nil
+}
+
+// checkReason is the one rule of a reason, a refund's or a rejection's:
+// 1 to MaxText bytes, what after_sale and refund rows store.
+func checkReason(reason string) error {
+	if reason == "" || len(reason) > MaxText {
+		return fmt.Errorf("%w: a reason of 1 to %d bytes is required", ErrInvalidInput, MaxText)
 	}
 	return nil
 }
@@ -111,17 +121,15 @@ func (s *Service) Request(ctx context.Context, in RequestInput) (*AfterSale, err
 		}
 		claim = c
 	}
-	a, err := s.request(ctx, in, claim, false)
+	a, err := s.request(ctx, in, claim)
 	if err != nil && claim != nil && !errors.Is(err, checkout.ErrIdempotencyInProgress) {
 		s.orders.ReleaseKey(ctx, claim)
 	}
 	return a, err
 }
 
-// request opens the after-sale in; whole is refundOrder's: the order must
-// be PAID and every unit held one that has not shipped, both decided inside
-// the transaction (checkout.LockPaidTx, checkout.HoldUnshipped).
-func (s *Service) request(ctx context.Context, in RequestInput, claim *checkout.IdempotencyClaim, whole bool) (*AfterSale, error) {
+// request opens the buyer's after-sale in of their own order.
+func (s *Service) request(ctx context.Context, in RequestInput, claim *checkout.IdempotencyClaim) (*AfterSale, error) {
 	o, err := s.orders.Order(ctx, "", true, in.OrderSn)
 	if err != nil {
 		return nil, err
@@ -132,9 +140,21 @@ func (s *Service) request(ctx context.Context, in RequestInput, claim *checkout.
 	if o.UserID != in.UserID {
 		return nil, fmt.Errorf("%w: order %s is not yours", errs.Forbidden, in.OrderSn)
 	}
+	a, _, err := s.hold(ctx, o, in, claim, nil)
+	return a, err
+}
+
+// hold opens after-sale in of order o, as read by the caller, in one
+// transaction: each line's units held by checkout's CAS, the shipping fee
+// when it goes back too. whole is refundOrder's, by that admin: the order
+// must be PAID and every unit held one that has not shipped, both decided
+// inside the transaction (checkout.LockPaidTx, checkout.HoldUnshipped),
+// and the after-sale is approved and on to REFUNDING in it, its refund
+// written; hold reports that refund's number, to send once committed.
+func (s *Service) hold(ctx context.Context, o *checkout.Order, in RequestInput, claim *checkout.IdempotencyClaim, whole *Actor) (*AfterSale, string, error) {
 	now := s.now()
 	if err := s.open(o, now); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	byItem := map[int64]*checkout.OrderLine{}
 	for _, l := range o.Lines {
@@ -144,34 +164,44 @@ func (s *Service) request(ctx context.Context, in RequestInput, claim *checkout.
 	for _, l := range asked {
 		ol := byItem[l.ItemID]
 		if ol == nil {
-			return nil, fmt.Errorf("%w: order %s has no line of SKU %d", ErrInvalidInput, in.OrderSn, l.ItemID)
+			return nil, "", fmt.Errorf("%w: order %s has no line of SKU %d", ErrInvalidInput, in.OrderSn, l.ItemID)
 		}
 		if l.Quantity > ol.Quantity {
-			return nil, fmt.Errorf("%w: SKU %d: %d bought; %d asked", checkout.ErrAfterSaleQuantity, l.ItemID, ol.Quantity, l.Quantity)
+			return nil, "", fmt.Errorf("%w: SKU %d: %d bought; %d asked", checkout.ErrAfterSaleQuantity, l.ItemID, ol.Quantity, l.Quantity)
 		}
 		if in.Type == enums.AfterSaleReturnAndRefund && l.Quantity > ol.ShippedQuantity {
-			return nil, fmt.Errorf("%w: SKU %d: %d shipped; only shipped units can be sent back (%d asked)", ErrInvalidInput, l.ItemID, ol.ShippedQuantity, l.Quantity)
+			return nil, "", fmt.Errorf("%w: SKU %d: %d shipped; only shipped units can be sent back (%d asked)", ErrInvalidInput, l.ItemID, ol.ShippedQuantity, l.Quantity)
 		}
 	}
 	var a *AfterSale
+	var no string
 	hold := checkout.HoldReturn
 	switch {
-	case whole && !unguardedWhole:
+	case whole != nil && !unguardedWhole:
 		hold = checkout.HoldUnshipped
 	case in.Type == enums.AfterSaleRefundOnly:
 		hold = checkout.HoldRefund
 	}
-	err = store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
-		if whole && !unguardedWhole {
-			if err := checkout.LockPaidTx(ctx, tx, o.ID); err != nil {
+	err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
+		no = ""
+		var p payments.Paying
+		if whole != nil {
+			// The lock order of every refund: the paying payment, then the order.
+			var err error
+			if p, err = s.refunds.PayingTx(ctx, tx, o); err != nil {
 				return err
+			}
+			if !unguardedWhole {
+				if err := checkout.LockPaidTx(ctx, tx, o.ID); err != nil {
+					return err
+				}
 			}
 		}
 		if err := lockForFee(ctx, tx, o, in.Type); err != nil {
 			return err
 		}
 		a = &AfterSale{Sn: newSn(now), OrderSn: o.OrderSn, UserID: o.UserID, Type: in.Type, Status: enums.AfterSaleRequested,
-			Currency: o.Currency, Reason: in.Reason, CreatedAt: now, UpdatedAt: now, orderID: o.ID, whole: whole}
+			Currency: o.Currency, Reason: in.Reason, CreatedAt: now, UpdatedAt: now, orderID: o.ID, whole: whole != nil}
 		for _, l := range asked {
 			ol := byItem[l.ItemID]
 			h, err := checkout.HoldLineTx(ctx, tx, ol.LineID(), l.Quantity, hold)
@@ -199,12 +229,24 @@ func (s *Service) request(ctx context.Context, in RequestInput, claim *checkout.
 				return err
 			}
 		}
-		return checkout.Emit(ctx, tx, EventAfterSaleRequested, a.OrderSn, payloadOf(a), now)
+		if err := checkout.Emit(ctx, tx, EventAfterSaleRequested, a.OrderSn, payloadOf(a), now); err != nil {
+			return err
+		}
+		if whole == nil {
+			return nil
+		}
+		// An admin's refund of the whole order is approved as it is asked.
+		if _, err := move(ctx, tx, a.id, enums.AfterSaleRequested, enums.AfterSaleApproved, whole.ID, "", now, nil); err != nil {
+			return err
+		}
+		_, n, err := s.toRefunding(ctx, tx, a, p, enums.AfterSaleApproved, whole.ID, "", now)
+		no, a.Status = n, enums.AfterSaleRefunding
+		return err
 	})
 	if err != nil {
-		return nil, store.Classify(err)
+		return nil, "", store.Classify(err)
 	}
-	return a, nil
+	return a, no, nil
 }
 
 // open refuses an order whose money cannot come back by an after-sale:

@@ -1,9 +1,12 @@
-// Package aftersale owns after-sales (issue 43): a buyer's request for a
-// refund, or a return and a refund, of some of an order's units; an
-// admin's decision; the money and the stock going back exactly once. It is
-// the one writer of after_sale, after_sale_line and after_sale_log. The
-// order's columns move through checkout's typed functions, stock through
-// inventory's, refunds through payments' (the Refunds interface), all
+// Package aftersale owns after-sales and decides every refund: a buyer's
+// request for a refund, or a return and a refund, of some of an order's
+// units; an admin's decision; an admin's refund of the whole order
+// (refundOrder); what a provider's confirmation or a refund made at the
+// provider does to the after-sale and the order (Settlement); the money
+// and the stock going back exactly once. It is the one writer of
+// after_sale, after_sale_line and after_sale_log. The order's columns move
+// through checkout's typed functions, stock through inventory's, refund
+// rows and their sending through payments' (the Refunds interface), all
 // inside this package's transactions (docs/after-sales.md).
 package aftersale
 
@@ -13,9 +16,9 @@ import (
 
 	"storefront/ent"
 	"storefront/internal/checkout"
+	"storefront/internal/payments"
 	"storefront/internal/platform/settings"
 	"storefront/internal/platform/store"
-	"storefront/internal/vocab/money"
 )
 
 // Config is the after-sales' settings.
@@ -28,26 +31,21 @@ type Config struct {
 // DefaultConfig is a week after completion.
 func DefaultConfig() Config { return Config{Window: 168 * time.Hour} }
 
-// RefundAsk is a refund an after-sale needs sent.
-type RefundAsk struct {
-	OrderID     int64
-	AfterSaleID int64
-	AfterSaleSn string
-	Amount      money.Money
-	Reason      string
-}
-
-// Refunds is payments' side: the refund rows and their sending are
-// payments' (it writes the refund table and talks to the providers).
+// Refunds is payments' side of a refund, as after-sales drive it: the
+// refund rows and the providers are payments' (payments.Service implements
+// it); what is refunded, how much and when is decided here.
 type Refunds interface {
-	// LockPayingTx takes the row of the payment that paid the order: the
-	// first lock of every refunding transaction (payments' lock order).
-	LockPayingTx(ctx context.Context, tx *ent.Tx, orderID int64) error
-	// OpenRefundTx writes the after-sale's refund PENDING, or finds the
-	// one it has (its number derived from the after-sale's: a retry reuses
-	// it, a refund the provider refused gives way to the next number).
-	OpenRefundTx(ctx context.Context, tx *ent.Tx, ask RefundAsk) (refundNo string, err error)
-	// SendRefund sends the refund numbered no, once per claim.
+	// PayingTx takes the row of the payment that paid order o, the first
+	// lock of every refunding transaction, and names it (its provider
+	// configured).
+	PayingTx(ctx context.Context, tx *ent.Tx, o *checkout.Order) (payments.Paying, error)
+	// OpenRefundTx writes the after-sale's refund of p PENDING, or finds
+	// the one it has (its number derived from the after-sale's: a retry
+	// reuses it, a refund the provider refused gives way to the next
+	// number; "" when one returned the money already).
+	OpenRefundTx(ctx context.Context, tx *ent.Tx, p payments.Paying, ask payments.RefundAsk) (refundNo string, err error)
+	// SendRefund sends the refund numbered no, once per claim, and settles
+	// the provider's answer.
 	SendRefund(ctx context.Context, no string) error
 }
 

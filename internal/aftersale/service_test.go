@@ -17,7 +17,7 @@ func TestRefundOrderUsesTheOneAfterSalesService(t *testing.T) {
 	at := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
 	f.as.SetClock(func() time.Time { return at })
 	o := f.paid(t, "buyer-1", 1, f.items[0])
-	if _, err := f.pay.Refund(ctx, o.OrderSn, "one service"); err != nil {
+	if _, err := f.as.RefundOrder(ctx, admin, o.OrderSn, "one service"); err != nil {
 		t.Fatal(err)
 	}
 	list, err := f.as.OfOrder(ctx, o.ID)

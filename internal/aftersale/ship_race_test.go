@@ -41,7 +41,7 @@ func TestRefundOrderRacingShipments(t *testing.T) {
 			}
 			wg.Go(func() {
 				<-start
-				_, refundErr = f.pay.Refund(ctx, o.OrderSn, "race")
+				_, refundErr = f.as.RefundOrder(ctx, admin, o.OrderSn, "race")
 			})
 			close(start)
 			wg.Wait()

@@ -3,7 +3,6 @@ package aftersale
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"storefront/ent/aftersale"
 	"storefront/internal/checkout"
 	"storefront/internal/inventory"
+	"storefront/internal/payments"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/errs"
@@ -27,7 +27,7 @@ import (
 //	REQUESTED | APPROVED | RETURN_SHIPPED → CANCELLED   Cancel (buyer): units given back
 //	APPROVED       → RETURN_SHIPPED  ReturnShipped (buyer, a return)
 //	RETURN_SHIPPED → REFUNDING       ReceiveReturn (admin): stock restored, money reserved, refund written
-//	REFUNDING      → REFUNDED        RefundedTx (payments: the provider confirmed)
+//	REFUNDING      → REFUNDED        Settlement.RefundedTx (payments: the provider confirmed)
 //
 // REJECTED, CANCELLED and REFUNDED are final; nothing leaves REFUNDING but
 // the provider's confirmation, so nothing is cancelled once money moves.
@@ -89,16 +89,30 @@ func (s *Service) Approve(ctx context.Context, actor Actor, sn string) (*AfterSa
 	if err != nil {
 		return nil, err
 	}
-	if a.Status == enums.AfterSaleRefunding {
-		return s.resend(ctx, a)
+	var o *checkout.Order
+	if a.Type == enums.AfterSaleRefundOnly || a.Status == enums.AfterSaleRefunding {
+		if o, err = s.orderOf(ctx, a); err != nil {
+			return nil, err
+		}
 	}
+	if a.Status == enums.AfterSaleRefunding {
+		return s.resend(ctx, a, o)
+	}
+	return s.approve(ctx, actor, a, o)
+}
+
+// approve is Approve of a, whose order o (read for a refund only) names
+// the payment its refund goes back through.
+func (s *Service) approve(ctx context.Context, actor Actor, a *AfterSale, o *checkout.Order) (*AfterSale, error) {
 	now := s.now()
 	var no string
 	won := false
-	err = store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
+	err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		no, won = "", false
+		var p payments.Paying
 		if a.Type == enums.AfterSaleRefundOnly {
-			if err := s.refunds.LockPayingTx(ctx, tx, a.orderID); err != nil {
+			var err error
+			if p, err = s.refunds.PayingTx(ctx, tx, o); err != nil {
 				return err
 			}
 		}
@@ -108,13 +122,27 @@ func (s *Service) Approve(ctx context.Context, actor Actor, sn string) (*AfterSa
 		}
 		won = true
 		if a.Type == enums.AfterSaleRefundOnly {
-			if ok, no, err = s.toRefunding(ctx, tx, a, enums.AfterSaleApproved, actor.ID, "", now); err == nil && !ok {
+			if ok, no, err = s.toRefunding(ctx, tx, a, p, enums.AfterSaleApproved, actor.ID, "", now); err == nil && !ok {
 				err = fmt.Errorf("after-sale %s left APPROVED inside its own transaction", a.Sn)
 			}
 		}
 		return err
 	})
-	return s.ended(ctx, sn, no, won, err, "only a REQUESTED after-sale can be approved")
+	return s.ended(ctx, a.Sn, no, won, err, "only a REQUESTED after-sale can be approved")
+}
+
+// orderOf reads a's order: what its refunds name of it (the paying
+// payment, the number, the currency) is written once, when it is paid,
+// so a read before the refund's transaction holds for it.
+func (s *Service) orderOf(ctx context.Context, a *AfterSale) (*checkout.Order, error) {
+	o, err := s.orders.Order(ctx, "", true, a.OrderSn)
+	if err != nil {
+		return nil, err
+	}
+	if o == nil {
+		return nil, fmt.Errorf("%w: no order %s", ErrNotFound, a.OrderSn)
+	}
+	return o, nil
 }
 
 // ended answers a transition that sends a refund: the error of its
@@ -140,9 +168,9 @@ func (s *Service) ended(ctx context.Context, sn, no string, won bool, err error,
 
 // toRefunding moves a from from to REFUNDING by its CAS and, when this
 // caller won it, reserves the order's money by checkout's CAS (the sum of
-// refunds never passes what was paid) and writes its refund, in tx. It
-// reports whether it won, and the refund's number.
-func (s *Service) toRefunding(ctx context.Context, tx *ent.Tx, a *AfterSale, from enums.AfterSaleStatus, actor, note string, now time.Time) (bool, string, error) {
+// refunds never passes what was paid) and writes its refund of p, in tx.
+// It reports whether it won, and the refund's number.
+func (s *Service) toRefunding(ctx context.Context, tx *ent.Tx, a *AfterSale, p payments.Paying, from enums.AfterSaleStatus, actor, note string, now time.Time) (bool, string, error) {
 	ok, err := move(ctx, tx, a.id, from, enums.AfterSaleRefunding, actor, note, now, nil)
 	if err != nil || !ok {
 		return false, "", err
@@ -150,8 +178,13 @@ func (s *Service) toRefunding(ctx context.Context, tx *ent.Tx, a *AfterSale, fro
 	if err := checkout.ReserveRefundTx(ctx, tx, a.orderID, a.Amount); err != nil {
 		return false, "", err
 	}
-	no, err := s.refunds.OpenRefundTx(ctx, tx, RefundAsk{OrderID: a.orderID, AfterSaleID: a.id, AfterSaleSn: a.Sn, Amount: a.Amount, Reason: a.Reason})
+	no, err := s.refunds.OpenRefundTx(ctx, tx, p, a.ask())
 	return true, no, err
+}
+
+// ask is the refund a needs sent.
+func (a *AfterSale) ask() payments.RefundAsk {
+	return payments.RefundAsk{AfterSaleID: a.id, AfterSaleSn: a.Sn, Amount: a.Amount, Reason: a.Reason}
 }
 
 // sent sends refund no (when there is one) after its transaction
@@ -166,16 +199,17 @@ func (s *Service) sent(ctx context.Context, sn, no string) (*AfterSale, error) {
 	return s.get(ctx, sn)
 }
 
-// resend opens the refund of a REFUNDING after-sale again (the same one
-// while it is pending; the next number after a refusal) and sends it.
-func (s *Service) resend(ctx context.Context, a *AfterSale) (*AfterSale, error) {
+// resend opens the refund of a REFUNDING after-sale of order o again (the
+// same one while it is pending; the next number after a refusal) and
+// sends it.
+func (s *Service) resend(ctx context.Context, a *AfterSale, o *checkout.Order) (*AfterSale, error) {
 	var no string
 	err := store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
-		if err := s.refunds.LockPayingTx(ctx, tx, a.orderID); err != nil {
+		p, err := s.refunds.PayingTx(ctx, tx, o)
+		if err != nil {
 			return err
 		}
-		var err error
-		no, err = s.refunds.OpenRefundTx(ctx, tx, RefundAsk{OrderID: a.orderID, AfterSaleID: a.id, AfterSaleSn: a.Sn, Amount: a.Amount, Reason: a.Reason})
+		no, err = s.refunds.OpenRefundTx(ctx, tx, p, a.ask())
 		return err
 	})
 	if err != nil {
@@ -187,8 +221,8 @@ func (s *Service) resend(ctx context.Context, a *AfterSale) (*AfterSale, error) 
 // Reject refuses a REQUESTED after-sale (admin) with a reason; its units
 // go back to the lines.
 func (s *Service) Reject(ctx context.Context, actor Actor, sn, reason string) (*AfterSale, error) {
-	if reason == "" || len(reason) > MaxText {
-		return nil, fmt.Errorf("%w: a reason of 1 to %d bytes is required", ErrInvalidInput, MaxText)
+	if err := checkReason(reason); err != nil {
+		return nil, err
 	}
 	return s.end(ctx, actor, sn, enums.AfterSaleRejected, reason, []enums.AfterSaleStatus{enums.AfterSaleRequested},
 		"only a REQUESTED after-sale can be rejected")
@@ -256,40 +290,6 @@ func release(ctx context.Context, tx *ent.Tx, a *AfterSale, now time.Time) error
 	return checkout.SettleFulfilmentTx(ctx, tx, a.orderID, now)
 }
 
-// open are the statuses of an after-sale no money has moved for yet.
-var open = []enums.AfterSaleStatus{enums.AfterSaleRequested, enums.AfterSaleApproved, enums.AfterSaleReturnShipped}
-
-// EndOpenTx cancels every open after-sale of order orderID, each by its
-// CAS with a log row saying why (note), and gives their units back to the
-// lines: the order can no longer be refunded (refunded in full, here or at
-// the provider), so they could never end otherwise. It runs in the
-// transaction that refunded the order, which holds the order's row.
-func EndOpenTx(ctx context.Context, tx *ent.Tx, orderID int64, note string, now time.Time) error {
-	rows, err := tx.AfterSale.Query().Where(aftersale.OrderID(orderID), aftersale.StatusIn(open...)).
-		Order(aftersale.ByID()).WithLines().All(ctx)
-	if err != nil {
-		return fmt.Errorf("reading the open after-sales of order %d: %w", orderID, err)
-	}
-	for _, r := range rows {
-		a := toAfterSale(r)
-		ok, err := move(ctx, tx, a.id, a.Status, enums.AfterSaleCancelled, "system", note, now, nil)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			continue
-		}
-		if a.Status == enums.AfterSaleReturnShipped {
-			slog.WarnContext(ctx, "a return on its way back was cancelled: its order was refunded in full; receive the parcel by hand",
-				"afterSaleSn", a.Sn, "orderSn", a.OrderSn)
-		}
-		if err := releaseLines(ctx, tx, a); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // releaseLines gives a's units and money back to its order's lines.
 func releaseLines(ctx context.Context, tx *ent.Tx, a *AfterSale) error {
 	for _, l := range a.Lines {
@@ -341,20 +341,24 @@ func (s *Service) ReceiveReturn(ctx context.Context, actor Actor, sn string) (*A
 	if a.Type != enums.AfterSaleReturnAndRefund {
 		return nil, fmt.Errorf("%w: after-sale %s is a refund only: nothing comes back", ErrInvalidInput, sn)
 	}
+	o, err := s.orderOf(ctx, a)
+	if err != nil {
+		return nil, err
+	}
 	now := s.now()
 	var no string
 	won := false
 	err = store.WithTx(ctx, s.db, func(ctx context.Context, tx *ent.Tx) error {
 		no, won = "", false
 		// The lock order of every refund: the paying payment, the goods, then the rest.
-		if err := s.refunds.LockPayingTx(ctx, tx, a.orderID); err != nil {
+		p, err := s.refunds.PayingTx(ctx, tx, o)
+		if err != nil {
 			return err
 		}
 		if err := inventory.LockGoods(ctx, tx, goodsOf(a.Lines)...); err != nil {
 			return err
 		}
-		var err error
-		if won, no, err = s.toRefunding(ctx, tx, a, enums.AfterSaleReturnShipped, actor.ID, "received", now); err != nil || !won {
+		if won, no, err = s.toRefunding(ctx, tx, a, p, enums.AfterSaleReturnShipped, actor.ID, "received", now); err != nil || !won {
 			return err
 		}
 		// The SKU rows after the order's: the lock order of every close.
@@ -362,53 +366,6 @@ func (s *Service) ReceiveReturn(ctx context.Context, actor Actor, sn string) (*A
 	})
 	return s.ended(ctx, sn, no, won, err, "only a RETURN_SHIPPED after-sale can be received",
 		enums.AfterSaleRefunding, enums.AfterSaleRefunded)
-}
-
-// RefundedTx is REFUNDING → REFUNDED for after-sale id, in payments'
-// transaction that confirmed its refund (the paying payment's row held):
-// the order's refunded money raised by checkout's CAS, and for a refund
-// only the units that never shipped restored. It reports whether the order
-// is now wholly refunded (payments then marks its payment REFUNDED).
-func RefundedTx(ctx context.Context, tx *ent.Tx, id int64, now time.Time) (bool, error) {
-	r, err := tx.AfterSale.Query().Where(aftersale.ID(id)).WithLines().Only(ctx)
-	if err != nil {
-		return false, fmt.Errorf("reading after-sale %d: %w", id, err)
-	}
-	a := toAfterSale(r)
-	withheld := func(l *Line) int64 { return l.withheld }
-	if a.Type == enums.AfterSaleRefundOnly {
-		if err := inventory.LockGoods(ctx, tx, goodsOf(a.Lines)...); err != nil {
-			return false, err
-		}
-	}
-	ok, err := move(ctx, tx, id, enums.AfterSaleRefunding, enums.AfterSaleRefunded, "provider", "", now, nil)
-	if err != nil || !ok {
-		return false, err
-	}
-	whole, err := checkout.ConfirmRefundTx(ctx, tx, a.orderID, a.Amount, now)
-	if err != nil {
-		return false, err
-	}
-	if a.Type == enums.AfterSaleRefundOnly {
-		if err := restore(ctx, tx, a, withheld); err != nil {
-			return false, err
-		}
-	}
-	switch {
-	case whole:
-		// Nothing is left to refund: the order's other open after-sales end.
-		if err := EndOpenTx(ctx, tx, a.orderID, "the order was refunded in full by after-sale "+a.Sn, now); err != nil {
-			return false, err
-		}
-	case a.withheldAny():
-		// Its units never ship: they may have been the last ones to ship.
-		// ConfirmRefundTx's CAS holds the order's row.
-		if err := checkout.SettleFulfilmentTx(ctx, tx, a.orderID, now); err != nil {
-			return false, err
-		}
-	}
-	a.Status = enums.AfterSaleRefunded
-	return whole, checkout.Emit(ctx, tx, EventAfterSaleRefunded, a.OrderSn, payloadOf(a), now)
 }
 
 // restore gives back units(l) of each line of a (change type 4, the

@@ -132,21 +132,23 @@ func (a *App) Close() {
 	a.Catalog.Close()
 }
 
-// Orders builds checkout, payments and after-sales on writer, each once,
-// bound both ways: the timeout closer asks payments before closing an order
-// with a started payment (checkout.PaymentCheck), after-sales send their
-// refunds through payments (aftersale.Refunds), and payments' refundOrder
-// is a whole-order after-sale of this one after-sales service.
+// Orders builds checkout, payments and after-sales on writer, each once:
+// the timeout closer asks payments before closing an order with a started
+// payment (checkout.PaymentCheck); after-sales decide every refund and
+// drive payments to send it (aftersale.Refunds); payments settles the
+// providers' answers and hands what they refund to the after-sales
+// (payments.Settlement).
 func Orders(writer *store.DB, co checkout.Config, pc payments.Config, ac aftersale.Config) (*checkout.Service, *payments.Service, *aftersale.Service) {
 	ask := &paymentCheck{}
 	if co.Payments == nil {
 		co.Payments = ask
 	}
+	if pc.Settlement == nil {
+		pc.Settlement = aftersale.Settlement{}
+	}
 	orders := checkout.New(writer, co)
-	ask.Service = payments.New(writer, pc, orders)
-	afterSales := aftersale.New(writer, ac, orders, ask.Service)
-	ask.RefundThrough(afterSales)
-	return orders, ask.Service, afterSales
+	ask.Service = payments.New(writer, pc)
+	return orders, ask.Service, aftersale.New(writer, ac, orders, ask.Service)
 }
 
 // paymentCheck is checkout's PaymentCheck: the payments service, set after

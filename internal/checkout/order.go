@@ -48,6 +48,9 @@ type Order struct {
 	// RefundedAmount is the money refunds confirmed; it never
 	// exceeds Amount, and the order is REFUNDED when it equals it.
 	RefundedAmount money.Money
+	// PaidPaymentID is the payment that paid it (0: unpaid, or paid before
+	// orders named their payment); written once, with PAID.
+	PaidPaymentID int64
 
 	version   int64       // orders.version as read (setOrderAddress's CAS)
 	shipments []*Shipment // read for a page of orders at once (LoadShipments); nil: not read

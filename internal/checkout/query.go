@@ -28,6 +28,9 @@ func toOrder(r *ent.Order) *Order {
 		o.UserCouponID = *r.UserCouponID
 	}
 	o.Adjustments = adjustmentsOf(r.Edges.Adjustments)
+	if r.PaidPaymentID != nil {
+		o.PaidPaymentID = *r.PaidPaymentID
+	}
 	o.Lines = make([]*OrderLine, len(r.Edges.Lines))
 	for i, l := range r.Edges.Lines {
 		o.Lines[i] = &OrderLine{ItemID: l.ItemID, GoodsID: l.GoodsID, GoodsName: l.GoodsName,

@@ -11,6 +11,10 @@ type Config struct {
 	// Providers by name (see internal/payments/providers, where each
 	// provider package is registered).
 	Providers map[string]Provider
+	// Settlement moves what a confirmed refund refunds beyond payments'
+	// rows (internal/app sets it to the after-sales'); a service that
+	// settles no refund (reconcile) may leave it nil.
+	Settlement Settlement
 	// Tracing gives every call to a provider a client span (nil: off).
 	Tracing *tracing.Tracing
 	// Tolerance bounds how old (or how far in the future) a notification's

@@ -113,7 +113,7 @@ func TestSecondPaymentForPaidOrderIsKeptAndFlagged(t *testing.T) {
 			t.Errorf("OfOrder: %+v %v, want P1…P4", all, err)
 		}
 
-		if _, err := f.svc.Refund(ctx, o.OrderSn, "customer returned it"); err != nil {
+		if _, err := f.refund(ctx, o.OrderSn, "customer returned it"); err != nil {
 			t.Fatal(err)
 		}
 		for _, p := range db.Client.Payment.Query().Where(payment.OrderID(o.ID)).Order(payment.ByID()).AllX(ctx) {

@@ -127,7 +127,7 @@ func TestLockModePaidByNotifications(t *testing.T) {
 
 				// A refund of a paid lock-mode order restores its unit like any
 				// paid order's (change type 4); the lock is not touched.
-				if _, err := f.svc.Refund(ctx, orders[0].OrderSn, "customer returned it"); err != nil {
+				if _, err := f.refund(ctx, orders[0].OrderSn, "customer returned it"); err != nil {
 					t.Fatal(err)
 				}
 				f.lockBooks(t, id, 51, 50, 150, "after a refund")

@@ -46,7 +46,7 @@ func TestRefundsMadeAtTheProvider(t *testing.T) {
 
 		p := f.place(t, "dashboard")
 		f.pay(t, st, p, "pi_DASHBOARD", "evt_dashboard")
-		if _, err := f.svc.Refund(ctx, p.OrderSn, "pending at Stripe"); err != nil {
+		if _, err := f.refund(ctx, p.OrderSn, "pending at Stripe"); err != nil {
 			t.Fatal(err)
 		}
 		r := db.Client.Refund.Query().Where(refund.OrderID(p.ID)).OnlyX(ctx)

@@ -7,8 +7,6 @@ package payments
 import (
 	"time"
 
-	"storefront/internal/aftersale"
-	"storefront/internal/checkout"
 	"storefront/internal/platform/store"
 	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/money"
@@ -25,10 +23,7 @@ type Payment struct {
 
 // Service processes payments.
 type Service struct {
-	db     *store.DB
-	cfg    Config
-	orders *checkout.Service
-	now    func() time.Time
-	// afterSales runs refundOrder as a whole-order after-sale (Refund).
-	afterSales *aftersale.Service
+	db  *store.DB
+	cfg Config
+	now func() time.Time
 }

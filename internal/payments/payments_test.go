@@ -53,8 +53,17 @@ func TestMergeRules(t *testing.T) {
 type fixture struct {
 	db     *store.DB
 	svc    *payments.Service
+	as     *aftersale.Service
 	srv    *httptest.Server
 	itemID int64
+}
+
+// admin is who refunds orders in these tests.
+var admin = aftersale.Actor{ID: "admin", Admin: true}
+
+// refund is refundOrder, which the after-sales decide and payments sends.
+func (f *fixture) refund(ctx context.Context, orderSn, reason string) (*checkout.Order, error) {
+	return f.as.RefundOrder(ctx, admin, orderSn, reason)
 }
 
 const secret = "test-secret"
@@ -68,13 +77,13 @@ func setup(t *testing.T, db *store.DB) *fixture {
 	}
 	cfg := payments.DefaultConfig()
 	cfg = cfg.With(mock.New("mock", secret, "m-1", "CNY"), mock.New("other", "other-secret", "m-2", "CNY"))
-	_, svc, _ := app.Orders(db, checkout.DefaultConfig(), cfg, aftersale.DefaultConfig())
+	_, svc, as := app.Orders(db, checkout.DefaultConfig(), cfg, aftersale.DefaultConfig())
 	mux := http.NewServeMux()
 	mux.Handle("POST /payments/{provider}/notify", server.NotifyHandler(svc, cfg.MaxBody))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	item := db.Client.Sku.Query().Where(sku.GoodsID(ids[demo.TShirtCode]), sku.StockGT(10)).FirstX(context.Background())
-	return &fixture{db: db, svc: svc, srv: srv, itemID: item.ID}
+	return &fixture{db: db, svc: svc, as: as, srv: srv, itemID: item.ID}
 }
 
 var orderN int
@@ -320,7 +329,7 @@ func TestRefundTwiceConcurrently(t *testing.T) {
 		errs := make([]error, 2)
 		for i := range errs {
 			wg.Add(1)
-			go func() { defer wg.Done(); _, errs[i] = f.svc.Refund(ctx, placed.OrderSn, "customer returned it") }()
+			go func() { defer wg.Done(); _, errs[i] = f.refund(ctx, placed.OrderSn, "customer returned it") }()
 		}
 		wg.Wait()
 		for i, err := range errs {
@@ -348,7 +357,7 @@ func TestRefundTwiceConcurrently(t *testing.T) {
 		}
 		// Refunding an unpaid order is refused and changes nothing.
 		other, _ := co.Place(ctx, checkout.PlaceInput{UserID: "u1", Items: []checkout.ItemInput{{ItemID: &item, Quantity: 1}}, IdempotencyKey: "k2"})
-		if _, err := f.svc.Refund(ctx, other.OrderSn, "x"); !errors.Is(err, checkout.ErrInvalidOrderState) {
+		if _, err := f.refund(ctx, other.OrderSn, "x"); !errors.Is(err, checkout.ErrInvalidOrderState) {
 			t.Errorf("refund of UNPAID order: %v, want ErrInvalidOrderState", err)
 		}
 	})

@@ -180,7 +180,7 @@ func TestRefundThroughProvider(t *testing.T) {
 					t.Fatalf("payment: HTTP %d %q", st, b)
 				}
 				s.knobs.Set(func(k *paystub.Knobs) { k.DropAnswers, k.Requests = 1, nil })
-				got, err := f.svc.Refund(ctx, o.OrderSn, "the buyer sent it back")
+				got, err := f.refund(ctx, o.OrderSn, "the buyer sent it back")
 				if err != nil || got.Status != enums.OrderPaid {
 					t.Fatalf("refund with its answer lost: %v, %v; want the order still PAID", got, err)
 				}
@@ -231,7 +231,7 @@ func TestRefundThroughProvider(t *testing.T) {
 				var wg sync.WaitGroup
 				for range 2 {
 					wg.Go(func() {
-						if _, err := f.svc.Refund(ctx, o2.OrderSn, "twice"); err != nil {
+						if _, err := f.refund(ctx, o2.OrderSn, "twice"); err != nil {
 							t.Errorf("concurrent refund: %v", err)
 						}
 					})
@@ -248,7 +248,7 @@ func TestRefundThroughProvider(t *testing.T) {
 				o3 := f.place(t, s.name+"-refused")
 				f.pay(t, s, o3, pid+"3", "EV-"+s.name+"-R3")
 				s.knobs.Set(func(k *paystub.Knobs) { k.Refuse, k.Settle = true, false })
-				if got, err := f.svc.Refund(ctx, o3.OrderSn, "refused"); err != nil || got.Status != enums.OrderPaid {
+				if got, err := f.refund(ctx, o3.OrderSn, "refused"); err != nil || got.Status != enums.OrderPaid {
 					t.Errorf("refused refund: %v, %v", got, err)
 				}
 				s.knobs.Set(func(k *paystub.Knobs) { k.Refuse = false })

@@ -61,10 +61,16 @@ type stand struct {
 
 // pfix is a shop with the three providers, each played by its stand-in,
 // and its notification routes on a local server.
+// refund is refundOrder, which the after-sales decide and payments sends.
+func (f *pfix) refund(ctx context.Context, orderSn, reason string) (*checkout.Order, error) {
+	return f.as.RefundOrder(ctx, admin, orderSn, reason)
+}
+
 type pfix struct {
 	db     *store.DB
 	svc    *payments.Service
 	orders *checkout.Service
+	as     *aftersale.Service
 	srv    *httptest.Server
 	itemID int64
 	stands []stand
@@ -90,7 +96,7 @@ func providerSetup(t *testing.T, db *store.DB) *pfix {
 		}
 	}
 	cfg = cfg.With(wechatpay.New(wc), alipay.New(ac), stripe.New(sc))
-	f.orders, f.svc, _ = app.Orders(db, checkout.DefaultConfig(), cfg, aftersale.DefaultConfig())
+	f.orders, f.svc, f.as = app.Orders(db, checkout.DefaultConfig(), cfg, aftersale.DefaultConfig())
 	h := server.NotifyHandler(f.svc, cfg.MaxBody)
 	mux := http.NewServeMux()
 	mux.Handle("POST /payments/{provider}/notify", h)

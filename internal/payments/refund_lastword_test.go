@@ -106,7 +106,7 @@ func TestWeChatSuccessAfterAbnormalRefunds(t *testing.T) {
 		f := providerSetup(t, db)
 		ctx := context.Background()
 		w := newLastWord(t, f, f.stands[0], "wx-abnormal")
-		if _, err := f.svc.Refund(ctx, w.o.OrderSn, "returned"); err != nil {
+		if _, err := f.refund(ctx, w.o.OrderSn, "returned"); err != nil {
 			t.Fatal(err)
 		}
 		r1 := w.refunds(t)[0].RefundNo
@@ -118,7 +118,7 @@ func TestWeChatSuccessAfterAbnormalRefunds(t *testing.T) {
 		w.statuses(t, "after SUCCESS", enums.RefundSucceeded)
 		w.check(t, "after SUCCESS", enums.OrderRefunded, w.o.Amount, false, 1)
 
-		got, err := f.svc.Refund(ctx, w.o.OrderSn, "again")
+		got, err := f.refund(ctx, w.o.OrderSn, "again")
 		if err != nil || got.Status != enums.OrderRefunded {
 			t.Errorf("a second refundOrder: %v, %v", got, err)
 		}
@@ -137,13 +137,13 @@ func TestWeChatSuccessAfterAbnormalStopsTheNextRefund(t *testing.T) {
 		f := providerSetup(t, db)
 		ctx := context.Background()
 		w := newLastWord(t, f, f.stands[0], "wx-next")
-		if _, err := f.svc.Refund(ctx, w.o.OrderSn, "returned"); err != nil {
+		if _, err := f.refund(ctx, w.o.OrderSn, "returned"); err != nil {
 			t.Fatal(err)
 		}
 		r1 := w.refunds(t)[0].RefundNo
 		w.wechat(t, "EV-ab-1", "REFUND.ABNORMAL", r1)
 		w.s.knobs.Set(func(k *paystub.Knobs) { k.DropAnswers = 1 })
-		if _, err := f.svc.Refund(ctx, w.o.OrderSn, "again"); err != nil {
+		if _, err := f.refund(ctx, w.o.OrderSn, "again"); err != nil {
 			t.Fatal(err)
 		}
 		w.statuses(t, "R2 sent, its answer lost", enums.RefundFailed, enums.RefundPending)
@@ -173,13 +173,13 @@ func TestWeChatSuccessAfterAnotherSucceededIsFlagged(t *testing.T) {
 		f := providerSetup(t, db)
 		ctx := context.Background()
 		w := newLastWord(t, f, f.stands[0], "wx-twice")
-		if _, err := f.svc.Refund(ctx, w.o.OrderSn, "returned"); err != nil {
+		if _, err := f.refund(ctx, w.o.OrderSn, "returned"); err != nil {
 			t.Fatal(err)
 		}
 		r1 := w.refunds(t)[0].RefundNo
 		w.wechat(t, "EV-ab-1", "REFUND.ABNORMAL", r1)
 		w.s.knobs.Set(func(k *paystub.Knobs) { k.Settle = true })
-		if got, err := f.svc.Refund(ctx, w.o.OrderSn, "again"); err != nil || got.Status != enums.OrderRefunded {
+		if got, err := f.refund(ctx, w.o.OrderSn, "again"); err != nil || got.Status != enums.OrderRefunded {
 			t.Fatalf("R2 settled at once: %v, %v", got, err)
 		}
 		w.check(t, "after R2", enums.OrderRefunded, w.o.Amount, false, 2)
@@ -218,7 +218,7 @@ func TestStripeSuccessAfterFailedRefunds(t *testing.T) {
 		f := providerSetup(t, db)
 		ctx := context.Background()
 		w := newLastWord(t, f, f.stands[2], "st-failed")
-		if _, err := f.svc.Refund(ctx, w.o.OrderSn, "returned"); err != nil {
+		if _, err := f.refund(ctx, w.o.OrderSn, "returned"); err != nil {
 			t.Fatal(err)
 		}
 		r1 := w.refunds(t)[0]
@@ -258,7 +258,7 @@ func TestAlipayRefundNotifiedAfterRefusal(t *testing.T) {
 		ctx := context.Background()
 		w := newLastWord(t, f, f.stands[1], "ali-refused")
 		w.s.knobs.Set(func(k *paystub.Knobs) { k.Refuse = true })
-		if got, err := f.svc.Refund(ctx, w.o.OrderSn, "returned"); err != nil || got.Status != enums.OrderPaid {
+		if got, err := f.refund(ctx, w.o.OrderSn, "returned"); err != nil || got.Status != enums.OrderPaid {
 			t.Fatalf("refused refund: %v, %v", got, err)
 		}
 		w.statuses(t, "after the refusal", enums.RefundFailed)
@@ -291,7 +291,7 @@ func TestWeChatSuccessAfterAbnormalRacingRefundOrder(t *testing.T) {
 		outcomes := map[int]int{}
 		for round := range 8 {
 			w := newLastWord(t, f, f.stands[0], "wx-race-"+string(rune('a'+round)))
-			if _, err := f.svc.Refund(ctx, w.o.OrderSn, "returned"); err != nil {
+			if _, err := f.refund(ctx, w.o.OrderSn, "returned"); err != nil {
 				t.Fatal(err)
 			}
 			r1 := w.refunds(t)[0].RefundNo
@@ -300,7 +300,7 @@ func TestWeChatSuccessAfterAbnormalRacingRefundOrder(t *testing.T) {
 			done := make(chan error, 1)
 			go func() {
 				<-start
-				_, err := f.svc.Refund(ctx, w.o.OrderSn, "again")
+				_, err := f.refund(ctx, w.o.OrderSn, "again")
 				done <- err
 			}()
 			close(start)
@@ -334,7 +334,7 @@ func TestAlipayNoFundChangeAsksTheRefundQuery(t *testing.T) {
 		ctx := context.Background()
 		w := newLastWord(t, f, f.stands[1], "ali-nofund")
 		f.ali.NoFundChange = 1
-		if got, err := f.svc.Refund(ctx, w.o.OrderSn, "returned"); err != nil || got.Status != enums.OrderPaid {
+		if got, err := f.refund(ctx, w.o.OrderSn, "returned"); err != nil || got.Status != enums.OrderPaid {
 			t.Fatalf("a refund answered fund_change N and not made: %v, %v; want the order still PAID", got, err)
 		}
 		w.statuses(t, "answered fund_change N, not made", enums.RefundPending)
@@ -362,7 +362,7 @@ func TestReconcileCatchesADroppedSuccessAfterAbnormal(t *testing.T) {
 		ctx := context.Background()
 		for _, drop := range []bool{true, false} {
 			w := newLastWord(t, f, f.stands[0], fmt.Sprint("wx-drop-", drop))
-			if _, err := f.svc.Refund(ctx, w.o.OrderSn, "returned"); err != nil {
+			if _, err := f.refund(ctx, w.o.OrderSn, "returned"); err != nil {
 				t.Fatal(err)
 			}
 			r1 := w.refunds(t)[0].RefundNo

@@ -48,7 +48,7 @@ func TestAdminAndProviderRefundsDoNotDeadlock(t *testing.T) {
 			start := make(chan struct{})
 			wg.Go(func() {
 				<-start
-				if _, err := f.svc.Refund(ctx, o.OrderSn, "the buyer asked"); err != nil {
+				if _, err := f.refund(ctx, o.OrderSn, "the buyer asked"); err != nil {
 					t.Errorf("admin refund of %s: %v", o.OrderSn, err)
 				}
 			})

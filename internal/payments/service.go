@@ -14,7 +14,6 @@ import (
 	"storefront/ent"
 	"storefront/ent/order"
 	"storefront/ent/payment"
-	"storefront/internal/aftersale"
 	"storefront/internal/checkout"
 	"storefront/internal/platform/settings"
 	"storefront/internal/platform/store"
@@ -22,9 +21,8 @@ import (
 	"storefront/internal/vocab/errs"
 )
 
-// New returns the payments service; orders is the checkout service whose
-// closing transition refunds reuse.
-func New(db *store.DB, cfg Config, orders *checkout.Service) *Service {
+// New returns the payments service.
+func New(db *store.DB, cfg Config) *Service {
 	def := DefaultConfig()
 	if cfg.Providers == nil {
 		cfg.Providers = map[string]Provider{}
@@ -36,12 +34,8 @@ func New(db *store.DB, cfg Config, orders *checkout.Service) *Service {
 	if cfg.RefundRetryMax < cfg.RefundRetry {
 		cfg.RefundRetryMax = max(def.RefundRetryMax, cfg.RefundRetry)
 	}
-	return &Service{db: db, cfg: cfg, orders: orders, now: time.Now}
+	return &Service{db: db, cfg: cfg, now: time.Now}
 }
-
-// RefundThrough binds refundOrder to the after-sales service (the
-// composition root's, built on this one: app.Orders).
-func (s *Service) RefundThrough(afterSales *aftersale.Service) { s.afterSales = afterSales }
 
 // Outcome says what a verified notification did.
 type Outcome string
@@ -149,7 +143,7 @@ func (s *Service) apply(ctx context.Context, p Provider, n Notice, digest string
 			if !paidBy(cur, pay.ID) {
 				return nil
 			}
-			_, err = refundTx(ctx, tx, pay, s)
+			_, err = refundTx(ctx, tx, pay, cur, s)
 			return err
 		}
 		return nil

@@ -2,6 +2,8 @@ package testdb
 
 import (
 	"context"
+	"database/sql"
+	"regexp"
 	"sync/atomic"
 	"testing"
 
@@ -51,4 +53,91 @@ func EachCounted(t *testing.T, fn func(t *testing.T, db *store.DB, n *atomic.Int
 			fn(t, Open(t, b, CountStatements(n)), n)
 		})
 	}
+}
+
+// CountTableReads adds to n every read of table (a SELECT whose FROM names
+// it), inside transactions as well as outside: how often a path reads one
+// aggregate, wherever the read is.
+func CountTableReads(n *atomic.Int64, table string) store.Option {
+	from := regexp.MustCompile(`(?i)\bFROM\s+[` + "`" + `"]?` + regexp.QuoteMeta(table) + "[`" + `"]?(\s|$)`)
+	return store.WithDriverWrapper(func(d dialect.Driver) dialect.Driver { return tableReads{d, n, from} })
+}
+
+// tableReads counts reads matching from, and those of the transactions it
+// opens.
+type tableReads struct {
+	dialect.Driver
+	n    *atomic.Int64
+	from *regexp.Regexp
+}
+
+func (d tableReads) Query(ctx context.Context, q string, args, v any) error {
+	d.count(q)
+	return d.Driver.Query(ctx, q, args, v)
+}
+
+func (d tableReads) count(q string) {
+	if d.from.MatchString(q) {
+		d.n.Add(1)
+	}
+}
+
+func (d tableReads) Tx(ctx context.Context) (dialect.Tx, error) {
+	tx, err := d.Driver.Tx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return tableReadsTx{tx, d}, nil
+}
+
+func (d tableReads) BeginTx(ctx context.Context, opts *sql.TxOptions) (dialect.Tx, error) {
+	b, ok := d.Driver.(interface {
+		BeginTx(context.Context, *sql.TxOptions) (dialect.Tx, error)
+	})
+	if !ok {
+		return d.Tx(ctx)
+	}
+	tx, err := b.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return tableReadsTx{tx, d}, nil
+}
+
+type tableReadsTx struct {
+	dialect.Tx
+	d tableReads
+}
+
+func (t tableReadsTx) Query(ctx context.Context, q string, args, v any) error {
+	t.d.count(q)
+	return t.Tx.Query(ctx, q, args, v)
+}
+
+// ExecContext and QueryContext keep the raw statements a domain sends
+// through ent's transaction (tx.ExecContext) working under the count.
+func (t tableReadsTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return t.Tx.(interface {
+		ExecContext(context.Context, string, ...any) (sql.Result, error)
+	}).ExecContext(ctx, q, args...)
+}
+
+func (t tableReadsTx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	t.d.count(q)
+	return t.Tx.(interface {
+		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	}).QueryContext(ctx, q, args...)
+}
+
+func (d tableReads) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return d.Driver.(interface {
+		ExecContext(context.Context, string, ...any) (sql.Result, error)
+	}).ExecContext(ctx, q, args...)
+}
+
+func (d tableReads) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	d.count(q)
+	return d.Driver.(interface {
+		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	}).QueryContext(ctx, q, args...)
 }
