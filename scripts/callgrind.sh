@@ -47,15 +47,22 @@ cleanup() {
 }
 trap cleanup EXIT
 git -C "$here" worktree add --detach --quiet "$tree" "$sha"
-for f in bench/count internal/checkout/fixedbatch.go; do
-	[ -e "$tree/$f" ] || cp -r "$here/$f" "$tree/$f"
-done
-(cd "$tree" && go build -o "$OUT/count" ./bench/count && go build -o "$OUT/storefront" ./cmd/storefront)
-(cd "$here" && go build -o "$OUT/pageclient" ./bench/pageclient)
+# -trimpath: the same sources build to the same cached packages in every
+# worktree, and callgrind_annotate names files alike at every commit.
+build() { (cd "$1" && go build -trimpath -o "$OUT/$2" "./$3"); }
+case " $workloads " in *" plain "* | *" group "* | *" dbcpu "*)
+	for f in bench/count internal/checkout/fixedbatch.go; do
+		[ -e "$tree/$f" ] || cp -r "$here/$f" "$tree/$f"
+	done
+	build "$tree" count bench/count ;;
+esac
+case " $workloads " in *" page "* | *" ceiling "*)
+	build "$tree" storefront cmd/storefront
+	build "$here" pageclient bench/pageclient ;;
+esac
 
 # gated LABEL CMD…: CMD prints "ready" when set up and warm and waits for a
-# line, runs its fixed count, prints "done …" and waits for a line (or
-# exits). The instrumentation of TARGET_PID (the callgrind process; unset:
+# line, runs its fixed count, prints "done …" and waits for a line. The instrumentation of TARGET_PID (the callgrind process; unset:
 # CMD itself) is on between the two.
 gated() {
 	local label=$1; shift

@@ -7,7 +7,7 @@
 //
 // It sends -warm requests (the first fills the response cache), prints
 // "ready", waits for a line on stdin, sends -n requests, each of which must
-// answer 200 with the bytes of the first answer, prints "done …" and exits.
+// answer 200 with the bytes of the first answer, prints "done …" and exits at the next line.
 // The client runs in a process of its own, so a count of the server's
 // process holds the server's work alone. -save writes the first answer to
 // FILE (bytesceiling serves those bytes) and the request to FILE.request. -goods 0 asks nothing to find a
@@ -75,6 +75,7 @@ func main() {
 		}
 	}
 	fmt.Printf("done: %d requests of %d bytes answered %d bytes, %s\n", *n, len(body), len(first), time.Since(began).Round(time.Millisecond))
+	_, _ = in.ReadString('\n')
 }
 
 // pageBody is the POST of goods' page, its first spec's first value
