@@ -33,6 +33,8 @@ import (
 	"log"
 	"os"
 	"time"
+
+	"storefront/internal/platform/gctune"
 )
 
 func main() {
@@ -43,6 +45,10 @@ func main() {
 	dbFlag := flag.String("db", "mysql:root@tcp(127.0.0.1:3306)/test", "mysql:DSN of the server; a database is created there and dropped afterwards")
 	dbcpu := flag.Int("dbcpu", 0, "run natively R rounds of -n orders and print the database's CPU per order (0: the callgrind gate)")
 	flag.Parse()
+	// serve's GC target: the collector's share of an order is the
+	// binary's, and at Go's default it was a third of the group path's
+	// count and the part that moved most from run to run.
+	gctune.Apply(gctune.DefaultPercent)
 	if *workload != "plain" && *workload != "group" {
 		log.Fatalf("-workload %q: want plain or group", *workload)
 	}
