@@ -51,7 +51,7 @@ func newMixLoad(b *testing.B, addr, admin, customer string) *mixLoad {
 			b.Fatal(err)
 		}
 		c := g.CreateGoods
-		body, _ := json.Marshal(map[string]any{"query": pageQuery, "variables": map[string]any{"id": c.ID, "sel": []string{c.Specs[0].Values[0].ID}}})
+		body, _ := json.Marshal(map[string]any{"query": PageQuery, "variables": map[string]any{"id": c.ID, "sel": []string{c.Specs[0].Values[0].ID}}})
 		m.goods = append(m.goods, mixGoods{id: c.ID, sku: c.Skus[0].ID, read: leanPost(addr, "/graphql", body)})
 	}
 	return m

@@ -38,10 +38,9 @@ import (
 )
 
 // The query of gqlceiling's page.lua; only the ids differ per target.
-const pageQuery = `query($id: ID!, $sel: [ID!]) { goods(id: $id) { id name specs { id name values { id name } } skus { id specValueIds sellPrice stock status } priceRange { min max } totalStock selectable(selected: $sel) { specValueId selectable } } }`
 
 func pageBody(id, sel int64) []byte {
-	return []byte(fmt.Sprintf(`{"query":%q,"variables":{"id":"%d","sel":["%d"]}}`, pageQuery, id, sel))
+	return []byte(fmt.Sprintf(`{"query":%q,"variables":{"id":"%d","sel":["%d"]}}`, PageQuery, id, sel))
 }
 
 var typenameBody = []byte(`{"query":"{ __typename }"}`)

@@ -229,14 +229,14 @@ func BenchmarkResponseCache(b *testing.B) {
 		return map[string]any{"id": strconv.Itoa(id), "sel": []string{sel}}
 	}
 	body := func(vars map[string]any) []byte {
-		raw, _ := json.Marshal(map[string]any{"query": pageQuery, "variables": vars})
+		raw, _ := json.Marshal(map[string]any{"query": PageQuery, "variables": vars})
 		return raw
 	}
 	v12, v500 := pageVars(1, firstValue(on, 1)), pageVars(3, firstValue(on, 3))
 	ceilPage := leanPost(ceil, "/graphql", pageBody(1, 11))
 	ceilTypename := leanPost(ceil, "/graphql", typenameBody)
 	page12, page500 := leanPost(on, "/graphql", body(v12)), leanPost(on, "/graphql", body(v500))
-	page12Get := leanGet(on, apqGetPath(pageQuery, v12, false))
+	page12Get := leanGet(on, apqGetPath(PageQuery, v12, false))
 	page12Off, page500Off := leanPost(off, "/graphql", body(v12)), leanPost(off, "/graphql", body(v500))
 
 	// The mixed load, on the cached binary and, when STOREFRONT_BENCH_DB
@@ -275,7 +275,7 @@ func BenchmarkResponseCache(b *testing.B) {
 		}
 		return first
 	}
-	warm(on, leanGet(on, apqGetPath(pageQuery, v12, true)))
+	warm(on, leanGet(on, apqGetPath(PageQuery, v12, true)))
 	want12, want500 := warm(on, page12), warm(on, page500)
 	if got := warm(on, page12Get); !bytes.Equal(got, want12) {
 		b.Fatalf("APQ GET and POST answer differently:\n%s\n%s", got, want12)
