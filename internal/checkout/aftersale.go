@@ -18,7 +18,7 @@ import (
 	"storefront/internal/vocab/money"
 )
 
-// After-sales (issue 43, internal/aftersale) change an order's lines and
+// After-sales (internal/aftersale) change an order's lines and
 // money through these functions only, inside aftersale's transaction:
 // checkout stays the one writer of orders and order_line. Each is a CAS
 // that holds on the row as it is when it runs, never on a read before it.

@@ -23,13 +23,12 @@ type PlaceInput struct {
 	IdempotencyKey string
 	// Scope names what the order is placed for beyond its items (a cart:
 	// "cart:<id>"); it is part of the request the key stands for, so one key
-	// cannot answer one cart's order for another cart with the same items
-	// (issue 25). "" for placeOrder.
+	// cannot answer one cart's order for another cart with the same items.
+	// "" for placeOrder.
 	Scope string
 	// UserCouponID is the customer's claimed coupon to use (nil: none).
 	UserCouponID *int64
-	// AddressID is the buyer's address the order ships to (issue 41,
-	// shipto.go): required when a line's goods ships under a freight
+	// AddressID is the buyer's address the order ships to (shipto.go): required when a line's goods ships under a freight
 	// template, allowed always.
 	AddressID *int64
 }

@@ -96,7 +96,7 @@ func (s *Service) Adjust(ctx context.Context, in AdjustInput) (*ent.Sku, error) 
 // SKU's terms does not move it), or under this transaction (a sale),
 // nothing is written and the answer is ErrVersionConflict. A value below
 // what unpaid orders hold locked is ErrOutOfStock: those units are theirs,
-// and their payments must still find them (issue 25 §2).
+// and their payments must still find them.
 func (s *Service) SetStock(ctx context.Context, in SetStockInput) (*ent.Sku, error) {
 	if in.Stock < 0 || in.Stock > limits.MaxStock {
 		return nil, fmt.Errorf("%w: stock must be between 0 and %d", ErrInvalidInput, limits.MaxStock)
@@ -139,7 +139,7 @@ func (s *Service) SetStock(ctx context.Context, in SetStockInput) (*ent.Sku, err
 // against the new balance a few times before giving up with a conflict. A
 // count below what unpaid orders hold locked is ErrOutOfStock, naming the
 // locked quantity: the locked units are sold, and only their orders'
-// payments or closes may move them (issue 25 §2).
+// payments or closes may move them.
 func (s *Service) Stocktake(ctx context.Context, in StocktakeInput) (*ent.Sku, error) {
 	if in.Counted < 0 || in.Counted > limits.MaxStock {
 		return nil, fmt.Errorf("%w: countedStock must be between 0 and %d", ErrInvalidInput, limits.MaxStock)

@@ -108,7 +108,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // hand, whatever the goods' mode now: a SKU switched to deduct-at-order may
 // still hold units locked by orders placed before), and moves the stock's
 // version, never the terms' (a sale must not refuse an admin's edit of the
-// terms, issue 26). A locked sale (lock-at-order goods) raises lock_stock
+// terms). A locked sale (lock-at-order goods) raises lock_stock
 // instead of lowering stock.
 //
 // With terms it holds only while the SKU is still sold on them: same goods,

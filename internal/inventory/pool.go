@@ -90,7 +90,7 @@ func dbTime(t time.Time) time.Time { return t.Round(0).UTC().Truncate(time.Secon
 // nowArg is a clock reading as a query argument compared with pool times.
 func nowArg(t time.Time) time.Time { return t.Round(0).UTC() }
 
-// The times a pool may start and end in (issue 25): each backend stores
+// The times a pool may start and end in: each backend stores
 // and reads back every second of it (SQLite as text, MySQL in DATETIME
 // columns, 1000..9999). The lower bound is far enough from year 1 that no
 // zero time slips in, and any real sale fits.

@@ -22,7 +22,7 @@ import (
 // after-sale's; a LOCKED line's units are still in its stock); and when its
 // lock_stock (LockedStock) is the units of its LOCKED lines in UNPAID
 // orders (LockedByOrders), within 0..stock. Summed over a SKU's pools the
-// second is issue 18's per-SKU account.
+// second is the SKU's own locked account.
 type PoolDiff struct {
 	PoolID, ItemID                int64
 	Stock, LedgerSum              int64

@@ -40,9 +40,9 @@ func Restore(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, bizSn strin
 // (Restore: deduct-mode lines, refunds) and partly release a lock (Release:
 // lock-mode lines of an unpaid order), in one ascending pass over the SKU
 // rows of both, and writes the listing once at the end: the lock order goods
-// → SKU rows → listing rows holds for the whole transaction. (One Restore
-// per line wrote the listing between two SKU rows, and two cancels of
-// orders of the same two SKUs deadlocked on MariaDB, issue 26.)
+// → SKU rows → listing rows holds for the whole transaction. (A Restore per
+// line would write the listing between two SKU rows, and two cancels of
+// orders of the same two SKUs would deadlock on MariaDB.)
 func RestoreAndRelease(ctx context.Context, tx *ent.Tx, t ChangeType, bizType, bizSn string, restore, release []RestoreLine) (int, error) {
 	return restoreAndRelease(ctx, tx, t, bizType, []Closing{{BizSn: bizSn, Restore: restore, Release: release}})
 }

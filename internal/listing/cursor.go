@@ -80,8 +80,8 @@ func decodeCursor(c, fp string, f Field) (cursor, error) {
 	}
 	// Only the encoding encodeCursor makes is accepted: ParseInt and
 	// time.Parse also take `01`, `+1` or another zone for the same row, and
-	// each spelling would be a response-cache entry of its own (issue 25
-	// review). Re-encoding what was read must give the cursor back.
+	// each spelling would be a response-cache entry of its own.
+	// Re-encoding what was read must give the cursor back.
 	var again string
 	switch v := out.value.(type) {
 	case string:

@@ -69,7 +69,7 @@ func inStockIn(from, goods string) string {
 // that has most of the table's SKUs (the demo's 500-SKU shoe) by a scan of
 // the whole table otherwise, and locked the SKU rows of every other goods
 // after the listing rows: edits of it deadlocked with sales and restores of
-// the others (issue 38).
+// the others.
 func skuByGoods(ctx context.Context) string { return store.Indexed(ctx, "sku", "sku_goods_id_status") }
 
 // keys are the name and search keys of a goods. Lowercased here, not by the
@@ -134,7 +134,7 @@ func refresh(ctx context.Context, tx *ent.Tx, ids []int64, parent map[int64]*int
 	// (internal/inventory/goods_lock.go). Every stock movement holds its goods
 	// shared from before it locks a SKU row, so a rewrite never holds
 	// listing rows while a movement of the same goods holds a SKU row it
-	// reads (they deadlocked on MariaDB, issue 26). A catalog edit holds its
+	// reads (they deadlock on MariaDB). A catalog edit holds its
 	// goods already; a category move takes them here.
 	if err := store.Lock(ctx, tx, store.GoodsLock, store.Exclusive, slices.Sorted(slices.Values(ids))...); err != nil {
 		return err
@@ -149,7 +149,7 @@ func refresh(ctx context.Context, tx *ent.Tx, ids []int64, parent map[int64]*int
 	// goods deadlock on MariaDB: an insert checks the unique (scope,
 	// goods_id) key by locking the delete-marked record of the same key and
 	// the record after it, another goods' row, which another rewrite holds
-	// (issue 38, 28 deadlocks in 8 s of four admins editing three goods).
+	// (a deadlock of admins editing goods side by side).
 	var held map[int64][]heldRow
 	if replace {
 		if held, err = heldRows(ctx, tx, ids); err != nil {

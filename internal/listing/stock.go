@@ -47,7 +47,7 @@ func Emptied(ctx context.Context, tx *ent.Tx, goods ...int64) error {
 // (SELECT goods_id FROM sku …)) MariaDB 10.11 runs the subquery for every
 // listing row and locks every row of the table as it scans it, which
 // deadlocked the timeout closer with placements and cancels of other goods
-// (issue 38: "marking the goods of SKUs [1 8] in stock: Error 1213"). The
+// (MariaDB error 1213). The
 // SKUs are read by id ("goods_id + 0" keeps MariaDB off the (goods_id,
 // status) index): a subquery of an UPDATE is a locking read there, and
 // through that index it would lock the goods' other SKU rows after the

@@ -48,8 +48,8 @@ func parents(ctx context.Context, tx *ent.Tx) (map[int64]*int64, error) {
 // → listing (internal/inventory/goods_lock.go). A category move holds the tree
 // exclusively and then locks the goods of the moved subtree (refresh); an
 // edit that locked its goods row first and read the tree only in Refresh
-// held what the move waited for and waited for the move (MariaDB, 159
-// deadlock retries in 10 s of moves beside price edits). Stock movements
+// held what the move waited for and waited for the move (a deadlock on
+// MariaDB, docs/listing.md). Stock movements
 // never read the tree. On SQLite the one writer makes it a plain read.
 func LockTree(ctx context.Context, tx *ent.Tx) error {
 	if _, err := parents(ctx, tx); err != nil {

@@ -16,7 +16,7 @@ import (
 
 // A client that closes its connection while its request runs cancels the
 // request's context: the database calls below give up with "context
-// canceled" and, unclassified, every one of them used to be logged as an
+// canceled" and, unclassified, every one of them would be logged as an
 // internal error (eight ERROR lines when a load generator closed its
 // connections). Nobody reads that answer and nothing is wrong with the
 // service, so it is logged at debug level and counted apart

@@ -86,7 +86,7 @@ var lists = map[string]func(args map[string]any, page int) int{
 
 	"Query.stockReconciliation": func(args map[string]any, _ int) int { return reconcileRows(args["limit"]) },
 
-	// Shipping (issue 41): each bounded where it is written.
+	// Shipping: each bounded where it is written.
 	"Query.myAddresses":        fixed(shipping.MaxAddresses),
 	"Query.shippingTemplates":  fixed(shipping.MaxTemplates),
 	"ShippingTemplate.rules":   fixed(shipping.MaxRules),
@@ -94,7 +94,7 @@ var lists = map[string]func(args map[string]any, page int) int{
 	"Order.shipments":          fixed(checkout.MaxShipments),
 	"Shipment.lines":           fixed(checkout.DefaultConfig().MaxLines),
 
-	// After-sales (issue 43): a request names at most aftersale.MaxLines
+	// After-sales: a request names at most aftersale.MaxLines
 	// lines. Nothing bounds an order's after-sales (a rejected or cancelled
 	// one gives its units back for the next): charged as a few, the
 	// response-size limit bounds the rest.

@@ -41,8 +41,8 @@ type RateLimits struct {
 
 // The defaults of serve's flags. A shopper writes a cart line at a time,
 // a few a second while clicking, so 60 at once and one every half second
-// after that never stand in the way of one; one client address kept
-// creating ~1,000 carts a second in issue 25's flood and now gets 2. A
+// after that never stand in the way of one; one client address
+// creating ~1,000 carts a second in a flood gets 2. A
 // token's subject may write 100 times as fast: accounts are issued by the
 // shop and can be revoked, admins edit in bulk, and the e2e suites hammer
 // placeOrder from one subject (TestResponseCacheMixedLoad placed 750 orders

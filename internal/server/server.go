@@ -227,7 +227,7 @@ func limitBody(n int64, next http.Handler) http.Handler {
 // rule accepts it (package input). One it refuses never reaches checkout:
 // the refusal waits in the context for textRule, which answers the
 // operation INVALID_INPUT as it would a bad argument (a key PostgreSQL or
-// MariaDB cannot store used to fail a whole batch of orders).
+// MariaDB cannot store would fail a whole batch of orders).
 func idempotencyKey(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if k := r.Header.Get("Idempotency-Key"); k != "" {

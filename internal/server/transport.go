@@ -219,7 +219,7 @@ func decodeNumbers(raw []byte, v any) error {
 // specification's CoerceVariableValues ignores it, so it cannot change the
 // answer and stays out of the key: a client sending a different 2 KB
 // extra each time gets the one stored answer instead of a new entry per
-// request (issue 25). Refusing such requests would break clients that send
+// request. Refusing such requests would break clients that send
 // one variables object to several operations.
 func cacheKey(req *request, vars map[string]any) string {
 	var doc [sha256.Size]byte

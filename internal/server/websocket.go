@@ -40,7 +40,7 @@ const (
 	// LiveConnBytes is what one idle graphql-transport-ws connection costs
 	// the process, measured: 9,000 of them took RSS from 44 to 404 MiB, 41 KiB
 	// each (goroutine stacks, the hijacked connection's buffers, gqlgen's and
-	// coder/websocket's state; docs/benchmarks.md, issue 38).
+	// coder/websocket's state; docs/benchmarks.md).
 	LiveConnBytes = 40 << 10
 )
 

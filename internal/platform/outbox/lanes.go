@@ -12,9 +12,9 @@ import (
 // Lane is one sink's way through the outbox: each outbox row keeps, per
 // lane, whether the lane's sink took it and who claims it meanwhile
 // (ent/schema/outbox.go). With one claim and one mark for every sink, a
-// broker that was down, full or missing its stream held the webhooks up
-// with it (issue 38: 22 s with NATS stopped, forever while its stream was
-// full or deleted); each lane goes at its own pace.
+// broker that was down, full or missing its stream would hold the webhooks up
+// with it (as long as NATS is stopped, forever while its stream is full
+// or deleted); each lane goes at its own pace.
 type Lane int
 
 const (

@@ -3,8 +3,7 @@ package outbox
 import "encoding/json"
 
 // legacyAggregate is the aggregate of an event in a row without an
-// aggregate type: one written by a release before aggregate types (issue
-// 39), or by such an instance still running during a rolling upgrade.
+// aggregate type: one written by a release before aggregate types, or by such an instance still running during a rolling upgrade.
 // Every event of those releases was an order's, its aggregate_id the
 // order's database id (empty in a batch's row) and its payload naming the
 // order by orderSn, which its CloudEvent's subject was: read from there,

@@ -47,7 +47,7 @@ const (
 	OrderPaid     OrderStatus = "PAID"
 	OrderClosed   OrderStatus = "CLOSED"
 	OrderRefunded OrderStatus = "REFUNDED"
-	// Shipping (issue 41): some lines shipped, every line shipped, receipt
+	// Shipping: some lines shipped, every line shipped, receipt
 	// confirmed (by the buyer or the closer after --auto-confirm-after).
 	OrderPartiallyShipped OrderStatus = "PARTIALLY_SHIPPED"
 	OrderShipped          OrderStatus = "SHIPPED"
@@ -225,7 +225,7 @@ func (ChargeBy) Values() []string { return []string{"PIECE", "WEIGHT"} }
 func (e ChargeBy) MarshalGQL(w io.Writer)    { writeQuoted(w, string(e)) }
 func (e *ChargeBy) UnmarshalGQL(v any) error { return unmarshal(v, e) }
 
-// AfterSaleType is what a buyer asks for (issue 43): the money back and the
+// AfterSaleType is what a buyer asks for: the money back and the
 // goods kept, or the goods sent back and then the money.
 type AfterSaleType string
 

@@ -20,7 +20,7 @@ var ErrInvalid = errors.New("invalid money amount")
 // Parse reads "89", "89.5" or "89.00" (optionally negative). More than two
 // decimal places is an error rather than a silent rounding, and so is white
 // space anywhere (" 1.00", "1.00\n"): the scalar is the decimal string and
-// nothing else, as ids are (issue 25).
+// nothing else, as ids are.
 func Parse(s string) (Money, error) {
 	if s == "" {
 		return 0, ErrInvalid

@@ -68,7 +68,7 @@ func Decode(kind, c string) (int64, error) {
 		if rest, ok := strings.CutPrefix(string(b), kind+":"); ok {
 			// Only Cursor's own encoding: ParseInt also takes `01` and `+1`,
 			// and each spelling of one cursor would be a response-cache
-			// entry of its own (issue 25 review).
+			// entry of its own.
 			if id, err := strconv.ParseInt(rest, 10, 64); err == nil && Cursor(kind, id) == c {
 				return id, nil
 			}

@@ -29,8 +29,8 @@ func MarshalInt64ID(id int64) graphql.Marshaler {
 // UnmarshalInt64ID accepts the string form (and, leniently, a JSON integer).
 // Only the form MarshalInt64ID writes is an id: "03", "+3" and " 3" are
 // refused as "abc" is, so that one row has one spelling, and so one
-// response-cache key per selection (issue 25: each spelling was an entry
-// of its own).
+// response-cache key per selection (each spelling would be an
+// entry of its own).
 func UnmarshalInt64ID(v any) (int64, error) {
 	switch v := v.(type) {
 	case string:

@@ -26,7 +26,7 @@ var (
 // MarshalTime writes t as RFC 3339 with the fraction it has. Unlike
 // gqlgen's graphql.MarshalTime it never writes null for the zero time: a
 // Time! field must not turn into an INTERNAL "must not be null" error
-// whatever the row holds (issue 25: a pool starting at year 1).
+// whatever the row holds (a pool starting at year 1).
 func MarshalTime(t time.Time) graphql.Marshaler {
 	return graphql.WriterFunc(func(w io.Writer) {
 		_, _ = io.WriteString(w, strconv.Quote(t.Format(time.RFC3339Nano)))
