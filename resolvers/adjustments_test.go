@@ -13,14 +13,7 @@ import (
 func TestOrderAdjustmentsOverGraphQL(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		p := newPromoAPI(t, db, "bob")
-		var c struct{ ID string }
-		if a := p.do(p.admin, `mutation { createCoupon(input: {name: "10 off", kind: AMOUNT_OFF, amountOff: "10.00"}) { id } }`, nil, "createCoupon", &c); a.Code() != "" {
-			t.Fatalf("createCoupon: %+v", a)
-		}
-		var uc struct{ ID string }
-		if a := p.do(p.tokens["bob"], `mutation($id: ID!) { claimCoupon(couponId: $id) { id } }`, map[string]any{"id": c.ID}, "claimCoupon", &uc); a.Code() != "" {
-			t.Fatalf("claimCoupon: %+v", a)
-		}
+		uc := struct{ ID string }{p.claimedCoupon("bob", "10 off", "10.00")}
 		sn, _, code := p.place("bob", uc.ID)
 		if code != "" {
 			t.Fatalf("placeOrder: %s", code)

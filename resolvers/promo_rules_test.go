@@ -75,6 +75,22 @@ func (p *promoAPI) place(user, userCoupon string) (sn, discount, code string) {
 	return o.OrderSn, o.Discount, a.Code()
 }
 
+// claimedCoupon creates an AMOUNT_OFF coupon of amountOff named name and
+// claims it for user: the claimed coupon's id.
+func (p *promoAPI) claimedCoupon(user, name, amountOff string) string {
+	p.t.Helper()
+	var c struct{ ID string }
+	if a := p.do(p.admin, `mutation($name: String!, $off: Money!) { createCoupon(input: {name: $name, kind: AMOUNT_OFF, amountOff: $off}) { id } }`,
+		map[string]any{"name": name, "off": amountOff}, "createCoupon", &c); a.Code() != "" {
+		p.t.Fatalf("createCoupon: %+v", a)
+	}
+	var uc struct{ ID string }
+	if a := p.do(p.tokens[user], `mutation($id: ID!) { claimCoupon(couponId: $id) { id } }`, map[string]any{"id": c.ID}, "claimCoupon", &uc); a.Code() != "" {
+		p.t.Fatalf("claimCoupon: %+v", a)
+	}
+	return uc.ID
+}
+
 // Another customer's claimed coupon, still AVAILABLE, is not one's own:
 // placeOrder with it is COUPON_NOT_APPLICABLE and writes nothing; the
 // coupon stays its owner's to use.
@@ -82,14 +98,7 @@ func TestAnotherCustomersCouponOverGraphQL(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		p := newPromoAPI(t, db, "bob", "carol")
-		var c struct{ ID string }
-		if a := p.do(p.admin, `mutation { createCoupon(input: {name: "10 off", kind: AMOUNT_OFF, amountOff: "10.00"}) { id } }`, nil, "createCoupon", &c); a.Code() != "" {
-			t.Fatalf("createCoupon: %+v", a)
-		}
-		var uc struct{ ID string }
-		if a := p.do(p.tokens["bob"], `mutation($id: ID!) { claimCoupon(couponId: $id) { id } }`, map[string]any{"id": c.ID}, "claimCoupon", &uc); a.Code() != "" {
-			t.Fatalf("claimCoupon: %+v", a)
-		}
+		uc := struct{ ID string }{p.claimedCoupon("bob", "10 off", "10.00")}
 		if sn, _, code := p.place("carol", uc.ID); code != "COUPON_NOT_APPLICABLE" {
 			t.Errorf("carol ordering with bob's coupon: order %q, code %q; want COUPON_NOT_APPLICABLE", sn, code)
 		}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"storefront/internal/vocab/enums"
 	"encoding/json"
 
 	"storefront/internal/aftersale"
@@ -68,6 +69,11 @@ var lists = map[string]func(args map[string]any, page int) int{
 
 	// checkout refuses an order of more lines (before merging duplicates).
 	"Order.lines": fixed(checkout.DefaultConfig().MaxLines),
+	// An order and a cart's cost have at most one adjustment of each kind,
+	// and an adjustment a share of each line at most.
+	"Order.adjustments":    fixed(len(enums.AdjustmentKind("").Values())),
+	"CartCost.adjustments": fixed(len(enums.AdjustmentKind("").Values())),
+	"Adjustment.lines":     fixed(checkout.DefaultConfig().MaxLines),
 	// A cart holds at most an order's lines; each has at most two warnings
 	// (one of stock or availability, and PRICE_CHANGED), and the cart one
 	// more of its coupon (COUPON_NOT_APPLICABLE).
