@@ -98,12 +98,16 @@ func main() {
 	poolsFlag := flag.String("pools", "", "comma-separated main+batch pool sizes (e.g. 64+8,20+4): run only section 10, the group path at each size in turn, at the last -clients count (pools.go)")
 	poolRounds := flag.Int("pool-rounds", 3, "section 10: rounds, each running every -pools size once for -dur")
 	otelEndpoint := flag.String("otel-endpoint", "", "trace the placeOrder runs to this OTLP/HTTP receiver, as serve's --otel-endpoint (default: tracing off)")
-	otelRatio := flag.Float64("otel-sample-ratio", 1, "with -otel-endpoint: serve's --otel-sample-ratio (its --otel-keep-errors and --otel-keep-slow stay at their defaults)")
+	otelRatio := flag.Float64("otel-sample-ratio", 1, "with -otel-endpoint: serve's --otel-sample-ratio")
+	otelTail := flag.Bool("otel-tail", true, "with -otel-endpoint: serve's --otel-keep-errors and --otel-keep-slow at their defaults; false: both off (head sampling alone)")
 	flag.Parse()
 	gcInForce, gcFrom = gctune.Apply(*gcPercent)
 	if *otelEndpoint != "" {
 		c := tracing.DefaultConfig()
 		c.Endpoint, c.Ratio = *otelEndpoint, *otelRatio
+		if !*otelTail {
+			c.KeepErrors, c.KeepSlow = false, 0
+		}
 		var err error
 		if benchTracing, err = tracing.New(context.Background(), c); err != nil {
 			log.Fatal(err)
