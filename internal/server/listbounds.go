@@ -1,7 +1,6 @@
 package server
 
 import (
-	"storefront/internal/vocab/enums"
 	"encoding/json"
 
 	"storefront/internal/aftersale"
@@ -11,6 +10,7 @@ import (
 	"storefront/internal/listing"
 	"storefront/internal/promo"
 	"storefront/internal/shipping"
+	"storefront/internal/vocab/enums"
 	"storefront/internal/vocab/paging"
 	"storefront/internal/webhooks"
 	"storefront/skumatrix"
